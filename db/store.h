@@ -1,0 +1,196 @@
+/*
+ * The store: gpuprobe's SQLite database. All SQL of the project lives in db/.
+ *
+ * DESIGN
+ * One database file in WAL mode. Writes go through a single writer connection
+ * guarded by a mutex, so writers never contend inside SQLite; reads use a small
+ * pool of read-only connections, so readers never wait on the writer (WAL gives
+ * them a consistent snapshot). Every connection has a busy timeout and
+ * foreign keys on; statements are prepared once per connection and reused.
+ * The schema is versioned by PRAGMA user_version; each migration step runs in
+ * one transaction together with the version bump, so a crash mid-migration
+ * leaves the previous version intact.
+ *
+ * All functions are thread-safe. Unless stated otherwise they return 0 on
+ * success and -1 on failure, writing a one-line reason into err (errlen bytes,
+ * always NUL-terminated). Functions that look a row up return 1 when it does
+ * not exist. Strings handed back in structs are owned by the struct and freed
+ * by its *_free function.
+ *
+ * Times are milliseconds since the Unix epoch (UTC); 0 means "not yet".
+ */
+#ifndef GPUPROBE_DB_STORE_H
+#define GPUPROBE_DB_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct store store;
+
+/* Opens (creating if needed) the database at path and migrates it to the
+ * newest schema. A database newer than this binary knows is refused. */
+int store_open(store **out, const char *path, char *err, size_t errlen);
+/* Finishes outstanding statements, checkpoints the WAL and closes. NULL is ok. */
+void store_close(store *s);
+
+/* The schema version now in force (PRAGMA user_version). */
+int store_schema_version(store *s);
+/* The schema version this binary migrates to. */
+int store_schema_latest(void);
+
+/* A counter bumped by every committed write; readers may cache derived data
+ * (such as an encoded response) and reuse it while the counter is unchanged. */
+uint64_t store_generation(store *s);
+
+/* Runs PRAGMA integrity_check; 0 when the answer is "ok". */
+int store_integrity_check(store *s, char *err, size_t errlen);
+
+/* ---- hosts and devices -------------------------------------------------- */
+
+/* Records this host (by hostname; machine_id may be empty) and returns its id. */
+int store_host_upsert(store *s, const char *hostname, const char *machine_id,
+                      int64_t *host_id, char *err, size_t errlen);
+
+/* Records one device as seen now on host_id. info_json is the device's full
+ * description (as `gpuprobe devices` prints it); name and cc are copied out of
+ * it into columns for queries. Marks the device present. */
+int store_device_upsert(store *s, int64_t host_id, const char *uuid, const char *name,
+                        const char *compute_capability, const char *info_json,
+                        char *err, size_t errlen);
+
+/* Marks every device of host_id absent except those whose UUIDs are listed. */
+int store_devices_mark_absent(store *s, int64_t host_id, const char *const *present_uuids,
+                              size_t n, char *err, size_t errlen);
+
+struct device_row {
+    char *uuid;
+    char *name;
+    char *compute_capability;
+    char *info_json;        /* as given to store_device_upsert */
+    int present;
+    int64_t first_seen_ms;
+    int64_t last_seen_ms;
+};
+void device_row_free(struct device_row *d);
+
+/* Returns 0 and fills out, 1 if the UUID is unknown, -1 on error. */
+int store_device_get(store *s, const char *uuid, struct device_row *out,
+                     char *err, size_t errlen);
+
+/* ---- jobs ---------------------------------------------------------------- */
+
+enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_SUCCEEDED, JOB_FAILED, JOB_CANCELLED };
+#define JOB_STATE_COUNT 5
+
+/* "queued", "running", ...; job_state_parse returns -1 for an unknown name. */
+const char *job_state_name(enum job_state st);
+int job_state_parse(const char *name);
+/* succeeded, failed and cancelled are terminal. */
+int job_state_is_terminal(enum job_state st);
+
+struct job_row {
+    int64_t id;
+    char *kind;
+    char *device;           /* GPU UUID, or NULL for a job that needs no GPU */
+    char *params_json;      /* validated parameters, as stored */
+    enum job_state state;
+    int attempt;            /* times the job has been started */
+    int max_attempts;
+    int timeout_s;
+    int cancel_requested;
+    int64_t created_ms, started_ms, finished_ms;
+    char *error;            /* NULL unless failed/cancelled/re-queued with a reason */
+    char *result_json;      /* NULL unless succeeded */
+};
+void job_row_free(struct job_row *j);
+
+struct job_event {
+    int64_t at_ms;
+    enum job_state state;
+    char *message;
+};
+void job_events_free(struct job_event *ev, size_t n);
+
+/* Inserts a queued job (attempt 0) and its first event ("submitted").
+ * device may be NULL. */
+int store_job_insert(store *s, const char *kind, const char *device, const char *params_json,
+                     int timeout_s, int max_attempts, int64_t *id_out, char *err, size_t errlen);
+
+/* Returns 0 and fills out, 1 if there is no such job, -1 on error. */
+int store_job_get(store *s, int64_t id, struct job_row *out, char *err, size_t errlen);
+
+/* The job's events, oldest first (*ev is malloc'd; free with job_events_free). */
+int store_job_events(store *s, int64_t id, struct job_event **ev, size_t *n,
+                     char *err, size_t errlen);
+
+/* Listing with keyset pagination, newest first: rows with id < before_id
+ * (0 = from the newest), at most limit rows. state < 0 means any state;
+ * device NULL means any device. result_json is not loaded (left NULL). */
+struct job_filter {
+    int state;
+    const char *device;
+    int64_t before_id;
+    int limit;
+};
+int store_job_list(store *s, const struct job_filter *f, struct job_row **rows, size_t *n,
+                   char *err, size_t errlen);
+void job_rows_free(struct job_row *rows, size_t n);
+
+/* Queued jobs in FIFO order (oldest first), at most limit, for the scheduler.
+ * result_json and error are not loaded. */
+int store_jobs_queued(store *s, int limit, struct job_row **rows, size_t *n,
+                      char *err, size_t errlen);
+
+/* queued -> running: attempt += 1, started_ms = now, event "started".
+ * Returns 1 (and changes nothing) if the job is no longer queued. */
+int store_job_start(store *s, int64_t id, char *err, size_t errlen);
+
+/* Called after the job's result has been validated: running -> succeeded with
+ * result_json, finished_ms = now, event "succeeded", and, in the same
+ * transaction, the kind's result rows through save (may be NULL). If save
+ * fails, nothing is written and -1 is returned with its reason.
+ * Returns 1 (and changes nothing) if the job is not running. */
+struct store_tx;
+typedef int (*store_result_saver)(struct store_tx *tx, int64_t job_id, const char *result_json,
+                                  char *err, size_t errlen);
+int store_job_succeed(store *s, int64_t id, const char *result_json, store_result_saver save,
+                      char *err, size_t errlen);
+
+/* running -> failed with the reason (event "failed: <reason>").
+ * Returns 1 if the job is not running. */
+int store_job_fail(store *s, int64_t id, const char *reason, char *err, size_t errlen);
+
+/* A started job that was interrupted (its process killed by a daemon stop or
+ * lost in a crash): running -> queued with the reason if attempt < max_attempts,
+ * else running -> failed with "gave up after N attempts: <reason>".
+ * *requeued says which. Returns 1 if the job is not running. */
+int store_job_interrupt(store *s, int64_t id, const char *reason, int *requeued,
+                        char *err, size_t errlen);
+
+/* Applies store_job_interrupt to every running job; for start-up after a crash.
+ * *count receives how many jobs it touched. */
+int store_jobs_recover(store *s, const char *reason, int *count, char *err, size_t errlen);
+
+/* Cancellation. A queued job becomes cancelled at once (*state_out =
+ * JOB_CANCELLED); a running job gets cancel_requested = 1 and stays running
+ * until the scheduler has killed it (*state_out = JOB_RUNNING). A job already
+ * terminal is left alone and its state returned. Returns 1 if no such job. */
+int store_job_cancel(store *s, int64_t id, enum job_state *state_out, char *err, size_t errlen);
+
+/* running -> cancelled, after the scheduler killed the process (event "cancelled"). */
+int store_job_cancelled(store *s, int64_t id, char *err, size_t errlen);
+
+/* Counts of jobs per state (indexed by enum job_state). */
+int store_job_counts(store *s, int64_t counts[JOB_STATE_COUNT], char *err, size_t errlen);
+
+/* ---- result tables (used by store_result_saver implementations in db/) ---- */
+
+/* Runs one SQL statement with text parameters inside the transaction of a
+ * saver; the statement is prepared once and cached. NULL params bind NULL. */
+int store_tx_exec(struct store_tx *tx, const char *sql, const char *const *params, size_t n,
+                  char *err, size_t errlen);
+
+/* Current time in ms since the epoch (wall clock, UTC). */
+int64_t store_now_ms(void);
+
+#endif

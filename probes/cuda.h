@@ -1,0 +1,75 @@
+/*
+ * The CUDA Driver API, loaded at run time.
+ *
+ * DESIGN
+ * gpuprobe never links libcuda: a machine without an NVIDIA driver must still
+ * run the daemon, the trace service and the model. cuda_load() dlopens
+ * libcuda.so.1 once and resolves every entry point gpuprobe uses into one
+ * table; a missing library or symbol is reported as a reason string, never a
+ * crash. Types and constants are declared here from the Driver API's published
+ * ABI (cuda.h), so building gpuprobe needs no CUDA toolkit either.
+ *
+ * The table is filled once and read-only afterwards; cuda_load() is
+ * thread-safe. The daemon itself never calls it: only worker processes and the
+ * local command line touch the GPU.
+ */
+#ifndef GPUPROBE_PROBES_CUDA_H
+#define GPUPROBE_PROBES_CUDA_H
+
+#include <stddef.h>
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef struct { unsigned char bytes[16]; } CUuuid;
+
+#define CUDA_SUCCESS 0
+#define CUDA_ERROR_NO_DEVICE 100
+
+/* Device attributes used by discovery (values of CUdevice_attribute). */
+enum {
+    CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,
+    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK = 8,
+    CU_DEVICE_ATTRIBUTE_WARP_SIZE = 10,
+    CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK = 12,
+    CU_DEVICE_ATTRIBUTE_CLOCK_RATE = 13,
+    CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+    CU_DEVICE_ATTRIBUTE_ECC_ENABLED = 32,
+    CU_DEVICE_ATTRIBUTE_PCI_BUS_ID = 33,
+    CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID = 34,
+    CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE = 36,
+    CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH = 37,
+    CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38,
+    CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR = 39,
+    CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID = 50,
+    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
+    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR = 81,
+    CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR = 82,
+    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
+    CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR = 106,
+    CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK = 111,
+};
+
+/* One entry per Driver API function gpuprobe calls. Later probes add theirs. */
+struct cuda_api {
+    CUresult (*cuInit)(unsigned int flags);
+    CUresult (*cuDriverGetVersion)(int *version);
+    CUresult (*cuDeviceGetCount)(int *count);
+    CUresult (*cuDeviceGet)(CUdevice *dev, int ordinal);
+    CUresult (*cuDeviceGetName)(char *name, int len, CUdevice dev);
+    CUresult (*cuDeviceGetUuid)(CUuuid *uuid, CUdevice dev);          /* _v2 */
+    CUresult (*cuDeviceTotalMem)(size_t *bytes, CUdevice dev);        /* _v2 */
+    CUresult (*cuDeviceGetAttribute)(int *value, int attrib, CUdevice dev);
+    CUresult (*cuGetErrorName)(CUresult err, const char **name);
+    CUresult (*cuGetErrorString)(CUresult err, const char **str);
+};
+
+/* Loads the driver (once) and returns its table, or NULL with the reason in
+ * why (e.g. "libcuda.so.1 not found: ..."). The library path can be
+ * overridden with the environment variable GPUPROBE_LIBCUDA (for tests). */
+const struct cuda_api *cuda_load(char *why, size_t whylen);
+
+/* "CUDA_ERROR_X: description" for a result code, using the table if loaded. */
+void cuda_error_text(const struct cuda_api *api, CUresult rc, char *buf, size_t len);
+
+#endif
