@@ -125,10 +125,12 @@ int store_job_events(store *s, int64_t id, struct job_event **ev, size_t *n,
 
 /* Listing with keyset pagination, newest first: rows with id < before_id
  * (0 = from the newest), at most limit rows. state < 0 means any state;
- * device NULL means any device. result_json is not loaded (left NULL). */
+ * device NULL means any device; kind NULL means any kind. result_json is not
+ * loaded (left NULL). */
 struct job_filter {
     int state;
     const char *device;
+    const char *kind;
     int64_t before_id;
     int limit;
 };

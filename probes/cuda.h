@@ -23,6 +23,7 @@ typedef int CUdevice;
 typedef struct { unsigned char bytes[16]; } CUuuid;
 
 #define CUDA_SUCCESS 0
+#define CUDA_ERROR_INVALID_VALUE 1      /* e.g. an attribute this driver does not know */
 #define CUDA_ERROR_NO_DEVICE 100
 
 /* Device attributes used by discovery (values of CUdevice_attribute). */

@@ -60,4 +60,9 @@ int gpu_inventory_from_json(const json_t *j, struct gpu_inventory *inv, char *er
 /* Formats 16 UUID bytes as "GPU-8-4-4-4-12" hex. buf must hold 41 bytes. */
 void gpu_uuid_format(const unsigned char bytes[16], char *buf, size_t len);
 
+/* Finds the kernel module's version ("580.159.04") in the text of
+ * /proc/driver/nvidia/version, proprietary or open module alike. Returns 0,
+ * or -1 with out set to "" when the text has none. */
+int gpu_driver_version_parse(const char *text, char *out, size_t len);
+
 #endif

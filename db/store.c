@@ -1,0 +1,437 @@
+/*
+ * The store's connections: opening and closing the database, the writer and
+ * the reader pool, the per-connection statement cache, write transactions,
+ * the generation counter and the small utilities the other db/ files share.
+ *
+ * DESIGN
+ * store_open opens one read-write connection (the writer), migrates the
+ * schema on it (schema.c), switches the file to WAL and then opens a fixed pool
+ * of read-only connections. Writes run in transactions on the writer while the
+ * write mutex is held (store_tx_begin .. store_tx_commit/rollback), so two
+ * threads never contend for the write lock inside SQLite and BEGIN IMMEDIATE
+ * only waits (busy_timeout) for another process. Readers borrow a pool
+ * connection, waiting on a condition variable when all are lent; thanks to WAL
+ * they read the last committed snapshot without waiting for the writer.
+ * Connections are opened with SQLITE_OPEN_NOMUTEX because these locks already
+ * guarantee one thread per connection at a time. Each connection caches its
+ * statements by SQL text (prepared with SQLITE_PREPARE_PERSISTENT), found by
+ * a hash then a string compare; a statement is reset and unbound after every
+ * use so it never pins a snapshot. A commit bumps the generation counter when
+ * sqlite3_total_changes64 moved during the transaction, so transactions that
+ * change nothing (a transition refused because the job moved on) leave
+ * cached readers' data valid.
+ */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "db/store_internal.h"
+
+#define STORE_READERS 4
+#define BUSY_TIMEOUT_MS 5000
+
+struct cached_stmt {
+    uint64_t hash;
+    char *sql;
+    sqlite3_stmt *st;
+};
+
+struct store {
+    pthread_mutex_t wlock;           /* held for the whole of a write transaction */
+    struct conn writer;
+    pthread_mutex_t rlock;           /* guards rbusy */
+    pthread_cond_t rfree;            /* signalled when a reader is handed back */
+    struct conn readers[STORE_READERS];
+    int rbusy[STORE_READERS];
+    _Atomic uint64_t generation;
+};
+
+/* ---- errors ------------------------------------------------------------- */
+
+int db_fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err && errlen > 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+int db_sqlfail(char *err, size_t errlen, sqlite3 *db, const char *what)
+{
+    return db_fail(err, errlen, "%s: %s", what, db ? sqlite3_errmsg(db) : "out of memory");
+}
+
+/* ---- statement cache ---------------------------------------------------- */
+
+static uint64_t sql_hash(const char *sql)
+{
+    uint64_t h = 1469598103934665603ULL;   /* FNV-1a */
+    for (const unsigned char *p = (const unsigned char *)sql; *p; p++)
+        h = (h ^ *p) * 1099511628211ULL;
+    return h;
+}
+
+static struct cached_stmt *cache_find(struct conn *c, const char *sql, uint64_t h)
+{
+    for (size_t i = 0; i < c->nstmts; i++)
+        if (c->stmts[i].hash == h && strcmp(c->stmts[i].sql, sql) == 0)
+            return &c->stmts[i];
+    return NULL;
+}
+
+static int cache_grow(struct conn *c)
+{
+    if (c->nstmts < c->capstmts)
+        return 0;
+    size_t cap = c->capstmts ? c->capstmts * 2 : 16;
+    struct cached_stmt *n = realloc(c->stmts, cap * sizeof *n);
+    if (!n)
+        return -1;
+    c->stmts = n;
+    c->capstmts = cap;
+    return 0;
+}
+
+static sqlite3_stmt *cache_add(struct conn *c, const char *sql, uint64_t h,
+                               char *err, size_t errlen)
+{
+    sqlite3_stmt *st = NULL;
+    char *copy = strdup(sql);
+    if (!copy || cache_grow(c) != 0) {
+        free(copy);
+        db_fail(err, errlen, "caching a statement: out of memory");
+        return NULL;
+    }
+    int rc = sqlite3_prepare_v3(c->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL);
+    if (rc != SQLITE_OK || !st) {
+        db_fail(err, errlen, "preparing \"%.60s\": %s", sql,
+                rc != SQLITE_OK ? sqlite3_errmsg(c->db) : "no statement in the text");
+        sqlite3_finalize(st);
+        free(copy);
+        return NULL;
+    }
+    c->stmts[c->nstmts++] = (struct cached_stmt){ h, copy, st };
+    return st;
+}
+
+sqlite3_stmt *conn_stmt(struct conn *c, const char *sql, char *err, size_t errlen)
+{
+    uint64_t h = sql_hash(sql);
+    struct cached_stmt *cs = cache_find(c, sql, h);
+    if (!cs)
+        return cache_add(c, sql, h, err, errlen);
+    if (sqlite3_stmt_busy(cs->st)) {
+        db_fail(err, errlen, "statement \"%.60s\" is already in use", sql);
+        return NULL;
+    }
+    return cs->st;
+}
+
+void stmt_done(sqlite3_stmt *st)
+{
+    if (!st)
+        return;
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+}
+
+int stmt_finish(sqlite3_stmt *st, const char *what, char *err, size_t errlen)
+{
+    int rc = sqlite3_step(st);
+    int ret = 0;
+    if (rc == SQLITE_ROW)
+        ret = db_fail(err, errlen, "%s: unexpected row", what);
+    else if (rc != SQLITE_DONE)
+        ret = db_sqlfail(err, errlen, sqlite3_db_handle(st), what);
+    stmt_done(st);
+    return ret;
+}
+
+int conn_run(struct conn *c, const char *sql, char *err, size_t errlen)
+{
+    sqlite3_stmt *st = conn_stmt(c, sql, err, errlen);
+    if (!st)
+        return -1;
+    return stmt_finish(st, sql, err, errlen);
+}
+
+int col_strdup(sqlite3_stmt *st, int col, char **out)
+{
+    const unsigned char *t = sqlite3_column_text(st, col);
+    *out = NULL;
+    if (!t)
+        return sqlite3_errcode(sqlite3_db_handle(st)) == SQLITE_NOMEM ? -1 : 0;
+    *out = strdup((const char *)t);
+    return *out ? 0 : -1;
+}
+
+/* ---- connections -------------------------------------------------------- */
+
+static void conn_close(struct conn *c)
+{
+    for (size_t i = 0; i < c->nstmts; i++) {
+        sqlite3_finalize(c->stmts[i].st);
+        free(c->stmts[i].sql);
+    }
+    free(c->stmts);
+    c->stmts = NULL;
+    c->nstmts = c->capstmts = 0;
+    sqlite3_close_v2(c->db);   /* NULL is a no-op */
+    c->db = NULL;
+}
+
+static int conn_pragmas(struct conn *c, char *err, size_t errlen)
+{
+    char *msg = NULL;
+    sqlite3_extended_result_codes(c->db, 1);
+    if (sqlite3_busy_timeout(c->db, BUSY_TIMEOUT_MS) != SQLITE_OK)
+        return db_sqlfail(err, errlen, c->db, "setting the busy timeout");
+    if (sqlite3_exec(c->db, "PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;",
+                     NULL, NULL, &msg) != SQLITE_OK) {
+        db_fail(err, errlen, "setting connection pragmas: %s", msg ? msg : "unknown error");
+        sqlite3_free(msg);
+        return -1;
+    }
+    return 0;
+}
+
+static int conn_open(struct conn *c, const char *path, int readonly, char *err, size_t errlen)
+{
+    int flags = SQLITE_OPEN_NOMUTEX
+              | (readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    if (sqlite3_open_v2(path, &c->db, flags, NULL) != SQLITE_OK) {
+        db_fail(err, errlen, "opening %s%s: %s", path, readonly ? " read-only" : "",
+                c->db ? sqlite3_errmsg(c->db) : "out of memory");
+        conn_close(c);
+        return -1;
+    }
+    return conn_pragmas(c, err, errlen);
+}
+
+/* Switches the file to WAL; the mode is persistent, readers inherit it. */
+static int writer_wal(struct conn *c, char *err, size_t errlen)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(c->db, "PRAGMA journal_mode=WAL", -1, &st, NULL) != SQLITE_OK)
+        return db_sqlfail(err, errlen, c->db, "switching to WAL");
+    int rc = sqlite3_step(st);
+    const char *mode = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
+    int ok = mode && strcmp(mode, "wal") == 0;
+    if (!ok) {
+        if (rc == SQLITE_ROW)
+            db_fail(err, errlen, "switching to WAL: journal mode stays '%s'", mode ? mode : "?");
+        else
+            db_sqlfail(err, errlen, c->db, "switching to WAL");
+    }
+    sqlite3_finalize(st);
+    return ok ? 0 : -1;
+}
+
+static store *store_alloc(void)
+{
+    store *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    pthread_mutex_init(&s->wlock, NULL);
+    pthread_mutex_init(&s->rlock, NULL);
+    pthread_cond_init(&s->rfree, NULL);
+    atomic_init(&s->generation, 0);
+    return s;
+}
+
+static int store_open_readers(store *s, const char *path, char *err, size_t errlen)
+{
+    for (int i = 0; i < STORE_READERS; i++)
+        if (conn_open(&s->readers[i], path, 1, err, errlen) != 0)
+            return -1;
+    return 0;
+}
+
+int store_open(store **out, const char *path, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (!path || !*path || strcmp(path, ":memory:") == 0)
+        return db_fail(err, errlen, "opening the store: a database file path is needed");
+    if (!sqlite3_threadsafe())
+        return db_fail(err, errlen, "opening the store: SQLite was built without thread support");
+    store *s = store_alloc();
+    if (!s)
+        return db_fail(err, errlen, "opening the store: out of memory");
+    /* Migrating first leaves a refused (newer) database in its journal mode. */
+    if (conn_open(&s->writer, path, 0, err, errlen) != 0
+        || schema_migrate(s->writer.db, err, errlen) != 0
+        || writer_wal(&s->writer, err, errlen) != 0
+        || store_open_readers(s, path, err, errlen) != 0) {
+        store_close(s);
+        return -1;
+    }
+    *out = s;
+    return 0;
+}
+
+void store_close(store *s)
+{
+    if (!s)
+        return;
+    for (int i = 0; i < STORE_READERS; i++)
+        conn_close(&s->readers[i]);
+    if (s->writer.db) {
+        for (size_t i = 0; i < s->writer.nstmts; i++)
+            sqlite3_reset(s->writer.stmts[i].st);
+        sqlite3_exec(s->writer.db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
+    }
+    conn_close(&s->writer);
+    pthread_cond_destroy(&s->rfree);
+    pthread_mutex_destroy(&s->rlock);
+    pthread_mutex_destroy(&s->wlock);
+    free(s);
+}
+
+/* ---- readers ------------------------------------------------------------ */
+
+struct conn *store_reader_get(store *s)
+{
+    pthread_mutex_lock(&s->rlock);
+    for (;;) {
+        for (int i = 0; i < STORE_READERS; i++) {
+            if (!s->rbusy[i]) {
+                s->rbusy[i] = 1;
+                pthread_mutex_unlock(&s->rlock);
+                return &s->readers[i];
+            }
+        }
+        pthread_cond_wait(&s->rfree, &s->rlock);
+    }
+}
+
+void store_reader_put(store *s, struct conn *c)
+{
+    pthread_mutex_lock(&s->rlock);
+    s->rbusy[c - s->readers] = 0;
+    pthread_cond_signal(&s->rfree);
+    pthread_mutex_unlock(&s->rlock);
+}
+
+/* ---- write transactions ------------------------------------------------- */
+
+int store_tx_begin(store *s, struct store_tx *tx, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&s->wlock);
+    tx->s = s;
+    tx->c = &s->writer;
+    if (conn_run(tx->c, "BEGIN IMMEDIATE", err, errlen) != 0) {
+        pthread_mutex_unlock(&s->wlock);
+        return -1;
+    }
+    tx->changes_at_begin = sqlite3_total_changes64(s->writer.db);
+    return 0;
+}
+
+void store_tx_rollback(struct store_tx *tx)
+{
+    /* An I/O or memory error may already have rolled the transaction back. */
+    if (!sqlite3_get_autocommit(tx->c->db))
+        conn_run(tx->c, "ROLLBACK", NULL, 0);
+    pthread_mutex_unlock(&tx->s->wlock);
+}
+
+int store_tx_commit(struct store_tx *tx, char *err, size_t errlen)
+{
+    int changed = sqlite3_total_changes64(tx->c->db) != tx->changes_at_begin;
+    if (conn_run(tx->c, "COMMIT", err, errlen) != 0) {
+        store_tx_rollback(tx);
+        return -1;
+    }
+    if (changed)
+        atomic_fetch_add_explicit(&tx->s->generation, 1, memory_order_release);
+    pthread_mutex_unlock(&tx->s->wlock);
+    return 0;
+}
+
+/* ---- store_tx_exec ------------------------------------------------------ */
+
+static int bind_texts(sqlite3_stmt *st, const char *const *params, size_t n,
+                      char *err, size_t errlen)
+{
+    int want = sqlite3_bind_parameter_count(st);
+    if ((size_t)want != n)
+        return db_fail(err, errlen, "statement \"%.60s\" takes %d parameters, %zu given",
+                       sqlite3_sql(st), want, n);
+    for (size_t i = 0; i < n; i++)
+        if (sqlite3_bind_text(st, (int)i + 1, params[i], -1, SQLITE_STATIC) != SQLITE_OK)
+            return db_sqlfail(err, errlen, sqlite3_db_handle(st), "binding a parameter");
+    return 0;
+}
+
+int store_tx_exec(struct store_tx *tx, const char *sql, const char *const *params, size_t n,
+                  char *err, size_t errlen)
+{
+    sqlite3_stmt *st = conn_stmt(tx->c, sql, err, errlen);
+    if (!st)
+        return -1;
+    if (bind_texts(st, params, n, err, errlen) != 0) {
+        stmt_done(st);
+        return -1;
+    }
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        ;
+    int ret = rc == SQLITE_DONE ? 0 : db_fail(err, errlen, "running \"%.60s\": %s",
+                                              sql, sqlite3_errmsg(tx->c->db));
+    stmt_done(st);
+    return ret;
+}
+
+/* ---- small queries ------------------------------------------------------ */
+
+uint64_t store_generation(store *s)
+{
+    return atomic_load_explicit(&s->generation, memory_order_acquire);
+}
+
+int store_schema_version(store *s)
+{
+    struct conn *c = store_reader_get(s);
+    sqlite3_stmt *st = conn_stmt(c, "PRAGMA user_version", NULL, 0);
+    int v = -1;
+    if (st && sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int(st, 0);
+    stmt_done(st);
+    store_reader_put(s, c);
+    return v;
+}
+
+static int integrity_answer(sqlite3_stmt *st, char *err, size_t errlen)
+{
+    int rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW)
+        return db_sqlfail(err, errlen, sqlite3_db_handle(st), "integrity check");
+    const char *first = (const char *)sqlite3_column_text(st, 0);
+    if (first && strcmp(first, "ok") == 0)
+        return 0;
+    return db_fail(err, errlen, "integrity check: %s", first ? first : "no answer");
+}
+
+int store_integrity_check(store *s, char *err, size_t errlen)
+{
+    struct conn *c = store_reader_get(s);
+    sqlite3_stmt *st = conn_stmt(c, "PRAGMA integrity_check", err, errlen);
+    int ret = st ? integrity_answer(st, err, errlen) : -1;
+    stmt_done(st);
+    store_reader_put(s, c);
+    return ret;
+}
+
+int64_t store_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}

@@ -1,0 +1,49 @@
+/*
+ * The daemon's shared state, handed to every handler through the request.
+ *
+ * The store and the scheduler are thread-safe on their own. The device
+ * inventory is written once, by discovery at start-up, and read by handlers
+ * under inv_lock; its encoded JSON is kept ready because dashboards ask for
+ * it far more often than it changes.
+ */
+#ifndef GPUPROBE_SERVER_APP_H
+#define GPUPROBE_SERVER_APP_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "db/store.h"
+#include "probes/devices.h"
+#include "server/config.h"
+
+struct auth;
+struct scheduler;
+struct resp_cache;
+
+enum discovery_state { DISCOVERY_PENDING, DISCOVERY_DONE, DISCOVERY_FAILED };
+
+struct app {
+    struct config cfg;
+    store *db;
+    struct auth *auth;
+    struct scheduler *sched;
+    char self_exe[4096];           /* this binary, for spawning workers */
+    char hostname[256];
+    int64_t host_id;
+
+    pthread_mutex_t inv_lock;
+    struct gpu_inventory inv;
+    enum discovery_state discovery;
+    char *devices_body;            /* GET /api/v1/devices, encoded */
+    size_t devices_body_len;
+
+    struct resp_cache *job_cache;  /* encoded job listings, by query and store generation */
+};
+
+/* Resolves a device reference (a UUID string or an integer index) against
+ * the inventory. Writes the UUID into uuid (>= 48 bytes) and returns 0; -1 with
+ * the reason in err if no such device is attached now. */
+int app_resolve_device(struct app *app, const char *uuid_or_null, long long index,
+                       char *uuid, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,27 @@
+/*
+ * Small helpers shared by the subcommands: one-line errors.
+ */
+#include "server/cli.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+int cli_fail(const char *cmd, int status, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "gpuprobe %s: %s\n", cmd, msg);
+    return status;
+}
+
+int cli_unknown_option(const char *cmd, int argc, char **argv)
+{
+    /* getopt_long has set optind past the offending word */
+    extern int optind;
+    const char *word = optind - 1 < argc && optind > 0 ? argv[optind - 1] : "?";
+    return cli_fail(cmd, 2, "unknown option or missing value near '%s' (see gpuprobe %s --help)",
+                    word, cmd);
+}

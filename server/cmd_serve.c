@@ -1,0 +1,200 @@
+/*
+ * `gpuprobe serve`: the daemon.
+ *
+ * DESIGN
+ * Start-up order matters: the store first (recovering jobs a crash left
+ * running, before anything could start them), then HTTP (so /healthz answers
+ * and /readyz says "not yet" while discovery runs), then discovery, then the
+ * scheduler. Signals are blocked in every thread and taken synchronously by
+ * the main thread with sigwait, so no code runs in signal context. SIGTERM
+ * and SIGINT shut down in reverse: stop accepting, finish in-flight requests,
+ * stop the scheduler (its running jobs go back to the queue), close the store.
+ */
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "server/app.h"
+#include "server/auth.h"
+#include "server/cli.h"
+#include "server/config.h"
+#include "server/discovery.h"
+#include "server/http.h"
+#include "server/log.h"
+#include "server/scheduler.h"
+
+static const char usage[] =
+    "usage: gpuprobe serve [--listen ADDR:PORT] [--db PATH] [--token-file PATH]\n"
+    "                      [--config PATH]\n"
+    "Runs the daemon: the HTTP JSON API and dashboard, and the job scheduler.\n"
+    "  --listen ADDR:PORT  where to listen (default 127.0.0.1:8080; port 0 = any free)\n"
+    "  --db PATH           the SQLite database (default ./gpuprobe.db)\n"
+    "  --token-file PATH   bearer tokens for writes, one per line (no file: writes refused)\n"
+    "  --config PATH       a file of 'key = value' settings (see systemd/gpuprobe.conf.example)\n"
+    "Command-line options override the config file.\n";
+
+struct serve_args {
+    const char *config, *listen, *db, *token_file;
+};
+
+static int parse_args(int argc, char **argv, struct serve_args *a, int *status)
+{
+    static const struct option opts[] = {
+        {"listen", required_argument, NULL, 'l'}, {"db", required_argument, NULL, 'd'},
+        {"token-file", required_argument, NULL, 't'}, {"config", required_argument, NULL, 'c'},
+        {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
+    int c;
+    memset(a, 0, sizeof *a);
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'l': a->listen = optarg; break;
+        case 'd': a->db = optarg; break;
+        case 't': a->token_file = optarg; break;
+        case 'c': a->config = optarg; break;
+        case 'h': fputs(usage, stdout); *status = 0; return -1;
+        default: *status = cli_unknown_option("serve", argc, argv); return -1;
+        }
+    }
+    if (optind < argc) {
+        *status = cli_fail("serve", 2, "unexpected argument '%s'", argv[optind]);
+        return -1;
+    }
+    return 0;
+}
+
+static int load_config(const struct serve_args *a, struct config *cfg, char *err, size_t errlen)
+{
+    config_defaults(cfg);
+    if (a->config && config_load_file(cfg, a->config, err, errlen) < 0)
+        return -1;
+    if ((a->listen && config_set(cfg, "listen", a->listen, err, errlen) < 0) ||
+        (a->db && config_set(cfg, "db", a->db, err, errlen) < 0) ||
+        (a->token_file && config_set(cfg, "token_file", a->token_file, err, errlen) < 0))
+        return -1;
+    char host[128];
+    int port;
+    if (config_split_listen(cfg->listen, host, sizeof host, &port) < 0) {
+        snprintf(err, errlen, "listen address '%s' is not HOST:PORT", cfg->listen);
+        return -1;
+    }
+    return 0;
+}
+
+static int open_store(struct app *app, char *err, size_t errlen)
+{
+    char why[512];
+    if (store_open(&app->db, app->cfg.db, why, sizeof why) < 0) {
+        snprintf(err, errlen, "cannot open database %.400s: %.500s", app->cfg.db, why);
+        return -1;
+    }
+    int n = 0;
+    if (store_jobs_recover(app->db, "the daemon stopped without finishing the job (crash or kill)",
+                           &n, why, sizeof why) < 0) {
+        snprintf(err, errlen, "cannot recover interrupted jobs: %s", why);
+        return -1;
+    }
+    if (n)
+        log_kv(LOG_WARN, "jobs_recovered", "count=%d", n);
+    return 0;
+}
+
+static void block_signals(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+static void wait_for_stop(const sigset_t *set)
+{
+    for (;;) {
+        int sig = 0;
+        if (sigwait(set, &sig) != 0)
+            continue;
+        if (sig == SIGHUP) {
+            log_kv(LOG_INFO, "signal_ignored", "signal=SIGHUP");
+            continue;
+        }
+        log_kv(LOG_INFO, "stopping", "signal=%s", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+        return;
+    }
+}
+
+static void app_init(struct app *app, const struct config *cfg)
+{
+    memset(app, 0, sizeof *app);
+    app->cfg = *cfg;
+    pthread_mutex_init(&app->inv_lock, NULL);
+    /* Workers are this very binary, even if the file on disk is replaced. */
+    snprintf(app->self_exe, sizeof app->self_exe, "/proc/self/exe");
+    if (gethostname(app->hostname, sizeof app->hostname - 1) < 0)
+        snprintf(app->hostname, sizeof app->hostname, "unknown");
+}
+
+static void app_release(struct app *app)
+{
+    store_close(app->db);
+    auth_free(app->auth);
+    gpu_inventory_free(&app->inv);
+    free(app->devices_body);
+    pthread_mutex_destroy(&app->inv_lock);
+}
+
+static int serve(struct app *app, const sigset_t *sigs)
+{
+    char err[1024];
+    int port = 0;
+    if (auth_load(&app->auth, app->cfg.token_file, err, sizeof err) < 0)
+        return cli_fail("serve", 1, "token file: %s", err);
+    if (open_store(app, err, sizeof err) < 0)
+        return cli_fail("serve", 1, "%s", err);
+    struct http_server *http = http_start(app, &port, err, sizeof err);
+    if (!http)
+        return cli_fail("serve", 1, "%s", err);
+    char host[128];
+    config_split_listen(app->cfg.listen, host, sizeof host, &(int){0});
+    log_kv(LOG_INFO, "listening", "addr=%s:%d db=%s writes=%s version=%s", host, port,
+           app->cfg.db, app->cfg.token_file[0] ? "token" : "disabled", GPUPROBE_VERSION);
+    discovery_run(app);
+    app->sched = scheduler_start(app, err, sizeof err);
+    int status = 0;
+    if (!app->sched) {
+        status = cli_fail("serve", 1, "%s", err);
+    } else {
+        log_kv(LOG_INFO, "ready", "devices=%zu cpu_workers=%d", app->inv.count,
+               app->cfg.cpu_workers);
+        wait_for_stop(sigs);
+    }
+    http_quiesce(http);
+    http_stop(http);
+    scheduler_stop(app->sched);
+    log_kv(LOG_INFO, "stopped", "status=%d", status);
+    return status;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+    struct serve_args a;
+    struct config cfg;
+    int status = 0;
+    char err[1024];
+    if (parse_args(argc, argv, &a, &status) < 0)
+        return status;
+    if (load_config(&a, &cfg, err, sizeof err) < 0)
+        return cli_fail("serve", 2, "%s", err);
+    log_set_level((enum log_level)cfg.log_level);
+    sigset_t sigs;
+    block_signals(&sigs);
+    static struct app app;
+    app_init(&app, &cfg);
+    status = serve(&app, &sigs);
+    app_release(&app);
+    return status;
+}

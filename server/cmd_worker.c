@@ -1,0 +1,98 @@
+/*
+ * `gpuprobe worker`: the child side of every job. It runs one job kind (or
+ * device discovery) and writes one JSON document to stdout:
+ *   {"ok": true, "result": {...}}   or   {"ok": false, "error": "reason"}
+ * A crash, a signal or a non-zero exit says the rest; the daemon turns
+ * each into the job's outcome. Parameters are validated again here, so a
+ * worker started by hand gets the same checks as one started by the daemon.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "probes/devices.h"
+#include "server/cli.h"
+#include "server/jobkinds.h"
+
+static const char usage[] =
+    "usage: gpuprobe worker --discover\n"
+    "       gpuprobe worker --kind KIND [--params JSON] [--device UUID] [--job ID]\n"
+    "Runs one job (or device discovery) in this process and prints the result\n"
+    "document on stdout. The daemon starts one worker per job.\n";
+
+static int emit(json_t *doc)
+{
+    int rc = json_dumpf(doc, stdout, JSON_COMPACT);
+    json_decref(doc);
+    fputc('\n', stdout);
+    return rc == 0 && fflush(stdout) == 0 ? 0 : 1;
+}
+
+static int emit_error(const char *reason)
+{
+    return emit(json_pack("{s:b, s:s}", "ok", 0, "error", reason));
+}
+
+static int run_discovery(void)
+{
+    struct gpu_inventory inv;
+    if (gpu_discover(&inv) < 0)
+        return emit_error("out of memory during discovery");
+    json_t *j = gpu_inventory_to_json(&inv);
+    gpu_inventory_free(&inv);
+    return emit(json_pack("{s:b, s:o}", "ok", 1, "result", j));
+}
+
+static int run_job(const char *kind, const char *params_text, const char *device, long long job)
+{
+    const struct job_kind *k = job_kind_find(kind);
+    if (!k)
+        return cli_fail("worker", 2, "no job kind '%s'", kind);
+    if (k->needs_gpu && !device)
+        return cli_fail("worker", 2, "kind '%s' needs --device", kind);
+    json_error_t je;
+    json_t *given = params_text ? json_loads(params_text, JSON_REJECT_DUPLICATES, &je) : NULL;
+    if (params_text && !given)
+        return cli_fail("worker", 2, "--params is not JSON: %s", je.text);
+    char err[512], field[128];
+    json_t *params = job_params_validate(k, given, err, sizeof err, field, sizeof field);
+    json_decref(given);
+    if (!params)
+        return cli_fail("worker", 2, "%s", err);
+    struct job_ctx ctx = {.job_id = job, .device_uuid = device};
+    err[0] = '\0';
+    json_t *result = k->run(&ctx, params, err, sizeof err);
+    json_decref(params);
+    if (!result)
+        return emit_error(err[0] ? err : "the job failed without a reason");
+    return emit(json_pack("{s:b, s:o}", "ok", 1, "result", result));
+}
+
+int cmd_worker(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"discover", no_argument, NULL, 'D'}, {"kind", required_argument, NULL, 'k'},
+        {"params", required_argument, NULL, 'p'}, {"device", required_argument, NULL, 'd'},
+        {"job", required_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
+    const char *kind = NULL, *params = NULL, *device = NULL;
+    long long job = 0;
+    int discover = 0, c;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'D': discover = 1; break;
+        case 'k': kind = optarg; break;
+        case 'p': params = optarg; break;
+        case 'd': device = optarg; break;
+        case 'j': job = atoll(optarg); break;
+        case 'h': fputs(usage, stdout); return 0;
+        default: return cli_unknown_option("worker", argc, argv);
+        }
+    }
+    if (optind < argc)
+        return cli_fail("worker", 2, "unexpected argument '%s'", argv[optind]);
+    if (discover)
+        return run_discovery();
+    if (!kind)
+        return cli_fail("worker", 2, "give --discover or --kind (see gpuprobe worker --help)");
+    return run_job(kind, params, device, job);
+}

@@ -1,0 +1,182 @@
+/*
+ * Configuration parsing (see config.h). Keys are described once, in a table
+ * of name, type, bounds and field offset, used both by the file reader and by
+ * command-line overrides.
+ */
+#include "server/config.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/log.h"
+
+enum key_type { KEY_STR, KEY_INT, KEY_LL, KEY_LEVEL };
+
+struct key_desc {
+    const char *name;
+    enum key_type type;
+    size_t offset;
+    size_t size;              /* KEY_STR: buffer size */
+    long long min, max;
+};
+
+#define STR_KEY(n, f) {n, KEY_STR, offsetof(struct config, f), sizeof(((struct config *)0)->f), 0, 0}
+#define INT_KEY(n, f, lo, hi) {n, KEY_INT, offsetof(struct config, f), 0, lo, hi}
+
+static const struct key_desc keys[] = {
+    STR_KEY("listen", listen),
+    STR_KEY("db", db),
+    STR_KEY("token_file", token_file),
+    INT_KEY("cpu_workers", cpu_workers, 1, 256),
+    INT_KEY("http_threads", http_threads, 1, 256),
+    INT_KEY("max_connections", max_connections, 1, 100000),
+    INT_KEY("max_connections_per_ip", max_connections_per_ip, 0, 100000),
+    INT_KEY("connection_timeout_s", connection_timeout_s, 1, 3600),
+    {"body_limit", KEY_LL, offsetof(struct config, body_limit), 0, 1024, 1LL << 40},
+    INT_KEY("job_timeout_s", job_timeout_s, 0, 7 * 86400),
+    INT_KEY("max_attempts", max_attempts, 1, 100),
+    INT_KEY("discovery_timeout_s", discovery_timeout_s, 1, 3600),
+    {"log_level", KEY_LEVEL, offsetof(struct config, log_level), 0, 0, 0},
+};
+
+void config_defaults(struct config *c)
+{
+    memset(c, 0, sizeof *c);
+    snprintf(c->listen, sizeof c->listen, "127.0.0.1:8080");
+    snprintf(c->db, sizeof c->db, "gpuprobe.db");
+    c->cpu_workers = 2;
+    c->http_threads = 4;
+    c->max_connections = 1024;
+    c->max_connections_per_ip = 256;
+    c->connection_timeout_s = 30;
+    c->body_limit = 1 << 20;
+    c->job_timeout_s = 0;
+    c->max_attempts = 3;
+    c->discovery_timeout_s = 60;
+    c->log_level = LOG_INFO;
+}
+
+static int parse_number(const char *value, long long min, long long max, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(value, &end, 10);
+    if (errno || end == value || *end || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int set_key(struct config *c, const struct key_desc *k, const char *value,
+                   char *err, size_t errlen)
+{
+    char *field = (char *)c + k->offset;
+    long long v;
+    switch (k->type) {
+    case KEY_STR:
+        if (strlen(value) >= k->size) {
+            snprintf(err, errlen, "%s: value longer than %zu bytes", k->name, k->size - 1);
+            return -1;
+        }
+        memcpy(field, value, strlen(value) + 1);
+        return 0;
+    case KEY_LEVEL:
+        if ((*(int *)field = log_level_parse(value)) < 0) {
+            snprintf(err, errlen, "log_level: expected debug, info, warn or error, got '%s'", value);
+            return -1;
+        }
+        return 0;
+    case KEY_INT:
+    case KEY_LL:
+        if (parse_number(value, k->min, k->max, &v) < 0) {
+            snprintf(err, errlen, "%s: expected an integer from %lld to %lld, got '%s'",
+                     k->name, k->min, k->max, value);
+            return -1;
+        }
+        if (k->type == KEY_INT)
+            *(int *)field = (int)v;
+        else
+            *(long long *)field = v;
+        return 0;
+    }
+    return -1;
+}
+
+int config_set(struct config *c, const char *key, const char *value, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (strcmp(keys[i].name, key) == 0)
+            return set_key(c, &keys[i], value, err, errlen);
+    snprintf(err, errlen, "unknown setting '%s'", key);
+    return -1;
+}
+
+static char *trim(char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' || s[n - 1] == '\r'))
+        s[--n] = '\0';
+    return s;
+}
+
+int config_load_file(struct config *c, const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    char line[2048], why[512];
+    int lineno = 0, rc = 0;
+    while (rc == 0 && fgets(line, sizeof line, f)) {
+        lineno++;
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = '\0';
+        char *s = trim(line);
+        if (!*s)
+            continue;
+        char *eq = strchr(s, '=');
+        if (!eq) {
+            snprintf(err, errlen, "%s:%d: expected 'key = value'", path, lineno);
+            rc = -1;
+            break;
+        }
+        *eq = '\0';
+        if (config_set(c, trim(s), trim(eq + 1), why, sizeof why) < 0) {
+            snprintf(err, errlen, "%s:%d: %s", path, lineno, why);
+            rc = -1;
+        }
+    }
+    fclose(f);
+    return rc;
+}
+
+int config_split_listen(const char *listen, char *host, size_t hostlen, int *port)
+{
+    const char *colon = strrchr(listen, ':');
+    if (!colon || colon == listen)
+        return -1;
+    const char *h = listen;
+    size_t hl = (size_t)(colon - listen);
+    if (h[0] == '[') {
+        if (hl < 3 || h[hl - 1] != ']')
+            return -1;
+        h++;
+        hl -= 2;
+    }
+    if (hl >= hostlen)
+        return -1;
+    long long p;
+    if (parse_number(colon + 1, 0, 65535, &p) < 0)
+        return -1;
+    memcpy(host, h, hl);
+    host[hl] = '\0';
+    *port = (int)p;
+    return 0;
+}

@@ -1,0 +1,36 @@
+/*
+ * Daemon configuration: built-in defaults, then the config file, then the
+ * command line, each overriding the one before. The file holds `key = value`
+ * lines; `#` starts a comment. Unknown keys and bad values are errors that
+ * name the file and line, so a typo never silently falls back to a default.
+ */
+#ifndef GPUPROBE_SERVER_CONFIG_H
+#define GPUPROBE_SERVER_CONFIG_H
+
+#include <stddef.h>
+
+struct config {
+    char listen[128];            /* "127.0.0.1:8080"; port 0 picks a free one */
+    char db[1024];
+    char token_file[1024];       /* "" = writes disabled */
+    int cpu_workers;             /* concurrent jobs that need no GPU */
+    int http_threads;
+    int max_connections;
+    int max_connections_per_ip;
+    int connection_timeout_s;
+    long long body_limit;        /* bytes accepted in a JSON request body */
+    int job_timeout_s;           /* > 0 overrides every kind's default deadline */
+    int max_attempts;            /* starts before an interrupted job fails */
+    int discovery_timeout_s;
+    int log_level;               /* enum log_level */
+};
+
+void config_defaults(struct config *c);
+/* Applies one key/value; -1 with the reason in err. */
+int config_set(struct config *c, const char *key, const char *value, char *err, size_t errlen);
+/* Reads a config file; -1 with "PATH:LINE: reason" in err. */
+int config_load_file(struct config *c, const char *path, char *err, size_t errlen);
+/* Splits "ADDR:PORT" ("[v6]:PORT" too); -1 if malformed. */
+int config_split_listen(const char *listen, char *host, size_t hostlen, int *port);
+
+#endif

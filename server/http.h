@@ -1,0 +1,76 @@
+/*
+ * The HTTP layer: libmicrohttpd with its internal thread pool and epoll,
+ * connection limits and timeouts, a body cap, bearer-token checks for writes,
+ * and dispatch through the route table to handlers.
+ *
+ * DESIGN
+ * Handlers see a plain request (method, path, captured path segments, query
+ * accessor, complete body) and fill a plain response (status, content type,
+ * body, a few headers); they never touch libmicrohttpd. Everything that can be
+ * refused without reading the body (unknown route, wrong method, missing or
+ * wrong token, an announced body over the cap, a wrong content type) is
+ * refused on the first callback, so a rejected upload is never buffered.
+ */
+#ifndef GPUPROBE_SERVER_HTTP_H
+#define GPUPROBE_SERVER_HTTP_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+struct app;
+struct MHD_Connection;
+
+#define HTTP_MAX_PARAMS 4
+
+struct http_req {
+    struct app *app;
+    struct MHD_Connection *conn;
+    const char *method;
+    const char *path;
+    char params[HTTP_MAX_PARAMS][128];  /* captured {name} segments, in order */
+    const char *body;                   /* NUL-terminated; NULL when empty */
+    size_t body_len;
+};
+
+struct http_resp {
+    int status;
+    const char *content_type;
+    char *body;
+    size_t len;
+    int body_static;                     /* body is not ours to free */
+    char location[256];
+    char allow[64];
+    int www_authenticate;
+};
+
+/* A query-string argument, or NULL. */
+const char *http_query(const struct http_req *rq, const char *key);
+/* A request header, or NULL. */
+const char *http_header(const struct http_req *rq, const char *name);
+
+/* Sets a JSON body (takes the reference to j). */
+void http_json(struct http_resp *rs, int status, json_t *j);
+/* Sets a body that outlives the response (no copy). */
+void http_static(struct http_resp *rs, int status, const char *ctype, const void *data, size_t len);
+/* Sets a body copied from data. */
+void http_copy(struct http_resp *rs, int status, const char *ctype, const void *data, size_t len);
+
+/* RFC 9457 problem+json. slug names the type ("/problems/<slug>"); detail says
+ * what was wrong. problem_field adds "field"; problem_json adds the parse
+ * position of a JSON error ("offset", "line", "column"). */
+void problem(const struct http_req *rq, struct http_resp *rs, int status, const char *slug,
+             const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+void problem_field(const struct http_req *rq, struct http_resp *rs, int status, const char *slug,
+                   const char *field, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+void problem_json(const struct http_req *rq, struct http_resp *rs, const json_error_t *e);
+
+struct http_server;
+
+/* Starts serving on cfg->listen with the limits of app->cfg. Returns NULL
+ * with the reason in err. *bound_port receives the real port (for port 0). */
+struct http_server *http_start(struct app *app, int *bound_port, char *err, size_t errlen);
+/* Stops accepting at once; in-flight requests finish. */
+void http_quiesce(struct http_server *s);
+void http_stop(struct http_server *s);
+
+#endif

@@ -1,0 +1,36 @@
+/*
+ * The route table: every URL the daemon answers, in one place. The HTTP layer
+ * dispatches through it and the OpenAPI unit test reads it, so a route that is
+ * missing from /openapi.json fails the build's tests.
+ */
+#ifndef GPUPROBE_SERVER_ROUTES_H
+#define GPUPROBE_SERVER_ROUTES_H
+
+#include <stddef.h>
+
+struct http_req;
+struct http_resp;
+typedef void (*route_handler)(struct http_req *rq, struct http_resp *rs);
+
+struct route {
+    const char *method;      /* "GET", "POST", "DELETE" */
+    const char *pattern;     /* "/api/v1/jobs/{id}": {name} matches one path segment */
+    route_handler handler;
+    int write;               /* needs a bearer token */
+    int documented;          /* 0 only for the dashboard's static files */
+};
+
+extern const struct route routes[];
+extern const size_t route_count;
+
+/* Finds the route for method+path. Returns it, or NULL with *path_known set
+ * when the path matches some route under another method (-> 405). Captured
+ * {name} segments are copied into params (at most nparams, each up to
+ * paramlen bytes). */
+const struct route *route_match(const char *method, const char *path, int *path_known,
+                                char params[][128], size_t nparams);
+
+/* The methods allowed on path, as "GET, DELETE", for a 405's Allow header. */
+void route_allowed_methods(const char *path, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The GPU test suite (`make gpu-check`): runs on a machine with an NVIDIA GPU,
+# from the relocatable bundle that `make dist` built elsewhere, because a GPU
+# node need not have a compiler or gpuprobe's libraries. It checks that the
+# bundle runs with nothing but the node's driver, that discovery agrees with
+# nvidia-smi, and that the daemon serves the same devices over HTTP.
+# Writes a summary and the raw JSON to $OUT (or tests/gpu/results/latest).
+set -euo pipefail
+
+tarball=${1:-$(ls dist/gpuprobe-*.tar.gz 2>/dev/null | head -n1)}
+[ -f "$tarball" ] || { echo "gpu-check: no bundle; run 'make dist' first" >&2; exit 2; }
+out=${OUT:-tests/gpu/results/latest}
+mkdir -p "$out"
+work=$(mktemp -d)
+trap 'kill "${daemon:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
+tar -C "$work" -xzf "$tarball"
+bin=$(echo "$work"/*/bin/gpuprobe)
+
+pass=0 fail=0
+check() { # check NAME COMMAND...
+    if "${@:2}"; then echo "PASS $1"; pass=$((pass + 1)); else echo "FAIL $1"; fail=$((fail + 1)); fi
+}
+
+# 1. The bundle runs in an empty environment and lists the GPU.
+env -i PATH=/usr/bin:/bin "$bin" --version | tee "$out/version.txt"
+env -i PATH=/usr/bin:/bin "$bin" devices > "$out/devices.json"
+nvidia-smi --query-gpu=index,uuid,name,memory.total,clocks.max.sm,driver_version,pci.bus_id \
+    --format=csv,noheader,nounits > "$out/nvidia-smi.csv" || true
+check "devices agree with nvidia-smi" python3 tests/gpu/check_devices.py \
+    "$out/devices.json" "$out/nvidia-smi.csv"
+
+# 2. The daemon discovers the same devices and serves them.
+"$bin" serve --listen 127.0.0.1:0 --db "$work/gpuprobe.db" 2> "$work/daemon.log" &
+daemon=$!
+port=""
+for _ in $(seq 100); do
+    port=$(sed -n 's/.*msg=listening addr=[^ ]*:\([0-9]*\).*/\1/p' "$work/daemon.log" | head -n1)
+    [ -n "$port" ] && curl -fsS "http://127.0.0.1:$port/readyz" > "$out/readyz.json" 2>/dev/null && break
+    sleep 0.1
+done
+curl -fsS "http://127.0.0.1:$port/api/v1/devices" > "$out/api-devices.json"
+check "daemon serves the discovered devices" python3 tests/gpu/check_devices.py \
+    "$out/api-devices.json" "$out/nvidia-smi.csv"
+uuid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["devices"][0]["uuid"])' \
+    "$out/api-devices.json")
+check "device endpoint answers for $uuid" curl -fsS -o "$out/api-device.json" \
+    "http://127.0.0.1:$port/api/v1/devices/$uuid"
+kill -TERM "$daemon"
+check "daemon stops cleanly on SIGTERM" wait "$daemon"
+daemon=""
+cp "$work/daemon.log" "$out/daemon.log"
+
+python3 tests/gpu/summary.py "$out" > "$out/summary.md"
+cat "$out/summary.md"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

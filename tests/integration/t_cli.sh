@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Proves the command line: --version, --help everywhere, and one-line errors with a non-zero status for bad use.
+. "$(dirname "$0")/lib.sh"
+
+# run_cli ARGS...: runs gpuprobe (10 s at most); sets RC, OUT and ERR.
+run_cli() {
+    RC=0
+    timeout 10 "$GPUPROBE" "$@" >cli.out 2>cli.err || RC=$?
+    OUT=$(cat cli.out) ERR=$(cat cli.err)
+}
+
+# quick_failure WHAT: the last run failed by itself (not by the 10 s timeout).
+quick_failure() {
+    if [ "$RC" -eq 0 ] || [ "$RC" -eq 124 ]; then fail "$1 exited $RC, expected a quick failure"; fi
+}
+
+# refuses ARGS...: non-zero status and exactly one non-empty line on stderr.
+refuses() {
+    run_cli "$@"
+    quick_failure "gpuprobe $*"
+    if [ -z "$ERR" ] || [ "$(wc -l <cli.err)" -gt 1 ]; then
+        fail "gpuprobe $*: expected one line on stderr, got: $ERR"
+    fi
+}
+
+run_cli --version
+[ "$RC" -eq 0 ] || fail "--version exited $RC"
+assert_match "$OUT" "$(tr -d '[:space:]' <"$REPO/VERSION" | sed 's/\./\\./g')" "--version output"
+
+for args in --help "serve --help" "devices --help"; do
+    # shellcheck disable=SC2086
+    run_cli $args
+    [ "$RC" -eq 0 ] || fail "gpuprobe $args exited $RC: $ERR"
+    [ -n "$OUT$ERR" ] || fail "gpuprobe $args printed nothing"
+done
+run_cli --help
+assert_match "$OUT$ERR" "serve" "--help"
+assert_match "$OUT$ERR" "devices" "--help"
+run_cli serve --help
+assert_match "$OUT$ERR" "--listen" "serve --help"
+assert_match "$OUT$ERR" "--token-file" "serve --help"
+
+refuses nosuch
+refuses serve --bogus
+refuses devices --bogus
+refuses serve --listen
+refuses serve --listen 127.0.0.1:99999 --db "$DB"
+refuses serve --listen not-an-address --db "$DB"
+
+# Bad configuration files are named in the reason.
+refuses serve --config "$WORK/missing.conf" --db "$DB"
+printf 'cpu_workers = lots\n' >bad.conf
+refuses serve --config bad.conf --db "$DB"
+assert_match "$ERR" "bad.conf" "the reason for a bad config value"
+printf 'no_such_key = 1\n' >unknown.conf
+refuses serve --config unknown.conf --db "$DB"
+assert_match "$ERR" "no_such_key" "the reason for an unknown config key"
+
+# A database that cannot be opened stops serve with a reason.
+run_cli serve --listen 127.0.0.1:0 --db /proc/x/y.db --token-file "$TOKEN_FILE"
+quick_failure "serve with --db /proc/x/y.db"
+assert_match "$ERR" "/proc/x/y\.db" "the reason for an unusable database"
+
+# A port already taken stops the second daemon with a reason.
+start_daemon
+port=${BASE_URL##*:}
+run_cli serve --listen "127.0.0.1:$port" --db "$WORK/other.db" --token-file "$TOKEN_FILE"
+quick_failure "a second daemon on port $port"
+[ -n "$ERR" ] || fail "a second daemon on port $port gave no reason"
+stop_daemon
