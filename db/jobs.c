@@ -378,33 +378,42 @@ static int running_counts(struct store_tx *tx, int64_t id, struct running_job *r
     return rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? 1 : -1;
 }
 
-/* Chooses the interrupted job's fate and applies it; formats its texts. */
+/* What becomes of an interrupted job: its UPDATE, new state and texts. */
+struct fate {
+    const char *sql;
+    enum job_state to;
+    char *text, *msg;      /* sqlite3_mprintf'd */
+    int requeue;
+};
+
+/* Requested cancellation wins; then a retry while attempts remain. */
+static int interrupt_fate(const struct running_job *r, const char *why, struct fate *f)
+{
+    if (r->cancel_requested) {
+        *f = (struct fate){ cancelled_sql, JOB_CANCELLED, sqlite3_mprintf("%s", CANCEL_REASON),
+                            sqlite3_mprintf("cancelled (interrupted: %s)", why), 0 };
+    } else if (r->attempt < r->max_attempts) {
+        *f = (struct fate){ requeue_sql, JOB_QUEUED, sqlite3_mprintf("%s", why),
+                            sqlite3_mprintf("re-queued after attempt %d of %d: %s",
+                                            r->attempt, r->max_attempts, why), 1 };
+    } else {
+        char *text = sqlite3_mprintf("gave up after %d attempts: %s", r->attempt, why);
+        *f = (struct fate){ fail_sql, JOB_FAILED, text,
+                            text ? sqlite3_mprintf("failed: %s", text) : NULL, 0 };
+    }
+    return f->text && f->msg ? 0 : -1;
+}
+
 static int interrupt_apply(struct store_tx *tx, int64_t id, const struct running_job *r,
                            const char *why, int *requeued, char *err, size_t errlen)
 {
-    char *text, *msg;
-    int ret;
-    *requeued = 0;
-    if (r->cancel_requested) {
-        text = sqlite3_mprintf("%s", CANCEL_REASON);
-        msg = sqlite3_mprintf("cancelled (interrupted: %s)", why);
-        ret = tx_transition(tx, id, cancelled_sql, text, JOB_CANCELLED, msg ? msg : "",
-                            err, errlen);
-    } else if (r->attempt < r->max_attempts) {
-        text = sqlite3_mprintf("%s", why);
-        msg = sqlite3_mprintf("re-queued after attempt %d of %d: %s", r->attempt,
-                              r->max_attempts, why);
-        ret = tx_transition(tx, id, requeue_sql, text, JOB_QUEUED, msg ? msg : "", err, errlen);
-        *requeued = ret == 0;
-    } else {
-        text = sqlite3_mprintf("gave up after %d attempts: %s", r->attempt, why);
-        msg = sqlite3_mprintf("failed: %s", text ? text : why);
-        ret = tx_transition(tx, id, fail_sql, text, JOB_FAILED, msg ? msg : "", err, errlen);
-    }
-    if (!text || !msg)
-        ret = db_fail(err, errlen, "interrupting a job: out of memory");
-    sqlite3_free(text);
-    sqlite3_free(msg);
+    struct fate f;
+    int ret = interrupt_fate(r, why, &f) != 0
+                  ? db_fail(err, errlen, "interrupting job %lld: out of memory", (long long)id)
+                  : tx_transition(tx, id, f.sql, f.text, f.to, f.msg, err, errlen);
+    *requeued = ret == 0 && f.requeue;
+    sqlite3_free(f.text);
+    sqlite3_free(f.msg);
     return ret;
 }
 

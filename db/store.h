@@ -165,7 +165,8 @@ int store_job_fail(store *s, int64_t id, const char *reason, char *err, size_t e
 /* A started job that was interrupted (its process killed by a daemon stop or
  * lost in a crash): running -> queued with the reason if attempt < max_attempts,
  * else running -> failed with "gave up after N attempts: <reason>".
- * *requeued says which. Returns 1 if the job is not running. */
+ * *requeued says which. A job whose cancellation was requested ends
+ * cancelled instead. Returns 1 if the job is not running. */
 int store_job_interrupt(store *s, int64_t id, const char *reason, int *requeued,
                         char *err, size_t errlen);
 

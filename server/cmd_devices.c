@@ -18,6 +18,7 @@ int cmd_devices(int argc, char **argv)
     static const struct option opts[] = {
         {"compact", no_argument, NULL, 'c'}, {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
     int compact = 0, c;
+    opterr = 0; /* our own one-line message instead of getopt's */
     while ((c = getopt_long(argc, argv, "ch", opts, NULL)) != -1) {
         if (c == 'h') {
             fputs(usage, stdout);

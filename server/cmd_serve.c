@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "server/app.h"
@@ -49,6 +50,7 @@ static int parse_args(int argc, char **argv, struct serve_args *a, int *status)
         {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
     int c;
     memset(a, 0, sizeof *a);
+    opterr = 0; /* our own one-line message instead of getopt's */
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'l': a->listen = optarg; break;
@@ -190,6 +192,7 @@ int cmd_serve(int argc, char **argv)
     if (load_config(&a, &cfg, err, sizeof err) < 0)
         return cli_fail("serve", 2, "%s", err);
     log_set_level((enum log_level)cfg.log_level);
+    umask(027); /* the database and its WAL are for the service and its group */
     sigset_t sigs;
     block_signals(&sigs);
     static struct app app;

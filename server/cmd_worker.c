@@ -77,6 +77,7 @@ int cmd_worker(int argc, char **argv)
     const char *kind = NULL, *params = NULL, *device = NULL;
     long long job = 0;
     int discover = 0, c;
+    opterr = 0; /* our own one-line message instead of getopt's */
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'D': discover = 1; break;

@@ -71,7 +71,7 @@ static const struct job_kind *find_kind(struct http_req *rq, struct http_resp *r
     }
     json_t *name = kind ? kind : probe;
     if (!json_is_string(name)) {
-        problem_field(rq, rs, 400, "invalid-request", kind ? "kind" : "probe",
+        problem_field(rq, rs, 400, "invalid-request", !kind && probe ? "probe" : "kind",
                       name ? "'kind' must be a string" : "'kind' is required");
         return NULL;
     }

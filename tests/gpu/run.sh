@@ -12,11 +12,21 @@ tarball=${1:-$(ls dist/gpuprobe-*.tar.gz 2>/dev/null | head -n1)}
 out=${OUT:-tests/gpu/results/latest}
 mkdir -p "$out"
 work=$(mktemp -d)
-trap 'kill "${daemon:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
+trap '[ -z "${daemon:-}" ] || kill "$daemon" 2>/dev/null; rm -rf "$work"' EXIT
 tar -C "$work" -xzf "$tarball"
 bin=$(echo "$work"/*/bin/gpuprobe)
 
 pass=0 fail=0
+# Waits until the daemon logging to $1 is ready; prints its port.
+wait_ready() {
+    local p=""
+    for _ in $(seq 200); do
+        p=$(sed -n 's/.*msg=listening addr=[^ ]*:\([0-9]*\).*/\1/p' "$1" | head -n1)
+        [ -n "$p" ] && curl -fsS "http://127.0.0.1:$p/readyz" >/dev/null 2>&1 && { echo "$p"; return 0; }
+        sleep 0.1
+    done
+    return 1
+}
 check() { # check NAME COMMAND...
     if "${@:2}"; then echo "PASS $1"; pass=$((pass + 1)); else echo "FAIL $1"; fail=$((fail + 1)); fi
 }
@@ -32,12 +42,8 @@ check "devices agree with nvidia-smi" python3 tests/gpu/check_devices.py \
 # 2. The daemon discovers the same devices and serves them.
 "$bin" serve --listen 127.0.0.1:0 --db "$work/gpuprobe.db" 2> "$work/daemon.log" &
 daemon=$!
-port=""
-for _ in $(seq 100); do
-    port=$(sed -n 's/.*msg=listening addr=[^ ]*:\([0-9]*\).*/\1/p' "$work/daemon.log" | head -n1)
-    [ -n "$port" ] && curl -fsS "http://127.0.0.1:$port/readyz" > "$out/readyz.json" 2>/dev/null && break
-    sleep 0.1
-done
+port=$(wait_ready "$work/daemon.log")
+curl -fsS "http://127.0.0.1:$port/readyz" > "$out/readyz.json"
 curl -fsS "http://127.0.0.1:$port/api/v1/devices" > "$out/api-devices.json"
 check "daemon serves the discovered devices" python3 tests/gpu/check_devices.py \
     "$out/api-devices.json" "$out/nvidia-smi.csv"
@@ -49,6 +55,20 @@ kill -TERM "$daemon"
 check "daemon stops cleanly on SIGTERM" wait "$daemon"
 daemon=""
 cp "$work/daemon.log" "$out/daemon.log"
+
+# 3. A GPU job end to end: the test build (which has the "test-gpu" kind) runs
+#    with the bundle's libraries; the job must reach the GPU by index and UUID.
+testbin=${2:-build/test/gpuprobe}
+if [ -x "$testbin" ]; then
+    echo tok > "$work/tokens"
+    LD_LIBRARY_PATH=$(echo "$work"/*/lib) "$testbin" serve --listen 127.0.0.1:0 \
+        --db "$work/test.db" --token-file "$work/tokens" 2> "$work/test-daemon.log" &
+    daemon=$!
+    port=$(wait_ready "$work/test-daemon.log")
+    check "GPU jobs by index and by UUID succeed on the GPU" python3 tests/gpu/check_gpu_jobs.py \
+        "http://127.0.0.1:$port" tok "$uuid" "$out/gpu-jobs.json"
+    kill -TERM "$daemon"; wait "$daemon" || true; daemon=""
+fi
 
 python3 tests/gpu/summary.py "$out" > "$out/summary.md"
 cat "$out/summary.md"

@@ -437,6 +437,10 @@ static void test_interrupt_after_cancel_request_cancels(void **state)
     OK(store_job_interrupt(fx->s, id, "daemon stopped", &requeued, err, sizeof err));
     assert_int_equal(requeued, 0);
     assert_int_equal(state_of(fx->s, id), JOB_CANCELLED);
+    expect_events(fx->s, id, 4,
+                  (enum job_state[]){ JOB_QUEUED, JOB_RUNNING, JOB_RUNNING, JOB_CANCELLED },
+                  (const char *[]){ "submitted", "started", "cancel requested",
+                                    "cancelled (interrupted: daemon stopped)" });
 }
 
 /* Child process: opens the store, starts jobs and dies without closing. */
