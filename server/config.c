@@ -84,10 +84,11 @@ static int set_key(struct config *c, const struct key_desc *k, const char *value
         memcpy(field, value, strlen(value) + 1);
         return 0;
     case KEY_LEVEL:
-        if ((*(int *)field = log_level_parse(value)) < 0) {
+        if (log_level_parse(value) < 0) {
             snprintf(err, errlen, "log_level: expected debug, info, warn or error, got '%s'", value);
             return -1;
         }
+        *(int *)field = log_level_parse(value);
         return 0;
     case KEY_INT:
     case KEY_LL:
@@ -131,9 +132,10 @@ int config_load_file(struct config *c, const char *path, char *err, size_t errle
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return -1;
     }
-    char line[2048], why[512];
+    char *line = NULL, why[512];
+    size_t cap = 0;
     int lineno = 0, rc = 0;
-    while (rc == 0 && fgets(line, sizeof line, f)) {
+    while (rc == 0 && getline(&line, &cap, f) >= 0) {
         lineno++;
         char *hash = strchr(line, '#');
         if (hash)
@@ -153,6 +155,7 @@ int config_load_file(struct config *c, const char *path, char *err, size_t errle
             rc = -1;
         }
     }
+    free(line);
     fclose(f);
     return rc;
 }

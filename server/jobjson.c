@@ -6,6 +6,8 @@
  */
 #include "server/jobjson.h"
 
+#include "server/utf8.h"
+
 #include <stdio.h>
 #include <time.h>
 
@@ -38,13 +40,13 @@ static json_t *duration(const struct job_row *j)
 json_t *job_to_json(const struct job_row *j, int detail)
 {
     json_t *o = json_pack(
-        "{s:I, s:s, s:o, s:o, s:s, s:i, s:i, s:i, s:b, s:o, s:o, s:o, s:o, s:o}", "id",
-        (json_int_t)j->id, "kind", j->kind, "device", j->device ? json_string(j->device) : json_null(),
+        "{s:I, s:o, s:o, s:o, s:s, s:i, s:i, s:i, s:b, s:o, s:o, s:o, s:o, s:o}", "id",
+        (json_int_t)j->id, "kind", json_text(j->kind), "device", json_text(j->device),
         "params", embedded(j->params_json), "state", job_state_name(j->state), "attempt",
         j->attempt, "max_attempts", j->max_attempts, "timeout_s", j->timeout_s,
         "cancel_requested", j->cancel_requested, "created_at", time_to_json(j->created_ms),
         "started_at", time_to_json(j->started_ms), "finished_at", time_to_json(j->finished_ms),
-        "duration_s", duration(j), "error", j->error ? json_string(j->error) : json_null());
+        "duration_s", duration(j), "error", json_text(j->error));
     if (o && detail)
         json_object_set_new(o, "result", embedded(j->result_json));
     return o;
@@ -54,8 +56,8 @@ json_t *job_events_to_json(const struct job_event *ev, size_t n)
 {
     json_t *a = json_array();
     for (size_t i = 0; i < n; i++)
-        json_array_append_new(a, json_pack("{s:o, s:s, s:s}", "at", time_to_json(ev[i].at_ms),
+        json_array_append_new(a, json_pack("{s:o, s:s, s:o}", "at", time_to_json(ev[i].at_ms),
                                            "state", job_state_name(ev[i].state), "message",
-                                           ev[i].message ? ev[i].message : ""));
+                                           json_text(ev[i].message ? ev[i].message : "")));
     return a;
 }

@@ -71,15 +71,22 @@ static int is_plain(const char *s)
 
 const char *log_quote(char *buf, size_t len, const char *s)
 {
+    if (len == 0)
+        return buf;
     if (!s)
         s = "";
     if (is_plain(s)) {
         snprintf(buf, len, "%s", s);
         return buf;
     }
+    if (len < 3) { /* no room for two quotes and a NUL */
+        buf[0] = '\0';
+        return buf;
+    }
     size_t o = 0;
     buf[o++] = '"';
-    for (; *s && o + 5 < len; s++) {
+    /* room is kept for an escape of up to 4 bytes, the closing quote and NUL */
+    for (; *s && o + 6 <= len; s++) {
         unsigned char c = (unsigned char)*s;
         if (c == '"' || c == '\\') {
             buf[o++] = '\\';

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "server/http.h"
+#include "server/utf8.h"
 
 static const struct {
     const char *slug;
@@ -41,8 +42,10 @@ static json_t *problem_body(const struct http_req *rq, int status, const char *s
 {
     char type[96];
     snprintf(type, sizeof type, "/problems/%s", slug);
-    return json_pack("{s:s, s:s, s:i, s:s, s:s}", "type", type, "title", title_of(slug),
-                     "status", status, "detail", detail, "instance", rq->path ? rq->path : "");
+    /* detail and path may echo the client's bytes, which need not be UTF-8 */
+    return json_pack("{s:s, s:s, s:i, s:o, s:o}", "type", type, "title", title_of(slug),
+                     "status", status, "detail", json_text(detail), "instance",
+                     json_text(rq->path ? rq->path : ""));
 }
 
 static void send_problem(struct http_resp *rs, int status, json_t *body)
@@ -71,7 +74,7 @@ void problem_field(const struct http_req *rq, struct http_resp *rs, int status, 
     vsnprintf(detail, sizeof detail, fmt, ap);
     va_end(ap);
     json_t *body = problem_body(rq, status, slug, detail);
-    json_object_set_new(body, "field", json_string(field));
+    json_object_set_new(body, "field", json_text(field));
     send_problem(rs, status, body);
 }
 

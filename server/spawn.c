@@ -3,6 +3,8 @@
  */
 #include "server/spawn.h"
 
+#include "server/utf8.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -68,6 +70,8 @@ int child_spawn(struct child *c, const char *exe, char *const argv[], size_t out
     pid_t pid = fork();
     if (pid == 0)
         exec_child(exe, argv, out[1], errp[1], parent);
+    if (pid > 0)
+        setpgid(pid, pid); /* also here: a kill may come before the child runs */
     close(out[1]);
     close(errp[1]);
     if (pid < 0) {
@@ -225,6 +229,7 @@ void child_err_summary(const struct child *c, char *buf, size_t len)
     for (size_t i = 0; i < m; i++)
         if (buf[i] == '\n')
             buf[i] = ' ';
+    utf8_scrub(buf);
 }
 
 static int64_t mono_ms(void)

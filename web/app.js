@@ -22,6 +22,7 @@ const state = {
   notes: new Map(),     // id -> message about a cancel request
   renderedSig: '',      // what the job table shows now, to skip redraws
   paramsAuto: '{}',     // the params text we filled in last (user edits are kept)
+  offline: false,       // the last refresh failed
   timer: 0,
   busy: false,
   again: false,
@@ -121,10 +122,16 @@ async function api(path, options = {}) {
   return body;
 }
 
+/* The status line changes every refresh, so it is not a live region; only a
+ * change between reachable and unreachable is announced (through #alert). */
 function setStatus(text, bad) {
   const s = $('status');
   s.textContent = text;
   s.classList.toggle('bad', bad);
+  if (bad !== state.offline) {
+    state.offline = bad;
+    $('alert').textContent = bad ? text : 'Connection to the daemon restored.';
+  }
 }
 
 function authHeaders() {

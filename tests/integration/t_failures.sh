@@ -13,6 +13,7 @@ fails_with() {
     assert_true '.finished_at != null'
     req GET /healthz
     assert_status 200
+    req GET "/api/v1/jobs/$JOB_ID"
 }
 
 start_daemon

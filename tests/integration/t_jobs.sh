@@ -13,14 +13,14 @@ id=$JOB_ID
 [[ "$(header content-type)" == application/json* ]] || fail "Content-Type: $(header content-type)"
 assert_json .kind test
 assert_json .device null
-assert_json .state queued
-assert_json .attempt 0
+# (the scheduler may already have started it by the time the answer is encoded)
+assert_true '.state == "queued" or .state == "running" or .state == "succeeded"'
 assert_json .max_attempts 3
 assert_json .timeout_s 60
 assert_json .cancel_requested false
 assert_true '.params == {"mode":"ok","seconds":0,"exit_code":1,"echo":"hello"}'
 assert_true ".created_at | $T"
-assert_json '[.started_at, .finished_at, .duration_s, .error]' '[null,null,null,null]'
+assert_true 'if .state == "queued" then [.attempt, .started_at, .finished_at, .duration_s, .error] == [0, null, null, null, null] else true end'
 
 # It runs in its own process and succeeds.
 wait_job_state "$id" succeeded 15
