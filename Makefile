@@ -68,7 +68,7 @@ build:
 variant: $(B)/gpuprobe
 
 $(B)/gpuprobe: $(MAIN_OBJ) $(LIB_OBJ)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $(filter %.o,$^) $(LDFLAGS) $(LDLIBS)
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -96,7 +96,7 @@ $(B)/assets.o: $(B)/assets.c
 
 $(B)/tests/%: tests/unit/%.c $(LIB_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS) -lcmocka
+	$(CC) $(CFLAGS) -o $@ $(filter %.c %.o,$^) $(LDFLAGS) $(LDLIBS) -lcmocka
 
 # ---- set-up -------------------------------------------------------------
 # Installs only what is missing; a machine that has everything is not touched.

@@ -10,12 +10,15 @@
  * and SIGINT shut down in reverse: stop accepting, finish in-flight requests,
  * stop the scheduler (its running jobs go back to the queue), close the store.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -86,9 +89,48 @@ static int load_config(const struct serve_args *a, struct config *cfg, char *err
     return 0;
 }
 
+/* One daemon per database: a second one would re-run the first one's jobs
+ * as "interrupted". The lock lives beside the database (never on the file
+ * itself, whose POSIX locks belong to SQLite) and dies with the process. */
+static int lock_database(const char *db, char *err, size_t errlen)
+{
+    char path[1100], holder[32] = "";
+    snprintf(path, sizeof path, "%s.lock", db);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0640);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot create lock file %.900s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+        ssize_t n = pread(fd, holder, sizeof holder - 1, 0);
+        holder[n > 0 ? n : 0] = '\0';
+        holder[strcspn(holder, "\n")] = '\0';
+        snprintf(err, errlen, "database %.500s is in use by another gpuprobe serve (pid %s)", db,
+                 holder[0] ? holder : "unknown");
+        close(fd);
+        return -1;
+    }
+    char pid[32];
+    int n = snprintf(pid, sizeof pid, "%d\n", (int)getpid());
+    if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)n, 0) != n)
+        log_kv(LOG_WARN, "lock_file", "path=%s error=cannot_write_pid", path);
+    return fd; /* kept open, and so locked, until the process ends */
+}
+
+static void warn_if_readable(const char *token_file)
+{
+    struct stat st;
+    if (token_file[0] && stat(token_file, &st) == 0 && (st.st_mode & 077))
+        log_kv(LOG_WARN, "token_file_permissions",
+               "path=%s mode=%03o hint=tokens_should_be_readable_by_the_service_only", token_file,
+               (unsigned)(st.st_mode & 0777));
+}
+
 static int open_store(struct app *app, char *err, size_t errlen)
 {
     char why[512];
+    if (lock_database(app->cfg.db, err, errlen) < 0)
+        return -1;
     if (store_open(&app->db, app->cfg.db, why, sizeof why) < 0) {
         snprintf(err, errlen, "cannot open database %.400s: %.500s", app->cfg.db, why);
         return -1;
@@ -155,6 +197,7 @@ static int serve(struct app *app, const sigset_t *sigs)
     int port = 0;
     if (auth_load(&app->auth, app->cfg.token_file, err, sizeof err) < 0)
         return cli_fail("serve", 1, "token file: %s", err);
+    warn_if_readable(app->cfg.token_file);
     if (open_store(app, err, sizeof err) < 0)
         return cli_fail("serve", 1, "%s", err);
     struct http_server *http = http_start(app, &port, err, sizeof err);

@@ -9,6 +9,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "probes/devices.h"
 #include "server/cli.h"
@@ -16,9 +17,10 @@
 
 static const char usage[] =
     "usage: gpuprobe worker --discover\n"
-    "       gpuprobe worker --kind KIND [--params JSON] [--device UUID] [--job ID]\n"
+    "       gpuprobe worker --kind KIND [--params JSON|-] [--device UUID] [--job ID]\n"
     "Runs one job (or device discovery) in this process and prints the result\n"
-    "document on stdout. The daemon starts one worker per job.\n";
+    "document on stdout. --params - reads the parameters from stdin, as the\n"
+    "daemon passes them. The daemon starts one worker per job.\n";
 
 static int emit(json_t *doc)
 {
@@ -51,7 +53,11 @@ static int run_job(const char *kind, const char *params_text, const char *device
     if (k->needs_gpu && !device)
         return cli_fail("worker", 2, "kind '%s' needs --device", kind);
     json_error_t je;
-    json_t *given = params_text ? json_loads(params_text, JSON_REJECT_DUPLICATES, &je) : NULL;
+    json_t *given = NULL;
+    if (params_text && strcmp(params_text, "-") == 0)
+        given = json_loadf(stdin, JSON_REJECT_DUPLICATES, &je);
+    else if (params_text)
+        given = json_loads(params_text, JSON_REJECT_DUPLICATES, &je);
     if (params_text && !given)
         return cli_fail("worker", 2, "--params is not JSON: %s", je.text);
     char err[512], field[128];

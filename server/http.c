@@ -133,6 +133,16 @@ static int check_auth(struct conn_ctx *cx, struct http_resp *rs)
     return -1;
 }
 
+/* "application/json", optionally followed by parameters ("; charset=utf-8"). */
+static int is_json_media_type(const char *ct)
+{
+    static const char json[] = "application/json";
+    if (strncasecmp(ct, json, sizeof json - 1) != 0)
+        return 0;
+    char next = ct[sizeof json - 1];
+    return next == '\0' || next == ';' || next == ' ' || next == '\t';
+}
+
 static int check_body_headers(struct conn_ctx *cx, struct http_resp *rs)
 {
     long long limit = cx->rq.app->cfg.body_limit;
@@ -144,7 +154,7 @@ static int check_body_headers(struct conn_ctx *cx, struct http_resp *rs)
     }
     const char *ct = http_header(&cx->rq, MHD_HTTP_HEADER_CONTENT_TYPE);
     int has_body = (cl && strcmp(cl, "0") != 0) || http_header(&cx->rq, "Transfer-Encoding");
-    if (has_body && ct && strncasecmp(ct, "application/json", 16) != 0) {
+    if (has_body && ct && !is_json_media_type(ct)) {
         problem(&cx->rq, rs, 415, "unsupported-media-type",
                 "the body must be application/json, not '%s'", ct);
         return -1;
@@ -309,7 +319,6 @@ struct http_server *http_start(struct app *app, int *bound_port, char *err, size
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)app->cfg.max_connections_per_ip,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)app->cfg.connection_timeout_s,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
-        MHD_OPTION_LISTENING_ADDRESS_REUSE, 1,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
         MHD_OPTION_END);
     if (!s->daemon) {

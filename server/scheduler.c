@@ -152,17 +152,21 @@ static void finish_with_output(struct scheduler *s, struct slot *sl)
         snprintf(reason, sizeof reason, "worker sent an invalid result: %s", err);
     } else {
         char *text = json_dumps(result, JSON_COMPACT);
+        snprintf(err, sizeof err, "out of memory");
         int rc = text ? store_job_succeed(s->app->db, sl->job_id, text, sl->kind->save, err,
                                           sizeof err)
                       : -1;
         free(text);
         json_decref(doc);
-        if (rc == 0) {
+        if (rc == 0)
             log_finish(sl, "succeeded", NULL);
-            return;
+        else if (rc == 1) /* someone else ended it meanwhile; its state stands */
+            log_kv(LOG_WARN, "result_discarded", "job=%lld reason=not_running",
+                   (long long)sl->job_id);
+        else {
+            snprintf(reason, sizeof reason, "storing the result failed: %s", err);
+            fail_job(s, sl, reason);
         }
-        snprintf(reason, sizeof reason, "storing the result failed: %s", text ? err : "out of memory");
-        fail_job(s, sl, reason);
         return;
     }
     json_decref(doc);
@@ -228,12 +232,13 @@ static int launch(struct scheduler *s, struct slot *sl, const struct job_row *j,
 {
     char idbuf[32], err[256];
     snprintf(idbuf, sizeof idbuf, "%lld", (long long)j->id);
-    char *argv[] = {s->app->self_exe, "worker", "--kind", j->kind, "--job", idbuf, "--params",
-                    j->params_json, j->device ? "--device" : NULL, j->device, NULL};
+    char *argv[] = {s->app->self_exe, "worker", "--kind", j->kind, "--job", idbuf, "--params", "-",
+                    j->device ? "--device" : NULL, j->device, NULL};
     int rc = store_job_start(s->app->db, j->id, err, sizeof err);
     if (rc != 0)
         return rc; /* cancelled meanwhile, or the store failed: nothing started */
-    if (child_spawn(&sl->ch, s->app->self_exe, argv, SCHED_RESULT_LIMIT, err, sizeof err) < 0) {
+    if (child_spawn(&sl->ch, s->app->self_exe, argv, j->params_json, SCHED_RESULT_LIMIT, err,
+                    sizeof err) < 0) {
         store_job_fail(s->app->db, j->id, err, err, sizeof err);
         return -1;
     }

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -29,14 +30,14 @@ static int open_pidfd(pid_t pid)
 }
 
 /* In the child, between fork and exec: async-signal-safe calls only. */
-static void exec_child(const char *exe, char *const argv[], int out_w, int err_w, pid_t parent)
+static void exec_child(const char *exe, char *const argv[], int in_r, int out_w, int err_w,
+                       pid_t parent)
 {
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent)
         _exit(127);
-    int devnull = open("/dev/null", O_RDONLY);
-    if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(out_w, 1) < 0 || dup2(err_w, 2) < 0)
+    if (dup2(in_r, 0) < 0 || dup2(out_w, 1) < 0 || dup2(err_w, 2) < 0)
         _exit(127);
     if (syscall(SYS_close_range, 3U, ~0U, 0U) < 0)
         for (int fd = 3; fd < 1024; fd++)
@@ -50,28 +51,56 @@ static void exec_child(const char *exe, char *const argv[], int out_w, int err_w
     _exit(127);
 }
 
-int child_spawn(struct child *c, const char *exe, char *const argv[], size_t out_limit,
-                char *err, size_t errlen)
+/* A descriptor positioned at the start of input (or of /dev/null). */
+static int input_fd(const char *input, char *err, size_t errlen)
+{
+    if (!input)
+        return open("/dev/null", O_RDONLY | O_CLOEXEC);
+    int fd = memfd_create("gpuprobe-input", MFD_CLOEXEC);
+    size_t len = strlen(input), done = 0;
+    while (fd >= 0 && done < len) {
+        ssize_t n = write(fd, input + done, len - done);
+        if (n < 0 && errno != EINTR) {
+            close(fd);
+            fd = -1;
+        }
+        done += n > 0 ? (size_t)n : 0;
+    }
+    if (fd < 0 || lseek(fd, 0, SEEK_SET) < 0) {
+        snprintf(err, errlen, "cannot hand the input over: %s", strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+int child_spawn(struct child *c, const char *exe, char *const argv[], const char *input,
+                size_t out_limit, char *err, size_t errlen)
 {
     memset(c, 0, sizeof *c);
     c->out_fd = c->err_fd = c->pidfd = -1;
     c->out_limit = out_limit;
-    int out[2], errp[2];
+    int out[2], errp[2], in = input_fd(input, err, errlen);
+    if (in < 0)
+        return -1;
     if (pipe2(out, O_CLOEXEC) < 0) {
         snprintf(err, errlen, "pipe: %s", strerror(errno));
+        close(in);
         return -1;
     }
     if (pipe2(errp, O_CLOEXEC) < 0) {
         snprintf(err, errlen, "pipe: %s", strerror(errno));
-        close(out[0]), close(out[1]);
+        close(in), close(out[0]), close(out[1]);
         return -1;
     }
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid == 0)
-        exec_child(exe, argv, out[1], errp[1], parent);
+        exec_child(exe, argv, in, out[1], errp[1], parent);
     if (pid > 0)
         setpgid(pid, pid); /* also here: a kill may come before the child runs */
+    close(in);
     close(out[1]);
     close(errp[1]);
     if (pid < 0) {
@@ -256,7 +285,7 @@ int child_run(const char *exe, char *const argv[], int timeout_s, size_t out_lim
               char *err, size_t errlen)
 {
     struct child c;
-    if (child_spawn(&c, exe, argv, out_limit, err, errlen) < 0)
+    if (child_spawn(&c, exe, argv, NULL, out_limit, err, errlen) < 0)
         return -1;
     int rc = -1;
     char how[128], tail[512];

@@ -4,7 +4,7 @@
  * DESIGN
  * A child is fork+exec of this same binary with the `worker` subcommand. It
  * gets its own process group (so a kill reaches anything it started), dies
- * with the daemon (PR_SET_PDEATHSIG), reads /dev/null and writes its result
+ * with the daemon (PR_SET_PDEATHSIG), reads its input and writes its result
  * to a stdout pipe and its diagnostics to a stderr pipe. The parent keeps the
  * stdout bytes up to a cap and the last bytes of stderr (the useful part of
  * a crash report), and learns of the exit through a pidfd it can poll.
@@ -31,10 +31,12 @@ struct child {
     int status;                /* as from waitpid, once exited */
 };
 
-/* Starts exe with argv (argv[0] included, NULL-terminated). out_limit caps
- * the stdout bytes kept. -1 with the reason in err. */
-int child_spawn(struct child *c, const char *exe, char *const argv[], size_t out_limit,
-                char *err, size_t errlen);
+/* Starts exe with argv (argv[0] included, NULL-terminated). The child reads
+ * input (any size; NULL = nothing) on stdin: it is handed over in a memory
+ * file, not a pipe, so the parent never blocks and nothing shows in `ps`.
+ * out_limit caps the stdout bytes kept. -1 with the reason in err. */
+int child_spawn(struct child *c, const char *exe, char *const argv[], const char *input,
+                size_t out_limit, char *err, size_t errlen);
 
 /* Reads what is ready on the child's pipes without blocking. */
 void child_read(struct child *c);

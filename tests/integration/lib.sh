@@ -30,8 +30,15 @@ fail() {
     exit 1
 }
 
-# The last request, for failure messages (bodies cut to 600 bytes).
-last_request() { printf '%s %s -> %s %s' "$REQ_METHOD" "$REQ_PATH" "$STATUS" "${BODY:0:600}"; }
+# The last body for a failure message: long JSON strings shortened, at most 800 bytes.
+brief_body() {
+    local b
+    b=$(printf '%s' "$BODY" | jq -c 'walk(if type == "string" and length > 100 then .[:60] + "...(\(length) chars)" else . end)' 2>/dev/null) || b=$BODY
+    printf '%s' "${b:0:800}"
+}
+
+# The last request, for failure messages.
+last_request() { printf '%s %s -> %s %s' "$REQ_METHOD" "$REQ_PATH" "$STATUS" "$(brief_body)"; }
 
 cleanup() {
     if [ -n "$DAEMON_PID" ] && kill -0 "$DAEMON_PID" 2>/dev/null; then
@@ -47,7 +54,7 @@ trap 'exit 143' TERM INT
 # True if PID names a live process (a zombie is not alive).
 pid_alive() {
     local st
-    st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
+    st=$(sed 's/.*) //; s/ .*//' "/proc/$1/stat" 2>/dev/null) || return 1
     [ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
 }
 
@@ -240,9 +247,9 @@ wait_job_state() {
         st=$(json .state)
         [ "$st" = "$want" ] && return 0
         case "$st" in succeeded | failed | cancelled)
-            fail "job $id ended $st, expected $want: ${BODY:0:600}" ;;
+            fail "job $id ended $st, expected $want: $(brief_body)" ;;
         esac
-        [ "$(now_ms)" -ge "$deadline" ] && fail "job $id still $st after $3 s, expected $want: ${BODY:0:600}"
+        [ "$(now_ms)" -ge "$deadline" ] && fail "job $id still $st after $3 s, expected $want: $(brief_body)"
         sleep 0.1
     done
 }

@@ -2,16 +2,18 @@
 # Proves the command line: --version, --help everywhere, and one-line errors with a non-zero status for bad use.
 . "$(dirname "$0")/lib.sh"
 
-# run_cli ARGS...: runs gpuprobe (10 s at most); sets RC, OUT and ERR.
+# run_cli ARGS...: runs gpuprobe (CLI_TIMEOUT s, default 10, at most); sets RC, OUT and ERR.
 run_cli() {
     RC=0
-    timeout 10 "$GPUPROBE" "$@" >cli.out 2>cli.err || RC=$?
+    timeout "${CLI_TIMEOUT:-10}" "$GPUPROBE" "$@" >cli.out 2>cli.err || RC=$?
     OUT=$(cat cli.out) ERR=$(cat cli.err)
 }
 
 # quick_failure WHAT: the last run failed by itself (not by the 10 s timeout).
 quick_failure() {
-    if [ "$RC" -eq 0 ] || [ "$RC" -eq 124 ]; then fail "$1 exited $RC, expected a quick failure"; fi
+    if [ "$RC" -eq 0 ] || [ "$RC" -eq 124 ]; then
+        fail "$1 exited $RC (124: still running when stopped), expected a quick failure; stderr: $(head -c 300 cli.err)"
+    fi
 }
 
 # refuses ARGS...: non-zero status and exactly one non-empty line on stderr.
@@ -64,7 +66,13 @@ assert_match "$ERR" "/proc/x/y\.db" "the reason for an unusable database"
 # A port already taken stops the second daemon with a reason.
 start_daemon
 port=${BASE_URL##*:}
-run_cli serve --listen "127.0.0.1:$port" --db "$WORK/other.db" --token-file "$TOKEN_FILE"
+CLI_TIMEOUT=4 run_cli serve --listen "127.0.0.1:$port" --db "$WORK/other.db" --token-file "$TOKEN_FILE"
 quick_failure "a second daemon on port $port"
 [ -n "$ERR" ] || fail "a second daemon on port $port gave no reason"
+
+# A database already served by a daemon stops the second one with a reason
+# (it would otherwise re-run the first one's jobs as interrupted).
+CLI_TIMEOUT=4 run_cli serve --listen 127.0.0.1:0 --db "$DB" --token-file "$TOKEN_FILE"
+quick_failure "a second daemon on the same database"
+assert_match "$ERR" "in use by another gpuprobe serve \(pid $DAEMON_PID\)" "the reason for a database in use"
 stop_daemon

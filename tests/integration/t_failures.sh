@@ -52,4 +52,9 @@ assert_status 200
 submit '{"kind":"test","params":{"echo":"after"}}'
 wait_job_state "$JOB_ID" succeeded 15
 assert_json .result.echo after
+
+# Every worker was reaped: nothing is left under the daemon, not even a zombie.
+sleep 0.3
+left=$(ps -o pid=,stat=,args= --ppid "$DAEMON_PID" || true)
+[ -z "$left" ] || fail "processes left under the daemon after all jobs ended: $left"
 stop_daemon

@@ -51,7 +51,7 @@ assert_json .params.seconds 0.2
 # Seven more, then every job is listed once, newest first, three at a time.
 for i in 1 2 3 4 5 6 7; do submit "{\"kind\":\"test\",\"params\":{\"echo\":\"page $i\"}}"; done
 wait_job_state "$JOB_ID" succeeded 30
-req GET /api/v1/jobs?limit=500
+req GET '/api/v1/jobs?limit=500'
 assert_status 200
 all=$(json '[.jobs[].id]')
 [ "$(jq length <<<"$all")" = 11 ] || fail "expected 11 jobs, listed $all"
@@ -99,4 +99,11 @@ assert_json '[.jobs[].id]' "[$((sleeper - 1))]"
 
 req DELETE "/api/v1/jobs/$sleeper"
 wait_job_state "$sleeper" cancelled 5
+
+# A long parameter (300 kB, well under the 1 MiB body cap) reaches the worker intact.
+long=$(head -c 300000 /dev/zero | tr '\0' L)
+submit "{\"kind\":\"test\",\"params\":{\"echo\":\"$long\"}}"
+wait_job_state "$JOB_ID" succeeded 15
+[ "$(json .result.echo)" = "$long" ] || fail "the 300 kB echo did not come back intact"
+
 stop_daemon

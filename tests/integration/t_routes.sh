@@ -18,6 +18,11 @@ for path in /nope /api/v1 /api/v1/nope /api/v1/jobs/1/extra /api/v2/jobs /health
 done
 req GET /api/v1/jobs/424242
 assert_problem 404 not-found
+# A job id that is not a number is refused, as a problem either way.
+for id in abc -1 0 1x; do
+    req GET "/api/v1/jobs/$id"
+    case "$STATUS" in 400 | 404) assert_problem "$STATUS" ;; *) fail "expected 400 or 404, got $(last_request)" ;; esac
+done
 
 req PUT /api/v1/jobs '{"kind":"test"}'
 assert_problem 405 method-not-allowed

@@ -320,7 +320,7 @@ static void test_err_tail_keeps_newest(void **state)
                     "i=0; while [ $i -lt 500 ]; do echo \"line $i of noise\" >&2; i=$((i+1)); "
                     "done; echo 'last but one' >&2; printf 'very last\\n\\n  ' >&2",
                     NULL};
-    if (child_spawn(&c, SH, argv, 1024, err, sizeof err) != 0)
+    if (child_spawn(&c, SH, argv, NULL, 1024, err, sizeof err) != 0)
         fail_msg("child_spawn: %s", err);
     double t0 = now_s();
     while (!child_reap(&c)) {
@@ -392,7 +392,7 @@ static void test_spawn_kill_release(void **state)
     char err[256];
     char *argv[] = {"sh", "-c", "sleep 30", NULL};
     assert_no_children();
-    if (child_spawn(&c, SH, argv, 1024, err, sizeof err) != 0)
+    if (child_spawn(&c, SH, argv, NULL, 1024, err, sizeof err) != 0)
         fail_msg("child_spawn: %s", err);
     assert_true(c.pid > 0);
     assert_true(c.out_fd >= 0);
@@ -420,7 +420,7 @@ static void test_spawn_kill_release(void **state)
     assert_no_children();
 
     /* release alone also kills and reaps a running child */
-    if (child_spawn(&c, SH, argv, 1024, err, sizeof err) != 0)
+    if (child_spawn(&c, SH, argv, NULL, 1024, err, sizeof err) != 0)
         fail_msg("child_spawn: %s", err);
     wait_own_group(c.pid);
     t0 = now_s();
@@ -431,7 +431,7 @@ static void test_spawn_kill_release(void **state)
     assert_no_children();
 
     /* kill, then reap through child_reap */
-    if (child_spawn(&c, SH, argv, 1024, err, sizeof err) != 0)
+    if (child_spawn(&c, SH, argv, NULL, 1024, err, sizeof err) != 0)
         fail_msg("child_spawn: %s", err);
     wait_own_group(c.pid);
     child_kill(&c);
@@ -458,7 +458,7 @@ static void test_kill_right_after_spawn(void **state)
     struct child c;
     char err[256];
     char *argv[] = {"sh", "-c", "sleep 1", NULL};
-    if (child_spawn(&c, SH, argv, 1024, err, sizeof err) != 0)
+    if (child_spawn(&c, SH, argv, NULL, 1024, err, sizeof err) != 0)
         fail_msg("child_spawn: %s", err);
     double t0 = now_s();
     child_kill(&c);
@@ -470,6 +470,34 @@ static void test_kill_right_after_spawn(void **state)
         fail_msg("child_kill right after child_spawn did not kill: release took %.3f s, "
                  "wait status %d",
                  took, c.status);
+}
+
+/* Input larger than a pipe buffer (and than one argv string may be) reaches
+ * the child's stdin whole, and the parent does not block handing it over. */
+static void test_spawn_input_on_stdin(void **state)
+{
+    (void)state;
+    struct child c;
+    char err[256];
+    size_t len = 300 * 1024;
+    char *input = malloc(len + 1);
+    assert_non_null(input);
+    for (size_t i = 0; i < len; i++)
+        input[i] = (char)('a' + i % 26);
+    input[len] = '\0';
+    char *argv[] = {"sh", "-c", "cat", NULL};
+    if (child_spawn(&c, SH, argv, input, len + 1, err, sizeof err) != 0)
+        fail_msg("child_spawn: %s", err);
+    double t0 = now_s();
+    while (!child_reap(&c) && now_s() - t0 < 5) {
+        child_read(&c);
+        usleep(1000);
+    }
+    assert_int_equal(c.exited, 1);
+    assert_int_equal(c.out_len, len);
+    assert_memory_equal(c.out, input, len);
+    child_release(&c);
+    free(input);
 }
 
 int main(void)
@@ -489,6 +517,7 @@ int main(void)
         cmocka_unit_test(test_err_summary),
         cmocka_unit_test(test_spawn_kill_release),
         cmocka_unit_test(test_kill_right_after_spawn),
+        cmocka_unit_test(test_spawn_input_on_stdin),
     };
     return cmocka_run_group_tests_name("spawn", tests, NULL, NULL);
 }
