@@ -29,6 +29,7 @@
 #include "server/discovery.h"
 #include "server/http.h"
 #include "server/log.h"
+#include "server/resp_cache.h"
 #include "server/scheduler.h"
 
 static const char usage[] =
@@ -178,6 +179,7 @@ static void app_init(struct app *app, const struct config *cfg)
     pthread_mutex_init(&app->inv_lock, NULL);
     /* Workers are this very binary, even if the file on disk is replaced. */
     snprintf(app->self_exe, sizeof app->self_exe, "/proc/self/exe");
+    app->job_cache = resp_cache_new(32);
     if (gethostname(app->hostname, sizeof app->hostname - 1) < 0)
         snprintf(app->hostname, sizeof app->hostname, "unknown");
 }
@@ -188,6 +190,7 @@ static void app_release(struct app *app)
     auth_free(app->auth);
     gpu_inventory_free(&app->inv);
     free(app->devices_body);
+    resp_cache_free(app->job_cache);
     pthread_mutex_destroy(&app->inv_lock);
 }
 

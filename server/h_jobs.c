@@ -14,6 +14,7 @@
 #include "server/handlers.h"
 #include "server/jobjson.h"
 #include "server/jobkinds.h"
+#include "server/resp_cache.h"
 #include "server/scheduler.h"
 
 #define LIST_DEFAULT 50
@@ -265,14 +266,31 @@ static json_t *next_link(const struct job_filter *f, int64_t last_id)
     return json_string(buf);
 }
 
+/* The listing's identity for the response cache: every argument that
+ * changes the answer, in a fixed form. */
+static void list_key(const struct job_filter *f, char *buf, size_t len)
+{
+    snprintf(buf, len, "jobs state=%d limit=%d before=%lld device=%s kind=%s", f->state, f->limit,
+             (long long)f->before_id, f->device ? f->device : "", f->kind ? f->kind : "");
+}
+
 void h_jobs_list(struct http_req *rq, struct http_resp *rs)
 {
     struct job_filter f;
     struct job_row *rows = NULL;
-    size_t n = 0;
-    char err[256];
+    size_t n = 0, len;
+    char err[256], key[700], *body;
     if (list_filter(rq, rs, &f) < 0)
         return;
+    list_key(&f, key, sizeof key);
+    uint64_t gen = store_generation(rq->app->db); /* read before the data it tags */
+    if (resp_cache_get(rq->app->job_cache, key, gen, &body, &len)) {
+        rs->status = 200;
+        rs->content_type = "application/json";
+        rs->body = body;
+        rs->len = len;
+        return;
+    }
     if (store_job_list(rq->app->db, &f, &rows, &n, err, sizeof err) < 0) {
         problem(rq, rs, 503, "unavailable", "the job list could not be read: %s", err);
         return;
@@ -283,6 +301,8 @@ void h_jobs_list(struct http_req *rq, struct http_resp *rs)
     json_t *next = n == (size_t)f.limit ? next_link(&f, rows[n - 1].id) : json_null();
     job_rows_free(rows, n);
     http_json(rs, 200, json_pack("{s:o, s:o}", "jobs", jobs, "next", next));
+    if (rs->status == 200)
+        resp_cache_put(rq->app->job_cache, key, gen, rs->body, rs->len);
 }
 
 /* The {id} of the path; -1 (with rs filled) if it is not a job id. */

@@ -112,6 +112,17 @@ check_devices() {
     fi
 }
 
+# The job kinds compiled into the test build (tests/kinds/) must not ship.
+check_no_test_kinds() {
+    local err rc=0
+    err=$(run_clean worker --kind test 2>&1 >/dev/null) || rc=$?
+    if ((rc != 0)) && grep -q "no job kind 'test'" <<<"$err"; then
+        pass "the shipped binary has no test job kinds"
+    else
+        fail "the shipped binary knows job kind 'test' (exit $rc: $err)"
+    fi
+}
+
 main() {
     local work entries
     work=$(mktemp -d)
@@ -132,6 +143,7 @@ main() {
     check_version
     check_libraries
     check_devices
+    check_no_test_kinds
     if ((failures == 0)); then
         echo "dist-check: PASS ($(basename "$tarball"))"
     else
