@@ -56,6 +56,7 @@ ASSETS   := $(sort $(wildcard web/*.html web/*.js web/*.css web/*.json web/*.svg
 LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o) $(B)/assets.o $(B)/assets_blob.o
 MAIN_OBJ := $(B)/server/main.o
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_SUPPORT := $(patsubst %.c,$(B)/%.o,$(wildcard tests/unit/support/*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 
 .PHONY: all build variant deps bench-deps web-deps run test check unit integration \
@@ -94,7 +95,7 @@ $(B)/assets.c: $(ASSETS) Makefile
 $(B)/assets.o: $(B)/assets.c
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-$(B)/tests/%: tests/unit/%.c $(LIB_OBJ)
+$(B)/tests/%: tests/unit/%.c $(LIB_OBJ) $(UNIT_SUPPORT)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $(filter %.c %.o,$^) $(LDFLAGS) $(LDLIBS) -lcmocka
 

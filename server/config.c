@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "server/log.h"
+#include "server/text.h"
 
 enum key_type { KEY_STR, KEY_INT, KEY_LL, KEY_LEVEL };
 
@@ -59,17 +60,6 @@ void config_defaults(struct config *c)
     c->log_level = LOG_INFO;
 }
 
-static int parse_number(const char *value, long long min, long long max, long long *out)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(value, &end, 10);
-    if (errno || end == value || *end || v < min || v > max)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 static int set_key(struct config *c, const struct key_desc *k, const char *value,
                    char *err, size_t errlen)
 {
@@ -92,7 +82,7 @@ static int set_key(struct config *c, const struct key_desc *k, const char *value
         return 0;
     case KEY_INT:
     case KEY_LL:
-        if (parse_number(value, k->min, k->max, &v) < 0) {
+        if (parse_ll(value, k->min, k->max, &v) < 0) {
             snprintf(err, errlen, "%s: expected an integer from %lld to %lld, got '%s'",
                      k->name, k->min, k->max, value);
             return -1;
@@ -176,7 +166,7 @@ int config_split_listen(const char *listen, char *host, size_t hostlen, int *por
     if (hl >= hostlen)
         return -1;
     long long p;
-    if (parse_number(colon + 1, 0, 65535, &p) < 0)
+    if (parse_ll(colon + 1, 0, 65535, &p) < 0)
         return -1;
     memcpy(host, h, hl);
     host[hl] = '\0';

@@ -5,7 +5,6 @@
  * kind, device, parameters, deadline. Only then is the job inserted, so a bad
  * request leaves no trace and a good one is durable before 202 is answered.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 #include "server/jobkinds.h"
 #include "server/resp_cache.h"
 #include "server/scheduler.h"
+#include "server/text.h"
 
 #define LIST_DEFAULT 50
 #define LIST_MAX 500
@@ -30,18 +30,6 @@ void h_job_kinds(struct http_req *rq, struct http_resp *rs)
     for (size_t i = 0, n = job_kind_count(); i < n; i++)
         json_array_append_new(kinds, job_kind_to_json(job_kind_at(i)));
     http_json(rs, 200, json_pack("{s:o}", "kinds", kinds));
-}
-
-/* Parses a decimal integer in [min, max]; -1 if s is anything else. */
-static int parse_ll(const char *s, long long min, long long max, long long *out)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || end == s || *end || v < min || v > max)
-        return -1;
-    *out = v;
-    return 0;
 }
 
 static int check_keys(struct http_req *rq, struct http_resp *rs, json_t *doc)

@@ -26,6 +26,7 @@
 #include "server/auth.h"
 #include "server/log.h"
 #include "server/routes.h"
+#include "server/text.h"
 
 struct http_server {
     struct MHD_Daemon *daemon;
@@ -36,8 +37,7 @@ struct http_server {
 struct conn_ctx {
     const struct route *route;
     struct http_req rq;
-    char *buf;
-    size_t len, cap;
+    struct buf body;
     int too_large;
 };
 
@@ -185,26 +185,9 @@ static int admit(struct conn_ctx *cx, struct http_resp *rs)
 
 static void collect(struct conn_ctx *cx, const char *data, size_t n)
 {
-    size_t limit = (size_t)cx->rq.app->cfg.body_limit;
-    if (cx->too_large || cx->len + n > limit) {
-        cx->too_large = 1;
-        return;
-    }
-    if (cx->len + n + 1 > cx->cap) {
-        size_t cap = cx->cap ? cx->cap : 4096;
-        while (cap < cx->len + n + 1)
-            cap *= 2;
-        char *b = realloc(cx->buf, cap);
-        if (!b) {
-            cx->too_large = 1;
-            return;
-        }
-        cx->buf = b;
-        cx->cap = cap;
-    }
-    memcpy(cx->buf + cx->len, data, n);
-    cx->len += n;
-    cx->buf[cx->len] = '\0';
+    if (!cx->too_large &&
+        buf_append(&cx->body, data, n, (size_t)cx->rq.app->cfg.body_limit) < 0)
+        cx->too_large = 1; /* the rest is discarded; 413 is answered at the end */
 }
 
 static void dispatch(struct conn_ctx *cx, struct http_resp *rs)
@@ -214,8 +197,8 @@ static void dispatch(struct conn_ctx *cx, struct http_resp *rs)
                 cx->rq.app->cfg.body_limit);
         return;
     }
-    cx->rq.body = cx->buf;
-    cx->rq.body_len = cx->len;
+    cx->rq.body = cx->body.data;
+    cx->rq.body_len = cx->body.len;
     cx->route->handler(&cx->rq, rs);
     if (rs->status >= 500)
         log_kv(LOG_WARN, "http_error", "method=%s path=%s status=%d", cx->rq.method, cx->rq.path,
@@ -257,7 +240,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     (void)toe;
     struct conn_ctx *cx = *con_cls;
     if (cx) {
-        free(cx->buf);
+        buf_free(&cx->body);
         free(cx);
         *con_cls = NULL;
     }

@@ -137,7 +137,7 @@ static void finish_with_output(struct scheduler *s, struct slot *sl)
 {
     char reason[1024], err[512];
     json_error_t je;
-    json_t *doc = json_loadb(sl->ch.out ? sl->ch.out : "", sl->ch.out_len,
+    json_t *doc = json_loadb(sl->ch.out.data ? sl->ch.out.data : "", sl->ch.out.len,
                              JSON_REJECT_DUPLICATES, &je);
     json_t *ok = json_object_get(doc, "ok"), *result = json_object_get(doc, "result");
     if (!doc || !json_is_object(doc) || !json_is_boolean(ok)) {

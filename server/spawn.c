@@ -119,25 +119,8 @@ int child_spawn(struct child *c, const char *exe, char *const argv[], const char
 
 static void keep_out(struct child *c, const char *buf, size_t n)
 {
-    if (c->out_overflow || c->out_len + n > c->out_limit) {
+    if (!c->out_overflow && buf_append(&c->out, buf, n, c->out_limit) < 0)
         c->out_overflow = 1;
-        return;
-    }
-    if (c->out_len + n + 1 > c->out_cap) {
-        size_t cap = c->out_cap ? c->out_cap : 8192;
-        while (cap < c->out_len + n + 1)
-            cap *= 2;
-        char *p = realloc(c->out, cap);
-        if (!p) {
-            c->out_overflow = 1;
-            return;
-        }
-        c->out = p;
-        c->out_cap = cap;
-    }
-    memcpy(c->out + c->out_len, buf, n);
-    c->out_len += n;
-    c->out[c->out_len] = '\0';
 }
 
 static void keep_err(struct child *c, const char *buf, size_t n)
@@ -224,8 +207,7 @@ void child_release(struct child *c)
     if (c->pidfd >= 0)
         close(c->pidfd);
     c->out_fd = c->err_fd = c->pidfd = -1;
-    free(c->out);
-    c->out = NULL;
+    buf_free(&c->out);
 }
 
 void child_exit_text(const struct child *c, char *buf, size_t len)
@@ -298,9 +280,11 @@ int child_run(const char *exe, char *const argv[], int timeout_s, size_t out_lim
     } else if (c.out_overflow) {
         snprintf(err, errlen, "worker output larger than %zu bytes", out_limit);
     } else {
-        *out = c.out ? c.out : strdup("");
-        c.out = NULL;
-        rc = 0;
+        *out = c.out.data ? c.out.data : strdup("");
+        c.out = (struct buf){0};
+        rc = *out ? 0 : -1;
+        if (rc < 0)
+            snprintf(err, errlen, "out of memory");
     }
     child_release(&c);
     return rc;

@@ -16,14 +16,16 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "server/text.h"
+
 #define CHILD_ERR_TAIL 2048
 
 struct child {
     pid_t pid;
     int pidfd;                 /* -1 if the kernel has no pidfd_open */
     int out_fd, err_fd;        /* -1 once at end of file */
-    char *out;                 /* stdout bytes, NUL-terminated */
-    size_t out_len, out_cap, out_limit;
+    struct buf out;            /* stdout bytes, NUL-terminated */
+    size_t out_limit;
     int out_overflow;          /* the child wrote more than out_limit */
     char err_tail[CHILD_ERR_TAIL];
     size_t err_len;

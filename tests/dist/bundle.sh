@@ -34,16 +34,8 @@ for tool in ldd readelf tar gzip; do
     command -v "$tool" >/dev/null || die "$tool is needed"
 done
 
-# Libraries that stay the host's: glibc's own and the NVIDIA driver's.
-is_host_library() {
-    case $1 in
-        linux-vdso.so* | linux-gate.so* | ld-linux*.so* | ld64.so*) return 0 ;;
-        libc.so.* | libm.so.* | libdl.so.* | libpthread.so.* | librt.so.* | libresolv.so.*) return 0 ;;
-        libmvec.so.* | libutil.so.* | libanl.so.* | libnsl.so.* | libBrokenLocale.so.*) return 0 ;;
-        libthread_db.so.* | libnss_*.so.* | libcuda.so*) return 0 ;;
-    esac
-    return 1
-}
+# shellcheck source=tests/dist/host_libs.sh
+source "$(dirname "${BASH_SOURCE[0]}")/host_libs.sh"
 
 check_rpath() {
     local dyn rpath entry

@@ -21,16 +21,8 @@ failures=0
 pass() { echo "PASS: $*"; }
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
-# Same set as bundle.sh leaves to the host.
-is_host_library() {
-    case $1 in
-        linux-vdso.so* | linux-gate.so* | ld-linux*.so* | ld64.so*) return 0 ;;
-        libc.so.* | libm.so.* | libdl.so.* | libpthread.so.* | librt.so.* | libresolv.so.*) return 0 ;;
-        libmvec.so.* | libutil.so.* | libanl.so.* | libnsl.so.* | libBrokenLocale.so.*) return 0 ;;
-        libthread_db.so.* | libnss_*.so.* | libcuda.so*) return 0 ;;
-    esac
-    return 1
-}
+# shellcheck source=tests/dist/host_libs.sh
+source "$(dirname "${BASH_SOURCE[0]}")/host_libs.sh"
 
 # Runs the bundled binary from / with nothing inherited.
 run_clean() {

@@ -22,47 +22,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/unit/support/tmpfile.h"
 #include "server/config.h"
 #include "server/log.h"
 
 /* ---- temporary files ------------------------------------------------------ */
 
-struct tmp {
-    char dir[64];
-    char path[128];
-};
-
-static int setup_tmp(void **state)
-{
-    struct tmp *t = calloc(1, sizeof *t);
-    if (!t)
-        return -1;
-    snprintf(t->dir, sizeof t->dir, "/tmp/gpuprobe-test-config-XXXXXX");
-    if (!mkdtemp(t->dir)) {
-        free(t);
-        return -1;
-    }
-    snprintf(t->path, sizeof t->path, "%s/gpuprobe.conf", t->dir);
-    *state = t;
-    return 0;
-}
-
-static int teardown_tmp(void **state)
-{
-    struct tmp *t = *state;
-    unlink(t->path);
-    rmdir(t->dir);
-    free(t);
-    return 0;
-}
-
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    assert_int_equal(fputs(text, f) >= 0, 1);
-    assert_int_equal(fclose(f), 0);
-}
+static int setup_tmp(void **state) { return tmp_setup(state, "config", "gpuprobe.conf"); }
+static int teardown_tmp(void **state) { return tmp_teardown(state); }
 
 /* ---- defaults ------------------------------------------------------------- */
 

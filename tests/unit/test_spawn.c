@@ -413,7 +413,7 @@ static void test_spawn_kill_release(void **state)
     assert_int_equal(c.out_fd, -1);
     assert_int_equal(c.err_fd, -1);
     assert_int_equal(c.pidfd, -1);
-    assert_null(c.out);
+    assert_null(c.out.data);
     errno = 0;
     assert_int_equal(kill(pid, 0), -1);
     assert_int_equal(errno, ESRCH);
@@ -494,8 +494,8 @@ static void test_spawn_input_on_stdin(void **state)
         usleep(1000);
     }
     assert_int_equal(c.exited, 1);
-    assert_int_equal(c.out_len, len);
-    assert_memory_equal(c.out, input, len);
+    assert_int_equal(c.out.len, len);
+    assert_memory_equal(c.out.data, input, len);
     child_release(&c);
     free(input);
 }

@@ -1,0 +1,47 @@
+/*
+ * Test support: temporary files (see tmpfile.h).
+ */
+#include "tests/unit/support/tmpfile.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+int tmp_setup(void **state, const char *tag, const char *name)
+{
+    struct tmp *t = calloc(1, sizeof *t);
+    if (!t)
+        return -1;
+    snprintf(t->dir, sizeof t->dir, "/tmp/gpuprobe-test-%s-XXXXXX", tag);
+    if (!mkdtemp(t->dir)) {
+        free(t);
+        return -1;
+    }
+    snprintf(t->path, sizeof t->path, "%s/%s", t->dir, name);
+    *state = t;
+    return 0;
+}
+
+int tmp_teardown(void **state)
+{
+    struct tmp *t = *state;
+    unlink(t->path);
+    rmdir(t->dir);
+    free(t);
+    return 0;
+}
+
+void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_int_equal(fputs(text, f) >= 0, 1);
+    assert_int_equal(fclose(f), 0);
+}
