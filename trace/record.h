@@ -1,0 +1,57 @@
+/*
+ * Memory-trace records: the one in-memory form every trace format is read
+ * into and written from, and the form the L1 arrival-order sorter works on.
+ *
+ * DESIGN
+ * A trace is, per thread, the ordered list of its global-memory requests
+ * (see docs/trace-sort.md). Readers turn any input format into a stream of
+ * trace_rec handed to a sink callback, in the order of the input; writers
+ * take trace_rec (input side) or trace_out (sorted side). Errors carry the
+ * position of the first bad record (line for text, byte offset for both), so
+ * the API can answer "line 17: width must be 1, 2, 4, 8 or 16".
+ * This folder knows nothing of CUDA or HTTP.
+ */
+#ifndef GPUPROBE_TRACE_RECORD_H
+#define GPUPROBE_TRACE_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One request of one thread, as traced. */
+struct trace_rec {
+    uint64_t tid;      /* global linear thread id */
+    uint64_t pc;       /* of the memory instruction */
+    uint64_t addr;
+    uint32_t width;    /* bytes: 1, 2, 4, 8 or 16 */
+    uint32_t dep;      /* 1: the loaded value is used before the thread's next request */
+};
+
+/* One request as it reaches an SM's L1, after coalescing and ordering. */
+struct trace_out {
+    uint32_t sm;
+    uint64_t seq;      /* position in that SM's stream, from 0 */
+    uint64_t tid;      /* the thread whose address the (merged) request keeps */
+    uint64_t pc;
+    uint64_t addr;
+    uint32_t width;
+    uint32_t dep;
+};
+
+/* Where and why reading stopped. */
+struct trace_err {
+    uint64_t line;     /* 1-based line for text formats; 0 if not applicable */
+    uint64_t offset;   /* byte offset of the start of the bad record */
+    char msg[256];
+};
+
+/* Receives records in input order; a non-zero return stops the reader,
+ * which then returns that value. */
+typedef int (*trace_sink)(void *ctx, const struct trace_rec *r);
+
+/* Valid widths are powers of two from 1 to 16. */
+static inline int trace_width_valid(uint32_t w)
+{
+    return w == 1 || w == 2 || w == 4 || w == 8 || w == 16;
+}
+
+#endif
