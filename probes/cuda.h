@@ -21,6 +21,32 @@
 typedef int CUresult;
 typedef int CUdevice;
 typedef struct { unsigned char bytes[16]; } CUuuid;
+typedef struct CUctx_st *CUcontext;
+typedef struct CUmod_st *CUmodule;
+typedef struct CUfunc_st *CUfunction;
+typedef struct CUlinkState_st *CUlinkState;
+typedef struct CUstream_st *CUstream;
+typedef unsigned long long CUdeviceptr;
+
+/* CUjit_option values used by the JIT linker (probes/jit.c). */
+enum {
+    CU_JIT_WALL_TIME = 2,
+    CU_JIT_INFO_LOG_BUFFER = 3,
+    CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4,
+    CU_JIT_ERROR_LOG_BUFFER = 5,
+    CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
+    CU_JIT_OPTIMIZATION_LEVEL = 7,
+    CU_JIT_LOG_VERBOSE = 12,
+};
+/* CUjitInputType */
+enum { CU_JIT_INPUT_CUBIN = 0, CU_JIT_INPUT_PTX = 1 };
+/* CUfunction_attribute */
+enum {
+    CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1,
+    CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3,
+    CU_FUNC_ATTRIBUTE_NUM_REGS = 4,
+    CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
+};
 
 #define CUDA_SUCCESS 0
 #define CUDA_ERROR_INVALID_VALUE 1      /* e.g. an attribute this driver does not know */
@@ -63,6 +89,31 @@ struct cuda_api {
     CUresult (*cuDeviceGetAttribute)(int *value, int attrib, CUdevice dev);
     CUresult (*cuGetErrorName)(CUresult err, const char **name);
     CUresult (*cuGetErrorString)(CUresult err, const char **str);
+    /* contexts */
+    CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *ctx, CUdevice dev);
+    CUresult (*cuDevicePrimaryCtxRelease)(CUdevice dev);                 /* _v2 */
+    CUresult (*cuCtxSetCurrent)(CUcontext ctx);
+    CUresult (*cuCtxSynchronize)(void);
+    /* compiling PTX in process, and loading the result */
+    CUresult (*cuLinkCreate)(unsigned n, int *opts, void **vals, CUlinkState *st);  /* _v2 */
+    CUresult (*cuLinkAddData)(CUlinkState st, int type, void *data, size_t size,
+                              const char *name, unsigned n, int *opts, void **vals); /* _v2 */
+    CUresult (*cuLinkComplete)(CUlinkState st, void **cubin, size_t *size);
+    CUresult (*cuLinkDestroy)(CUlinkState st);
+    CUresult (*cuModuleLoadData)(CUmodule *mod, const void *image);
+    CUresult (*cuModuleUnload)(CUmodule mod);
+    CUresult (*cuModuleGetFunction)(CUfunction *fn, CUmodule mod, const char *name);
+    CUresult (*cuFuncGetAttribute)(int *value, int attrib, CUfunction fn);
+    CUresult (*cuFuncSetAttribute)(CUfunction fn, int attrib, int value);
+    CUresult (*cuLaunchKernel)(CUfunction fn, unsigned gx, unsigned gy, unsigned gz,
+                               unsigned bx, unsigned by, unsigned bz, unsigned smem,
+                               CUstream stream, void **params, void **extra);
+    /* memory */
+    CUresult (*cuMemAlloc)(CUdeviceptr *ptr, size_t bytes);                 /* _v2 */
+    CUresult (*cuMemFree)(CUdeviceptr ptr);                                 /* _v2 */
+    CUresult (*cuMemcpyHtoD)(CUdeviceptr dst, const void *src, size_t bytes); /* _v2 */
+    CUresult (*cuMemcpyDtoH)(void *dst, CUdeviceptr src, size_t bytes);     /* _v2 */
+    CUresult (*cuMemsetD32)(CUdeviceptr dst, unsigned value, size_t count);  /* _v2 */
 };
 
 /* Loads the driver (once) and returns its table, or NULL with the reason in

@@ -1,0 +1,70 @@
+/*
+ * The latency and throughput probe ("latency").
+ *
+ * DESIGN
+ * Probes as data: every instruction is one catalog entry (a PTX template for
+ * one dependent step, the register types it needs, the SASS opcode it must
+ * compile to); one generic generator turns an entry into a module and one
+ * generic runner times it. The latency kernel is one warp running five timed
+ * regions, each between two clock64 reads, inside a loop run twice (the
+ * second pass is kept, the first paid the instruction-cache misses):
+ *   R0 clock;clock                 the clock reads' own cost
+ *   R1 clock;step;clock            issue latency (seed 003's first style)
+ *   R2 clock;step;step;clock       execution latency (a dependent use)
+ *   R3, R4 chains of N1 and N2 dependent steps
+ * Chain latency = (R4 - R3) / (N2 - N1): the clock overhead cancels. Before
+ * a number is reported the runner reads the cubin and checks that each
+ * region holds exactly the expected count of the expected opcode; if not,
+ * the entry reports what the compiler produced and no number.
+ * Throughput uses a second kernel: every SM full of warps, each thread
+ * running independent chains, timed by %globaltimer and converted to
+ * results per clock per SM with the SM clock measured in the same run.
+ */
+#ifndef GPUPROBE_PROBES_LATENCY_H
+#define GPUPROBE_PROBES_LATENCY_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "probes/ptx.h"
+
+#define LAT_N1 16
+#define LAT_N2 48
+#define LAT_REGIONS 5
+#define TPUT_CHAINS 8
+#define TPUT_UNROLL 8
+
+/* Register classes a template can ask for. */
+enum lat_type { LT_F32, LT_F16X2, LT_F64, LT_U32, LT_U64 };
+
+struct lat_entry {
+    const char *name;         /* catalog key, e.g. "ffma" */
+    const char *group;        /* "fp32", "fp16", "fp64", "int", "logic", "conv", "sfu", "warp", "shared", "atomic" */
+    const char *ptx;          /* one step; {x} chain register, {y} {z} operands of x's type,
+                                 {u} a u32 operand, {t} scratch of type tt, {s} shared address (u32),
+                                 {g} global address (u64) */
+    enum lat_type xt;         /* type of {x} {y} {z} */
+    enum lat_type tt;         /* type of {t} */
+    const char *sass;         /* the opcode the step must compile to ("A|B": either) */
+    int per_step;             /* how many of them one step is */
+    const char *note;         /* what the figure means where it is not obvious */
+};
+
+extern const struct lat_entry lat_catalog[];
+extern const size_t lat_catalog_count;
+const struct lat_entry *lat_find(const char *name);
+
+/* The latency module for e (kernel "lat"), for a device of cc major.minor. */
+char *lat_ptx_latency(const struct lat_entry *e, int cc_major, int cc_minor);
+/* The throughput module for e (kernel "tput"). */
+char *lat_ptx_throughput(const struct lat_entry *e, int cc_major, int cc_minor);
+/* How many of e's opcode each latency region must hold. */
+int lat_region_expect(const struct lat_entry *e, int region);
+
+/* Runs the probe on a device (UUID or index) for the catalog entries named
+ * in `only` (comma-separated; NULL or "all" for every entry), each measured
+ * `repeats` times. The whole result document, or NULL with the reason. */
+json_t *latency_probe_run(const char *device, int repeats, const char *only, char *err,
+                          size_t errlen);
+
+#endif

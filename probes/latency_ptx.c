@@ -1,0 +1,161 @@
+/*
+ * PTX for the latency probe: one latency module and one throughput module
+ * per catalog entry, generated from the entry's one-step template
+ * (see latency.h for the kernels' shape).
+ *
+ * Inputs come from a buffer the host fills (latency.c), never from
+ * constants, so the compiler cannot fold a chain away; every chain's final
+ * value is stored, so none is dead.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "probes/latency.h"
+
+#define SHARED_WORDS (512 * TPUT_CHAINS * 2) /* 8 bytes a chain: 8-byte types fit too */
+
+static const char *reg_type(enum lat_type t)
+{
+    static const char *const names[] = {".f32", ".b32", ".f64", ".u32", ".u64"};
+    return names[t];
+}
+
+int lat_region_expect(const struct lat_entry *e, int region)
+{
+    static const int steps[LAT_REGIONS] = {0, 1, 2, LAT_N1, LAT_N2};
+    return steps[region] * e->per_step;
+}
+
+static void add_step(struct ptx *p, const struct lat_entry *e, const char *x, const char *t,
+                     const char *s, const char *g)
+{
+    const char *keys[] = {"x", "y", "z", "u", "t", "s", "g"};
+    const char *vals[] = {x, "%y", "%z", "%u", t, s, g};
+    ptx_add(p, "\t");
+    ptx_expand(p, e->ptx, keys, vals, 7);
+    ptx_add(p, "\n");
+}
+
+/* Addresses every kernel sets up: this thread's shared word(s), which hold
+ * their own address (so a load chain through them is a fixed point), and its
+ * global word(s). */
+static void common_prologue(struct ptx *p, const struct lat_entry *e, int chains)
+{
+    ptx_add(p, "\tld.param.u64 %%in, [p_in];\n\tcvta.to.global.u64 %%in, %%in;\n"
+               "\tld.param.u64 %%out, [p_out];\n\tcvta.to.global.u64 %%out, %%out;\n"
+               "\tld.param.u64 %%gbase, [p_glob];\n\tcvta.to.global.u64 %%gbase, %%gbase;\n"
+               "\tmov.u32 %%me, %%tid.x;\n\tmov.u32 %%sbase, sm;\n");
+    for (int k = 0; k < chains; k++) {
+        ptx_add(p, "\tmad.lo.u32 %%w, %%me, %d, %d;\n", 8 * chains, 8 * k);
+        ptx_add(p, "\tadd.u32 %%s%d, %%sbase, %%w;\n\tst.shared.u32 [%%s%d], %%s%d;\n", k, k, k);
+        ptx_add(p, "\tcvt.u64.u32 %%wide, %%w;\n\tadd.u64 %%g%d, %%gbase, %%wide;\n", k);
+    }
+    /* The host stores 0 at in+28. Adding (thread id AND that zero) to the
+     * input address changes nothing at run time but makes every operand a
+     * per-thread value to the compiler, which would otherwise move uniform
+     * operands onto the uniform datapath (UIADD3, UPOPC, ...) or fold them. */
+    ptx_add(p, "\tld.global.u32 %%w, [%%in+28];\n\tand.b32 %%w, %%w, %%me;\n"
+               "\tmul.wide.u32 %%wide, %%w, 8;\n\tadd.u64 %%in, %%in, %%wide;\n");
+    ptx_add(p, "\tbar.sync 0;\n\tld.global%s %%y, [%%in+8];\n\tld.global%s %%z, [%%in+16];\n"
+               "\tld.global.u32 %%u, [%%in+24];\n", reg_type(e->xt), reg_type(e->xt));
+}
+
+static void declare(struct ptx *p, const struct lat_entry *e, int chains)
+{
+    ptx_add(p, "\t.reg .pred %%p;\n\t.reg .u32 %%pass, %%me, %%sbase, %%w, %%u, %%iter, %%n;\n"
+               "\t.reg .u64 %%in, %%out, %%gbase, %%wide, %%c0, %%c1, %%d, %%gt0, %%gt1;\n"
+               "\t.reg %s %%y, %%z;\n", reg_type(e->xt));
+    for (int k = 0; k < chains; k++)
+        ptx_add(p, "\t.reg %s %%x%d;\n\t.reg %s %%t%d;\n\t.reg .u32 %%s%d;\n\t.reg .u64 %%g%d;\n",
+                reg_type(e->xt), k, reg_type(e->tt), k, k, k);
+    ptx_add(p, "\t.shared .align 8 .b32 sm[%d];\n", SHARED_WORDS);
+}
+
+/* Loads chain k's start value, or points it at its own shared word when
+ * the step chases through {x}. */
+static void init_chain(struct ptx *p, const struct lat_entry *e, int k)
+{
+    if (strstr(e->ptx, "[{x}]"))
+        ptx_add(p, "\tmov.u32 %%x%d, %%s%d;\n", k, k);
+    else
+        ptx_add(p, "\tld.global%s %%x%d, [%%in+%d];\n", reg_type(e->xt), k, 32 + 8 * k);
+}
+
+static void chain_regs(int k, char x[8], char t[8], char s[8], char g[8])
+{
+    snprintf(x, 8, "%%x%d", k);
+    snprintf(t, 8, "%%t%d", k);
+    snprintf(s, 8, "%%s%d", k);
+    snprintf(g, 8, "%%g%d", k);
+}
+
+static void timed_region(struct ptx *p, const struct lat_entry *e, int region)
+{
+    char x[8], t[8], s[8], g[8];
+    chain_regs(0, x, t, s, g);
+    ptx_add(p, "\t// region %d\n\tmov.u64 %%c0, %%clock64;\n", region);
+    for (int i = 0; i < lat_region_expect(e, region) / e->per_step; i++)
+        add_step(p, e, x, t, s, g);
+    ptx_add(p, "\tmov.u64 %%c1, %%clock64;\n\tsub.s64 %%d, %%c1, %%c0;\n"
+               "\tst.global.u64 [%%out+%d], %%d;\n", 8 * region);
+}
+
+char *lat_ptx_latency(const struct lat_entry *e, int cc_major, int cc_minor)
+{
+    struct ptx p;
+    ptx_init(&p);
+    ptx_header(&p, cc_major, cc_minor);
+    ptx_add(&p, ".visible .entry lat(.param .u64 p_out, .param .u64 p_in, .param .u64 p_glob)\n{\n");
+    declare(&p, e, 1);
+    common_prologue(&p, e, 1);
+    init_chain(&p, e, 0);
+    ptx_add(&p, "\tmov.u32 %%pass, 0;\n$L_pass:\n");
+    for (int r = 0; r < LAT_REGIONS; r++)
+        timed_region(&p, e, r);
+    ptx_add(&p, "\tadd.u32 %%pass, %%pass, 1;\n\tsetp.lt.u32 %%p, %%pass, 2;\n\t@%%p bra $L_pass;\n"
+                "\tst.global%s [%%out+64], %%x0;\n\tret;\n}\n", reg_type(e->xt));
+    return ptx_take(&p);
+}
+
+/* Thread 0 of each block records clock64 and %globaltimer at slot 0/1
+ * (start) or 2/3 (end) of its block's four words. */
+static void stamp(struct ptx *p, int end)
+{
+    ptx_add(p, "\tbar.sync 0;\n\tsetp.ne.u32 %%p, %%me, 0;\n\t@%%p bra $L_stamp%d;\n"
+               "\tmov.u64 %%c0, %%clock64;\n\tmov.u64 %%gt0, %%globaltimer;\n"
+               "\tmov.u32 %%w, %%ctaid.x;\n\tmul.wide.u32 %%wide, %%w, 32;\n"
+               "\tadd.u64 %%wide, %%out, %%wide;\n"
+               "\tst.global.u64 [%%wide+%d], %%c0;\n\tst.global.u64 [%%wide+%d], %%gt0;\n"
+               "$L_stamp%d:\n",
+            end, end ? 16 : 0, end ? 24 : 8, end);
+}
+
+char *lat_ptx_throughput(const struct lat_entry *e, int cc_major, int cc_minor)
+{
+    struct ptx p;
+    char x[8], t[8], s[8], g[8];
+    ptx_init(&p);
+    ptx_header(&p, cc_major, cc_minor);
+    ptx_add(&p, ".visible .entry tput(.param .u64 p_out, .param .u64 p_in, .param .u64 p_glob,"
+                " .param .u32 p_iters)\n{\n");
+    declare(&p, e, TPUT_CHAINS);
+    common_prologue(&p, e, TPUT_CHAINS);
+    for (int k = 0; k < TPUT_CHAINS; k++)
+        init_chain(&p, e, k);
+    ptx_add(&p, "\tld.param.u32 %%n, [p_iters];\n\tmov.u32 %%iter, 0;\n");
+    stamp(&p, 0);
+    ptx_add(&p, "$L_loop:\n");
+    for (int u = 0; u < TPUT_UNROLL; u++)
+        for (int k = 0; k < TPUT_CHAINS; k++) {
+            chain_regs(k, x, t, s, g);
+            add_step(&p, e, x, t, s, g);
+        }
+    ptx_add(&p, "\tadd.u32 %%iter, %%iter, 1;\n\tsetp.lt.u32 %%p, %%iter, %%n;\n"
+                "\t@%%p bra $L_loop;\n");
+    stamp(&p, 1);
+    /* every chain's result goes somewhere, so none is dead */
+    for (int k = 0; k < TPUT_CHAINS; k++)
+        ptx_add(&p, "\tst.global%s [%%g%d], %%x%d;\n", reg_type(e->xt), k, k);
+    ptx_add(&p, "\tret;\n}\n");
+    return ptx_take(&p);
+}
