@@ -33,6 +33,7 @@
 #define LAT_REGIONS 5
 #define TPUT_CHAINS 8
 #define TPUT_UNROLL 8
+#define TPUT_THREADS 256
 
 /* Register classes a template can ask for. */
 enum lat_type { LT_F32, LT_F16X2, LT_F64, LT_U32, LT_U64 };

@@ -10,6 +10,7 @@
  */
 #include "probes/latency_check.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,7 +104,15 @@ static void latency_class(const struct cubin_kernel *k, const struct sass_region
 {
     int with = 0, without = 0, stall_seen[16] = {0};
     char buf[SASS_MNEMONIC_MAX];
+    /* the chain's last instruction feeds the clock read, not the chain: its
+     * stall says nothing about the chain, so it is left out */
+    size_t last = r4->end;
     for (size_t i = r4->first; i < r4->end; i++) {
+        struct sass_insn in = sass_decode(k->text, i * SASS_INSN_BYTES);
+        if (is_timed(sass_mnemonic(&in, buf), timed))
+            last = i;
+    }
+    for (size_t i = r4->first; i < last; i++) {
         struct sass_insn in = sass_decode(k->text, i * SASS_INSN_BYTES);
         if (!is_timed(sass_mnemonic(&in, buf), timed))
             continue;
@@ -113,11 +122,22 @@ static void latency_class(const struct cubin_kernel *k, const struct sass_region
             with++;
         stall_seen[sass_field(&in, SASS_STALL) & 15]++;
     }
-    int mode = 0;
-    for (int s = 1; s < 16; s++)
-        mode = stall_seen[s] > stall_seen[mode] ? s : mode;
+    int distinct = 0, only = 0;
+    json_t *counts = json_object();
+    for (int s = 0; s < 16; s++)
+        if (stall_seen[s]) {
+            char key[12];
+            snprintf(key, sizeof key, "%d", s);
+            json_object_set_new(counts, key, json_integer(stall_seen[s]));
+            distinct++;
+            only = s;
+        }
     json_object_set_new(o, "fixed_latency", with && without ? json_null() : json_boolean(!with));
-    json_object_set_new(o, "compiler_stall", without && !with ? json_integer(mode) : json_null());
+    /* one figure only when the compiler wrote one stall on every timed
+     * instruction; otherwise the counts say what it wrote */
+    json_object_set_new(o, "compiler_stall",
+                        without && !with && distinct == 1 ? json_integer(only) : json_null());
+    json_object_set_new(o, "compiler_stall_counts", counts);
 }
 
 json_t *lat_check_latency(const struct lat_entry *e, const void *cubin, size_t size)

@@ -12,7 +12,9 @@
 
 #include "probes/latency.h"
 
-#define SHARED_WORDS (512 * TPUT_CHAINS * 2) /* 8 bytes a chain: 8-byte types fit too */
+/* One 32-bit word per thread and chain: 8 KiB for a 256-thread block, so
+ * shared memory never limits how many blocks fit on an SM. */
+#define SHARED_WORDS (TPUT_THREADS * TPUT_CHAINS)
 
 static const char *reg_type(enum lat_type t)
 {
@@ -45,10 +47,16 @@ static void common_prologue(struct ptx *p, const struct lat_entry *e, int chains
                "\tld.param.u64 %%out, [p_out];\n\tcvta.to.global.u64 %%out, %%out;\n"
                "\tld.param.u64 %%gbase, [p_glob];\n\tcvta.to.global.u64 %%gbase, %%gbase;\n"
                "\tmov.u32 %%me, %%tid.x;\n\tmov.u32 %%sbase, sm;\n");
+    /* Chain k of thread t uses shared word k*threads + t (consecutive lanes,
+     * consecutive banks: no conflicts) and global slot k*all_threads + gtid. */
+    ptx_add(p, "\tmov.u32 %%nt, %%ntid.x;\n\tmov.u32 %%w, %%ctaid.x;\n"
+               "\tmad.lo.u32 %%gtid, %%w, %%nt, %%me;\n\tmov.u32 %%w, %%nctaid.x;\n"
+               "\tmul.lo.u32 %%all, %%w, %%nt;\n");
     for (int k = 0; k < chains; k++) {
-        ptx_add(p, "\tmad.lo.u32 %%w, %%me, %d, %d;\n", 8 * chains, 8 * k);
+        ptx_add(p, "\tmad.lo.u32 %%w, %%nt, %d, %%me;\n\tshl.b32 %%w, %%w, 2;\n", k);
         ptx_add(p, "\tadd.u32 %%s%d, %%sbase, %%w;\n\tst.shared.u32 [%%s%d], %%s%d;\n", k, k, k);
-        ptx_add(p, "\tcvt.u64.u32 %%wide, %%w;\n\tadd.u64 %%g%d, %%gbase, %%wide;\n", k);
+        ptx_add(p, "\tmad.lo.u32 %%w, %%all, %d, %%gtid;\n\tmul.wide.u32 %%wide, %%w, 8;\n"
+                   "\tadd.u64 %%g%d, %%gbase, %%wide;\n", k, k);
     }
     /* The host stores 0 at in+28. Adding (thread id AND that zero) to the
      * input address changes nothing at run time but makes every operand a
@@ -62,7 +70,7 @@ static void common_prologue(struct ptx *p, const struct lat_entry *e, int chains
 
 static void declare(struct ptx *p, const struct lat_entry *e, int chains)
 {
-    ptx_add(p, "\t.reg .pred %%p;\n\t.reg .u32 %%pass, %%me, %%sbase, %%w, %%u, %%iter, %%n;\n"
+    ptx_add(p, "\t.reg .pred %%p;\n\t.reg .u32 %%pass, %%me, %%sbase, %%w, %%u, %%iter, %%n, %%nt, %%gtid, %%all;\n"
                "\t.reg .u64 %%in, %%out, %%gbase, %%wide, %%c0, %%c1, %%d, %%gt0, %%gt1;\n"
                "\t.reg %s %%y, %%z;\n", reg_type(e->xt));
     for (int k = 0; k < chains; k++)

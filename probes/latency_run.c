@@ -19,8 +19,9 @@
 #include "probes/latency_check.h"
 #include "probes/stats.h"
 
-#define TPUT_THREADS 256
-#define TPUT_BLOCKS_PER_SM 8
+/* 4 blocks of 256 threads: 32 warps an SM, 8 chains each, all resident at
+ * once even at FP64's register use, so the run is one wave. */
+#define TPUT_BLOCKS_PER_SM 4
 #define TPUT_TARGET_NS 2000000.0
 #define MAX_REPEATS 50
 
