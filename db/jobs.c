@@ -8,7 +8,9 @@
  * WHERE clause names the state the job must be in (so a transition that lost a
  * race changes nothing and reports 1) and the INSERT of its job_events row;
  * store_job_succeed also runs the kind's result saver in that transaction and
- * rolls all of it back if the saver fails. The simple transitions share
+ * rolls all of it back if the saver fails (store_job_record does insert,
+ * start and succeed in one transaction, for a job run outside the daemon by
+ * `gpuprobe probe --db`). The simple transitions share
  * job_transition(), which binds ?1 = job id, ?2 = a text (reason, result) and
  * ?3 = now into the transition's UPDATE. Interruption reads the attempt counts
  * first (inside the transaction) to choose between re-queueing, giving up and,
@@ -312,6 +314,41 @@ int store_job_insert(store *s, const char *kind, const char *device, const char 
         return -1;
     int ret = job_insert_tx(&tx, &j, store_now_ms(), &id, err, errlen);
     ret = tx_end(&tx, ret, err, errlen);
+    if (ret == 0 && id_out)
+        *id_out = id;
+    return ret;
+}
+
+/* ---- a job that ran elsewhere ------------------------------------------- */
+
+static int record_tx(struct store_tx *tx, const struct job_in *j, const char *result_json,
+                     store_result_saver save, int64_t *id, char *err, size_t errlen)
+{
+    int ret = job_insert_tx(tx, j, store_now_ms(), id, err, errlen);
+    if (ret == 0)
+        ret = tx_transition(tx, *id, start_sql, NULL, JOB_RUNNING, "started", err, errlen);
+    if (ret == 0)
+        ret = tx_transition(tx, *id, succeed_sql, result_json, JOB_SUCCEEDED, "succeeded",
+                            err, errlen);
+    if (ret == 1)   /* cannot happen inside the transaction; be strict anyway */
+        ret = db_fail(err, errlen, "recording job %lld: state changed", (long long)*id);
+    if (ret == 0 && save)
+        ret = save(tx, *id, result_json, err, errlen);
+    return ret;
+}
+
+int store_job_record(store *s, const char *kind, const char *device, const char *params_json,
+                     int timeout_s, const char *result_json, store_result_saver save,
+                     int64_t *id_out, char *err, size_t errlen)
+{
+    struct job_in j = { kind, device, params_json, timeout_s, 1 };
+    struct store_tx tx;
+    int64_t id = 0;
+    if (!kind || !*kind || timeout_s < 1)
+        return db_fail(err, errlen, "recording a job: empty kind or timeout_s below 1");
+    if (store_tx_begin(s, &tx, err, errlen) != 0)
+        return -1;
+    int ret = tx_end(&tx, record_tx(&tx, &j, result_json, save, &id, err, errlen), err, errlen);
     if (ret == 0 && id_out)
         *id_out = id;
     return ret;

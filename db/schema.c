@@ -70,9 +70,86 @@ static const char schema_v1_core[] =
     "  message TEXT NOT NULL);\n"
     "CREATE INDEX job_events_job ON job_events(job_id);\n";
 
+/* Probe results (db/results*.c). probe_runs is the provenance of every
+ * result: which job measured it on which device, when, at what clock and
+ * driver; one row per probe of a job (a "suite" job has two, hence the key
+ * (job_id, probe)). The row tables repeat the device so that a device's
+ * history can be read without a join. Numbers are REAL (the savers bind them
+ * as text; the column affinity converts); NULL is "not measured". A curve or
+ * level table that failed as a whole is kept as a memory_scalars row named
+ * curve_<load> or levels_<load> holding only the error. */
+#define MEM_LOADS "('ca', 'cg')"
+#define MEM_SCALARS "('shared', 'departure_coalesced', 'departure_uncoalesced'," \
+                    " 'departure_l1_coalesced', 'departure_l1_uncoalesced'," \
+                    " 'departure_clock_overhead', 'device_memory_ca', 'device_memory_cg'," \
+                    " 'curve_ca', 'curve_cg', 'levels_ca', 'levels_cg')"
+#define SPREAD_COLS(p) "  " p "_median REAL,\n  " p "_min REAL,\n  " p "_max REAL,\n"
+
+static const char schema_v2_probe_results[] =
+    "CREATE TABLE probe_runs (\n"
+    "  job_id             INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,\n"
+    "  probe              TEXT NOT NULL CHECK (probe IN ('latency', 'memory')),\n"
+    "  device             TEXT NOT NULL,\n"
+    "  device_name        TEXT NOT NULL,\n"
+    "  compute_capability TEXT NOT NULL,\n"
+    "  measured_ms        INTEGER NOT NULL,\n"
+    "  clock_mhz_before   REAL,\n"
+    "  clock_mhz_after    REAL,\n"
+    "  driver_version     TEXT NOT NULL,\n"
+    "  repeats            INTEGER NOT NULL CHECK (repeats >= 1),\n"
+    "  wall_s             REAL,\n"
+    "  PRIMARY KEY (job_id, probe));\n"
+    /* newest result of a probe on a device */
+    "CREATE INDEX probe_runs_device ON probe_runs(device, probe, measured_ms, job_id);\n"
+    "CREATE TABLE latency_results (\n"
+    "  job_id         INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,\n"
+    "  seq            INTEGER NOT NULL,\n"   /* position in the document */
+    "  device         TEXT NOT NULL,\n"
+    "  instr          TEXT NOT NULL,\n"
+    "  grp            TEXT NOT NULL,\n"
+    "  sass_opcode    TEXT NOT NULL,\n"
+    "  per_step       INTEGER,\n"
+    "  note           TEXT,\n"
+    "  verified       INTEGER CHECK (verified IN (0, 1)),\n"
+    "  fixed_latency  INTEGER CHECK (fixed_latency IN (0, 1)),\n"
+    "  compiler_stall INTEGER,\n"
+    SPREAD_COLS("latency") SPREAD_COLS("issue") SPREAD_COLS("exec") SPREAD_COLS("tput")
+    SPREAD_COLS("tput_mhz")
+    "  error          TEXT,\n"
+    "  tput_error     TEXT,\n"
+    "  PRIMARY KEY (job_id, instr));\n"
+    "CREATE TABLE memory_curve (\n"
+    "  job_id  INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,\n"
+    "  device  TEXT NOT NULL,\n"
+    "  load    TEXT NOT NULL CHECK (load IN " MEM_LOADS "),\n"
+    "  bytes   INTEGER NOT NULL CHECK (bytes >= 1),\n"
+    "  median  REAL,\n"
+    "  min     REAL,\n"
+    "  max     REAL,\n"
+    "  error   TEXT,\n"
+    "  PRIMARY KEY (job_id, load, bytes));\n"
+    "CREATE TABLE memory_levels (\n"
+    "  job_id      INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,\n"
+    "  device      TEXT NOT NULL,\n"
+    "  load        TEXT NOT NULL CHECK (load IN " MEM_LOADS "),\n"
+    "  level       INTEGER NOT NULL CHECK (level >= 1),\n"
+    "  cycles      REAL,\n"
+    "  up_to_bytes INTEGER,\n"
+    "  PRIMARY KEY (job_id, load, level));\n"
+    "CREATE TABLE memory_scalars (\n"
+    "  job_id  INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,\n"
+    "  device  TEXT NOT NULL,\n"
+    "  name    TEXT NOT NULL CHECK (name IN " MEM_SCALARS "),\n"
+    "  median  REAL,\n"
+    "  min     REAL,\n"
+    "  max     REAL,\n"
+    "  error   TEXT,\n"
+    "  PRIMARY KEY (job_id, name));\n";
+
 /* One entry per schema version; append only. */
 static const char *const migrations[] = {
     schema_v1_core,
+    schema_v2_probe_results,
 };
 
 int store_schema_latest(void)

@@ -158,6 +158,14 @@ typedef int (*store_result_saver)(struct store_tx *tx, int64_t job_id, const cha
 int store_job_succeed(store *s, int64_t id, const char *result_json, store_result_saver save,
                       char *err, size_t errlen);
 
+/* A job that ran outside the daemon (`gpuprobe probe --db`): inserted,
+ * started and succeeded with result_json, and its rows saved through save,
+ * all in one transaction, so a daemon on the same database never sees it
+ * queued. max_attempts is 1. Nothing is written if save fails. */
+int store_job_record(store *s, const char *kind, const char *device, const char *params_json,
+                     int timeout_s, const char *result_json, store_result_saver save,
+                     int64_t *id_out, char *err, size_t errlen);
+
 /* running -> failed with the reason (event "failed: <reason>").
  * Returns 1 if the job is not running. */
 int store_job_fail(store *s, int64_t id, const char *reason, char *err, size_t errlen);
@@ -192,6 +200,9 @@ int store_job_counts(store *s, int64_t counts[JOB_STATE_COUNT], char *err, size_
  * saver; the statement is prepared once and cached. NULL params bind NULL. */
 int store_tx_exec(struct store_tx *tx, const char *sql, const char *const *params, size_t n,
                   char *err, size_t errlen);
+
+/* The probes' result tables (savers, checks, the reader) are declared in
+ * db/results.h. */
 
 /* Current time in ms since the epoch (wall clock, UTC). */
 int64_t store_now_ms(void);

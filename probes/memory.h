@@ -15,7 +15,10 @@
  *              (consecutive 4-byte words: one line per load) or
  *              uncoalesced (one line per thread: 32 lines per load); the
  *              slope between two counts M1 < M2 is the cycles between
- *              consecutive loads, the clock reads' own cost cancelled;
+ *              consecutive loads, the clock reads' own cost cancelled.
+ *              Reported for ld.global.cg (every request leaves the SM for
+ *              the L2, where the lines are: the departure delay of the
+ *              model) and, as "l1_hit", for ld.global.ca (L1 hits);
  * and the SM clock achieved (probes/clock.h) before and after the whole.
  * The host side (memory_run.c) builds the permutations, sweeps the
  * footprints, repeats every point, and checks the machine code of each

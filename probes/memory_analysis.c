@@ -5,20 +5,22 @@
  * DESIGN
  * A curve is a list of (footprint, median cycles) in increasing footprint.
  * A plateau starts where min_points consecutive points all lie within the
- * tolerance (max(rel_tol x value, abs_tol)) of their own median; that median
- * is the plateau's anchor. The plateau then takes every following point
- * within the tolerance of the anchor. A lone point off the anchor whose two
- * successors (or one, at the curve's end) are back on it is a glitch and is
- * skipped, not a step; anything else ends the plateau. Comparing with the
- * fixed anchor, not a running mean, keeps a slow ramp from creeping into a
- * plateau; and a run whose least-squares trend (cycles against log2 of the
- * footprint, relative to its median) exceeds max_slope per octave is a
- * ramp, not a plateau: the search moves on one point. Past a cache's
- * capacity a random chase still hits in it with a probability that falls
- * as capacity / footprint, so the curve climbs gradually; every window of a
+ * tolerance (max(rel_tol x value, abs_tol)) of their own median. It then
+ * takes every following point within the tolerance of the median of the
+ * points it holds so far: a median of many points on the level, so one end
+ * of a level that drifts a little does not decide alone where the level
+ * stops (the ca and cg curves of one L2 then agree on its capacity). A lone
+ * point off the level whose two successors (or one, at the curve's end) are
+ * back on it is a glitch and is skipped, not a step; anything else ends the
+ * plateau. A run whose least-squares trend (cycles against log2 of the
+ * footprint, relative to its level) exceeds max_slope per octave is a ramp,
+ * not a plateau, and the search moves on one point. Past a cache's capacity
+ * a random chase still hits in it with a probability that falls as
+ * capacity / footprint, so the curve climbs gradually; every window of a
  * few points along that climb lies within the tolerance of its median, and
  * only the trend tells it from a level (on a real H200 the climb past the
- * L2 runs at 6 % per octave and more, the L2 level itself at under 1 %).
+ * L2 runs at 8 % per octave at its flattest, past 128 MiB, the L2 level
+ * itself at under 1 %).
  * Points between two plateaus are the transition and belong to
  * neither. A level's capacity lies between the largest footprint on it
  * (up_to_bytes) and the next footprint measured (next_bytes): the probe
@@ -36,12 +38,13 @@
 #include "probes/memory.h"
 #include "probes/stats.h"
 
-/* 8 %: the L2 level of a real H200 drifts by that much from 1 KiB to its
- * capacity (261 to 284 cycles), while every step between levels is several
- * times larger. 2 cycles: a floor for small latencies, where one cycle is
- * already a few percent. 3 points: 3/4 of an octave at the probe's
- * quarter-octave sweep. 3 % per octave: between the L2 level's drift
- * (under 1 %) and the climb past it (6 % and more). */
+/* 8 %: the L2 level of a real H200 (median 279 cycles) drifts by about
+ * that much either way from 1 KiB to its capacity (260 to 299 cycles),
+ * while every step between levels is several times larger. 2 cycles: a
+ * floor for small latencies, where one cycle is already a few percent.
+ * 3 points: 3/4 of an octave at the probe's quarter-octave sweep. 3 % per
+ * octave: between the L2 level's drift (under 1 %) and the climb past it
+ * (8 % at its flattest). */
 void mem_analysis_defaults(struct mem_analysis_opts *o)
 {
     o->rel_tol = 0.08;
@@ -90,59 +93,75 @@ static size_t plateau_start(const struct mem_point *pts, size_t n, size_t i,
     return n;
 }
 
-/* Whether pts[k] (off the anchor) is a lone glitch: the next two points,
- * or the only one left, are back on the anchor. */
+/* Whether pts[k] (off the level) is a lone glitch: the next two points,
+ * or the only one left, are back on it. */
 static int glitch(const struct mem_point *pts, size_t n, size_t k,
-                  const struct mem_analysis_opts *o, double anchor)
+                  const struct mem_analysis_opts *o, double ref)
 {
     if (k + 1 >= n)
         return 0;
-    if (!near(o, pts[k + 1].cycles, anchor))
+    if (!near(o, pts[k + 1].cycles, ref))
         return 0;
-    return k + 2 >= n || near(o, pts[k + 2].cycles, anchor);
+    return k + 2 >= n || near(o, pts[k + 2].cycles, ref);
 }
 
-/* Extends the plateau that starts at j; fills lv and returns its last index. */
-static size_t plateau_extend(const struct mem_point *pts, size_t n, size_t j, double anchor,
-                             const struct mem_analysis_opts *o, struct mem_level *lv)
+/* Scratch for one plateau: its members' indices and a copy of their
+ * cycles (sorted by spread_of), n entries each. */
+struct members {
+    size_t *idx;
+    double *val;
+    size_t n;
+};
+
+static double members_median(const struct mem_point *pts, struct members *m)
 {
-    double v[256];
-    size_t nv = 0, last = j;
+    for (size_t i = 0; i < m->n; i++)
+        m->val[i] = pts[m->idx[i]].cycles;
+    return spread_of(m->val, m->n).median;
+}
+
+/* Least-squares slope of cycles against log2(bytes) over the members,
+ * relative to level: the change per octave. */
+static double trend(const struct mem_point *pts, const struct members *m, double level)
+{
+    double sx = 0, sy = 0, sxx = 0, sxy = 0, k = (double)m->n;
+    for (size_t i = 0; i < m->n; i++) {
+        double x = log2(pts[m->idx[i]].bytes), y = pts[m->idx[i]].cycles;
+        sx += x, sy += y, sxx += x * x, sxy += x * y;
+    }
+    double den = k * sxx - sx * sx;
+    if (m->n < 2 || den <= 0)
+        return 0;
+    return (k * sxy - sx * sy) / den / level;
+}
+
+/* Extends the plateau that starts at j with the anchor of its first
+ * min_points; each later point is compared with the median of the members
+ * so far. Fills lv and m; returns the plateau's last index. */
+static size_t plateau_extend(const struct mem_point *pts, size_t n, size_t j, double anchor,
+                             const struct mem_analysis_opts *o, struct mem_level *lv,
+                             struct members *m)
+{
+    size_t last = j;
+    double ref = anchor;
+    m->n = 0;
     for (size_t k = j; k < n; k++) {
-        if (near(o, pts[k].cycles, anchor)) {
-            if (nv < sizeof v / sizeof v[0])
-                v[nv++] = pts[k].cycles;
+        if (near(o, pts[k].cycles, ref)) {
+            m->idx[m->n++] = k;
             last = k;
-        } else if (!glitch(pts, n, k, o, anchor)) {
+            if (m->n >= (size_t)o->min_points)
+                ref = members_median(pts, m);
+        } else if (!glitch(pts, n, k, o, ref)) {
             break;
         }
     }
-    lv->cycles = spread_of(v, nv).median;
+    lv->cycles = members_median(pts, m);
     lv->from_bytes = pts[j].bytes;
     lv->up_to_bytes = pts[last].bytes;
     lv->next_bytes = last + 1 < n ? pts[last + 1].bytes : 0;
-    lv->points = (int)nv;
+    lv->points = (int)m->n;
     lv->plateau = 1;
     return last;
-}
-
-/* Least-squares slope of cycles against log2(bytes) over the points of lv
- * that lie on it, relative to lv->cycles: the change per octave. */
-static double trend(const struct mem_point *pts, size_t n, const struct mem_level *lv,
-                    const struct mem_analysis_opts *o, double anchor)
-{
-    double sx = 0, sy = 0, sxx = 0, sxy = 0, k = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (pts[i].bytes < lv->from_bytes || pts[i].bytes > lv->up_to_bytes ||
-            !near(o, pts[i].cycles, anchor))
-            continue;
-        double x = log2(pts[i].bytes), y = pts[i].cycles;
-        sx += x, sy += y, sxx += x * x, sxy += x * y, k++;
-    }
-    double den = k * sxx - sx * sx;
-    if (k < 2 || den <= 0)
-        return 0;
-    return (k * sxy - sx * sy) / den / lv->cycles;
 }
 
 /* The rising end after the last plateau (which ended at index last), if
@@ -182,8 +201,10 @@ int mem_find_levels(const struct mem_point *pts, size_t n, const struct mem_anal
 {
     if (!valid_curve(pts, n) || o->min_points < 1 || o->min_points > 64 || o->max_slope <= 0)
         return -1;
+    struct members m = {malloc((n ? n : 1) * sizeof *m.idx), malloc((n ? n : 1) * sizeof *m.val),
+                        0};
     size_t count = 0, i = 0, last = 0;
-    while (i < n && count < max) {
+    while (m.idx && m.val && i < n && count < max) {
         double anchor = 0;
         size_t j = plateau_start(pts, n, i, o, &anchor);
         if (j >= n)
@@ -191,8 +212,8 @@ int mem_find_levels(const struct mem_point *pts, size_t n, const struct mem_anal
         struct mem_level *lv = &out[count];
         memset(lv, 0, sizeof *lv);
         lv->level = (int)count + 1;
-        size_t end = plateau_extend(pts, n, j, anchor, o, lv);
-        if (fabs(trend(pts, n, lv, o, anchor)) > o->max_slope) {
+        size_t end = plateau_extend(pts, n, j, anchor, o, lv, &m);
+        if (fabs(trend(pts, &m, lv->cycles)) > o->max_slope) {
             i = j + 1; /* a ramp: look for a level further on */
             continue;
         }
@@ -200,6 +221,11 @@ int mem_find_levels(const struct mem_point *pts, size_t n, const struct mem_anal
         count++;
         i = last + 1;
     }
+    int oom = !m.idx || !m.val;
+    free(m.idx);
+    free(m.val);
+    if (oom)
+        return -1;
     if (count > 0 && count < max && rising_end(pts, n, last, &out[count - 1], o, &out[count]))
         count++;
     return (int)count;

@@ -461,6 +461,8 @@ static json_t *cold_json(struct mem_run *r)
         snprintf(errs[m], ERR_LEN, "%s", r->mod_err[load_kernels[m]]);
     if (r->mod_err[MK_SUPPORT][0])
         return error_json(r->mod_err[MK_SUPPORT]);
+    if (elements < MEM_UNROLL)
+        return error_json("the L2 is too small for this measurement");
     if (prepare(r, elements, err, sizeof err) < 0)
         return error_json(err);
     plan_chase(r, elements, &plan);
@@ -654,19 +656,27 @@ static json_t *sass_json(struct mem_run *r)
                      "kernels", r->sass);
 }
 
+/* Copies a reason between two buffers of one struct mem_run. */
+static void copy_err(char dst[ERR_LEN], const char *src)
+{
+    size_t n = strnlen(src, ERR_LEN - 1);
+    memmove(dst, src, n);
+    dst[n] = 0;
+}
+
 /* Marks every curve not yet failed with one reason. */
 static void curves_fail(struct mem_run *r, const char *why)
 {
     for (int m = 0; m < 2; m++)
         if (!r->curves[m].err[0])
-            snprintf(r->curves[m].err, ERR_LEN, "%s", why);
+            copy_err(r->curves[m].err, why);
 }
 
 static void run_sweep(struct mem_run *r)
 {
     for (int m = 0; m < 2; m++)
         if (r->mod_err[load_kernels[m]][0])
-            snprintf(r->curves[m].err, ERR_LEN, "%s", r->mod_err[load_kernels[m]]);
+            copy_err(r->curves[m].err, r->mod_err[load_kernels[m]]);
     if (r->mod_err[MK_SUPPORT][0])
         curves_fail(r, r->mod_err[MK_SUPPORT]);
     sweep(r);

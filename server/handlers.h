@@ -11,6 +11,8 @@ void h_healthz(struct http_req *rq, struct http_resp *rs);
 void h_readyz(struct http_req *rq, struct http_resp *rs);
 void h_devices_list(struct http_req *rq, struct http_resp *rs);
 void h_device_get(struct http_req *rq, struct http_resp *rs);
+void h_device_latency(struct http_req *rq, struct http_resp *rs);
+void h_device_memory(struct http_req *rq, struct http_resp *rs);
 void h_job_kinds(struct http_req *rq, struct http_resp *rs);
 void h_jobs_submit(struct http_req *rq, struct http_resp *rs);
 void h_jobs_list(struct http_req *rq, struct http_resp *rs);

@@ -9,7 +9,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "server/kinds_probes.h"
+
 static const struct job_kind *const builtin_kinds[] = {
+    &kind_latency,
+    &kind_memory,
+    &kind_suite,
     NULL,
 };
 
@@ -74,8 +79,8 @@ static void describe_choices(const struct param_spec *p, char *buf, size_t len)
         n += (size_t)snprintf(buf + n, len - n, "%s%s", c == p->choices ? "" : ", ", *c);
 }
 
-/* 0 if v is acceptable for p; else -1 with the reason (without the name). */
-static int check_value(const struct param_spec *p, const json_t *v, char *why, size_t len)
+/* 0 if v has p's type and range; else -1 with the reason (without the name). */
+static int check_type(const struct param_spec *p, const json_t *v, char *why, size_t len)
 {
     char choices[256];
     switch (p->type) {
@@ -116,6 +121,14 @@ static int check_value(const struct param_spec *p, const json_t *v, char *why, s
     return -1;
 }
 
+/* 0 if v is acceptable for p: its type, then the kind's own check. */
+static int check_value(const struct param_spec *p, const json_t *v, char *why, size_t len)
+{
+    if (check_type(p, v, why, len) < 0)
+        return -1;
+    return p->check ? p->check(v, why, len) : 0;
+}
+
 static const struct param_spec *find_param(const struct job_kind *k, const char *name)
 {
     for (size_t i = 0; i < k->nparams; i++)
@@ -138,7 +151,7 @@ static int take_given(const struct job_kind *k, const json_t *params, json_t *ou
 {
     const char *name;
     json_t *v;
-    char why[384];
+    char why[512];
     json_object_foreach((json_t *)params, name, v)
     {
         const struct param_spec *p = find_param(k, name);

@@ -29,6 +29,9 @@ struct param_spec {
     const char *const *choices;      /* ENUM: NULL-terminated */
     const char *default_json;        /* JSON text of the default, or NULL */
     const char *description;
+    /* Optional check of a value that has the right type (e.g. names against a
+     * catalog): 0 if acceptable, else -1 with the reason (without the name). */
+    int (*check)(const json_t *v, char *why, size_t len);
 };
 
 /* What the worker knows about the job it runs. */

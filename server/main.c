@@ -13,6 +13,7 @@ static const char usage[] =
     "commands:\n"
     "  serve     run the daemon: HTTP JSON API, dashboard, job scheduler\n"
     "  devices   print the attached GPUs as JSON\n"
+    "  probe     run a probe (latency, memory, suite) on a GPU here and print the result\n"
     "  worker    run one job or device discovery (used by the daemon)\n"
     "\n"
     "  gpuprobe --version | --help;  gpuprobe COMMAND --help\n";
@@ -23,6 +24,7 @@ static const struct {
 } commands[] = {
     {"serve", cmd_serve},
     {"devices", cmd_devices},
+    {"probe", cmd_probe},
     {"worker", cmd_worker},
 };
 

@@ -16,6 +16,8 @@ const struct route routes[] = {
     {"GET", "/openapi.json", h_static, 0, 1},
     {"GET", "/api/v1/devices", h_devices_list, 0, 1},
     {"GET", "/api/v1/devices/{uuid}", h_device_get, 0, 1},
+    {"GET", "/api/v1/devices/{uuid}/latency", h_device_latency, 0, 1},
+    {"GET", "/api/v1/devices/{uuid}/memory", h_device_memory, 0, 1},
     {"GET", "/api/v1/job-kinds", h_job_kinds, 0, 1},
     {"POST", "/api/v1/jobs", h_jobs_submit, 1, 1},
     {"GET", "/api/v1/jobs", h_jobs_list, 0, 1},

@@ -1,0 +1,104 @@
+/*
+ * Internals shared by the probe-result files of the store (db/results*.c);
+ * nothing outside db/ includes this header.
+ *
+ * DESIGN
+ * A `struct rwalk` is one pass over a result document. The rw_* readers take
+ * one member of a JSON object, check its type and hand it back as the text a
+ * statement binds (numbers as "%.17g", booleans as "1"/"0", absent or null as
+ * NULL), or fail with "<path>.<key>: <why>" in the walk's err. rw_exec inserts
+ * a row when the walk has a transaction and does nothing when it only checks,
+ * so checking and saving share every line that decides what is well formed.
+ * The reader side turns columns back into JSON (rc_* helpers).
+ */
+#ifndef GPUPROBE_DB_RESULTS_INTERNAL_H
+#define GPUPROBE_DB_RESULTS_INTERNAL_H
+
+#include <jansson.h>
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "db/results.h"
+#include "db/store_internal.h"
+
+#define RW_NUM 32          /* bytes of a number's text */
+#define RW_PATH 96         /* bytes of a field path */
+#define RW_HISTORY 50      /* runs listed in a reader's "history" */
+
+/* rw_* flags */
+#define RW_REQUIRED 1      /* absent (or null) is an error; else absent or null reads as NULL */
+#define RW_ERROR_OK 2      /* a figure may be an error: {"error": "..."} or a bare string */
+
+struct rwalk {
+    struct store_tx *tx;   /* NULL: check only, write nothing */
+    int64_t job_id;        /* 0 when checking */
+    char job[24];          /* the job id as text */
+    const char *device;    /* device.uuid of the document, set by rw_provenance */
+    char *err;
+    size_t errlen;
+};
+
+/* A figure: median, min and max as bound texts (NULL = not measured), or an error. */
+struct rw_spread {
+    char num[3][RW_NUM];
+    const char *v[3];
+    const char *error;
+};
+
+void rw_init(struct rwalk *w, struct store_tx *tx, int64_t job_id, char *err, size_t errlen);
+/* Writes "<path>.<key>: <why>" (or "<key>: ..." for an empty path); returns -1. */
+int rw_fail(struct rwalk *w, const char *path, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* path + "." + key into buf (key alone when path is empty). */
+const char *rw_join(char *buf, size_t len, const char *path, const char *key);
+
+int rw_str(struct rwalk *w, const json_t *obj, const char *path, const char *key, int flags,
+           const char **out);
+int rw_num(struct rwalk *w, const json_t *obj, const char *path, const char *key, int flags,
+           char buf[RW_NUM], const char **out);
+int rw_int(struct rwalk *w, const json_t *obj, const char *path, const char *key, int flags,
+           char buf[RW_NUM], const char **out);
+int rw_bool(struct rwalk *w, const json_t *obj, const char *path, const char *key, int flags,
+            const char **out);
+/* An object (or, for rw_arr, an array) member; *out NULL when absent and optional. */
+int rw_obj(struct rwalk *w, const json_t *obj, const char *path, const char *key, int flags,
+           const json_t **out);
+int rw_arr(struct rwalk *w, const json_t *obj, const char *path, const char *key, int flags,
+           const json_t **out);
+/* The reason when v is an error, {"error": "..."} or a bare string; else NULL. */
+const char *rw_error_of(const json_t *v);
+int rw_spread(struct rwalk *w, const json_t *obj, const char *path, const char *key, int flags,
+              struct rw_spread *sp);
+
+/* Runs an INSERT in the walk's transaction; a no-op when only checking. */
+int rw_exec(struct rwalk *w, const char *sql, const char *const *params, size_t n);
+
+/* Checks "probe" is want and reads the provenance (device, driver, clock,
+ * repeats, wall time); saving, inserts the probe_runs row after checking
+ * that the document's device is the job's. Sets w->device. */
+int rw_provenance(struct rwalk *w, const json_t *doc, const char *want);
+
+/* The probes' walks over a parsed document (results_latency.c, results_memory.c). */
+int results_latency_walk(struct rwalk *w, const json_t *doc);
+int results_memory_walk(struct rwalk *w, const json_t *doc);
+
+/* Parses result_json and runs walk over it in tx; the body of every saver. */
+int rw_save(struct store_tx *tx, int64_t job_id, const char *result_json,
+            int (*walk)(struct rwalk *, const json_t *), char *err, size_t errlen);
+
+/* ---- reading ------------------------------------------------------------- */
+
+/* A column as JSON: null for SQL NULL. */
+json_t *rc_num(sqlite3_stmt *st, int col);
+json_t *rc_int(sqlite3_stmt *st, int col);
+json_t *rc_text(sqlite3_stmt *st, int col);
+json_t *rc_bool(sqlite3_stmt *st, int col);
+/* {"median","min","max"} from three consecutive columns; null when all are NULL. */
+json_t *rc_spread(sqlite3_stmt *st, int col);
+
+/* Adds the probe's rows of job_id to out ("entries", or "curves" etc.). */
+int results_latency_read(struct conn *c, int64_t job_id, json_t *out, char *err, size_t errlen);
+int results_memory_read(struct conn *c, int64_t job_id, json_t *out, char *err, size_t errlen);
+
+#endif

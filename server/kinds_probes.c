@@ -1,0 +1,213 @@
+/*
+ * The probe job kinds (see kinds_probes.h).
+ *
+ * DESIGN
+ * Each kind is a descriptor: its parameters (checked by the one validator in
+ * jobkinds.c; the instruction list is checked against the latency catalog
+ * through the parameter's own check, so a bad name is refused at submission,
+ * not when the worker runs), a run function that calls the probe in the
+ * worker process, the result check and the saver. The check and the saver
+ * are db/results.h's walks over the same document, so a result that passes
+ * the check is one the saver accepts. The suite runs every probe of
+ * suite_probes in turn on one device; a probe that fails leaves
+ * {"error": reason} as its member, and the suite fails only when all did.
+ */
+#include "server/kinds_probes.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "db/results.h"
+#include "probes/latency.h"
+#include "probes/memory.h"
+
+#define PROBE_TIMEOUT_S 600
+#define NAME_MAX_LEN 64
+
+/* ---- parameters --------------------------------------------------------------- */
+
+/* "known: fadd, fmul, ..." into buf. */
+static void catalog_names(char *buf, size_t len)
+{
+    size_t n = (size_t)snprintf(buf, len, "known: all");
+    for (size_t i = 0; i < lat_catalog_count && n < len; i++)
+        n += (size_t)snprintf(buf + n, len - n, ", %s", lat_catalog[i].name);
+}
+
+/* The next comma-separated name of *p into name; -1 when it is empty or too long. */
+static int next_name(const char **p, char name[NAME_MAX_LEN])
+{
+    size_t n = strcspn(*p, ",");
+    int ok = n > 0 && n < NAME_MAX_LEN;
+    if (ok) {
+        memcpy(name, *p, n);
+        name[n] = '\0';
+    }
+    *p += n + ((*p)[n] == ',');
+    return ok ? 0 : -1;
+}
+
+static int check_instructions(const json_t *v, char *why, size_t len)
+{
+    const char *p = json_string_value(v), *end = p + strlen(p);
+    char name[NAME_MAX_LEN], known[512];
+    if (strcmp(p, "all") == 0)
+        return 0;
+    catalog_names(known, sizeof known);
+    if (*p == '\0' || end[-1] == ',') {
+        snprintf(why, len, "must be \"all\" or catalog names separated by commas (%s)", known);
+        return -1;
+    }
+    while (*p) {
+        const char *at = p;
+        if (next_name(&p, name) < 0) {
+            snprintf(why, len, "an empty or overlong name at offset %zu (%s)",
+                     (size_t)(at - json_string_value(v)), known);
+            return -1;
+        }
+        if (!lat_find(name)) {
+            snprintf(why, len, "unknown instruction '%s' (%s)", name, known);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static const struct param_spec latency_params[] = {
+    {.name = "repeats", .type = PARAM_INT, .min = 1, .max = 50, .default_json = "5",
+     .description = "measurements of each figure; the median, minimum and maximum are kept"},
+    {.name = "instructions", .type = PARAM_STRING, .default_json = "\"all\"",
+     .description = "catalog entries to measure, comma-separated (\"ffma,dfma\"), or \"all\"",
+     .check = check_instructions},
+};
+
+static const struct param_spec memory_params[] = {
+    {.name = "repeats", .type = PARAM_INT, .min = 1, .max = 50, .default_json = "5",
+     .description = "measurements of each point and figure; the median, minimum and maximum "
+                    "are kept"},
+};
+
+static const struct param_spec suite_params[] = {
+    {.name = "repeats", .type = PARAM_INT, .min = 1, .max = 50, .default_json = "5",
+     .description = "measurements of each figure of every probe"},
+};
+
+static int param_int(const json_t *params, const char *name)
+{
+    return (int)json_integer_value(json_object_get(params, name));
+}
+
+/* ---- latency ------------------------------------------------------------------ */
+
+static json_t *latency_run(const struct job_ctx *ctx, const json_t *params, char *err,
+                           size_t errlen)
+{
+    const char *only = json_string_value(json_object_get(params, "instructions"));
+    return latency_probe_run(ctx->device_uuid, param_int(params, "repeats"), only, err, errlen);
+}
+
+const struct job_kind kind_latency = {
+    .name = "latency",
+    .summary = "Latency and throughput of each instruction of the catalog, checked against "
+               "the SASS it compiled to",
+    .needs_gpu = 1,
+    .default_timeout_s = PROBE_TIMEOUT_S,
+    .params = latency_params,
+    .nparams = sizeof latency_params / sizeof latency_params[0],
+    .run = latency_run,
+    .check_result = results_latency_check,
+    .save = results_latency_save,
+};
+
+/* ---- memory ------------------------------------------------------------------- */
+
+static json_t *memory_run(const struct job_ctx *ctx, const json_t *params, char *err,
+                          size_t errlen)
+{
+    return memory_probe_run(ctx->device_uuid, param_int(params, "repeats"), err, errlen);
+}
+
+const struct job_kind kind_memory = {
+    .name = "memory",
+    .summary = "Load latency over working-set sizes (cached and L2-only loads), the levels "
+               "of the hierarchy read off it, shared-memory latency and load departure delay",
+    .needs_gpu = 1,
+    .default_timeout_s = PROBE_TIMEOUT_S,
+    .params = memory_params,
+    .nparams = sizeof memory_params / sizeof memory_params[0],
+    .run = memory_run,
+    .check_result = results_memory_check,
+    .save = results_memory_save,
+};
+
+/* ---- suite ---------------------------------------------------------------------- */
+
+static json_t *suite_latency(const char *device, int repeats, char *err, size_t errlen)
+{
+    return latency_probe_run(device, repeats, "all", err, errlen);
+}
+
+static const struct {
+    const char *name;
+    json_t *(*run)(const char *device, int repeats, char *err, size_t errlen);
+} suite_probes[] = {
+    {"latency", suite_latency},
+    {"memory", memory_probe_run},
+};
+#define SUITE_PROBES (sizeof suite_probes / sizeof suite_probes[0])
+
+/* Appends "name: why" to err ("; " between reasons). */
+static void add_reason(char *err, size_t errlen, const char *name, const char *why)
+{
+    size_t n = strlen(err);
+    if (n < errlen)
+        snprintf(err + n, errlen - n, "%s%s: %s", n ? "; " : "", name,
+                 why[0] ? why : "failed without a reason");
+}
+
+static json_t *suite_run(const struct job_ctx *ctx, const json_t *params, char *err,
+                         size_t errlen)
+{
+    json_t *res = json_object();
+    char why[512];
+    size_t ok = 0;
+    err[0] = '\0';
+    for (size_t i = 0; i < SUITE_PROBES; i++) {
+        why[0] = '\0';
+        json_t *doc = suite_probes[i].run(ctx->device_uuid, param_int(params, "repeats"), why,
+                                          sizeof why);
+        if (doc)
+            ok++;
+        else
+            add_reason(err, errlen, suite_probes[i].name, why);
+        json_object_set_new(res, suite_probes[i].name,
+                            doc ? doc : json_pack("{s:s}", "error", why[0] ? why : "failed"));
+    }
+    if (ok)
+        return res;
+    json_decref(res);
+    return NULL;
+}
+
+static int suite_check(const json_t *result, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < SUITE_PROBES; i++)
+        if (!json_object_get(result, suite_probes[i].name)) {
+            snprintf(err, errlen, "the suite result lacks \"%s\"", suite_probes[i].name);
+            return -1;
+        }
+    return results_suite_check(result, err, errlen);
+}
+
+const struct job_kind kind_suite = {
+    .name = "suite",
+    .summary = "Every probe of this build on one device, one after the other (latency, "
+               "memory)",
+    .needs_gpu = 1,
+    .default_timeout_s = PROBE_TIMEOUT_S * (int)SUITE_PROBES,
+    .params = suite_params,
+    .nparams = sizeof suite_params / sizeof suite_params[0],
+    .run = suite_run,
+    .check_result = suite_check,
+    .save = results_suite_save,
+};

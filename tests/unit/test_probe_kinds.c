@@ -1,0 +1,247 @@
+/*
+ * Unit tests of the probe job kinds (server/kinds_probes.c) and of the
+ * terminal table of `gpuprobe probe` (server/probe_table.c): the kinds are
+ * registered with their parameter schemas, the instruction list is checked
+ * against the latency catalog at validation time, the result checks accept
+ * a well-formed document and refuse a suite that lacks a probe, and the
+ * table shows medians, spreads and the reasons for missing figures.
+ * No GPU is needed: nothing here runs a probe.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "probes/latency.h"
+#include "server/jobkinds.h"
+#include "server/probe_table.h"
+
+#define DEVICE "{\"uuid\":\"GPU-1\",\"name\":\"NVIDIA H200\",\"compute_capability\":\"9.0\"}"
+#define PROV DEVICE ",\"driver_version\":\"580.95.05\",\"clock_mhz\":{\"before\":1980.0," \
+                    "\"after\":1965.0},\"repeats\":3,\"wall_s\":2.5"
+
+static const char latency_doc[] =
+    "{\"probe\":\"latency\",\"device\":" PROV ",\"entries\":["
+    "{\"name\":\"ffma\",\"group\":\"fp32\",\"sass_opcode\":\"FFMA\",\"per_step\":1,"
+    " \"sass\":{\"verified\":true,\"fixed_latency\":true,\"compiler_stall\":4},"
+    " \"latency_cycles\":{\"median\":4.0,\"min\":4.0,\"max\":4.03125},"
+    " \"throughput_per_clock_per_sm\":{\"median\":127.5,\"min\":127.0,\"max\":128.0}},"
+    "{\"name\":\"lds\",\"group\":\"shared\",\"sass_opcode\":\"LDS\",\"per_step\":1,"
+    " \"sass\":{\"verified\":false},\"error\":\"the compiled code is not what the probe times\"}"
+    "]}";
+
+static const char memory_doc[] =
+    "{\"probe\":\"memory\",\"device\":" PROV ","
+    "\"curves\":{\"ca\":[{\"bytes\":1024,\"cycles\":{\"median\":33.0,\"min\":33.0,\"max\":34.0}}],"
+    " \"cg\":\"module build failed\"},"
+    "\"levels\":{\"ca\":[{\"level\":1,\"cycles\":33.0,\"up_to_bytes\":196608.0},"
+    "  {\"level\":2,\"cycles\":600.0,\"up_to_bytes\":null}],"
+    " \"cg\":\"the curve could not be analysed\"},"
+    "\"shared_cycles\":{\"cycles\":{\"median\":30.0,\"min\":30.0,\"max\":31.0}},"
+    "\"departure\":{\"coalesced_cycles\":{\"median\":2.0,\"min\":2.0,\"max\":2.5},"
+    " \"uncoalesced_cycles\":\"no module\"},"
+    "\"device_memory_cycles\":{\"ca\":{\"median\":684.0,\"min\":683.5,\"max\":685.0},"
+    " \"cg\":{\"error\":\"no module\"}}}";
+
+static char err[512], field[128];
+
+static json_t *parse(const char *text)
+{
+    json_error_t e;
+    json_t *j = json_loads(text, JSON_REJECT_DUPLICATES, &e);
+    if (!j)
+        fail_msg("test document: %s", e.text);
+    return j;
+}
+
+static const struct job_kind *kind(const char *name)
+{
+    const struct job_kind *k = job_kind_find(name);
+    if (!k)
+        fail_msg("no job kind '%s'", name);
+    return k;
+}
+
+/* Validates params text for kind; NULL (with err/field) when refused. */
+static json_t *validate(const char *name, const char *params)
+{
+    json_t *given = params ? parse(params) : NULL;
+    err[0] = field[0] = '\0';
+    json_t *out = job_params_validate(kind(name), given, err, sizeof err, field, sizeof field);
+    json_decref(given);
+    return out;
+}
+
+/* ---- kinds ------------------------------------------------------------------------ */
+
+static void test_kinds_are_registered(void **state)
+{
+    static const char *const names[] = {"latency", "memory", "suite"};
+    (void)state;
+    for (size_t i = 0; i < 3; i++) {
+        const struct job_kind *k = kind(names[i]);
+        assert_true(k->needs_gpu);
+        assert_true(k->default_timeout_s >= 600);
+        assert_non_null(k->run);
+        assert_non_null(k->check_result);
+        assert_non_null(k->save);
+        assert_true(strlen(k->summary) > 10);
+    }
+}
+
+static void test_latency_schema(void **state)
+{
+    (void)state;
+    json_t *j = job_kind_to_json(kind("latency"));
+    json_t *rep = json_object_get(json_object_get(j, "params"), "repeats");
+    json_t *ins = json_object_get(json_object_get(j, "params"), "instructions");
+    assert_string_equal(json_string_value(json_object_get(rep, "type")), "integer");
+    assert_int_equal(json_integer_value(json_object_get(rep, "minimum")), 1);
+    assert_int_equal(json_integer_value(json_object_get(rep, "maximum")), 50);
+    assert_int_equal(json_integer_value(json_object_get(rep, "default")), 5);
+    assert_string_equal(json_string_value(json_object_get(ins, "type")), "string");
+    assert_string_equal(json_string_value(json_object_get(ins, "default")), "all");
+    assert_int_equal(json_integer_value(json_object_get(j, "default_timeout_s")), 600);
+    json_decref(j);
+}
+
+static void test_defaults_filled(void **state)
+{
+    (void)state;
+    json_t *p = validate("latency", NULL);
+    assert_non_null(p);
+    assert_int_equal(json_integer_value(json_object_get(p, "repeats")), 5);
+    assert_string_equal(json_string_value(json_object_get(p, "instructions")), "all");
+    json_decref(p);
+    p = validate("memory", "{\"repeats\":7}");
+    assert_non_null(p);
+    assert_int_equal(json_integer_value(json_object_get(p, "repeats")), 7);
+    json_decref(p);
+}
+
+static void test_instructions_checked_against_catalog(void **state)
+{
+    (void)state;
+    json_t *p = validate("latency", "{\"instructions\":\"ffma,dfma,lds\"}");
+    assert_non_null(p);
+    json_decref(p);
+    p = validate("latency", "{\"instructions\":\"ffma,nosuch\"}");
+    assert_null(p);
+    assert_string_equal(field, "params.instructions");
+    assert_non_null(strstr(err, "'nosuch'"));
+    for (size_t i = 0; i < lat_catalog_count; i++) /* the list of known names */
+        assert_non_null(strstr(err, lat_catalog[i].name));
+    static const char *const bad[] = {"{\"instructions\":\"\"}", "{\"instructions\":\"ffma,\"}",
+                                      "{\"instructions\":\",ffma\"}",
+                                      "{\"instructions\":\"ffma,,dfma\"}",
+                                      "{\"instructions\":\"FFMA\"}",
+                                      "{\"instructions\":3}"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        if (validate("latency", bad[i]))
+            fail_msg("%s was accepted", bad[i]);
+        assert_string_equal(field, "params.instructions");
+    }
+}
+
+static void test_repeats_range_and_unknown(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {"{\"repeats\":0}", "{\"repeats\":51}", "{\"repeats\":2.5}"};
+    for (size_t i = 0; i < 3; i++) {
+        assert_null(validate("latency", bad[i]));
+        assert_string_equal(field, "params.repeats");
+    }
+    assert_null(validate("memory", "{\"instructions\":\"ffma\"}"));
+    assert_string_equal(field, "params.instructions");
+    assert_null(validate("suite", "{\"repeats\":100}"));
+}
+
+static void test_result_checks(void **state)
+{
+    (void)state;
+    json_t *lat = parse(latency_doc), *mem = parse(memory_doc);
+    assert_int_equal(kind("latency")->check_result(lat, err, sizeof err), 0);
+    assert_int_equal(kind("memory")->check_result(mem, err, sizeof err), 0);
+    assert_int_equal(kind("latency")->check_result(mem, err, sizeof err), -1);
+    assert_non_null(strstr(err, "probe"));
+    json_t *suite = json_pack("{s:O}", "latency", lat);
+    assert_int_equal(kind("suite")->check_result(suite, err, sizeof err), -1);
+    assert_non_null(strstr(err, "memory"));
+    json_object_set(suite, "memory", mem);
+    assert_int_equal(kind("suite")->check_result(suite, err, sizeof err), 0);
+    json_decref(suite);
+    json_decref(lat);
+    json_decref(mem);
+}
+
+/* ---- the table -------------------------------------------------------------------- */
+
+static char *table_of(const char *text)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    json_t *doc = parse(text);
+    assert_non_null(f);
+    probe_table_print(f, doc);
+    fclose(f);
+    json_decref(doc);
+    return buf;
+}
+
+static void test_latency_table(void **state)
+{
+    (void)state;
+    char *t = table_of(latency_doc);
+    assert_non_null(strstr(t, "NVIDIA H200"));
+    assert_non_null(strstr(t, "1980 -> 1965 MHz"));
+    assert_non_null(strstr(t, "ffma"));
+    assert_non_null(strstr(t, "FFMA"));
+    assert_non_null(strstr(t, "4.00 [4.00-4.03]"));
+    assert_non_null(strstr(t, "127.50"));
+    assert_non_null(strstr(t, "not measured: the compiled code is not what the probe times"));
+    free(t);
+}
+
+static void test_memory_and_suite_table(void **state)
+{
+    (void)state;
+    char *t = table_of(memory_doc);
+    assert_non_null(strstr(t, "1 KiB"));
+    assert_non_null(strstr(t, "33.00 [33.00-34.00]"));
+    assert_non_null(strstr(t, "cg curve: error: module build failed"));
+    assert_non_null(strstr(t, "ca level 1: 33.0 cycles, holds up to 192 KiB"));
+    assert_non_null(strstr(t, "ca level 2: 600.0 cycles, still rising at the end"));
+    assert_non_null(strstr(t, "684.00 [683.50-685.00]"));
+    assert_non_null(strstr(t, "30.00 [30.00-31.00]"));
+    assert_non_null(strstr(t, "error: no module"));
+    free(t);
+    char suite[2048];
+    snprintf(suite, sizeof suite, "{\"latency\":%s,\"memory\":{\"error\":\"no GPU\"}}",
+             latency_doc);
+    t = table_of(suite);
+    assert_non_null(strstr(t, "FFMA"));
+    assert_non_null(strstr(t, "memory: failed: no GPU"));
+    free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kinds_are_registered),
+        cmocka_unit_test(test_latency_schema),
+        cmocka_unit_test(test_defaults_filled),
+        cmocka_unit_test(test_instructions_checked_against_catalog),
+        cmocka_unit_test(test_repeats_range_and_unknown),
+        cmocka_unit_test(test_result_checks),
+        cmocka_unit_test(test_latency_table),
+        cmocka_unit_test(test_memory_and_suite_table),
+    };
+    return cmocka_run_group_tests_name("probe kinds", tests, NULL, NULL);
+}
