@@ -70,7 +70,19 @@ if [ -x "$testbin" ]; then
     kill -TERM "$daemon"; wait "$daemon" || true; daemon=""
 fi
 
+# 4. The probes end to end through a real daemon (release bundle): stored,
+#    served, verified, repeatable, within the time budget.
+echo tok > "$work/tokens"
+"$bin" serve --listen 127.0.0.1:0 --db "$work/probes.db" --token-file "$work/tokens" \
+    2> "$work/probes-daemon.log" &
+daemon=$!
+port=$(wait_ready "$work/probes-daemon.log")
+check "latency and memory probes through the daemon" python3 tests/gpu/check_probes.py \
+    "http://127.0.0.1:$port" tok "$uuid" "$out"
+kill -TERM "$daemon"; wait "$daemon" || true; daemon=""
+
 python3 tests/gpu/summary.py "$out" > "$out/summary.md"
+[ ! -f "$out/probes-summary.md" ] || cat "$out/probes-summary.md" >> "$out/summary.md"
 cat "$out/summary.md"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
