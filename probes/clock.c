@@ -39,7 +39,7 @@ int gpu_clock_mhz(struct gpu *g, double *mhz, char *err, size_t errlen)
     int rc = -1;
     if (!ptx)
         return -1;
-    if (gpu_module_build(g, ptx, &m, err, errlen) == 0) {
+    if (gpu_module_build(g, ptx, "clock", &m, err, errlen) == 0) {
         void *params[] = {&out, &cycles};
         if (gpu_module_function(g, &m, "clk", &fn, err, errlen) == 0 &&
             gpu_check(g, g->cu->cuMemAlloc(&out, sizeof host), "cuMemAlloc", err, errlen) == 0 &&

@@ -3,9 +3,11 @@
  */
 #include "probes/gpu.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 int gpu_check(const struct gpu *g, CUresult rc, const char *what, char *err, size_t errlen)
@@ -58,6 +60,8 @@ int gpu_open(struct gpu *g, const char *device, char *err, size_t errlen)
         snprintf(err, errlen, "%s", why);
         return -1;
     }
+    const char *keep = getenv("GPUPROBE_CUBIN_DIR");
+    snprintf(g->keep_dir, sizeof g->keep_dir, "%s", keep ? keep : "");
     if (gpu_check(g, g->cu->cuDeviceGet(&g->dev, g->info.index), "cuDeviceGet", err, errlen) < 0 ||
         gpu_check(g, g->cu->cuDevicePrimaryCtxRetain(&g->ctx, g->dev), "cuDevicePrimaryCtxRetain",
                   err, errlen) < 0)
@@ -124,11 +128,55 @@ static int jit_link(struct gpu *g, const char *ptx, struct gpu_module *m, char *
     return rc;
 }
 
-int gpu_module_build(struct gpu *g, const char *ptx, struct gpu_module *m, char *err,
-                     size_t errlen)
+/* Creates dir and its parents, like mkdir -p. */
+static int make_dirs(const char *dir)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s", dir);
+    for (char *p = path + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir(path, 0750) < 0 && errno != EEXIST)
+                return -1;
+            *p = '/';
+        }
+    return mkdir(path, 0750) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+static int write_file(const char *dir, const char *name, const char *ext, const void *data,
+                      size_t len, char *err, size_t errlen)
+{
+    char path[1400];
+    snprintf(path, sizeof path, "%s/%s.%s", dir, name, ext);
+    FILE *f = fopen(path, "wb");
+    int ok = f && fwrite(data, 1, len, f) == len;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    if (!ok)
+        snprintf(err, errlen, "cannot keep %.1000s: %s", path, strerror(errno));
+    return ok ? 0 : -1;
+}
+
+/* Keeps the module's PTX and cubin for inspection, if asked to. */
+static int keep_module(const struct gpu *g, const char *name, const char *ptx,
+                       const struct gpu_module *m, char *err, size_t errlen)
+{
+    if (!g->keep_dir[0])
+        return 0;
+    if (make_dirs(g->keep_dir) < 0) {
+        snprintf(err, errlen, "cannot create %.900s: %s", g->keep_dir, strerror(errno));
+        return -1;
+    }
+    if (write_file(g->keep_dir, name, "ptx", ptx, strlen(ptx), err, errlen) < 0)
+        return -1;
+    return write_file(g->keep_dir, name, "cubin", m->cubin, m->cubin_size, err, errlen);
+}
+
+int gpu_module_build(struct gpu *g, const char *ptx, const char *name, struct gpu_module *m,
+                     char *err, size_t errlen)
 {
     memset(m, 0, sizeof *m);
-    if (jit_link(g, ptx, m, err, errlen) < 0)
+    if (jit_link(g, ptx, m, err, errlen) < 0 || keep_module(g, name, ptx, m, err, errlen) < 0)
         return -1;
     return gpu_check(g, g->cu->cuModuleLoadData(&m->mod, m->cubin), "cuModuleLoadData", err,
                      errlen);

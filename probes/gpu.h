@@ -25,6 +25,7 @@ struct gpu {
     struct gpu_device info;
     char driver_version[32];
     int cuda_driver_version;
+    char keep_dir[1024];         /* where modules' PTX and cubins are kept; "" = nowhere */
 };
 
 struct gpu_module {
@@ -42,9 +43,12 @@ void gpu_close(struct gpu *g);
 /* The device as `gpuprobe devices` describes it: provenance for results. */
 json_t *gpu_json(const struct gpu *g);
 
-/* Compiles ptx (NUL-terminated) for this device and loads it. */
-int gpu_module_build(struct gpu *g, const char *ptx, struct gpu_module *m, char *err,
-                     size_t errlen);
+/* Compiles ptx (NUL-terminated) for this device and loads it. When the
+ * environment names a directory in GPUPROBE_CUBIN_DIR (gpuprobe sets it per
+ * job), the PTX and the cubin are also written there as NAME.ptx and
+ * NAME.cubin, so what was timed can be disassembled afterwards. */
+int gpu_module_build(struct gpu *g, const char *ptx, const char *name, struct gpu_module *m,
+                     char *err, size_t errlen);
 int gpu_module_function(struct gpu *g, struct gpu_module *m, const char *kernel, CUfunction *fn,
                         char *err, size_t errlen);
 void gpu_module_free(struct gpu *g, struct gpu_module *m);

@@ -80,8 +80,9 @@ static void measure_latency(struct gpu *g, const struct lat_entry *e, struct buf
     char err[512];
     struct gpu_module m;
     CUfunction fn;
-    char *ptx = lat_ptx_latency(e, g->info.cc_major, g->info.cc_minor);
-    if (!ptx || gpu_module_build(g, ptx, &m, err, sizeof err) < 0) {
+    char *ptx = lat_ptx_latency(e, g->info.cc_major, g->info.cc_minor), name[64];
+    snprintf(name, sizeof name, "latency_%s_lat", e->name);
+    if (!ptx || gpu_module_build(g, ptx, name, &m, err, sizeof err) < 0) {
         json_object_set_new(o, "error", json_string(ptx ? err : "out of memory"));
         free(ptx);
         return;
@@ -166,8 +167,9 @@ static void measure_throughput(struct gpu *g, const struct lat_entry *e, struct 
     char err[512];
     struct gpu_module m;
     CUfunction fn;
-    char *ptx = lat_ptx_throughput(e, g->info.cc_major, g->info.cc_minor);
-    if (!ptx || gpu_module_build(g, ptx, &m, err, sizeof err) < 0) {
+    char *ptx = lat_ptx_throughput(e, g->info.cc_major, g->info.cc_minor), name[64];
+    snprintf(name, sizeof name, "latency_%s_tput", e->name);
+    if (!ptx || gpu_module_build(g, ptx, name, &m, err, sizeof err) < 0) {
         json_object_set_new(o, "throughput_error", json_string(ptx ? err : "out of memory"));
         free(ptx);
         return;
@@ -288,6 +290,8 @@ json_t *latency_probe_run(const char *device, int repeats, const char *only, cha
                             "driver_version", g.driver_version, "clock_mhz", "before", before,
                             "after", after, "repeats", repeats, "n1", LAT_N1, "n2", LAT_N2,
                             "entries", json_incref(entries), "wall_s", now_s() - t0);
+        if (res && g.keep_dir[0])
+            json_object_set_new(res, "cubin_dir", json_string(g.keep_dir));
     }
     json_decref(entries);
     free_bufs(&g, &b);

@@ -155,7 +155,9 @@ static void load_module(struct mem_run *r, enum mem_kernel_id id)
         snprintf(e, ERR_LEN, "out of memory");
         return;
     }
-    if (gpu_module_build(&r->g, text, &r->mod[id], e, ERR_LEN) == 0) {
+    char name[64];
+    snprintf(name, sizeof name, "memory_%s", mem_kernels[id].name);
+    if (gpu_module_build(&r->g, text, name, &r->mod[id], e, ERR_LEN) == 0) {
         if (id != MK_SUPPORT) {
             json_t *check = mem_sass_check(id, r->mod[id].cubin, r->mod[id].cubin_size);
             if (!json_is_true(json_object_get(check, "verified")))

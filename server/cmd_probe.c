@@ -30,6 +30,7 @@
 static const char usage[] =
     "usage: gpuprobe probe latency|memory|suite --device N|UUID [--repeats N]\n"
     "                      [--instructions LIST] [--db PATH] [--json] [--compact]\n"
+    "                      [--keep-cubins DIR]\n"
     "Runs a probe on one GPU in this process (no daemon needed) and prints the result.\n"
     "  latency  latency and throughput of each instruction of the catalog\n"
     "  memory   load latency over footprints, cache levels, shared memory, departure\n"
@@ -42,6 +43,7 @@ static const char usage[] =
     "                       of that kind, so gpuprobe serve on it serves the result\n"
     "  --json               print the JSON result document even on a terminal\n"
     "  --compact            print the JSON document on one line (implies --json)\n"
+    "  --keep-cubins DIR    write every compiled module's PTX and cubin into DIR\n"
     "Output: on a terminal, a table (latency: instruction, group, SASS opcode, latency\n"
     "median [min-max] in cycles, throughput in results per clock per SM; memory: the\n"
     "curves, levels and figures); otherwise, or with --json, the JSON document.\n"
@@ -64,6 +66,7 @@ static int parse_args(int argc, char **argv, struct probe_opts *o, int *done)
         {"device", required_argument, NULL, 'd'}, {"repeats", required_argument, NULL, 'r'},
         {"instructions", required_argument, NULL, 'i'}, {"db", required_argument, NULL, 'b'},
         {"json", no_argument, NULL, 'j'}, {"compact", no_argument, NULL, 'c'},
+        {"keep-cubins", required_argument, NULL, 'K'},
         {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
     int c;
     memset(o, 0, sizeof *o);
@@ -76,6 +79,7 @@ static int parse_args(int argc, char **argv, struct probe_opts *o, int *done)
         case 'b': o->db = optarg; break;
         case 'j': o->json = 1; break;
         case 'c': o->compact = o->json = 1; break;
+        case 'K': setenv("GPUPROBE_CUBIN_DIR", optarg, 1); break; /* read by probes/gpu.c */
         case 'h': fputs(usage, stdout); *done = 1; return 0;
         default: return cli_unknown_option("probe", argc, argv);
         }

@@ -81,6 +81,14 @@ static int load_config(const struct serve_args *a, struct config *cfg, char *err
         (a->db && config_set(cfg, "db", a->db, err, errlen) < 0) ||
         (a->token_file && config_set(cfg, "token_file", a->token_file, err, errlen) < 0))
         return -1;
+    if (strcmp(cfg->cubin_dir, "off") == 0) {
+        cfg->cubin_dir[0] = '\0';
+    } else if (!cfg->cubin_dir[0]) { /* beside the database */
+        const char *slash = strrchr(cfg->db, '/');
+        int dirlen = slash ? (int)(slash - cfg->db) : 1;
+        snprintf(cfg->cubin_dir, sizeof cfg->cubin_dir, "%.*s/cubins", dirlen,
+                 slash ? cfg->db : ".");
+    }
     char host[128];
     int port;
     if (config_split_listen(cfg->listen, host, sizeof host, &port) < 0) {

@@ -18,9 +18,11 @@
 static const char usage[] =
     "usage: gpuprobe worker --discover\n"
     "       gpuprobe worker --kind KIND [--params JSON|-] [--device UUID] [--job ID]\n"
+    "                       [--cubin-dir DIR]\n"
     "Runs one job (or device discovery) in this process and prints the result\n"
     "document on stdout. --params - reads the parameters from stdin, as the\n"
-    "daemon passes them. The daemon starts one worker per job.\n";
+    "daemon passes them. --cubin-dir keeps every compiled module's PTX and cubin\n"
+    "there. The daemon starts one worker per job.\n";
 
 static int emit(json_t *doc)
 {
@@ -79,7 +81,8 @@ int cmd_worker(int argc, char **argv)
     static const struct option opts[] = {
         {"discover", no_argument, NULL, 'D'}, {"kind", required_argument, NULL, 'k'},
         {"params", required_argument, NULL, 'p'}, {"device", required_argument, NULL, 'd'},
-        {"job", required_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
+        {"job", required_argument, NULL, 'j'}, {"cubin-dir", required_argument, NULL, 'C'},
+        {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
     const char *kind = NULL, *params = NULL, *device = NULL;
     long long job = 0;
     int discover = 0, c;
@@ -91,6 +94,7 @@ int cmd_worker(int argc, char **argv)
         case 'p': params = optarg; break;
         case 'd': device = optarg; break;
         case 'j': job = atoll(optarg); break;
+        case 'C': setenv("GPUPROBE_CUBIN_DIR", optarg, 1); break; /* read by probes/gpu.c */
         case 'h': fputs(usage, stdout); return 0;
         default: return cli_unknown_option("worker", argc, argv);
         }

@@ -31,6 +31,7 @@ static const struct key_desc keys[] = {
     STR_KEY("listen", listen),
     STR_KEY("db", db),
     STR_KEY("token_file", token_file),
+    STR_KEY("cubin_dir", cubin_dir),
     INT_KEY("cpu_workers", cpu_workers, 1, 256),
     INT_KEY("http_threads", http_threads, 1, 256),
     INT_KEY("max_connections", max_connections, 1, 100000),

@@ -23,6 +23,8 @@ struct config {
     int max_attempts;            /* starts before an interrupted job fails */
     int discovery_timeout_s;
     int log_level;               /* enum log_level */
+    char cubin_dir[1024];        /* where jobs keep their PTX and cubins; "" = beside the
+                                    database (DIR/cubins), "off" = not kept */
 };
 
 void config_defaults(struct config *c);

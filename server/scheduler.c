@@ -230,10 +230,20 @@ static int job_timeout(const struct scheduler *s, const struct job_row *j)
 static int launch(struct scheduler *s, struct slot *sl, const struct job_row *j,
                   const struct job_kind *k)
 {
-    char idbuf[32], err[256];
+    char idbuf[32], err[256], cubins[1100];
     snprintf(idbuf, sizeof idbuf, "%lld", (long long)j->id);
-    char *argv[] = {s->app->self_exe, "worker", "--kind", j->kind, "--job", idbuf, "--params", "-",
-                    j->device ? "--device" : NULL, j->device, NULL};
+    snprintf(cubins, sizeof cubins, "%s/job-%lld", s->app->cfg.cubin_dir, (long long)j->id);
+    char *argv[12] = {s->app->self_exe, "worker", "--kind", j->kind, "--job", idbuf, "--params", "-"};
+    int argc = 8;
+    if (j->device) {
+        argv[argc++] = "--device";
+        argv[argc++] = j->device;
+    }
+    if (s->app->cfg.cubin_dir[0]) {
+        argv[argc++] = "--cubin-dir";
+        argv[argc++] = cubins;
+    }
+    argv[argc] = NULL;
     int rc = store_job_start(s->app->db, j->id, err, sizeof err);
     if (rc != 0)
         return rc; /* cancelled meanwhile, or the store failed: nothing started */

@@ -80,6 +80,13 @@ port=$(wait_ready "$work/probes-daemon.log")
 check "latency and memory probes through the daemon" python3 tests/gpu/check_probes.py \
     "http://127.0.0.1:$port" tok "$uuid" "$out"
 kill -TERM "$daemon"; wait "$daemon" || true; daemon=""
+# The first job's PTX and cubins are kept beside the database and disassemble.
+kept=$(ls "$work"/cubins/job-1/*.cubin 2>/dev/null | wc -l)
+check "job 1 kept its $kept cubins for inspection" test "$kept" -ge 66
+if command -v cuobjdump >/dev/null; then
+    check "a kept cubin disassembles to the timed FFMA chain" \
+        test "$(cuobjdump -sass "$work/cubins/job-1/latency_ffma_lat.cubin" | grep -c FFMA)" -ge 48
+fi
 
 python3 tests/gpu/summary.py "$out" > "$out/summary.md"
 [ ! -f "$out/probes-summary.md" ] || cat "$out/probes-summary.md" >> "$out/summary.md"
