@@ -18,6 +18,7 @@ DEB_PACKAGES      := gcc make binutils libmicrohttpd-dev libjansson-dev libsqlit
                      libcmocka-dev curl jq sqlite3 procps
 DEB_BENCH_PACKAGES := wrk nginx-light
 DEB_WEB_PACKAGES   := chromium
+DEB_FUZZ_PACKAGES  := clang libclang-rt-dev
 
 CFLAGS_COMMON := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wformat=2 \
                  -Wstrict-prototypes -Wmissing-prototypes -Wvla -g -I. -I$(B) -MMD -MP \
@@ -59,8 +60,8 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_SUPPORT := $(patsubst %.c,$(B)/%.o,$(wildcard tests/unit/support/*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 
-.PHONY: all build variant deps bench-deps web-deps run test check unit integration \
-        dist gpu-check bench fmt clean
+.PHONY: all build variant deps bench-deps web-deps fuzz-deps run test check unit integration \
+        dist gpu-check bench fuzz fmt clean
 
 all: build
 build:
@@ -118,6 +119,8 @@ bench-deps:
 	$(call apt_install,$(DEB_BENCH_PACKAGES))
 web-deps:
 	$(call apt_install,$(DEB_WEB_PACKAGES))
+fuzz-deps:
+	$(call apt_install,$(DEB_FUZZ_PACKAGES))
 
 # ---- use ----------------------------------------------------------------
 run: deps build
@@ -154,6 +157,11 @@ dist-check: dist
 # ---- GPU machine --------------------------------------------------------
 gpu-check:
 	@tests/gpu/run.sh
+
+# libFuzzer over every trace reader, FUZZ_SECONDS each (default 300), with the
+# committed corpus in tests/fuzz/corpus/.
+fuzz: deps fuzz-deps
+	@tests/fuzz/run.sh
 
 bench: deps bench-deps build
 	@bench/http/run.sh build/release/gpuprobe

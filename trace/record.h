@@ -48,6 +48,19 @@ struct trace_err {
  * which then returns that value. */
 typedef int (*trace_sink)(void *ctx, const struct trace_rec *r);
 
+/* Receives sorted records, n at a time, in output order (SM by SM, seq
+ * ascending); a non-zero return stops the sorter, which then returns that
+ * value (use positive values: the sorter's own errors are negative). */
+typedef int (*trace_out_sink)(void *ctx, const struct trace_out *o, size_t n);
+
+/* What a reader returns besides 0 (all read) and a sink's own non-zero
+ * value; sinks should stop with positive values to stay distinguishable.
+ * Both fill the trace_err. */
+enum {
+    TRACE_EINPUT = -1, /* malformed input: trace_err names the first bad record */
+    TRACE_ENOMEM = -2, /* out of memory */
+};
+
 /* Valid widths are powers of two from 1 to 16. */
 static inline int trace_width_valid(uint32_t w)
 {

@@ -1,0 +1,363 @@
+/*
+ * The CSV trace format: strict streaming reader and fast writers.
+ *
+ * DESIGN
+ * See csv.h for the contract and docs/trace-formats.md for the rules. The
+ * reader walks the buffer once: a line is parsed field by field with the
+ * shared scanners, checked whole, its dep replaced by the user's per-PC flag
+ * if there is one, checked against the flag its PC had before, and only then
+ * handed to the sink. Nothing but the PC map is allocated.
+ * The writers reserve room for a whole line first (flushing if needed), then
+ * fill it with hand-rolled integer formatting.
+ */
+#include "trace/csv.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+/* ---- reader ------------------------------------------------------------ */
+
+struct csv_reader {
+    const char *buf, *end, *p; /* input, and the start of the next line */
+    uint64_t line;             /* number of the line at p */
+    const struct trace_csv_opts *o;
+    struct trace_pcflags seen; /* pc -> dep and the line that first had it */
+    struct trace_err *err;
+};
+
+static const char *const field_names[] = {"tid", "pc", "addr", "width", "dep"};
+
+/* Reports an error on the line starting at ls, naming the column of at. */
+__attribute__((format(printf, 4, 5))) static int bad(struct csv_reader *r, const char *ls,
+                                                     const char *at, const char *fmt, ...)
+{
+    char what[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    trace_err_set(r->err, r->line, (uint64_t)(ls - r->buf), "%s (column %zu)", what,
+                  (size_t)(at - ls) + 1);
+    return TRACE_EINPUT;
+}
+
+/* Where the line starting at ls ends (its '\n', or end), and its CR-less end. */
+static const char *line_end(const struct csv_reader *r, const char *ls, const char **content_end)
+{
+    const char *nl = memchr(ls, '\n', (size_t)(r->end - ls));
+    const char *e = nl ? nl : r->end;
+    *content_end = (e > ls && e[-1] == '\r') ? e - 1 : e;
+    return e;
+}
+
+static int read_header(struct csv_reader *r)
+{
+    const char *ce;
+    const char *e = line_end(r, r->p, &ce);
+    size_t n = (size_t)(ce - r->p);
+    if (r->p == r->end || n != strlen(TRACE_CSV_IN_HEADER) ||
+        memcmp(r->p, TRACE_CSV_IN_HEADER, n) != 0) {
+        trace_err_set(r->err, 1, 0, "the first line must be exactly \"%s\"", TRACE_CSV_IN_HEADER);
+        return TRACE_EINPUT;
+    }
+    r->p = e < r->end ? e + 1 : e;
+    r->line = 2;
+    return 0;
+}
+
+/* Scans field i (a number) at *q; on success *q is past it. */
+static int scan_field(struct csv_reader *r, const char *ls, const char *ce, const char **q, int i,
+                      uint64_t *v)
+{
+    const char *at = *q;
+    int s = trace_scan_u64(at, ce, i == 1 || i == 2, v, q);
+    if (s == TRACE_SCAN_OK)
+        return 0;
+    if (s == TRACE_SCAN_OVERFLOW)
+        return bad(r, ls, at, "field %s does not fit 64 bits", field_names[i]);
+    if (s == TRACE_SCAN_NOHEX)
+        return bad(r, ls, at, "field %s: \"0x\" without hex digits", field_names[i]);
+    if (i == 1 || i == 2)
+        return bad(r, ls, at, "field %s: expected a decimal or 0x-hex number", field_names[i]);
+    return bad(r, ls, at, "field %s: expected a decimal number", field_names[i]);
+}
+
+/* Checks that field i ended where a separator (or the line end) must be. */
+static int expect_sep(struct csv_reader *r, const char *ls, const char *q, const char *ce, int i)
+{
+    if (i < 4) {
+        if (q < ce && *q == ',')
+            return 0;
+        if (q == ce)
+            return bad(r, ls, q, "line ends after field %s: 5 fields expected", field_names[i]);
+        return bad(r, ls, q, "field %s: unexpected character", field_names[i]);
+    }
+    if (q == ce)
+        return 0;
+    if (*q == ',')
+        return bad(r, ls, q, "more than 5 fields (after %s)", field_names[i]);
+    return bad(r, ls, q, "field %s: unexpected character", field_names[i]);
+}
+
+static int parse_line(struct csv_reader *r, const char *ls, const char *ce, struct trace_rec *rec)
+{
+    uint64_t v[5];
+    const char *q = ls;
+    if (ls == ce)
+        return bad(r, ls, ls, "blank line");
+    for (int i = 0; i < 5; i++) {
+        const char *at = q;
+        if (scan_field(r, ls, ce, &q, i, &v[i]) != 0)
+            return TRACE_EINPUT;
+        if (expect_sep(r, ls, q, ce, i) != 0)
+            return TRACE_EINPUT;
+        if (i == 3 && (v[3] > 16 || !trace_width_valid((uint32_t)v[3])))
+            return bad(r, ls, at, "width must be 1, 2, 4, 8 or 16");
+        if (i == 4 && (q - at != 1 || v[4] > 1))
+            return bad(r, ls, at, "dep must be 0 or 1");
+        q++;
+    }
+    rec->tid = v[0];
+    rec->pc = v[1];
+    rec->addr = v[2];
+    rec->width = (uint32_t)v[3];
+    rec->dep = (uint32_t)v[4];
+    return 0;
+}
+
+/* Applies the user's flag, then the one-flag-per-PC rule. */
+static int check_flag(struct csv_reader *r, const char *ls, struct trace_rec *rec)
+{
+    uint32_t dep;
+    if (trace_pcflags_get(r->o ? r->o->flags : NULL, rec->pc, &dep, NULL)) {
+        rec->dep = dep;
+        return 0;
+    }
+    uint64_t first = 0;
+    int s = trace_pcflags_set(&r->seen, rec->pc, rec->dep, r->line, &first);
+    uint64_t off = (uint64_t)(ls - r->buf);
+    if (s == 1) {
+        trace_err_set(r->err, r->line, off,
+                      "pc 0x%llx has dep %u here but dep %u on line %llu: all records of one PC "
+                      "must carry the same flag",
+                      (unsigned long long)rec->pc, (unsigned)rec->dep, (unsigned)!rec->dep,
+                      (unsigned long long)first);
+        return TRACE_EINPUT;
+    }
+    if (s == 2) {
+        trace_err_set(r->err, r->line, off, "more than %zu distinct PCs", r->seen.map.limit);
+        return TRACE_EINPUT;
+    }
+    if (s == TRACE_ENOMEM)
+        trace_err_set(r->err, r->line, off, "out of memory");
+    return s;
+}
+
+static int read_records(struct csv_reader *r, trace_sink sink, void *ctx)
+{
+    while (r->p < r->end) {
+        const char *ls = r->p, *ce;
+        const char *e = line_end(r, ls, &ce);
+        struct trace_rec rec;
+        int s = parse_line(r, ls, ce, &rec);
+        if (s == 0)
+            s = check_flag(r, ls, &rec);
+        if (s == 0)
+            s = sink(ctx, &rec);
+        if (s != 0)
+            return s;
+        r->p = e < r->end ? e + 1 : e;
+        r->line++;
+    }
+    return 0;
+}
+
+int trace_csv_read(const char *buf, size_t len, const struct trace_csv_opts *o, trace_sink sink,
+                   void *ctx, struct trace_err *err)
+{
+    struct csv_reader r = {.buf = buf, .end = buf + len, .p = buf, .line = 1, .o = o, .err = err};
+    trace_pcflags_init(&r.seen, o ? o->max_pcs : 0);
+    int s = read_header(&r);
+    if (s == 0)
+        s = read_records(&r, sink, ctx);
+    trace_pcflags_free(&r.seen);
+    return s;
+}
+
+/* ---- writers ----------------------------------------------------------- */
+
+#define LINE_MAX_BYTES 160 /* 7 fields of at most 20 characters, 6 commas, '\n' */
+
+static const char digit_pairs[201] = "00010203040506070809"
+                                     "10111213141516171819"
+                                     "20212223242526272829"
+                                     "30313233343536373839"
+                                     "40414243444546474849"
+                                     "50515253545556575859"
+                                     "60616263646566676869"
+                                     "70717273747576777879"
+                                     "80818283848586878889"
+                                     "90919293949596979899";
+
+static int dec_digits(uint64_t v)
+{
+    int n = 1;
+    for (;;) {
+        if (v < 10)
+            return n;
+        if (v < 100)
+            return n + 1;
+        if (v < 1000)
+            return n + 2;
+        if (v < 10000)
+            return n + 3;
+        v /= 10000;
+        n += 4;
+    }
+}
+
+/* Writes v in decimal at p; returns the byte after it. */
+static char *put_dec(char *p, uint64_t v)
+{
+    int n = dec_digits(v);
+    char *e = p + n, *q = e;
+    while (v >= 100) {
+        unsigned d = (unsigned)(v % 100) * 2;
+        v /= 100;
+        *--q = digit_pairs[d + 1];
+        *--q = digit_pairs[d];
+    }
+    if (v >= 10) {
+        *--q = digit_pairs[v * 2 + 1];
+        *--q = digit_pairs[v * 2];
+    } else {
+        *--q = (char)('0' + v);
+    }
+    return e;
+}
+
+/* Writes v as 0x-hex (lower case, no leading zeros) at p. */
+static char *put_hex(char *p, uint64_t v)
+{
+    static const char xd[] = "0123456789abcdef";
+    int n = (64 - __builtin_clzll(v | 1) + 3) / 4;
+    *p++ = '0';
+    *p++ = 'x';
+    char *e = p + n;
+    for (char *q = e; q > p; v >>= 4)
+        *--q = xd[v & 15];
+    return e;
+}
+
+void trace_wbuf_init(struct trace_wbuf *w, char *buf, size_t cap,
+                     int (*flush)(void *ctx, const char *data, size_t n), void *ctx)
+{
+    w->buf = buf;
+    w->cap = cap;
+    w->len = 0;
+    w->flush = flush;
+    w->ctx = ctx;
+    w->failed = cap < TRACE_WBUF_MIN;
+}
+
+static int file_flush(void *f, const char *data, size_t n)
+{
+    return fwrite(data, 1, n, f) == n ? 0 : -1;
+}
+
+void trace_wbuf_init_file(struct trace_wbuf *w, char *buf, size_t cap, FILE *f)
+{
+    trace_wbuf_init(w, buf, cap, file_flush, f);
+}
+
+int trace_wbuf_flush(struct trace_wbuf *w)
+{
+    if (!w->failed && w->len && w->flush(w->ctx, w->buf, w->len) != 0)
+        w->failed = 1;
+    w->len = 0;
+    return w->failed ? -1 : 0;
+}
+
+/* Room for one line, or NULL once writing has failed. */
+static char *reserve(struct trace_wbuf *w)
+{
+    if (w->cap - w->len < LINE_MAX_BYTES)
+        trace_wbuf_flush(w);
+    return w->failed ? NULL : w->buf + w->len;
+}
+
+static int put_text(struct trace_wbuf *w, const char *s)
+{
+    char *p = reserve(w);
+    if (!p)
+        return -1;
+    size_t n = strlen(s);
+    memcpy(p, s, n);
+    p[n] = '\n';
+    w->len += n + 1;
+    return 0;
+}
+
+int trace_csv_write_in_header(struct trace_wbuf *w)
+{
+    return put_text(w, TRACE_CSV_IN_HEADER);
+}
+
+int trace_csv_write_out_header(struct trace_wbuf *w)
+{
+    return put_text(w, TRACE_CSV_OUT_HEADER);
+}
+
+/* tid,pc,addr,width,dep\n — the tail the two record kinds share. */
+static char *put_rec_tail(char *p, uint64_t tid, uint64_t pc, uint64_t addr, uint32_t width,
+                          uint32_t dep)
+{
+    p = put_dec(p, tid);
+    *p++ = ',';
+    p = put_hex(p, pc);
+    *p++ = ',';
+    p = put_hex(p, addr);
+    *p++ = ',';
+    p = put_dec(p, width);
+    *p++ = ',';
+    p = put_dec(p, dep);
+    *p++ = '\n';
+    return p;
+}
+
+int trace_csv_write_in(struct trace_wbuf *w, const struct trace_rec *r)
+{
+    char *p = reserve(w);
+    if (!p)
+        return -1;
+    char *e = put_rec_tail(p, r->tid, r->pc, r->addr, r->width, r->dep);
+    w->len += (size_t)(e - p);
+    return 0;
+}
+
+int trace_csv_write_out(struct trace_wbuf *w, const struct trace_out *o)
+{
+    char *p = reserve(w);
+    if (!p)
+        return -1;
+    char *e = put_dec(p, o->sm);
+    *e++ = ',';
+    e = put_dec(e, o->seq);
+    *e++ = ',';
+    e = put_rec_tail(e, o->tid, o->pc, o->addr, o->width, o->dep);
+    w->len += (size_t)(e - p);
+    return 0;
+}
+
+int trace_csv_sink(void *wbuf, const struct trace_rec *r)
+{
+    return trace_csv_write_in(wbuf, r) == 0 ? 0 : 1;
+}
+
+int trace_csv_out_sink(void *wbuf, const struct trace_out *o, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (trace_csv_write_out(wbuf, &o[i]) != 0)
+            return 1;
+    return 0;
+}

@@ -1,0 +1,81 @@
+/*
+ * The CSV trace format: a strict streaming reader of input records
+ * (tid,pc,addr,width,dep) and fast writers of input and output records
+ * (sm,seq,tid,pc,addr,width,dep).
+ *
+ * DESIGN
+ * The reader works on one memory buffer (a request body, or a file the
+ * caller mapped) and hands each record to the sink as soon as its line is
+ * checked, so it keeps no records: its memory is one hash map of the PCs seen
+ * (to enforce "all records of one PC carry the same flag"), bounded by the
+ * number of distinct PCs and capped by max_pcs. Every error names the 1-based
+ * line and the byte offset of the start of that line; a record is handed on
+ * only when its whole line is valid. The exact rules are in
+ * docs/trace-formats.md.
+ *
+ * The writers format integers by hand (digit pairs for decimal, nibbles for
+ * hex) into a caller-owned buffer that is flushed through a callback (or to
+ * a FILE*), never one printf per field.
+ */
+#ifndef GPUPROBE_TRACE_CSV_H
+#define GPUPROBE_TRACE_CSV_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "trace/pcflags.h"
+#include "trace/record.h"
+
+#define TRACE_CSV_IN_HEADER "tid,pc,addr,width,dep"
+#define TRACE_CSV_OUT_HEADER "sm,seq,tid,pc,addr,width,dep"
+
+struct trace_csv_opts {
+    const struct trace_pcflags *flags; /* per-PC flags that replace the file's; may be NULL */
+    size_t max_pcs;                    /* distinct PCs allowed; 0: TRACE_PCFLAGS_MAX_DEFAULT */
+};
+
+/* Reads the CSV input format from buf[0..len) (no NUL needed) and hands each
+ * record to sink(ctx, rec) in file order. o may be NULL (defaults).
+ * Returns 0 when all was read, TRACE_EINPUT or TRACE_ENOMEM with err filled
+ * (line, byte offset of the bad line, message), or the sink's non-zero value. */
+int trace_csv_read(const char *buf, size_t len, const struct trace_csv_opts *o, trace_sink sink,
+                   void *ctx, struct trace_err *err);
+
+/* ---- writing ----------------------------------------------------------- */
+
+/* A caller-owned output buffer; flush is called with full buffers and at
+ * trace_wbuf_flush. Fields are private after init. */
+struct trace_wbuf {
+    char *buf;
+    size_t cap, len;
+    int (*flush)(void *ctx, const char *data, size_t n); /* 0: written */
+    void *ctx;
+    int failed; /* a flush failed: later writes are dropped, results non-zero */
+};
+
+#define TRACE_WBUF_MIN 256 /* smallest buffer: one line of any record fits */
+
+/* cap must be at least TRACE_WBUF_MIN. */
+void trace_wbuf_init(struct trace_wbuf *w, char *buf, size_t cap,
+                     int (*flush)(void *ctx, const char *data, size_t n), void *ctx);
+/* Flushes with fwrite to f (the caller still fflushes/closes f). */
+void trace_wbuf_init_file(struct trace_wbuf *w, char *buf, size_t cap, FILE *f);
+/* Hands what is buffered to flush. 0, or -1 if this or an earlier flush failed. */
+int trace_wbuf_flush(struct trace_wbuf *w);
+
+/* Each writes one line ending in '\n'. pc and addr are written as 0x-hex,
+ * the other fields in decimal. 0, or -1 once a flush has failed. */
+int trace_csv_write_in_header(struct trace_wbuf *w);
+int trace_csv_write_in(struct trace_wbuf *w, const struct trace_rec *r);
+int trace_csv_write_out_header(struct trace_wbuf *w);
+int trace_csv_write_out(struct trace_wbuf *w, const struct trace_out *o);
+
+/* A trace_sink that writes each record with trace_csv_write_in to the
+ * trace_wbuf ctx (returns 1 if writing failed), so any reader converts to CSV. */
+int trace_csv_sink(void *wbuf, const struct trace_rec *r);
+/* The same for sorted records (a trace_out_sink): n lines with
+ * trace_csv_write_out; 1 if writing failed. */
+int trace_csv_out_sink(void *wbuf, const struct trace_out *o, size_t n);
+
+#endif

@@ -1,0 +1,694 @@
+/*
+ * NVBit mem_trace reader and the SASS opcode classifier.
+ *
+ * DESIGN
+ * See nvbit.h. One pass over the buffer, one line at a time: a line is
+ * recognised by its "MEMTRACE: CTX <ctx> - " prefix and then parsed
+ * completely into a struct access (32 addresses) before anything is derived
+ * from it, so a bad line never yields part of its records. Deriving runs in
+ * a fixed order: launch filter, geometry (dims, CTA bounds), warp index,
+ * instruction counting, selection by opcode, width, PC, flag, then one record
+ * per active lane.
+ * The readers' state is three maps: opcode hash -> synthetic PC, PC -> flag
+ * (the first flag a PC gets is kept, so the one-flag-per-PC rule holds by
+ * construction), and (CTA, warp) -> rank and instruction count, which is only
+ * filled when a policy needs it.
+ */
+#include "trace/nvbit.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- SASS opcode facts ------------------------------------------------ */
+
+struct op_base {
+    const char *name;
+    unsigned space;
+    enum trace_op_kind kind;
+};
+
+/* Base opcodes (the text before the first '.') that access data memory. */
+static const struct op_base op_bases[] = {
+    {"LDG", TRACE_SPACE_GLOBAL, TRACE_OP_LOAD},    {"STG", TRACE_SPACE_GLOBAL, TRACE_OP_STORE},
+    {"LD", TRACE_SPACE_GLOBAL, TRACE_OP_LOAD},     {"ST", TRACE_SPACE_GLOBAL, TRACE_OP_STORE},
+    {"ATOM", TRACE_SPACE_ATOMIC, TRACE_OP_ATOMIC}, {"ATOMG", TRACE_SPACE_ATOMIC, TRACE_OP_ATOMIC},
+    {"RED", TRACE_SPACE_ATOMIC, TRACE_OP_REDUCE},  {"REDG", TRACE_SPACE_ATOMIC, TRACE_OP_REDUCE},
+    {"LDS", TRACE_SPACE_SHARED, TRACE_OP_LOAD},    {"LDSM", TRACE_SPACE_SHARED, TRACE_OP_LOAD},
+    {"STS", TRACE_SPACE_SHARED, TRACE_OP_STORE},   {"ATOMS", TRACE_SPACE_SHARED, TRACE_OP_ATOMIC},
+    {"LDL", TRACE_SPACE_LOCAL, TRACE_OP_LOAD},     {"STL", TRACE_SPACE_LOCAL, TRACE_OP_STORE},
+};
+
+static int all_digits(const char *s, size_t n)
+{
+    if (n == 0)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] < '0' || s[i] > '9')
+            return 0;
+    return 1;
+}
+
+/* Bits named by a suffix like "64", "U16", "F32"; 0 if it names none. */
+static unsigned suffix_bits(const char *s, size_t n)
+{
+    if (n >= 2 && (s[0] == 'U' || s[0] == 'S' || s[0] == 'F' || s[0] == 'B') &&
+        all_digits(s + 1, n - 1)) {
+        s++;
+        n--;
+    }
+    if (!all_digits(s, n) || n > 4)
+        return 0;
+    unsigned b = 0;
+    for (size_t i = 0; i < n; i++)
+        b = b * 10 + (unsigned)(s[i] - '0');
+    return b ? b : 1; /* "0" is a size suffix of no valid width */
+}
+
+static uint32_t width_from_suffixes(const char *s, const char *end)
+{
+    while (s < end) {
+        const char *dot = memchr(s, '.', (size_t)(end - s));
+        const char *te = dot ? dot : end;
+        unsigned bits = suffix_bits(s, (size_t)(te - s));
+        if (bits)
+            return (bits % 8 == 0 && trace_width_valid(bits / 8)) ? bits / 8 : 0;
+        s = dot ? dot + 1 : end;
+    }
+    return 4;
+}
+
+void trace_sass_classify(const char *op, size_t len, struct trace_sass_op *out)
+{
+    const char *end = op + len;
+    const char *dot = memchr(op, '.', len);
+    size_t blen = (size_t)((dot ? dot : end) - op);
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < sizeof op_bases / sizeof op_bases[0]; i++) {
+        if (strlen(op_bases[i].name) == blen && memcmp(op_bases[i].name, op, blen) == 0) {
+            out->space = op_bases[i].space;
+            out->kind = op_bases[i].kind;
+            out->width = width_from_suffixes(dot ? dot + 1 : end, end);
+            return;
+        }
+    }
+}
+
+int trace_pc_kind_check(struct trace_map *m, uint64_t pc, enum trace_op_kind kind, uint64_t line,
+                        uint64_t *first_line)
+{
+    uint64_t v;
+    if (trace_map_get(m, pc, &v)) {
+        if ((v & 7) == (uint64_t)kind)
+            return 0;
+        *first_line = v >> 3;
+        return 1;
+    }
+    int r = trace_map_put(m, pc, line << 3 | (uint64_t)kind);
+    return r == 1 ? 2 : r;
+}
+
+static const char *kind_name(enum trace_op_kind k)
+{
+    switch (k) {
+    case TRACE_OP_LOAD:
+        return "a load";
+    case TRACE_OP_STORE:
+        return "a store";
+    case TRACE_OP_ATOMIC:
+        return "an atomic";
+    case TRACE_OP_REDUCE:
+        return "a reduction";
+    default:
+        return "not a memory access";
+    }
+}
+
+int trace_sass_is_opcode(const char *op, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        char ch = op[i];
+        if (!((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+              ch == '.' || ch == '_'))
+            return 0;
+    }
+    return len > 0;
+}
+
+/* ---- reader state ------------------------------------------------------ */
+
+#define NV_ADDRS 32
+#define NV_MAX_OPCODES ((size_t)1 << 16)
+#define NV_MAX_WARPS_DEFAULT ((size_t)1 << 22)
+#define NV_WARP_KEY_MAX 0xfffeu                  /* largest warp number the warp map can key */
+#define NV_CTA_KEY_MAX (((uint64_t)1 << 47) - 1) /* largest CTA index the warp map can key */
+
+/* One parsed MEMTRACE access line. */
+struct access {
+    uint64_t launch;
+    uint32_t cta[3];
+    uint32_t warp;
+    int has_pc;
+    uint64_t pc;
+    const char *op;
+    size_t oplen;
+    uint64_t addr[NV_ADDRS];
+};
+
+/* The geometry of the launch a line belongs to. */
+struct geom {
+    struct trace_dim3 grid, block;
+    uint64_t threads; /* per block */
+    uint64_t warps;   /* per block */
+};
+
+struct nv {
+    const char *buf, *end;
+    const struct trace_nvbit_opts *o;
+    trace_sink sink;
+    void *ctx;
+    struct trace_err *err;
+    uint64_t line;  /* number of the current line */
+    const char *ls; /* its start */
+    int have_ll;    /* a LAUNCH line was read: */
+    uint64_t ll_id; /*   its grid launch id and dims */
+    struct trace_dim3 ll_grid, ll_block;
+    int chosen; /* the launch being read is known: */
+    uint64_t launch;
+    struct trace_map opcodes; /* FNV-1a of the opcode -> synthetic PC */
+    struct trace_map
+        warps; /* cta << 16 | warp -> rank << 32 | count; cta << 16 | 0xffff -> ranks */
+    struct trace_pcflags pcs; /* pc -> the flag its records carry */
+    struct trace_map kinds;   /* pc given in the text -> line << 3 | access kind */
+    struct trace_read_stats st;
+};
+
+void trace_nvbit_opts_init(struct trace_nvbit_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->launch = -1;
+    o->spaces = TRACE_SPACE_GLOBAL;
+    o->load_dep = 1;
+}
+
+__attribute__((format(printf, 3, 4))) static int nv_bad(struct nv *n, const char *at,
+                                                        const char *fmt, ...)
+{
+    char what[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    trace_err_set(n->err, n->line, (uint64_t)(n->ls - n->buf), "%s (column %zu)", what,
+                  (size_t)(at - n->ls) + 1);
+    return TRACE_EINPUT;
+}
+
+static int nv_nomem(struct nv *n)
+{
+    trace_err_set(n->err, n->line, (uint64_t)(n->ls - n->buf), "out of memory");
+    return TRACE_ENOMEM;
+}
+
+/* ---- line scanning ----------------------------------------------------- */
+
+struct cur {
+    const char *p, *e;
+};
+
+static int lit(struct cur *c, const char *s)
+{
+    size_t k = strlen(s);
+    if ((size_t)(c->e - c->p) < k || memcmp(c->p, s, k) != 0)
+        return 0;
+    c->p += k;
+    return 1;
+}
+
+static int num(struct cur *c, int hex, uint64_t *v)
+{
+    const char *q;
+    if (trace_scan_u64(c->p, c->e, hex, v, &q) != TRACE_SCAN_OK)
+        return 0;
+    c->p = q;
+    return 1;
+}
+
+static int num32(struct cur *c, uint32_t *v)
+{
+    uint64_t x;
+    const char *s = c->p;
+    if (!num(c, 0, &x) || x > UINT32_MAX) {
+        c->p = s;
+        return 0;
+    }
+    *v = (uint32_t)x;
+    return 1;
+}
+
+static int triple(struct cur *c, uint32_t v[3])
+{
+    return num32(c, &v[0]) && lit(c, ",") && num32(c, &v[1]) && lit(c, ",") && num32(c, &v[2]);
+}
+
+static size_t token_len(const struct cur *c)
+{
+    const char *q = c->p;
+    while (q < c->e && *q != ' ' && *q != '\t')
+        q++;
+    return (size_t)(q - c->p);
+}
+
+static void skip_blanks(struct cur *c)
+{
+    while (c->p < c->e && (*c->p == ' ' || *c->p == '\t'))
+        c->p++;
+}
+
+/* Optional "pc N - " (or "PC N - ") before the opcode. */
+static int parse_pc_field(struct nv *n, struct cur *c, struct access *a)
+{
+    if (!lit(c, "pc ") && !lit(c, "PC "))
+        return 0;
+    if (!num(c, 1, &a->pc) || !lit(c, " - "))
+        return nv_bad(n, c->p, "expected \"pc N - \" with N decimal or 0x-hex");
+    a->has_pc = 1;
+    return 0;
+}
+
+static int parse_addrs(struct nv *n, struct cur *c, struct access *a)
+{
+    int k = 0;
+    for (;;) {
+        const char *s = c->p;
+        skip_blanks(c);
+        if (c->p == c->e)
+            break;
+        if (k > 0 && c->p == s)
+            return nv_bad(n, c->p, "addresses must be separated by spaces");
+        if (k == NV_ADDRS)
+            return nv_bad(n, c->p, "more than %d addresses", NV_ADDRS);
+        if (c->e - c->p < 2 || c->p[0] != '0' || (c->p[1] != 'x' && c->p[1] != 'X') ||
+            !num(c, 1, &a->addr[k]))
+            return nv_bad(n, c->p, "address %d: expected a 0x-hex number of at most 64 bits", k);
+        k++;
+    }
+    if (k != NV_ADDRS)
+        return nv_bad(n, c->p, "expected %d addresses, found %d", NV_ADDRS, k);
+    return 0;
+}
+
+/* c is just past "grid_launch_id ". */
+static int parse_access(struct nv *n, struct cur *c, struct access *a)
+{
+    memset(a, 0, sizeof *a);
+    if (!num(c, 0, &a->launch))
+        return nv_bad(n, c->p, "expected the grid launch id");
+    if (!lit(c, " - CTA ") || !triple(c, a->cta))
+        return nv_bad(n, c->p, "expected \" - CTA x,y,z\"");
+    if (!lit(c, " - warp ") || !num32(c, &a->warp) || !lit(c, " - "))
+        return nv_bad(n, c->p, "expected \" - warp w - \"");
+    if (parse_pc_field(n, c, a) != 0)
+        return TRACE_EINPUT;
+    a->op = c->p;
+    a->oplen = token_len(c);
+    if (!trace_sass_is_opcode(a->op, a->oplen))
+        return nv_bad(n, c->p, "expected an opcode");
+    c->p += a->oplen;
+    if (!lit(c, " - "))
+        return nv_bad(n, c->p, "expected \" - \" after the opcode");
+    return parse_addrs(n, c, a);
+}
+
+/* ---- LAUNCH lines ------------------------------------------------------ */
+
+/* The last occurrence of needle in [s, e) (the kernel name may hold anything). */
+static const char *last_of(const char *s, const char *e, const char *needle)
+{
+    size_t k = strlen(needle);
+    const char *found = NULL;
+    for (const char *q = s; (size_t)(e - q) >= k; q++) {
+        q = memmem(q, (size_t)(e - q), needle, k);
+        if (!q)
+            break;
+        found = q;
+    }
+    return found;
+}
+
+static int dims_equal(const struct trace_dim3 *a, const struct trace_dim3 *b)
+{
+    return a->x == b->x && a->y == b->y && a->z == b->z;
+}
+
+/* c is just past "LAUNCH". */
+static int parse_launch(struct nv *n, struct cur *c)
+{
+    const char *f = last_of(c->p, c->e, " - grid launch id ");
+    uint32_t g[3], b[3];
+    uint64_t id;
+    if (!f)
+        return nv_bad(n, c->p, "LAUNCH line without \" - grid launch id \"");
+    c->p = f + strlen(" - grid launch id ");
+    if (!num(c, 0, &id) || !lit(c, " - grid size ") || !triple(c, g) || !lit(c, " - block size ") ||
+        !triple(c, b))
+        return nv_bad(n, c->p,
+                      "expected \"grid launch id N - grid size x,y,z - block size x,y,z\"");
+    struct trace_dim3 gd = {g[0], g[1], g[2]}, bd = {b[0], b[1], b[2]};
+    if (n->have_ll && n->ll_id == id &&
+        !(dims_equal(&gd, &n->ll_grid) && dims_equal(&bd, &n->ll_block)))
+        return nv_bad(n, f, "a second LAUNCH line for grid launch id %llu with other dims",
+                      (unsigned long long)id);
+    n->have_ll = 1;
+    n->ll_id = id;
+    n->ll_grid = gd;
+    n->ll_block = bd;
+    return 0;
+}
+
+/* ---- deriving ---------------------------------------------------------- */
+
+static int dims_zero(const struct trace_dim3 *d)
+{
+    return d->x == 0 && d->y == 0 && d->z == 0;
+}
+
+int trace_dims_threads(const struct trace_dim3 *grid, const struct trace_dim3 *block,
+                       uint64_t *threads_per_block)
+{
+    uint64_t blocks, threads, total;
+    if (!grid->x || !grid->y || !grid->z || !block->x || !block->y || !block->z)
+        return -1;
+    if (__builtin_mul_overflow((uint64_t)grid->x * grid->y, (uint64_t)grid->z, &blocks) ||
+        __builtin_mul_overflow((uint64_t)block->x * block->y, (uint64_t)block->z, &threads) ||
+        __builtin_mul_overflow(blocks, threads, &total))
+        return -2;
+    *threads_per_block = threads;
+    return 0;
+}
+
+static int check_geom(struct nv *n, const char *at, struct geom *g)
+{
+    int r = trace_dims_threads(&g->grid, &g->block, &g->threads);
+    if (r == -1)
+        return nv_bad(n, at, "grid and block dims must all be at least 1");
+    if (r == -2)
+        return nv_bad(n, at, "grid x block has more than 2^64 threads");
+    g->warps = (g->threads + 31) / 32;
+    n->st.grid = g->grid;
+    n->st.block = g->block;
+    n->st.threads_per_block = g->threads;
+    return 0;
+}
+
+/* The dims of launch id: its LAUNCH line, else the caller's. */
+static int resolve_geom(struct nv *n, const char *at, uint64_t id, struct geom *g)
+{
+    const struct trace_nvbit_opts *o = n->o;
+    int given = !dims_zero(&o->grid) || !dims_zero(&o->block);
+    if (n->have_ll && n->ll_id == id) {
+        if (given && !(dims_equal(&o->grid, &n->ll_grid) && dims_equal(&o->block, &n->ll_block)))
+            return nv_bad(n, at, "the LAUNCH line's grid/block dims differ from the ones given");
+        g->grid = n->ll_grid;
+        g->block = n->ll_block;
+    } else if (given) {
+        g->grid = o->grid;
+        g->block = o->block;
+    } else {
+        return nv_bad(n, at,
+                      "no grid/block dims: no LAUNCH line for grid launch id %llu and none given",
+                      (unsigned long long)id);
+    }
+    return check_geom(n, at, g);
+}
+
+/* 1: the line is of the launch being read; 0: skip it; TRACE_EINPUT. */
+static int select_launch(struct nv *n, const char *at, uint64_t id)
+{
+    if (n->o->launch >= 0)
+        return id == (uint64_t)n->o->launch;
+    if (!n->chosen) {
+        n->chosen = 1;
+        n->launch = id;
+    }
+    if (id != n->launch)
+        return nv_bad(n, at,
+                      "the trace holds more than one kernel launch (grid launch ids %llu and "
+                      "%llu): choose one",
+                      (unsigned long long)n->launch, (unsigned long long)id);
+    return 1;
+}
+
+static int uses_warp_map(const struct nv *n)
+{
+    return n->o->warp == TRACE_NVBIT_WARP_SLOT || n->o->pc == TRACE_NVBIT_PC_OCCURRENCE;
+}
+
+static int map_full(struct nv *n, const char *what)
+{
+    trace_err_set(n->err, n->line, (uint64_t)(n->ls - n->buf), "more than the allowed number of %s",
+                  what);
+    return TRACE_EINPUT;
+}
+
+static int put(struct nv *n, struct trace_map *m, uint64_t k, uint64_t v, const char *what)
+{
+    int r = trace_map_put(m, k, v);
+    if (r == 1)
+        return map_full(n, what);
+    if (r == TRACE_ENOMEM)
+        return nv_nomem(n);
+    return 0;
+}
+
+/* Looks up (cta, printed warp) in the warp map: its rank in the CTA (new
+ * warps get the next rank) and how many instructions it ran before. */
+static int warp_entry(struct nv *n, const char *at, uint64_t cta, const struct access *a,
+                      const struct geom *g, uint64_t *rank, uint64_t *count)
+{
+    if (cta > NV_CTA_KEY_MAX || a->warp > NV_WARP_KEY_MAX)
+        return nv_bad(n, at, "CTA or warp number too large for this warp/pc policy");
+    uint64_t key = cta << 16 | a->warp, v;
+    if (!trace_map_get(&n->warps, key, &v)) {
+        uint64_t next = 0, ck = cta << 16 | 0xffff;
+        trace_map_get(&n->warps, ck, &next);
+        if (n->o->warp == TRACE_NVBIT_WARP_SLOT && next >= g->warps)
+            return nv_bad(n, at, "CTA %u,%u,%u shows more than %llu distinct warps", a->cta[0],
+                          a->cta[1], a->cta[2], (unsigned long long)g->warps);
+        if (put(n, &n->warps, ck, next + 1, "warps") != 0)
+            return TRACE_EINPUT;
+        v = next << 32;
+    }
+    *rank = v >> 32;
+    *count = v & 0xffffffffu;
+    return put(n, &n->warps, key, (v >> 32) << 32 | ((*count + 1) & 0xffffffffu), "warps");
+}
+
+/* The warp's index in its CTA, and its count of earlier instructions. */
+static int warp_index(struct nv *n, const char *at, uint64_t cta, const struct access *a,
+                      const struct geom *g, uint64_t *w, uint64_t *count)
+{
+    uint64_t rank = 0;
+    *count = 0;
+    if (uses_warp_map(n) && warp_entry(n, at, cta, a, g, &rank, count) != 0)
+        return TRACE_EINPUT;
+    if (n->o->warp == TRACE_NVBIT_WARP_SLOT) {
+        *w = rank;
+        return 0;
+    }
+    if (a->warp >= g->warps)
+        return nv_bad(n, at,
+                      "warp %u is not below the block's %llu warps (hardware slot ids? use the "
+                      "slot warp policy)",
+                      a->warp, (unsigned long long)g->warps);
+    *w = a->warp;
+    return 0;
+}
+
+static uint64_t fnv1a(const char *s, size_t k)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < k; i++)
+        h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+static int derive_pc(struct nv *n, const struct access *a, uint64_t count, uint64_t *pc)
+{
+    if (a->has_pc) {
+        *pc = a->pc;
+        return 0;
+    }
+    if (n->o->pc == TRACE_NVBIT_PC_OCCURRENCE) {
+        *pc = count * 16;
+        return 0;
+    }
+    uint64_t h = fnv1a(a->op, a->oplen);
+    if (trace_map_get(&n->opcodes, h, pc))
+        return 0;
+    *pc = (uint64_t)n->opcodes.count * 16;
+    if (put(n, &n->opcodes, h, *pc, "opcodes") != 0)
+        return TRACE_EINPUT;
+    if (n->o->opcode_pc)
+        n->o->opcode_pc(n->o->opcode_pc_ctx, a->op, a->oplen, *pc);
+    return 0;
+}
+
+static int derive_dep(struct nv *n, const struct trace_sass_op *op, uint64_t pc, uint32_t *dep)
+{
+    if (trace_pcflags_get(n->o->flags, pc, dep, NULL))
+        return 0;
+    if (trace_pcflags_get(&n->pcs, pc, dep, NULL))
+        return 0;
+    *dep =
+        (op->kind == TRACE_OP_LOAD || op->kind == TRACE_OP_ATOMIC) ? (n->o->load_dep ? 1 : 0) : 0;
+    int r = trace_pcflags_set(&n->pcs, pc, *dep, n->line, NULL);
+    if (r == 2)
+        return map_full(n, "PCs");
+    if (r == TRACE_ENOMEM)
+        return nv_nomem(n);
+    return 0;
+}
+
+/* A PC the text gives must be one kind of access on every line. */
+static int check_kind(struct nv *n, const struct access *a, const struct trace_sass_op *op)
+{
+    uint64_t first = 0;
+    if (!a->has_pc)
+        return 0;
+    int r = trace_pc_kind_check(&n->kinds, a->pc, op->kind, n->line, &first);
+    if (r == 1)
+        return nv_bad(n, a->op, "pc 0x%llx is %s here but another kind of access on line %llu",
+                      (unsigned long long)a->pc, kind_name(op->kind), (unsigned long long)first);
+    if (r == 2)
+        return map_full(n, "PCs");
+    if (r == TRACE_ENOMEM)
+        return nv_nomem(n);
+    return 0;
+}
+
+static int emit_lanes(struct nv *n, const char *at, const struct access *a, const struct geom *g,
+                      uint64_t base_tid, uint64_t w, struct trace_rec *rec)
+{
+    for (int lane = 0; lane < NV_ADDRS; lane++) {
+        if (a->addr[lane] && w * 32 + (uint64_t)lane >= g->threads)
+            return nv_bad(n, at,
+                          "lane %d of warp %llu has an address but the block has only %llu threads",
+                          lane, (unsigned long long)w, (unsigned long long)g->threads);
+    }
+    for (int lane = 0; lane < NV_ADDRS; lane++) {
+        if (!a->addr[lane])
+            continue;
+        rec->tid = base_tid + w * 32 + (uint64_t)lane;
+        rec->addr = a->addr[lane];
+        n->st.records++;
+        int r = n->sink(n->ctx, rec);
+        if (r != 0)
+            return r;
+    }
+    return 0;
+}
+
+static int use_access(struct nv *n, const char *at, const struct access *a)
+{
+    struct geom g = {0};
+    n->st.instructions++;
+    int r = select_launch(n, at, a->launch);
+    if (r <= 0) {
+        n->st.skipped += r == 0;
+        return r;
+    }
+    if (resolve_geom(n, at, a->launch, &g) != 0)
+        return TRACE_EINPUT;
+    if (a->cta[0] >= g.grid.x || a->cta[1] >= g.grid.y || a->cta[2] >= g.grid.z)
+        return nv_bad(n, at, "CTA %u,%u,%u is outside the grid %u,%u,%u", a->cta[0], a->cta[1],
+                      a->cta[2], g.grid.x, g.grid.y, g.grid.z);
+    uint64_t cta = a->cta[0] + (uint64_t)g.grid.x * (a->cta[1] + (uint64_t)g.grid.y * a->cta[2]);
+    uint64_t w = 0, count = 0;
+    if (warp_index(n, at, cta, a, &g, &w, &count) != 0)
+        return TRACE_EINPUT;
+    struct trace_sass_op op;
+    trace_sass_classify(a->op, a->oplen, &op);
+    if (op.kind == TRACE_OP_NONE || !(op.space & n->o->spaces)) {
+        n->st.skipped++;
+        return 0;
+    }
+    if (!op.width)
+        return nv_bad(n, a->op, "opcode %.*s names a width that is not 1, 2, 4, 8 or 16 bytes",
+                      (int)a->oplen, a->op);
+    struct trace_rec rec = {.width = op.width};
+    if (derive_pc(n, a, count, &rec.pc) != 0 || check_kind(n, a, &op) != 0 ||
+        derive_dep(n, &op, rec.pc, &rec.dep) != 0)
+        return TRACE_EINPUT;
+    return emit_lanes(n, at, a, &g, cta * g.threads, w, &rec);
+}
+
+/* One line [c->p, c->e). */
+static int do_line(struct nv *n, struct cur *c)
+{
+    if (!lit(c, "MEMTRACE: CTX "))
+        return 0;
+    size_t k = token_len(c);
+    c->p += k;
+    if (k == 0 || !lit(c, " - "))
+        return 0; /* the tool's own diagnostics ("CTX 0x..., Inspecting ...") */
+    const char *at = c->p;
+    if (lit(c, "grid_launch_id ")) {
+        struct access a;
+        if (parse_access(n, c, &a) != 0)
+            return TRACE_EINPUT;
+        return use_access(n, at, &a);
+    }
+    if (lit(c, "LAUNCH") && (c->p == c->e || *c->p == ' '))
+        return parse_launch(n, c);
+    return nv_bad(n, at, "unknown MEMTRACE record (expected grid_launch_id or LAUNCH)");
+}
+
+static int read_lines(struct nv *n)
+{
+    const char *p = n->buf;
+    for (n->line = 1; p < n->end; n->line++) {
+        const char *nl = memchr(p, '\n', (size_t)(n->end - p));
+        struct cur c = {p, nl ? nl : n->end};
+        if (c.e > c.p && c.e[-1] == '\r')
+            c.e--;
+        n->ls = p;
+        n->st.lines++;
+        int r = do_line(n, &c);
+        if (r != 0)
+            return r;
+        p = nl ? nl + 1 : n->end;
+    }
+    return 0;
+}
+
+int trace_nvbit_read(const char *buf, size_t len, const struct trace_nvbit_opts *o, trace_sink sink,
+                     void *ctx, struct trace_err *err)
+{
+    struct trace_nvbit_opts def;
+    trace_nvbit_opts_init(&def);
+    struct nv n = {.buf = buf,
+                   .end = buf + len,
+                   .o = o ? o : &def,
+                   .sink = sink,
+                   .ctx = ctx,
+                   .err = err,
+                   .ls = buf};
+    if (n.o->spaces == 0) {
+        def = *n.o;
+        def.spaces = TRACE_SPACE_GLOBAL;
+        n.o = &def;
+    }
+    trace_map_init(&n.opcodes, NV_MAX_OPCODES);
+    trace_map_init(&n.warps, n.o->max_warps ? n.o->max_warps : NV_MAX_WARPS_DEFAULT);
+    trace_pcflags_init(&n.pcs, 0);
+    trace_map_init(&n.kinds, TRACE_PCFLAGS_MAX_DEFAULT);
+    int r = read_lines(&n);
+    trace_map_free(&n.kinds);
+    trace_map_free(&n.opcodes);
+    trace_map_free(&n.warps);
+    trace_pcflags_free(&n.pcs);
+    if (n.o->stats)
+        *n.o->stats = n.st;
+    return r;
+}
