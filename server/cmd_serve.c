@@ -72,6 +72,14 @@ static int parse_args(int argc, char **argv, struct serve_args *a, int *status)
     return 0;
 }
 
+/* DIR/name, DIR being the database's folder. */
+static void beside_database(const struct config *cfg, const char *name, char *out, size_t len)
+{
+    const char *slash = strrchr(cfg->db, '/');
+    int dirlen = slash ? (int)(slash - cfg->db) : 1;
+    snprintf(out, len, "%.*s/%s", dirlen, slash ? cfg->db : ".", name);
+}
+
 static int load_config(const struct serve_args *a, struct config *cfg, char *err, size_t errlen)
 {
     config_defaults(cfg);
@@ -81,14 +89,12 @@ static int load_config(const struct serve_args *a, struct config *cfg, char *err
         (a->db && config_set(cfg, "db", a->db, err, errlen) < 0) ||
         (a->token_file && config_set(cfg, "token_file", a->token_file, err, errlen) < 0))
         return -1;
-    if (strcmp(cfg->cubin_dir, "off") == 0) {
+    if (strcmp(cfg->cubin_dir, "off") == 0)
         cfg->cubin_dir[0] = '\0';
-    } else if (!cfg->cubin_dir[0]) { /* beside the database */
-        const char *slash = strrchr(cfg->db, '/');
-        int dirlen = slash ? (int)(slash - cfg->db) : 1;
-        snprintf(cfg->cubin_dir, sizeof cfg->cubin_dir, "%.*s/cubins", dirlen,
-                 slash ? cfg->db : ".");
-    }
+    else if (!cfg->cubin_dir[0])
+        beside_database(cfg, "cubins", cfg->cubin_dir, sizeof cfg->cubin_dir);
+    if (!cfg->upload_dir[0])
+        beside_database(cfg, "uploads", cfg->upload_dir, sizeof cfg->upload_dir);
     char host[128];
     int port;
     if (config_split_listen(cfg->listen, host, sizeof host, &port) < 0) {

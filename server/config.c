@@ -32,6 +32,9 @@ static const struct key_desc keys[] = {
     STR_KEY("db", db),
     STR_KEY("token_file", token_file),
     STR_KEY("cubin_dir", cubin_dir),
+    STR_KEY("upload_dir", upload_dir),
+    {"upload_limit", KEY_LL, offsetof(struct config, upload_limit), 0, 1024, 1LL << 50},
+    {"trace_sync_limit", KEY_LL, offsetof(struct config, trace_sync_limit), 0, 0, 1LL << 40},
     INT_KEY("cpu_workers", cpu_workers, 1, 256),
     INT_KEY("http_threads", http_threads, 1, 256),
     INT_KEY("max_connections", max_connections, 1, 100000),
@@ -55,6 +58,8 @@ void config_defaults(struct config *c)
     c->max_connections_per_ip = 256;
     c->connection_timeout_s = 30;
     c->body_limit = 1 << 20;
+    c->upload_limit = 64LL << 30;
+    c->trace_sync_limit = 64LL << 20;
     c->job_timeout_s = 0;
     c->max_attempts = 3;
     c->discovery_timeout_s = 60;

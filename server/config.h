@@ -23,6 +23,11 @@ struct config {
     int max_attempts;            /* starts before an interrupted job fails */
     int discovery_timeout_s;
     int log_level;               /* enum log_level */
+    char upload_dir[1024];       /* where large request bodies are spooled; "" = beside
+                                    the database (DIR/uploads) */
+    long long upload_limit;      /* bytes accepted in a spooled body (traces) */
+    long long trace_sync_limit;  /* traces up to this size are sorted while the client
+                                    waits; larger ones become a job */
     char cubin_dir[1024];        /* where jobs keep their PTX and cubins; "" = beside the
                                     database (DIR/cubins), "off" = not kept */
 };

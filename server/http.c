@@ -13,6 +13,8 @@
 #include "server/http.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <stdarg.h>
@@ -20,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "server/app.h"
@@ -39,6 +42,9 @@ struct conn_ctx {
     struct http_req rq;
     struct buf body;
     int too_large;
+    int spool_fd;                /* spool routes: the body's file, else -1 */
+    int spool_failed;            /* errno of a failed spool write, else 0 */
+    char spool_path[1100];
 };
 
 const char *http_query(const struct http_req *rq, const char *key)
@@ -74,6 +80,15 @@ void http_static(struct http_resp *rs, int status, const char *ctype, const void
     rs->body_static = 1;
 }
 
+void http_file(struct http_resp *rs, int status, const char *ctype, int fd, unsigned long long len)
+{
+    rs->status = status;
+    rs->content_type = ctype;
+    rs->has_fd = 1;
+    rs->fd = fd;
+    rs->fd_len = len;
+}
+
 void http_copy(struct http_resp *rs, int status, const char *ctype, const void *data, size_t len)
 {
     rs->status = status;
@@ -87,15 +102,28 @@ void http_copy(struct http_resp *rs, int status, const char *ctype, const void *
         rs->status = 500;
 }
 
+static struct MHD_Response *make_response(struct http_resp *rs)
+{
+    if (rs->has_fd)
+        return MHD_create_response_from_fd64(rs->fd_len, rs->fd);
+    return MHD_create_response_from_buffer(
+        rs->len, rs->body, rs->body_static ? MHD_RESPMEM_PERSISTENT : MHD_RESPMEM_MUST_FREE);
+}
+
 static enum MHD_Result send_response(struct MHD_Connection *c, struct http_resp *rs)
 {
-    struct MHD_Response *r = MHD_create_response_from_buffer(
-        rs->len, rs->body, rs->body_static ? MHD_RESPMEM_PERSISTENT : MHD_RESPMEM_MUST_FREE);
+    struct MHD_Response *r = make_response(rs);
     if (!r) {
-        if (!rs->body_static)
+        if (rs->has_fd)
+            close(rs->fd);
+        else if (!rs->body_static)
             free(rs->body);
+        free(rs->extra_value);
         return MHD_NO;
     }
+    if (rs->extra_header && rs->extra_value)
+        MHD_add_response_header(r, rs->extra_header, rs->extra_value);
+    free(rs->extra_value);
     if (rs->content_type)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, rs->content_type);
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
@@ -145,7 +173,7 @@ static int is_json_media_type(const char *ct)
 
 static int check_body_headers(struct conn_ctx *cx, struct http_resp *rs)
 {
-    long long limit = cx->rq.app->cfg.body_limit;
+    long long limit = cx->route->spool ? cx->rq.app->cfg.upload_limit : cx->rq.app->cfg.body_limit;
     const char *cl = http_header(&cx->rq, MHD_HTTP_HEADER_CONTENT_LENGTH);
     if (cl && strtoll(cl, NULL, 10) > limit) {
         problem(&cx->rq, rs, 413, "payload-too-large",
@@ -154,7 +182,7 @@ static int check_body_headers(struct conn_ctx *cx, struct http_resp *rs)
     }
     const char *ct = http_header(&cx->rq, MHD_HTTP_HEADER_CONTENT_TYPE);
     int has_body = (cl && strcmp(cl, "0") != 0) || http_header(&cx->rq, "Transfer-Encoding");
-    if (has_body && ct && !is_json_media_type(ct)) {
+    if (has_body && ct && !cx->route->spool && !is_json_media_type(ct)) {
         problem(&cx->rq, rs, 415, "unsupported-media-type",
                 "the body must be application/json, not '%s'", ct);
         return -1;
@@ -183,10 +211,50 @@ static int admit(struct conn_ctx *cx, struct http_resp *rs)
     return check_body_headers(cx, rs);
 }
 
+/* Creates the spool file on the first chunk: upload_dir/upload-XXXXXX. */
+static int spool_open(struct conn_ctx *cx)
+{
+    const char *dir = cx->rq.app->cfg.upload_dir;
+    if (mkdir(dir, 0750) < 0 && errno != EEXIST)
+        return -1;
+    snprintf(cx->spool_path, sizeof cx->spool_path, "%s/upload-XXXXXX", dir);
+    cx->spool_fd = mkostemp(cx->spool_path, O_CLOEXEC);
+    if (cx->spool_fd < 0)
+        cx->spool_path[0] = '\0';
+    return cx->spool_fd < 0 ? -1 : 0;
+}
+
+static void spool(struct conn_ctx *cx, const char *data, size_t n)
+{
+    if (cx->too_large || cx->spool_failed)
+        return;
+    if (cx->body.len + n > (size_t)cx->rq.app->cfg.upload_limit) {
+        cx->too_large = 1;
+        return;
+    }
+    if (cx->spool_fd < 0 && spool_open(cx) < 0) {
+        cx->spool_failed = errno;
+        return;
+    }
+    for (size_t done = 0; done < n;) {
+        ssize_t w = write(cx->spool_fd, data + done, n - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0) {
+            cx->spool_failed = errno;
+            return;
+        }
+        done += (size_t)w;
+    }
+    cx->body.len += n; /* only the count: the bytes are in the file */
+}
+
 static void collect(struct conn_ctx *cx, const char *data, size_t n)
 {
-    if (!cx->too_large &&
-        buf_append(&cx->body, data, n, (size_t)cx->rq.app->cfg.body_limit) < 0)
+    if (cx->route->spool)
+        spool(cx, data, n);
+    else if (!cx->too_large &&
+             buf_append(&cx->body, data, n, (size_t)cx->rq.app->cfg.body_limit) < 0)
         cx->too_large = 1; /* the rest is discarded; 413 is answered at the end */
 }
 
@@ -194,10 +262,16 @@ static void dispatch(struct conn_ctx *cx, struct http_resp *rs)
 {
     if (cx->too_large) {
         problem(&cx->rq, rs, 413, "payload-too-large", "the body exceeds %lld bytes",
-                cx->rq.app->cfg.body_limit);
+                cx->route->spool ? cx->rq.app->cfg.upload_limit : cx->rq.app->cfg.body_limit);
         return;
     }
-    cx->rq.body = cx->body.data;
+    if (cx->spool_failed) {
+        problem(&cx->rq, rs, 507, "insufficient-storage", "the body could not be stored: %s",
+                strerror(cx->spool_failed));
+        return;
+    }
+    cx->rq.body_file = cx->spool_path[0] ? cx->spool_path : NULL;
+    cx->rq.body = cx->route->spool ? NULL : cx->body.data;
     cx->rq.body_len = cx->body.len;
     cx->route->handler(&cx->rq, rs);
     if (rs->status >= 500)
@@ -218,6 +292,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (!cx)
             return MHD_NO;
         *con_cls = cx;
+        cx->spool_fd = -1;
         cx->rq = (struct http_req){.app = s->app, .conn = c, .method = method, .path = url};
         if (admit(cx, &rs) < 0)
             return send_response(c, &rs);
@@ -241,6 +316,10 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     struct conn_ctx *cx = *con_cls;
     if (cx) {
         buf_free(&cx->body);
+        if (cx->spool_fd >= 0)
+            close(cx->spool_fd);
+        if (cx->spool_path[0] && !cx->rq.body_file_taken)
+            unlink(cx->spool_path); /* nothing partial is kept */
         free(cx);
         *con_cls = NULL;
     }

@@ -28,8 +28,10 @@ struct http_req {
     const char *method;
     const char *path;
     char params[HTTP_MAX_PARAMS][128];  /* captured {name} segments, in order */
-    const char *body;                   /* NUL-terminated; NULL when empty */
-    size_t body_len;
+    const char *body;                   /* NUL-terminated; NULL when empty or spooled */
+    size_t body_len;                    /* bytes received, in memory or in body_file */
+    const char *body_file;              /* spool routes: the file holding the body */
+    int body_file_taken;                /* set by a handler that moved body_file away */
 };
 
 struct http_resp {
@@ -41,6 +43,11 @@ struct http_resp {
     char location[256];
     char allow[64];
     int www_authenticate;
+    int has_fd;                          /* body streamed from fd (closed when sent) */
+    int fd;
+    unsigned long long fd_len;
+    const char *extra_header;            /* one more header, e.g. a summary */
+    char *extra_value;                   /* malloc'd; freed with the response */
 };
 
 /* A query-string argument, or NULL. */
@@ -52,6 +59,9 @@ const char *http_header(const struct http_req *rq, const char *name);
 void http_json(struct http_resp *rs, int status, json_t *j);
 /* Sets a body that outlives the response (no copy). */
 void http_static(struct http_resp *rs, int status, const char *ctype, const void *data, size_t len);
+/* Streams len bytes of an open file as the body; the fd is closed once sent
+ * (an unlinked temporary file then disappears). */
+void http_file(struct http_resp *rs, int status, const char *ctype, int fd, unsigned long long len);
 /* Sets a body copied from data. */
 void http_copy(struct http_resp *rs, int status, const char *ctype, const void *data, size_t len);
 

@@ -14,6 +14,7 @@ static const char usage[] =
     "  serve     run the daemon: HTTP JSON API, dashboard, job scheduler\n"
     "  devices   print the attached GPUs as JSON\n"
     "  probe     run a probe (latency, memory, suite) on a GPU here and print the result\n"
+    "  model     occupancy of a launch, or a kernel's time predicted from measurements\n"
     "  worker    run one job or device discovery (used by the daemon)\n"
     "\n"
     "  gpuprobe --version | --help;  gpuprobe COMMAND --help\n";
@@ -25,6 +26,7 @@ static const struct {
     {"serve", cmd_serve},
     {"devices", cmd_devices},
     {"probe", cmd_probe},
+    {"model", cmd_model},
     {"worker", cmd_worker},
 };
 

@@ -27,6 +27,7 @@ static const struct {
     {"unsupported-media-type", "Unsupported Media Type"},
     {"internal", "Internal Server Error"},
     {"unavailable", "Service Unavailable"},
+    {"insufficient-storage", "Insufficient Storage"},
 };
 
 static const char *title_of(const char *slug)

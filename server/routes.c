@@ -10,23 +10,24 @@
 
 #include "server/handlers.h"
 
+/* method, pattern, handler, write, documented, spool */
 const struct route routes[] = {
-    {"GET", "/healthz", h_healthz, 0, 1},
-    {"GET", "/readyz", h_readyz, 0, 1},
-    {"GET", "/openapi.json", h_static, 0, 1},
-    {"GET", "/api/v1/devices", h_devices_list, 0, 1},
-    {"GET", "/api/v1/devices/{uuid}", h_device_get, 0, 1},
-    {"GET", "/api/v1/devices/{uuid}/latency", h_device_latency, 0, 1},
-    {"GET", "/api/v1/devices/{uuid}/memory", h_device_memory, 0, 1},
-    {"GET", "/api/v1/job-kinds", h_job_kinds, 0, 1},
-    {"POST", "/api/v1/jobs", h_jobs_submit, 1, 1},
-    {"GET", "/api/v1/jobs", h_jobs_list, 0, 1},
-    {"GET", "/api/v1/jobs/{id}", h_job_get, 0, 1},
-    {"DELETE", "/api/v1/jobs/{id}", h_job_cancel, 1, 1},
-    {"GET", "/", h_static, 0, 0},
-    {"GET", "/index.html", h_static, 0, 0},
-    {"GET", "/app.js", h_static, 0, 0},
-    {"GET", "/style.css", h_static, 0, 0},
+    {"GET", "/healthz", h_healthz, 0, 1, 0},
+    {"GET", "/readyz", h_readyz, 0, 1, 0},
+    {"GET", "/openapi.json", h_static, 0, 1, 0},
+    {"GET", "/api/v1/devices", h_devices_list, 0, 1, 0},
+    {"GET", "/api/v1/devices/{uuid}", h_device_get, 0, 1, 0},
+    {"GET", "/api/v1/devices/{uuid}/latency", h_device_latency, 0, 1, 0},
+    {"GET", "/api/v1/devices/{uuid}/memory", h_device_memory, 0, 1, 0},
+    {"GET", "/api/v1/job-kinds", h_job_kinds, 0, 1, 0},
+    {"POST", "/api/v1/jobs", h_jobs_submit, 1, 1, 0},
+    {"GET", "/api/v1/jobs", h_jobs_list, 0, 1, 0},
+    {"GET", "/api/v1/jobs/{id}", h_job_get, 0, 1, 0},
+    {"DELETE", "/api/v1/jobs/{id}", h_job_cancel, 1, 1, 0},
+    {"GET", "/", h_static, 0, 0, 0},
+    {"GET", "/index.html", h_static, 0, 0, 0},
+    {"GET", "/app.js", h_static, 0, 0, 0},
+    {"GET", "/style.css", h_static, 0, 0, 0},
 };
 const size_t route_count = sizeof routes / sizeof routes[0];
 

@@ -18,6 +18,9 @@ struct route {
     route_handler handler;
     int write;               /* needs a bearer token */
     int documented;          /* 0 only for the dashboard's static files */
+    int spool;               /* body streamed to a file under upload_dir, capped by
+                                upload_limit, any content type (traces); else JSON in
+                                memory capped by body_limit */
 };
 
 extern const struct route routes[];
