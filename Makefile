@@ -61,7 +61,7 @@ UNIT_SUPPORT := $(patsubst %.c,$(B)/%.o,$(wildcard tests/unit/support/*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 
 .PHONY: all build variant deps bench-deps web-deps fuzz-deps run test check unit integration \
-        dist gpu-check bench fuzz fmt clean
+        dist gpu-check bench bench-trace fuzz fmt clean
 
 all: build
 build:
@@ -165,6 +165,10 @@ fuzz: deps fuzz-deps
 
 bench: deps bench-deps build
 	@bench/http/run.sh build/release/gpuprobe
+
+# The trace sorter on generated 10M and 100M-record traces (needs ~5 GB free).
+bench-trace: deps
+	@bench/trace/run.sh
 
 fmt:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -1,0 +1,434 @@
+/*
+ * Unit tests of the sorter's driver and of spooling (trace/sort.c,
+ * trace/spool.c): a thread-major binary file sorts to exactly what the same
+ * records sort to in memory, with threads_per_block taken from the header
+ * unless set; a file in text order (threads interleaved warp by warp) is
+ * spooled on the way, through several runs when memory is small, and sorts
+ * the same; the spool alone is a stable sort by thread (each thread's order
+ * kept) for any memory size; threads thousands of records long sort the
+ * same from a file (read through per-thread buffers) as from memory; a bad
+ * record or a broken thread order is
+ * reported with its byte offset before any output; a sorted file is refused
+ * as input; bad parameters are refused; a sink's non-zero value stops the
+ * sort and comes back; the sorted binary output round-trips with its
+ * header; the summary's JSON and text carry the counts.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/unit/support/tmpfile.h"
+#include "trace/binfmt.h"
+#include "trace/rng.h"
+#include "trace/sort.h"
+#include "trace/spool.h"
+
+struct vec {
+    struct trace_out *o;
+    size_t n, cap;
+};
+
+static int collect(void *ctx, const struct trace_out *o, size_t n)
+{
+    struct vec *v = ctx;
+    if (v->n + n > v->cap) {
+        v->cap = (v->n + n) * 2;
+        v->o = realloc(v->o, v->cap * sizeof *v->o);
+        assert_non_null(v->o);
+    }
+    memcpy(v->o + v->n, o, n * sizeof *o);
+    v->n += n;
+    return 0;
+}
+
+static void same(const struct vec *a, const struct vec *b)
+{
+    assert_int_equal(a->n, b->n);
+    for (size_t i = 0; i < a->n; i++) {
+        uint8_t x[TRACE_BIN_OUT_BYTES], y[TRACE_BIN_OUT_BYTES];
+        trace_bin_out_encode(&a->o[i], x);
+        trace_bin_out_encode(&b->o[i], y);
+        if (memcmp(x, y, sizeof x))
+            fail_msg("record %zu differs", i);
+    }
+}
+
+static int setup(void **state)
+{
+    return tmp_setup(state, "sort", "in.bin");
+}
+
+static int teardown(void **state)
+{
+    struct tmp *t = *state;
+    char p[200];
+    snprintf(p, sizeof p, "%s/out.bin", t->dir);
+    unlink(p);
+    return tmp_teardown(state);
+}
+
+/* A kernel of `blocks` blocks of 64 threads, `iters` iterations of two loads
+ * (coalesced, and a dependent gather), thread-major. */
+static struct trace_rec *kernel(uint64_t blocks, uint32_t iters, size_t *n)
+{
+    struct trace_rng g;
+    trace_rng_seed(&g, 5);
+    size_t cap = blocks * 64 * iters * 2;
+    struct trace_rec *r = malloc(cap * sizeof *r);
+    assert_non_null(r);
+    *n = 0;
+    for (uint64_t tid = 0; tid < blocks * 64; tid++)
+        for (uint32_t i = 0; i < iters; i++) {
+            r[(*n)++] = (struct trace_rec){tid, 0x100, 0x100000 + (tid + i * 4096) * 4, 4, 0};
+            r[(*n)++] = (struct trace_rec){tid, 0x110, 0x800000 + (trace_rng_next(&g) % 4096) * 8, 8, 1};
+        }
+    return r;
+}
+
+/* The same records in the order a warp-level text trace gives them:
+ * instruction by instruction, 32 threads at a time. */
+static struct trace_rec *interleave(const struct trace_rec *r, size_t n, uint32_t per_thread)
+{
+    struct trace_rec *o = malloc(n * sizeof *o);
+    assert_non_null(o);
+    size_t threads = n / per_thread, k = 0;
+    for (size_t w = 0; w < threads; w += 32)
+        for (uint32_t i = 0; i < per_thread; i++)
+            for (size_t t = w; t < w + 32 && t < threads; t++)
+                o[k++] = r[t * per_thread + i];
+    assert_int_equal(k, n);
+    return o;
+}
+
+static void write_trace(const char *path, const struct trace_rec *r, size_t n, uint32_t tpb)
+{
+    struct trace_bin_header h;
+    trace_bin_header_init(&h, TRACE_BIN_REQUESTS, NULL);
+    h.threads_per_block = tpb;
+    struct trace_err err;
+    struct trace_bin_writer *w = trace_bin_writer_open(path, &h, &err);
+    assert_non_null(w);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(trace_bin_write_rec(w, &r[i]), 0);
+    assert_int_equal(trace_bin_writer_close(w, &err), 0);
+}
+
+static struct trace_params small_params(void)
+{
+    struct trace_params p;
+    trace_params_default(&p);
+    p.sms = 3;
+    p.set |= TRACE_P_SMS;
+    return p;
+}
+
+static void test_file_equals_memory(void **state)
+{
+    struct tmp *t = *state;
+    size_t n;
+    struct trace_rec *r = kernel(10, 3, &n);
+    write_trace(t->path, r, n, 64);
+    struct trace_params p = small_params();
+    struct vec mem = {0}, file = {0};
+    struct trace_summary sm, sf;
+    struct trace_err err;
+    /* the header's 64 threads per block apply when the parameter is not set */
+    struct trace_params pm = p;
+    pm.threads_per_block = 64;
+    assert_int_equal(trace_sort_records(r, n, &pm, NULL, collect, &mem, &sm, &err), 0);
+    assert_int_equal(trace_sort_file(t->path, &p, NULL, collect, &file, &sf, &err), 0);
+    assert_int_equal(sf.params.threads_per_block, 64);
+    assert_int_equal(sf.blocks, 10);
+    same(&mem, &file);
+    assert_int_equal(sf.records_in, n);
+    trace_summary_free(&sf);
+    /* an explicit value wins over the header */
+    file.n = 0;
+    struct trace_params p32 = p;
+    assert_int_equal(trace_params_parse(&p32, "threads_per_block=32", err.msg, sizeof err.msg), 0);
+    assert_int_equal(trace_sort_file(t->path, &p32, NULL, collect, &file, &sf, &err), 0);
+    assert_int_equal(sf.params.threads_per_block, 32);
+    assert_int_equal(sf.blocks, 20);
+    trace_summary_free(&sf);
+    trace_summary_free(&sm);
+    free(mem.o);
+    free(file.o);
+    free(r);
+}
+
+static void test_text_order_is_spooled(void **state)
+{
+    struct tmp *t = *state;
+    size_t n;
+    struct trace_rec *r = kernel(40, 4, &n); /* 20480 records, 640 KB */
+    struct trace_rec *mixed = interleave(r, n, 8);
+    write_trace(t->path, mixed, n, 64);
+    struct trace_params p = small_params();
+    p.threads_per_block = 64;
+    struct vec mem = {0}, file = {0};
+    struct trace_summary sm, sf;
+    struct trace_err err;
+    assert_int_equal(trace_sort_records(r, n, &p, NULL, collect, &mem, &sm, &err), 0);
+    struct trace_sort_opts o = {.tmpdir = t->dir, .spool_mem = 64 << 10}; /* 1024 records a run */
+    assert_int_equal(trace_sort_file(t->path, &p, &o, collect, &file, &sf, &err), 0);
+    same(&mem, &file);
+    trace_summary_free(&sf);
+    /* in memory, the interleaved order is refused with the first offending record */
+    struct vec none = {0};
+    assert_int_equal(trace_sort_records(mixed, n, &p, NULL, collect, &none, &sf, &err), TRACE_SORT_EINPUT);
+    assert_int_equal(none.n, 0);
+    assert_int_equal(err.offset, 32 * 32); /* record 32: thread 0's second request */
+    assert_non_null(strstr(err.msg, "not thread-major"));
+    trace_summary_free(&sf);
+    trace_summary_free(&sm);
+    free(mem.o);
+    free(file.o);
+    free(mixed);
+    free(r);
+}
+
+static void test_spool_stable(void **state)
+{
+    struct tmp *t = *state;
+    struct trace_rng g;
+    trace_rng_seed(&g, 9);
+    size_t mems[] = {1, 64 << 10, 200 << 10, 0};
+    for (size_t m = 0; m < sizeof mems / sizeof mems[0]; m++) {
+        const size_t n = 30000;
+        struct trace_rec *r = malloc(n * sizeof *r);
+        uint32_t seq[600] = {0};
+        for (size_t i = 0; i < n; i++) {
+            uint64_t tid = trace_rng_next(&g) % 600;
+            r[i] = (struct trace_rec){tid * 1000003, seq[tid]++, i, 4, 0}; /* pc: the thread's own count */
+        }
+        struct trace_err err;
+        struct trace_spool *s = trace_spool_new(t->dir, mems[m], &err);
+        assert_non_null(s);
+        for (size_t i = 0; i < n; i++)
+            assert_int_equal(trace_spool_add(s, &r[i]), 0);
+        assert_int_equal(trace_spool_count(s), n);
+        struct trace_bin_header h;
+        trace_bin_header_init(&h, TRACE_BIN_REQUESTS, NULL);
+        struct trace_bin_writer *w = trace_bin_writer_open(t->path, &h, &err);
+        assert_int_equal(trace_spool_finish(s, w, &err), 0);
+        assert_int_equal(trace_bin_writer_close(w, &err), 0);
+        assert_int_equal(trace_spool_add(s, &r[0]), 1); /* finished */
+        trace_spool_free(s);
+        struct trace_bin b;
+        assert_int_equal(trace_bin_open(t->path, &b, &err), 0);
+        assert_int_equal(b.count, n);
+        assert_true(b.h.flags & TRACE_BIN_FLAG_THREAD_MAJOR);
+        for (size_t i = 1; i < n; i++) {
+            assert_true(b.recs[i - 1].tid <= b.recs[i].tid);
+            if (b.recs[i - 1].tid == b.recs[i].tid)
+                assert_int_equal(b.recs[i - 1].pc + 1, b.recs[i].pc); /* input order kept */
+        }
+        trace_bin_close(&b);
+        free(r);
+    }
+}
+
+static void test_errors_before_output(void **state)
+{
+    struct tmp *t = *state;
+    size_t n;
+    struct trace_rec *r = kernel(10, 3, &n);
+    r[n - 3].width = 12; /* near the end */
+    write_trace(t->path, r, n, 64);
+    struct trace_params p = small_params();
+    struct vec out = {0};
+    struct trace_summary s;
+    struct trace_err err;
+    assert_int_equal(trace_sort_file(t->path, &p, NULL, collect, &out, &s, &err), TRACE_SORT_EINPUT);
+    assert_int_equal(out.n, 0);
+    assert_int_equal(err.offset, 128 + 32 * (n - 3));
+    assert_non_null(strstr(err.msg, "width 12"));
+    trace_summary_free(&s);
+    /* a file that says thread-major but is not */
+    r[n - 3].width = 4;
+    r[n - 1].tid = 3;
+    write_trace(t->path, r, n, 64);
+    uint8_t flag = 1;
+    FILE *f = fopen(t->path, "r+b");
+    assert_non_null(f);
+    fseek(f, 16, SEEK_SET);
+    fwrite(&flag, 1, 1, f);
+    fclose(f);
+    assert_int_equal(trace_sort_file(t->path, &p, NULL, collect, &out, &s, &err), TRACE_SORT_EINPUT);
+    assert_int_equal(out.n, 0);
+    assert_int_equal(err.offset, 128 + 32 * (n - 1));
+    trace_summary_free(&s);
+    /* a sorted file is not an input */
+    struct trace_params q = p;
+    trace_params_resolve(&q, 0);
+    struct trace_bin_header h;
+    trace_bin_header_init(&h, TRACE_BIN_SORTED, &q);
+    struct trace_bin_writer *w = trace_bin_writer_open(t->path, &h, &err);
+    assert_int_equal(trace_bin_writer_close(w, &err), 0);
+    assert_int_equal(trace_sort_file(t->path, &p, NULL, collect, &out, &s, &err), TRACE_SORT_EINPUT);
+    assert_non_null(strstr(err.msg, "sorted trace"));
+    /* parameters */
+    p.mshr = 0;
+    assert_int_equal(trace_sort_records(r, n, &p, NULL, collect, &out, &s, &err), TRACE_SORT_EINPUT);
+    assert_non_null(strstr(err.msg, "mshr"));
+    assert_int_equal(out.n, 0);
+    free(r);
+}
+
+/* Threads thousands of records long: their blocks (10 MB each) are read
+ * through per-thread buffers, not in place; the output must not change. */
+static void test_long_threads(void **state)
+{
+    struct tmp *t = *state;
+    size_t n;
+    struct trace_rec *r = kernel(2, 2500, &n); /* 128 threads, 5000 records each */
+    write_trace(t->path, r, n, 64);
+    struct trace_params p = small_params();
+    struct vec mem = {0}, file = {0};
+    struct trace_summary sm, sf;
+    struct trace_err err;
+    struct trace_params pm = p;
+    pm.threads_per_block = 64;
+    assert_int_equal(trace_sort_records(r, n, &pm, NULL, collect, &mem, &sm, &err), 0);
+    assert_int_equal(trace_sort_file(t->path, &p, NULL, collect, &file, &sf, &err), 0);
+    same(&mem, &file);
+    /* and the same with every block of a small file buffered */
+    file.n = 0;
+    trace_summary_free(&sf);
+    write_trace(t->path, r, 6000, 64);
+    struct trace_sort_opts o = {.stream_above = 1};
+    assert_int_equal(trace_sort_file(t->path, &p, &o, collect, &file, &sf, &err), 0);
+    mem.n = 0;
+    trace_summary_free(&sm);
+    assert_int_equal(trace_sort_records(r, 6000, &pm, NULL, collect, &mem, &sm, &err), 0);
+    same(&mem, &file);
+    trace_summary_free(&sm);
+    trace_summary_free(&sf);
+    free(mem.o);
+    free(file.o);
+    free(r);
+}
+
+static int stop_after_first(void *ctx, const struct trace_out *o, size_t n)
+{
+    (void)o;
+    (void)n;
+    ++*(int *)ctx;
+    return 42;
+}
+
+static void test_sink_stops(void **state)
+{
+    (void)state;
+    size_t n;
+    struct trace_rec *r = kernel(10, 3, &n);
+    struct trace_params p = small_params();
+    p.threads_per_block = 64;
+    int calls = 0;
+    struct trace_summary s;
+    struct trace_err err;
+    struct trace_sort_opts ref = {.reference = 1};
+    assert_int_equal(trace_sort_records(r, n, &p, NULL, stop_after_first, &calls, &s, &err), 42);
+    assert_int_equal(calls, 1);
+    trace_summary_free(&s);
+    calls = 0;
+    assert_int_equal(trace_sort_records(r, n, &p, &ref, stop_after_first, &calls, &s, &err), 42);
+    assert_int_equal(calls, 1);
+    trace_summary_free(&s);
+    free(r);
+}
+
+static void test_binary_output_and_summary(void **state)
+{
+    struct tmp *t = *state;
+    size_t n;
+    struct trace_rec *r = kernel(10, 3, &n);
+    write_trace(t->path, r, n, 64);
+    struct trace_params p = small_params();
+    struct trace_input in;
+    struct trace_err err;
+    assert_int_equal(trace_input_open(&in, t->path, NULL, &err), 0);
+    assert_int_equal(in.spooled, 0);
+    trace_params_resolve(&p, in.bin.h.threads_per_block);
+    char out_path[200];
+    snprintf(out_path, sizeof out_path, "%s/out.bin", t->dir);
+    struct trace_bin_header h;
+    trace_bin_header_init(&h, TRACE_BIN_SORTED, &p);
+    struct trace_bin_writer *w = trace_bin_writer_open(out_path, &h, &err);
+    assert_non_null(w);
+    struct trace_summary s;
+    assert_int_equal(trace_sort_input(&in, &p, NULL, trace_bin_write_out, w, &s, &err), 0);
+    trace_bin_writer_set_input(w, s.records_in);
+    assert_int_equal(trace_bin_writer_close(w, &err), 0);
+    struct vec mem = {0};
+    struct trace_summary s2;
+    assert_int_equal(trace_sort_records(in.bin.recs, (size_t)in.bin.count, &p, NULL, collect, &mem, &s2, &err), 0);
+    trace_input_close(&in);
+    struct trace_bin b;
+    assert_int_equal(trace_bin_open(out_path, &b, &err), 0);
+    assert_int_equal(b.count, mem.n);
+    assert_int_equal(b.h.input_records, n);
+    assert_int_equal(b.h.params.sms, 3);
+    assert_int_equal(b.h.params.threads_per_block, 64);
+    for (size_t i = 0; i < mem.n; i++) {
+        struct trace_out o;
+        trace_bin_get_out(&b, i, &o);
+        assert_int_equal(o.addr, mem.o[i].addr);
+        assert_int_equal(o.seq, mem.o[i].seq);
+        assert_int_equal(o.sm, mem.o[i].sm);
+    }
+    trace_bin_close(&b);
+
+    json_t *j = trace_summary_to_json(&s);
+    assert_non_null(j);
+    assert_int_equal(json_integer_value(json_object_get(j, "records_in")), n);
+    assert_int_equal(json_integer_value(json_object_get(j, "requests_out")), mem.n);
+    double ratio = json_real_value(json_object_get(j, "coalescing_ratio"));
+    assert_true(ratio > 1.0 && ratio < 32.0);
+    assert_true(fabs(ratio - (double)n / (double)mem.n) < 1e-9);
+    json_t *stalls = json_object_get(j, "stalls");
+    assert_non_null(json_object_get(stalls, "mshr_full_ticks"));
+    assert_non_null(json_object_get(stalls, "all_blocked_ticks"));
+    json_t *sms = json_object_get(j, "sms");
+    assert_int_equal(json_array_size(sms), 3);
+    json_int_t sum = 0;
+    for (size_t i = 0; i < 3; i++)
+        sum += json_integer_value(json_object_get(json_array_get(sms, i), "requests_out"));
+    assert_int_equal(sum, mem.n);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "params"), "sms")), 3);
+    json_decref(j);
+
+    char text[4096] = "";
+    FILE *f = fmemopen(text, sizeof text - 1, "w");
+    trace_summary_print(&s, f);
+    fclose(f);
+    assert_non_null(strstr(text, "requests in 3840"));
+    assert_non_null(strstr(text, "sm 2:"));
+    trace_summary_free(&s);
+    trace_summary_free(&s2);
+    free(mem.o);
+    free(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_file_equals_memory, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_text_order_is_spooled, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_spool_stable, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_errors_before_output, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_long_threads, setup, teardown),
+        cmocka_unit_test(test_sink_stops),
+        cmocka_unit_test_setup_teardown(test_binary_output_and_summary, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

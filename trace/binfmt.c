@@ -1,0 +1,629 @@
+/*
+ * The binary trace format: header and record codecs, the mapped reader with
+ * its checks, and the buffered writer (see binfmt.h and
+ * docs/trace-format.md for the layout).
+ *
+ * DESIGN
+ * All multi-byte fields go through put/get helpers that assemble bytes, so
+ * the codecs are right on any host; only the in-place view of request
+ * records is conditional on a little-endian host (where the file's record
+ * layout is the in-memory layout of struct trace_rec, checked below).
+ */
+#include "trace/binfmt.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define HOST_LE 1
+_Static_assert(sizeof(struct trace_rec) == TRACE_BIN_REQ_BYTES, "trace_rec is the request record");
+_Static_assert(offsetof(struct trace_rec, width) == 24 && offsetof(struct trace_rec, dep) == 28,
+               "trace_rec is the request record");
+#else
+#define HOST_LE 0
+#endif
+
+static void fail(struct trace_err *err, uint64_t offset, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void fail(struct trace_err *err, uint64_t offset, const char *fmt, ...)
+{
+    if (!err)
+        return;
+    err->line = 0;
+    err->offset = offset;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- little-endian fields ----------------------------------------------- */
+
+static void put16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+static void put32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+static void put64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+static uint16_t get16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | (p[1] << 8));
+}
+static uint32_t get32(const uint8_t *p)
+{
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+static uint64_t get64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+/* ---- header --------------------------------------------------------------- */
+
+void trace_bin_header_init(struct trace_bin_header *h, enum trace_bin_kind kind, const struct trace_params *p)
+{
+    memset(h, 0, sizeof *h);
+    h->kind = kind;
+    h->version = TRACE_BIN_VERSION;
+    h->header_bytes = TRACE_BIN_HEADER_BYTES;
+    h->record_bytes = kind == TRACE_BIN_SORTED ? TRACE_BIN_OUT_BYTES : TRACE_BIN_REQ_BYTES;
+    h->count = TRACE_BIN_COUNT_UNKNOWN;
+    if (kind == TRACE_BIN_SORTED && p) {
+        h->params = *p;
+        h->params.set = 0;
+        h->params.arch[0] = '\0';
+        h->threads_per_block = p->threads_per_block;
+    }
+}
+
+void trace_bin_header_encode(const struct trace_bin_header *h, uint8_t out[TRACE_BIN_HEADER_BYTES])
+{
+    memset(out, 0, TRACE_BIN_HEADER_BYTES);
+    memcpy(out, TRACE_BIN_MAGIC, 8);
+    put16(out + 8, (uint16_t)h->version);
+    put16(out + 10, (uint16_t)h->kind);
+    put16(out + 12, (uint16_t)h->header_bytes);
+    put16(out + 14, (uint16_t)h->record_bytes);
+    put32(out + 16, h->flags);
+    put32(out + 20, h->threads_per_block);
+    put64(out + 24, h->count);
+    if (h->kind != TRACE_BIN_SORTED)
+        return;
+    const struct trace_params *p = &h->params;
+    put32(out + 32, p->blocks_per_sm);
+    put32(out + 36, p->sms);
+    put32(out + 40, p->line_bytes);
+    put32(out + 44, p->mshr);
+    put32(out + 48, p->lat_min);
+    out[52] = (uint8_t)p->coalesce;
+    out[53] = (uint8_t)p->schedule;
+    out[54] = (uint8_t)p->delay;
+    out[55] = (uint8_t)p->placement;
+    uint64_t sigma;
+    memcpy(&sigma, &p->lat_sigma, sizeof sigma);
+    put64(out + 56, sigma);
+    put64(out + 64, p->seed);
+    put64(out + 72, h->input_records);
+}
+
+static void decode_params(const uint8_t *buf, struct trace_bin_header *h)
+{
+    struct trace_params *p = &h->params;
+    trace_params_default(p);
+    p->arch[0] = '\0';
+    p->set = 0;
+    p->threads_per_block = h->threads_per_block;
+    p->blocks_per_sm = get32(buf + 32);
+    p->sms = get32(buf + 36);
+    p->line_bytes = get32(buf + 40);
+    p->mshr = get32(buf + 44);
+    p->lat_min = get32(buf + 48);
+    p->coalesce = (enum trace_coalesce)buf[52];
+    p->schedule = (enum trace_schedule)buf[53];
+    p->delay = (enum trace_delay)buf[54];
+    p->placement = (enum trace_placement)buf[55];
+    uint64_t sigma = get64(buf + 56);
+    memcpy(&p->lat_sigma, &sigma, sizeof sigma);
+    p->seed = get64(buf + 64);
+    h->input_records = get64(buf + 72);
+}
+
+int trace_bin_header_decode(const uint8_t *buf, size_t len, struct trace_bin_header *h, struct trace_err *err)
+{
+    memset(h, 0, sizeof *h);
+    if (len < 16 || memcmp(buf, TRACE_BIN_MAGIC, 8) != 0) {
+        fail(err, 0, "not a gpuprobe binary trace (no GPTRACE magic at byte 0)");
+        return -1;
+    }
+    h->version = get16(buf + 8);
+    h->kind = (enum trace_bin_kind)get16(buf + 10);
+    h->header_bytes = get16(buf + 12);
+    h->record_bytes = get16(buf + 14);
+    if (h->version == 0 || h->version > TRACE_BIN_VERSION) {
+        fail(err, 8, "format version %u is not one this gpuprobe reads (1)", h->version);
+        return -1;
+    }
+    if (h->kind != TRACE_BIN_REQUESTS && h->kind != TRACE_BIN_SORTED) {
+        fail(err, 10, "unknown record kind %u (1: requests, 2: sorted)", (unsigned)h->kind);
+        return -1;
+    }
+    if (h->header_bytes < TRACE_BIN_HEADER_BYTES || h->header_bytes % 8) {
+        fail(err, 12, "header size %u is not a multiple of 8 from 128", h->header_bytes);
+        return -1;
+    }
+    if (len < h->header_bytes) {
+        fail(err, len, "file ends inside the %u-byte header", h->header_bytes);
+        return -1;
+    }
+    uint32_t want = h->kind == TRACE_BIN_SORTED ? TRACE_BIN_OUT_BYTES : TRACE_BIN_REQ_BYTES;
+    if (h->record_bytes != want) {
+        fail(err, 14, "record size %u does not match the record kind (%u)", h->record_bytes, want);
+        return -1;
+    }
+    h->flags = get32(buf + 16);
+    uint32_t known = h->kind == TRACE_BIN_REQUESTS ? TRACE_BIN_FLAG_THREAD_MAJOR : 0;
+    if (h->flags & ~known) {
+        fail(err, 16, "unknown flags 0x%x", h->flags & ~known);
+        return -1;
+    }
+    h->threads_per_block = get32(buf + 20);
+    h->count = get64(buf + 24);
+    if (h->kind == TRACE_BIN_SORTED) {
+        decode_params(buf, h);
+        char msg[200];
+        if (trace_params_validate(&h->params, msg, sizeof msg)) {
+            fail(err, 20, "header parameters: %s", msg);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---- records ---------------------------------------------------------------- */
+
+void trace_bin_req_encode(const struct trace_rec *r, uint8_t out[TRACE_BIN_REQ_BYTES])
+{
+    put64(out, r->tid);
+    put64(out + 8, r->pc);
+    put64(out + 16, r->addr);
+    put32(out + 24, r->width);
+    put32(out + 28, r->dep);
+}
+
+void trace_bin_req_decode(const uint8_t *in, struct trace_rec *r)
+{
+    r->tid = get64(in);
+    r->pc = get64(in + 8);
+    r->addr = get64(in + 16);
+    r->width = get32(in + 24);
+    r->dep = get32(in + 28);
+}
+
+void trace_bin_out_encode(const struct trace_out *o, uint8_t out[TRACE_BIN_OUT_BYTES])
+{
+    put64(out, o->seq);
+    put64(out + 8, o->tid);
+    put64(out + 16, o->pc);
+    put64(out + 24, o->addr);
+    put32(out + 32, o->sm);
+    put16(out + 36, (uint16_t)o->width);
+    out[38] = (uint8_t)o->dep;
+    out[39] = 0;
+}
+
+void trace_bin_out_decode(const uint8_t *in, struct trace_out *o)
+{
+    o->seq = get64(in);
+    o->tid = get64(in + 8);
+    o->pc = get64(in + 16);
+    o->addr = get64(in + 24);
+    o->sm = get32(in + 32);
+    o->width = get16(in + 36);
+    o->dep = in[38];
+}
+
+int trace_bin_req_check(const struct trace_rec *r, char *msg, size_t msglen)
+{
+    if (!trace_width_valid(r->width)) {
+        snprintf(msg, msglen, "width %" PRIu32 " is not 1, 2, 4, 8 or 16", r->width);
+        return -1;
+    }
+    if (r->dep > 1) {
+        snprintf(msg, msglen, "dependency flag %" PRIu32 " is not 0 or 1", r->dep);
+        return -1;
+    }
+    if (r->addr > UINT64_MAX - (r->width - 1)) {
+        snprintf(msg, msglen, "address 0x%" PRIx64 " + width %" PRIu32 " passes 2^64", r->addr,
+                 r->width);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- reader ------------------------------------------------------------------ */
+
+static int check_size(struct trace_bin *b, uint64_t size, struct trace_err *err)
+{
+    uint64_t body = size - b->h.header_bytes, rb = b->h.record_bytes;
+    uint64_t whole = body / rb;
+    if (b->h.count == TRACE_BIN_COUNT_UNKNOWN) {
+        if (body % rb) {
+            fail(err, b->h.header_bytes + whole * rb, "file ends inside record %" PRIu64, whole);
+            return -1;
+        }
+        b->count = whole;
+        return 0;
+    }
+    if (b->h.count > whole || (b->h.count == whole && body % rb)) {
+        uint64_t at = b->h.header_bytes + whole * rb;
+        fail(err, at, "truncated: the header announces %" PRIu64 " records, the file ends inside record %" PRIu64,
+             b->h.count, whole);
+        return -1;
+    }
+    if (b->h.count < whole || body % rb) {
+        fail(err, b->h.header_bytes + b->h.count * rb,
+             "%" PRIu64 " bytes after the %" PRIu64 " records the header announces", body - b->h.count * rb,
+             b->h.count);
+        return -1;
+    }
+    b->count = whole;
+    return 0;
+}
+
+static int decode_copy(struct trace_bin *b, struct trace_err *err)
+{
+    if (b->count > SIZE_MAX / sizeof(struct trace_rec)) {
+        fail(err, 0, "trace too large for this host");
+        return -1;
+    }
+    b->owned = malloc(b->count ? b->count * sizeof *b->owned : 1);
+    if (!b->owned) {
+        fail(err, 0, "out of memory decoding %" PRIu64 " records", b->count);
+        return -1;
+    }
+    for (uint64_t i = 0; i < b->count; i++)
+        trace_bin_req_decode(b->data + i * TRACE_BIN_REQ_BYTES, &b->owned[i]);
+    b->recs = b->owned;
+    return 0;
+}
+
+int trace_bin_open(const char *path, struct trace_bin *b, struct trace_err *err)
+{
+    memset(b, 0, sizeof *b);
+    b->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (b->fd < 0) {
+        fail(err, 0, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    struct stat sb;
+    if (fstat(b->fd, &sb) || !S_ISREG(sb.st_mode)) {
+        fail(err, 0, "%s: not a regular file", path);
+        goto bad;
+    }
+    if (sb.st_size < 16) {
+        fail(err, 0, "not a gpuprobe binary trace (%lld bytes)", (long long)sb.st_size);
+        goto bad;
+    }
+    b->map_len = (size_t)sb.st_size;
+    b->map = mmap(NULL, b->map_len, PROT_READ, MAP_PRIVATE, b->fd, 0);
+    if (b->map == MAP_FAILED) {
+        b->map = NULL;
+        fail(err, 0, "%s: mmap: %s", path, strerror(errno));
+        goto bad;
+    }
+    if (trace_bin_header_decode(b->map, b->map_len, &b->h, err) || check_size(b, (uint64_t)sb.st_size, err))
+        goto bad;
+    b->data = (const uint8_t *)b->map + b->h.header_bytes;
+    if (b->h.kind == TRACE_BIN_REQUESTS) {
+        if (HOST_LE)
+            b->recs = (const struct trace_rec *)(const void *)b->data;
+        else if (decode_copy(b, err))
+            goto bad;
+    }
+    return 0;
+bad:
+    trace_bin_close(b);
+    return -1;
+}
+
+void trace_bin_close(struct trace_bin *b)
+{
+    if (b->map)
+        munmap(b->map, b->map_len);
+    if (b->fd >= 0)
+        close(b->fd);
+    free(b->owned);
+    memset(b, 0, sizeof *b);
+    b->fd = -1;
+}
+
+/* Sequential passes drop what they have read every 8 MiB of records. */
+static void release_behind(const struct trace_bin *b, uint64_t i)
+{
+    const uint64_t every = (uint64_t)1 << 18;
+    if (i && i % every == 0)
+        trace_bin_release(b, i - every, i);
+}
+
+static int validate_requests(const struct trace_bin *b, struct trace_err *err)
+{
+    int ordered = (b->h.flags & TRACE_BIN_FLAG_THREAD_MAJOR) != 0;
+    uint64_t prev = 0;
+    for (uint64_t i = 0; i < b->count; i++) {
+        const struct trace_rec *r = &b->recs[i];
+        uint64_t at = b->h.header_bytes + i * TRACE_BIN_REQ_BYTES;
+        char m[200];
+        if (trace_bin_req_check(r, m, sizeof m)) {
+            fail(err, at, "record %" PRIu64 ": %.200s", i, m);
+            return -1;
+        }
+        if (ordered && r->tid < prev) {
+            fail(err, at, "record %" PRIu64 ": thread %" PRIu64 " after thread %" PRIu64
+                 " in a file marked thread-major", i, r->tid, prev);
+            return -1;
+        }
+        prev = r->tid;
+        release_behind(b, i);
+    }
+    return 0;
+}
+
+/* Checks sorted record i (decoded in o). */
+static int out_check(const struct trace_bin *b, uint64_t i, const struct trace_out *o, struct trace_err *err)
+{
+    if (o->width && !(o->width & (o->width - 1)) && o->dep <= 1 && o->sm < b->h.params.sms)
+        return 0;
+    fail(err, b->h.header_bytes + i * TRACE_BIN_OUT_BYTES,
+         "record %" PRIu64 ": sm %" PRIu32 ", width %" PRIu32 ", dep %" PRIu32 " out of range", i, o->sm, o->width,
+         o->dep);
+    return -1;
+}
+
+static int validate_sorted(const struct trace_bin *b, struct trace_err *err)
+{
+    for (uint64_t i = 0; i < b->count; i++) {
+        struct trace_out o;
+        trace_bin_out_decode(b->data + i * TRACE_BIN_OUT_BYTES, &o);
+        if (out_check(b, i, &o, err))
+            return -1;
+        release_behind(b, i);
+    }
+    return 0;
+}
+
+int trace_bin_validate(const struct trace_bin *b, struct trace_err *err)
+{
+    return b->h.kind == TRACE_BIN_REQUESTS ? validate_requests(b, err) : validate_sorted(b, err);
+}
+
+int trace_bin_read(const struct trace_bin *b, trace_sink sink, void *ctx, struct trace_err *err)
+{
+    if (b->h.kind != TRACE_BIN_REQUESTS) {
+        fail(err, 10, "not a requests file");
+        return -1;
+    }
+    for (uint64_t i = 0; i < b->count; i++) {
+        char m[200];
+        if (trace_bin_req_check(&b->recs[i], m, sizeof m)) {
+            fail(err, b->h.header_bytes + i * TRACE_BIN_REQ_BYTES, "record %" PRIu64 ": %.200s", i, m);
+            return -1;
+        }
+        int rc = sink(ctx, &b->recs[i]);
+        if (rc)
+            return rc;
+        release_behind(b, i);
+    }
+    return 0;
+}
+
+void trace_bin_get_out(const struct trace_bin *b, uint64_t i, struct trace_out *o)
+{
+    trace_bin_out_decode(b->data + i * TRACE_BIN_OUT_BYTES, o);
+}
+
+int trace_bin_read_out(const struct trace_bin *b, trace_out_sink sink, void *ctx, struct trace_err *err)
+{
+    if (b->h.kind != TRACE_BIN_SORTED) {
+        fail(err, 10, "not a sorted file");
+        return -1;
+    }
+    struct trace_out batch[256];
+    size_t n = 0;
+    for (uint64_t i = 0; i < b->count; i++) {
+        struct trace_out *o = &batch[n++];
+        trace_bin_get_out(b, i, o);
+        if (out_check(b, i, o, err))
+            return -1;
+        if (n == sizeof batch / sizeof batch[0] || i + 1 == b->count) {
+            int rc = sink(ctx, batch, n);
+            if (rc)
+                return rc;
+            n = 0;
+        }
+        release_behind(b, i);
+    }
+    return 0;
+}
+
+#define RELEASE_WINDOW ((uintptr_t)2 << 20)
+
+static void release_range(const struct trace_bin *b, uintptr_t lo, uintptr_t hi)
+{
+    uintptr_t base = (uintptr_t)b->map;
+    if (lo < base)
+        lo = base;
+    if (hi > base + b->map_len)
+        hi = base + b->map_len;
+    if (hi > lo)
+        madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
+void trace_bin_release(const struct trace_bin *b, uint64_t first, uint64_t end)
+{
+    if (!b || !b->map || b->owned || first >= end)
+        return;
+    uintptr_t lo = (uintptr_t)(b->data + first * b->h.record_bytes);
+    uintptr_t hi = (uintptr_t)(b->data + end * b->h.record_bytes);
+    lo &= ~(RELEASE_WINDOW - 1);
+    hi = (hi + RELEASE_WINDOW - 1) & ~(RELEASE_WINDOW - 1);
+    release_range(b, lo, hi);
+}
+
+/* ---- writer ------------------------------------------------------------------ */
+
+#define WBUF (1u << 20)
+
+struct trace_bin_writer {
+    int fd, own_fd, failed;
+    off_t start;        /* where the header is; -1 when fd cannot seek */
+    struct trace_bin_header h;
+    uint64_t count, last_tid;
+    int thread_major;
+    size_t used;
+    char msg[160];
+    uint8_t buf[WBUF];
+};
+
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+    while (n) {
+        ssize_t k = write(fd, p, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return -1;
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+static int wflush(struct trace_bin_writer *w)
+{
+    if (w->failed)
+        return -1;
+    if (w->used && write_all(w->fd, w->buf, w->used)) {
+        w->failed = 1;
+        snprintf(w->msg, sizeof w->msg, "write: %s", strerror(errno));
+        return -1;
+    }
+    w->used = 0;
+    return 0;
+}
+
+struct trace_bin_writer *trace_bin_writer_fd(int fd, int own_fd, const struct trace_bin_header *h,
+                                             struct trace_err *err)
+{
+    struct trace_bin_writer *w = malloc(sizeof *w);
+    if (!w) {
+        fail(err, 0, "out of memory");
+        if (own_fd)
+            close(fd);
+        return NULL;
+    }
+    memset(w, 0, offsetof(struct trace_bin_writer, buf));
+    w->fd = fd;
+    w->own_fd = own_fd;
+    w->h = *h;
+    w->h.count = TRACE_BIN_COUNT_UNKNOWN;
+    w->h.flags &= ~TRACE_BIN_FLAG_THREAD_MAJOR;
+    w->thread_major = 1;
+    w->start = lseek(fd, 0, SEEK_CUR);
+    trace_bin_header_encode(&w->h, w->buf);
+    w->used = TRACE_BIN_HEADER_BYTES;
+    return w;
+}
+
+struct trace_bin_writer *trace_bin_writer_open(const char *path, const struct trace_bin_header *h,
+                                               struct trace_err *err)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        fail(err, 0, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    return trace_bin_writer_fd(fd, 1, h, err);
+}
+
+int trace_bin_write_rec(void *ctx, const struct trace_rec *r)
+{
+    struct trace_bin_writer *w = ctx;
+    if (w->used + TRACE_BIN_REQ_BYTES > WBUF && wflush(w))
+        return 1;
+    if (w->failed)
+        return 1;
+    trace_bin_req_encode(r, w->buf + w->used);
+    w->used += TRACE_BIN_REQ_BYTES;
+    if (r->tid < w->last_tid)
+        w->thread_major = 0;
+    w->last_tid = r->tid;
+    w->count++;
+    return 0;
+}
+
+int trace_bin_write_out(void *ctx, const struct trace_out *o, size_t n)
+{
+    struct trace_bin_writer *w = ctx;
+    for (size_t i = 0; i < n; i++) {
+        if (w->used + TRACE_BIN_OUT_BYTES > WBUF && wflush(w))
+            return 1;
+        if (w->failed)
+            return 1;
+        trace_bin_out_encode(&o[i], w->buf + w->used);
+        w->used += TRACE_BIN_OUT_BYTES;
+    }
+    w->count += n;
+    return 0;
+}
+
+void trace_bin_writer_set_input(struct trace_bin_writer *w, uint64_t input_records)
+{
+    w->h.input_records = input_records;
+}
+
+int trace_bin_writer_close(struct trace_bin_writer *w, struct trace_err *err)
+{
+    int rc = wflush(w);
+    if (rc == 0 && w->start >= 0) {
+        w->h.count = w->count;
+        if (w->h.kind == TRACE_BIN_REQUESTS && w->thread_major)
+            w->h.flags |= TRACE_BIN_FLAG_THREAD_MAJOR;
+        uint8_t hdr[TRACE_BIN_HEADER_BYTES];
+        trace_bin_header_encode(&w->h, hdr);
+        if (pwrite(w->fd, hdr, sizeof hdr, w->start) != (ssize_t)sizeof hdr) {
+            snprintf(w->msg, sizeof w->msg, "writing the header: %s", strerror(errno));
+            rc = -1;
+        }
+    }
+    if (w->own_fd && close(w->fd) && rc == 0) {
+        snprintf(w->msg, sizeof w->msg, "close: %s", strerror(errno));
+        rc = -1;
+    }
+    if (rc)
+        fail(err, 0, "%s", w->msg);
+    free(w);
+    return rc;
+}

@@ -1,0 +1,132 @@
+/*
+ * The binary trace format, version 1 (docs/trace-format.md): a 128-byte
+ * little-endian header, then fixed-size little-endian records — 32 bytes per
+ * request (trace_rec) in a requests file, 40 bytes per sorted request
+ * (trace_out) in a sorted file.
+ *
+ * DESIGN
+ * Reading maps the file (mmap, read-only) and checks the header and the
+ * size up front; records are checked as they are used (the sorter) or all
+ * at once (trace_bin_validate), an error naming the byte offset of the
+ * first bad record. On a little-endian host a request record has exactly
+ * the layout of struct trace_rec, so the sorter reads the mapping in place
+ * (no copy, no parse); on a big-endian host trace_bin_open decodes the
+ * records into memory instead. trace_bin_release drops the pages of records
+ * already used from this process's memory (madvise), which is what keeps
+ * the sorter's resident memory flat on traces of many GB.
+ * Writing goes through a buffer to a file descriptor; the header's record
+ * count (and, for requests, the thread-major flag, known only at the end)
+ * are patched at close when the descriptor can seek, and otherwise left as
+ * "unknown" (count UINT64_MAX: read to the end; flag clear).
+ */
+#ifndef GPUPROBE_TRACE_BINFMT_H
+#define GPUPROBE_TRACE_BINFMT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace/params.h"
+#include "trace/record.h"
+
+#define TRACE_BIN_MAGIC "GPTRACE\0"
+#define TRACE_BIN_VERSION 1u
+#define TRACE_BIN_HEADER_BYTES 128u
+#define TRACE_BIN_REQ_BYTES 32u
+#define TRACE_BIN_OUT_BYTES 40u
+#define TRACE_BIN_COUNT_UNKNOWN UINT64_MAX
+
+enum trace_bin_kind { TRACE_BIN_REQUESTS = 1, TRACE_BIN_SORTED = 2 };
+
+/* Requests file: sorted by thread id, each thread's records in its order. */
+#define TRACE_BIN_FLAG_THREAD_MAJOR 1u
+
+struct trace_bin_header {
+    enum trace_bin_kind kind;
+    uint32_t version;
+    uint32_t header_bytes;
+    uint32_t record_bytes;
+    uint32_t flags;
+    uint32_t threads_per_block;    /* requests: of the kernel, 0 if unknown */
+    uint64_t count;                /* records, or TRACE_BIN_COUNT_UNKNOWN */
+    /* sorted files only (zero in requests files): */
+    struct trace_params params;    /* the run's resolved parameters (no `set`, no arch) */
+    uint64_t input_records;        /* requests the run read */
+};
+
+/* Fills a header for `kind` with record size and version; params copied
+ * from p for a sorted file (p may be NULL for a requests file). */
+void trace_bin_header_init(struct trace_bin_header *h, enum trace_bin_kind kind, const struct trace_params *p);
+
+/* Encodes h into 128 bytes. */
+void trace_bin_header_encode(const struct trace_bin_header *h, uint8_t out[TRACE_BIN_HEADER_BYTES]);
+/* Decodes and checks a header from the first len bytes of a file. */
+int trace_bin_header_decode(const uint8_t *buf, size_t len, struct trace_bin_header *h, struct trace_err *err);
+
+/* Record codecs (any host byte order). */
+void trace_bin_req_encode(const struct trace_rec *r, uint8_t out[TRACE_BIN_REQ_BYTES]);
+void trace_bin_req_decode(const uint8_t *in, struct trace_rec *r);
+void trace_bin_out_encode(const struct trace_out *o, uint8_t out[TRACE_BIN_OUT_BYTES]);
+void trace_bin_out_decode(const uint8_t *in, struct trace_out *o);
+
+/* Checks one request record: width, dependency flag, and that its bytes do
+ * not pass the top of the address space. 0, or -1 with the problem in msg. */
+int trace_bin_req_check(const struct trace_rec *r, char *msg, size_t msglen);
+
+/* An open, mapped file. */
+struct trace_bin {
+    struct trace_bin_header h;
+    uint64_t count;                /* records in the file */
+    const uint8_t *data;           /* the records' bytes */
+    const struct trace_rec *recs;  /* requests files: the records */
+    void *map;
+    size_t map_len;
+    struct trace_rec *owned;       /* decoded copy on big-endian hosts */
+    int fd;
+};
+
+/* Opens and maps path, checks the header and that the size holds whole
+ * records (and the count, when known). 0 or -1 with err. */
+int trace_bin_open(const char *path, struct trace_bin *b, struct trace_err *err);
+void trace_bin_close(struct trace_bin *b);
+
+/* Checks every record (requests: widths, flags, address range, and thread
+ * order when the file says it is thread-major; sorted: widths, flags). */
+int trace_bin_validate(const struct trace_bin *b, struct trace_err *err);
+
+/* Hands the records of a requests file to sink in file order. Returns 0,
+ * the sink's non-zero value, or -1 with err for a bad record. */
+int trace_bin_read(const struct trace_bin *b, trace_sink sink, void *ctx, struct trace_err *err);
+
+/* Record i of a sorted file. */
+void trace_bin_get_out(const struct trace_bin *b, uint64_t i, struct trace_out *o);
+
+/* Hands the records of a sorted file to sink in file order, in batches
+ * (to write them in another format). Returns 0, the sink's non-zero value,
+ * or -1 with err for a record out of range. */
+int trace_bin_read_out(const struct trace_bin *b, trace_out_sink sink, void *ctx, struct trace_err *err);
+
+/* Drops the pages holding records [first, end) from this process's memory
+ * (they stay in the page cache), widened to aligned 2 MiB windows (a page
+ * fault maps a whole large folio, up to 2 MiB, so narrower releases leave
+ * pages mapped). Harmless to call on records still needed: they are read
+ * back in on the next access. */
+void trace_bin_release(const struct trace_bin *b, uint64_t first, uint64_t end);
+
+/* Writer. */
+struct trace_bin_writer;
+/* Takes fd (closed by trace_bin_writer_close when own_fd). NULL with err. */
+struct trace_bin_writer *trace_bin_writer_fd(int fd, int own_fd, const struct trace_bin_header *h,
+                                             struct trace_err *err);
+/* Creates (truncates) path with mode 0644. */
+struct trace_bin_writer *trace_bin_writer_open(const char *path, const struct trace_bin_header *h,
+                                               struct trace_err *err);
+/* A trace_sink: appends one request (ctx is the writer). */
+int trace_bin_write_rec(void *w, const struct trace_rec *r);
+/* A trace_out_sink: appends sorted records (ctx is the writer). */
+int trace_bin_write_out(void *w, const struct trace_out *o, size_t n);
+/* Sets input_records in the header written at close (sorted files). */
+void trace_bin_writer_set_input(struct trace_bin_writer *w, uint64_t input_records);
+/* Flushes, patches the header where possible, closes; frees w. 0 or -1. */
+int trace_bin_writer_close(struct trace_bin_writer *w, struct trace_err *err);
+
+#endif

@@ -1,0 +1,150 @@
+/*
+ * Step 1c: instruction forming (min-PC) and the merge of 4a-4d, line128 and
+ * sector32 (rules in coalesce.h).
+ *
+ * DESIGN
+ * Everything is bounded by a warp: at most 32 participants, 32 transactions,
+ * so the merged set is a small array searched linearly from the start of the
+ * current lane group (participants arrive in lane order, so groups are
+ * contiguous runs). Each merged entry tracks its lowest first byte and
+ * highest last byte (inclusive, so no overflow at the top of the address
+ * space); the width is computed once at the end.
+ */
+#include "trace/coalesce.h"
+
+void trace_coalescer_init(struct trace_coalescer *c, const struct trace_params *p)
+{
+    c->policy = p->coalesce;
+    if (p->coalesce == TRACE_COALESCE_SECTOR32) {
+        c->key_shift = 5;
+    } else {
+        unsigned s = 0;
+        while ((1u << s) < p->line_bytes)
+            s++;
+        c->key_shift = s;
+    }
+}
+
+/* log2 of the lanes that may merge with each other (see coalesce.h): 5
+ * for 32 lanes, 4 for 16, 3 for 8, down to 0. */
+static unsigned group_shift(const struct trace_coalescer *c, uint32_t width)
+{
+    if (c->policy == TRACE_COALESCE_SECTOR32 || width <= 4)
+        return 5;
+    unsigned s = 5;
+    for (uint32_t w = 4; w < width && s > 0; w *= 2)
+        s--;
+    return s;
+}
+
+struct span {
+    uint64_t key, lo, last;
+};
+
+static void merge_into(struct trace_rec *t, struct span *s, const struct trace_rec *r)
+{
+    if (r->tid < t->tid) {
+        t->tid = r->tid;
+        t->addr = r->addr;
+    }
+    uint64_t last = r->addr + (r->width - 1);
+    if (r->addr < s->lo)
+        s->lo = r->addr;
+    if (last > s->last)
+        s->last = last;
+    t->dep |= r->dep;
+}
+
+/* 4a-4d over requests in lane order, given the widest width and the OR of
+ * the dependency flags. */
+static uint32_t merge(const struct trace_coalescer *c, const struct trace_rec *const *req, const uint8_t *lane,
+                      uint32_t n, uint32_t width, uint32_t dep, struct trace_group *g)
+{
+    struct span sp[TRACE_WARP_SIZE];
+    unsigned gs = group_shift(c, width), ks = c->key_shift;
+    uint32_t nt = 0, seg = 0, cur_group = UINT32_MAX;
+    for (uint32_t i = 0; i < n; i++) {
+        const struct trace_rec *r = req[i];
+        uint32_t grp = (uint32_t)lane[i] >> gs;
+        if (grp != cur_group) {
+            cur_group = grp;
+            seg = nt;
+        }
+        uint64_t key = r->addr >> ks;
+        uint32_t j = nt;
+        if (nt > seg && sp[nt - 1].key == key) /* the usual case: same line as the lane before */
+            j = nt - 1;
+        else
+            for (j = seg; j < nt && sp[j].key != key; j++)
+                ;
+        if (j < nt) {
+            merge_into(&g->txn[j], &sp[j], r);
+            continue;
+        }
+        g->txn[nt] = *r;
+        sp[nt].key = key;
+        sp[nt].lo = r->addr;
+        sp[nt].last = r->addr + (r->width - 1);
+        nt++;
+    }
+    for (uint32_t j = 0; j < nt; j++)
+        g->txn[j].width = (uint32_t)trace_pow2_ceil(sp[j].last - sp[j].lo + 1);
+    g->n = nt;
+    g->dep = dep ? 1 : 0;
+    g->records = n;
+    return nt;
+}
+
+uint32_t trace_coalesce(const struct trace_coalescer *c, const struct trace_rec *const *req,
+                        const uint8_t *lane, uint32_t n, struct trace_group *g)
+{
+    uint32_t width = 0, dep = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (req[i]->width > width)
+            width = req[i]->width;
+        dep |= req[i]->dep;
+    }
+    return merge(c, req, lane, n, width, dep, g);
+}
+
+int trace_warp_next(struct trace_warp *w, const struct trace_coalescer *c, struct trace_group *g)
+{
+    uint32_t live = w->live;
+    if (!live)
+        return 0;
+    const struct trace_rec *req[TRACE_WARP_SIZE];
+    uint8_t lane[TRACE_WARP_SIZE];
+    uint32_t n = 0;
+    uint64_t minpc = UINT64_MAX;
+    for (uint32_t m = live; m; m &= m - 1) {
+        unsigned l = (unsigned)__builtin_ctz(m);
+        uint64_t pc = w->cur[l]->pc;
+        if (pc < minpc) {
+            minpc = pc;
+            n = 0;
+        }
+        if (pc == minpc) {
+            req[n] = w->cur[l];
+            lane[n] = (uint8_t)l;
+            n++;
+        }
+    }
+    uint32_t width = 0, dep = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (req[i]->width > width)
+            width = req[i]->width;
+        dep |= req[i]->dep;
+    }
+    merge(c, req, lane, n, width, dep, g); /* before a refill reuses a buffer */
+    for (uint32_t i = 0; i < n; i++) {
+        unsigned l = lane[i];
+        if (++w->cur[l] != w->end[l]) {
+            __builtin_prefetch(w->cur[l]); /* read at this warp's next instruction */
+            continue;
+        }
+        if (!(w->more & (1u << l)) || !w->refill(w->refill_ctx, w, l))
+            live &= ~(1u << l);
+    }
+    w->live = live;
+    return 1;
+}

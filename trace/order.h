@@ -1,0 +1,71 @@
+/*
+ * Step 1d, ordering one SM's task group (the seed's loop 6a-6f), event-driven.
+ *
+ * DESIGN (docs/trace-sort.md, "Step 1d" states the model both loops follow)
+ * The unit the loop schedules is a warp (after coalescing, the seed's
+ * "thread" of 6b is the warp: its threads issue in lockstep); what 6b takes
+ * from it is its next instruction, whose transactions then go through
+ * 6c-6e one by one. A warp whose instruction has the dependency flag is
+ * blocked after it until every transaction of that instruction returned.
+ * Time is a counter `clock` that advances by one per 6c; a request issued at
+ * clock c with delay T leaves the in-flight set at clock c + T, which is the
+ * tick at which the seed's decremented delay reaches 0.
+ * This loop never decrements anything: in-flight requests sit in a timing
+ * wheel (or, for delay ranges of 65536 ticks and more, a min-heap) by
+ * completion time; a busy LSU (6d) or a time with every warp blocked
+ * jumps the clock straight to the next completion, counting the skipped
+ * ticks as stalls. Ready warps are a bitmap over resident warp slots, so
+ * round-robin is a find-next-set-bit. Blocks are asked for one at a time
+ * (trace_block_src), so memory is bounded by the resident warps, not by the
+ * trace. order_ref.h has the literal loop that tests compare this one with.
+ */
+#ifndef GPUPROBE_TRACE_ORDER_H
+#define GPUPROBE_TRACE_ORDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace/coalesce.h"
+#include "trace/params.h"
+#include "trace/record.h"
+
+/* Where an SM's blocks come from, in the SM's order (schedule.h). */
+struct trace_block_src {
+    /* Fills the warps (warps_per_block of them, zeroed) of the next block
+     * to become resident in `slot`, its id and its number of requests; 1, 0
+     * when the SM has no more blocks, or a negative value on error (returned
+     * by the loop). */
+    int (*next)(void *ctx, uint32_t slot, uint64_t *block, uint64_t *records, struct trace_warp *warps);
+    /* Optional: the block in `slot` finished. */
+    void (*retire)(void *ctx, uint32_t slot);
+    void *ctx;
+};
+
+/* Where the ordered stream goes: batches of records, in order. */
+struct trace_emit {
+    trace_out_sink sink;
+    void *ctx;
+};
+
+/* What happened on one SM. Both loops produce the same figures. */
+struct trace_sm_stats {
+    uint64_t blocks;            /* blocks that became resident */
+    uint64_t warps;             /* warps with at least one request */
+    uint64_t records_in;        /* thread requests */
+    uint64_t instructions;      /* warp instructions (6b picks) */
+    uint64_t requests_out;      /* transactions emitted */
+    uint64_t ticks;             /* executions of 6c, including stalls */
+    uint64_t mshr_stall_ticks;  /* 6c repeated because the MSHRs were full (6d) */
+    uint64_t idle_ticks;        /* 6c run because every resident warp was blocked */
+    uint64_t dep_blocks;        /* instructions after which their warp had to wait */
+    uint64_t max_in_flight;
+};
+
+/* Orders one SM's blocks; emits trace_out records with this sm and seq from
+ * 0. p must be resolved and valid. 0, a negative error from src->next, -2
+ * for an internal inconsistency or out of memory, or the sink's non-zero
+ * return. */
+int trace_order_sm(const struct trace_params *p, uint32_t sm, const struct trace_block_src *src,
+                   const struct trace_emit *emit, struct trace_sm_stats *st);
+
+#endif

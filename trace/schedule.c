@@ -1,0 +1,36 @@
+/*
+ * Step 1b: placement of blocks on SMs (see schedule.h for the rules).
+ */
+#include "trace/schedule.h"
+
+uint32_t trace_sched_warp_threads(const struct trace_params *p, uint32_t w)
+{
+    uint32_t first = w * TRACE_WARP_SIZE;
+    if (first >= p->threads_per_block)
+        return 0;
+    uint32_t left = p->threads_per_block - first;
+    return left < TRACE_WARP_SIZE ? left : TRACE_WARP_SIZE;
+}
+
+uint32_t trace_sched_block_sm(const struct trace_params *p, uint64_t b)
+{
+    if (p->placement == TRACE_PLACEMENT_FILL) {
+        uint64_t wave = (uint64_t)p->sms * p->blocks_per_sm;
+        return (uint32_t)((b % wave) / p->blocks_per_sm);
+    }
+    return (uint32_t)(b % p->sms);
+}
+
+uint64_t trace_sched_sm_block(const struct trace_params *p, uint32_t sm, uint64_t k)
+{
+    if (p->placement == TRACE_PLACEMENT_FILL) {
+        uint64_t wave = (uint64_t)p->sms * p->blocks_per_sm;
+        uint64_t w = k / p->blocks_per_sm;
+        if (w > (UINT64_MAX - wave) / wave)
+            return UINT64_MAX;
+        return w * wave + (uint64_t)sm * p->blocks_per_sm + k % p->blocks_per_sm;
+    }
+    if (k > (UINT64_MAX - sm) / p->sms)
+        return UINT64_MAX;
+    return k * p->sms + sm;
+}

@@ -1,0 +1,662 @@
+/*
+ * The trace sorter's driver: checking pass and block index, the per-SM
+ * block source (in place or through per-thread buffers), the spool
+ * fallback, and the summary (see sort.h).
+ *
+ * DESIGN
+ * The block index lists, in thread order, each block present in the input
+ * with its first record; a second array lists the index entries SM by SM
+ * (stable, so each SM's blocks stay in increasing id order, the order the
+ * placement deals them). The block source hands the loop one block at a
+ * time and splits its records into threads, lanes and warps: a small block
+ * by scanning it in place (its pages are dropped when it finishes); a large
+ * one without touching the mapping, finding thread boundaries by galloping
+ * search over single-record reads and giving each thread a buffer that the
+ * warp refills as it goes (coalesce.h's refill hook).
+ */
+#include "trace/sort.h"
+
+#include <fcntl.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "trace/order_ref.h"
+#include "trace/schedule.h"
+#include "trace/spool.h"
+
+#define SCAN_RELEASE_EVERY ((size_t)1 << 18)   /* records between releases in the checking pass */
+#define STREAM_CHUNK ((size_t)128)             /* records per thread buffer (4 KiB) */
+
+static void say(struct trace_err *err, uint64_t offset, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(struct trace_err *err, uint64_t offset, const char *fmt, ...)
+{
+    if (!err)
+        return;
+    err->line = 0;
+    err->offset = offset;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- the input as the sorter sees it ----------------------------------- */
+
+struct view {
+    const struct trace_rec *recs;
+    size_t n;
+    uint64_t base;                  /* byte offset of record 0 */
+    const struct trace_bin *bin;    /* for releasing pages; NULL for arrays */
+};
+
+static void view_release(const struct view *v, size_t first, size_t end)
+{
+    if (v->bin)
+        trace_bin_release(v->bin, first, end);
+}
+
+/* ---- checking pass and block index -------------------------------------- */
+
+struct bindex {
+    uint64_t *id;       /* block ids, increasing */
+    size_t *start;      /* first record of each; start[n] = records */
+    size_t n, cap;
+    size_t *by_sm;      /* index entries, SM by SM */
+    size_t *sm_first;   /* by_sm[sm_first[s] .. sm_first[s+1]) are SM s's */
+};
+
+static void bindex_free(struct bindex *x)
+{
+    free(x->id);
+    free(x->start);
+    free(x->by_sm);
+    free(x->sm_first);
+    memset(x, 0, sizeof *x);
+}
+
+/* Room for `need` entries and the end marker. */
+static int bindex_reserve(struct bindex *x, size_t need)
+{
+    if (need + 1 <= x->cap)
+        return 0;
+    size_t nc = x->cap ? x->cap * 2 : 1024;
+    while (nc < need + 1)
+        nc *= 2;
+    uint64_t *ni = realloc(x->id, nc * sizeof *ni);
+    if (ni)
+        x->id = ni;
+    size_t *ns = realloc(x->start, nc * sizeof *ns);
+    if (ns)
+        x->start = ns;
+    if (!ni || !ns)
+        return -1;
+    x->cap = nc;
+    return 0;
+}
+
+static int bindex_add(struct bindex *x, uint64_t id, size_t start)
+{
+    if (bindex_reserve(x, x->n + 1))
+        return -1;
+    x->id[x->n] = id;
+    x->start[x->n] = start;
+    x->n++;
+    return 0;
+}
+
+static int record_error(const struct view *v, size_t i, struct trace_err *err)
+{
+    char m[200];
+    if (trace_bin_req_check(&v->recs[i], m, sizeof m) == 0)
+        return 0;
+    say(err, v->base + i * (uint64_t)TRACE_BIN_REQ_BYTES, "record %zu: %s", i, m);
+    return -1;
+}
+
+/* Checks every record and builds the block index. */
+static int scan(const struct view *v, const struct trace_params *p, struct bindex *x, struct trace_err *err)
+{
+    uint64_t prev = 0, block_end = 0;
+    size_t released = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        const struct trace_rec *r = &v->recs[i];
+        uint32_t w = r->width;
+        if (w >= 32 || !((0x10116u >> w) & 1) || r->dep > 1 || r->addr + (w - 1) < r->addr) {
+            record_error(v, i, err);
+            return TRACE_SORT_EINPUT;
+        }
+        if (r->tid < prev) {
+            say(err, v->base + i * (uint64_t)TRACE_BIN_REQ_BYTES,
+                "record %zu: thread %" PRIu64 " after thread %" PRIu64 ": the input is not thread-major", i,
+                r->tid, prev);
+            return TRACE_SORT_EINPUT;
+        }
+        prev = r->tid;
+        if (r->tid >= block_end || i == 0) {
+            uint64_t b = r->tid / p->threads_per_block;
+            uint64_t next = (b + 1) * (uint64_t)p->threads_per_block;
+            block_end = next > r->tid ? next : UINT64_MAX;
+            if (x->n && x->id[x->n - 1] == b) /* only at the very top of the id range */
+                continue;
+            if (bindex_add(x, b, i)) {
+                say(err, 0, "out of memory for the block index");
+                return TRACE_SORT_ESYS;
+            }
+        }
+        if (i - released >= SCAN_RELEASE_EVERY) {
+            view_release(v, released, i);
+            released = i;
+        }
+    }
+    view_release(v, released, v->n);
+    if (bindex_reserve(x, x->n)) {
+        say(err, 0, "out of memory for the block index");
+        return TRACE_SORT_ESYS;
+    }
+    x->start[x->n] = v->n;
+    return 0;
+}
+
+/* Lists the index entries SM by SM, each SM's in increasing block order. */
+static int bindex_by_sm(struct bindex *x, const struct trace_params *p)
+{
+    x->sm_first = calloc((size_t)p->sms + 1, sizeof *x->sm_first);
+    x->by_sm = malloc((x->n ? x->n : 1) * sizeof *x->by_sm);
+    if (!x->sm_first || !x->by_sm)
+        return -1;
+    for (size_t j = 0; j < x->n; j++)
+        x->sm_first[trace_sched_block_sm(p, x->id[j]) + 1]++;
+    for (uint32_t s = 0; s < p->sms; s++)
+        x->sm_first[s + 1] += x->sm_first[s];
+    size_t *fill = calloc((size_t)p->sms, sizeof *fill);
+    if (!fill)
+        return -1;
+    for (size_t j = 0; j < x->n; j++) {
+        uint32_t s = trace_sched_block_sm(p, x->id[j]);
+        x->by_sm[x->sm_first[s] + fill[s]++] = j;
+    }
+    free(fill);
+    return 0;
+}
+
+/* ---- the block source of one SM ---------------------------------------- */
+
+/* Per resident slot: where its block's records are and, for a block read
+ * through buffers, each thread's records still to read and its buffer. */
+struct slot_info {
+    struct sm_src *src;
+    size_t lo, hi;                       /* the block's records */
+    struct trace_warp *warps;            /* the loop's warps of this slot */
+    struct trace_rec *buf;               /* STREAM_CHUNK records per thread */
+    size_t *next, *end;                  /* per thread of the block */
+};
+
+struct sm_src {
+    const struct view *v;
+    const struct trace_params *p;
+    const struct bindex *x;
+    size_t k, end;                       /* next and end position in x->by_sm */
+    size_t stream_above;                 /* blocks of more records are read through buffers */
+    struct slot_info *slots;
+    int io_failed;
+};
+
+/* Reads records [first, first + n) of the input into dst, without touching
+ * the mapping (a pread for a file). 0 or -1. */
+static int read_records(const struct view *v, size_t first, size_t n, struct trace_rec *dst)
+{
+    if (!v->bin || v->bin->owned) { /* an array, or records decoded on a big-endian host */
+        memcpy(dst, v->recs + first, n * sizeof *dst);
+        return 0;
+    }
+    size_t bytes = n * sizeof *dst, got = 0;
+    off_t at = (off_t)(v->base + first * sizeof *dst);
+    while (got < bytes) {
+        ssize_t k = pread(v->bin->fd, (char *)dst + got, bytes - got, at + (off_t)got);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return -1;
+        got += (size_t)k;
+    }
+    return 0; /* little-endian host: the file's layout is trace_rec's */
+}
+
+static uint64_t tid_at(struct sm_src *s, size_t i)
+{
+    if (!s->v->bin)
+        return s->v->recs[i].tid;
+    struct trace_rec r;
+    if (read_records(s->v, i, 1, &r)) {
+        s->io_failed = 1;
+        return UINT64_MAX;
+    }
+    return r.tid;
+}
+
+/* First index in (i, hi] whose thread differs from record i's (galloping,
+ * then bisection), reading only O(log length) records. */
+static size_t thread_end(struct sm_src *s, size_t i, size_t hi, uint64_t tid)
+{
+    size_t lo = i + 1, step = 1, top = lo;
+    while (top < hi && tid_at(s, top) == tid) {
+        lo = top + 1;
+        top = lo + step;
+        step *= 2;
+    }
+    if (top > hi)
+        top = hi;
+    while (lo < top) { /* the first differing index is in [lo, top] */
+        size_t mid = lo + (top - lo) / 2;
+        if (tid_at(s, mid) == tid)
+            lo = mid + 1;
+        else
+            top = mid;
+    }
+    return lo;
+}
+
+/* Points the lane at its thread's next STREAM_CHUNK records. */
+static int refill(void *ctx, struct trace_warp *w, unsigned lane)
+{
+    struct slot_info *si = ctx;
+    size_t t = (size_t)(w - si->warps) * TRACE_WARP_SIZE + lane;
+    size_t n = si->end[t] - si->next[t];
+    if (n > STREAM_CHUNK)
+        n = STREAM_CHUNK;
+    struct trace_rec *dst = si->buf + t * STREAM_CHUNK;
+    if (n == 0 || read_records(si->src->v, si->next[t], n, dst)) {
+        si->src->io_failed |= n != 0;
+        w->more &= ~(1u << lane);
+        return 0;
+    }
+    si->next[t] += n;
+    w->cur[lane] = dst;
+    w->end[lane] = dst + n;
+    if (si->next[t] == si->end[t])
+        w->more &= ~(1u << lane);
+    return 1;
+}
+
+/* Sets up the buffers of a slot for a block read through them. */
+static int slot_buffers(struct slot_info *si, uint32_t tpb)
+{
+    if (si->buf)
+        return 0;
+    si->buf = malloc((size_t)tpb * STREAM_CHUNK * sizeof *si->buf);
+    si->next = malloc((size_t)tpb * sizeof *si->next);
+    si->end = malloc((size_t)tpb * sizeof *si->end);
+    return si->buf && si->next && si->end ? 0 : -1;
+}
+
+/* Splits records [lo, hi) of one block into threads, lanes and warps:
+ * in place (scanning the mapped records), or through buffers. */
+static int split_block(struct sm_src *s, struct slot_info *si, struct trace_warp *warps)
+{
+    const struct trace_rec *recs = s->v->recs;
+    uint32_t tpb = s->p->threads_per_block;
+    int streamed = si->hi - si->lo > s->stream_above;
+    if (streamed && slot_buffers(si, tpb))
+        return TRACE_SORT_ESYS;
+    for (size_t i = si->lo; i < si->hi;) {
+        uint64_t tid = streamed ? tid_at(s, i) : recs[i].tid;
+        size_t j = i + 1;
+        if (streamed)
+            j = thread_end(s, i, si->hi, tid);
+        else
+            while (j < si->hi && recs[j].tid == tid)
+                j++;
+        if (s->io_failed)
+            return TRACE_SORT_ESYS;
+        uint32_t in_block = (uint32_t)(tid % tpb);
+        struct trace_warp *w = &warps[in_block / TRACE_WARP_SIZE];
+        unsigned lane = in_block % TRACE_WARP_SIZE;
+        w->live |= 1u << lane;
+        if (!streamed) {
+            w->cur[lane] = &recs[i];
+            w->end[lane] = &recs[j];
+        } else {
+            si->next[in_block] = i;
+            si->end[in_block] = j;
+            w->more |= 1u << lane;
+            w->refill = refill;
+            w->refill_ctx = si;
+            if (!refill(si, w, lane))
+                return TRACE_SORT_ESYS;
+        }
+        i = j;
+    }
+    return 0;
+}
+
+static int src_next(void *ctx, uint32_t slot, uint64_t *block, uint64_t *records, struct trace_warp *warps)
+{
+    struct sm_src *s = ctx;
+    if (s->k == s->end)
+        return 0;
+    size_t j = s->x->by_sm[s->k++];
+    struct slot_info *si = &s->slots[slot];
+    si->src = s;
+    si->lo = s->x->start[j];
+    si->hi = s->x->start[j + 1];
+    si->warps = warps;
+    *block = s->x->id[j];
+    *records = si->hi - si->lo;
+    int rc = split_block(s, si, warps);
+    return rc ? rc : 1;
+}
+
+static void src_retire(void *ctx, uint32_t slot)
+{
+    struct sm_src *s = ctx;
+    struct slot_info *si = &s->slots[slot];
+    if (si->hi - si->lo <= s->stream_above)
+        view_release(s->v, si->lo, si->hi);
+}
+
+static void slots_free(struct slot_info *slots, uint32_t n)
+{
+    if (!slots)
+        return;
+    for (uint32_t i = 0; i < n; i++) {
+        free(slots[i].buf);
+        free(slots[i].next);
+        free(slots[i].end);
+    }
+    free(slots);
+}
+
+/* ---- per SM --------------------------------------------------------------- */
+
+static int order_reference(const struct trace_params *p, uint32_t sm, const struct trace_block_src *src,
+                           const struct trace_emit *emit, struct trace_sm_stats *st)
+{
+    struct trace_ref_block *blocks;
+    size_t n;
+    int rc = trace_ref_collect(p, src, &blocks, &n);
+    if (rc == 0)
+        rc = trace_order_ref_sm(p, sm, blocks, n, emit, st);
+    trace_ref_blocks_free(p, blocks, n);
+    return rc;
+}
+
+static void add_stats(struct trace_summary *sum, const struct trace_sm_stats *st)
+{
+    sum->records_in += st->records_in;
+    sum->requests_out += st->requests_out;
+    sum->instructions += st->instructions;
+    sum->blocks += st->blocks;
+    sum->warps += st->warps;
+    sum->ticks += st->ticks;
+    sum->mshr_stall_ticks += st->mshr_stall_ticks;
+    sum->idle_ticks += st->idle_ticks;
+    sum->dep_blocks += st->dep_blocks;
+    if (st->max_in_flight > sum->max_in_flight)
+        sum->max_in_flight = st->max_in_flight;
+}
+
+static int sort_sms(const struct view *v, const struct trace_params *p, const struct trace_sort_opts *o,
+                    const struct bindex *x, trace_out_sink sink, void *ctx, struct trace_summary *sum,
+                    struct trace_err *err)
+{
+    struct slot_info *slots = calloc(p->blocks_per_sm, sizeof *slots);
+    if (!slots) {
+        say(err, 0, "out of memory");
+        return TRACE_SORT_ESYS;
+    }
+    size_t above = o && o->stream_above ? o->stream_above : TRACE_SORT_STREAM_ABOVE;
+    int rc = 0;
+    for (uint32_t sm = 0; sm < p->sms && rc == 0; sm++) {
+        struct sm_src s = {.v = v, .p = p, .x = x, .k = x->sm_first[sm], .end = x->sm_first[sm + 1],
+                           .stream_above = above / sizeof(struct trace_rec), .slots = slots};
+        struct trace_block_src src = {.next = src_next, .retire = src_retire, .ctx = &s};
+        struct trace_emit emit = {.sink = sink, .ctx = ctx};
+        struct trace_sm_stats *st = &sum->sm[sm];
+        rc = o && o->reference ? order_reference(p, sm, &src, &emit, st) : trace_order_sm(p, sm, &src, &emit, st);
+        add_stats(sum, st);
+        if (rc == 0 && s.io_failed)
+            rc = TRACE_SORT_ESYS;
+        if (rc == TRACE_SORT_ESYS)
+            say(err, 0, "%s ordering SM %u", s.io_failed ? "read error" : "out of memory or an internal inconsistency",
+                sm);
+    }
+    slots_free(slots, p->blocks_per_sm);
+    return rc;
+}
+
+static int summary_init(struct trace_summary *sum, const struct trace_params *p, struct trace_err *err)
+{
+    memset(sum, 0, sizeof *sum);
+    sum->params = *p;
+    sum->nsms = p->sms;
+    sum->sm = calloc(p->sms, sizeof *sum->sm);
+    if (!sum->sm) {
+        say(err, 0, "out of memory");
+        return TRACE_SORT_ESYS;
+    }
+    return 0;
+}
+
+static int sort_view(const struct view *v, const struct trace_params *pin, const struct trace_sort_opts *o,
+                     trace_out_sink sink, void *ctx, struct trace_summary *sum, struct trace_err *err)
+{
+    struct trace_params p = *pin;
+    char msg[200];
+    trace_params_resolve(&p, 0);
+    if (trace_params_validate(&p, msg, sizeof msg)) {
+        memset(sum, 0, sizeof *sum);
+        say(err, 0, "%s", msg);
+        return TRACE_SORT_EINPUT;
+    }
+    int rc = summary_init(sum, &p, err);
+    if (rc)
+        return rc;
+    struct bindex x = {0};
+    rc = scan(v, &p, &x, err);
+    if (rc == 0 && bindex_by_sm(&x, &p)) {
+        say(err, 0, "out of memory for the block index");
+        rc = TRACE_SORT_ESYS;
+    }
+    if (rc == 0)
+        rc = sort_sms(v, &p, o, &x, sink, ctx, sum, err);
+    bindex_free(&x);
+    return rc;
+}
+
+int trace_sort_records(const struct trace_rec *recs, size_t n, const struct trace_params *p,
+                       const struct trace_sort_opts *o, trace_out_sink sink, void *ctx,
+                       struct trace_summary *sum, struct trace_err *err)
+{
+    struct view v = {.recs = recs, .n = n, .base = 0, .bin = NULL};
+    return sort_view(&v, p, o, sink, ctx, sum, err);
+}
+
+/* ---- files -------------------------------------------------------------- */
+
+static int is_thread_major(const struct trace_bin *b)
+{
+    int yes = 1;
+    uint64_t released = 0;
+    for (uint64_t i = 1; i < b->count && yes; i++) {
+        yes = b->recs[i].tid >= b->recs[i - 1].tid;
+        if (i - released >= SCAN_RELEASE_EVERY) {
+            trace_bin_release(b, released, i);
+            released = i;
+        }
+    }
+    trace_bin_release(b, released, b->count);
+    return yes;
+}
+
+/* Feeds the mapped input through a spool into the writer. */
+static int spool_into(struct trace_input *in, const struct trace_sort_opts *o, const char *dir,
+                      struct trace_bin_writer *w, struct trace_err *err)
+{
+    struct trace_spool *sp = trace_spool_new(dir, o ? o->spool_mem : 0, err);
+    if (!sp)
+        return TRACE_SORT_ESYS;
+    int rc = trace_bin_read(&in->bin, trace_spool_add, sp, err);
+    if (rc < 0) {
+        rc = TRACE_SORT_EINPUT; /* a bad record; err says where */
+    } else {
+        /* rc > 0: the spool failed; finishing reports why */
+        int frc = trace_spool_finish(sp, w, err);
+        rc = rc || frc ? TRACE_SORT_ESYS : 0;
+    }
+    trace_spool_free(sp);
+    return rc;
+}
+
+/* Spools the input into a temporary thread-major file and maps that instead. */
+static int spool_input(struct trace_input *in, const struct trace_sort_opts *o, struct trace_err *err)
+{
+    const char *dir = o && o->tmpdir ? o->tmpdir : getenv("TMPDIR");
+    if (!dir || !*dir)
+        dir = "/tmp";
+    char path[300];
+    snprintf(path, sizeof path, "%s/gpuprobe-sorted-XXXXXX", dir);
+    int fd = mkostemp(path, O_CLOEXEC);
+    if (fd < 0) {
+        say(err, 0, "temporary file in %s for spooling: %s", dir, strerror(errno));
+        return TRACE_SORT_ESYS;
+    }
+    struct trace_bin_header h;
+    trace_bin_header_init(&h, TRACE_BIN_REQUESTS, NULL);
+    h.threads_per_block = in->bin.h.threads_per_block;
+    struct trace_bin_writer *w = trace_bin_writer_fd(fd, 1, &h, err);
+    int rc = w ? spool_into(in, o, dir, w, err) : TRACE_SORT_ESYS;
+    if (w && trace_bin_writer_close(w, rc ? NULL : err) && rc == 0)
+        rc = TRACE_SORT_ESYS;
+    trace_bin_close(&in->bin);
+    if (rc == 0 && trace_bin_open(path, &in->bin, err))
+        rc = TRACE_SORT_ESYS;
+    unlink(path); /* the mapping stays valid */
+    in->spooled = 1;
+    return rc;
+}
+
+int trace_input_open(struct trace_input *in, const char *path, const struct trace_sort_opts *o,
+                     struct trace_err *err)
+{
+    memset(in, 0, sizeof *in);
+    if (trace_bin_open(path, &in->bin, err))
+        return TRACE_SORT_EINPUT;
+    if (in->bin.h.kind != TRACE_BIN_REQUESTS) {
+        say(err, 10, "a sorted trace cannot be sorted again: give the requests file");
+        trace_bin_close(&in->bin);
+        return TRACE_SORT_EINPUT;
+    }
+    if (in->bin.h.flags & TRACE_BIN_FLAG_THREAD_MAJOR || is_thread_major(&in->bin))
+        return 0;
+    /* spool needs valid records: report bad ones with their offsets first */
+    if (trace_bin_validate(&in->bin, err)) {
+        trace_bin_close(&in->bin);
+        return TRACE_SORT_EINPUT;
+    }
+    int rc = spool_input(in, o, err);
+    if (rc)
+        trace_input_close(in);
+    return rc;
+}
+
+void trace_input_close(struct trace_input *in)
+{
+    trace_bin_close(&in->bin);
+}
+
+int trace_sort_input(struct trace_input *in, const struct trace_params *p, const struct trace_sort_opts *o,
+                     trace_out_sink sink, void *ctx, struct trace_summary *sum, struct trace_err *err)
+{
+    struct view v = {.recs = in->bin.recs, .n = (size_t)in->bin.count, .base = in->bin.h.header_bytes,
+                     .bin = &in->bin};
+    return sort_view(&v, p, o, sink, ctx, sum, err);
+}
+
+int trace_sort_file(const char *path, const struct trace_params *p, const struct trace_sort_opts *o,
+                    trace_out_sink sink, void *ctx, struct trace_summary *sum, struct trace_err *err)
+{
+    struct trace_input in;
+    memset(sum, 0, sizeof *sum);
+    int rc = trace_input_open(&in, path, o, err);
+    if (rc)
+        return rc;
+    struct trace_params q = *p;
+    trace_params_resolve(&q, in.bin.h.threads_per_block);
+    rc = trace_sort_input(&in, &q, o, sink, ctx, sum, err);
+    trace_input_close(&in);
+    return rc;
+}
+
+/* ---- summary -------------------------------------------------------------- */
+
+void trace_summary_free(struct trace_summary *s)
+{
+    free(s->sm);
+    s->sm = NULL;
+    s->nsms = 0;
+}
+
+static double ratio(uint64_t a, uint64_t b)
+{
+    return b ? (double)a / (double)b : 0.0;
+}
+
+static json_t *sm_json(uint32_t sm, const struct trace_sm_stats *st)
+{
+    return json_pack("{sI sI sI sI sI sI sI sI sI sI sI sf}", "sm", (json_int_t)sm, "blocks",
+                     (json_int_t)st->blocks, "warps", (json_int_t)st->warps, "records_in",
+                     (json_int_t)st->records_in, "requests_out", (json_int_t)st->requests_out, "instructions",
+                     (json_int_t)st->instructions, "ticks", (json_int_t)st->ticks, "mshr_full_ticks",
+                     (json_int_t)st->mshr_stall_ticks, "all_blocked_ticks", (json_int_t)st->idle_ticks,
+                     "dependency_waits", (json_int_t)st->dep_blocks, "max_in_flight",
+                     (json_int_t)st->max_in_flight, "coalescing_ratio", ratio(st->records_in, st->requests_out));
+}
+
+json_t *trace_summary_to_json(const struct trace_summary *s)
+{
+    json_t *sms = json_array();
+    for (uint32_t i = 0; sms && i < s->nsms; i++)
+        if (json_array_append_new(sms, sm_json(i, &s->sm[i]))) {
+            json_decref(sms);
+            return NULL;
+        }
+    json_t *params = trace_params_to_json(&s->params);
+    if (!sms || !params) {
+        json_decref(sms);
+        json_decref(params);
+        return NULL;
+    }
+    return json_pack("{so sI sI sf sI sI sI sI s{sI sI sI sI} so}", "params", params, "records_in",
+                     (json_int_t)s->records_in, "requests_out", (json_int_t)s->requests_out,
+                     "coalescing_ratio", ratio(s->records_in, s->requests_out), "instructions",
+                     (json_int_t)s->instructions, "blocks", (json_int_t)s->blocks, "warps",
+                     (json_int_t)s->warps, "ticks", (json_int_t)s->ticks, "stalls", "mshr_full_ticks",
+                     (json_int_t)s->mshr_stall_ticks, "all_blocked_ticks", (json_int_t)s->idle_ticks,
+                     "dependency_waits", (json_int_t)s->dep_blocks, "max_in_flight",
+                     (json_int_t)s->max_in_flight, "sms", sms);
+}
+
+void trace_summary_print(const struct trace_summary *s, FILE *f)
+{
+    const struct trace_params *p = &s->params;
+    fprintf(f, "trace sort: %s coalescing, %s scheduling, %s delays (M=%u sigma=%g seed=%" PRIu64 "), %u SMs x %u blocks of %u threads, line %u, mshr %u\n",
+            trace_coalesce_name(p->coalesce), trace_schedule_name(p->schedule), trace_delay_name(p->delay),
+            p->lat_min, p->lat_sigma, p->seed, p->sms, p->blocks_per_sm, p->threads_per_block, p->line_bytes,
+            p->mshr);
+    fprintf(f, "requests in %" PRIu64 ", out %" PRIu64 " (coalescing ratio %.3f), %" PRIu64 " warp instructions, %" PRIu64 " blocks, %" PRIu64 " warps\n",
+            s->records_in, s->requests_out, ratio(s->records_in, s->requests_out), s->instructions, s->blocks,
+            s->warps);
+    fprintf(f, "ticks %" PRIu64 ": %" PRIu64 " with the MSHRs full, %" PRIu64 " with every warp blocked; %" PRIu64 " dependency waits; at most %" PRIu64 " in flight\n",
+            s->ticks, s->mshr_stall_ticks, s->idle_ticks, s->dep_blocks, s->max_in_flight);
+    for (uint32_t i = 0; i < s->nsms; i++) {
+        const struct trace_sm_stats *st = &s->sm[i];
+        if (!st->blocks)
+            continue;
+        fprintf(f, "  sm %u: %" PRIu64 " blocks, in %" PRIu64 ", out %" PRIu64 ", ticks %" PRIu64 " (mshr full %" PRIu64 ", all blocked %" PRIu64 ")\n",
+                i, st->blocks, st->records_in, st->requests_out, st->ticks, st->mshr_stall_ticks, st->idle_ticks);
+    }
+}

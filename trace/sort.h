@@ -1,0 +1,98 @@
+/*
+ * The trace sorter: requests in, each SM's L1 arrival order out
+ * (docs/trace-sort.md). Runs step 1b (schedule.h), 1c (coalesce.h) and 1d
+ * (order.h, or order_ref.h on request) SM by SM, and keeps a summary.
+ *
+ * DESIGN
+ * Input is thread-major requests: sorted by thread id, each thread's
+ * records in their order — a binary requests file (mapped, read in place),
+ * or an array. A binary file that is not thread-major is first spooled
+ * (spool.h) into a temporary one; text formats are read by their readers
+ * into a spool, or into a binary file, by the caller.
+ * One sequential pass first checks every record and builds a block index
+ * (for each thread block present: its id and first record, 24 bytes per
+ * block), so every error is reported, with its byte offset, before any
+ * output; it drops the pages it has read as it goes. Then each SM in turn is
+ * ordered: its blocks are taken from the index as the loop makes room. A
+ * block of up to 1 MiB of records is read in place from the mapping and its
+ * pages are dropped when it finishes; a larger block (threads with thousands
+ * of requests) is read through a 4 KiB buffer per thread (pread), because a
+ * page fault maps a whole large folio (up to 2 MiB) and the consumed pages of
+ * threads spread over a big block could not be dropped one by one. Resident
+ * memory is thus the resident threads of one SM (their warps and buffers),
+ * the index, and a few MiB of mapped trace — not the trace's length.
+ * Output: trace_out records, SM 0's whole stream first, through a
+ * trace_out_sink in batches (binary writer, CSV writer, HTTP stream...).
+ */
+#ifndef GPUPROBE_TRACE_SORT_H
+#define GPUPROBE_TRACE_SORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "trace/binfmt.h"
+#include "trace/order.h"
+#include "trace/params.h"
+#include "trace/record.h"
+
+/* Return values besides 0 and a sink's own non-zero value (the same values
+ * as record.h's TRACE_EINPUT and TRACE_ENOMEM). */
+#define TRACE_SORT_EINPUT (-1) /* bad input or parameters: err says which, and where */
+#define TRACE_SORT_ESYS (-2)   /* out of memory, I/O: err says what */
+
+/* Blocks with more bytes of records than this are read through per-thread
+ * buffers instead of in place (see the DESIGN above). */
+#define TRACE_SORT_STREAM_ABOVE ((size_t)1 << 20)
+
+struct trace_sort_opts {
+    int reference;         /* order with the literal 6a-6f loop (tests, bench) */
+    const char *tmpdir;    /* for spooling an input that is not thread-major */
+    size_t spool_mem;      /* memory for spooling; 0: TRACE_SPOOL_DEFAULT_MEM */
+    size_t stream_above;   /* 0: TRACE_SORT_STREAM_ABOVE; tests set 1 to buffer every block */
+};
+
+struct trace_summary {
+    struct trace_params params; /* as resolved for the run */
+    uint64_t records_in, requests_out, instructions, blocks, warps;
+    uint64_t ticks, mshr_stall_ticks, idle_ticks, dep_blocks, max_in_flight;
+    uint32_t nsms;
+    struct trace_sm_stats *sm; /* nsms entries */
+};
+
+/* An opened input: a mapped thread-major requests file. */
+struct trace_input {
+    struct trace_bin bin;
+    int spooled;           /* 1: bin is a temporary thread-major copy */
+};
+
+/* Opens a binary requests file; spools it when it is not thread-major. */
+int trace_input_open(struct trace_input *in, const char *path, const struct trace_sort_opts *o,
+                     struct trace_err *err);
+void trace_input_close(struct trace_input *in);
+
+/* Sorts an opened input. p: trace_params_resolve(p, in->bin.h.threads_per_block)
+ * and trace_params_validate first (the caller may need the resolved values
+ * for an output header); they are checked again here. */
+int trace_sort_input(struct trace_input *in, const struct trace_params *p, const struct trace_sort_opts *o,
+                     trace_out_sink sink, void *ctx, struct trace_summary *sum, struct trace_err *err);
+
+/* Open, resolve p (a copy) with the file's threads_per_block, sort, close. */
+int trace_sort_file(const char *path, const struct trace_params *p, const struct trace_sort_opts *o,
+                    trace_out_sink sink, void *ctx, struct trace_summary *sum, struct trace_err *err);
+
+/* Sorts n thread-major records in memory (offsets in errors are i * 32).
+ * p is resolved (with no input threads_per_block) and validated here. */
+int trace_sort_records(const struct trace_rec *recs, size_t n, const struct trace_params *p,
+                       const struct trace_sort_opts *o, trace_out_sink sink, void *ctx,
+                       struct trace_summary *sum, struct trace_err *err);
+
+void trace_summary_free(struct trace_summary *s);
+/* {"params", "records_in", "requests_out", "coalescing_ratio", ..., "sms": [...]} */
+json_t *trace_summary_to_json(const struct trace_summary *s);
+/* A few lines for a terminal (the CLI prints them on stderr). */
+void trace_summary_print(const struct trace_summary *s, FILE *f);
+
+#endif
