@@ -87,14 +87,11 @@ void trace_accelsim_opts_init(struct trace_accelsim_opts *o)
 __attribute__((format(printf, 3, 4))) static int as_bad(struct as *a, const char *at,
                                                         const char *fmt, ...)
 {
-    char what[200];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
+    int rc = trace_err_at(a->err, a->line, a->buf, a->ls, at, fmt, ap);
     va_end(ap);
-    trace_err_set(a->err, a->line, (uint64_t)(a->ls - a->buf), "%s (column %zu)", what,
-                  (size_t)(at - a->ls) + 1);
-    return TRACE_EINPUT;
+    return rc;
 }
 
 static int as_put_result(struct as *a, int r, const char *what)

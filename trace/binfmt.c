@@ -31,20 +31,6 @@ _Static_assert(offsetof(struct trace_rec, width) == 24 && offsetof(struct trace_
 #define HOST_LE 0
 #endif
 
-static void fail(struct trace_err *err, uint64_t offset, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void fail(struct trace_err *err, uint64_t offset, const char *fmt, ...)
-{
-    if (!err)
-        return;
-    err->line = 0;
-    err->offset = offset;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-    va_end(ap);
-}
-
 /* ---- little-endian fields ----------------------------------------------- */
 
 static void put16(uint8_t *p, uint16_t v)
@@ -155,7 +141,7 @@ int trace_bin_header_decode(const uint8_t *buf, size_t len, struct trace_bin_hea
 {
     memset(h, 0, sizeof *h);
     if (len < 16 || memcmp(buf, TRACE_BIN_MAGIC, 8) != 0) {
-        fail(err, 0, "not a gpuprobe binary trace (no GPTRACE magic at byte 0)");
+        trace_err_set(err, 0, 0, "not a gpuprobe binary trace (no GPTRACE magic at byte 0)");
         return -1;
     }
     h->version = get16(buf + 8);
@@ -163,30 +149,30 @@ int trace_bin_header_decode(const uint8_t *buf, size_t len, struct trace_bin_hea
     h->header_bytes = get16(buf + 12);
     h->record_bytes = get16(buf + 14);
     if (h->version == 0 || h->version > TRACE_BIN_VERSION) {
-        fail(err, 8, "format version %u is not one this gpuprobe reads (1)", h->version);
+        trace_err_set(err, 0, 8, "format version %u is not one this gpuprobe reads (1)", h->version);
         return -1;
     }
     if (h->kind != TRACE_BIN_REQUESTS && h->kind != TRACE_BIN_SORTED) {
-        fail(err, 10, "unknown record kind %u (1: requests, 2: sorted)", (unsigned)h->kind);
+        trace_err_set(err, 0, 10, "unknown record kind %u (1: requests, 2: sorted)", (unsigned)h->kind);
         return -1;
     }
     if (h->header_bytes < TRACE_BIN_HEADER_BYTES || h->header_bytes % 8) {
-        fail(err, 12, "header size %u is not a multiple of 8 from 128", h->header_bytes);
+        trace_err_set(err, 0, 12, "header size %u is not a multiple of 8 from 128", h->header_bytes);
         return -1;
     }
     if (len < h->header_bytes) {
-        fail(err, len, "file ends inside the %u-byte header", h->header_bytes);
+        trace_err_set(err, 0, len, "file ends inside the %u-byte header", h->header_bytes);
         return -1;
     }
     uint32_t want = h->kind == TRACE_BIN_SORTED ? TRACE_BIN_OUT_BYTES : TRACE_BIN_REQ_BYTES;
     if (h->record_bytes != want) {
-        fail(err, 14, "record size %u does not match the record kind (%u)", h->record_bytes, want);
+        trace_err_set(err, 0, 14, "record size %u does not match the record kind (%u)", h->record_bytes, want);
         return -1;
     }
     h->flags = get32(buf + 16);
     uint32_t known = h->kind == TRACE_BIN_REQUESTS ? TRACE_BIN_FLAG_THREAD_MAJOR : 0;
     if (h->flags & ~known) {
-        fail(err, 16, "unknown flags 0x%x", h->flags & ~known);
+        trace_err_set(err, 0, 16, "unknown flags 0x%x", h->flags & ~known);
         return -1;
     }
     h->threads_per_block = get32(buf + 20);
@@ -195,7 +181,7 @@ int trace_bin_header_decode(const uint8_t *buf, size_t len, struct trace_bin_hea
         decode_params(buf, h);
         char msg[200];
         if (trace_params_validate(&h->params, msg, sizeof msg)) {
-            fail(err, 20, "header parameters: %s", msg);
+            trace_err_set(err, 0, 20, "header parameters: %s", msg);
             return -1;
         }
     }
@@ -271,7 +257,7 @@ static int check_size(struct trace_bin *b, uint64_t size, struct trace_err *err)
     uint64_t whole = body / rb;
     if (b->h.count == TRACE_BIN_COUNT_UNKNOWN) {
         if (body % rb) {
-            fail(err, b->h.header_bytes + whole * rb, "file ends inside record %" PRIu64, whole);
+            trace_err_set(err, 0, b->h.header_bytes + whole * rb, "file ends inside record %" PRIu64, whole);
             return -1;
         }
         b->count = whole;
@@ -279,12 +265,12 @@ static int check_size(struct trace_bin *b, uint64_t size, struct trace_err *err)
     }
     if (b->h.count > whole || (b->h.count == whole && body % rb)) {
         uint64_t at = b->h.header_bytes + whole * rb;
-        fail(err, at, "truncated: the header announces %" PRIu64 " records, the file ends inside record %" PRIu64,
+        trace_err_set(err, 0, at, "truncated: the header announces %" PRIu64 " records, the file ends inside record %" PRIu64,
              b->h.count, whole);
         return -1;
     }
     if (b->h.count < whole || body % rb) {
-        fail(err, b->h.header_bytes + b->h.count * rb,
+        trace_err_set(err, 0, b->h.header_bytes + b->h.count * rb,
              "%" PRIu64 " bytes after the %" PRIu64 " records the header announces", body - b->h.count * rb,
              b->h.count);
         return -1;
@@ -296,12 +282,12 @@ static int check_size(struct trace_bin *b, uint64_t size, struct trace_err *err)
 static int decode_copy(struct trace_bin *b, struct trace_err *err)
 {
     if (b->count > SIZE_MAX / sizeof(struct trace_rec)) {
-        fail(err, 0, "trace too large for this host");
+        trace_err_set(err, 0, 0, "trace too large for this host");
         return -1;
     }
     b->owned = malloc(b->count ? b->count * sizeof *b->owned : 1);
     if (!b->owned) {
-        fail(err, 0, "out of memory decoding %" PRIu64 " records", b->count);
+        trace_err_set(err, 0, 0, "out of memory decoding %" PRIu64 " records", b->count);
         return -1;
     }
     for (uint64_t i = 0; i < b->count; i++)
@@ -315,23 +301,23 @@ int trace_bin_open(const char *path, struct trace_bin *b, struct trace_err *err)
     memset(b, 0, sizeof *b);
     b->fd = open(path, O_RDONLY | O_CLOEXEC);
     if (b->fd < 0) {
-        fail(err, 0, "%s: %s", path, strerror(errno));
+        trace_err_set(err, 0, 0, "%s: %s", path, strerror(errno));
         return -1;
     }
     struct stat sb;
     if (fstat(b->fd, &sb) || !S_ISREG(sb.st_mode)) {
-        fail(err, 0, "%s: not a regular file", path);
+        trace_err_set(err, 0, 0, "%s: not a regular file", path);
         goto bad;
     }
     if (sb.st_size < 16) {
-        fail(err, 0, "not a gpuprobe binary trace (%lld bytes)", (long long)sb.st_size);
+        trace_err_set(err, 0, 0, "not a gpuprobe binary trace (%lld bytes)", (long long)sb.st_size);
         goto bad;
     }
     b->map_len = (size_t)sb.st_size;
     b->map = mmap(NULL, b->map_len, PROT_READ, MAP_PRIVATE, b->fd, 0);
     if (b->map == MAP_FAILED) {
         b->map = NULL;
-        fail(err, 0, "%s: mmap: %s", path, strerror(errno));
+        trace_err_set(err, 0, 0, "%s: mmap: %s", path, strerror(errno));
         goto bad;
     }
     if (trace_bin_header_decode(b->map, b->map_len, &b->h, err) || check_size(b, (uint64_t)sb.st_size, err))
@@ -377,11 +363,11 @@ static int validate_requests(const struct trace_bin *b, struct trace_err *err)
         uint64_t at = b->h.header_bytes + i * TRACE_BIN_REQ_BYTES;
         char m[200];
         if (trace_bin_req_check(r, m, sizeof m)) {
-            fail(err, at, "record %" PRIu64 ": %.200s", i, m);
+            trace_err_set(err, 0, at, "record %" PRIu64 ": %.200s", i, m);
             return -1;
         }
         if (ordered && r->tid < prev) {
-            fail(err, at, "record %" PRIu64 ": thread %" PRIu64 " after thread %" PRIu64
+            trace_err_set(err, 0, at, "record %" PRIu64 ": thread %" PRIu64 " after thread %" PRIu64
                  " in a file marked thread-major", i, r->tid, prev);
             return -1;
         }
@@ -396,7 +382,7 @@ static int out_check(const struct trace_bin *b, uint64_t i, const struct trace_o
 {
     if (o->width && !(o->width & (o->width - 1)) && o->dep <= 1 && o->sm < b->h.params.sms)
         return 0;
-    fail(err, b->h.header_bytes + i * TRACE_BIN_OUT_BYTES,
+    trace_err_set(err, 0, b->h.header_bytes + i * TRACE_BIN_OUT_BYTES,
          "record %" PRIu64 ": sm %" PRIu32 ", width %" PRIu32 ", dep %" PRIu32 " out of range", i, o->sm, o->width,
          o->dep);
     return -1;
@@ -422,13 +408,13 @@ int trace_bin_validate(const struct trace_bin *b, struct trace_err *err)
 int trace_bin_read(const struct trace_bin *b, trace_sink sink, void *ctx, struct trace_err *err)
 {
     if (b->h.kind != TRACE_BIN_REQUESTS) {
-        fail(err, 10, "not a requests file");
+        trace_err_set(err, 0, 10, "not a requests file");
         return -1;
     }
     for (uint64_t i = 0; i < b->count; i++) {
         char m[200];
         if (trace_bin_req_check(&b->recs[i], m, sizeof m)) {
-            fail(err, b->h.header_bytes + i * TRACE_BIN_REQ_BYTES, "record %" PRIu64 ": %.200s", i, m);
+            trace_err_set(err, 0, b->h.header_bytes + i * TRACE_BIN_REQ_BYTES, "record %" PRIu64 ": %.200s", i, m);
             return -1;
         }
         int rc = sink(ctx, &b->recs[i]);
@@ -447,7 +433,7 @@ void trace_bin_get_out(const struct trace_bin *b, uint64_t i, struct trace_out *
 int trace_bin_read_out(const struct trace_bin *b, trace_out_sink sink, void *ctx, struct trace_err *err)
 {
     if (b->h.kind != TRACE_BIN_SORTED) {
-        fail(err, 10, "not a sorted file");
+        trace_err_set(err, 0, 10, "not a sorted file");
         return -1;
     }
     struct trace_out batch[256];
@@ -539,7 +525,7 @@ struct trace_bin_writer *trace_bin_writer_fd(int fd, int own_fd, const struct tr
 {
     struct trace_bin_writer *w = malloc(sizeof *w);
     if (!w) {
-        fail(err, 0, "out of memory");
+        trace_err_set(err, 0, 0, "out of memory");
         if (own_fd)
             close(fd);
         return NULL;
@@ -562,7 +548,7 @@ struct trace_bin_writer *trace_bin_writer_open(const char *path, const struct tr
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
-        fail(err, 0, "%s: %s", path, strerror(errno));
+        trace_err_set(err, 0, 0, "%s: %s", path, strerror(errno));
         return NULL;
     }
     return trace_bin_writer_fd(fd, 1, h, err);
@@ -623,7 +609,7 @@ int trace_bin_writer_close(struct trace_bin_writer *w, struct trace_err *err)
         rc = -1;
     }
     if (rc)
-        fail(err, 0, "%s", w->msg);
+        trace_err_set(err, 0, 0, "%s", w->msg);
     free(w);
     return rc;
 }

@@ -194,14 +194,11 @@ void trace_nvbit_opts_init(struct trace_nvbit_opts *o)
 __attribute__((format(printf, 3, 4))) static int nv_bad(struct nv *n, const char *at,
                                                         const char *fmt, ...)
 {
-    char what[200];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
+    int rc = trace_err_at(n->err, n->line, n->buf, n->ls, at, fmt, ap);
     va_end(ap);
-    trace_err_set(n->err, n->line, (uint64_t)(n->ls - n->buf), "%s (column %zu)", what,
-                  (size_t)(at - n->ls) + 1);
-    return TRACE_EINPUT;
+    return rc;
 }
 
 static int nv_nomem(struct nv *n)

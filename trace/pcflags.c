@@ -217,18 +217,6 @@ int trace_scan_i64(const char *p, const char *end, int64_t *v, const char **next
     return TRACE_SCAN_OK;
 }
 
-void trace_err_set(struct trace_err *err, uint64_t line, uint64_t offset, const char *fmt, ...)
-{
-    if (!err)
-        return;
-    err->line = line;
-    err->offset = offset;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-    va_end(ap);
-}
-
 /* ---- table ------------------------------------------------------------- */
 
 void trace_pcflags_init(struct trace_pcflags *t, size_t max_pcs)

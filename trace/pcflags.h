@@ -63,9 +63,6 @@ int trace_scan_hex(const char *p, const char *end, uint64_t *v, const char **nex
 /* An optionally '-'-signed decimal that fits int64_t. */
 int trace_scan_i64(const char *p, const char *end, int64_t *v, const char **next);
 
-/* Fills err (if not NULL) with line, offset and a printf-formatted message. */
-void trace_err_set(struct trace_err *err, uint64_t line, uint64_t offset, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
 
 /* ---- per-PC dependency flags ------------------------------------------- */
 

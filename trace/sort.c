@@ -31,19 +31,6 @@
 #define SCAN_RELEASE_EVERY ((size_t)1 << 18)   /* records between releases in the checking pass */
 #define STREAM_CHUNK ((size_t)128)             /* records per thread buffer (4 KiB) */
 
-static void say(struct trace_err *err, uint64_t offset, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(struct trace_err *err, uint64_t offset, const char *fmt, ...)
-{
-    if (!err)
-        return;
-    err->line = 0;
-    err->offset = offset;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-    va_end(ap);
-}
-
 /* ---- the input as the sorter sees it ----------------------------------- */
 
 struct view {
@@ -113,7 +100,7 @@ static int record_error(const struct view *v, size_t i, struct trace_err *err)
     char m[200];
     if (trace_bin_req_check(&v->recs[i], m, sizeof m) == 0)
         return 0;
-    say(err, v->base + i * (uint64_t)TRACE_BIN_REQ_BYTES, "record %zu: %s", i, m);
+    trace_err_set(err, 0, v->base + i * (uint64_t)TRACE_BIN_REQ_BYTES, "record %zu: %s", i, m);
     return -1;
 }
 
@@ -130,7 +117,7 @@ static int scan(const struct view *v, const struct trace_params *p, struct binde
             return TRACE_SORT_EINPUT;
         }
         if (r->tid < prev) {
-            say(err, v->base + i * (uint64_t)TRACE_BIN_REQ_BYTES,
+            trace_err_set(err, 0, v->base + i * (uint64_t)TRACE_BIN_REQ_BYTES,
                 "record %zu: thread %" PRIu64 " after thread %" PRIu64 ": the input is not thread-major", i,
                 r->tid, prev);
             return TRACE_SORT_EINPUT;
@@ -143,7 +130,7 @@ static int scan(const struct view *v, const struct trace_params *p, struct binde
             if (x->n && x->id[x->n - 1] == b) /* only at the very top of the id range */
                 continue;
             if (bindex_add(x, b, i)) {
-                say(err, 0, "out of memory for the block index");
+                trace_err_set(err, 0, 0, "out of memory for the block index");
                 return TRACE_SORT_ESYS;
             }
         }
@@ -154,7 +141,7 @@ static int scan(const struct view *v, const struct trace_params *p, struct binde
     }
     view_release(v, released, v->n);
     if (bindex_reserve(x, x->n)) {
-        say(err, 0, "out of memory for the block index");
+        trace_err_set(err, 0, 0, "out of memory for the block index");
         return TRACE_SORT_ESYS;
     }
     x->start[x->n] = v->n;
@@ -405,7 +392,7 @@ static int sort_sms(const struct view *v, const struct trace_params *p, const st
 {
     struct slot_info *slots = calloc(p->blocks_per_sm, sizeof *slots);
     if (!slots) {
-        say(err, 0, "out of memory");
+        trace_err_set(err, 0, 0, "out of memory");
         return TRACE_SORT_ESYS;
     }
     size_t above = o && o->stream_above ? o->stream_above : TRACE_SORT_STREAM_ABOVE;
@@ -421,7 +408,7 @@ static int sort_sms(const struct view *v, const struct trace_params *p, const st
         if (rc == 0 && s.io_failed)
             rc = TRACE_SORT_ESYS;
         if (rc == TRACE_SORT_ESYS)
-            say(err, 0, "%s ordering SM %u", s.io_failed ? "read error" : "out of memory or an internal inconsistency",
+            trace_err_set(err, 0, 0, "%s ordering SM %u", s.io_failed ? "read error" : "out of memory or an internal inconsistency",
                 sm);
     }
     slots_free(slots, p->blocks_per_sm);
@@ -435,7 +422,7 @@ static int summary_init(struct trace_summary *sum, const struct trace_params *p,
     sum->nsms = p->sms;
     sum->sm = calloc(p->sms, sizeof *sum->sm);
     if (!sum->sm) {
-        say(err, 0, "out of memory");
+        trace_err_set(err, 0, 0, "out of memory");
         return TRACE_SORT_ESYS;
     }
     return 0;
@@ -449,7 +436,7 @@ static int sort_view(const struct view *v, const struct trace_params *pin, const
     trace_params_resolve(&p, 0);
     if (trace_params_validate(&p, msg, sizeof msg)) {
         memset(sum, 0, sizeof *sum);
-        say(err, 0, "%s", msg);
+        trace_err_set(err, 0, 0, "%s", msg);
         return TRACE_SORT_EINPUT;
     }
     int rc = summary_init(sum, &p, err);
@@ -458,7 +445,7 @@ static int sort_view(const struct view *v, const struct trace_params *pin, const
     struct bindex x = {0};
     rc = scan(v, &p, &x, err);
     if (rc == 0 && bindex_by_sm(&x, &p)) {
-        say(err, 0, "out of memory for the block index");
+        trace_err_set(err, 0, 0, "out of memory for the block index");
         rc = TRACE_SORT_ESYS;
     }
     if (rc == 0)
@@ -521,7 +508,7 @@ static int spool_input(struct trace_input *in, const struct trace_sort_opts *o, 
     snprintf(path, sizeof path, "%s/gpuprobe-sorted-XXXXXX", dir);
     int fd = mkostemp(path, O_CLOEXEC);
     if (fd < 0) {
-        say(err, 0, "temporary file in %s for spooling: %s", dir, strerror(errno));
+        trace_err_set(err, 0, 0, "temporary file in %s for spooling: %s", dir, strerror(errno));
         return TRACE_SORT_ESYS;
     }
     struct trace_bin_header h;
@@ -546,7 +533,7 @@ int trace_input_open(struct trace_input *in, const char *path, const struct trac
     if (trace_bin_open(path, &in->bin, err))
         return TRACE_SORT_EINPUT;
     if (in->bin.h.kind != TRACE_BIN_REQUESTS) {
-        say(err, 10, "a sorted trace cannot be sorted again: give the requests file");
+        trace_err_set(err, 0, 10, "a sorted trace cannot be sorted again: give the requests file");
         trace_bin_close(&in->bin);
         return TRACE_SORT_EINPUT;
     }
