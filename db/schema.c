@@ -146,10 +146,56 @@ static const char schema_v2_probe_results[] =
     "  error   TEXT,\n"
     "  PRIMARY KEY (job_id, name));\n";
 
+/* The kernel-time model's validation runs (db/results_validation.c). A run
+ * is one model-validation job: its provenance, the bandwidths it measured
+ * (the model's bandwidth parameters) and, once the saver has predicted, the
+ * probe jobs whose parameters the predictions used and the geometric-mean
+ * absolute error. One model_validation row per kernel: what was run (launch,
+ * resources, the description derived from its PTX), the measured time per
+ * launch, and the prediction (seconds, relative error, the whole prediction
+ * document) or why there is none. */
+static const char schema_v3_model_validation[] =
+    "CREATE TABLE model_validation_runs (\n"
+    "  job_id             INTEGER NOT NULL PRIMARY KEY REFERENCES jobs(id) ON DELETE CASCADE,\n"
+    "  device             TEXT NOT NULL,\n"
+    "  device_name        TEXT NOT NULL,\n"
+    "  compute_capability TEXT NOT NULL,\n"
+    "  measured_ms        INTEGER NOT NULL,\n"
+    "  clock_mhz_before   REAL,\n"
+    "  clock_mhz_after    REAL,\n"
+    "  driver_version     TEXT NOT NULL,\n"
+    "  repeats            INTEGER NOT NULL CHECK (repeats >= 1),\n"
+    "  wall_s             REAL,\n"
+    "  timing             TEXT,\n"
+    SPREAD_COLS("dram_bw") SPREAD_COLS("link_bw")
+    "  dram_bw_error      TEXT,\n"
+    "  link_bw_error      TEXT,\n"
+    "  latency_job        INTEGER,\n"
+    "  memory_job         INTEGER,\n"
+    "  gmae               REAL,\n"
+    "  kernels_compared   INTEGER);\n"
+    "CREATE INDEX model_validation_runs_device ON model_validation_runs(device, measured_ms, job_id);\n"
+    "CREATE TABLE model_validation (\n"
+    "  job_id           INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,\n"
+    "  seq              INTEGER NOT NULL,\n"
+    "  device           TEXT NOT NULL,\n"
+    "  kernel           TEXT NOT NULL,\n"
+    "  character        TEXT NOT NULL,\n"
+    "  launch_json      TEXT NOT NULL CHECK (json_valid(launch_json)),\n"
+    "  description_json TEXT CHECK (description_json IS NULL OR json_valid(description_json)),\n"
+    SPREAD_COLS("measured_s")
+    "  measure_error    TEXT,\n"
+    "  predicted_s      REAL,\n"
+    "  rel_error        REAL,\n"
+    "  prediction_json  TEXT CHECK (prediction_json IS NULL OR json_valid(prediction_json)),\n"
+    "  predict_error    TEXT,\n"
+    "  PRIMARY KEY (job_id, kernel));\n";
+
 /* One entry per schema version; append only. */
 static const char *const migrations[] = {
     schema_v1_core,
     schema_v2_probe_results,
+    schema_v3_model_validation,
 };
 
 int store_schema_latest(void)

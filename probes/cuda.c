@@ -61,6 +61,8 @@ static const struct cuda_symbol symbols[] = {
     { "cuMemcpyHtoD_v2", offsetof(struct cuda_api, cuMemcpyHtoD), 1 },
     { "cuMemcpyDtoH_v2", offsetof(struct cuda_api, cuMemcpyDtoH), 1 },
     { "cuMemsetD32_v2", offsetof(struct cuda_api, cuMemsetD32), 1 },
+    { "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+      offsetof(struct cuda_api, cuOccupancyMaxActiveBlocksPerMultiprocessor), 1 },
 };
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;

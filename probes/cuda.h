@@ -48,6 +48,12 @@ enum {
     CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
 };
 
+/* More CUfunction_attribute values (the occupancy capture sets and reads them). */
+enum {
+    CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
+    CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT = 9,
+};
+
 #define CUDA_SUCCESS 0
 #define CUDA_ERROR_INVALID_VALUE 1      /* e.g. an attribute this driver does not know */
 #define CUDA_ERROR_NO_DEVICE 100
@@ -114,6 +120,9 @@ struct cuda_api {
     CUresult (*cuMemcpyHtoD)(CUdeviceptr dst, const void *src, size_t bytes); /* _v2 */
     CUresult (*cuMemcpyDtoH)(void *dst, CUdeviceptr src, size_t bytes);     /* _v2 */
     CUresult (*cuMemsetD32)(CUdeviceptr dst, unsigned value, size_t count);  /* _v2 */
+    /* occupancy (model/occupancy.h is checked against it) */
+    CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *blocks, CUfunction fn,
+                                                            int block_size, size_t dyn_smem);
 };
 
 /* Loads the driver (once) and returns its table, or NULL with the reason in

@@ -12,6 +12,7 @@ int cmd_devices(int argc, char **argv);
 int cmd_worker(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_model(int argc, char **argv);
+int cmd_trace(int argc, char **argv);
 
 /* Prints "gpuprobe CMD: <message>" on stderr and returns status. */
 int cli_fail(const char *cmd, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

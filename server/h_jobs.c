@@ -4,6 +4,8 @@
  * A submission is checked completely before anything is stored: body, keys,
  * kind, device, parameters, deadline. Only then is the job inserted, so a bad
  * request leaves no trace and a good one is durable before 202 is answered.
+ * Internal kinds (their parameters name files) are refused as unknown-kind:
+ * only the daemon creates their jobs.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,12 +67,19 @@ static const struct job_kind *find_kind(struct http_req *rq, struct http_resp *r
         return NULL;
     }
     const struct job_kind *k = job_kind_find(json_string_value(name));
+    if (k && k->internal) {
+        problem_field(rq, rs, 422, "unknown-kind", kind ? "kind" : "probe",
+                      "job kind '%s' is internal: its jobs are created by %s, not submitted "
+                      "here", k->name, k->created_by ? k->created_by : "the daemon itself");
+        return NULL;
+    }
     if (!k) {
         char known[512] = "";
         size_t n = 0;
         for (size_t i = 0, c = job_kind_count(); i < c && n < sizeof known; i++)
-            n += (size_t)snprintf(known + n, sizeof known - n, "%s%s", i ? ", " : "",
-                                  job_kind_at(i)->name);
+            if (!job_kind_at(i)->internal)
+                n += (size_t)snprintf(known + n, sizeof known - n, "%s%s", n ? ", " : "",
+                                      job_kind_at(i)->name);
         problem_field(rq, rs, 422, "unknown-kind", kind ? "kind" : "probe",
                       "no job kind '%s' (known: %s)", json_string_value(name),
                       n ? known : "none in this build");
@@ -142,7 +151,7 @@ static json_t *parse_body(struct http_req *rq, struct http_resp *rs)
     return doc;
 }
 
-static void respond_job(struct http_req *rq, struct http_resp *rs, int64_t id, int status)
+void respond_job(struct http_req *rq, struct http_resp *rs, int64_t id, int status)
 {
     struct job_row j;
     char err[256];
@@ -340,6 +349,13 @@ void h_job_get(struct http_req *rq, struct http_resp *rs)
     http_json(rs, 200, o);
 }
 
+static void cancelled_queued(struct http_req *rq, const struct job_row *j)
+{
+    const struct job_kind *k = job_kind_find(j->kind);
+    if (k && k->finished)
+        k->finished(rq->app->cfg.upload_dir, j->id, j->params_json, 0);
+}
+
 void h_job_cancel(struct http_req *rq, struct http_resp *rs)
 {
     int64_t id;
@@ -349,17 +365,21 @@ void h_job_cancel(struct http_req *rq, struct http_resp *rs)
     if (path_id(rq, rs, &id) < 0 || load_job(rq, rs, id, &j) != 0)
         return;
     int terminal = job_state_is_terminal(j.state);
-    job_row_free(&j);
     if (!terminal && store_job_cancel(rq->app->db, id, &st, err, sizeof err) < 0) {
+        job_row_free(&j);
         problem(rq, rs, 503, "unavailable", "job %lld could not be cancelled: %s", (long long)id,
                 err);
         return;
     }
     if (terminal || (st != JOB_RUNNING && st != JOB_CANCELLED)) {
+        job_row_free(&j);
         problem(rq, rs, 409, "conflict", "job %lld has already ended", (long long)id);
         return;
     }
     if (st == JOB_RUNNING)
         scheduler_cancel(rq->app->sched, id);
+    else /* cancelled while queued: it never runs, so its files go now */
+        cancelled_queued(rq, &j);
+    job_row_free(&j);
     respond_job(rq, rs, id, st == JOB_RUNNING ? 202 : 200);
 }

@@ -5,6 +5,8 @@
 #ifndef GPUPROBE_SERVER_HANDLERS_H
 #define GPUPROBE_SERVER_HANDLERS_H
 
+#include <stdint.h>
+
 #include "server/http.h"
 
 void h_healthz(struct http_req *rq, struct http_resp *rs);
@@ -19,5 +21,14 @@ void h_jobs_list(struct http_req *rq, struct http_resp *rs);
 void h_job_get(struct http_req *rq, struct http_resp *rs);
 void h_job_cancel(struct http_req *rq, struct http_resp *rs);
 void h_static(struct http_req *rq, struct http_resp *rs);
+void h_model_occupancy(struct http_req *rq, struct http_resp *rs);
+void h_model_predict(struct http_req *rq, struct http_resp *rs);
+void h_device_model_validation(struct http_req *rq, struct http_resp *rs);
+void h_traces_sort(struct http_req *rq, struct http_resp *rs);
+void h_job_output(struct http_req *rq, struct http_resp *rs);
+
+/* Answers status with job id as stored (the JOB object); shared by the
+ * handlers that create jobs. */
+void respond_job(struct http_req *rq, struct http_resp *rs, int64_t id, int status);
 
 #endif

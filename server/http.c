@@ -52,6 +52,29 @@ const char *http_query(const struct http_req *rq, const char *key)
     return MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND, key);
 }
 
+struct query_walk {
+    int (*fn)(void *ctx, const char *key, const char *value);
+    void *ctx;
+    int rc;
+};
+
+static enum MHD_Result query_step(void *cls, enum MHD_ValueKind kind, const char *key,
+                                  const char *value)
+{
+    (void)kind;
+    struct query_walk *w = cls;
+    w->rc = w->fn(w->ctx, key, value);
+    return w->rc ? MHD_NO : MHD_YES;
+}
+
+int http_query_each(const struct http_req *rq,
+                    int (*fn)(void *ctx, const char *key, const char *value), void *ctx)
+{
+    struct query_walk w = {fn, ctx, 0};
+    MHD_get_connection_values(rq->conn, MHD_GET_ARGUMENT_KIND, query_step, &w);
+    return w.rc;
+}
+
 const char *http_header(const struct http_req *rq, const char *name)
 {
     return MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, name);

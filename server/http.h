@@ -52,6 +52,10 @@ struct http_resp {
 
 /* A query-string argument, or NULL. */
 const char *http_query(const struct http_req *rq, const char *key);
+/* Calls fn for each query-string argument in order (value NULL for a bare
+ * "?key"); stops at, and returns, fn's first non-zero value; else 0. */
+int http_query_each(const struct http_req *rq,
+                    int (*fn)(void *ctx, const char *key, const char *value), void *ctx);
 /* A request header, or NULL. */
 const char *http_header(const struct http_req *rq, const char *name);
 
@@ -73,6 +77,10 @@ void problem(const struct http_req *rq, struct http_resp *rs, int status, const 
 void problem_field(const struct http_req *rq, struct http_resp *rs, int status, const char *slug,
                    const char *field, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 void problem_json(const struct http_req *rq, struct http_resp *rs, const json_error_t *e);
+/* A problem with more members ("line", "offset" ...): takes the reference to
+ * members (may be NULL); they never replace the standard ones. */
+void problem_members(const struct http_req *rq, struct http_resp *rs, int status, const char *slug,
+                     json_t *members, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
 struct http_server;
 

@@ -9,12 +9,16 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "server/kinds_model.h"
 #include "server/kinds_probes.h"
+#include "server/kinds_trace.h"
 
 static const struct job_kind *const builtin_kinds[] = {
     &kind_latency,
     &kind_memory,
     &kind_suite,
+    &kind_model_validation,
+    &kind_trace_sort,
     NULL,
 };
 
@@ -224,7 +228,7 @@ json_t *job_kind_to_json(const struct job_kind *k)
     json_t *params = json_object();
     for (size_t i = 0; i < k->nparams; i++)
         json_object_set_new(params, k->params[i].name, param_to_json(&k->params[i]));
-    return json_pack("{s:s, s:s, s:b, s:i, s:o}", "name", k->name, "summary", k->summary,
-                     "needs_gpu", k->needs_gpu, "default_timeout_s", k->default_timeout_s,
-                     "params", params);
+    return json_pack("{s:s, s:s, s:b, s:b, s:i, s:o}", "name", k->name, "summary", k->summary,
+                     "needs_gpu", k->needs_gpu, "internal", k->internal, "default_timeout_s",
+                     k->default_timeout_s, "params", params);
 }

@@ -38,12 +38,22 @@ struct param_spec {
 struct job_ctx {
     int64_t job_id;                  /* 0 when run from the command line */
     const char *device_uuid;         /* NULL for CPU kinds */
+    const char *upload_dir;          /* set when the daemon started the worker: file
+                                        parameters are then names inside this folder;
+                                        NULL from the command line (paths) */
+    json_t *error_members;           /* may be NULL; a failing run may add members here
+                                        ("error_line", "error_offset", "error_class"),
+                                        which the worker adds to its {"ok":false} document */
 };
 
 struct job_kind {
     const char *name;
     const char *summary;
     int needs_gpu;
+    int internal;                    /* created only by the daemon (its parameters name
+                                        files): POST /api/v1/jobs refuses it */
+    const char *created_by;          /* internal kinds: the endpoint that creates their
+                                        jobs, named in that refusal */
     int default_timeout_s;
     const struct param_spec *params;
     size_t nparams;
@@ -54,6 +64,11 @@ struct job_kind {
     int (*check_result)(const json_t *result, char *err, size_t errlen);
     /* Writes the kind's result rows in the job's transaction. May be NULL. */
     store_result_saver save;
+    /* Run in the daemon once the job has ended (succeeded or not, including a
+     * queued job cancelled), with the stored parameters: removes the files the
+     * job owned. May be NULL. */
+    void (*finished)(const char *upload_dir, int64_t job_id, const char *params_json,
+                     int succeeded);
 };
 
 const struct job_kind *job_kind_find(const char *name);

@@ -15,6 +15,7 @@ static const char usage[] =
     "  devices   print the attached GPUs as JSON\n"
     "  probe     run a probe (latency, memory, suite) on a GPU here and print the result\n"
     "  model     occupancy of a launch, or a kernel's time predicted from measurements\n"
+    "  trace     sort a memory trace into L1 arrival order, or convert its format\n"
     "  worker    run one job or device discovery (used by the daemon)\n"
     "\n"
     "  gpuprobe --version | --help;  gpuprobe COMMAND --help\n";
@@ -27,6 +28,7 @@ static const struct {
     {"devices", cmd_devices},
     {"probe", cmd_probe},
     {"model", cmd_model},
+    {"trace", cmd_trace},
     {"worker", cmd_worker},
 };
 

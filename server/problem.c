@@ -28,6 +28,7 @@ static const struct {
     {"internal", "Internal Server Error"},
     {"unavailable", "Service Unavailable"},
     {"insufficient-storage", "Insufficient Storage"},
+    {"invalid-trace", "Invalid Trace"},
 };
 
 static const char *title_of(const char *slug)
@@ -89,4 +90,19 @@ void problem_json(const struct http_req *rq, struct http_resp *rs, const json_er
     json_object_set_new(body, "line", json_integer(e->line));
     json_object_set_new(body, "column", json_integer(e->column));
     send_problem(rs, 400, body);
+}
+
+void problem_members(const struct http_req *rq, struct http_resp *rs, int status, const char *slug,
+                     json_t *members, const char *fmt, ...)
+{
+    char detail[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+    json_t *body = problem_body(rq, status, slug, detail);
+    if (members)
+        json_object_update_missing(body, members);
+    json_decref(members);
+    send_problem(rs, status, body);
 }

@@ -4,7 +4,9 @@
  * The loop, top to bottom: apply cancellations, start what may start, poll
  * the wake pipe and every child's pipes and pidfd until something happens or
  * the nearest deadline, then collect output, kill overdue children and
- * finish the ones that exited.
+ * finish the ones that exited. Workers get --upload-dir (file parameters
+ * of internal kinds are names inside it); when a job ends here, however it
+ * ends, its kind's finished hook removes the files the job owned.
  */
 #include "server/scheduler.h"
 
@@ -34,6 +36,7 @@ struct slot {
     int64_t job_id;
     char device[48];             /* "" for a CPU job */
     const struct job_kind *kind;
+    char *params_json;           /* as stored, for the kind's finished hook */
     struct child ch;
     int64_t started_ms;          /* monotonic */
     int64_t deadline_ms;         /* monotonic */
@@ -132,8 +135,16 @@ static void fail_job(struct scheduler *s, struct slot *sl, const char *reason)
     log_finish(sl, "failed", reason);
 }
 
-/* Validates the worker's document and stores the outcome it reports. */
-static void finish_with_output(struct scheduler *s, struct slot *sl)
+/* Lets the kind remove the files the job owned, now that it has ended. */
+static void job_ended(struct scheduler *s, const struct slot *sl, int succeeded)
+{
+    if (sl->kind->finished)
+        sl->kind->finished(s->app->cfg.upload_dir, sl->job_id, sl->params_json, succeeded);
+}
+
+/* Validates the worker's document and stores the outcome it reports; 1 if
+ * the job succeeded. */
+static int finish_with_output(struct scheduler *s, struct slot *sl)
 {
     char reason[1024], err[512];
     json_error_t je;
@@ -167,15 +178,17 @@ static void finish_with_output(struct scheduler *s, struct slot *sl)
             snprintf(reason, sizeof reason, "storing the result failed: %s", err);
             fail_job(s, sl, reason);
         }
-        return;
+        return rc == 0;
     }
     json_decref(doc);
     fail_job(s, sl, reason);
+    return 0;
 }
 
 static void finish_slot(struct scheduler *s, struct slot *sl)
 {
     char reason[1024], how[128], tail[600], err[256];
+    int succeeded = 0;
     if (sl->cancelled) {
         if (store_job_cancelled(s->app->db, sl->job_id, err, sizeof err) < 0)
             log_kv(LOG_ERROR, "store_failed", "job=%lld error=%s", (long long)sl->job_id, err);
@@ -193,9 +206,11 @@ static void finish_slot(struct scheduler *s, struct slot *sl)
         snprintf(reason, sizeof reason, "worker result larger than %u bytes", SCHED_RESULT_LIMIT);
         fail_job(s, sl, reason);
     } else {
-        finish_with_output(s, sl);
+        succeeded = finish_with_output(s, sl);
     }
+    job_ended(s, sl, succeeded);
     child_release(&sl->ch);
+    free(sl->params_json);
     memset(sl, 0, sizeof *sl);
     sl->ch.out_fd = sl->ch.err_fd = sl->ch.pidfd = -1;
 }
@@ -233,8 +248,9 @@ static int launch(struct scheduler *s, struct slot *sl, const struct job_row *j,
     char idbuf[32], err[256], cubins[1100];
     snprintf(idbuf, sizeof idbuf, "%lld", (long long)j->id);
     snprintf(cubins, sizeof cubins, "%s/job-%lld", s->app->cfg.cubin_dir, (long long)j->id);
-    char *argv[12] = {s->app->self_exe, "worker", "--kind", j->kind, "--job", idbuf, "--params", "-"};
-    int argc = 8;
+    char *argv[16] = {s->app->self_exe, "worker", "--kind", j->kind, "--job", idbuf, "--params", "-",
+                      "--upload-dir", s->app->cfg.upload_dir};
+    int argc = 10;
     if (j->device) {
         argv[argc++] = "--device";
         argv[argc++] = j->device;
@@ -250,12 +266,15 @@ static int launch(struct scheduler *s, struct slot *sl, const struct job_row *j,
     if (child_spawn(&sl->ch, s->app->self_exe, argv, j->params_json, SCHED_RESULT_LIMIT, err,
                     sizeof err) < 0) {
         store_job_fail(s->app->db, j->id, err, err, sizeof err);
+        if (k->finished)
+            k->finished(s->app->cfg.upload_dir, j->id, j->params_json, 0);
         return -1;
     }
     sl->used = 1;
     sl->job_id = j->id;
     snprintf(sl->device, sizeof sl->device, "%s", j->device ? j->device : "");
     sl->kind = k;
+    sl->params_json = strdup(j->params_json ? j->params_json : "{}");
     sl->timeout_s = job_timeout(s, j);
     sl->started_ms = mono_ms();
     sl->deadline_ms = sl->started_ms + (int64_t)sl->timeout_s * 1000;
@@ -412,11 +431,17 @@ static void interrupt_all(struct scheduler *s)
         child_kill(&sl->ch);
         child_release(&sl->ch);
         int requeued = 0;
-        if (store_job_interrupt(s->app->db, sl->job_id, "daemon stopped while the job ran",
-                                &requeued, err, sizeof err) < 0)
+        int stored = store_job_interrupt(s->app->db, sl->job_id,
+                                         "daemon stopped while the job ran", &requeued, err,
+                                         sizeof err) == 0;
+        if (!stored)
             log_kv(LOG_ERROR, "store_failed", "job=%lld error=%s", (long long)sl->job_id, err);
         log_kv(LOG_INFO, "job_interrupted", "job=%lld requeued=%d", (long long)sl->job_id,
                requeued);
+        if (stored && !requeued) /* out of attempts: it failed, for good */
+            job_ended(s, sl, 0);
+        free(sl->params_json);
+        sl->params_json = NULL;
         sl->used = 0;
     }
 }

@@ -590,6 +590,11 @@ void trace_bin_writer_set_input(struct trace_bin_writer *w, uint64_t input_recor
     w->h.input_records = input_records;
 }
 
+void trace_bin_writer_set_threads_per_block(struct trace_bin_writer *w, uint32_t tpb)
+{
+    w->h.threads_per_block = tpb;
+}
+
 int trace_bin_writer_close(struct trace_bin_writer *w, struct trace_err *err)
 {
     int rc = wflush(w);

@@ -126,6 +126,10 @@ int trace_bin_write_rec(void *w, const struct trace_rec *r);
 int trace_bin_write_out(void *w, const struct trace_out *o, size_t n);
 /* Sets input_records in the header written at close (sorted files). */
 void trace_bin_writer_set_input(struct trace_bin_writer *w, uint64_t input_records);
+/* Sets threads_per_block in the header written at close, for a requests file
+ * whose geometry is known only once read (NVBit, Accel-Sim). Only a seekable
+ * output gets it: on a pipe the header stays as first written. */
+void trace_bin_writer_set_threads_per_block(struct trace_bin_writer *w, uint32_t tpb);
 /* Flushes, patches the header where possible, closes; frees w. 0 or -1. */
 int trace_bin_writer_close(struct trace_bin_writer *w, struct trace_err *err);
 

@@ -431,7 +431,8 @@ function onKindChange() {
 async function loadKinds() {
   try {
     const body = await api('/api/v1/job-kinds');
-    state.kinds = Array.isArray(body.kinds) ? body.kinds : [];
+    // internal kinds (trace-sort) are created by their own endpoints, not submitted
+    state.kinds = Array.isArray(body.kinds) ? body.kinds.filter((k) => !k.internal) : [];
     $('kind').replaceChildren(...state.kinds.map((k) =>
       el('option', { value: k.name, text: k.needs_gpu ? `${k.name} (GPU)` : k.name })));
     onKindChange();

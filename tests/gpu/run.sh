@@ -88,8 +88,27 @@ if command -v cuobjdump >/dev/null; then
         test "$(cuobjdump -sass "$work/cubins/job-1/latency_ffma_lat.cubin" | grep -c FFMA)" -ge 48
 fi
 
+# 5. Occupancy: the rules of model/occupancy.c against the driver's
+#    cuOccupancyMaxActiveBlocksPerMultiprocessor over every configuration of
+#    the capture (exit 1 on any disagreement).
+check "occupancy rules agree with the driver" sh -c \
+    "'$bin' model occupancy --device 0 --sweep --check > '$out/occupancy-check.json'"
+
+# 6. The kernel-time model through a real daemon: latency and memory probes
+#    (its parameters), then the model-validation job (8 kernels timed and
+#    predicted), the validation endpoint and the model endpoints.
+"$bin" serve --listen 127.0.0.1:0 --db "$work/model.db" --token-file "$work/tokens" \
+    2> "$work/model-daemon.log" &
+daemon=$!
+port=$(wait_ready "$work/model-daemon.log")
+check "model validation through the daemon" python3 tests/gpu/check_model.py \
+    "http://127.0.0.1:$port" tok "$uuid" "$out"
+kill -TERM "$daemon"; wait "$daemon" || true; daemon=""
+cp "$work/model-daemon.log" "$out/model-daemon.log"
+
 python3 tests/gpu/summary.py "$out" > "$out/summary.md"
 [ ! -f "$out/probes-summary.md" ] || cat "$out/probes-summary.md" >> "$out/summary.md"
+[ ! -f "$out/model-summary.md" ] || cat "$out/model-summary.md" >> "$out/summary.md"
 cat "$out/summary.md"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -7,7 +7,7 @@
  * values outside the list (the reason listing the choices) and params that
  * are not an object, each time returning NULL with "params.NAME" in field
  * and "params.NAME: reason" in err; job_kind_to_json gives the served shape
- * (name, summary, needs_gpu, default_timeout_s, and per parameter its type,
+ * (name, summary, needs_gpu, internal, default_timeout_s, and per parameter its type,
  * bounds, enum list, default and description).
  */
 #include <setjmp.h>
@@ -289,10 +289,11 @@ static void test_kind_to_json(void **state)
     (void)state;
     json_t *j = job_kind_to_json(test_kind());
     assert_non_null(j);
-    assert_int_equal(json_object_size(j), 5);
+    assert_int_equal(json_object_size(j), 6);
     assert_string_equal(json_string_value(json_object_get(j, "name")), "test");
     assert_true(json_is_string(json_object_get(j, "summary")));
     assert_true(json_is_false(json_object_get(j, "needs_gpu")));
+    assert_true(json_is_false(json_object_get(j, "internal")));
     assert_int_equal(json_integer_value(json_object_get(j, "default_timeout_s")), 60);
 
     json_t *params = json_object_get(j, "params");

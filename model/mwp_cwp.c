@@ -1,0 +1,179 @@
+/*
+ * The MWP/CWP model (see mwp_cwp.h for the equations and what is not
+ * modelled).
+ *
+ * DESIGN
+ * One small function per group of equations, in the paper's order, each
+ * writing its quantities into the result; mwp_predict checks the inputs and
+ * runs them in turn. Divisions by counts that may be zero (no memory
+ * instruction, no computation) are decided explicitly, never left to give
+ * an infinity.
+ */
+#include "model/mwp_cwp.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const class_names[MC_COUNT] = {
+    "fp32", "fp64", "int", "sfu", "conv", "shared", "global",
+};
+
+const char *mwp_class_name(enum mwp_class c)
+{
+    return (unsigned)c < MC_COUNT ? class_names[c] : "unknown";
+}
+
+int mwp_class_parse(const char *name)
+{
+    for (int i = 0; i < MC_COUNT; i++)
+        if (strcmp(class_names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+static double min2(double a, double b)
+{
+    return a < b ? a : b;
+}
+
+static int bad(char *err, size_t errlen, const char *what)
+{
+    snprintf(err, errlen, "%s", what);
+    return -1;
+}
+
+static int check(const struct mwp_kernel *k, const struct mwp_hw *hw, char *err, size_t errlen)
+{
+    if (k->blocks < 1 || k->block_threads < 1)
+        return bad(err, errlen, "the grid and the block need at least one thread");
+    if (k->blocks_per_sm < 1)
+        return bad(err, errlen, "no block of this kernel fits on an SM (occupancy 0)");
+    if (hw->sm_count < 1 || hw->warp_size < 1 || !(hw->clock_mhz.value > 0))
+        return bad(err, errlen, "SM count, warp size and clock must be positive");
+    if (!(hw->mem_latency.value > 0) || !(hw->delay_coal.value > 0) ||
+        !(hw->delay_uncoal.value > 0) || !(hw->bandwidth.value > 0))
+        return bad(err, errlen, "memory latency, departure delays and bandwidth must be "
+                                "positive");
+    for (int c = 0; c < MC_COUNT; c++)
+        if (!(k->insts[c] >= 0) || !(hw->issue[c].value > 0))
+            return bad(err, errlen, "instruction counts must not be negative and issue "
+                                    "cycles must be positive");
+    if (!(k->coal >= 0) || !(k->uncoal >= 0) || !(k->sync >= 0) || !(k->launches >= 1) ||
+        !(k->transfer_bytes >= 0) || !(k->uncoal_per_access >= 1) || !(k->coal_bytes > 0) ||
+        !(k->sector_bytes > 0))
+        return bad(err, errlen, "memory counts and sizes out of range (launches >= 1, "
+                                "transactions per uncoalesced access >= 1)");
+    if (k->transfer_bytes > 0 && !(hw->link_bandwidth.value > 0))
+        return bad(err, errlen, "host transfers need the host link bandwidth");
+    return 0;
+}
+
+/* Blocks, warps and repetitions (P, N, #Rep). */
+static void shape(const struct mwp_kernel *k, const struct mwp_hw *hw, struct mwp_result *r)
+{
+    r->warps_per_block = (k->block_threads + hw->warp_size - 1) / hw->warp_size;
+    r->blocks_per_sm = k->blocks_per_sm;
+    r->active_sms = k->blocks < hw->sm_count ? (int)k->blocks : hw->sm_count;
+    long long per_sm = (k->blocks + r->active_sms - 1) / r->active_sms;
+    r->active_blocks_per_sm = per_sm < k->blocks_per_sm ? (int)per_sm : k->blocks_per_sm;
+    r->n = (double)r->active_blocks_per_sm * r->warps_per_block;
+    r->rep = (double)k->blocks / ((double)r->active_blocks_per_sm * r->active_sms);
+}
+
+/* Equations 26-31: latencies, weights, departure delay. */
+static void memory_latency(const struct mwp_kernel *k, const struct mwp_hw *hw,
+                           struct mwp_result *r)
+{
+    double lat = hw->mem_latency.value, du = hw->delay_uncoal.value;
+    r->mem_insts = k->coal + k->uncoal;
+    r->mem_l_coal = lat;
+    r->mem_l_uncoal = lat + (k->uncoal_per_access - 1) * du;
+    r->w_uncoal = r->mem_insts > 0 ? k->uncoal / r->mem_insts : 0;
+    r->w_coal = r->mem_insts > 0 ? 1 - r->w_uncoal : 0;
+    r->mem_l = r->mem_l_coal * r->w_coal + r->mem_l_uncoal * r->w_uncoal;
+    r->departure_delay = du * k->uncoal_per_access * r->w_uncoal + hw->delay_coal.value * r->w_coal;
+}
+
+/* Equations 32-36: memory warp parallelism. */
+static void mwp(const struct mwp_kernel *k, const struct mwp_hw *hw, struct mwp_result *r)
+{
+    if (r->mem_insts <= 0) {
+        r->mwp = r->n;
+        return;
+    }
+    r->mwp_without_bw = r->mem_l / r->departure_delay;
+    r->load_bytes_per_warp =
+        k->coal_bytes * r->w_coal + k->uncoal_per_access * k->sector_bytes * r->w_uncoal;
+    r->bw_per_warp = hw->clock_mhz.value * 1e6 * r->load_bytes_per_warp / r->mem_l;
+    r->mwp_peak_bw = hw->bandwidth.value / (r->bw_per_warp * r->active_sms);
+    r->mwp = min2(min2(r->mwp_without_bw, r->mwp_peak_bw), r->n);
+}
+
+/* Equations 37-39: computation, memory cycles, computation warp parallelism. */
+static void cwp(const struct mwp_kernel *k, const struct mwp_hw *hw, struct mwp_result *r)
+{
+    double insts[MC_COUNT];
+    memcpy(insts, k->insts, sizeof insts);
+    insts[MC_GLOBAL] = r->mem_insts;
+    r->comp_cycles = 0;
+    for (int c = 0; c < MC_COUNT; c++)
+        r->comp_cycles += hw->issue[c].value * insts[c];
+    r->mem_cycles = r->mem_l_uncoal * k->uncoal + r->mem_l_coal * k->coal;
+    r->cwp_full = r->comp_cycles > 0 ? (r->mem_cycles + r->comp_cycles) / r->comp_cycles : r->n;
+    r->cwp = min2(r->cwp_full, r->n);
+}
+
+/* The three cases, per repetition. */
+static void cases(struct mwp_result *r)
+{
+    double per_mem = r->mem_insts > 0 ? r->comp_cycles / r->mem_insts : 0;
+    if (r->mem_insts <= 0) {
+        r->which = MWP_CASE_COMPUTE_ONLY;
+        r->exec_cycles_per_rep = r->comp_cycles * r->n;
+    } else if (r->mwp == r->n && r->cwp == r->n) {
+        r->which = MWP_CASE_1;
+        r->exec_cycles_per_rep = r->mem_cycles + r->comp_cycles + per_mem * (r->mwp - 1);
+    } else if (r->cwp >= r->mwp || r->comp_cycles > r->mem_cycles) {
+        r->which = MWP_CASE_2;
+        r->exec_cycles_per_rep = r->mem_cycles * r->n / r->mwp + per_mem * (r->mwp - 1);
+    } else {
+        r->which = MWP_CASE_3;
+        r->exec_cycles_per_rep = r->mem_l + r->comp_cycles * r->n;
+    }
+    /* case 2 covers both a memory-bound kernel and one whose computation exceeds its
+     * memory cycles: the larger of its two terms says which */
+    int mem_term = r->which == MWP_CASE_2 &&
+                   r->mem_cycles * r->n / r->mwp >= per_mem * (r->mwp - 1);
+    snprintf(r->bound, sizeof r->bound, "%s",
+             r->which == MWP_CASE_1 ? "latency" : mem_term ? "memory" : "compute");
+}
+
+static void totals(const struct mwp_kernel *k, const struct mwp_hw *hw, struct mwp_result *r)
+{
+    double mwp1 = r->mwp > 1 ? r->mwp - 1 : 0;
+    r->exec_cycles = r->exec_cycles_per_rep * r->rep;
+    r->sync_cycles = r->departure_delay * mwp1 * k->sync * r->active_blocks_per_sm * r->rep;
+    r->cycles = r->exec_cycles + r->sync_cycles;
+    r->kernel_s = r->cycles / (hw->clock_mhz.value * 1e6);
+    r->kernels_s = r->kernel_s * k->launches;
+    r->transfer_s = k->transfer_bytes > 0 ? k->transfer_bytes / hw->link_bandwidth.value : 0;
+    r->total_s = r->kernels_s + r->transfer_s;
+}
+
+int mwp_predict(const struct mwp_kernel *k, const struct mwp_hw *hw, struct mwp_result *out,
+                char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    if (check(k, hw, err, errlen) < 0)
+        return -1;
+    shape(k, hw, out);
+    memory_latency(k, hw, out);
+    mwp(k, hw, out);
+    cwp(k, hw, out);
+    cases(out);
+    totals(k, hw, out);
+    if (!isfinite(out->total_s))
+        return bad(err, errlen, "the model gave a non-finite time");
+    return 0;
+}

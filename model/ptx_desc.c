@@ -1,0 +1,988 @@
+/*
+ * PTX -> kernel description (see ptx_desc.h for the method and its limits).
+ *
+ * DESIGN
+ * Three stages over one parsed list of instructions:
+ *   parse    the entry's body into instructions (guard, opcode, operands)
+ *            and labels; directives are skipped;
+ *   values   one forward pass: per register, a constant (only for registers
+ *            written once, or at the point of a given write) and the affine
+ *            coefficients on the thread index; the value each instruction
+ *            writes is kept, so a loop can ask for its induction variable's
+ *            value before the loop;
+ *   loops    backward branches -> [label, branch] ranges with trip counts;
+ *            an instruction's multiplicity is the product over the ranges
+ *            holding it;
+ * then every instruction adds its multiplicity to its class, and global
+ * accesses are classified by their address's coefficients.
+ */
+#include "model/ptx_desc.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_OPS 8
+#define OP_LEN 96
+#define NAME_LEN 64
+#define MAX_TRIPS 1000000000LL
+#define WARP 32
+
+struct insn {
+    char guard[NAME_LEN];
+    int guard_neg;
+    char op[NAME_LEN];
+    char arg[MAX_OPS][OP_LEN];
+    int nargs;
+};
+
+struct label {
+    char name[NAME_LEN];
+    int at;                     /* index of the instruction it precedes */
+};
+
+/* A value: a constant, and/or affine in the thread index with coefficients
+ * (bytes or units per thread step) on x, y, z. */
+struct val {
+    int is_const;
+    long long c;
+    int affine;
+    long long coef[3];
+};
+
+struct reg {
+    char name[NAME_LEN];
+    int defs;
+    struct val v;
+};
+
+struct loop {
+    int from, to;               /* instruction indices, inclusive */
+    long long trips;
+    char label[NAME_LEN];
+};
+
+struct pd {
+    const struct pd_launch *launch;
+    struct insn *in;
+    int n, cap;
+    struct label *lb;
+    int nlb, caplb;
+    struct reg *regs;
+    int nregs, capregs;
+    struct val *written;        /* per instruction: the value it wrote */
+    struct loop *loops;
+    int nloops;
+    struct pd_desc *out;
+    char *err;
+    size_t errlen;
+    int forward_branches, generic_access, local_access, nonaffine, macro_ops;
+};
+
+static int fail(struct pd *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int fail(struct pd *p, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->err, p->errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static void *grow(void *ptr, int *cap, size_t elem)
+{
+    int ncap = *cap ? *cap * 2 : 64;
+    void *q = realloc(ptr, (size_t)ncap * elem);
+    if (q)
+        *cap = ncap;
+    return q;
+}
+
+/* ---- parsing ------------------------------------------------------------------ */
+
+/* Copies s[0..n) into dst (at most len-1 bytes), trimmed. */
+static void copy_trim(char *dst, size_t len, const char *s, size_t n)
+{
+    while (n && isspace((unsigned char)*s))
+        s++, n--;
+    while (n && isspace((unsigned char)s[n - 1]))
+        n--;
+    if (n >= len)
+        n = len - 1;
+    memcpy(dst, s, n);
+    dst[n] = '\0';
+}
+
+/* Splits operands at commas outside braces. */
+static void split_args(struct insn *in, const char *s)
+{
+    int depth = 0;
+    const char *start = s;
+    in->nargs = 0;
+    for (const char *q = s;; q++) {
+        if (*q == '{')
+            depth++;
+        else if (*q == '}')
+            depth--;
+        if ((*q == ',' && depth == 0) || *q == '\0') {
+            if (in->nargs < MAX_OPS && q > start)
+                copy_trim(in->arg[in->nargs++], OP_LEN, start, (size_t)(q - start));
+            if (*q == '\0')
+                return;
+            start = q + 1;
+        }
+    }
+}
+
+static int add_label(struct pd *p, const char *name, size_t n)
+{
+    if (p->nlb == p->caplb) {
+        struct label *q = grow(p->lb, &p->caplb, sizeof *q);
+        if (!q)
+            return fail(p, "out of memory");
+        p->lb = q;
+    }
+    copy_trim(p->lb[p->nlb].name, NAME_LEN, name, n);
+    p->lb[p->nlb++].at = p->n;
+    return 0;
+}
+
+static int add_insn(struct pd *p, const char *s)
+{
+    struct insn in;
+    memset(&in, 0, sizeof in);
+    if (*s == '@') {
+        s++;
+        in.guard_neg = *s == '!';
+        s += in.guard_neg;
+        size_t g = strcspn(s, " \t\n");
+        copy_trim(in.guard, NAME_LEN, s, g);
+        s += g;
+    }
+    while (isspace((unsigned char)*s))
+        s++;
+    size_t o = strcspn(s, " \t\n");
+    copy_trim(in.op, NAME_LEN, s, o);
+    split_args(&in, s + o);
+    if (p->n == p->cap) {
+        struct insn *q = grow(p->in, &p->cap, sizeof *q);
+        if (!q)
+            return fail(p, "out of memory");
+        p->in = q;
+    }
+    p->in[p->n++] = in;
+    return 0;
+}
+
+/* One statement (text between semicolons): labels, then a directive or an instruction. */
+static int statement(struct pd *p, char *s)
+{
+    for (;;) {
+        while (isspace((unsigned char)*s) || *s == '{' || *s == '}')
+            s++;
+        size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$%.");
+        if (n == 0 || s[n] != ':' || *s == '%' || *s == '.')
+            break;
+        if (add_label(p, s, n) < 0)
+            return -1;
+        s += n + 1;
+    }
+    if (*s == '\0' || *s == '.')
+        return 0;
+    return add_insn(p, s);
+}
+
+/* Removes comments in place. */
+static void strip_comments(char *s)
+{
+    for (char *q = s; *q; q++) {
+        if (q[0] == '/' && q[1] == '/') {
+            char *e = strchr(q, '\n');
+            size_t n = e ? (size_t)(e - q) : strlen(q);
+            memset(q, ' ', n);
+        } else if (q[0] == '/' && q[1] == '*') {
+            char *e = strstr(q + 2, "*/");
+            size_t n = e ? (size_t)(e + 2 - q) : strlen(q);
+            memset(q, ' ', n);
+        }
+    }
+}
+
+/* Finds the entry; returns its body (malloc'd) or NULL after fail(). */
+static char *entry_body(struct pd *p, const char *ptx, const char *entry)
+{
+    const char *e = ptx;
+    for (;;) {
+        e = strstr(e, ".entry");
+        if (!e)
+            break;
+        const char *name = e + 6;
+        while (isspace((unsigned char)*name))
+            name++;
+        size_t n = strcspn(name, " \t\n(");
+        if (!entry || (strlen(entry) == n && strncmp(name, entry, n) == 0))
+            break;
+        e = name + n;
+    }
+    if (!e) {
+        fail(p, entry ? "the PTX has no entry '%s'" : "the PTX has no entry%s", entry ? entry : "");
+        return NULL;
+    }
+    const char *open = strchr(e, '{');
+    if (!open) {
+        fail(p, "the entry has no body");
+        return NULL;
+    }
+    int depth = 0;
+    const char *q = open;
+    for (; *q; q++) {
+        depth += *q == '{';
+        depth -= *q == '}';
+        if (depth == 0)
+            break;
+    }
+    if (!*q) {
+        fail(p, "the entry's body is not closed");
+        return NULL;
+    }
+    size_t len = (size_t)(q - open - 1);
+    char *body = malloc(len + 1);
+    if (!body) {
+        fail(p, "out of memory");
+        return NULL;
+    }
+    memcpy(body, open + 1, len);
+    body[len] = '\0';
+    return body;
+}
+
+static int parse(struct pd *p, const char *ptx, const char *entry)
+{
+    char *body = entry_body(p, ptx, entry);
+    if (!body)
+        return -1;
+    strip_comments(body);
+    int rc = 0;
+    char *s = body;
+    for (char *semi; rc == 0 && (semi = strchr(s, ';')) != NULL; s = semi + 1) {
+        *semi = '\0';
+        rc = statement(p, s);
+    }
+    if (rc == 0) {
+        /* labels after the last instruction */
+        while (*s && rc == 0) {
+            char *colon = strchr(s, ':');
+            if (!colon)
+                break;
+            *colon = '\0';
+            char *name = s;
+            while (*name && (isspace((unsigned char)*name) || *name == '{' || *name == '}'))
+                name++;
+            if (*name)
+                rc = add_label(p, name, strlen(name));
+            s = colon + 1;
+        }
+    }
+    free(body);
+    if (rc == 0 && p->n == 0)
+        return fail(p, "the entry has no instructions");
+    return rc;
+}
+
+/* ---- values ------------------------------------------------------------------- */
+
+static const struct val unknown = {0, 0, 0, {0, 0, 0}};
+
+static struct val uniform(void)
+{
+    struct val v = {0, 0, 1, {0, 0, 0}};
+    return v;
+}
+
+static struct val constant(long long c)
+{
+    struct val v = {1, c, 1, {0, 0, 0}};
+    return v;
+}
+
+static struct reg *find_reg(struct pd *p, const char *name)
+{
+    for (int i = 0; i < p->nregs; i++)
+        if (strcmp(p->regs[i].name, name) == 0)
+            return &p->regs[i];
+    return NULL;
+}
+
+static struct reg *get_reg(struct pd *p, const char *name)
+{
+    struct reg *r = find_reg(p, name);
+    if (r)
+        return r;
+    if (p->nregs == p->capregs) {
+        struct reg *q = grow(p->regs, &p->capregs, sizeof *q);
+        if (!q)
+            return NULL;
+        p->regs = q;
+    }
+    r = &p->regs[p->nregs++];
+    memset(r, 0, sizeof *r);
+    snprintf(r->name, sizeof r->name, "%s", name);
+    r->v = unknown;
+    return r;
+}
+
+static int parse_int(const char *s, long long *v)
+{
+    char *end;
+    if (!*s || (s[0] == '0' && (s[1] == 'f' || s[1] == 'F' || s[1] == 'd' || s[1] == 'D')))
+        return -1;
+    *v = strtoll(s, &end, 0);
+    if (*end == 'U' || *end == 'u')
+        end++;
+    return *end == '\0' ? 0 : -1;
+}
+
+static long long launch_dim(const unsigned *d, char axis)
+{
+    return axis == 'x' ? d[0] : axis == 'y' ? d[1] : d[2];
+}
+
+static struct val special(struct pd *p, const char *s)
+{
+    const char *dot = strchr(s, '.');
+    char axis = dot ? dot[1] : 'x';
+    size_t n = dot ? (size_t)(dot - s) : strlen(s);
+    struct val v = uniform();
+    if (n == 4 && strncmp(s, "%tid", 4) == 0 && axis >= 'x' && axis <= 'z') {
+        v.coef[axis - 'x'] = 1;
+        return v;
+    }
+    if (n == 5 && strncmp(s, "%ntid", 5) == 0)
+        return constant(launch_dim(p->launch->block, axis));
+    if (n == 7 && strncmp(s, "%nctaid", 7) == 0)
+        return constant(launch_dim(p->launch->grid, axis));
+    if (strncmp(s, "%laneid", 7) == 0)
+        return unknown;
+    return v; /* %ctaid, %warpid, %smid, %clock...: the same for every lane of a warp */
+}
+
+/* The value of an operand as read. */
+static struct val operand(struct pd *p, const char *s)
+{
+    long long c;
+    if (*s == '-' && parse_int(s + 1, &c) == 0)
+        return constant(-c);
+    if (parse_int(s, &c) == 0)
+        return constant(c);
+    if (*s == '%' && strchr(s, '.'))
+        return special(p, s);
+    if (*s == '%') {
+        struct reg *r = find_reg(p, s);
+        return r ? r->v : unknown;
+    }
+    return uniform(); /* a symbol: parameter or variable address */
+}
+
+static struct val add_vals(struct val a, struct val b, int sign)
+{
+    struct val v = unknown;
+    if (a.affine && b.affine) {
+        v.affine = 1;
+        for (int i = 0; i < 3; i++)
+            v.coef[i] = a.coef[i] + sign * b.coef[i];
+    }
+    if (a.is_const && b.is_const) {
+        v.is_const = 1;
+        v.c = a.c + sign * b.c;
+    }
+    return v;
+}
+
+static int is_uniform(struct val a)
+{
+    return a.affine && !a.coef[0] && !a.coef[1] && !a.coef[2];
+}
+
+static struct val scale(struct val a, long long k)
+{
+    struct val v = a;
+    for (int i = 0; i < 3; i++)
+        v.coef[i] *= k;
+    v.c *= k;
+    return v;
+}
+
+static struct val mul_vals(struct val a, struct val b)
+{
+    if (a.is_const && b.is_const)
+        return constant(a.c * b.c);
+    if (b.is_const)
+        return scale(a, b.c);
+    if (a.is_const)
+        return scale(b, a.c);
+    return is_uniform(a) && is_uniform(b) ? uniform() : unknown;
+}
+
+/* Any other operation: uniform if all operands are, else unknown. */
+static struct val other_op(struct pd *p, const struct insn *in, int first)
+{
+    for (int i = first; i < in->nargs; i++)
+        if (!is_uniform(operand(p, in->arg[i])))
+            return unknown;
+    return uniform();
+}
+
+static const char *base_of(const char *op, char *buf, size_t len)
+{
+    size_t n = strcspn(op, ".");
+    copy_trim(buf, len, op, n);
+    return buf;
+}
+
+static int has_mod(const char *op, const char *mod)
+{
+    size_t m = strlen(mod);
+    for (const char *q = strchr(op, '.'); q; q = strchr(q + 1, '.'))
+        if (strncmp(q + 1, mod, m) == 0 && (q[1 + m] == '.' || q[1 + m] == '\0'))
+            return 1;
+    return 0;
+}
+
+/* Two constants through a shift, division or logic operation; else `otherwise`. */
+static struct val fold(const char *b, long long x, long long y, struct val otherwise)
+{
+    if (!strcmp(b, "shr") && y >= 0 && y < 63)
+        return constant(x >> y);
+    if (!strcmp(b, "div") && y != 0)
+        return constant(x / y);
+    if (!strcmp(b, "rem") && y != 0)
+        return constant(x % y);
+    if (!strcmp(b, "and"))
+        return constant(x & y);
+    if (!strcmp(b, "or"))
+        return constant(x | y);
+    if (!strcmp(b, "xor"))
+        return constant(x ^ y);
+    if (!strcmp(b, "min"))
+        return constant(x < y ? x : y);
+    if (!strcmp(b, "max"))
+        return constant(x > y ? x : y);
+    return otherwise;
+}
+
+/* The value an arithmetic instruction writes to its first operand. */
+static struct val evaluate(struct pd *p, const struct insn *in)
+{
+    char b[NAME_LEN];
+    base_of(in->op, b, sizeof b);
+    struct val x = in->nargs > 1 ? operand(p, in->arg[1]) : unknown;
+    struct val y = in->nargs > 2 ? operand(p, in->arg[2]) : unknown;
+    if (!strcmp(b, "mov") || !strcmp(b, "cvta") || (!strcmp(b, "cvt") && !has_mod(in->op, "rn") &&
+                                                    !has_mod(in->op, "rz") && !has_mod(in->op, "rzi")))
+        return x;
+    if (!strcmp(b, "add"))
+        return add_vals(x, y, 1);
+    if (!strcmp(b, "sub"))
+        return add_vals(x, y, -1);
+    if (!strcmp(b, "mul") && !has_mod(in->op, "hi"))
+        return mul_vals(x, y);
+    if (!strcmp(b, "mad") && !has_mod(in->op, "hi") && in->nargs > 3)
+        return add_vals(mul_vals(x, y), operand(p, in->arg[3]), 1);
+    if (!strcmp(b, "shl") && y.is_const && y.c >= 0 && y.c < 62)
+        return scale(x, 1LL << y.c);
+    if (!strcmp(b, "ld")) {
+        if (has_mod(in->op, "param") && in->nargs > 1) {
+            char name[NAME_LEN];
+            copy_trim(name, sizeof name, in->arg[1] + 1, strcspn(in->arg[1] + 1, "+]"));
+            for (int i = 0; i < p->launch->nparams; i++)
+                if (!strcmp(p->launch->params[i].name, name))
+                    return constant(p->launch->params[i].value);
+            return uniform();
+        }
+        return unknown; /* a loaded value may differ per lane */
+    }
+    if (x.is_const && y.is_const && in->nargs == 3)
+        return fold(b, x.c, y.c, other_op(p, in, 1));
+    return other_op(p, in, 1);
+}
+
+/* 1 if the instruction writes its first operand (a register). */
+static int writes_first(const struct insn *in)
+{
+    char b[NAME_LEN];
+    base_of(in->op, b, sizeof b);
+    static const char *const no_dest[] = {"st", "bar", "barrier", "bra", "ret", "exit", "red",
+                                          "membar", "fence", "prefetch", "trap", "call", NULL};
+    for (const char *const *q = no_dest; *q; q++)
+        if (!strcmp(b, *q))
+            return 0;
+    return in->nargs > 0 && in->arg[0][0] == '%';
+}
+
+/* The destination register name (the first of "p|q"). */
+static void dest_name(const struct insn *in, char *buf, size_t len)
+{
+    copy_trim(buf, len, in->arg[0], strcspn(in->arg[0], "|"));
+}
+
+static int count_defs(struct pd *p)
+{
+    char name[NAME_LEN];
+    for (int i = 0; i < p->n; i++) {
+        if (!writes_first(&p->in[i]))
+            continue;
+        dest_name(&p->in[i], name, sizeof name);
+        struct reg *r = get_reg(p, name);
+        if (!r)
+            return fail(p, "out of memory");
+        r->defs++;
+    }
+    return 0;
+}
+
+static int values(struct pd *p)
+{
+    char name[NAME_LEN];
+    if (count_defs(p) < 0)
+        return -1;
+    p->written = calloc(p->n > 0 ? (size_t)p->n : 1, sizeof *p->written);
+    if (!p->written)
+        return fail(p, "out of memory");
+    for (int i = 0; i < p->n; i++) {
+        if (!writes_first(&p->in[i]))
+            continue;
+        struct val v = evaluate(p, &p->in[i]);
+        p->written[i] = v;
+        dest_name(&p->in[i], name, sizeof name);
+        struct reg *r = find_reg(p, name);
+        if (r->defs > 1)
+            v.is_const = 0; /* a register written twice has no one value */
+        r->v = v;
+    }
+    return 0;
+}
+
+/* ---- loops ---------------------------------------------------------------------- */
+
+static int label_at(const struct pd *p, const char *name)
+{
+    for (int i = 0; i < p->nlb; i++)
+        if (!strcmp(p->lb[i].name, name))
+            return p->lb[i].at;
+    return -1;
+}
+
+/* The last instruction in [from, to) writing reg, or -1. */
+static int last_def(const struct pd *p, const char *reg, int from, int to)
+{
+    char name[NAME_LEN];
+    for (int i = to - 1; i >= from; i--) {
+        if (!writes_first(&p->in[i]))
+            continue;
+        dest_name(&p->in[i], name, sizeof name);
+        if (!strcmp(name, reg))
+            return i;
+    }
+    return -1;
+}
+
+static int compare(const char *op, long long a, long long b, int *ok)
+{
+    *ok = 1;
+    if (has_mod(op, "lt") || has_mod(op, "lo"))
+        return a < b;
+    if (has_mod(op, "le") || has_mod(op, "ls"))
+        return a <= b;
+    if (has_mod(op, "gt") || has_mod(op, "hi"))
+        return a > b;
+    if (has_mod(op, "ge") || has_mod(op, "hs"))
+        return a >= b;
+    if (has_mod(op, "ne"))
+        return a != b;
+    if (has_mod(op, "eq"))
+        return a == b;
+    *ok = 0;
+    return 0;
+}
+
+/* The step of reg inside [from, to]: "add reg, reg, K" (or sub); its index or -1. */
+static int find_step(const struct pd *p, const char *reg, int from, int to, long long *step)
+{
+    for (int i = from; i <= to; i++) {
+        const struct insn *in = &p->in[i];
+        char b[NAME_LEN];
+        base_of(in->op, b, sizeof b);
+        if ((strcmp(b, "add") && strcmp(b, "sub")) || in->nargs != 3 || strcmp(in->arg[0], reg))
+            continue;
+        int other = !strcmp(in->arg[1], reg) ? 2 : !strcmp(in->arg[2], reg) ? 1 : 0;
+        long long k;
+        if (!other || parse_int(in->arg[other], &k) < 0 || (other == 1 && b[0] == 's'))
+            continue;
+        *step = b[0] == 's' ? -k : k;
+        return i;
+    }
+    return -1;
+}
+
+struct counted {
+    const char *op;
+    int iv_first;               /* the induction variable is setp's first operand */
+    long long init, step, bound;
+    int step_first;             /* stepped before the comparison */
+    int neg;                    /* the branch is taken when the predicate is false */
+};
+
+static long long simulate(const struct counted *c, int *ok)
+{
+    long long iv = c->init, trips = 0;
+    for (;;) {
+        trips++;
+        if (c->step_first)
+            iv += c->step;
+        int taken = c->iv_first ? compare(c->op, iv, c->bound, ok) : compare(c->op, c->bound, iv, ok);
+        if (!c->step_first)
+            iv += c->step;
+        if (!*ok)
+            return -1;
+        if (c->neg)
+            taken = !taken;
+        if (!taken)
+            return trips;
+        if (trips >= MAX_TRIPS) {
+            *ok = 0;
+            return -1;
+        }
+    }
+}
+
+/* Fills the induction variable's facts from the setp at index s; -1 if it is not counted. */
+static int induction(struct pd *p, const struct loop *l, int s, struct counted *c)
+{
+    const struct insn *st = &p->in[s];
+    for (int k = 1; k <= 2; k++) {
+        const char *iv = st->arg[k], *bound = st->arg[3 - k];
+        int at = find_step(p, iv, l->from, l->to, &c->step);
+        if (at < 0)
+            continue;
+        struct val b = operand(p, bound);
+        int init_at = last_def(p, iv, 0, l->from);
+        if (!b.is_const || init_at < 0 || !p->written[init_at].is_const)
+            return -1;
+        c->op = st->op;
+        c->iv_first = k == 1;
+        c->bound = b.c;
+        c->init = p->written[init_at].c;
+        c->step_first = at < s;
+        return 0;
+    }
+    return -1;
+}
+
+static int trip_count(struct pd *p, struct loop *l)
+{
+    const struct insn *br = &p->in[l->to];
+    struct counted c;
+    memset(&c, 0, sizeof c);
+    int s = br->guard[0] ? last_def(p, br->guard, l->from, l->to) : -1;
+    int ok = 0;
+    c.neg = br->guard_neg;
+    if (s >= 0 && !strncmp(p->in[s].op, "setp", 4) && p->in[s].nargs == 3 &&
+        induction(p, l, s, &c) == 0)
+        l->trips = simulate(&c, &ok);
+    if (!ok)
+        return fail(p, "loop at label %s: its trip count cannot be derived from the PTX and "
+                       "the launch (a counted loop steps a register by an immediate and "
+                       "compares it with a known bound: give the parameter's value)", l->label);
+    return 0;
+}
+
+static int find_loops(struct pd *p)
+{
+    for (int i = 0; i < p->n; i++) {
+        if (strncmp(p->in[i].op, "bra", 3) || p->in[i].nargs < 1)
+            continue;
+        int at = label_at(p, p->in[i].arg[0]);
+        if (at < 0)
+            return fail(p, "branch to unknown label %s", p->in[i].arg[0]);
+        if (at > i) {
+            p->forward_branches++;
+            continue;
+        }
+        struct loop *q = realloc(p->loops, (size_t)(p->nloops + 1) * sizeof *q);
+        if (!q)
+            return fail(p, "out of memory");
+        p->loops = q;
+        struct loop *l = &p->loops[p->nloops++];
+        memset(l, 0, sizeof *l);
+        l->from = at;
+        l->to = i;
+        copy_trim(l->label, sizeof l->label, p->in[i].arg[0], strlen(p->in[i].arg[0]));
+        if (trip_count(p, l) < 0)
+            return -1;
+    }
+    for (int a = 0; a < p->nloops; a++)
+        for (int b = 0; b < p->nloops; b++) {
+            const struct loop *x = &p->loops[a], *y = &p->loops[b];
+            if (x->from < y->from && y->from <= x->to && x->to < y->to)
+                return fail(p, "loops at %s and %s overlap without nesting", x->label, y->label);
+        }
+    return 0;
+}
+
+static double multiplicity(const struct pd *p, int i)
+{
+    double m = 1;
+    for (int k = 0; k < p->nloops; k++)
+        if (p->loops[k].from <= i && i <= p->loops[k].to)
+            m *= (double)p->loops[k].trips;
+    return m;
+}
+
+/* ---- classes and accesses ----------------------------------------------------------- */
+
+static int type_bytes(const char *op)
+{
+    static const struct {
+        const char *t;
+        int bytes;
+    } types[] = {{"b8", 1},  {"u8", 1},  {"s8", 1},  {"b16", 2}, {"u16", 2}, {"s16", 2},
+                 {"f16", 2}, {"bf16", 2}, {"b32", 4}, {"u32", 4}, {"s32", 4}, {"f32", 4},
+                 {"f16x2", 4}, {"b64", 8}, {"u64", 8}, {"s64", 8}, {"f64", 8}, {"b128", 16}};
+    int bytes = 4, vec = has_mod(op, "v4") ? 4 : has_mod(op, "v2") ? 2 : 1;
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        if (has_mod(op, types[i].t))
+            bytes = types[i].bytes;
+    return bytes * vec;
+}
+
+static int is_float(const char *op)
+{
+    return has_mod(op, "f32") || has_mod(op, "f16") || has_mod(op, "f16x2") ||
+           has_mod(op, "bf16");
+}
+
+static enum mwp_class compute_class(struct pd *p, const struct insn *in)
+{
+    char b[NAME_LEN];
+    base_of(in->op, b, sizeof b);
+    static const char *const sfu[] = {"rcp", "sqrt", "rsqrt", "ex2", "lg2", "sin", "cos", "tanh",
+                                      NULL};
+    for (const char *const *q = sfu; *q; q++)
+        if (!strcmp(b, *q))
+            return has_mod(in->op, "f64") ? MC_FP64 : MC_SFU;
+    if (!strcmp(b, "div") || !strcmp(b, "rem"))
+        p->macro_ops++;
+    if (!strcmp(b, "cvt")) {
+        int flt = 0;
+        for (const char *q = strchr(in->op, '.'); q; q = strchr(q + 1, '.'))
+            flt += q[1] == 'f' || q[1] == 'b';
+        return flt ? MC_CONV : MC_INT;
+    }
+    if (!strcmp(b, "shfl"))
+        return MC_SHARED;
+    if (has_mod(in->op, "f64"))
+        return MC_FP64;
+    if (is_float(in->op) && strcmp(b, "ld") && strcmp(b, "st"))
+        return MC_FP32;
+    return MC_INT;
+}
+
+static long long floordiv(long long a, long long b)
+{
+    return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+/* Distinct values among n sorted-or-not numbers. */
+static int distinct(long long *v, int n)
+{
+    int d = 0;
+    for (int i = 0; i < n; i++) {
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++)
+            seen = v[j] == v[i];
+        d += !seen;
+    }
+    return d;
+}
+
+/* Distinct 32-byte sectors a warp access of `bytes` per lane touches, for
+ * coefficients coef, and how many lanes the block's first warp has. */
+static void touched(const struct pd *p, const long long coef[3], int bytes, int *sectors,
+                    int *lanes)
+{
+    const unsigned *bd = p->launch->block;
+    long long threads = (long long)bd[0] * bd[1] * bd[2];
+    long long sec[WARP * 4];
+    int ns = 0;
+    *lanes = threads < WARP ? (int)threads : WARP;
+    for (int l = 0; l < *lanes; l++) {
+        long long tx = l % bd[0], ty = (l / bd[0]) % bd[1], tz = l / ((long long)bd[0] * bd[1]);
+        long long off = coef[0] * tx + coef[1] * ty + coef[2] * tz;
+        for (long long s = floordiv(off, 32); s <= floordiv(off + bytes - 1, 32) && ns < 4 * WARP;
+             s++)
+            sec[ns++] = s;
+    }
+    *sectors = distinct(sec, ns);
+}
+
+/* The register of an address operand "[%rd+8]". */
+static struct val address(struct pd *p, const char *arg)
+{
+    char name[NAME_LEN];
+    if (arg[0] != '[')
+        return unknown;
+    copy_trim(name, sizeof name, arg + 1, strcspn(arg + 1, "+-]"));
+    return operand(p, name);
+}
+
+static void global_access(struct pd *p, const struct insn *in, const char *addr_arg, double m,
+                          double *coal_bytes, double *trans)
+{
+    struct val a = address(p, addr_arg);
+    int bytes = type_bytes(in->op), sectors, lanes;
+    if (!a.affine) {
+        p->nonaffine++;
+        p->out->uncoal += m;
+        *trans += m * WARP;
+        return;
+    }
+    touched(p, a.coef, bytes, &sectors, &lanes);
+    int ideal = (lanes * bytes + 31) / 32;
+    if (sectors <= ideal) {
+        p->out->coal += m;
+        *coal_bytes += m * sectors * 32.0;
+    } else {
+        p->out->uncoal += m;
+        *trans += m * sectors;
+    }
+}
+
+static void memory_op(struct pd *p, const struct insn *in, double m, double *cb, double *tr)
+{
+    char b[NAME_LEN];
+    base_of(in->op, b, sizeof b);
+    int store = !strcmp(b, "st") || !strcmp(b, "red");
+    const char *addr = store ? in->arg[0] : in->nargs > 1 ? in->arg[1] : "";
+    if (has_mod(in->op, "param"))
+        return; /* kernel parameters: constant-bank operands, not instructions */
+    if (has_mod(in->op, "const")) {
+        p->out->insts[MC_INT] += m;
+        return;
+    }
+    if (has_mod(in->op, "shared")) {
+        p->out->insts[MC_SHARED] += m;
+        return;
+    }
+    if (has_mod(in->op, "local"))
+        p->local_access++;
+    else if (!has_mod(in->op, "global"))
+        p->generic_access++;
+    global_access(p, in, addr, m, cb, tr);
+}
+
+static int is_memory(const char *op)
+{
+    char b[NAME_LEN];
+    base_of(op, b, sizeof b);
+    return !strcmp(b, "ld") || !strcmp(b, "st") || !strcmp(b, "ldu") || !strcmp(b, "atom") ||
+           !strcmp(b, "red");
+}
+
+static void note(struct pd_desc *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void note(struct pd_desc *d, const char *fmt, ...)
+{
+    va_list ap;
+    if (d->nnotes >= PD_MAX_NOTES)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(d->notes[d->nnotes++], PD_NOTE_LEN, fmt, ap);
+    va_end(ap);
+}
+
+static void count(struct pd *p)
+{
+    struct pd_desc *d = p->out;
+    double coal_bytes = 0, trans = 0;
+    for (int i = 0; i < p->n; i++) {
+        const struct insn *in = &p->in[i];
+        double m = multiplicity(p, i);
+        char b[NAME_LEN];
+        base_of(in->op, b, sizeof b);
+        if (!strcmp(b, "ret") || !strcmp(b, "exit"))
+            continue;
+        if (!strcmp(b, "bar") || !strcmp(b, "barrier"))
+            d->sync += m;
+        else if (is_memory(in->op))
+            memory_op(p, in, m, &coal_bytes, &trans);
+        else
+            d->insts[compute_class(p, in)] += m;
+    }
+    d->insts[MC_GLOBAL] = d->coal + d->uncoal;
+    d->coal_bytes = d->coal > 0 ? coal_bytes / d->coal : 128;
+    d->uncoal_per_access = d->uncoal > 0 ? trans / d->uncoal : 1;
+    d->loops = p->nloops;
+}
+
+static void notes(struct pd *p)
+{
+    struct pd_desc *d = p->out;
+    if (p->forward_branches)
+        note(d, "%d forward branch(es): the code they skip is counted as executed by every warp "
+                "(an upper bound)", p->forward_branches);
+    if (p->nonaffine)
+        note(d, "%d global access(es) with an address not affine in the thread index: counted "
+                "uncoalesced, one transaction per lane", p->nonaffine);
+    if (p->generic_access)
+        note(d, "%d generic-space access(es) counted as global", p->generic_access);
+    if (p->local_access)
+        note(d, "%d local (spill) access(es) counted as global", p->local_access);
+    if (p->macro_ops)
+        note(d, "%d division/remainder instruction(s) counted as one instruction each; they "
+                "compile to several", p->macro_ops);
+}
+
+int pd_describe(const char *ptx, const char *entry, const struct pd_launch *launch,
+                struct pd_desc *out, char *err, size_t errlen)
+{
+    struct pd p;
+    memset(&p, 0, sizeof p);
+    memset(out, 0, sizeof *out);
+    p.launch = launch;
+    p.out = out;
+    p.err = err;
+    p.errlen = errlen;
+    int rc = -1;
+    if (!ptx || !launch || !launch->block[0] || !launch->block[1] || !launch->block[2])
+        fail(&p, "no PTX, or a block with a zero dimension");
+    else if (parse(&p, ptx, entry) == 0 && values(&p) == 0 && find_loops(&p) == 0) {
+        count(&p);
+        notes(&p);
+        rc = 0;
+    }
+    free(p.in);
+    free(p.lb);
+    free(p.regs);
+    free(p.written);
+    free(p.loops);
+    return rc;
+}
+
+json_t *pd_desc_json(const struct pd_desc *d)
+{
+    json_t *pw = json_object(), *nt = json_array();
+    for (int c = 0; c < MC_COUNT; c++)
+        if (c != MC_GLOBAL)
+            json_object_set_new(pw, mwp_class_name((enum mwp_class)c), json_real(d->insts[c]));
+    json_object_set_new(pw, "coalesced", json_real(d->coal));
+    json_object_set_new(pw, "uncoalesced", json_real(d->uncoal));
+    json_object_set_new(pw, "sync", json_real(d->sync));
+    for (int i = 0; i < d->nnotes; i++)
+        json_array_append_new(nt, json_string(d->notes[i]));
+    return json_pack("{s:o, s:f, s:f, s:i, s:o}", "per_warp", pw, "uncoal_per_access",
+                     d->uncoal_per_access, "coal_bytes", d->coal_bytes, "loops", d->loops,
+                     "notes", nt);
+}

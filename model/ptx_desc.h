@@ -1,0 +1,87 @@
+/*
+ * A kernel's description for the model (per-warp instruction counts by
+ * class, global accesses split coalesced / uncoalesced, barriers), derived
+ * from its PTX and its launch shape.
+ *
+ * DESIGN
+ * One pass reads the entry's instructions; loops are found from backward
+ * branches and their trip counts from the induction variable; one forward
+ * pass tracks, per register, a known constant value (immediates, launch
+ * dimensions, kernel parameters whose values the caller gives) and the
+ * address's linear coefficients on %tid.x, %tid.y and %tid.z in bytes.
+ * Each instruction counts once per warp times the trip counts of the loops
+ * around it.
+ *
+ * Loops. A loop is the code between a label and a later branch back to
+ * it. Its trip count is derived only for a counted loop: an induction
+ * register stepped by an immediate inside the loop (add IV, IV, STEP),
+ * compared (setp.lt/le/gt/ge/ne) with a bound whose value is known (an
+ * immediate, or a register computed from immediates, launch dimensions
+ * and given parameters), the comparison guarding the branch back; its
+ * value before the loop must be known too. The count is found by stepping
+ * the induction variable as the loop would (at most 1e9 iterations).
+ * Anything else is an error naming the loop's label: the description is
+ * never guessed.
+ *
+ * Coalescing. For a global load or store the address register's
+ * coefficients give each lane's byte offset from lane 0 in the block's first
+ * warp (lanes mapped to (x, y, z) by the block shape). The access is
+ * coalesced when it touches no more 32-byte sectors than a unit-stride access
+ * of that many lanes and that width would (so a broadcast, base + tid x 4,
+ * and a 16 x 2 tile row pair of a 16 x 16 block all are); otherwise
+ * uncoalesced, with as many transactions as distinct 32-byte sectors
+ * touched (base + tid x 128: 32). A coalesced access moves its sectors'
+ * bytes (coal_bytes). An address that is not affine in the thread index
+ * (it depends on a loaded value, a remainder, ...) is counted uncoalesced
+ * with one transaction per lane, and said so in the notes.
+ *
+ * Limits (each is a note in the description when it applies): code under a
+ * forward branch is counted as executed by every warp (an upper bound, as
+ * for a warp where any lane takes it); predicated instructions are counted
+ * as executed; generic-space loads and stores count as global; local
+ * (spill) accesses count as uncoalesced global ones; the lane mapping is that
+ * of a block's first warp. Instruction classes follow model/mwp_cwp.h.
+ */
+#ifndef GPUPROBE_MODEL_PTX_DESC_H
+#define GPUPROBE_MODEL_PTX_DESC_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "model/mwp_cwp.h"
+
+#define PD_MAX_PARAMS 16
+#define PD_NOTE_LEN 160
+#define PD_MAX_NOTES 8
+
+struct pd_launch {
+    unsigned grid[3], block[3];
+    int nparams;
+    struct {
+        char name[64];
+        long long value;
+    } params[PD_MAX_PARAMS];   /* integer kernel parameters the trip counts may need */
+};
+
+struct pd_desc {
+    double insts[MC_COUNT];    /* per warp; MC_GLOBAL = coal + uncoal */
+    double coal, uncoal;       /* global memory instructions per warp */
+    double uncoal_per_access;  /* mean transactions of an uncoalesced instruction (1 if none) */
+    double coal_bytes;         /* mean bytes of a coalesced instruction (128 if none) */
+    double sync;               /* barriers per warp */
+    int loops;
+    char notes[PD_MAX_NOTES][PD_NOTE_LEN];
+    int nnotes;
+};
+
+/* Describes entry `entry` of the module text ptx (NULL: the first entry).
+ * -1 with the reason in err (a loop whose trip count cannot be derived, an
+ * entry that is not there, text that does not parse). */
+int pd_describe(const char *ptx, const char *entry, const struct pd_launch *launch,
+                struct pd_desc *out, char *err, size_t errlen);
+
+/* {"per_warp":{"fp32":..,...,"coalesced":..,"uncoalesced":..,"sync":..},
+ *  "uncoal_per_access":..,"coal_bytes":..,"loops":..,"notes":[..]} */
+json_t *pd_desc_json(const struct pd_desc *d);
+
+#endif

@@ -1,0 +1,327 @@
+/*
+ * The model-validation kernels as PTX, and their launch table (see
+ * validation.h).
+ *
+ * DESIGN
+ * Each kernel is written the way a compiler front end would emit it for a
+ * simple CUDA C kernel: a global index from %ctaid/%ntid/%tid, address
+ * arithmetic by mul.wide and add, counted loops (step an induction register,
+ * compare with the bound, branch back), so that model/ptx_desc.h can read
+ * them as it would read a user's kernel. Constants the compiler must not
+ * fold away (the FMA multiplier 1.0 and addend 0.0) come in as parameters.
+ * Every input element is 1.0f, so each kernel's answer is known: the run
+ * checks it.
+ */
+#include "probes/validation.h"
+
+#include <stdlib.h>
+
+#include "probes/ptx.h"
+
+#define F_ONE 0x3F800000u   /* 1.0f */
+#define F_ZERO 0u           /* 0.0f */
+
+const struct val_kernel val_kernels[VK_ALL] = {
+    [VK_COPY] = {"copy", "streaming copy: one coalesced load and store a thread", "copy",
+                 {VAL_COPY_N / 256, 1, 1}, {256, 1, 1}, 20, 0, {0}, {0}, 2},
+    [VK_STRIDED] = {"strided", "uncoalesced reads: each thread a 128-byte stride, 16 loads",
+                    "strided", {4096, 1, 1}, {256, 1, 1}, 20, 1, {"p_iters"},
+                    {VAL_STRIDED_ITERS}, 2},
+    [VK_FFMA] = {"ffma", "compute-bound: 8 independent FMA chains, 16384 FMAs a thread",
+                 "ffma", {4096, 1, 1}, {256, 1, 1}, 10, 3, {"p_iters", "p_m", "p_c"},
+                 {VAL_FFMA_ITERS, F_ONE, F_ZERO}, 1},
+    [VK_MIXED] = {"mixed", "coalesced load, 64 FMAs in 4 chains, coalesced store", "mixed",
+                  {VAL_MIXED_N / 256, 1, 1}, {256, 1, 1}, 20, 3, {"p_iters", "p_m", "p_c"},
+                  {VAL_MIXED_ITERS, F_ONE, F_ZERO}, 2},
+    [VK_REDUCE] = {"reduce", "block reduction: 4 loads a thread, shared-memory tree, 9 barriers",
+                   "reduce", {VAL_REDUCE_N / 1024, 1, 1}, {256, 1, 1}, 20, 0, {0}, {0}, 2},
+    [VK_MM_NAIVE] = {"matmul_naive", "C = A x B, a thread an element, A row broadcast, B "
+                     "coalesced", "mm_naive", {VAL_MM_N / 16, VAL_MM_N / 16, 1}, {16, 16, 1}, 3,
+                     1, {"p_n"}, {VAL_MM_N}, 3},
+    [VK_MM_TILED] = {"matmul_tiled", "C = A x B through 16x16 shared-memory tiles, 2 barriers "
+                     "a tile", "mm_tiled", {VAL_MM_N / 16, VAL_MM_N / 16, 1}, {16, 16, 1}, 5, 1,
+                     {"p_n"}, {VAL_MM_N}, 3},
+    [VK_MM_ABT] = {"matmul_abt", "C = A x transpose(B), naive: B read down columns "
+                   "(uncoalesced)", "mm_abt", {VAL_MM_N / 16, VAL_MM_N / 16, 1}, {16, 16, 1}, 2,
+                   1, {"p_n"}, {VAL_MM_N}, 3},
+    [VK_BW_READ] = {"bandwidth", "read-only: 16-byte coalesced loads over 2 GiB", "bw_read",
+                    {16384, 1, 1}, {256, 1, 1}, 10, 1, {"p_iters"}, {VAL_BW_ITERS}, 2},
+};
+
+/* ---- shared pieces ------------------------------------------------------------ */
+
+/* The global index %g = %ctaid.x * %ntid.x + %tid.x, with %t = %tid.x. */
+static const char global_index[] =
+    "\tmov.u32 %t, %tid.x;\n\tmov.u32 %b, %ctaid.x;\n\tmov.u32 %nt, %ntid.x;\n"
+    "\tmad.lo.u32 %g, %b, %nt, %t;\n";
+
+/* Pointer parameter NAME into register REG, as a global address. */
+static void pointer(struct ptx *p, const char *reg, const char *name)
+{
+    ptx_add(p, "\tld.param.u64 %s, [%s];\n\tcvta.to.global.u64 %s, %s;\n", reg, name, reg, reg);
+}
+
+/* Stores %acc at out[%g]. */
+static void store_at_g(struct ptx *p)
+{
+    ptx_add(p, "\tmul.wide.u32 %%off, %%g, 4;\n\tadd.u64 %%o, %%o, %%off;\n"
+               "\tst.global.f32 [%%o], %%acc;\n");
+}
+
+/* Matrix kernels: %row = %ctaid.y * 16 + %tid.y, %col = %ctaid.x * 16 + %tid.x. */
+static void row_col(struct ptx *p)
+{
+    ptx_add(p, "\tmov.u32 %%tx, %%tid.x;\n\tmov.u32 %%ty, %%tid.y;\n"
+               "\tmov.u32 %%bx, %%ctaid.x;\n\tmov.u32 %%by, %%ctaid.y;\n"
+               "\tshl.b32 %%row, %%by, 4;\n\tadd.u32 %%row, %%row, %%ty;\n"
+               "\tshl.b32 %%col, %%bx, 4;\n\tadd.u32 %%col, %%col, %%tx;\n");
+}
+
+static void mm_params(struct ptx *p, const char *name)
+{
+    ptx_add(p, ".visible .entry %s(.param .u64 p_c, .param .u64 p_a, .param .u64 p_b, "
+               ".param .u32 p_n)\n{\n"
+               "\t.reg .u32 %%tx, %%ty, %%bx, %%by, %%row, %%col, %%n, %%k, %%rn, %%i;\n"
+               "\t.reg .u64 %%pc, %%pa, %%pb, %%off, %%step;\n"
+               "\t.reg .f32 %%a, %%bv, %%acc, %%x, %%y;\n\t.reg .pred %%q;\n",
+            name);
+    pointer(p, "%pc", "p_c");
+    pointer(p, "%pa", "p_a");
+    pointer(p, "%pb", "p_b");
+    ptx_add(p, "\tld.param.u32 %%n, [p_n];\n");
+    row_col(p);
+}
+
+/* C[row * n + col] = %acc. */
+static void mm_store(struct ptx *p)
+{
+    ptx_add(p, "\tmul.lo.u32 %%i, %%row, %%n;\n\tadd.u32 %%i, %%i, %%col;\n"
+               "\tmul.wide.u32 %%off, %%i, 4;\n\tadd.u64 %%pc, %%pc, %%off;\n"
+               "\tst.global.f32 [%%pc], %%acc;\n\tret;\n}\n");
+}
+
+/* ---- the kernels ------------------------------------------------------------------ */
+
+static void k_copy(struct ptx *p)
+{
+    ptx_add(p, ".visible .entry copy(.param .u64 p_out, .param .u64 p_in)\n{\n"
+               "\t.reg .u32 %%t, %%b, %%nt, %%g;\n\t.reg .u64 %%o, %%a, %%off;\n"
+               "\t.reg .f32 %%acc;\n");
+    pointer(p, "%o", "p_out");
+    pointer(p, "%a", "p_in");
+    ptx_add(p, "%s", global_index);
+    ptx_add(p, "\tmul.wide.u32 %%off, %%g, 4;\n\tadd.u64 %%a, %%a, %%off;\n"
+               "\tld.global.f32 %%acc, [%%a];\n");
+    store_at_g(p);
+    ptx_add(p, "\tret;\n}\n");
+}
+
+static void k_strided(struct ptx *p)
+{
+    ptx_add(p, ".visible .entry strided(.param .u64 p_out, .param .u64 p_in, .param .u32 "
+               "p_iters)\n{\n"
+               "\t.reg .u32 %%t, %%b, %%nt, %%nc, %%g, %%T, %%idx, %%j, %%iters;\n"
+               "\t.reg .u64 %%o, %%a, %%off, %%p;\n\t.reg .f32 %%v, %%acc;\n\t.reg .pred %%q;\n");
+    pointer(p, "%o", "p_out");
+    pointer(p, "%a", "p_in");
+    ptx_add(p, "\tld.param.u32 %%iters, [p_iters];\n%s", global_index);
+    ptx_add(p, "\tmov.u32 %%nc, %%nctaid.x;\n\tmul.lo.u32 %%T, %%nt, %%nc;\n"
+               "\tmov.f32 %%acc, 0f00000000;\n\tmov.u32 %%idx, %%g;\n\tmov.u32 %%j, 0;\n"
+               "$L_loop:\n"
+               "\tmul.wide.u32 %%off, %%idx, 128;\n\tadd.u64 %%p, %%a, %%off;\n"
+               "\tld.global.f32 %%v, [%%p];\n\tadd.f32 %%acc, %%acc, %%v;\n"
+               "\tadd.u32 %%idx, %%idx, %%T;\n\tadd.u32 %%j, %%j, 1;\n"
+               "\tsetp.lt.u32 %%q, %%j, %%iters;\n\t@%%q bra $L_loop;\n");
+    store_at_g(p);
+    ptx_add(p, "\tret;\n}\n");
+}
+
+/* n chains of `unroll` FMAs each per iteration: x_i = x_i * m + c. */
+static void fma_body(struct ptx *p, int chains, int unroll)
+{
+    for (int u = 0; u < unroll; u++)
+        for (int i = 0; i < chains; i++)
+            ptx_add(p, "\tfma.rn.f32 %%x%d, %%x%d, %%m, %%c;\n", i, i);
+}
+
+static void fma_params(struct ptx *p)
+{
+    ptx_add(p, "\tld.param.u32 %%iters, [p_iters];\n\tld.param.u32 %%mi, [p_m];\n"
+               "\tld.param.u32 %%ci, [p_c];\n\tmov.b32 %%m, %%mi;\n\tmov.b32 %%c, %%ci;\n");
+}
+
+static void fma_loop(struct ptx *p, int chains, int unroll)
+{
+    ptx_add(p, "\tmov.u32 %%j, 0;\n$L_loop:\n");
+    fma_body(p, chains, unroll);
+    ptx_add(p, "\tadd.u32 %%j, %%j, 1;\n\tsetp.lt.u32 %%q, %%j, %%iters;\n\t@%%q bra $L_loop;\n"
+               "\tmov.f32 %%acc, %%x0;\n");
+    for (int i = 1; i < chains; i++)
+        ptx_add(p, "\tadd.f32 %%acc, %%acc, %%x%d;\n", i);
+}
+
+static void k_ffma(struct ptx *p)
+{
+    ptx_add(p, ".visible .entry ffma(.param .u64 p_out, .param .u32 p_iters, .param .u32 p_m, "
+               ".param .u32 p_c)\n{\n"
+               "\t.reg .u32 %%t, %%b, %%nt, %%g, %%j, %%iters, %%mi, %%ci;\n"
+               "\t.reg .u64 %%o, %%off;\n\t.reg .f32 %%x<8>, %%m, %%c, %%acc;\n"
+               "\t.reg .pred %%q;\n");
+    pointer(p, "%o", "p_out");
+    fma_params(p);
+    ptx_add(p, "%s", global_index);
+    for (int i = 0; i < 8; i++)
+        ptx_add(p, "\tmov.f32 %%x%d, 0f3F800000;\n", i);
+    fma_loop(p, 8, 4);
+    store_at_g(p);
+    ptx_add(p, "\tret;\n}\n");
+}
+
+static void k_mixed(struct ptx *p)
+{
+    ptx_add(p, ".visible .entry mixed(.param .u64 p_out, .param .u64 p_in, .param .u32 p_iters, "
+               ".param .u32 p_m, .param .u32 p_c)\n{\n"
+               "\t.reg .u32 %%t, %%b, %%nt, %%g, %%j, %%iters, %%mi, %%ci;\n"
+               "\t.reg .u64 %%o, %%a, %%off;\n\t.reg .f32 %%x<4>, %%m, %%c, %%acc;\n"
+               "\t.reg .pred %%q;\n");
+    pointer(p, "%o", "p_out");
+    pointer(p, "%a", "p_in");
+    fma_params(p);
+    ptx_add(p, "%s", global_index);
+    ptx_add(p, "\tmul.wide.u32 %%off, %%g, 4;\n\tadd.u64 %%a, %%a, %%off;\n"
+               "\tld.global.f32 %%x0, [%%a];\n\tmov.f32 %%x1, %%x0;\n\tmov.f32 %%x2, %%x0;\n"
+               "\tmov.f32 %%x3, %%x0;\n");
+    fma_loop(p, 4, 1);
+    store_at_g(p);
+    ptx_add(p, "\tret;\n}\n");
+}
+
+static void k_reduce(struct ptx *p)
+{
+    ptx_add(p, ".visible .entry reduce(.param .u64 p_out, .param .u64 p_in)\n{\n"
+               "\t.shared .align 4 .f32 sh[256];\n"
+               "\t.reg .u32 %%t, %%b, %%base, %%sa, %%to, %%my;\n"
+               "\t.reg .u64 %%o, %%a, %%off;\n\t.reg .f32 %%v<4>, %%s, %%x, %%y;\n"
+               "\t.reg .pred %%q;\n");
+    pointer(p, "%o", "p_out");
+    pointer(p, "%a", "p_in");
+    ptx_add(p, "\tmov.u32 %%t, %%tid.x;\n\tmov.u32 %%b, %%ctaid.x;\n"
+               "\tshl.b32 %%base, %%b, 10;\n\tadd.u32 %%base, %%base, %%t;\n"
+               "\tmul.wide.u32 %%off, %%base, 4;\n\tadd.u64 %%a, %%a, %%off;\n"
+               "\tld.global.f32 %%v0, [%%a];\n\tld.global.f32 %%v1, [%%a+1024];\n"
+               "\tld.global.f32 %%v2, [%%a+2048];\n\tld.global.f32 %%v3, [%%a+3072];\n"
+               "\tadd.f32 %%s, %%v0, %%v1;\n\tadd.f32 %%s, %%s, %%v2;\n"
+               "\tadd.f32 %%s, %%s, %%v3;\n"
+               "\tmov.u32 %%sa, sh;\n\tshl.b32 %%to, %%t, 2;\n\tadd.u32 %%my, %%sa, %%to;\n"
+               "\tst.shared.f32 [%%my], %%s;\n\tbar.sync 0;\n");
+    for (int s = 128; s >= 1; s /= 2)
+        ptx_add(p, "\tsetp.lt.u32 %%q, %%t, %d;\n\t@!%%q bra $L_s%d;\n"
+                   "\tld.shared.f32 %%x, [%%my];\n\tld.shared.f32 %%y, [%%my+%d];\n"
+                   "\tadd.f32 %%x, %%x, %%y;\n\tst.shared.f32 [%%my], %%x;\n"
+                   "$L_s%d:\n\tbar.sync 0;\n", s, s, 4 * s, s);
+    ptx_add(p, "\tsetp.ne.u32 %%q, %%t, 0;\n\t@%%q bra $L_end;\n"
+               "\tld.shared.f32 %%x, [%%sa];\n\tmul.wide.u32 %%off, %%b, 4;\n"
+               "\tadd.u64 %%o, %%o, %%off;\n\tst.global.f32 [%%o], %%x;\n$L_end:\n\tret;\n}\n");
+}
+
+static void k_mm_naive(struct ptx *p)
+{
+    mm_params(p, "mm_naive");
+    ptx_add(p, "\tmul.lo.u32 %%rn, %%row, %%n;\n\tmul.wide.u32 %%off, %%rn, 4;\n"
+               "\tadd.u64 %%pa, %%pa, %%off;\n"
+               "\tmul.wide.u32 %%off, %%col, 4;\n\tadd.u64 %%pb, %%pb, %%off;\n"
+               "\tmul.wide.u32 %%step, %%n, 4;\n"
+               "\tmov.f32 %%acc, 0f00000000;\n\tmov.u32 %%k, 0;\n"
+               "$L_k:\n"
+               "\tld.global.f32 %%a, [%%pa];\n\tld.global.f32 %%bv, [%%pb];\n"
+               "\tfma.rn.f32 %%acc, %%a, %%bv, %%acc;\n"
+               "\tadd.u64 %%pa, %%pa, 4;\n\tadd.u64 %%pb, %%pb, %%step;\n"
+               "\tadd.u32 %%k, %%k, 1;\n\tsetp.lt.u32 %%q, %%k, %%n;\n\t@%%q bra $L_k;\n");
+    mm_store(p);
+}
+
+static void k_mm_abt(struct ptx *p)
+{
+    mm_params(p, "mm_abt");
+    ptx_add(p, "\tmul.lo.u32 %%rn, %%row, %%n;\n\tmul.wide.u32 %%off, %%rn, 4;\n"
+               "\tadd.u64 %%pa, %%pa, %%off;\n"
+               "\tmul.lo.u32 %%i, %%col, %%n;\n\tmul.wide.u32 %%off, %%i, 4;\n"
+               "\tadd.u64 %%pb, %%pb, %%off;\n"
+               "\tmov.f32 %%acc, 0f00000000;\n\tmov.u32 %%k, 0;\n"
+               "$L_k:\n"
+               "\tld.global.f32 %%a, [%%pa];\n\tld.global.f32 %%bv, [%%pb];\n"
+               "\tfma.rn.f32 %%acc, %%a, %%bv, %%acc;\n"
+               "\tadd.u64 %%pa, %%pa, 4;\n\tadd.u64 %%pb, %%pb, 4;\n"
+               "\tadd.u32 %%k, %%k, 1;\n\tsetp.lt.u32 %%q, %%k, %%n;\n\t@%%q bra $L_k;\n");
+    mm_store(p);
+}
+
+static void k_mm_tiled(struct ptx *p)
+{
+    ptx_add(p, ".shared .align 16 .f32 tA[256];\n.shared .align 16 .f32 tB[256];\n\n");
+    mm_params(p, "mm_tiled");
+    ptx_add(p, "\t.reg .u32 %%sA, %%sB, %%o1, %%o2, %%o3, %%myA, %%myB, %%rowA, %%colB, %%n64;\n"
+               /* A: (row * n + tx) * 4, 64 bytes on per tile */
+               "\tmul.lo.u32 %%rn, %%row, %%n;\n\tadd.u32 %%i, %%rn, %%tx;\n"
+               "\tmul.wide.u32 %%off, %%i, 4;\n\tadd.u64 %%pa, %%pa, %%off;\n"
+               /* B: (ty * n + col) * 4, 16 rows on per tile */
+               "\tmul.lo.u32 %%i, %%ty, %%n;\n\tadd.u32 %%i, %%i, %%col;\n"
+               "\tmul.wide.u32 %%off, %%i, 4;\n\tadd.u64 %%pb, %%pb, %%off;\n"
+               "\tshl.b32 %%n64, %%n, 6;\n\tcvt.u64.u32 %%step, %%n64;\n"
+               "\tmov.u32 %%sA, tA;\n\tmov.u32 %%sB, tB;\n"
+               "\tshl.b32 %%o1, %%ty, 6;\n\tshl.b32 %%o2, %%tx, 2;\n\tadd.u32 %%o3, %%o1, %%o2;\n"
+               "\tadd.u32 %%myA, %%sA, %%o3;\n\tadd.u32 %%myB, %%sB, %%o3;\n"
+               "\tadd.u32 %%rowA, %%sA, %%o1;\n\tadd.u32 %%colB, %%sB, %%o2;\n"
+               "\tmov.f32 %%acc, 0f00000000;\n\tmov.u32 %%k, 0;\n"
+               "$L_t:\n"
+               "\tld.global.f32 %%a, [%%pa];\n\tst.shared.f32 [%%myA], %%a;\n"
+               "\tld.global.f32 %%bv, [%%pb];\n\tst.shared.f32 [%%myB], %%bv;\n"
+               "\tbar.sync 0;\n");
+    for (int k = 0; k < 16; k++)
+        ptx_add(p, "\tld.shared.f32 %%x, [%%rowA+%d];\n\tld.shared.f32 %%y, [%%colB+%d];\n"
+                   "\tfma.rn.f32 %%acc, %%x, %%y, %%acc;\n", 4 * k, 64 * k);
+    ptx_add(p, "\tbar.sync 0;\n\tadd.u64 %%pa, %%pa, 64;\n\tadd.u64 %%pb, %%pb, %%step;\n"
+               "\tadd.u32 %%k, %%k, 16;\n\tsetp.lt.u32 %%q, %%k, %%n;\n\t@%%q bra $L_t;\n");
+    mm_store(p);
+}
+
+static void k_bw_read(struct ptx *p)
+{
+    ptx_add(p, ".visible .entry bw_read(.param .u64 p_out, .param .u64 p_in, .param .u32 "
+               "p_iters)\n{\n"
+               "\t.reg .u32 %%t, %%b, %%nt, %%nc, %%g, %%T, %%idx, %%j, %%iters;\n"
+               "\t.reg .u64 %%o, %%a, %%off, %%p;\n\t.reg .f32 %%v<4>, %%acc;\n"
+               "\t.reg .pred %%q;\n");
+    pointer(p, "%o", "p_out");
+    pointer(p, "%a", "p_in");
+    ptx_add(p, "\tld.param.u32 %%iters, [p_iters];\n%s", global_index);
+    ptx_add(p, "\tmov.u32 %%nc, %%nctaid.x;\n\tmul.lo.u32 %%T, %%nt, %%nc;\n"
+               "\tmov.f32 %%acc, 0f00000000;\n\tmov.u32 %%idx, %%g;\n\tmov.u32 %%j, 0;\n"
+               "$L_loop:\n"
+               "\tmul.wide.u32 %%off, %%idx, 16;\n\tadd.u64 %%p, %%a, %%off;\n"
+               "\tld.global.v4.f32 {%%v0, %%v1, %%v2, %%v3}, [%%p];\n"
+               "\tadd.f32 %%acc, %%acc, %%v0;\n\tadd.f32 %%acc, %%acc, %%v1;\n"
+               "\tadd.f32 %%acc, %%acc, %%v2;\n\tadd.f32 %%acc, %%acc, %%v3;\n"
+               "\tadd.u32 %%idx, %%idx, %%T;\n\tadd.u32 %%j, %%j, 1;\n"
+               "\tsetp.lt.u32 %%q, %%j, %%iters;\n\t@%%q bra $L_loop;\n"
+               /* never true for inputs of 1.0: keeps the loads alive without traffic */
+               "\tsetp.eq.f32 %%q, %%acc, 0fBF800000;\n"
+               "\t@%%q st.global.f32 [%%o], %%acc;\n\tret;\n}\n");
+}
+
+static void (*const writers[VK_ALL])(struct ptx *) = {
+    [VK_COPY] = k_copy,         [VK_STRIDED] = k_strided,   [VK_FFMA] = k_ffma,
+    [VK_MIXED] = k_mixed,       [VK_REDUCE] = k_reduce,     [VK_MM_NAIVE] = k_mm_naive,
+    [VK_MM_TILED] = k_mm_tiled, [VK_MM_ABT] = k_mm_abt,     [VK_BW_READ] = k_bw_read,
+};
+
+char *val_ptx(enum val_kernel_id id, int cc_major, int cc_minor)
+{
+    struct ptx p;
+    if ((unsigned)id >= VK_ALL)
+        return NULL;
+    ptx_init(&p);
+    ptx_header(&p, cc_major, cc_minor);
+    writers[id](&p);
+    return ptx_take(&p);
+}

@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""The kernel-time model end to end through a real daemon on a GPU machine.
+
+Usage: check_model.py BASE_URL TOKEN UUID OUT_DIR
+
+Submits "latency" and "memory" (the model's parameters) and then
+"model-validation" on the device (one GPU: they run in that order), waits,
+and checks:
+- every job succeeded;
+- GET /devices/{uuid}/model-validation serves every kernel with a measured
+  time and a prediction, the probe jobs the parameters came from, and the
+  geometric-mean absolute error;
+- POST /model/predict answers for a kernel described by hand and for one
+  given as PTX (the validation's copy kernel) on this device, and
+  POST /model/occupancy answers by --device;
+Writes the raw documents and model-summary.md (kernel by kernel: measured,
+predicted, error, the model's case and what bounds it) under OUT_DIR.
+"""
+import json
+import math
+import sys
+import time
+import urllib.error
+import urllib.request
+
+base, token, uuid, out = sys.argv[1:5]
+problems = []
+
+
+def call(method, path, body=None):
+    req = urllib.request.Request(base + path, method=method,
+                                 data=json.dumps(body).encode() if body is not None else None,
+                                 headers={"Authorization": "Bearer " + token,
+                                          "Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return r.status, json.load(r)
+    except urllib.error.HTTPError as e:
+        return e.code, json.load(e)
+
+
+def submit(kind, params=None):
+    body = {"kind": kind, "device": uuid}
+    if params:
+        body["params"] = params
+    status, job = call("POST", "/api/v1/jobs", body)
+    if status != 202:
+        sys.exit(f"submitting {kind}: {status} {job}")
+    return job["id"]
+
+
+def wait(job_id, limit_s=400):
+    t0 = time.time()
+    while time.time() - t0 < limit_s:
+        _, job = call("GET", f"/api/v1/jobs/{job_id}")
+        if job["state"] in ("succeeded", "failed", "cancelled"):
+            return job
+        time.sleep(0.5)
+    sys.exit(f"job {job_id} did not finish in {limit_s} s")
+
+
+# before any measurement, a prediction must be refused naming the probe to run
+status, body = call("POST", "/api/v1/model/predict",
+                    {"device": uuid, "kernel": {"grid": 1024, "block": 256, "regs": 32,
+                                                "per_warp": {"fp32": 100, "coalesced": 2}}})
+if status != 409 or "probe" not in body.get("detail", ""):
+    problems.append(f"predict before measurements: {status} {body}")
+
+ids = {"latency": submit("latency"), "memory": submit("memory"),
+       "model-validation": submit("model-validation", {"repeats": 5})}
+jobs = {k: wait(v) for k, v in ids.items()}
+for k, j in jobs.items():
+    if j["state"] != "succeeded":
+        problems.append(f"job {j['id']} ({k}) {j['state']}: {j['error']}")
+if problems:
+    print("\n".join("  " + p for p in problems))
+    sys.exit(1)
+
+json.dump(jobs["model-validation"]["result"], open(f"{out}/model-validation-job.json", "w"),
+          indent=1)
+json.dump(jobs["latency"]["result"], open(f"{out}/model-latency.json", "w"), indent=1)
+json.dump(jobs["memory"]["result"], open(f"{out}/model-memory.json", "w"), indent=1)
+status, val = call("GET", f"/api/v1/devices/{uuid}/model-validation")
+json.dump(val, open(f"{out}/model-validation.json", "w"), indent=1)
+if status != 200:
+    problems.append(f"GET model-validation: {status} {val}")
+    val = {"kernels": []}
+
+# --- validation --------------------------------------------------------------------------
+if val.get("job_id") != ids["model-validation"]:
+    problems.append(f"validation endpoint serves job {val.get('job_id')}")
+pf = val.get("parameters_from", {})
+if pf.get("latency_job") != ids["latency"] or pf.get("memory_job") != ids["memory"]:
+    problems.append(f"parameters came from {pf}, not the jobs just run")
+if len(val["kernels"]) < 8:
+    problems.append(f"only {len(val['kernels'])} kernels")
+rows, logs = [], []
+for k in val["kernels"]:
+    m, p = k.get("measured_s") or {}, k.get("predicted_s")
+    if "median" not in m:
+        problems.append(f"{k['name']}: not measured: {m}")
+        continue
+    if p is None:
+        problems.append(f"{k['name']}: not predicted: {k.get('prediction_failure')}")
+        continue
+    pr = k["prediction"]["prediction"]
+    occ = k["prediction"]["occupancy"]
+    rel = k["rel_error"]
+    logs.append(math.log(max(abs(rel), 1e-6)))
+    rows.append((k["name"], m["median"] * 1e3, m["min"] * 1e3, m["max"] * 1e3, p * 1e3, rel * 100,
+                 pr["case"], pr["bound"], pr["mwp"], pr["cwp"], pr["n_active_warps"],
+                 occ["blocks_per_sm"], occ["limiter"], pr["sync_cycles"] / pr["cycles"]))
+gmae = math.exp(sum(logs) / len(logs)) if logs else None
+if gmae is None or val.get("gmae") is None or abs(val["gmae"] - gmae) > 1e-9 * max(1, gmae):
+    problems.append(f"stored gmae {val.get('gmae')} is not the kernels' {gmae}")
+
+# --- the calculations on this device ---------------------------------------------------------
+status, pred = call("POST", "/api/v1/model/predict",
+                    {"device": uuid, "kernel": {"grid": [1024], "block": 256, "regs": 32,
+                                                "per_warp": {"fp32": 100, "int": 20,
+                                                             "coalesced": 2}}})
+if status != 200 or pred.get("prediction", {}).get("kernel_s", 0) <= 0:
+    problems.append(f"predict by hand: {status} {pred}")
+copy = next((k for k in jobs["model-validation"]["result"]["kernels"] if k["name"] == "copy"), None)
+if copy:
+    status, pred = call("POST", "/api/v1/model/predict",
+                        {"device": uuid, "kernel": {"grid": copy["grid"], "block": copy["block"],
+                                                    "regs": copy.get("regs", 16), "ptx": copy["ptx"],
+                                                    "params": copy["params"]}})
+    json.dump(pred, open(f"{out}/model-predict-copy.json", "w"), indent=1)
+    if status != 200:
+        problems.append(f"predict from PTX: {status} {pred}")
+status, occ = call("POST", "/api/v1/model/occupancy", {"device": 0, "regs": 40, "block": 96})
+if status != 200 or occ.get("blocks_per_sm") != 16:
+    problems.append(f"occupancy by device index: {status} {occ}")
+
+bw = val.get("bandwidth", {})
+with open(f"{out}/model-summary.md", "w") as f:
+    d = jobs["model-validation"]["result"]
+    f.write("## Kernel-time model on the GPU\n\n"
+            f"- device: {d['device']['name']} {uuid}, driver {d['driver_version']}\n"
+            f"- parameters from latency job {pf.get('latency_job')}, memory job "
+            f"{pf.get('memory_job')}; bandwidth measured by the validation job: "
+            f"device memory {bw.get('dram_bytes_per_s', {}).get('median', 0) / 1e9:.0f} GB/s, "
+            f"host link {bw.get('link_bytes_per_s', {}).get('median', 0) / 1e9:.1f} GB/s\n"
+            f"- timing: {d['timing']}; repeats {d['repeats']}\n"
+            f"- clock (MHz) before/after: {d['clock_mhz']['before']:.0f}/{d['clock_mhz']['after']:.0f}\n"
+            f"- geometric-mean absolute error over {len(logs)} kernels: "
+            f"{gmae * 100 if gmae is not None else float('nan'):.1f}%\n\n"
+            "| kernel | measured ms (min-max) | predicted ms | error | case | bound | MWP | CWP | N | P | limiter | sync share |\n"
+            "|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+    for r in rows:
+        f.write(f"| {r[0]} | {r[1]:.4f} ({r[2]:.4f}-{r[3]:.4f}) | {r[4]:.4f} | {r[5]:+.1f}% | {r[6]} | "
+                f"{r[7]} | {r[8]:.1f} | {r[9]:.2f} | {r[10]:.0f} | {r[11]} | {r[12]} | {r[13]:.2f} |\n")
+    if problems:
+        f.write("\nProblems:\n" + "".join(f"- {p}\n" for p in problems))
+print(open(f"{out}/model-summary.md").read())
+for p in problems:
+    print("  " + p)
+sys.exit(1 if problems else 0)

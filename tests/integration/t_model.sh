@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# Proves the kernel-time model's surface on a machine without a GPU: occupancy by compute
+# capability over HTTP (a POST: the token is needed) and on the command line, refusals naming the
+# field; a prediction refused with 409 naming the probe to run until the device has latency and
+# memory measurements (seeded into the database as rows), then answered with the values used and
+# the jobs that measured them; the validation endpoint's 404 and the job kind's refusals.
+. "$(dirname "$0")/lib.sh"
+
+SEED=GPU-5eed0000-0000-0000-0000-00000000mode
+KERNEL='{"grid":1024,"block":256,"regs":32,"per_warp":{"fp32":100,"int":10,"coalesced":2}}'
+
+run_cli() {
+    RC=0
+    timeout 20 "$GPUPROBE" "$@" >cli.out 2>cli.err || RC=$?
+    OUT=$(cat cli.out) ERR=$(cat cli.err)
+}
+
+sql() { sqlite3 -batch -bail -cmd ".timeout 5000" "$DB" "$1"; }
+
+# A device the store has seen (not attached): what a daemon on another host recorded.
+seed_device() {
+    sql "INSERT INTO hosts (hostname, machine_id, first_seen_ms, last_seen_ms)
+         VALUES ('elsewhere', '', 1, 1);
+         INSERT INTO devices (uuid, host_id, name, compute_capability, info_json, present,
+                              first_seen_ms, last_seen_ms)
+         VALUES ('$SEED', last_insert_rowid(), 'Seeded H200', '9.0',
+                 '{\"uuid\":\"$SEED\",\"name\":\"Seeded H200\",\"compute_capability\":\"9.0\",
+                   \"sm_count\":132,\"warp_size\":32,\"memory_clock_khz\":3201000,
+                   \"memory_bus_width_bits\":6016}', 0, 1, 1);"
+}
+
+# seed_run KIND MS: a succeeded job of KIND on the seeded device with its probe_runs row.
+seed_run() {
+    sql "INSERT INTO jobs (kind, device, params_json, state, attempt, max_attempts, timeout_s,
+                           created_ms, started_ms, finished_ms, result_json)
+         VALUES ('$1', '$SEED', '{}', 'succeeded', 1, 1, 600, $2, $2, $2, '{}');
+         INSERT INTO probe_runs (job_id, probe, device, device_name, compute_capability,
+                                 measured_ms, clock_mhz_before, clock_mhz_after, driver_version,
+                                 repeats, wall_s)
+         VALUES (last_insert_rowid(), '$1', '$SEED', 'Seeded H200', '9.0', $2, 1980.0, 1980.0,
+                 '580.159.04', 5, 1.0);
+         SELECT max(id) FROM jobs;"
+}
+
+seed_latency() {
+    local id
+    id=$(seed_run latency 1000)
+    for e in ffma:120 dfma:64 iadd:64 rcp:16 f2i:16 lds:32; do
+        sql "INSERT INTO latency_results (job_id, seq, device, instr, grp, sass_opcode, tput_median,
+                                          tput_min, tput_max)
+             VALUES ($id, 0, '$SEED', '${e%%:*}', 'g', 'OP', ${e#*:}, ${e#*:}, ${e#*:});"
+    done
+    echo "$id"
+}
+
+seed_memory() {
+    local id
+    id=$(seed_run memory 2000)
+    for e in device_memory_cg:640 departure_coalesced:5.5 departure_uncoalesced:30; do
+        sql "INSERT INTO memory_scalars (job_id, device, name, median, min, max)
+             VALUES ($id, '$SEED', '${e%%:*}', ${e#*:}, ${e#*:}, ${e#*:});"
+    done
+    echo "$id"
+}
+
+start_daemon
+wait_ready
+
+# ---- occupancy: a calculation; a POST needs the token -----------------------------------
+req POST /api/v1/model/occupancy '{"compute_capability":"9.0","regs":40,"block":96}' ""
+assert_problem 401 unauthorized
+req POST /api/v1/model/occupancy '{"compute_capability":"9.0","regs":40,"block":96}'
+assert_status 200
+assert_json .blocks_per_sm 16
+assert_json .limiter registers
+assert_json .registers.per_warp_allocated 1280
+assert_json .limits.warps 21
+assert_json .rules.register_allocation_unit 256
+req POST /api/v1/model/occupancy '{"compute_capability":"8.6","regs":32,"block":1024}'
+assert_status 200
+assert_json .blocks_per_sm 1
+assert_json .limiter warps
+req POST /api/v1/model/occupancy '{"compute_capability":"9.0","block":96}'
+assert_problem 400 invalid-request
+assert_field regs
+req POST /api/v1/model/occupancy '{"compute_capability":"9.0","regs":1,"block":1,"carveout":101}'
+assert_problem 400 invalid-request
+assert_field carveout
+req POST /api/v1/model/occupancy '{"compute_capability":"6.1","regs":1,"block":32}'
+assert_problem 422
+assert_field compute_capability
+req POST /api/v1/model/occupancy '{"compute_capability":"9.0","regs":1,"block":32,"warps":2}'
+assert_problem 400 invalid-request
+assert_field warps
+req POST /api/v1/model/occupancy '{"device":0,"regs":1,"block":32}'
+assert_problem 422 unknown-device
+req POST /api/v1/model/occupancy '{"compute_capability":"9.0",'
+assert_problem 400 invalid-json
+req GET /api/v1/model/occupancy
+assert_problem 405 method-not-allowed
+
+run_cli model occupancy --cc 9.0 --regs 40 --block 96 --compact
+[ "$RC" -eq 0 ] || fail "model occupancy: exit $RC: $ERR"
+[ "$(printf '%s' "$OUT" | jq .blocks_per_sm)" = 16 ] || fail "model occupancy printed $OUT"
+run_cli model occupancy --cc 9.0 --regs 40
+[ "$RC" -eq 2 ] || fail "model occupancy without --block: exit $RC"
+assert_match "$ERR" "block" "the usage error"
+run_cli model occupancy --cc 9.0 --regs x --block 32
+[ "$RC" -eq 2 ] || fail "model occupancy --regs x: exit $RC"
+
+# ---- predict: a device, then its measurements ----------------------------------------------
+req POST /api/v1/model/predict "{\"device\":\"$SEED\",\"kernel\":$KERNEL}"
+assert_problem 422 unknown-device
+seed_device
+req POST /api/v1/model/predict "{\"device\":\"$SEED\",\"kernel\":$KERNEL}"
+assert_problem 409 conflict
+assert_field device
+assert_match "$(json .detail)" 'run the latency probe.*"kind":"latency"' "the 409's detail"
+run_cli model predict --db "$DB" --device "$SEED" --kernel "$KERNEL"
+[ "$RC" -eq 1 ] || fail "model predict without measurements: exit $RC"
+assert_match "$ERR" "run the latency probe" "the command's reason"
+LAT=$(seed_latency)
+req POST /api/v1/model/predict "{\"device\":\"$SEED\",\"kernel\":$KERNEL}"
+assert_problem 409 conflict
+assert_match "$(json .detail)" 'run the memory probe.*"kind":"memory"' "the 409's detail"
+MEM=$(seed_memory)
+req POST /api/v1/model/predict "{\"device\":\"$SEED\",\"kernel\":$KERNEL}"
+assert_status 200
+assert_true '.prediction.kernel_s > 0 and .prediction.total_s == .prediction.kernel_s'
+assert_json .parameters.mem_latency.value 640
+assert_json .parameters.mem_latency.job_id "$MEM"
+assert_json .parameters.issue_fp32.job_id "$LAT"
+assert_json .occupancy.blocks_per_sm 8
+assert_true '.parameters.bandwidth.job_id == null and (.parameters.bandwidth.source | test("derived"))'
+assert_json .device.uuid "$SEED"
+req POST /api/v1/model/predict "{\"device\":\"$SEED\",\"kernel\":{\"grid\":4,\"block\":32,\"regs\":8,\"per_warp\":{\"fp33\":1}}}"
+assert_problem 400 invalid-request
+assert_field kernel.per_warp.fp33
+req POST /api/v1/model/predict "{\"device\":\"$SEED\",\"kernel\":{\"grid\":4,\"block\":32,\"regs\":8,\"per_warp\":{},\"transfer_bytes\":1000}}"
+assert_problem 400 invalid-request
+assert_match "$(json .detail)" "link bandwidth" "the transfer refusal"
+req POST /api/v1/model/predict "{\"kernel\":$KERNEL}"
+assert_problem 400 invalid-request
+assert_field device
+run_cli model predict --db "$DB" --device "$SEED" --kernel "$KERNEL" --compact
+[ "$RC" -eq 0 ] || fail "model predict: exit $RC: $ERR"
+[ "$(printf '%s' "$OUT" | jq '.prediction.kernel_s > 0')" = true ] || fail "model predict printed $OUT"
+printf '.version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 p, .param .u32 p_n)\n{\n.reg .u32 %%i, %%n, %%t;\n.reg .u64 %%a, %%o;\n.reg .f32 %%v;\n.reg .pred %%q;\nld.param.u64 %%a, [p];\nld.param.u32 %%n, [p_n];\nmov.u32 %%t, %%tid.x;\nmul.wide.u32 %%o, %%t, 4;\nadd.u64 %%a, %%a, %%o;\nmov.u32 %%i, 0;\n$L:\nld.global.f32 %%v, [%%a];\nadd.u32 %%i, %%i, 1;\nsetp.lt.u32 %%q, %%i, %%n;\n@%%q bra $L;\nret;\n}\n' >k.ptx
+run_cli model predict --db "$DB" --device "$SEED" --ptx k.ptx --grid 64 --block 128 --regs 16 --param p_n=10 --compact
+[ "$RC" -eq 0 ] || fail "model predict --ptx: exit $RC: $ERR"
+[ "$(printf '%s' "$OUT" | jq .kernel.description.per_warp.coalesced)" = 10 ] || fail "derived description: $OUT"
+run_cli model predict --db "$DB" --device "$SEED" --ptx k.ptx --grid 64 --block 128 --regs 16
+[ "$RC" -eq 2 ] || fail "model predict --ptx without the trip count: exit $RC"
+assert_match "$ERR" 'loop at label \$L' "the underivable loop"
+
+# ---- validation ----------------------------------------------------------------------------
+req GET "/api/v1/devices/$SEED/model-validation"
+assert_problem 404 not-found
+assert_match "$(json .detail)" '"kind":"model-validation"' "the 404's detail"
+req GET "/api/v1/devices/$SEED/model-validation?job=abc"
+assert_problem 400 invalid-request
+assert_field job
+req GET /api/v1/job-kinds
+assert_true '[.kinds[] | select(.name == "model-validation" and .needs_gpu and .params.repeats.maximum == 50)] | length == 1'
+req POST /api/v1/jobs '{"kind":"model-validation"}'
+assert_problem 400 invalid-request
+assert_field device
+req POST /api/v1/jobs '{"kind":"model-validation","device":0}'
+assert_problem 422 unknown-device
+
+stop_daemon

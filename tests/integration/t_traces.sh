@@ -1,0 +1,237 @@
+#!/usr/bin/env bash
+# Proves trace sorting end to end: `gpuprobe trace convert` and `trace sort` on the committed fixtures (round trips, the summary, a bad CSV line), POST /api/v1/traces/sort answered at once (CSV and binary, equal to the CLI's output, the summary header), bad records and arguments (400 with line/offset or the argument, nothing left in upload_dir), the job path with a small trace_sync_limit (202, the job, its output equal to the synchronous answer, the input removed, a failed job keeping nothing), 401, 413, and that the internal trace-sort kind cannot be submitted to /api/v1/jobs.
+. "$(dirname "$0")/lib.sh"
+
+FIX=$REPO/tests/fixtures/traces
+UPLOADS=$WORK/uploads
+
+# cli ARGS...: gpuprobe trace ARGS; sets RC (stdout in cli.out, stderr in cli.err).
+cli() {
+    RC=0
+    timeout 30 "$GPUPROBE" trace "$@" >cli.out 2>cli.err || RC=$?
+}
+cli_ok() {
+    cli "$@"
+    [ "$RC" -eq 0 ] || fail "gpuprobe trace $* exited $RC: $(head -c 400 cli.err)"
+}
+same() { cmp -s "$1" "$2" || fail "$3: $1 and $2 differ"; }
+
+# sort_http QUERY FILE [TOKEN]: POSTs FILE to /api/v1/traces/sort?QUERY; sets
+# STATUS, HEADERS, BODY (text, NULs dropped) and leaves the body in http.out.
+sort_http() {
+    local token=${3-$TOKEN}
+    local -a args=(-sS -o "$WORK/http.out" -D "$WORK/http.headers" -w '%{http_code}' --max-time 60
+                   -H 'Content-Type: text/csv' --data-binary "@$2")
+    [ -n "$token" ] && args+=(-H "Authorization: Bearer $token")
+    REQ_METHOD=POST REQ_PATH="/api/v1/traces/sort?$1"
+    STATUS=$(curl "${args[@]}" "$BASE_URL$REQ_PATH" 2>"$WORK/http.err") || STATUS=000
+    HEADERS=$WORK/http.headers
+    BODY=$(head -c 8000 "$WORK/http.out" | tr -d '\000')
+}
+
+# uploads_hold NAMES: upload_dir holds exactly these files (space separated)
+# within 3 s (the request's own spool file goes when its answer has been sent).
+uploads_hold() {
+    local deadline=$(($(now_ms) + 3000)) got
+    while :; do
+        got=$(ls "$UPLOADS" 2>/dev/null | sort | paste -sd' ' || true)
+        [ "$got" = "$1" ] && return 0
+        [ "$(now_ms)" -ge "$deadline" ] && fail "upload_dir holds '$got', expected '$1'"
+        sleep 0.05
+    done
+}
+
+# ---- the CLI: convert round trips --------------------------------------------------------
+cli_ok --help
+assert_match "$(cat cli.out)" "--summary-json FILE" "trace --help"
+assert_match "$(cat cli.out)" "--threads-per-block N" "trace --help"
+cli_ok convert "$FIX/sample.csv" -o s.csv
+[ "$(head -n1 s.csv)" = tid,pc,addr,width,dep ] || fail "convert to CSV: header $(head -n1 s.csv)"
+[ "$(wc -l <s.csv)" -eq 15 ] || fail "convert to CSV: $(wc -l <s.csv) lines, expected 15"
+cli_ok convert "$FIX/sample.csv" -o s.bin --out-format bin
+[ "$(head -c 7 s.bin)" = GPTRACE ] || fail "convert to bin: no magic"
+cli_ok convert s.bin -o s2.csv
+same s.csv s2.csv "CSV -> binary -> CSV"
+cli_ok convert "$FIX/nvbit_memtrace.txt" -o n.csv
+cli_ok convert "$FIX/nvbit_memtrace.txt" -o n.bin --out-format bin
+cli_ok convert n.bin -o n2.csv --in-format bin
+same n.csv n2.csv "NVBit -> CSV against NVBit -> binary -> CSV"
+[ "$(wc -l <n.csv)" -eq 321 ] || fail "NVBit: $(wc -l <n.csv) lines, expected 320 records + header"
+cli_ok convert "$FIX/kernel-1.trace" -o k.csv
+cli_ok convert "$FIX/kernel-1.traceg" -o kg.csv
+sort k.csv >k.sorted
+sort kg.csv >kg.sorted
+same k.sorted kg.sorted "the records of the two Accel-Sim layouts of one kernel (in any order)"
+cli_ok convert "$FIX/sample.csv" -o - --out-format csv
+same cli.out s.csv "convert to stdout"
+
+# ---- the CLI: sort --------------------------------------------------------------------------
+cli_ok sort "$FIX/sample.csv" -o sorted.csv --sms 4 --summary-json sum.json
+[ "$(head -n1 sorted.csv)" = sm,seq,tid,pc,addr,width,dep ] || fail "sort: header $(head -n1 sorted.csv)"
+assert_match "$(cat cli.err)" "requests in 14, out [0-9]+" "the summary on stderr"
+out_lines=$(($(wc -l <sorted.csv) - 1))
+BODY=$(cat sum.json)
+assert_json .records_in 14
+assert_json .requests_out "$out_lines"
+assert_json .params.sms 4
+assert_json '.sms | length' 4
+assert_json .input_format csv
+assert_json .output_bytes "$(stat -c %s sorted.csv)"
+assert_true '.coalescing_ratio == .records_in / .requests_out'
+assert_true '.stalls | keys == ["all_blocked_ticks","dependency_waits","max_in_flight","mshr_full_ticks"]'
+assert_true '([.sms[].records_in] | add) == .records_in and ([.sms[].requests_out] | add) == .requests_out'
+cli_ok sort s.bin -o sorted2.csv --sms 4 --quiet
+same sorted.csv sorted2.csv "sorting the CSV and its binary form"
+[ ! -s cli.err ] || fail "--quiet still printed: $(cat cli.err)"
+cli_ok sort s.bin -o sorted.bin --sms 4 --out-format bin --quiet
+cli_ok convert sorted.bin -o sorted3.csv
+same sorted.csv sorted3.csv "the binary sorted output converted to CSV"
+cli_ok sort "$FIX/kernel-1.trace" -o ks.csv --quiet
+cli_ok sort "$FIX/kernel-1.traceg" -o kgs.csv --quiet
+same ks.csv kgs.csv "sorting the two Accel-Sim layouts"
+cli_ok sort "$FIX/kernel-1.trace" -o kf.csv --quiet --pc-flags "$FIX/pcflags.csv"
+! cmp -s ks.csv kf.csv || fail "--pc-flags (0x40 dependent) changed nothing"
+cli_ok sort "$FIX/sample.csv" -o - --quiet --arch volta --seed 9
+[ "$(head -n1 cli.out)" = sm,seq,tid,pc,addr,width,dep ] || fail "sort -o -: $(head -n1 cli.out)"
+ls ./*.part >/dev/null 2>&1 && fail "a .part file was left: $(ls ./*.part)"
+
+# A bad line: status 1, its line and offset, and no output at all.
+printf 'tid,pc,addr,width,dep\n0,0x40,0x100,4,1\n1,0x40,0x104,3,1\n' >bad.csv
+cli sort bad.csv -o bad.out
+[ "$RC" -eq 1 ] || fail "a bad CSV exited $RC, expected 1"
+assert_match "$(cat cli.err)" "^gpuprobe trace: bad\.csv: line 3 \(byte offset 39\): width" "the bad CSV's reason"
+[ ! -e bad.out ] && [ ! -e bad.out.part ] || fail "output left after a bad input"
+cli convert bad.csv -o bad.out
+[ "$RC" -eq 1 ] && [ ! -e bad.out ] || fail "convert of a bad CSV: status $RC, output kept?"
+assert_match "$(cat cli.err)" "line 3" "convert's reason"
+cli sort "$FIX/sample.csv" -o x.csv --line 100
+[ "$RC" -eq 2 ] || fail "--line 100 exited $RC, expected 2"
+assert_match "$(cat cli.err)" "--line: must be a power of two" "the reason for --line 100"
+cli convert "$FIX/sample.csv" -o x.csv --sms 2
+[ "$RC" -eq 2 ] || fail "convert --sms exited $RC, expected 2"
+
+# ---- the daemon: sorting while the client waits --------------------------------------------
+start_daemon
+sort_http "sms=4" "$FIX/sample.csv"
+assert_status 200
+[[ "$(header content-type)" == text/csv* ]] || fail "Content-Type: $(header content-type)"
+same http.out sorted.csv "the HTTP answer and the CLI's output"
+BODY=$(header gpuprobe-summary)
+assert_json .records_in 14
+assert_json .requests_out "$out_lines"
+assert_json .params.sms 4
+assert_true 'has("sms") | not'
+sort_http "sms=4&out-format=bin" "$FIX/sample.csv"
+assert_status 200
+[ "$(header content-type)" = application/octet-stream ] || fail "binary Content-Type: $(header content-type)"
+same http.out sorted.bin "the binary HTTP answer and the CLI's binary output"
+cli_ok sort "$FIX/nvbit_memtrace.txt" -o nv.csv --quiet --sms 2 --schedule gto --seed 7
+sort_http "sms=2&schedule=gto&seed=7&in-format=nvbit" "$FIX/nvbit_memtrace.txt"
+assert_status 200
+same http.out nv.csv "NVBit sorted over HTTP and by the CLI"
+cp http.out nv-sync.csv
+uploads_hold ""
+
+# A bad record: 400 with its line and offset; nothing kept.
+sort_http "" bad.csv
+assert_problem 400 invalid-trace
+assert_json .line 3
+assert_json .offset 39
+assert_true '.detail | test("line 3 .byte offset 39.: width")'
+uploads_hold ""
+# A bad binary record: record 1 (at 128 + 32) gets width 3; only the offset applies.
+cp s.bin badbin.bin
+printf '\003' | dd of=badbin.bin bs=1 seek=184 conv=notrunc status=none
+sort_http "" badbin.bin
+assert_problem 400 invalid-trace
+assert_json .offset 160
+assert_true 'has("line") | not'
+uploads_hold ""
+
+# Bad arguments: 400 naming the argument, before anything runs.
+for bad in "line=100:line" "bogus=1:bogus" "input=/etc/passwd:input" "output=x:output" \
+           "threads-per-block=0:threads-per-block" "sms=many:sms" "out-format=xml:out-format" \
+           "in-format=json:in-format" "seed=-1:seed"; do
+    sort_http "${bad%%:*}" "$FIX/sample.csv"
+    assert_problem 400 invalid-request
+    assert_field "${bad##*:}"
+done
+uploads_hold ""
+: >empty.csv
+sort_http "" empty.csv
+assert_problem 400 invalid-request
+sort_http "" "$FIX/sample.csv" ""
+assert_problem 401 unauthorized
+sort_http "" "$FIX/sample.csv" wrong-token
+assert_problem 403 forbidden
+uploads_hold ""
+
+# The kind is internal: listed as such, never submitted directly.
+req GET /api/v1/job-kinds
+assert_status 200
+assert_json '.kinds[] | select(.name == "trace-sort") | [.internal, .needs_gpu]' '[true,false]'
+assert_true '[.kinds[] | select(.name == "test") | .internal] == [false]'
+req POST /api/v1/jobs '{"kind":"trace-sort","params":{"input":"x","output":"/etc/passwd"}}'
+assert_problem 422 unknown-kind
+assert_true '.detail | test("POST /api/v1/traces/sort")'
+req POST /api/v1/jobs '{"kind":"nope"}'
+assert_problem 422 unknown-kind
+assert_true '.detail | test("trace-sort") | not'
+
+# Only trace-sort jobs have an output.
+submit '{"kind":"test"}'
+wait_job_state "$JOB_ID" succeeded 15
+req GET "/api/v1/jobs/$JOB_ID/output"
+assert_problem 404 not-found
+req GET /api/v1/jobs/999999/output
+assert_problem 404 not-found
+req GET /api/v1/jobs/x/output
+assert_problem 400 invalid-request
+stop_daemon
+
+# ---- the daemon: the job path ----------------------------------------------------------------
+write_config trace_sync_limit=1024 upload_limit=16384
+start_daemon --config "$CONFIG"
+[ "$(stat -c %s "$FIX/nvbit_memtrace.txt")" -gt 1024 ] || fail "the NVBit fixture is too small for the job path"
+sort_http "sms=2&schedule=gto&seed=7&in-format=nvbit" "$FIX/nvbit_memtrace.txt"
+assert_status 202
+assert_json .kind trace-sort
+assert_json .params.sms 2
+assert_true '.params.input | test("^trace-[A-Za-z0-9]{6}\\.in$")'
+id=$(json .id)
+[ "$(header location)" = "/api/v1/jobs/$id" ] || fail "Location: $(header location)"
+wait_job_state "$id" succeeded 30
+assert_json .result.records_in 320
+assert_json .result.input_format nvbit
+req GET "/api/v1/jobs/$id/output"
+assert_status 200
+same "$WORK/.req.out" nv-sync.csv "the job's output and the synchronous answer"
+BODY=$(header gpuprobe-summary)
+assert_json .records_in 320
+uploads_hold "trace-$id.out"
+# A small body is still answered at once.
+sort_http "sms=4" "$FIX/sample.csv"
+assert_status 200
+same http.out sorted.csv "a small trace under a small trace_sync_limit"
+
+# A bad large trace: the job fails with the line; nothing is kept.
+{
+    echo tid,pc,addr,width,dep
+    for i in $(seq 0 99); do echo "$i,0x40,$((4096 + 4 * i)),4,1"; done
+    echo 100,0x40,0x1000,3,1
+} >bigbad.csv
+sort_http "" bigbad.csv
+assert_status 202
+bad_id=$(json .id)
+wait_job_state "$bad_id" failed 30
+assert_true '.error | test("line 102 \\(byte offset [0-9]+\\): width")'
+req GET "/api/v1/jobs/$bad_id/output"
+assert_problem 404 not-found
+uploads_hold "trace-$id.out"
+
+# Over upload_limit: 413, nothing stored.
+head -c 20000 /dev/zero | tr '\0' 'x' >huge.csv
+sort_http "" huge.csv
+assert_problem 413 payload-too-large
+uploads_hold "trace-$id.out"
+stop_daemon

@@ -1,0 +1,339 @@
+/*
+ * Unit tests of PTX -> kernel description (model/ptx_desc.c).
+ *
+ * DESIGN
+ * The validation kernels (probes/validation_ptx.c) are real inputs: their
+ * expected counts are worked out from the PTX by hand below (loop trip
+ * counts from the launch parameters, coalescing from the address
+ * arithmetic), so a change in the analysis or in the kernels that moves a
+ * count fails here. Where ptxas is installed the kernels must also
+ * compile. Small hand-written modules pin each rule: nested loops, the
+ * comparison forms, loops that cannot be counted, forward branches,
+ * addresses that are not affine in the thread index, 2-D coalescing,
+ * entry selection.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "model/ptx_desc.h"
+#include "probes/validation.h"
+
+#define PTXAS "/usr/local/cuda/bin/ptxas"
+
+static char err[512];
+
+static void near(double got, double want, const char *what)
+{
+    if (fabs(got - want) > 1e-9 * fmax(1.0, fabs(want)))
+        fail_msg("%s: got %.10g, want %.10g", what, got, want);
+}
+
+static struct pd_launch launch_of(const struct val_kernel *k)
+{
+    struct pd_launch l;
+    memset(&l, 0, sizeof l);
+    memcpy(l.grid, k->grid, sizeof l.grid);
+    memcpy(l.block, k->block, sizeof l.block);
+    l.nparams = k->nints;
+    for (int i = 0; i < k->nints; i++) {
+        snprintf(l.params[i].name, sizeof l.params[i].name, "%s", k->int_names[i]);
+        l.params[i].value = k->ints[i];
+    }
+    return l;
+}
+
+static struct pd_desc describe_kernel(enum val_kernel_id id)
+{
+    struct pd_desc d;
+    struct pd_launch l = launch_of(&val_kernels[id]);
+    char *ptx = val_ptx(id, 9, 0);
+    assert_non_null(ptx);
+    if (pd_describe(ptx, NULL, &l, &d, err, sizeof err) != 0)
+        fail_msg("%s: %s", val_kernels[id].name, err);
+    free(ptx);
+    return d;
+}
+
+/* ---- the validation kernels ------------------------------------------------------ */
+
+static void test_copy(void **state)
+{
+    (void)state;
+    struct pd_desc d = describe_kernel(VK_COPY);
+    /* base + (ctaid x ntid + tid) x 4: one load and one store, a 128-byte line each */
+    near(d.coal, 2, "coalesced");
+    near(d.uncoal, 0, "uncoalesced");
+    near(d.coal_bytes, 128, "bytes");
+    /* 2 cvta, 3 mov, mad, 2 mul.wide, 2 add */
+    near(d.insts[MC_INT], 10, "int");
+    near(d.insts[MC_FP32], 0, "fp32");
+    assert_int_equal(d.loops, 0);
+    assert_int_equal(d.nnotes, 0);
+}
+
+static void test_strided(void **state)
+{
+    (void)state;
+    struct pd_desc d = describe_kernel(VK_STRIDED);
+    /* 16 iterations (p_iters) of a load at base + idx x 128: a line a lane */
+    near(d.uncoal, VAL_STRIDED_ITERS, "uncoalesced");
+    near(d.uncoal_per_access, 32, "transactions");
+    near(d.coal, 1, "the store");
+    /* 16 adds in the loop and the accumulator's mov */
+    near(d.insts[MC_FP32], VAL_STRIDED_ITERS + 1, "fp32");
+    assert_int_equal(d.loops, 1);
+}
+
+static void test_ffma(void **state)
+{
+    (void)state;
+    struct pd_desc d = describe_kernel(VK_FFMA);
+    /* 512 x 32 FMAs, 8 + 1 movs, 7 adds */
+    near(d.insts[MC_FP32], VAL_FFMA_ITERS * 32.0 + 16, "fp32");
+    /* 3 a loop iteration (add, setp, bra); outside: cvta, 2 mov.b32, 3 mov and mad of the
+     * index, mov of the counter, mul.wide and add of the store address */
+    near(d.insts[MC_INT], VAL_FFMA_ITERS * 3.0 + 10, "int");
+    near(d.coal, 1, "the store");
+}
+
+static void test_mixed(void **state)
+{
+    (void)state;
+    struct pd_desc d = describe_kernel(VK_MIXED);
+    /* 16 x 4 FMAs, 3 + 1 movs, 3 adds */
+    near(d.insts[MC_FP32], VAL_MIXED_ITERS * 4.0 + 7, "fp32");
+    near(d.coal, 2, "load and store");
+    near(d.uncoal, 0, "uncoalesced");
+}
+
+static void test_reduce(void **state)
+{
+    (void)state;
+    struct pd_desc d = describe_kernel(VK_REDUCE);
+    /* bar.sync after the store and after each of 8 tree steps */
+    near(d.sync, 9, "barriers");
+    /* 1 store, 8 x (2 loads, 1 store), the final load */
+    near(d.insts[MC_SHARED], 26, "shared");
+    /* 4 loads at base, +1024, +2048, +3072 of a thread's line; the store of lane 0
+     * (broadcast address: one sector) */
+    near(d.coal, 5, "coalesced");
+    near(d.coal_bytes, (4 * 128 + 32) / 5.0, "bytes");
+    assert_true(d.nnotes >= 1);
+    assert_non_null(strstr(d.notes[0], "forward branch"));
+}
+
+static void test_matmul_naive(void **state)
+{
+    (void)state;
+    struct pd_desc d = describe_kernel(VK_MM_NAIVE);
+    /* n = 2048 iterations; A[row][k]: 2 rows of a 16 x 16 block in a warp, 2 sectors;
+     * B[k][col]: 16 consecutive words, 2 sectors; both no more than 4 = coalesced */
+    near(d.coal, 2 * VAL_MM_N + 1.0, "coalesced");
+    near(d.uncoal, 0, "uncoalesced");
+    near(d.coal_bytes, (2.0 * VAL_MM_N * 64 + 128) / (2 * VAL_MM_N + 1), "bytes");
+    near(d.insts[MC_FP32], VAL_MM_N + 1.0, "fp32");
+}
+
+static void test_matmul_tiled(void **state)
+{
+    (void)state;
+    struct pd_desc d = describe_kernel(VK_MM_TILED);
+    /* 2048 / 16 = 128 tiles: 2 global loads (two 64-byte row halves = 4 sectors), 2 shared
+     * stores, 32 shared loads, 16 FMAs, 2 barriers */
+    near(d.coal, 2 * 128 + 1.0, "coalesced");
+    near(d.coal_bytes, 128, "bytes");
+    near(d.insts[MC_SHARED], 128 * 34.0, "shared");
+    near(d.sync, 256, "barriers");
+    near(d.insts[MC_FP32], 128 * 16 + 1.0, "fp32");
+}
+
+static void test_matmul_abt(void **state)
+{
+    (void)state;
+    struct pd_desc d = describe_kernel(VK_MM_ABT);
+    /* B[col][k]: the 16 lanes of a row are 8 KiB apart: 16 sectors, uncoalesced */
+    near(d.uncoal, VAL_MM_N, "uncoalesced");
+    near(d.uncoal_per_access, 16, "transactions");
+    near(d.coal, VAL_MM_N + 1.0, "coalesced");
+}
+
+static void test_kernels_compile(void **state)
+{
+    (void)state;
+    if (access(PTXAS, X_OK) != 0) {
+        print_message("ptxas not installed at %s: compile check skipped\n", PTXAS);
+        skip();
+    }
+    char dir[] = "/tmp/gpuprobe-test-vptx-XXXXXX", path[96], cmd[256];
+    assert_non_null(mkdtemp(dir));
+    for (int id = 0; id < VK_ALL; id++) {
+        char *ptx = val_ptx((enum val_kernel_id)id, 9, 0);
+        snprintf(path, sizeof path, "%s/k.ptx", dir);
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(ptx, f);
+        fclose(f);
+        free(ptx);
+        snprintf(cmd, sizeof cmd, "%s -arch=sm_90 %s -o %s/k.cubin", PTXAS, path, dir);
+        if (system(cmd) != 0)
+            fail_msg("ptxas refused %s", val_kernels[id].name);
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* ---- rules on small modules ------------------------------------------------------------ */
+
+static int describe_text(const char *body, unsigned bx, unsigned by, long long n,
+                         struct pd_desc *d)
+{
+    char ptx[4096];
+    struct pd_launch l;
+    memset(&l, 0, sizeof l);
+    l.grid[0] = l.grid[1] = l.grid[2] = 1;
+    l.block[0] = bx;
+    l.block[1] = by;
+    l.block[2] = 1;
+    l.nparams = 1;
+    snprintf(l.params[0].name, sizeof l.params[0].name, "p_n");
+    l.params[0].value = n;
+    snprintf(ptx, sizeof ptx,
+             ".version 8.0\n.target sm_90\n.address_size 64\n"
+             ".visible .entry other(.param .u32 p_n)\n{\n\tret;\n}\n"
+             ".visible .entry k(.param .u64 p_a, .param .u32 p_n)\n{\n"
+             "\t.reg .u32 %%i, %%j, %%n, %%t, %%y, %%w;\n\t.reg .u64 %%a, %%o, %%p;\n"
+             "\t.reg .f32 %%v;\n\t.reg .pred %%q, %%r;\n"
+             "\tld.param.u64 %%a, [p_a];\n\tld.param.u32 %%n, [p_n];\n"
+             "\tmov.u32 %%t, %%tid.x;\n\tmov.u32 %%y, %%tid.y;\n%s\tret;\n}\n",
+             body);
+    return pd_describe(ptx, "k", &l, d, err, sizeof err);
+}
+
+static void test_nested_loops_and_comparisons(void **state)
+{
+    (void)state;
+    struct pd_desc d;
+    /* outer: i = 0, 2, 4 .. < 10: 5 trips; inner: j = 10 down to 1 (ne 0): 10 trips */
+    assert_int_equal(describe_text("\tmov.u32 %i, 0;\n$O:\n\tmov.u32 %j, 10;\n$I:\n"
+                                   "\tadd.f32 %v, %v, %v;\n\tsub.u32 %j, %j, 1;\n"
+                                   "\tsetp.ne.u32 %q, %j, 0;\n\t@%q bra $I;\n"
+                                   "\tadd.u32 %i, %i, 2;\n\tsetp.lt.u32 %r, %i, %n;\n"
+                                   "\t@%r bra $O;\n", 32, 1, 10, &d), 0);
+    assert_int_equal(d.loops, 2);
+    near(d.insts[MC_FP32], 50, "5 x 10 adds");
+    /* compared before the step, taken while the predicate is false: i = 1 .. 10 */
+    assert_int_equal(describe_text("\tmov.u32 %i, 1;\n$L:\n\tadd.f32 %v, %v, %v;\n"
+                                   "\tsetp.gt.u32 %q, %i, 9;\n\tadd.u32 %i, %i, 1;\n"
+                                   "\t@!%q bra $L;\n", 32, 1, 0, &d), 0);
+    near(d.insts[MC_FP32], 10, "i = 1..10");
+}
+
+static void test_loops_that_cannot_be_counted(void **state)
+{
+    (void)state;
+    struct pd_desc d;
+    /* the bound is a loaded value */
+    assert_int_equal(describe_text("\tld.global.u32 %w, [%a];\n\tmov.u32 %i, 0;\n$L:\n"
+                                   "\tadd.u32 %i, %i, 1;\n\tsetp.lt.u32 %q, %i, %w;\n"
+                                   "\t@%q bra $L;\n", 32, 1, 0, &d), -1);
+    assert_non_null(strstr(err, "loop at label $L"));
+    /* an unconditional branch back */
+    assert_int_equal(describe_text("$L:\n\tadd.f32 %v, %v, %v;\n\tbra $L;\n", 32, 1, 0, &d), -1);
+    /* a branch to nowhere */
+    assert_int_equal(describe_text("\t@%q bra $Nowhere;\n", 32, 1, 0, &d), -1);
+    assert_non_null(strstr(err, "Nowhere"));
+}
+
+static void test_coalescing_rules(void **state)
+{
+    (void)state;
+    struct pd_desc d;
+    /* a[tid.x x 8] with 8-byte loads: 256 bytes, 8 sectors = ideal: coalesced */
+    assert_int_equal(describe_text("\tmul.wide.u32 %o, %t, 8;\n\tadd.u64 %p, %a, %o;\n"
+                                   "\tld.global.f64 %a, [%p];\n", 32, 1, 0, &d), 0);
+    near(d.coal, 1, "8-byte unit stride");
+    near(d.coal_bytes, 256, "bytes");
+    /* a[tid.x x 8] with 4-byte loads: 32 lanes over 256 bytes, 8 sectors > 4 */
+    assert_int_equal(describe_text("\tmul.wide.u32 %o, %t, 8;\n\tadd.u64 %p, %a, %o;\n"
+                                   "\tld.global.f32 %v, [%p];\n", 32, 1, 0, &d), 0);
+    near(d.uncoal, 1, "stride 2");
+    near(d.uncoal_per_access, 8, "sectors");
+    /* a 16 x 2 block reading a[tid.y x 4096 + tid.x x 4]: 2 rows of 64 bytes: 4 sectors */
+    assert_int_equal(describe_text("\tmul.wide.u32 %o, %y, 4096;\n\tadd.u64 %p, %a, %o;\n"
+                                   "\tmul.wide.u32 %o, %t, 4;\n\tadd.u64 %p, %p, %o;\n"
+                                   "\tst.global.f32 [%p], %v;\n", 16, 2, 0, &d), 0);
+    near(d.coal, 1, "tile rows");
+    /* an address from a loaded value: not affine */
+    assert_int_equal(describe_text("\tld.global.u64 %p, [%a];\n\tld.global.f32 %v, [%p];\n",
+                                   32, 1, 0, &d), 0);
+    near(d.coal, 1, "the first load (uniform address)");
+    near(d.uncoal, 1, "the dependent load");
+    near(d.uncoal_per_access, 32, "one transaction a lane");
+    assert_non_null(strstr(d.notes[0], "not affine"));
+    /* generic space counts as global, and says so */
+    assert_int_equal(describe_text("\tld.f32 %v, [%a];\n", 32, 1, 0, &d), 0);
+    near(d.coal, 1, "generic load");
+    assert_non_null(strstr(d.notes[0], "generic"));
+}
+
+static void test_bad_modules(void **state)
+{
+    (void)state;
+    struct pd_desc d;
+    struct pd_launch l;
+    memset(&l, 0, sizeof l);
+    l.block[0] = l.block[1] = l.block[2] = 1;
+    assert_int_equal(pd_describe(".version 8.0\n", NULL, &l, &d, err, sizeof err), -1);
+    assert_non_null(strstr(err, "no entry"));
+    assert_int_equal(pd_describe(".visible .entry a()\n{\n\tret;\n}\n", "b", &l, &d, err,
+                                 sizeof err), -1);
+    assert_non_null(strstr(err, "'b'"));
+    assert_int_equal(pd_describe(".visible .entry a()\n{\n\tret;\n", NULL, &l, &d, err,
+                                 sizeof err), -1);
+    l.block[0] = 0;
+    assert_int_equal(pd_describe(".visible .entry a()\n{\n\tret;\n}\n", NULL, &l, &d, err,
+                                 sizeof err), -1);
+}
+
+static void test_json(void **state)
+{
+    (void)state;
+    struct pd_desc d = describe_kernel(VK_MM_ABT);
+    json_t *j = pd_desc_json(&d);
+    const json_t *pw = json_object_get(j, "per_warp");
+    near(json_number_value(json_object_get(pw, "uncoalesced")), VAL_MM_N, "json uncoalesced");
+    assert_null(json_object_get(pw, "global"));
+    near(json_number_value(json_object_get(j, "uncoal_per_access")), 16, "json transactions");
+    json_decref(j);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_copy),
+        cmocka_unit_test(test_strided),
+        cmocka_unit_test(test_ffma),
+        cmocka_unit_test(test_mixed),
+        cmocka_unit_test(test_reduce),
+        cmocka_unit_test(test_matmul_naive),
+        cmocka_unit_test(test_matmul_tiled),
+        cmocka_unit_test(test_matmul_abt),
+        cmocka_unit_test(test_kernels_compile),
+        cmocka_unit_test(test_nested_loops_and_comparisons),
+        cmocka_unit_test(test_loops_that_cannot_be_counted),
+        cmocka_unit_test(test_coalescing_rules),
+        cmocka_unit_test(test_bad_modules),
+        cmocka_unit_test(test_json),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
