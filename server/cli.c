@@ -1,5 +1,5 @@
 /*
- * Small helpers shared by the subcommands: one-line errors.
+ * Small helpers shared by the subcommands: one-line errors, JSON output.
  */
 #include "server/cli.h"
 
@@ -24,4 +24,12 @@ int cli_unknown_option(const char *cmd, int argc, char **argv)
     const char *word = optind - 1 < argc && optind > 0 ? argv[optind - 1] : "?";
     return cli_fail(cmd, 2, "unknown option or missing value near '%s' (see gpuprobe %s --help)",
                     word, cmd);
+}
+
+int cli_print_json(json_t *j, int compact)
+{
+    int rc = json_dumpf(j, stdout, compact ? JSON_COMPACT : JSON_INDENT(2));
+    json_decref(j);
+    putchar('\n');
+    return rc == 0 && fflush(stdout) == 0 ? 0 : -1;
 }

@@ -7,12 +7,18 @@
 #ifndef GPUPROBE_SERVER_CLI_H
 #define GPUPROBE_SERVER_CLI_H
 
+#include <jansson.h>
+
 int cmd_serve(int argc, char **argv);
 int cmd_devices(int argc, char **argv);
 int cmd_worker(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_model(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
+
+/* Prints j on stdout (indented, or on one line when compact) and a newline,
+ * flushes, and releases j. 0, or -1 when stdout cannot be written. */
+int cli_print_json(json_t *j, int compact);
 
 /* Prints "gpuprobe CMD: <message>" on stderr and returns status. */
 int cli_fail(const char *cmd, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

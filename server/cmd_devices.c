@@ -35,8 +35,5 @@ int cmd_devices(int argc, char **argv)
         return cli_fail("devices", 1, "out of memory");
     json_t *j = gpu_inventory_to_json(&inv);
     gpu_inventory_free(&inv);
-    int rc = json_dumpf(j, stdout, compact ? JSON_COMPACT : JSON_INDENT(2));
-    json_decref(j);
-    putchar('\n');
-    return rc == 0 && fflush(stdout) == 0 ? 0 : cli_fail("devices", 1, "cannot write output");
+    return cli_print_json(j, compact) == 0 ? 0 : cli_fail("devices", 1, "cannot write output");
 }

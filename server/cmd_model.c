@@ -59,14 +59,6 @@ struct occ_opts {
     int sweep, check, compact;
 };
 
-static int print_json(json_t *j, int compact)
-{
-    int rc = json_dumpf(j, stdout, compact ? JSON_COMPACT : JSON_INDENT(2));
-    json_decref(j);
-    putchar('\n');
-    return rc == 0 && fflush(stdout) == 0 ? 0 : -1;
-}
-
 static int occ_parse_args(int argc, char **argv, struct occ_opts *o, int *done)
 {
     static const struct option opts[] = {
@@ -180,7 +172,7 @@ static int occ_answer(const struct occ_opts *o)
                           "8.0, 8.6, 8.9, 9.0)", rq.cc_major, rq.cc_minor);
     if (!status && occ_compute(r, &rq.in, &res, err, sizeof err) < 0)
         status = cli_fail("model occupancy", 2, "%s", err);
-    if (!status && print_json(occ_result_json(r, &rq.in, &res), o->compact) < 0)
+    if (!status && cli_print_json(occ_result_json(r, &rq.in, &res), o->compact) < 0)
         status = cli_fail("model occupancy", 1, "cannot write output");
     json_decref(req);
     return status;
@@ -194,7 +186,7 @@ static int occ_sweep(const struct occ_opts *o)
     if (!cap)
         return cli_fail("model occupancy", 1, "%s", err[0] ? err : "the capture failed");
     if (!o->check)
-        return print_json(cap, o->compact) < 0 ? cli_fail("model occupancy", 1, "cannot write")
+        return cli_print_json(cap, o->compact) < 0 ? cli_fail("model occupancy", 1, "cannot write")
                                                : 0;
     int rc = occ_check_capture(cap, &chk, err, sizeof err);
     const char *cc = json_string_value(
@@ -204,7 +196,7 @@ static int occ_sweep(const struct occ_opts *o)
     if (!report)
         return cli_fail("model occupancy", 1, "checking the capture: %s", err);
     int all = chk.agree == chk.rows && chk.attributes_agree == chk.attributes_checked;
-    if (print_json(report, o->compact) < 0)
+    if (cli_print_json(report, o->compact) < 0)
         return cli_fail("model occupancy", 1, "cannot write output");
     return all ? 0 : cli_fail("model occupancy", 1, "%d of %d configurations disagree",
                               chk.rows - chk.agree, chk.rows);

@@ -186,13 +186,9 @@ static int store_result(store *s, const struct job_kind *k, const json_t *params
 
 static int print_result(const json_t *result, const struct probe_opts *o)
 {
-    if (!o->json && isatty(STDOUT_FILENO)) {
-        probe_table_print(stdout, result);
-    } else {
-        if (json_dumpf(result, stdout, o->compact ? JSON_COMPACT : JSON_INDENT(2)) < 0)
-            return -1;
-        putchar('\n');
-    }
+    if (o->json || !isatty(STDOUT_FILENO))
+        return cli_print_json(json_incref((json_t *)result), o->compact);
+    probe_table_print(stdout, result);
     return fflush(stdout) == 0 ? 0 : -1;
 }
 

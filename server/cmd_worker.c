@@ -32,10 +32,7 @@ static const char usage[] =
 
 static int emit(json_t *doc)
 {
-    int rc = json_dumpf(doc, stdout, JSON_COMPACT);
-    json_decref(doc);
-    fputc('\n', stdout);
-    return rc == 0 && fflush(stdout) == 0 ? 0 : 1;
+    return cli_print_json(doc, 1) == 0 ? 0 : 1;
 }
 
 /* {"ok":false,"error":reason} plus the kind's extra members (may be NULL). */
