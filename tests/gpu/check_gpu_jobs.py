@@ -10,22 +10,12 @@ a GPU runs one job at a time).
 import json
 import sys
 import time
-import urllib.error
-import urllib.request
+from api import client
 
 base, token, uuid, out = sys.argv[1:5]
 
 
-def call(method, path, body=None):
-    req = urllib.request.Request(base + path, method=method,
-                                 data=json.dumps(body).encode() if body is not None else None,
-                                 headers={"Authorization": "Bearer " + token,
-                                          "Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(req, timeout=10) as r:
-            return r.status, json.load(r)
-    except urllib.error.HTTPError as e:
-        return e.code, json.load(e)
+call = client(base, token)
 
 
 ids, problems = [], []

@@ -18,23 +18,13 @@ Writes raw documents and a summary under OUT_DIR; prints problems.
 import json
 import sys
 import time
-import urllib.error
-import urllib.request
+from api import client
 
 base, token, uuid, out = sys.argv[1:5]
 problems = []
 
 
-def call(method, path, body=None):
-    req = urllib.request.Request(base + path, method=method,
-                                 data=json.dumps(body).encode() if body is not None else None,
-                                 headers={"Authorization": "Bearer " + token,
-                                          "Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(req, timeout=30) as r:
-            return r.status, json.load(r)
-    except urllib.error.HTTPError as e:
-        return e.code, json.load(e)
+call = client(base, token)
 
 
 def submit(kind):
