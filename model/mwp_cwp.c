@@ -151,7 +151,11 @@ static void cases(struct mwp_result *r)
 
 static void totals(const struct mwp_kernel *k, const struct mwp_hw *hw, struct mwp_result *r)
 {
-    double mwp1 = r->mwp > 1 ? r->mwp - 1 : 0;
+    /* a barrier waits for the warps of one block: at most warps_per_block - 1 of
+     * them queue their memory requests behind the first one's (spec model.md:
+     * departure_delay x (min(MWP, warps_per_block) - 1) x #sync x P x #Rep) */
+    r->sync_mwp = min2(r->mwp, (double)r->warps_per_block);
+    double mwp1 = r->sync_mwp > 1 ? r->sync_mwp - 1 : 0;
     r->exec_cycles = r->exec_cycles_per_rep * r->rep;
     r->sync_cycles = r->departure_delay * mwp1 * k->sync * r->active_blocks_per_sm * r->rep;
     r->cycles = r->exec_cycles + r->sync_cycles;

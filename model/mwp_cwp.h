@@ -29,8 +29,10 @@
  *           Mem_cycles x N / MWP + Comp_cycles / #mem x (MWP - 1)
  *   case 3  otherwise: Mem_L + Comp_cycles x N
  *   (a kernel with no global memory instruction: Comp_cycles x N, "compute")
- *   Exec_cycles = that x #Rep; Sync = Departure_delay x (MWP - 1) x #sync x
- *   active blocks per SM x #Rep; kernel time = (Exec + Sync) / clock;
+ *   Exec_cycles = that x #Rep; Sync = Departure_delay x (min(MWP, warps per
+ *   block) - 1) x #sync x active blocks per SM x #Rep (a barrier holds one
+ *   block's warps: no more than they queue behind its first memory request);
+ *   kernel time = (Exec + Sync) / clock;
  *   total = kernel time x launches + transfer bytes / link bandwidth.
  * Not modelled: the thesis's block switch latency (eq. 25; no probe measures
  * it and the thesis calls it small), caches (every global access is priced at
@@ -108,6 +110,7 @@ struct mwp_result {
     double mwp_without_bw, load_bytes_per_warp, bw_per_warp, mwp_peak_bw, mwp;
     double comp_cycles, mem_cycles, mem_insts, cwp_full, cwp;
     enum mwp_case which;
+    double sync_mwp;             /* min(MWP, warps per block): the warps a barrier serialises */
     double exec_cycles_per_rep, exec_cycles, sync_cycles, cycles;
     double kernel_s;             /* one launch */
     double kernels_s;            /* x launches */

@@ -242,13 +242,13 @@ static json_t *prediction_json(const struct mwp_result *p)
         "w_uncoal", p->w_uncoal, "mem_l", p->mem_l, "departure_delay", p->departure_delay);
     json_t *more = json_pack(
         "{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:s, s:s, s:f, s:f, s:f, s:f,"
-        " s:f, s:f, s:f, s:f}",
+        " s:f, s:f, s:f, s:f, s:f}",
         "mwp_without_bw", p->mwp_without_bw, "load_bytes_per_warp", p->load_bytes_per_warp,
         "bw_per_warp", p->bw_per_warp, "mwp_peak_bw", p->mwp_peak_bw, "mwp", p->mwp,
         "comp_cycles", p->comp_cycles, "mem_cycles", p->mem_cycles, "mem_insts", p->mem_insts,
         "cwp_full", p->cwp_full, "cwp", p->cwp, "case", (int)p->which, "case_meaning",
         case_text(p->which), "bound", p->bound, "exec_cycles_per_rep", p->exec_cycles_per_rep,
-        "exec_cycles", p->exec_cycles, "sync_cycles", p->sync_cycles, "cycles", p->cycles,
+        "exec_cycles", p->exec_cycles, "sync_mwp", p->sync_mwp, "sync_cycles", p->sync_cycles, "cycles", p->cycles,
         "kernel_s", p->kernel_s, "kernels_s", p->kernels_s, "transfer_s", p->transfer_s,
         "total_s", p->total_s);
     json_object_update(o, more);

@@ -197,11 +197,42 @@ static void test_uncoalesced_sync_and_transfers(void **state)
     assert_int_equal(r.which, MWP_CASE_2);
     double per_rep = 2338560.0 / 435 + 6 * 393.0 / 42;
     near(r.exec_cycles, 2 * per_rep, "Exec");
-    /* Sync = 42 x (435/42 - 1) x 3 barriers x 4 blocks x 2 reps = 393 x 24 = 9432 */
-    near(r.sync_cycles, 9432, "Sync");
-    near(r.kernel_s, (2 * per_rep + 9432) * 1e-9, "one launch");
+    /* a barrier serialises at most the block's 8 warps, not MWP = 10.36 of them:
+     * Sync = 42 x (min(435/42, 8) - 1) x 3 barriers x 4 blocks x 2 reps = 42 x 7 x 24 = 7056 */
+    near(r.sync_mwp, 8, "min(MWP, warps per block)");
+    near(r.sync_cycles, 7056, "Sync");
+    near(r.kernel_s, (2 * per_rep + 7056) * 1e-9, "one launch");
     /* T0 = 3 launches + 1e6 bytes / 1e10 bytes/s */
-    near(r.total_s, 3 * (2 * per_rep + 9432) * 1e-9 + 1e-4, "total with transfers");
+    near(r.total_s, 3 * (2 * per_rep + 7056) * 1e-9 + 1e-4, "total with transfers");
+
+    /* blocks of 2 warps (64 threads), P = 4, 80 blocks on 10 SMs: #Rep 2, N = 8 so MWP = 8,
+     * capped at the block's 2 warps for the barrier: Sync = 42 x 1 x 3 x 4 x 2 = 1008 */
+    toy_kernel(&k, 80, 64, 4);
+    k.insts[MC_FP32] = 20;
+    k.coal = 2;
+    k.uncoal = 2;
+    k.uncoal_per_access = 8;
+    k.sync = 3;
+    r = predict(&k, &hw);
+    assert_int_equal(r.warps_per_block, 2);
+    near(r.rep, 2, "#Rep");
+    near(r.mwp, 8, "MWP = N");
+    near(r.sync_mwp, 2, "min(MWP, warps per block)");
+    near(r.sync_cycles, 1008, "Sync, 2-warp blocks");
+
+    /* MWP below the block's warps keeps MWP: blocks of 16 warps, N = 64, MWP 435/42 = 10.36
+     * (peak BW 14.5): Sync = 42 x (435/42 - 1) x 3 x 4 x 2 = 393 x 24 = 9432 */
+    toy_kernel(&k, 80, 512, 4);
+    k.insts[MC_FP32] = 20;
+    k.coal = 2;
+    k.uncoal = 2;
+    k.uncoal_per_access = 8;
+    k.sync = 3;
+    r = predict(&k, &hw);
+    assert_int_equal(r.warps_per_block, 16);
+    near(r.mwp, 435.0 / 42, "MWP");
+    near(r.sync_mwp, 435.0 / 42, "min(MWP, warps per block)");
+    near(r.sync_cycles, 9432, "Sync, MWP below the block's warps");
 }
 
 static void test_compute_only_and_bad_input(void **state)
