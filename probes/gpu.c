@@ -206,3 +206,22 @@ int gpu_launch(struct gpu *g, CUfunction fn, unsigned grid, unsigned block, unsi
         return -1;
     return gpu_check(g, g->cu->cuCtxSynchronize(), "kernel execution", err, errlen);
 }
+
+int gpu_module_load_image(struct gpu *g, const void *cubin, size_t size, struct gpu_module *m,
+                          char *err, size_t errlen)
+{
+    memset(m, 0, sizeof *m);
+    if (!(m->cubin = malloc(size ? size : 1))) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    memcpy(m->cubin, cubin, size);
+    m->cubin_size = size;
+    if (gpu_check(g, g->cu->cuModuleLoadData(&m->mod, m->cubin), "cuModuleLoadData (image)", err,
+                  errlen) < 0) {
+        free(m->cubin);
+        memset(m, 0, sizeof *m);
+        return -1;
+    }
+    return 0;
+}

@@ -61,4 +61,11 @@ int gpu_check(const struct gpu *g, CUresult rc, const char *what, char *err, siz
 int gpu_launch(struct gpu *g, CUfunction fn, unsigned grid, unsigned block, unsigned smem,
                void **params, char *err, size_t errlen);
 
+/* Loads a cubin image that did not come from this process's JIT (e.g. one
+ * edited by probes/patch.h): a copy of size bytes is kept in m->cubin, as
+ * gpu_module_build keeps its own, and loaded with cuModuleLoadData. 0, or
+ * -1 with "cuModuleLoadData (image): CUDA_ERROR_...: text" and m empty. */
+int gpu_module_load_image(struct gpu *g, const void *cubin, size_t size, struct gpu_module *m,
+                          char *err, size_t errlen);
+
 #endif

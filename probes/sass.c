@@ -1,10 +1,12 @@
 /*
- * SASS reader (see sass.h): field extraction, the opcode table, clock
- * regions and listings for 128-bit sm_70..sm_90 machine code.
+ * SASS codec (see sass.h): field extraction and insertion, the opcode table,
+ * clock regions and listings for 128-bit sm_70..sm_90 machine code.
  *
  * DESIGN
  * fields[] is the one description of the bit layout: each entry is a bit
- * position and width in the 128-bit instruction, read by extract(). The
+ * position and width in the 128-bit instruction, read by extract() and
+ * written by insert(), which share the word/straddle logic so a field
+ * reads back exactly what was written. The
  * opcode table is committed data, keyed by the 9-bit operation
  * (opcode bits [8:0]) and sorted for binary search; every entry was seen
  * in cuobjdump's disassembly of the fixtures (sm_90, with sm_80 and sm_75
@@ -99,6 +101,26 @@ static unsigned extract(const struct sass_insn *in, unsigned lo, unsigned width)
     return (unsigned)(v & ((1ull << width) - 1));
 }
 
+/* Sets bits [lo, lo+width) of hi:lo to v (which fits in width bits). */
+static void insert(struct sass_insn *in, unsigned lo, unsigned width, uint64_t v)
+{
+    uint64_t mask = (1ull << width) - 1;
+    if (lo >= 64) {
+        in->hi = (in->hi & ~(mask << (lo - 64))) | v << (lo - 64);
+    } else if (lo + width <= 64) {
+        in->lo = (in->lo & ~(mask << lo)) | v << lo;
+    } else {                         /* straddles the two words */
+        in->lo = (in->lo & ~(mask << lo)) | v << lo;
+        in->hi = (in->hi & ~(mask >> (64 - lo))) | v >> (64 - lo);
+    }
+}
+
+static void wr64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++, v >>= 8)
+        p[i] = (uint8_t)v;
+}
+
 struct sass_insn sass_decode(const uint8_t *text, size_t off)
 {
     return (struct sass_insn){rd64(text + off), rd64(text + off + 8), (uint32_t)off};
@@ -109,6 +131,20 @@ unsigned sass_field(const struct sass_insn *in, enum sass_field f)
     if ((unsigned)f >= SASS_FIELD_COUNT)
         return 0;
     return extract(in, fields[f].lo, fields[f].width);
+}
+
+int sass_set_field(struct sass_insn *in, enum sass_field f, unsigned value)
+{
+    if ((unsigned)f >= SASS_FIELD_COUNT || (uint64_t)value >> fields[f].width != 0)
+        return -1;
+    insert(in, fields[f].lo, fields[f].width, value);
+    return 0;
+}
+
+void sass_encode(const struct sass_insn *in, uint8_t *text, size_t off)
+{
+    wr64(text + off, in->lo);
+    wr64(text + off + 8, in->hi);
 }
 
 unsigned sass_field_lo(enum sass_field f)

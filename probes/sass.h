@@ -7,7 +7,8 @@
  * An instruction is 16 bytes: two little-endian 64-bit words, lo (bits
  * 0..63) and hi (bits 64..127). Every field is named in enum sass_field and
  * located by one table in sass.c (bit position and width), so the layout
- * lives in one place; a later full codec can take that table over. The
+ * lives in one place: sass_field() reads through it and sass_set_field()
+ * writes through it, and sass_encode() stores the two words back. The
  * opcode is bits [11:0]: the low 9 bits name the operation, the top 3 the
  * operand form (register, immediate, constant, uniform register...). The
  * mnemonic comes from the 9-bit part through a committed table derived from
@@ -69,6 +70,17 @@ unsigned sass_field(const struct sass_insn *in, enum sass_field f);
 unsigned sass_field_lo(enum sass_field f);
 unsigned sass_field_width(enum sass_field f);
 const char *sass_field_name(enum sass_field f);
+
+/* Writing, through the same field table: sets field f of *in to value and
+ * leaves every other bit as it was. Returns 0, or -1 (in unchanged) when f
+ * is not a field or value does not fit its width (e.g. 8 for a 3-bit
+ * predicate, 16 for the 4-bit stall count). Fields overlap where the table
+ * says so: SASS_OPCODE is SASS_OPCODE_BASE plus SASS_FORM. */
+int sass_set_field(struct sass_insn *in, enum sass_field f, unsigned value);
+/* Writes the instruction's 16 bytes at byte offset off of text (caller's
+ * duty: off + 16 <= the text's size), little-endian as sass_decode reads
+ * them; in->offset is not used. */
+void sass_encode(const struct sass_insn *in, uint8_t *text, size_t off);
 
 /* Base mnemonic, e.g. "FFMA"; for an unknown operation "?0xNNN" written
  * into buf (SASS_MNEMONIC_MAX bytes), which is then returned. */

@@ -106,6 +106,23 @@ check "model validation through the daemon" python3 tests/gpu/check_model.py \
 kill -TERM "$daemon"; wait "$daemon" || true; daemon=""
 cp "$work/model-daemon.log" "$out/model-daemon.log"
 
+# 7. The patch-and-run harness (probes/patch.h) through the test build: an
+#    unedited run stores its value, a deliberately bad edit (an invalid
+#    opcode) fails its job with the CUDA error, and the next GPU job and
+#    /healthz are unaffected.
+if [ -x "$testbin" ]; then
+    LD_LIBRARY_PATH=$(echo "$work"/*/lib) "$testbin" serve --listen 127.0.0.1:0 \
+        --db "$work/patch.db" --token-file "$work/tokens" 2> "$work/patch-daemon.log" &
+    daemon=$!
+    port=$(wait_ready "$work/patch-daemon.log")
+    check "a faulting edit fails only its job" python3 tests/gpu/check_bad_edit.py \
+        "http://127.0.0.1:$port" tok "$out/bad-edit.json"
+    kill -TERM "$daemon"
+    check "the daemon stops cleanly after the faulting job" wait "$daemon"
+    daemon=""
+    cp "$work/patch-daemon.log" "$out/patch-daemon.log"
+fi
+
 python3 tests/gpu/summary.py "$out" > "$out/summary.md"
 [ ! -f "$out/probes-summary.md" ] || cat "$out/probes-summary.md" >> "$out/summary.md"
 [ ! -f "$out/model-summary.md" ] || cat "$out/model-summary.md" >> "$out/summary.md"

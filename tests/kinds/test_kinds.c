@@ -3,7 +3,8 @@
  * misbehave on request so the integration tests can drive every way a worker
  * process can end: a good result, a crash, garbage on stdout, a bare exit, a
  * hang past the deadline, an oversized result, and a long sleep to cancel or
- * to kill the daemon under.
+ * to kill the daemon under. On a GPU: a job that needs a device, and one
+ * whose patched kernel faults the GPU (test-bad-edit, probes/patch.h).
  */
 #include <errno.h>
 #include <signal.h>
@@ -182,4 +183,140 @@ static const struct job_kind test_gpu_kind = {
     .save = NULL,
 };
 
-const struct job_kind *const test_job_kinds[] = {&test_kind, &test_gpu_kind, NULL};
+
+/* ---- test-bad-edit: the patch-and-run harness against a faulting edit ---- */
+
+/*
+ * A one-store kernel is built, one field of its STG is edited through
+ * probes/patch.h, and the patched cubin is launched. Mode "none" applies no
+ * edit and reads the stored value back (the harness itself works); mode
+ * "opcode" writes `opcode` into the STG's 12-bit opcode field, which for a
+ * value no architecture assigns makes the SM raise an illegal-instruction
+ * fault; mode "address" points the STG's address register at RZ, a store
+ * to address 0. A fault fails the job with the CUDA error text; the worker
+ * process, whose context the fault has spoilt, then exits like any other.
+ */
+#include "probes/patch.h"
+#include "probes/ptx.h"
+
+static const char *const bad_edit_modes[] = {"opcode", "address", "none", NULL};
+
+static const struct param_spec bad_edit_params[] = {
+    {.name = "edit", .type = PARAM_ENUM, .choices = bad_edit_modes, .default_json = "\"opcode\"",
+     .description = "which edit: opcode (the STG's opcode set to `opcode`), address (its address "
+                    "register set to RZ) or none"},
+    {.name = "opcode", .type = PARAM_INT, .min = 0, .max = 4095, .default_json = "511",
+     .description = "the 12-bit opcode value written by edit opcode"},
+};
+
+#define BAD_EDIT_VALUE 0x600dcafeu
+
+static const char bad_edit_body[] =
+    ".visible .entry bad_edit(.param .u64 out, .param .u32 v)\n"
+    "{\n"
+    "    .reg .b64 %rd<3>;\n"
+    "    .reg .b32 %r<2>;\n"
+    "    ld.param.u64 %rd1, [out];\n"
+    "    ld.param.u32 %r1, [v];\n"
+    "    cvta.to.global.u64 %rd2, %rd1;\n"
+    "    st.global.u32 [%rd2], %r1;\n"
+    "    ret;\n"
+    "}\n";
+
+static json_t *bad_edit_patch(struct gpu *g, const char *mode, unsigned opcode, char *err,
+                              size_t errlen)
+{
+    struct ptx p;
+    ptx_init(&p);
+    ptx_header(&p, g->info.cc_major, g->info.cc_minor);
+    ptx_add(&p, "%s", bad_edit_body);
+    char *ptx = ptx_take(&p);
+    CUdeviceptr out = 0;
+    unsigned v = BAD_EDIT_VALUE, back = 0;
+    json_t *res = NULL;
+    if (!ptx) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    /* Where the STG is: build once unpatched (no launch) to read its cubin. */
+    struct gpu_module m;
+    long idx = -1;
+    unsigned was = 0;
+    if (gpu_module_build(g, ptx, "bad_edit_probe", &m, err, errlen) == 0) {
+        idx = patch_find_mnemonic(m.cubin, m.cubin_size, "bad_edit", "STG", 0, err, errlen);
+        size_t off, len;
+        if (idx >= 0 && patch_find_text(m.cubin, m.cubin_size, "bad_edit", &off, &len, err,
+                                        errlen) == 0) {
+            struct sass_insn in = sass_decode((const uint8_t *)m.cubin + off,
+                                              (size_t)idx * SASS_INSN_BYTES);
+            was = sass_field(&in, strcmp(mode, "address") == 0 ? SASS_RA : SASS_OPCODE);
+        }
+    }
+    gpu_module_free(g, &m);
+    struct patch_edit edit = {(size_t)(idx < 0 ? 0 : idx),
+                              strcmp(mode, "address") == 0 ? SASS_RA : SASS_OPCODE,
+                              strcmp(mode, "address") == 0 ? SASS_RZ : opcode};
+    size_t nedits = strcmp(mode, "none") == 0 ? 0 : 1;
+    struct patch_result r;
+    void *params[] = {&out, &v};
+    struct patch_launch l = {.grid = 1, .block = 1, .params = params, .repeats = 3};
+    if (idx >= 0 &&
+        gpu_check(g, g->cu->cuMemAlloc(&out, sizeof back), "cuMemAlloc", err, errlen) == 0 &&
+        gpu_check(g, g->cu->cuMemsetD32(out, 0, 1), "cuMemsetD32", err, errlen) == 0 &&
+        patch_run(g, ptx, "bad_edit", "bad_edit", &edit, nedits, &l, &r, err, errlen) == 0 &&
+        gpu_check(g, g->cu->cuMemcpyDtoH(&back, out, sizeof back), "cuMemcpyDtoH", err,
+                  errlen) == 0)
+        res = json_pack("{s:s, s:{s:I, s:s, s:i, s:i}, s:i, s:I, s:I, s:f, s:f, s:f}", "edit", mode,
+                        "instruction", "index", (json_int_t)idx, "field",
+                        sass_field_name(edit.field), "from", (int)was, "to",
+                        nedits ? (int)edit.value : (int)was, "runs", r.runs, "stored",
+                        (json_int_t)back, "expected", (json_int_t)BAD_EDIT_VALUE, "min_ms",
+                        r.min_ms, "median_ms", r.median_ms, "jit_ms", r.jit_ms);
+    if (out)
+        g->cu->cuMemFree(out);
+    free(ptx);
+    return res;
+}
+
+static json_t *bad_edit_run(const struct job_ctx *ctx, const json_t *params, char *err,
+                            size_t errlen)
+{
+    const char *mode = param_string(params, "edit", "opcode");
+    unsigned opcode = (unsigned)json_integer_value(json_object_get(params, "opcode"));
+    struct gpu g;
+    if (!ctx->device_uuid) {
+        snprintf(err, errlen, "no device given");
+        return NULL;
+    }
+    json_t *res = NULL;
+    if (gpu_open(&g, ctx->device_uuid, err, errlen) == 0)
+        res = bad_edit_patch(&g, mode, opcode, err, errlen);
+    gpu_close(&g);
+    return res;
+}
+
+static int bad_edit_check_result(const json_t *result, char *err, size_t errlen)
+{
+    if (!json_is_object(json_object_get(result, "instruction")) ||
+        !json_is_integer(json_object_get(result, "stored"))) {
+        snprintf(err, errlen, "result.instruction or result.stored is missing");
+        return -1;
+    }
+    return 0;
+}
+
+static const struct job_kind test_bad_edit_kind = {
+    .name = "test-bad-edit",
+    .summary = "Test-only: patches a store kernel's machine code (by default to an invalid "
+               "opcode), runs it, and fails with the CUDA error it raises",
+    .needs_gpu = 1,
+    .default_timeout_s = 60,
+    .params = bad_edit_params,
+    .nparams = sizeof bad_edit_params / sizeof bad_edit_params[0],
+    .run = bad_edit_run,
+    .check_result = bad_edit_check_result,
+    .save = NULL,
+};
+
+const struct job_kind *const test_job_kinds[] = {&test_kind, &test_gpu_kind, &test_bad_edit_kind,
+                                                 NULL};

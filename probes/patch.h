@@ -1,0 +1,78 @@
+/*
+ * Patch-and-run: compile a probe kernel from PTX, edit chosen fields of
+ * chosen instructions of its machine code, load the edited cubin, run and
+ * time it, all in the calling (worker) process.
+ *
+ * DESIGN
+ * The pure half works on a cubin held in memory and needs no GPU:
+ * patch_find_text() parses the buffer with the bounds-checked reader
+ * (probes/cubin.h) and turns the kernel's text pointer into a file offset;
+ * patch_apply() checks every edit first (the kernel exists, the index is
+ * inside its text, the value fits the field) and only then writes them all
+ * through probes/sass.h's one field table, so a refused list leaves the
+ * buffer untouched. The GPU half, patch_run(), builds the PTX with
+ * gpu_module_build() (which keeps the JIT's cubin), patches a copy, loads
+ * that copy with gpu_module_load_image(), and launches it; a launch that
+ * faults comes back as -1 with the CUDA error's name and text in err.
+ * A fault such as CUDA_ERROR_ILLEGAL_INSTRUCTION leaves the context
+ * unusable, which is why this runs only in a job's worker process: the
+ * daemon and the next job (a new process, a new context) are unaffected.
+ */
+#ifndef GPUPROBE_PROBES_PATCH_H
+#define GPUPROBE_PROBES_PATCH_H
+
+#include <stddef.h>
+
+#include "probes/gpu.h"
+#include "probes/sass.h"
+
+/* Set field `field` of instruction `index` (0 = the kernel's first) to value. */
+struct patch_edit {
+    size_t index;
+    enum sass_field field;
+    unsigned value;
+};
+
+/* The byte offset of the kernel's machine code inside the cubin buffer and
+ * its size. 0, or -1 with the reason (not a cubin, no such kernel). */
+int patch_find_text(const void *cubin, size_t size, const char *kernel, size_t *offset,
+                    size_t *text_size, char *err, size_t errlen);
+
+/* The index of the nth (0-based) instruction of the kernel whose base
+ * mnemonic is `mnemonic` ("STG", "EXIT"...); -1 with the reason if there
+ * is none. */
+long patch_find_mnemonic(const void *cubin, size_t size, const char *kernel,
+                         const char *mnemonic, size_t nth, char *err, size_t errlen);
+
+/* Applies the edits, in order, to the kernel's text inside the buffer.
+ * All or nothing: 0, or -1 with the reason and the buffer unchanged. */
+int patch_apply(void *cubin, size_t size, const char *kernel, const struct patch_edit *edits,
+                size_t nedits, char *err, size_t errlen);
+
+#define PATCH_MAX_REPEATS 100
+
+/* How to launch the patched kernel. */
+struct patch_launch {
+    unsigned grid, block, smem;
+    void **params;                   /* as cuLaunchKernel takes them */
+    int repeats;                     /* timed launches, 1..PATCH_MAX_REPEATS */
+};
+
+struct patch_result {
+    double jit_ms;                   /* compiling the PTX */
+    double ms[PATCH_MAX_REPEATS];    /* wall time of each launch, synchronised */
+    int runs;                        /* launches that completed */
+    double min_ms, median_ms;
+    size_t text_offset, text_size;   /* where the kernel's code is in the cubin */
+};
+
+/* Builds ptx (module `name`, kept under GPUPROBE_CUBIN_DIR like any other),
+ * applies the edits to the kernel's code in a copy of its cubin, loads the
+ * copy and launches it l->repeats times. 0, or -1 with the reason in err:
+ * for a fault, "kernel execution: CUDA_ERROR_...: text" (r->runs says how
+ * many launches completed before it). */
+int patch_run(struct gpu *g, const char *ptx, const char *name, const char *kernel,
+              const struct patch_edit *edits, size_t nedits, const struct patch_launch *l,
+              struct patch_result *r, char *err, size_t errlen);
+
+#endif
