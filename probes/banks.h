@@ -1,0 +1,96 @@
+/*
+ * The register-bank probe ("banks"): which physical registers share a
+ * read port, found by timing FFMAs whose source registers are chosen by
+ * editing the machine code (PTX cannot name physical registers).
+ *
+ * DESIGN
+ * One throughput kernel (banks_ptx.c) is compiled once: one block of
+ * BANKS_THREADS threads per SM, a loop of BANKS_TIMED independent FFMAs
+ * between two clock64 stamps, and enough live values under .maxnreg 255
+ * that ptxas allocates all 255 registers, so any of R0..R254 is legal to
+ * name. For each test the harness copies the cubin and rewrites every
+ * timed FFMA (banks_edits): Ra/Rb/Rc become the registers under test (RZ
+ * for an unused slot), Rd a register the compiler used only as an FFMA
+ * accumulator and that is not under test (so the stream stays independent
+ * and no address or counter is clobbered), and the reuse flags are cleared
+ * or set. The runner (banks_run.c) compares each test's FFMA rate with the
+ * conflict-free rate of single-source FFMAs (Ra = r, Rb = Rc = RZ: one
+ * register read cannot conflict) by the seed's rule: >= 99.5% no conflict.
+ * ptxas rotates the PTX's accumulators through more physical registers
+ * than there are accumulators; all of them are candidate destinations.
+ */
+#ifndef GPUPROBE_PROBES_BANKS_H
+#define GPUPROBE_PROBES_BANKS_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "probes/patch.h"
+
+#define BANKS_TIMED 256          /* FFMAs in the loop body */
+#define BANKS_THREADS 256        /* one block per SM: 8 warps at 255 registers */
+#define BANKS_VALUES 236         /* live f32 values read by the loop */
+#define BANKS_ACCS 8             /* FFMA accumulators in the PTX */
+#define BANKS_DEST_MAX 16        /* registers ptxas may rotate them through */
+#define BANKS_MAX_REG 254        /* the highest register an instruction can name */
+#define BANKS_KERNEL "banks"
+
+/* The module for a device of cc major.minor (caller frees). */
+char *banks_ptx(int cc_major, int cc_minor);
+
+/* What the harness needs to know about the compiled kernel. */
+struct banks_layout {
+    size_t ffma[BANKS_TIMED];    /* instruction indices of the timed FFMAs */
+    size_t nffma;
+    unsigned dest[BANKS_DEST_MAX]; /* registers written by timed FFMAs (distinct) */
+    size_t ndest;
+    int regs;                    /* registers per thread, from the cubin */
+    unsigned max_reg;            /* highest register the compiled FFMAs name */
+    unsigned form;               /* the timed FFMAs' operand form */
+};
+
+/* Reads the cubin: the timed region between the first two clock reads must
+ * hold exactly BANKS_TIMED FFMAs, all register-form with three register
+ * sources, writing at most BANKS_DEST_MAX distinct registers that no other
+ * instruction of the region names as its destination, and the kernel must
+ * have 255 registers. 0, or -1
+ * with the reason. */
+int banks_layout(const void *cubin, size_t size, struct banks_layout *L, char *err,
+                 size_t errlen);
+
+/* max_reg bounds what the probe tests: on an H200 (driver 580.159) a
+ * kernel reported with 255 registers faulted (CUDA_ERROR_ILLEGAL_INSTRUCTION)
+ * when an FFMA named R253, so "255 registers" does not make R254 legal;
+ * the registers the compiler itself named are. */
+
+/* One test: up to three source registers (SASS_RZ for an unused slot) and
+ * the reuse flags to write (bits 0..2 = Ra, Rb, Rc). */
+struct banks_test {
+    unsigned src[3];
+    unsigned reuse;
+};
+
+#define BANKS_EDITS_PER_FFMA 5
+/* Fills edits (room for BANKS_EDITS_PER_FFMA * L->nffma) for test t and
+ * returns how many, or 0 when no destination outside the sources exists
+ * or a source is not a legal register. */
+size_t banks_edits(const struct banks_layout *L, const struct banks_test *t,
+                   struct patch_edit *edits);
+
+/* Re-reads a patched cubin: every timed FFMA carries exactly t's operands
+ * and reuse flags and a destination outside them, and nothing else in the
+ * kernel differs from orig. 0, or -1 with the reason. */
+int banks_verify(const void *orig, const void *patched, size_t size,
+                 const struct banks_layout *L, const struct banks_test *t, char *err,
+                 size_t errlen);
+
+/* Runs the probe on a device (UUID or index): the whole result document,
+ * or NULL with the reason. sample: random pairs for the confirmation. */
+json_t *banks_probe_run(const char *device, int sample, char *err, size_t errlen);
+
+/* One measurement (t NULL: the kernel as compiled, unedited), for
+ * diagnosis: the rate and the kernel's layout, or NULL with the reason. */
+json_t *banks_probe_one(const char *device, const struct banks_test *t, char *err,
+                        size_t errlen);
+
+#endif

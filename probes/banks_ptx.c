@@ -1,0 +1,255 @@
+/*
+ * PTX for the register-bank probe and the reading of its machine code
+ * (see banks.h for the method).
+ *
+ * The kernel: BANKS_VALUES f32 values loaded from the input buffer stay
+ * live through the loop (every one is a source of some timed FFMA), and
+ * BANKS_ACCS accumulators take the FFMA results, so the register demand
+ * is just over what .maxnreg 255 allows without spilling and ptxas
+ * allocates all 255 registers. Thread 0 of each block stamps clock64 and
+ * %globaltimer around the loop (after a bar.sync) into its block's four
+ * words of out; the accumulators' sum is stored per thread to sink, so
+ * nothing is dead. Only the timed loop holds FFMAs.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "probes/banks.h"
+#include "probes/cubin.h"
+#include "probes/ptx.h"
+
+static void stamp(struct ptx *p, int end)
+{
+    ptx_add(p, "\tbar.sync 0;\n\tsetp.ne.u32 %%p, %%me, 0;\n\t@%%p bra $L_stamp%d;\n"
+               "\tmov.u64 %%c0, %%clock64;\n\tmov.u64 %%g0, %%globaltimer;\n"
+               "\tmov.u32 %%w, %%ctaid.x;\n\tmul.wide.u32 %%wide, %%w, 32;\n"
+               "\tadd.u64 %%wide, %%out, %%wide;\n"
+               "\tst.global.u64 [%%wide+%d], %%c0;\n\tst.global.u64 [%%wide+%d], %%g0;\n"
+               "$L_stamp%d:\n",
+            end, end ? 16 : 0, end ? 24 : 8, end);
+}
+
+char *banks_ptx(int cc_major, int cc_minor)
+{
+    struct ptx p;
+    ptx_init(&p);
+    ptx_header(&p, cc_major, cc_minor);
+    ptx_add(&p, ".visible .entry " BANKS_KERNEL "(.param .u64 p_out, .param .u64 p_in,"
+                " .param .u64 p_sink, .param .u32 p_iters)\n"
+                ".maxntid %d, 1, 1\n.maxnreg 255\n{\n", BANKS_THREADS);
+    ptx_add(&p, "\t.reg .pred %%p;\n\t.reg .u32 %%me, %%n, %%iter, %%w;\n"
+                "\t.reg .u64 %%in, %%out, %%sink, %%c0, %%g0, %%wide;\n"
+                "\t.reg .f32 %%v<%d>;\n\t.reg .f32 %%a<%d>;\n", BANKS_VALUES, BANKS_ACCS);
+    ptx_add(&p, "\tld.param.u64 %%in, [p_in];\n\tcvta.to.global.u64 %%in, %%in;\n"
+                "\tld.param.u64 %%out, [p_out];\n\tcvta.to.global.u64 %%out, %%out;\n"
+                "\tld.param.u64 %%sink, [p_sink];\n\tcvta.to.global.u64 %%sink, %%sink;\n"
+                "\tld.param.u32 %%n, [p_iters];\n\tmov.u32 %%me, %%tid.x;\n");
+    for (int k = 0; k + 3 < BANKS_VALUES; k += 4)
+        ptx_add(&p, "\tld.global.v4.f32 {%%v%d, %%v%d, %%v%d, %%v%d}, [%%in+%d];\n", k, k + 1,
+                k + 2, k + 3, 4 * k);
+    for (int k = BANKS_VALUES - BANKS_VALUES % 4; k < BANKS_VALUES; k++)
+        ptx_add(&p, "\tld.global.f32 %%v%d, [%%in+%d];\n", k, 4 * k);
+    for (int k = 0; k < BANKS_ACCS; k++)
+        ptx_add(&p, "\tmov.f32 %%a%d, %%v%d;\n", k, k);
+    ptx_add(&p, "\tmov.u32 %%iter, 0;\n");
+    stamp(&p, 0);
+    ptx_add(&p, "$L_loop:\n");
+    for (int i = 0; i < BANKS_TIMED; i++)
+        ptx_add(&p, "\tfma.rn.f32 %%a%d, %%v%d, %%v%d, %%a%d;\n", i % BANKS_ACCS,
+                (2 * i) % BANKS_VALUES, (2 * i + 1) % BANKS_VALUES, i % BANKS_ACCS);
+    ptx_add(&p, "\tadd.u32 %%iter, %%iter, 1;\n\tsetp.lt.u32 %%p, %%iter, %%n;\n"
+                "\t@%%p bra $L_loop;\n");
+    stamp(&p, 1);
+    for (int k = 1; k < BANKS_ACCS; k++)
+        ptx_add(&p, "\tadd.f32 %%a0, %%a0, %%a%d;\n", k);
+    ptx_add(&p, "\tmov.u32 %%w, %%ctaid.x;\n\tmov.u32 %%iter, %%ntid.x;\n"
+                "\tmad.lo.u32 %%w, %%w, %%iter, %%me;\n\tmul.wide.u32 %%wide, %%w, 4;\n"
+                "\tadd.u64 %%wide, %%sink, %%wide;\n\tst.global.f32 [%%wide], %%a0;\n"
+                "\tret;\n}\n");
+    return ptx_take(&p);
+}
+
+/* ---- the compiled kernel ------------------------------------------------- */
+
+/* Why writing the chosen destination is safe: the loop's FFMA destinations
+ * hold the accumulators (ptxas rotates them through a few registers), which
+ * are live through the whole loop, so during it those registers hold
+ * nothing else, and no other instruction of the region writes them; the
+ * loop's counter, bound, addresses and values sit in other registers. Writing an accumulator
+ * register only changes the (unchecked) sum stored at the end. */
+int banks_layout(const void *cubin, size_t size, struct banks_layout *L, char *err,
+                 size_t errlen)
+{
+    struct cubin c;
+    memset(L, 0, sizeof *L);
+    if (cubin_parse(&c, cubin, size, err, errlen) < 0) {
+        cubin_free(&c);
+        return -1;
+    }
+    int rc = -1;
+    const struct cubin_kernel *k = cubin_kernel_find(&c, BANKS_KERNEL);
+    struct sass_region r;
+    if (!k)
+        snprintf(err, errlen, "no kernel " BANKS_KERNEL " in the cubin");
+    else if (k->regs != 255)
+        snprintf(err, errlen, "the kernel has %d registers, not 255: R%d..R%d are not legal",
+                 k->regs, k->regs < 0 ? 0 : k->regs, BANKS_MAX_REG);
+    else if (sass_clock_region(k->text, k->text_size, 0, &r) < 0)
+        snprintf(err, errlen, "no timed region (two clock reads) in the kernel");
+    else {
+        L->regs = k->regs;
+        rc = 0;
+        char mn[SASS_MNEMONIC_MAX];
+        for (size_t i = r.first; rc == 0 && i < r.end; i++) {
+            struct sass_insn in = sass_decode(k->text, i * SASS_INSN_BYTES);
+            if (strcmp(sass_mnemonic(&in, mn), "FFMA") != 0)
+                continue;
+            unsigned form = sass_field(&in, SASS_FORM), rd = sass_field(&in, SASS_RD);
+            if (L->nffma == BANKS_TIMED) {
+                snprintf(err, errlen, "more than %d FFMAs in the timed region", BANKS_TIMED);
+                rc = -1;
+            } else if (L->nffma > 0 && form != L->form) {
+                snprintf(err, errlen, "FFMA at 0x%zx has operand form %u, the first had %u",
+                         i * SASS_INSN_BYTES, form, L->form);
+                rc = -1;
+            } else if (sass_field(&in, SASS_RA) == SASS_RZ || sass_field(&in, SASS_RB) == SASS_RZ ||
+                       sass_field(&in, SASS_RC) == SASS_RZ || rd == SASS_RZ) {
+                snprintf(err, errlen, "FFMA at 0x%zx does not read three registers",
+                         i * SASS_INSN_BYTES);
+                rc = -1;
+            } else {
+                L->form = form;
+                L->ffma[L->nffma++] = i;
+                unsigned f4[] = {rd, sass_field(&in, SASS_RA), sass_field(&in, SASS_RB),
+                                 sass_field(&in, SASS_RC)};
+                for (int q = 0; q < 4; q++)
+                    if (f4[q] > L->max_reg)
+                        L->max_reg = f4[q];
+                size_t d = 0;
+                while (d < L->ndest && L->dest[d] != rd)
+                    d++;
+                if (d == L->ndest && L->ndest == BANKS_DEST_MAX) {
+                    snprintf(err, errlen, "the timed FFMAs write more than %d registers",
+                             BANKS_DEST_MAX);
+                    rc = -1;
+                } else if (d == L->ndest)
+                    L->dest[L->ndest++] = rd;
+            }
+        }
+        if (rc == 0 && L->nffma != BANKS_TIMED) {
+            snprintf(err, errlen, "%zu FFMAs in the timed region, expected %d", L->nffma,
+                     BANKS_TIMED);
+            rc = -1;
+        }
+        /* No other instruction of the region may write a destination (its
+         * [23:16] field, read whatever the form: a false match only refuses).
+         * Uniform-datapath instructions (U..., S2UR) write uniform
+         * registers, a separate file, and are skipped. */
+        for (size_t i = r.first; rc == 0 && i < r.end; i++) {
+            struct sass_insn in = sass_decode(k->text, i * SASS_INSN_BYTES);
+            const char *m = sass_mnemonic(&in, mn);
+            if (strcmp(m, "FFMA") == 0 || m[0] == 'U' || strcmp(m, "S2UR") == 0)
+                continue;
+            for (size_t d = 0; d < L->ndest; d++)
+                if (sass_field(&in, SASS_RD) == L->dest[d]) {
+                    snprintf(err, errlen, "%s at 0x%zx writes R%u, a timed FFMA's destination",
+                             m, i * SASS_INSN_BYTES, L->dest[d]);
+                    rc = -1;
+                }
+        }
+    }
+    cubin_free(&c);
+    return rc;
+}
+
+static int is_source(const struct banks_test *t, unsigned reg)
+{
+    return reg == t->src[0] || reg == t->src[1] || reg == t->src[2];
+}
+
+/* The first candidate destination that is not a source. */
+static int pick_dest(const struct banks_layout *L, const struct banks_test *t, unsigned *rd)
+{
+    for (size_t d = 0; d < L->ndest; d++)
+        if (!is_source(t, L->dest[d])) {
+            *rd = L->dest[d];
+            return 0;
+        }
+    return -1;
+}
+
+static int legal_source(unsigned reg)
+{
+    return reg <= BANKS_MAX_REG || reg == SASS_RZ;
+}
+
+size_t banks_edits(const struct banks_layout *L, const struct banks_test *t,
+                   struct patch_edit *edits)
+{
+    unsigned rd;
+    if (!legal_source(t->src[0]) || !legal_source(t->src[1]) || !legal_source(t->src[2]) ||
+        t->reuse > 7 || pick_dest(L, t, &rd) < 0)
+        return 0;
+    static const enum sass_field slot[3] = {SASS_RA, SASS_RB, SASS_RC};
+    size_t n = 0;
+    for (size_t i = 0; i < L->nffma; i++) {
+        for (int s = 0; s < 3; s++)
+            edits[n++] = (struct patch_edit){L->ffma[i], slot[s], t->src[s]};
+        edits[n++] = (struct patch_edit){L->ffma[i], SASS_RD, rd};
+        edits[n++] = (struct patch_edit){L->ffma[i], SASS_REUSE, t->reuse};
+    }
+    return n;
+}
+
+int banks_verify(const void *orig, const void *patched, size_t size,
+                 const struct banks_layout *L, const struct banks_test *t, char *err,
+                 size_t errlen)
+{
+    size_t off, tsize, off2, tsize2;
+    if (patch_find_text(orig, size, BANKS_KERNEL, &off, &tsize, err, errlen) < 0 ||
+        patch_find_text(patched, size, BANKS_KERNEL, &off2, &tsize2, err, errlen) < 0)
+        return -1;
+    const uint8_t *a = (const uint8_t *)orig, *b = (const uint8_t *)patched;
+    /* outside the kernel's text, not one byte may differ */
+    if (off != off2 || tsize != tsize2 || memcmp(a, b, off) != 0 ||
+        memcmp(a + off + tsize, b + off + tsize, size - off - tsize) != 0) {
+        snprintf(err, errlen, "the patch changed bytes outside the kernel's text");
+        return -1;
+    }
+    size_t next = 0;
+    unsigned rd = 0;
+    for (size_t i = 0; i < tsize / SASS_INSN_BYTES; i++) {
+        struct sass_insn x = sass_decode(a + off, i * SASS_INSN_BYTES);
+        struct sass_insn y = sass_decode(b + off, i * SASS_INSN_BYTES);
+        if (next < L->nffma && L->ffma[next] == i) {
+            next++;
+            unsigned got[3] = {sass_field(&y, SASS_RA), sass_field(&y, SASS_RB),
+                               sass_field(&y, SASS_RC)};
+            if (memcmp(got, t->src, sizeof got) != 0 || sass_field(&y, SASS_REUSE) != t->reuse) {
+                snprintf(err, errlen, "FFMA at 0x%zx reads R%u, R%u, R%u reuse %u", i * 16,
+                         got[0], got[1], got[2], sass_field(&y, SASS_REUSE));
+                return -1;
+            }
+            if (next == 1)
+                rd = sass_field(&y, SASS_RD);
+            if (sass_field(&y, SASS_RD) != rd || is_source(t, rd)) {
+                snprintf(err, errlen, "FFMA at 0x%zx writes R%u", i * 16, sass_field(&y, SASS_RD));
+                return -1;
+            }
+            /* every other field as the compiler wrote it */
+            static const enum sass_field ed[] = {SASS_RA, SASS_RB, SASS_RC, SASS_RD, SASS_REUSE};
+            for (size_t e = 0; e < sizeof ed / sizeof ed[0]; e++) {
+                sass_set_field(&x, ed[e], sass_field(&y, ed[e]));
+            }
+        }
+        if (x.lo != y.lo || x.hi != y.hi) {
+            snprintf(err, errlen, "instruction at 0x%zx changed beyond the tested fields", i * 16);
+            return -1;
+        }
+    }
+    if (next != L->nffma) {
+        snprintf(err, errlen, "the layout's FFMAs are not in the kernel");
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,463 @@
+/*
+ * Running the register-bank probe on a GPU (see banks.h for the method).
+ *
+ * DESIGN
+ * The kernel is compiled once; its layout (the timed FFMAs, the registers
+ * safe to write) is read from its own cubin before anything is timed. One
+ * measurement = copy the cubin, rewrite the timed FFMAs for the test,
+ * re-read the copy (banks_verify: exactly the intended fields changed, or
+ * no number), load it, launch it twice and keep the second launch (the
+ * first pays instruction-cache and module-load misses), and turn each
+ * block's clock64 stamps into warp-FFMAs per SM clock (median over blocks).
+ *
+ * Order of the run:
+ *   1. reference: single-source FFMAs (Ra = r, Rb = Rc = RZ) on several
+ *      registers; one register read cannot conflict, so their median rate
+ *      is the conflict-free rate the seed's 99.5% rule compares with;
+ *   2. classes: registers R0..R254 in order, each timed as a two-source
+ *      FFMA with one representative of each class found so far; the first
+ *      conflict (rate < 99.5% of the reference) puts it in that class, no
+ *      conflict with any makes it a new class's representative;
+ *   3. confirmation: random pairs (fixed seed) not tested in step 2, whose
+ *      outcome the classes predict; every disagreement is reported;
+ *   4. costs: two same-bank sources in each pair of slots, three sources
+ *      in one bank, two in one bank and one in another, one per bank (when
+ *      there are three banks or more), and the same-bank tests again with
+ *      the reuse flags of the conflicting slots set.
+ * Every measurement is counted in "runs".
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "probes/banks.h"
+#include "probes/clock.h"
+#include "probes/stats.h"
+
+#define NREGS (BANKS_MAX_REG + 1)
+#define THRESHOLD 0.995          /* the seed's rule */
+#define ITERS 2000               /* loop trips: about 10^6 SM cycles a launch */
+#define REF_REGS 8
+#define SAMPLE_SEED 0x9e3779b97f4a7c15ULL
+
+struct run {
+    struct gpu g;
+    struct gpu_module base;
+    struct banks_layout L;
+    int opened;
+    CUdeviceptr out, in, sink;
+    unsigned blocks;
+    int runs, verified;
+    void *copy;
+    struct patch_edit *edits;
+    unsigned long long *stamps;
+    double *cyc, *mhz;
+    double ref;                  /* conflict-free warp-FFMAs per SM clock */
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Rate of one test: warp-FFMAs per SM clock; *mhz the SM clock seen. */
+static int measure(struct run *R, const struct banks_test *t, double *rate, double *mhz,
+                   char *err, size_t errlen)
+{
+    size_t n = t ? banks_edits(&R->L, t, R->edits) : 0;
+    if (t && n == 0) {
+        snprintf(err, errlen, "no legal edit for R%u R%u R%u", t->src[0], t->src[1], t->src[2]);
+        return -1;
+    }
+    size_t size = R->base.cubin_size;
+    memcpy(R->copy, R->base.cubin, size);
+    if (t && (patch_apply(R->copy, size, BANKS_KERNEL, R->edits, n, err, errlen) < 0 ||
+              banks_verify(R->base.cubin, R->copy, size, &R->L, t, err, errlen) < 0))
+        return -1;
+    R->verified += t != NULL;
+    struct gpu_module m;
+    CUfunction fn;
+    unsigned iters = ITERS;
+    void *params[] = {&R->out, &R->in, &R->sink, &iters};
+    int rc = gpu_module_load_image(&R->g, R->copy, size, &m, err, errlen);
+    if (rc < 0)
+        return -1;
+    rc = gpu_module_function(&R->g, &m, BANKS_KERNEL, &fn, err, errlen);
+    for (int pass = 0; rc == 0 && pass < 2; pass++)
+        rc = gpu_launch(&R->g, fn, R->blocks, BANKS_THREADS, 0, params, err, errlen);
+    if (rc < 0 && t) {       /* say which test */
+        size_t used = strlen(err);
+        snprintf(err + used, errlen - used, " (sources R%u R%u R%u, reuse %u)", t->src[0],
+                 t->src[1], t->src[2], t->reuse);
+    }
+    if (rc == 0)
+        rc = gpu_check(&R->g,
+                       R->g.cu->cuMemcpyDtoH(R->stamps, R->out,
+                                             (size_t)R->blocks * 4 * sizeof *R->stamps),
+                       "cuMemcpyDtoH", err, errlen);
+    gpu_module_free(&R->g, &m);
+    if (rc < 0)
+        return -1;
+    R->runs++;
+    for (unsigned b = 0; b < R->blocks; b++) {
+        unsigned long long *w = R->stamps + 4 * b; /* clock, timer at start; clock, timer at end */
+        R->cyc[b] = (double)(w[2] - w[0]);
+        R->mhz[b] = w[3] > w[1] ? (double)(w[2] - w[0]) / (double)(w[3] - w[1]) * 1e3 : 0;
+    }
+    double cycles = spread_of(R->cyc, R->blocks).median;
+    *mhz = spread_of(R->mhz, R->blocks).median;
+    *rate = cycles > 0 ? (double)(BANKS_THREADS / 32) * BANKS_TIMED * ITERS / cycles : 0;
+    return 0;
+}
+
+static struct banks_test pair(unsigned a, unsigned b)
+{
+    return (struct banks_test){{a, b, SASS_RZ}, 0};
+}
+
+/* One test as JSON: operands, rate, ratio to the reference. */
+static json_t *test_json(const struct run *R, const struct banks_test *t, double rate)
+{
+    json_t *src = json_array();
+    for (int s = 0; s < 3; s++)
+        json_array_append_new(src, t->src[s] == SASS_RZ ? json_string("RZ")
+                                                        : json_integer(t->src[s]));
+    return json_pack("{s:o, s:i, s:f, s:f, s:f}", "sources", src, "reuse", t->reuse,
+                     "ffma_per_sm_clock", rate, "ratio", rate / R->ref, "sm_cycles_per_warp_ffma",
+                     rate > 0 ? 1.0 / rate : 0.0);
+}
+
+static int conflict(const struct run *R, double rate)
+{
+    return rate < THRESHOLD * R->ref;
+}
+
+static uint64_t next_rand(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+struct classes {
+    int of[NREGS];               /* register -> class */
+    unsigned rep[NREGS];         /* class -> representative */
+    int n;
+    unsigned char tested[NREGS][NREGS];
+    double max_conflict, min_free;   /* ratios nearest the threshold on each side */
+    double same[NREGS * 2], diff[NREGS * 2];
+    size_t nsame, ndiff;
+};
+
+static void note(struct classes *C, const struct run *R, unsigned a, unsigned b, double rate)
+{
+    double ratio = rate / R->ref;
+    C->tested[a][b] = C->tested[b][a] = 1;
+    if (conflict(R, rate)) {
+        C->max_conflict = fmax(C->max_conflict, ratio);
+        if (C->nsame < NREGS * 2)
+            C->same[C->nsame++] = ratio;
+    } else {
+        C->min_free = fmin(C->min_free, ratio);
+        if (C->ndiff < NREGS * 2)
+            C->diff[C->ndiff++] = ratio;
+    }
+}
+
+static int build_classes(struct run *R, struct classes *C, char *err, size_t errlen)
+{
+    double mhz, rate;
+    C->n = 0;
+    for (unsigned r = 0; r < NREGS; r++)
+        C->of[r] = -1;
+    for (unsigned r = 0; r <= R->L.max_reg; r++) {
+        for (int k = 0; k < C->n && C->of[r] < 0; k++) {
+            struct banks_test t = pair(r, C->rep[k]);
+            if (measure(R, &t, &rate, &mhz, err, errlen) < 0)
+                return -1;
+            note(C, R, r, C->rep[k], rate);
+            if (conflict(R, rate))
+                C->of[r] = k;
+        }
+        if (C->of[r] < 0) {
+            C->rep[C->n] = r;
+            C->of[r] = C->n++;
+        }
+    }
+    return 0;
+}
+
+/* Random untested pairs: does the outcome match the classes? */
+static json_t *confirm(struct run *R, struct classes *C, int sample, char *err, size_t errlen)
+{
+    uint64_t s = SAMPLE_SEED;
+    int agree = 0, done = 0;
+    double rate, mhz;
+    json_t *bad = json_array();
+    for (int tries = 0; done < sample && tries < sample * 100; tries++) {
+        unsigned a = (unsigned)(next_rand(&s) % (R->L.max_reg + 1)),
+                 b = (unsigned)(next_rand(&s) % (R->L.max_reg + 1));
+        if (a == b || C->tested[a][b])
+            continue;
+        struct banks_test t = pair(a, b);
+        if (measure(R, &t, &rate, &mhz, err, errlen) < 0) {
+            json_decref(bad);
+            return NULL;
+        }
+        note(C, R, a, b, rate);
+        done++;
+        if (conflict(R, rate) == (C->of[a] == C->of[b]))
+            agree++;
+        else
+            json_array_append_new(bad, test_json(R, &t, rate));
+    }
+    return json_pack("{s:i, s:i, s:s, s:o, s:s}", "pairs", done, "agree", agree, "seed",
+                     "0x9e3779b97f4a7c15", "disagreements", bad, "generator",
+                     "xorshift64 (13, 7, 17)");
+}
+
+/* Costs and the reuse experiment, each test one measurement. */
+static json_t *costs(struct run *R, const struct classes *C, char *err, size_t errlen)
+{
+    unsigned m0[3], m1 = SASS_RZ, m2 = SASS_RZ;
+    int k0 = 0;
+    size_t n0 = 0;
+    for (unsigned r = 0; r < NREGS && n0 < 3; r++)
+        if (C->of[r] == k0)
+            m0[n0++] = r;
+    if (n0 < 3) {
+        snprintf(err, errlen, "class 0 has fewer than 3 registers");
+        return NULL;
+    }
+    if (C->n > 1)
+        m1 = C->rep[1];
+    if (C->n > 2)
+        m2 = C->rep[2];
+    struct {
+        const char *name;
+        struct banks_test t;
+    } tests[] = {
+        {"two_same_bank_a_b", {{m0[0], m0[1], SASS_RZ}, 0}},
+        {"two_same_bank_a_c", {{m0[0], SASS_RZ, m0[1]}, 0}},
+        {"two_same_bank_b_c", {{SASS_RZ, m0[0], m0[1]}, 0}},
+        {"same_register_a_b", {{m0[0], m0[0], SASS_RZ}, 0}},
+        {"three_same_bank", {{m0[0], m0[1], m0[2]}, 0}},
+        {"three_two_same_bank", {{m0[0], m0[1], m1}, 0}},
+        {"three_different_banks", {{m0[0], m1, m2}, 0}},
+        {"reuse_two_same_bank_a_b", {{m0[0], m0[1], SASS_RZ}, 3}},
+        {"reuse_two_same_bank_a_only", {{m0[0], m0[1], SASS_RZ}, 1}},
+        {"reuse_three_same_bank", {{m0[0], m0[1], m0[2]}, 7}},
+        {"reuse_three_same_bank_a_b", {{m0[0], m0[1], m0[2]}, 3}},
+    };
+    json_t *o = json_object();
+    for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
+        double rate, mhz;
+        if (tests[i].t.src[1] == SASS_RZ && tests[i].t.src[2] == SASS_RZ)
+            continue;
+        if ((tests[i].t.src[2] == SASS_RZ && strstr(tests[i].name, "three")) ||
+            (tests[i].t.src[1] == SASS_RZ && strstr(tests[i].name, "three")))
+            continue;        /* fewer banks than the test needs */
+        if (measure(R, &tests[i].t, &rate, &mhz, err, errlen) < 0) {
+            json_decref(o);
+            return NULL;
+        }
+        json_t *j = test_json(R, &tests[i].t, rate);
+        json_object_set_new(j, "conflict", json_boolean(conflict(R, rate)));
+        json_object_set_new(o, tests[i].name, j);
+    }
+    return o;
+}
+
+static int setup(struct run *R, const char *device, char *err, size_t errlen)
+{
+    if (gpu_open(&R->g, device, err, errlen) < 0)
+        return -1;
+    R->opened = 1;
+    char *ptx = banks_ptx(R->g.info.cc_major, R->g.info.cc_minor);
+    if (!ptx) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int rc = gpu_module_build(&R->g, ptx, "banks", &R->base, err, errlen);
+    free(ptx);
+    if (rc < 0 || banks_layout(R->base.cubin, R->base.cubin_size, &R->L, err, errlen) < 0)
+        return -1;
+    R->blocks = (unsigned)R->g.info.sm_count;
+    R->copy = malloc(R->base.cubin_size);
+    R->edits = malloc(sizeof *R->edits * BANKS_EDITS_PER_FFMA * BANKS_TIMED);
+    R->stamps = malloc(sizeof *R->stamps * 4 * R->blocks);
+    R->cyc = malloc(sizeof *R->cyc * R->blocks);
+    R->mhz = malloc(sizeof *R->mhz * R->blocks);
+    if (!R->copy || !R->edits || !R->stamps || !R->cyc || !R->mhz) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    float vals[BANKS_VALUES];
+    for (int k = 0; k < BANKS_VALUES; k++)
+        vals[k] = 1.0f + (float)k / 1024.0f;
+    size_t sink = (size_t)R->blocks * BANKS_THREADS * 4;
+    return gpu_check(&R->g, R->g.cu->cuMemAlloc(&R->in, sizeof vals), "cuMemAlloc", err, errlen) <
+                       0 ||
+                   gpu_check(&R->g, R->g.cu->cuMemcpyHtoD(R->in, vals, sizeof vals),
+                             "cuMemcpyHtoD", err, errlen) < 0 ||
+                   gpu_check(&R->g, R->g.cu->cuMemAlloc(&R->out, (size_t)R->blocks * 32),
+                             "cuMemAlloc", err, errlen) < 0 ||
+                   gpu_check(&R->g, R->g.cu->cuMemAlloc(&R->sink, sink), "cuMemAlloc", err,
+                             errlen) < 0
+               ? -1
+               : 0;
+}
+
+static void teardown(struct run *R)
+{
+    if (!R->opened)
+        return;
+    CUdeviceptr *all[] = {&R->in, &R->out, &R->sink};
+    for (size_t i = 0; i < 3; i++)
+        if (*all[i])
+            R->g.cu->cuMemFree(*all[i]);
+    if (R->base.cubin || R->base.mod)
+        gpu_module_free(&R->g, &R->base);
+    free(R->copy);
+    free(R->edits);
+    free(R->stamps);
+    free(R->cyc);
+    free(R->mhz);
+    gpu_close(&R->g);
+}
+
+static json_t *layout_json(const struct run *R)
+{
+    json_t *d = json_array();
+    for (size_t i = 0; i < R->L.ndest; i++)
+        json_array_append_new(d, json_integer(R->L.dest[i]));
+    return json_pack("{s:i, s:i, s:i, s:i, s:o, s:i, s:i, s:i, s:i}", "registers", R->L.regs,
+                     "highest_tested_register", (int)R->L.max_reg,
+                     "timed_ffma", (int)R->L.nffma, "first_ffma_offset",
+                     (int)(R->L.ffma[0] * SASS_INSN_BYTES), "destinations", d, "threads",
+                     BANKS_THREADS, "blocks", (int)R->blocks, "iterations", ITERS,
+                     "launches_per_run", 2);
+}
+
+json_t *banks_probe_run(const char *device, int sample, char *err, size_t errlen)
+{
+    static struct classes C;     /* 64 KiB of tested-pair flags: not on the stack */
+    struct run R;
+    double t0 = now_s(), before = 0, after = 0;
+    memset(&R, 0, sizeof R);
+    memset(&C, 0, sizeof C);
+    C.max_conflict = 0;
+    C.min_free = INFINITY;
+    if (sample < 0 || sample > 10000) {
+        snprintf(err, errlen, "sample must be from 0 to 10000");
+        return NULL;
+    }
+    json_t *res = NULL, *refj = json_array(), *conf = NULL, *cost = NULL;
+    unsigned refregs[REF_REGS] = {0, 1, 2, 3, 128, 129, 0, 0};
+    double ref[REF_REGS], mhzs[REF_REGS];
+    int ok = setup(&R, device, err, errlen) == 0 && gpu_clock_mhz(&R.g, &before, err, errlen) == 0;
+    refregs[6] = R.L.max_reg - 1;
+    refregs[7] = R.L.max_reg;
+    double t_setup = now_s() - t0, t1 = now_s();
+    for (int i = 0; ok && i < REF_REGS; i++) {
+        struct banks_test t = {{refregs[i], SASS_RZ, SASS_RZ}, 0};
+        ok = measure(&R, &t, &ref[i], &mhzs[i], err, errlen) == 0;
+        if (ok)
+            json_array_append_new(refj, json_pack("{s:i, s:f}", "register", refregs[i],
+                                                  "ffma_per_sm_clock", ref[i]));
+    }
+    if (ok) {
+        double sorted[REF_REGS];
+        memcpy(sorted, ref, sizeof ref);
+        R.ref = spread_of(sorted, REF_REGS).median;
+        ok = R.ref > 0 || (snprintf(err, errlen, "the reference rate is 0"), 0);
+    }
+    int class_runs = 0;
+    if (ok) {
+        int r0 = R.runs;
+        ok = build_classes(&R, &C, err, errlen) == 0;
+        class_runs = R.runs - r0;
+    }
+    int conf_runs = R.runs;
+    if (ok)
+        ok = (conf = confirm(&R, &C, sample, err, errlen)) != NULL;
+    conf_runs = R.runs - conf_runs;
+    if (ok)
+        ok = (cost = costs(&R, &C, err, errlen)) != NULL;
+    double t_measure = now_s() - t1;
+    if (ok)
+        ok = gpu_clock_mhz(&R.g, &after, err, errlen) == 0;
+    if (ok) {
+        json_t *map = json_array(), *classes = json_array();
+        for (int k = 0; k < C.n; k++) {
+            json_t *members = json_array();
+            for (unsigned r = 0; r < NREGS; r++)
+                if (C.of[r] == k)
+                    json_array_append_new(members, json_integer(r));
+            json_array_append_new(classes, members);
+        }
+        for (unsigned r = 0; r <= R.L.max_reg; r++)
+            json_array_append_new(map, json_integer(C.of[r]));
+        res = json_pack("{s:s, s:o, s:s, s:f, s:i, s:o, s:o, s:o, s:o, s:o}", "probe", "banks",
+                        "device", gpu_json(&R.g), "driver_version", R.g.driver_version,
+                        "threshold", THRESHOLD, "bank_count", C.n, "map", map, "classes",
+                        classes, "kernel", layout_json(&R), "confirmation", conf, "costs", cost);
+        conf = cost = NULL;
+        json_object_set_new(res, "reference",
+                            json_pack("{s:f, s:s, s:O}", "ffma_per_sm_clock", R.ref, "method",
+                                      "median of single-source FFMA (Ra=r, Rb=Rc=RZ)",
+                                      "registers", refj));
+        json_object_set_new(
+            res, "pairs_during_class_building",
+            json_pack("{s:i, s:o, s:o, s:f, s:f}", "runs", class_runs, "conflict_ratio",
+                      C.nsame ? spread_json(C.same, C.nsame) : json_null(), "no_conflict_ratio",
+                      C.ndiff ? spread_json(C.diff, C.ndiff) : json_null(),
+                      "highest_conflict_ratio", C.max_conflict, "lowest_no_conflict_ratio",
+                      isfinite(C.min_free) ? C.min_free : 0.0));
+        json_object_set_new(
+            res, "runs",
+            json_pack("{s:i, s:i, s:i, s:i, s:i, s:i}", "total", R.runs, "reference", REF_REGS,
+                      "class_building", class_runs, "confirmation", conf_runs, "costs",
+                      R.runs - REF_REGS - class_runs - conf_runs, "all_pairs_would_be",
+                      (int)((R.L.max_reg + 1) * R.L.max_reg / 2)));
+        json_object_set_new(res, "sass_check",
+                            json_pack("{s:b, s:i, s:s}", "verified", R.verified == R.runs,
+                                      "verified_runs", R.verified, "what",
+                                      "every run's cubin re-read: each timed FFMA carries the "
+                                      "tested Ra/Rb/Rc, reuse and a destination outside them; "
+                                      "no other bit of the kernel changed"));
+        json_object_set_new(res, "clock_mhz",
+                            json_pack("{s:f, s:f, s:f}", "before", before, "after", after,
+                                      "during_reference", mhzs[0]));
+        json_object_set_new(res, "seconds",
+                            json_pack("{s:f, s:f, s:f}", "setup", t_setup, "measuring", t_measure,
+                                      "total", now_s() - t0));
+    }
+    json_decref(refj);
+    json_decref(conf);
+    json_decref(cost);
+    teardown(&R);
+    return res;
+}
+
+json_t *banks_probe_one(const char *device, const struct banks_test *t, char *err, size_t errlen)
+{
+    struct run R;
+    double rate = 0, mhz = 0;
+    memset(&R, 0, sizeof R);
+    json_t *res = NULL;
+    if (setup(&R, device, err, errlen) == 0 && measure(&R, t, &rate, &mhz, err, errlen) == 0) {
+        R.ref = 1;           /* no reference here: ratio is the rate itself */
+        res = t ? test_json(&R, t, rate) : json_pack("{s:f}", "ffma_per_sm_clock", rate);
+        json_object_set_new(res, "clock_mhz", json_real(mhz));
+        json_object_set_new(res, "kernel", layout_json(&R));
+    }
+    teardown(&R);
+    return res;
+}
