@@ -15,30 +15,17 @@ Submits, one after the other on device 0:
 import json
 import sys
 import time
-import urllib.error
-import urllib.request
+from api import client
 
 base, token, out = sys.argv[1:4]
 
 
-def call(method, path, body=None):
-    req = urllib.request.Request(base + path, method=method,
-                                 data=json.dumps(body).encode() if body is not None else None,
-                                 headers={"Authorization": "Bearer " + token,
-                                          "Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(req, timeout=10) as r:
-            return r.status, json.load(r)
-    except urllib.error.HTTPError as e:
-        return e.code, json.load(e)
+call = client(base, token, timeout=10)
 
 
 def health():
     try:
-        with urllib.request.urlopen(base + "/healthz", timeout=5) as r:
-            return r.status
-    except urllib.error.HTTPError as e:
-        return e.code
+        return call("GET", "/healthz")[0]
     except OSError:
         return 0
 

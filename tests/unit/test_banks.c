@@ -26,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/unit/support/tmpfile.h"
 #include "probes/banks.h"
 #include "probes/cubin.h"
 #include "probes/patch.h"
@@ -33,26 +34,6 @@
 #define FIX "tests/fixtures/cubins/banks/"
 #define PTXAS "/usr/local/cuda/bin/ptxas"
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    rewind(f);
-    char *b = malloc((size_t)n + 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    if (b) {
-        b[n] = '\0';
-        *len = (size_t)n;
-    }
-    return b;
-}
 
 static void test_golden_ptx(void **state)
 {
@@ -66,7 +47,7 @@ static void test_golden_ptx(void **state)
         fclose(f);
     }
     size_t len;
-    char *want = slurp(FIX "banks.ptx", &len);
+    char *want = read_file(FIX "banks.ptx", &len);
     assert_non_null(want);
     assert_string_equal(got, want);
     /* the shape the method relies on */
@@ -83,7 +64,7 @@ static void test_layout(void **state)
 {
     (void)state;
     size_t size;
-    char *cub = slurp(FIX "banks.cubin", &size), err[256];
+    char *cub = read_file(FIX "banks.cubin", &size), err[256];
     assert_non_null(cub);
     struct banks_layout L;
     assert_int_equal(banks_layout(cub, size, &L, err, sizeof err), 0);
@@ -183,7 +164,7 @@ static void test_rewrite(void **state)
 {
     (void)state;
     size_t size;
-    char *cub = slurp(FIX "banks.cubin", &size), err[256];
+    char *cub = read_file(FIX "banks.cubin", &size), err[256];
     assert_non_null(cub);
     struct banks_layout L;
     assert_int_equal(banks_layout(cub, size, &L, err, sizeof err), 0);
@@ -203,7 +184,7 @@ static void test_refusals(void **state)
 {
     (void)state;
     size_t size;
-    char *cub = slurp(FIX "banks.cubin", &size), err[256];
+    char *cub = read_file(FIX "banks.cubin", &size), err[256];
     assert_non_null(cub);
     struct banks_layout L;
     assert_int_equal(banks_layout(cub, size, &L, err, sizeof err), 0);
@@ -232,7 +213,7 @@ static void test_refusals(void **state)
     assert_non_null(strstr(err, "255 FFMAs"));
     /* a kernel of another fixture: wrong name / too few registers */
     free(copy);
-    copy = slurp("tests/fixtures/cubins/fp32.cubin", &size);
+    copy = read_file("tests/fixtures/cubins/fp32.cubin", &size);
     assert_non_null(copy);
     assert_int_equal(banks_layout(copy, size, &L2, err, sizeof err), -1);
     assert_non_null(strstr(err, "no kernel banks"));
@@ -261,7 +242,7 @@ static void test_ptxas(void **state)
     snprintf(cmd, sizeof cmd, PTXAS " -arch=sm_90 -o %s %s", cubp, ptxp);
     assert_int_equal(system(cmd), 0);
     size_t size;
-    char *cub = slurp(cubp, &size), err[256];
+    char *cub = read_file(cubp, &size), err[256];
     assert_non_null(cub);
     struct banks_layout L;
     assert_int_equal(banks_layout(cub, size, &L, err, sizeof err), 0);

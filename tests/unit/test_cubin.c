@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/unit/support/tmpfile.h"
 #include "probes/cubin.h"
 
 #define FIXDIR "tests/fixtures/cubins/"
@@ -41,34 +42,13 @@ static const struct fixture fixtures[] = {
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static uint8_t *slurp(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        fail_msg("cannot open %s (run the tests from the repository root)", path);
-    size_t cap = 1 << 16, n = 0;
-    uint8_t *buf = malloc(cap);
-    assert_non_null(buf);
-    size_t got;
-    while ((got = fread(buf + n, 1, cap - n, f)) > 0) {
-        n += got;
-        if (n == cap) {
-            cap *= 2;
-            buf = realloc(buf, cap);
-            assert_non_null(buf);
-        }
-    }
-    fclose(f);
-    *size = n;
-    return buf;
-}
 
 static char *slurp_text(const char *name, const char *ext)
 {
     char path[256];
     size_t n;
     snprintf(path, sizeof path, FIXDIR "%s.%s", name, ext);
-    uint8_t *b = slurp(path, &n);
+    uint8_t *b = (uint8_t *)must_read_file(path, &n);
     char *s = realloc(b, n + 1);
     assert_non_null(s);
     s[n] = '\0';
@@ -79,7 +59,7 @@ static uint8_t *load_cubin(const char *name, size_t *size)
 {
     char path[256];
     snprintf(path, sizeof path, FIXDIR "%s.cubin", name);
-    return slurp(path, size);
+    return (uint8_t *)must_read_file(path, size);
 }
 
 static uint64_t rd(const uint8_t *p, int n)

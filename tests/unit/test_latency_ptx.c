@@ -22,31 +22,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/unit/support/tmpfile.h"
 #include "probes/latency.h"
 #include "probes/latency_check.h"
 
 #define PTXAS "/usr/local/cuda/bin/ptxas"
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    rewind(f);
-    char *b = malloc((size_t)n + 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    if (b) {
-        b[n] = '\0';
-        *len = (size_t)n;
-    }
-    return b;
-}
 
 static void spit(const char *path, const char *text)
 {
@@ -75,7 +56,7 @@ static void test_golden(void **state)
             assert_non_null(got);
             if (update)
                 spit(path, got);
-            char *want = slurp(path, &len);
+            char *want = read_file(path, &len);
             if (!want)
                 fail_msg("%s missing (GPUPROBE_UPDATE_GOLDEN=1 writes it)", path);
             if (strcmp(got, want) != 0)
@@ -88,7 +69,7 @@ static void test_golden(void **state)
 static json_t *check_file(const struct lat_entry *e, const char *cubin_path, int tput)
 {
     size_t len;
-    char *cubin = slurp(cubin_path, &len);
+    char *cubin = read_file(cubin_path, &len);
     if (!cubin)
         fail_msg("cannot read %s", cubin_path);
     json_t *j = tput ? lat_check_throughput(e, cubin, len) : lat_check_latency(e, cubin, len);

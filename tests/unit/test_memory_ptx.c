@@ -40,23 +40,6 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static uint8_t *slurp(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        fail_msg("cannot open %s (run the tests from the repository root)", path);
-    assert_int_equal(fseek(f, 0, SEEK_END), 0);
-    long n = ftell(f);
-    assert_true(n >= 0);
-    rewind(f);
-    uint8_t *buf = malloc((size_t)n + 1);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = 0;
-    fclose(f);
-    *size = (size_t)n;
-    return buf;
-}
 
 static void golden_path(char *buf, size_t len, enum mem_kernel_id id, const char *suffix)
 {
@@ -110,7 +93,7 @@ static void test_golden_files(void **state)
             write_file(path, text);
         } else {
             size_t n;
-            char *want = (char *)slurp(path, &n);
+            char *want = (char *)(uint8_t *)must_read_file(path, &n);
             same_text(path, text, want);
             free(want);
         }
@@ -219,7 +202,7 @@ static json_t *check_fixture(enum mem_kernel_id as, enum mem_kernel_id file)
     char path[256];
     size_t n;
     golden_path(path, sizeof path, file, ".sm_90.cubin");
-    uint8_t *cubin = slurp(path, &n);
+    uint8_t *cubin = (uint8_t *)must_read_file(path, &n);
     json_t *o = mem_sass_check(as, cubin, n);
     free(cubin);
     assert_non_null(o);
@@ -280,7 +263,7 @@ static void test_sass_edited_code(void **state)
     struct cubin c;
     char err[256];
     golden_path(path, sizeof path, MK_CHASE_CG, ".sm_90.cubin");
-    uint8_t *cubin = slurp(path, &n);
+    uint8_t *cubin = (uint8_t *)must_read_file(path, &n);
     assert_int_equal(cubin_parse(&c, cubin, n, err, sizeof err), 0);
     const struct cubin_kernel *k = cubin_kernel_find(&c, "chase");
     assert_non_null(k);
@@ -308,7 +291,7 @@ static void test_sass_bad_cubins(void **state)
     char path[256];
     size_t n;
     golden_path(path, sizeof path, MK_CHASE_CA, ".sm_90.cubin");
-    uint8_t *cubin = slurp(path, &n);
+    uint8_t *cubin = (uint8_t *)must_read_file(path, &n);
     json_t *o = mem_sass_check(MK_CHASE_CA, cubin, n / 2);
     assert_false(verified(o));
     assert_true(json_is_string(json_object_get(o, "error")));
@@ -357,7 +340,7 @@ static void test_ptxas_compiles_and_verifies(void **state)
             fail_msg("ptxas failed (%d) on %s", rc, mem_kernels[id].name);
         if (timed(id)) {
             size_t n;
-            uint8_t *cubin = slurp(cubin_path, &n);
+            uint8_t *cubin = (uint8_t *)must_read_file(cubin_path, &n);
             json_t *o = mem_sass_check(id, cubin, n);
             if (!verified(o))
                 fail_msg("%s: %s", mem_kernels[id].name, json_dumps(o, JSON_COMPACT));

@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/unit/support/tmpfile.h"
 #include "probes/cubin.h"
 #include "probes/sass.h"
 
@@ -65,22 +66,6 @@ struct oracle {
     size_t n, cap;
 };
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        fail_msg("cannot open %s (run the tests from the repository root)", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    assert_true(n >= 0);
-    char *s = malloc((size_t)n + 1);
-    assert_non_null(s);
-    assert_int_equal(fread(s, 1, (size_t)n, f), (size_t)n);
-    s[n] = '\0';
-    fclose(f);
-    return s;
-}
 
 static void *grow(void *p, size_t *cap, size_t need, size_t elem)
 {
@@ -130,7 +115,7 @@ static void load_oracle(const char *name, struct oracle *o)
 {
     char path[256];
     snprintf(path, sizeof path, FIXDIR "%s.sass", name);
-    char *text = slurp(path), *save = NULL;
+    char *text = must_read_file(path, NULL), *save = NULL;
     memset(o, 0, sizeof *o);
     struct ofunc *cur = NULL;
     for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {

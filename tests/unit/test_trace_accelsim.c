@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/unit/support/tmpfile.h"
 #include "trace/accelsim.h"
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -151,16 +152,6 @@ static int flag_of(const struct got *g, uint64_t pc)
     return f;
 }
 
-static char *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    char *b = malloc(1 << 16);
-    assert_non_null(b);
-    *n = fread(b, 1, 1 << 16, f);
-    fclose(f);
-    return b;
-}
 
 static int rec_cmp(const void *x, const void *y)
 {
@@ -178,8 +169,8 @@ static void test_fixtures(void **state)
 {
     (void)state;
     size_t n1, n2;
-    char *raw = slurp("tests/fixtures/traces/kernel-1.trace", &n1);
-    char *grp = slurp("tests/fixtures/traces/kernel-1.traceg", &n2);
+    char *raw = must_read_file("tests/fixtures/traces/kernel-1.trace", &n1);
+    char *grp = must_read_file("tests/fixtures/traces/kernel-1.traceg", &n2);
     struct got *a = new_got(), *b = new_got();
     struct trace_err e;
     struct trace_read_stats st;

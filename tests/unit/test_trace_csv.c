@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/unit/support/tmpfile.h"
 #include "trace/csv.h"
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -462,22 +463,12 @@ static void test_round_trip_random(void **state)
     free(out);
 }
 
-static char *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    char *b = malloc(1 << 16);
-    assert_non_null(b);
-    *n = fread(b, 1, 1 << 16, f);
-    fclose(f);
-    return b;
-}
 
 static void test_round_trip_fixture(void **state)
 {
     (void)state;
     size_t n;
-    char *text = slurp("tests/fixtures/traces/sample.csv", &n);
+    char *text = must_read_file("tests/fixtures/traces/sample.csv", &n);
     struct got *a = new_got(), *b = new_got();
     struct trace_err e;
     assert_int_equal(read_n(text, n, NULL, a, &e), 0);

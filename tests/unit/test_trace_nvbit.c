@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/unit/support/tmpfile.h"
 #include "trace/nvbit.h"
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -205,16 +206,6 @@ static void note_op(void *ctx, const char *op, size_t len, uint64_t pc)
     s->pc[s->n++] = pc;
 }
 
-static char *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    char *b = malloc(1 << 16);
-    assert_non_null(b);
-    *n = fread(b, 1, 1 << 16, f);
-    fclose(f);
-    return b;
-}
 
 static void expect_rec(const struct trace_rec *r, uint64_t tid, uint64_t pc, uint64_t addr,
                        uint32_t width, uint32_t dep)
@@ -230,7 +221,7 @@ static void test_fixture(void **state)
 {
     (void)state;
     size_t n;
-    char *text = slurp("tests/fixtures/traces/nvbit_memtrace.txt", &n);
+    char *text = must_read_file("tests/fixtures/traces/nvbit_memtrace.txt", &n);
     struct trace_nvbit_opts o;
     struct trace_read_stats st;
     struct seen_ops ops = {0};

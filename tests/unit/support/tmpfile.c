@@ -45,3 +45,31 @@ void write_file(const char *path, const char *text)
     assert_int_equal(fputs(text, f) >= 0, 1);
     assert_int_equal(fclose(f), 0);
 }
+
+char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *b = NULL;
+    long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    if (n >= 0 && fseek(f, 0, SEEK_SET) == 0 && (b = malloc((size_t)n + 1)) &&
+        fread(b, 1, (size_t)n, f) == (size_t)n) {
+        b[n] = '\0';
+        if (len)
+            *len = (size_t)n;
+    } else {
+        free(b);
+        b = NULL;
+    }
+    fclose(f);
+    return b;
+}
+
+char *must_read_file(const char *path, size_t *len)
+{
+    char *b = read_file(path, len);
+    if (!b)
+        fail_msg("cannot read %s (run the tests from the repository root)", path);
+    return b;
+}

@@ -1,9 +1,12 @@
 /*
- * Test support: one file in a fresh temporary directory, as cmocka state.
+ * Test support: files. One file in a fresh temporary directory, as cmocka
+ * state; reading and writing whole files.
  * Linked into every unit test (see the Makefile).
  */
 #ifndef GPUPROBE_TESTS_TMPFILE_H
 #define GPUPROBE_TESTS_TMPFILE_H
+
+#include <stddef.h>
 
 struct tmp {
     char dir[64];
@@ -17,5 +20,12 @@ int tmp_setup(void **state, const char *tag, const char *name);
 int tmp_teardown(void **state);
 /* Writes text to path, failing the test on any error. */
 void write_file(const char *path, const char *text);
+
+/* The whole file, NUL-terminated (its size in *len when len is not NULL);
+ * NULL when it cannot be read. The caller frees it. */
+char *read_file(const char *path, size_t *len);
+/* The same, failing the test when the file cannot be read (tests run from
+ * the repository root, where the fixtures are). */
+char *must_read_file(const char *path, size_t *len);
 
 #endif
