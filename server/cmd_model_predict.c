@@ -253,9 +253,9 @@ static int predict(store *s, const struct popts *o, const json_t *kernel)
         status = cli_fail(CMD, 2, "kernel.%s", err);
     else {
         json_object_set_new(out, "device", json_string(uuid));
-        if (json_dumpf(out, stdout, o->compact ? JSON_COMPACT : JSON_INDENT(2)) < 0 ||
-            putchar('\n') == EOF || fflush(stdout) != 0)
+        if (cli_print_json(out, o->compact) < 0) /* releases out */
             status = cli_fail(CMD, 1, "cannot write output");
+        out = NULL;
     }
     json_decref(out);
     json_decref(inputs);

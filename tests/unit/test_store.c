@@ -28,6 +28,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
+#include "tests/unit/support/tmpfile.h"
 #include "db/store.h"
 
 struct fixture {
@@ -95,36 +96,6 @@ static int teardown(void **state)
     free(fx);
     return 0;
 }
-
-/* ---- helpers ------------------------------------------------------------ */
-
-/* The first column of the first row of sql, read through a separate plain
- * connection; -1 when there is no row. */
-static int64_t query_int(const char *path, const char *sql)
-{
-    sqlite3 *db = NULL;
-    sqlite3_stmt *st = NULL;
-    int64_t v = -1;
-    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
-    if (sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(db);
-    return v;
-}
-
-static void exec_plain(const char *path, const char *sql)
-{
-    sqlite3 *db = NULL;
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    char *msg = NULL;
-    int rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
-    if (rc != SQLITE_OK)
-        fail_msg("%s: %s", sql, msg ? msg : "?");
-    sqlite3_close(db);
-}
-
 static int64_t add_job(store *s, const char *kind, const char *device, int max_attempts)
 {
     int64_t id = 0;

@@ -100,17 +100,6 @@ static int read_text(const char *s, size_t len, const struct trace_accelsim_opts
     return r;
 }
 
-static uint64_t line_offset(const char *s, uint64_t line)
-{
-    const char *p = s;
-    for (uint64_t i = 1; i < line; i++) {
-        p = strchr(p, '\n');
-        assert_non_null(p);
-        p++;
-    }
-    return (uint64_t)(p - s);
-}
-
 static void expect_error(const struct text *t, const struct trace_accelsim_opts *o, uint64_t line,
                          const char *msg)
 {

@@ -75,17 +75,6 @@ static int read_s(const char *text, const struct trace_csv_opts *o, struct got *
     return read_n(text, strlen(text), o, g, e);
 }
 
-static uint64_t line_offset(const char *s, uint64_t line)
-{
-    const char *p = s;
-    for (uint64_t i = 1; i < line; i++) {
-        p = strchr(p, '\n');
-        assert_non_null(p);
-        p++;
-    }
-    return (uint64_t)(p - s);
-}
-
 static void expect_rec(const struct trace_rec *r, uint64_t tid, uint64_t pc, uint64_t addr,
                        uint32_t width, uint32_t dep)
 {

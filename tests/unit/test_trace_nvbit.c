@@ -111,17 +111,6 @@ static struct got *new_got(void)
     return g;
 }
 
-static uint64_t line_offset(const char *s, uint64_t line)
-{
-    const char *p = s;
-    for (uint64_t i = 1; i < line; i++) {
-        p = strchr(p, '\n');
-        assert_non_null(p);
-        p++;
-    }
-    return (uint64_t)(p - s);
-}
-
 /* Expects an input error on `line` whose message holds `msg`. */
 static void expect_error(const struct text *t, const struct trace_nvbit_opts *o, uint64_t line,
                          const char *msg)

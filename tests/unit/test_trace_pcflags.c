@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/unit/support/tmpfile.h"
 #include "trace/pcflags.h"
 
 /* A heap copy of s without its NUL, so reading past the end trips ASan. */
@@ -30,19 +31,6 @@ static char *exact(const char *s, size_t *n)
     memcpy(b, s, *n);
     return b;
 }
-
-/* Byte offset of the start of 1-based line `line` in s. */
-static uint64_t line_offset(const char *s, uint64_t line)
-{
-    const char *p = s;
-    for (uint64_t i = 1; i < line; i++) {
-        p = strchr(p, '\n');
-        assert_non_null(p);
-        p++;
-    }
-    return (uint64_t)(p - s);
-}
-
 /* ---- map ---------------------------------------------------------------- */
 
 static void test_map_many_keys(void **state)

@@ -10,8 +10,10 @@
 
 #include <cmocka.h>
 
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 int tmp_setup(void **state, const char *tag, const char *name)
@@ -72,4 +74,40 @@ char *must_read_file(const char *path, size_t *len)
     if (!b)
         fail_msg("cannot read %s (run the tests from the repository root)", path);
     return b;
+}
+
+uint64_t line_offset(const char *s, uint64_t line)
+{
+    const char *p = s;
+    for (uint64_t i = 1; i < line; i++) {
+        p = strchr(p, '\n');
+        assert_non_null(p);
+        p++;
+    }
+    return (uint64_t)(p - s);
+}
+
+int64_t query_int(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    int64_t v = -1;
+    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    if (sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return v;
+}
+
+void exec_plain(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    char *msg = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
+        fail_msg("%s: %s", sql, msg ? msg : "?");
+    sqlite3_free(msg);
+    sqlite3_close(db);
 }

@@ -7,6 +7,7 @@
 #define GPUPROBE_TESTS_TMPFILE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct tmp {
     char dir[64];
@@ -27,5 +28,15 @@ char *read_file(const char *path, size_t *len);
 /* The same, failing the test when the file cannot be read (tests run from
  * the repository root, where the fixtures are). */
 char *must_read_file(const char *path, size_t *len);
+
+/* The byte offset where line `line` (1-based) of s starts; fails the test
+ * when s has fewer lines. */
+uint64_t line_offset(const char *s, uint64_t line);
+
+/* A database file read and written around the store, through a separate
+ * plain SQLite connection: the first column of the first row of sql (-1
+ * when there is no row), and running sql (failing the test on an error). */
+int64_t query_int(const char *path, const char *sql);
+void exec_plain(const char *path, const char *sql);
 
 #endif
