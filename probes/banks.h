@@ -38,6 +38,26 @@
 /* The module for a device of cc major.minor (caller frees). */
 char *banks_ptx(int cc_major, int cc_minor);
 
+/* The numbers of a stamped FFMA-throughput kernel (the bank probe's own is
+ * banks_probe_shape; the dual-issue probe has another): one PTX generator
+ * and one layout reader for both. */
+struct banks_shape {
+    const char *kernel;          /* the entry's name */
+    int threads;                 /* .maxntid */
+    int maxnreg;                 /* .maxnreg */
+    int values;                  /* live f32 values the FFMAs read */
+    int accs;                    /* FFMA accumulators */
+    int timed;                   /* FFMAs in the loop body, 1..BANKS_TIMED */
+    int regs;                    /* registers the compiled kernel must have; 0 = any */
+    int pinned;                  /* loop control pinned before the FFMAs (banks_ptx.c) */
+    int loop_span;               /* check other writes over the loop only, not the region */
+};
+extern const struct banks_shape banks_probe_shape;
+
+/* The module of shape s (caller frees); banks_ptx is this for
+ * banks_probe_shape. */
+char *banks_ptx_shape(const struct banks_shape *s, int cc_major, int cc_minor);
+
 /* What the harness needs to know about the compiled kernel. */
 struct banks_layout {
     size_t ffma[BANKS_TIMED];    /* instruction indices of the timed FFMAs */
@@ -57,6 +77,13 @@ struct banks_layout {
  * with the reason. */
 int banks_layout(const void *cubin, size_t size, struct banks_layout *L, char *err,
                  size_t errlen);
+/* The same for a kernel of shape s: s->timed FFMAs, s->regs registers
+ * when s->regs is not 0, and with s->loop_span the "no other instruction
+ * writes a destination" rule over the loop body (from the start stamp's
+ * last store to the loop's branch) instead of the whole region: code that
+ * runs once before or after the loop may use those registers. */
+int banks_layout_shape(const void *cubin, size_t size, const struct banks_shape *s,
+                       struct banks_layout *L, char *err, size_t errlen);
 
 /* max_reg bounds what the probe tests: on an H200 (driver 580.159) a
  * kernel reported with 255 registers faulted (CUDA_ERROR_ILLEGAL_INSTRUCTION)
@@ -85,8 +112,9 @@ int banks_verify(const void *orig, const void *patched, size_t size,
                  size_t errlen);
 
 /* Runs the probe on a device (UUID or index): the whole result document,
- * or NULL with the reason. sample: random pairs for the confirmation. */
-json_t *banks_probe_run(const char *device, int sample, char *err, size_t errlen);
+ * or NULL with the reason. sample: random pairs for the confirmation;
+ * repeats: measurements of the reference and of each cost (spread). */
+json_t *banks_probe_run(const char *device, int sample, int repeats, char *err, size_t errlen);
 
 /* One measurement (t NULL: the kernel as compiled, unedited), for
  * diagnosis: the rate and the kernel's layout, or NULL with the reason. */

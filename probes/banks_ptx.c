@@ -10,6 +10,12 @@
  * %globaltimer around the loop (after a bar.sync) into its block's four
  * words of out; the accumulators' sum is stored per thread to sink, so
  * nothing is dead. Only the timed loop holds FFMAs.
+ *
+ * The same generator and reader serve the dual-issue probe
+ * (probes/dual_issue.h), whose kernel differs only in its numbers (a
+ * struct banks_shape: more threads, fewer values, no register demand), so
+ * the stamps, the loop and the checks of the compiled code are written
+ * once; banks_probe_shape is the bank probe's own.
  */
 #include <stdio.h>
 #include <string.h>
@@ -29,38 +35,73 @@ static void stamp(struct ptx *p, int end)
             end, end ? 16 : 0, end ? 24 : 8, end);
 }
 
+const struct banks_shape banks_probe_shape = {
+    BANKS_KERNEL, BANKS_THREADS, 255, BANKS_VALUES, BANKS_ACCS, BANKS_TIMED, 255, 0, 0,
+};
+
 char *banks_ptx(int cc_major, int cc_minor)
+{
+    return banks_ptx_shape(&banks_probe_shape, cc_major, cc_minor);
+}
+
+/* Every value is loaded once from the input buffer, four at a time. */
+static void load_values(struct ptx *p, int values)
+{
+    for (int k = 0; k + 3 < values; k += 4)
+        ptx_add(p, "\tld.global.v4.f32 {%%v%d, %%v%d, %%v%d, %%v%d}, [%%in+%d];\n", k, k + 1,
+                k + 2, k + 3, 4 * k);
+    for (int k = values - values % 4; k < values; k++)
+        ptx_add(p, "\tld.global.f32 %%v%d, [%%in+%d];\n", k, 4 * k);
+}
+
+/* The timed loop. With s->pinned the counter, the compare and a select
+ * on the compare come first, and the first FFMA of every accumulator reads
+ * the select: every FFMA then depends on the loop control, so ptxas must
+ * issue the control before them and the FFMAs stay one unbroken run
+ * (left free, it spreads the counter and compare among the FFMAs). */
+static void loop(struct ptx *p, const struct banks_shape *s)
+{
+    static const char control[] = "\tadd.u32 %iter, %iter, 1;\n"
+                                  "\tsetp.lt.u32 %p, %iter, %n;\n";
+    ptx_add(p, "$L_loop:\n");
+    if (s->pinned)
+        ptx_add(p, "%s\tselp.f32 %%s, %%v0, %%v1, %%p;\n", control);
+    for (int i = 0; i < s->timed; i++) {
+        char a[16];
+        if (s->pinned && i < s->accs)
+            snprintf(a, sizeof a, "%%s");
+        else
+            snprintf(a, sizeof a, "%%v%d", (2 * i) % s->values);
+        ptx_add(p, "\tfma.rn.f32 %%a%d, %s, %%v%d, %%a%d;\n", i % s->accs, a,
+                (2 * i + 1) % s->values, i % s->accs);
+    }
+    ptx_add(p, "%s\t@%%p bra $L_loop;\n", s->pinned ? "" : control);
+}
+
+char *banks_ptx_shape(const struct banks_shape *s, int cc_major, int cc_minor)
 {
     struct ptx p;
     ptx_init(&p);
     ptx_header(&p, cc_major, cc_minor);
-    ptx_add(&p, ".visible .entry " BANKS_KERNEL "(.param .u64 p_out, .param .u64 p_in,"
+    ptx_add(&p, ".visible .entry %s(.param .u64 p_out, .param .u64 p_in,"
                 " .param .u64 p_sink, .param .u32 p_iters)\n"
-                ".maxntid %d, 1, 1\n.maxnreg 255\n{\n", BANKS_THREADS);
+                ".maxntid %d, 1, 1\n.maxnreg %d\n{\n", s->kernel, s->threads, s->maxnreg);
     ptx_add(&p, "\t.reg .pred %%p;\n\t.reg .u32 %%me, %%n, %%iter, %%w;\n"
                 "\t.reg .u64 %%in, %%out, %%sink, %%c0, %%g0, %%wide;\n"
-                "\t.reg .f32 %%v<%d>;\n\t.reg .f32 %%a<%d>;\n", BANKS_VALUES, BANKS_ACCS);
+                "\t.reg .f32 %%v<%d>;\n\t.reg .f32 %%a<%d>;\n%s", s->values, s->accs,
+                s->pinned ? "\t.reg .f32 %s;\n" : "");
     ptx_add(&p, "\tld.param.u64 %%in, [p_in];\n\tcvta.to.global.u64 %%in, %%in;\n"
                 "\tld.param.u64 %%out, [p_out];\n\tcvta.to.global.u64 %%out, %%out;\n"
                 "\tld.param.u64 %%sink, [p_sink];\n\tcvta.to.global.u64 %%sink, %%sink;\n"
                 "\tld.param.u32 %%n, [p_iters];\n\tmov.u32 %%me, %%tid.x;\n");
-    for (int k = 0; k + 3 < BANKS_VALUES; k += 4)
-        ptx_add(&p, "\tld.global.v4.f32 {%%v%d, %%v%d, %%v%d, %%v%d}, [%%in+%d];\n", k, k + 1,
-                k + 2, k + 3, 4 * k);
-    for (int k = BANKS_VALUES - BANKS_VALUES % 4; k < BANKS_VALUES; k++)
-        ptx_add(&p, "\tld.global.f32 %%v%d, [%%in+%d];\n", k, 4 * k);
-    for (int k = 0; k < BANKS_ACCS; k++)
+    load_values(&p, s->values);
+    for (int k = 0; k < s->accs; k++)
         ptx_add(&p, "\tmov.f32 %%a%d, %%v%d;\n", k, k);
     ptx_add(&p, "\tmov.u32 %%iter, 0;\n");
     stamp(&p, 0);
-    ptx_add(&p, "$L_loop:\n");
-    for (int i = 0; i < BANKS_TIMED; i++)
-        ptx_add(&p, "\tfma.rn.f32 %%a%d, %%v%d, %%v%d, %%a%d;\n", i % BANKS_ACCS,
-                (2 * i) % BANKS_VALUES, (2 * i + 1) % BANKS_VALUES, i % BANKS_ACCS);
-    ptx_add(&p, "\tadd.u32 %%iter, %%iter, 1;\n\tsetp.lt.u32 %%p, %%iter, %%n;\n"
-                "\t@%%p bra $L_loop;\n");
+    loop(&p, s);
     stamp(&p, 1);
-    for (int k = 1; k < BANKS_ACCS; k++)
+    for (int k = 1; k < s->accs; k++)
         ptx_add(&p, "\tadd.f32 %%a0, %%a0, %%a%d;\n", k);
     ptx_add(&p, "\tmov.u32 %%w, %%ctaid.x;\n\tmov.u32 %%iter, %%ntid.x;\n"
                 "\tmad.lo.u32 %%w, %%w, %%iter, %%me;\n\tmul.wide.u32 %%wide, %%w, 4;\n"
@@ -71,6 +112,75 @@ char *banks_ptx(int cc_major, int cc_minor)
 
 /* ---- the compiled kernel ------------------------------------------------- */
 
+/* Operations whose [23:16] field is not a register they write (stores,
+ * control, compares into predicates). */
+static int writes_no_register(const char *m)
+{
+    static const char *const none[] = {"STG",   "STS",   "STL",    "BAR",   "BRA",
+                                       "EXIT",  "NOP",   "ISETP",  "FSETP", "PLOP3",
+                                       "DEPBAR", "BSYNC", "BSSY",  "CALL",  "RET"};
+    for (size_t i = 0; i < sizeof none / sizeof none[0]; i++)
+        if (strcmp(m, none[i]) == 0)
+            return 1;
+    return 0;
+}
+
+static int ends_prologue(const struct sass_insn *in)
+{
+    char mn[SASS_MNEMONIC_MAX];
+    const char *m = sass_mnemonic(in, mn);
+    return sass_is_clock_read(in) || strcmp(m, "STG") == 0 || strcmp(m, "BAR") == 0;
+}
+
+/* The instructions that can run between two timed FFMAs, when the loop
+ * body holds no store or barrier (the kernels of this file): back from the
+ * first FFMA to the start stamp's last store or barrier, forward from the
+ * last FFMA to the first branch (the loop's own), inclusive. Without
+ * decoding branch targets this is the loop body or more. */
+static struct sass_region loop_span(const uint8_t *text, const struct sass_region *r,
+                                    const struct banks_layout *L)
+{
+    struct sass_region span = {L->ffma[0], L->ffma[L->nffma - 1] + 1};
+    char mn[SASS_MNEMONIC_MAX];
+    while (span.first > r->first) {
+        struct sass_insn in = sass_decode(text, (span.first - 1) * SASS_INSN_BYTES);
+        if (ends_prologue(&in))
+            break;
+        span.first--;
+    }
+    while (span.end < r->end) {
+        struct sass_insn in = sass_decode(text, span.end++ * SASS_INSN_BYTES);
+        if (strcmp(sass_mnemonic(&in, mn), "BRA") == 0)
+            break;
+    }
+    return span;
+}
+
+/* No other instruction of the span may write a destination (its [23:16]
+ * field, read whatever the form: a false match only refuses). Operations
+ * that write no register there are skipped, and so are uniform-datapath
+ * instructions (U..., S2UR), which write uniform registers, a separate
+ * file. */
+static int no_other_writes(const uint8_t *text, const struct sass_region *span,
+                           const struct banks_layout *L, char *err, size_t errlen)
+{
+    char mn[SASS_MNEMONIC_MAX];
+    for (size_t i = span->first; i < span->end; i++) {
+        struct sass_insn in = sass_decode(text, i * SASS_INSN_BYTES);
+        const char *m = sass_mnemonic(&in, mn);
+        if (strcmp(m, "FFMA") == 0 || m[0] == 'U' || strcmp(m, "S2UR") == 0 ||
+            writes_no_register(m))
+            continue;
+        for (size_t d = 0; d < L->ndest; d++)
+            if (sass_field(&in, SASS_RD) == L->dest[d]) {
+                snprintf(err, errlen, "%s at 0x%zx writes R%u, a timed FFMA's destination", m,
+                         i * SASS_INSN_BYTES, L->dest[d]);
+                return -1;
+            }
+    }
+    return 0;
+}
+
 /* Why writing the chosen destination is safe: the loop's FFMA destinations
  * hold the accumulators (ptxas rotates them through a few registers), which
  * are live through the whole loop, so during it those registers hold
@@ -80,6 +190,12 @@ char *banks_ptx(int cc_major, int cc_minor)
 int banks_layout(const void *cubin, size_t size, struct banks_layout *L, char *err,
                  size_t errlen)
 {
+    return banks_layout_shape(cubin, size, &banks_probe_shape, L, err, errlen);
+}
+
+int banks_layout_shape(const void *cubin, size_t size, const struct banks_shape *s,
+                       struct banks_layout *L, char *err, size_t errlen)
+{
     struct cubin c;
     memset(L, 0, sizeof *L);
     if (cubin_parse(&c, cubin, size, err, errlen) < 0) {
@@ -87,13 +203,15 @@ int banks_layout(const void *cubin, size_t size, struct banks_layout *L, char *e
         return -1;
     }
     int rc = -1;
-    const struct cubin_kernel *k = cubin_kernel_find(&c, BANKS_KERNEL);
+    const struct cubin_kernel *k = cubin_kernel_find(&c, s->kernel);
     struct sass_region r;
-    if (!k)
-        snprintf(err, errlen, "no kernel " BANKS_KERNEL " in the cubin");
-    else if (k->regs != 255)
-        snprintf(err, errlen, "the kernel has %d registers, not 255: R%d..R%d are not legal",
-                 k->regs, k->regs < 0 ? 0 : k->regs, BANKS_MAX_REG);
+    if (s->timed < 1 || s->timed > BANKS_TIMED)
+        snprintf(err, errlen, "%d timed FFMAs: the layout holds 1 to %d", s->timed, BANKS_TIMED);
+    else if (!k)
+        snprintf(err, errlen, "no kernel %s in the cubin", s->kernel);
+    else if (s->regs && k->regs != s->regs)
+        snprintf(err, errlen, "the kernel has %d registers, not %d: R%d..R%d are not legal",
+                 k->regs, s->regs, k->regs < 0 ? 0 : k->regs, s->regs - 1);
     else if (sass_clock_region(k->text, k->text_size, 0, &r) < 0)
         snprintf(err, errlen, "no timed region (two clock reads) in the kernel");
     else {
@@ -105,8 +223,8 @@ int banks_layout(const void *cubin, size_t size, struct banks_layout *L, char *e
             if (strcmp(sass_mnemonic(&in, mn), "FFMA") != 0)
                 continue;
             unsigned form = sass_field(&in, SASS_FORM), rd = sass_field(&in, SASS_RD);
-            if (L->nffma == BANKS_TIMED) {
-                snprintf(err, errlen, "more than %d FFMAs in the timed region", BANKS_TIMED);
+            if (L->nffma == (size_t)s->timed) {
+                snprintf(err, errlen, "more than %d FFMAs in the timed region", s->timed);
                 rc = -1;
             } else if (L->nffma > 0 && form != L->form) {
                 snprintf(err, errlen, "FFMA at 0x%zx has operand form %u, the first had %u",
@@ -136,26 +254,14 @@ int banks_layout(const void *cubin, size_t size, struct banks_layout *L, char *e
                     L->dest[L->ndest++] = rd;
             }
         }
-        if (rc == 0 && L->nffma != BANKS_TIMED) {
+        if (rc == 0 && L->nffma != (size_t)s->timed) {
             snprintf(err, errlen, "%zu FFMAs in the timed region, expected %d", L->nffma,
-                     BANKS_TIMED);
+                     s->timed);
             rc = -1;
         }
-        /* No other instruction of the region may write a destination (its
-         * [23:16] field, read whatever the form: a false match only refuses).
-         * Uniform-datapath instructions (U..., S2UR) write uniform
-         * registers, a separate file, and are skipped. */
-        for (size_t i = r.first; rc == 0 && i < r.end; i++) {
-            struct sass_insn in = sass_decode(k->text, i * SASS_INSN_BYTES);
-            const char *m = sass_mnemonic(&in, mn);
-            if (strcmp(m, "FFMA") == 0 || m[0] == 'U' || strcmp(m, "S2UR") == 0)
-                continue;
-            for (size_t d = 0; d < L->ndest; d++)
-                if (sass_field(&in, SASS_RD) == L->dest[d]) {
-                    snprintf(err, errlen, "%s at 0x%zx writes R%u, a timed FFMA's destination",
-                             m, i * SASS_INSN_BYTES, L->dest[d]);
-                    rc = -1;
-                }
+        if (rc == 0) {
+            struct sass_region span = s->loop_span ? loop_span(k->text, &r, L) : r;
+            rc = no_other_writes(k->text, &span, L, err, errlen);
         }
     }
     cubin_free(&c);

@@ -41,6 +41,7 @@
 #define THRESHOLD 0.995          /* the seed's rule */
 #define ITERS 2000               /* loop trips: about 10^6 SM cycles a launch */
 #define REF_REGS 8
+#define MAX_REPEATS 50
 #define SAMPLE_SEED 0x9e3779b97f4a7c15ULL
 
 struct run {
@@ -50,11 +51,9 @@ struct run {
     int opened;
     CUdeviceptr out, in, sink;
     unsigned blocks;
-    int runs, verified;
+    int runs, verified, repeats;
     void *copy;
     struct patch_edit *edits;
-    unsigned long long *stamps;
-    double *cyc, *mhz;
     double ref;                  /* conflict-free warp-FFMAs per SM clock */
 };
 
@@ -84,34 +83,25 @@ static int measure(struct run *R, const struct banks_test *t, double *rate, doub
     CUfunction fn;
     unsigned iters = ITERS;
     void *params[] = {&R->out, &R->in, &R->sink, &iters};
+    struct patch_launch l = {R->blocks, BANKS_THREADS, 0, params, 2};
+    struct patch_timing tm;
     int rc = gpu_module_load_image(&R->g, R->copy, size, &m, err, errlen);
     if (rc < 0)
         return -1;
     rc = gpu_module_function(&R->g, &m, BANKS_KERNEL, &fn, err, errlen);
-    for (int pass = 0; rc == 0 && pass < 2; pass++)
-        rc = gpu_launch(&R->g, fn, R->blocks, BANKS_THREADS, 0, params, err, errlen);
+    if (rc == 0)
+        rc = patch_time_stamped(&R->g, fn, &l, R->out, &tm, err, errlen);
     if (rc < 0 && t) {       /* say which test */
         size_t used = strlen(err);
         snprintf(err + used, errlen - used, " (sources R%u R%u R%u, reuse %u)", t->src[0],
                  t->src[1], t->src[2], t->reuse);
     }
-    if (rc == 0)
-        rc = gpu_check(&R->g,
-                       R->g.cu->cuMemcpyDtoH(R->stamps, R->out,
-                                             (size_t)R->blocks * 4 * sizeof *R->stamps),
-                       "cuMemcpyDtoH", err, errlen);
     gpu_module_free(&R->g, &m);
     if (rc < 0)
         return -1;
     R->runs++;
-    for (unsigned b = 0; b < R->blocks; b++) {
-        unsigned long long *w = R->stamps + 4 * b; /* clock, timer at start; clock, timer at end */
-        R->cyc[b] = (double)(w[2] - w[0]);
-        R->mhz[b] = w[3] > w[1] ? (double)(w[2] - w[0]) / (double)(w[3] - w[1]) * 1e3 : 0;
-    }
-    double cycles = spread_of(R->cyc, R->blocks).median;
-    *mhz = spread_of(R->mhz, R->blocks).median;
-    *rate = cycles > 0 ? (double)(BANKS_THREADS / 32) * BANKS_TIMED * ITERS / cycles : 0;
+    *mhz = tm.mhz;
+    *rate = tm.cycles > 0 ? (double)(BANKS_THREADS / 32) * BANKS_TIMED * ITERS / tm.cycles : 0;
     return 0;
 }
 
@@ -263,11 +253,18 @@ static json_t *costs(struct run *R, const struct classes *C, char *err, size_t e
         if ((tests[i].t.src[2] == SASS_RZ && strstr(tests[i].name, "three")) ||
             (tests[i].t.src[1] == SASS_RZ && strstr(tests[i].name, "three")))
             continue;        /* fewer banks than the test needs */
-        if (measure(R, &tests[i].t, &rate, &mhz, err, errlen) < 0) {
-            json_decref(o);
-            return NULL;
+        double rates[MAX_REPEATS], ratios[MAX_REPEATS];
+        for (int k = 0; k < R->repeats; k++) {
+            if (measure(R, &tests[i].t, &rates[k], &mhz, err, errlen) < 0) {
+                json_decref(o);
+                return NULL;
+            }
+            ratios[k] = rates[k] / R->ref;
         }
+        rate = spread_of(rates, (size_t)R->repeats).median;
         json_t *j = test_json(R, &tests[i].t, rate);
+        json_object_set_new(j, "ffma_per_sm_clock", spread_json(rates, (size_t)R->repeats));
+        json_object_set_new(j, "ratio", spread_json(ratios, (size_t)R->repeats));
         json_object_set_new(j, "conflict", json_boolean(conflict(R, rate)));
         json_object_set_new(o, tests[i].name, j);
     }
@@ -291,10 +288,7 @@ static int setup(struct run *R, const char *device, char *err, size_t errlen)
     R->blocks = (unsigned)R->g.info.sm_count;
     R->copy = malloc(R->base.cubin_size);
     R->edits = malloc(sizeof *R->edits * BANKS_EDITS_PER_FFMA * BANKS_TIMED);
-    R->stamps = malloc(sizeof *R->stamps * 4 * R->blocks);
-    R->cyc = malloc(sizeof *R->cyc * R->blocks);
-    R->mhz = malloc(sizeof *R->mhz * R->blocks);
-    if (!R->copy || !R->edits || !R->stamps || !R->cyc || !R->mhz) {
+    if (!R->copy || !R->edits) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
@@ -306,7 +300,7 @@ static int setup(struct run *R, const char *device, char *err, size_t errlen)
                        0 ||
                    gpu_check(&R->g, R->g.cu->cuMemcpyHtoD(R->in, vals, sizeof vals),
                              "cuMemcpyHtoD", err, errlen) < 0 ||
-                   gpu_check(&R->g, R->g.cu->cuMemAlloc(&R->out, (size_t)R->blocks * 32),
+                   gpu_check(&R->g, R->g.cu->cuMemAlloc(&R->out, (size_t)R->blocks * PATCH_STAMP_BYTES),
                              "cuMemAlloc", err, errlen) < 0 ||
                    gpu_check(&R->g, R->g.cu->cuMemAlloc(&R->sink, sink), "cuMemAlloc", err,
                              errlen) < 0
@@ -326,9 +320,6 @@ static void teardown(struct run *R)
         gpu_module_free(&R->g, &R->base);
     free(R->copy);
     free(R->edits);
-    free(R->stamps);
-    free(R->cyc);
-    free(R->mhz);
     gpu_close(&R->g);
 }
 
@@ -345,7 +336,27 @@ static json_t *layout_json(const struct run *R)
                      "launches_per_run", 2);
 }
 
-json_t *banks_probe_run(const char *device, int sample, char *err, size_t errlen)
+/* The registers above the highest one the compiler named: the probe does
+ * not time them. Naming a register the compiler did not allocate can fault
+ * the kernel (on an H200, R253 as an FFMA source raised
+ * CUDA_ERROR_ILLEGAL_INSTRUCTION, tests/gpu/results/2026-11-21-h200-banks),
+ * and a fault ends the process's CUDA context and logs an Xid on the node,
+ * so a routine probe must not provoke one. */
+static json_t *untested(const struct run *R)
+{
+    json_t *list = json_array();
+    char why[256];
+    snprintf(why, sizeof why,
+             "the compiler named no register above R%u in this kernel (it reports %d registers "
+             "per thread); the probe does not name registers the compiler did not allocate, "
+             "since doing so can fault the GPU",
+             R->L.max_reg, R->L.regs);
+    for (unsigned r = R->L.max_reg + 1; r <= BANKS_MAX_REG; r++)
+        json_array_append_new(list, json_pack("{s:i, s:s}", "register", r, "reason", why));
+    return list;
+}
+
+json_t *banks_probe_run(const char *device, int sample, int repeats, char *err, size_t errlen)
 {
     static struct classes C;     /* 64 KiB of tested-pair flags: not on the stack */
     struct run R;
@@ -354,28 +365,37 @@ json_t *banks_probe_run(const char *device, int sample, char *err, size_t errlen
     memset(&C, 0, sizeof C);
     C.max_conflict = 0;
     C.min_free = INFINITY;
+    R.repeats = repeats;
+    if (repeats < 1 || repeats > MAX_REPEATS) {
+        snprintf(err, errlen, "repeats must be from 1 to %d", MAX_REPEATS);
+        return NULL;
+    }
     if (sample < 0 || sample > 10000) {
         snprintf(err, errlen, "sample must be from 0 to 10000");
         return NULL;
     }
     json_t *res = NULL, *refj = json_array(), *conf = NULL, *cost = NULL;
     unsigned refregs[REF_REGS] = {0, 1, 2, 3, 128, 129, 0, 0};
-    double ref[REF_REGS], mhzs[REF_REGS];
+    double ref[REF_REGS * MAX_REPEATS], mhzs[REF_REGS * MAX_REPEATS];
     int ok = setup(&R, device, err, errlen) == 0 && gpu_clock_mhz(&R.g, &before, err, errlen) == 0;
     refregs[6] = R.L.max_reg - 1;
     refregs[7] = R.L.max_reg;
     double t_setup = now_s() - t0, t1 = now_s();
+    size_t nref = 0;
     for (int i = 0; ok && i < REF_REGS; i++) {
         struct banks_test t = {{refregs[i], SASS_RZ, SASS_RZ}, 0};
-        ok = measure(&R, &t, &ref[i], &mhzs[i], err, errlen) == 0;
+        for (int k = 0; ok && k < repeats; k++, nref++)
+            ok = measure(&R, &t, &ref[nref], &mhzs[nref], err, errlen) == 0;
         if (ok)
-            json_array_append_new(refj, json_pack("{s:i, s:f}", "register", refregs[i],
-                                                  "ffma_per_sm_clock", ref[i]));
+            json_array_append_new(refj, json_pack("{s:i, s:o}", "register", refregs[i],
+                                                  "ffma_per_sm_clock",
+                                                  spread_json(ref + nref - repeats,
+                                                              (size_t)repeats)));
     }
+    json_t *ref_spread = NULL;
     if (ok) {
-        double sorted[REF_REGS];
-        memcpy(sorted, ref, sizeof ref);
-        R.ref = spread_of(sorted, REF_REGS).median;
+        ref_spread = spread_json(ref, nref);
+        R.ref = spread_of(ref, nref).median;
         ok = R.ref > 0 || (snprintf(err, errlen, "the reference rate is 0"), 0);
     }
     int class_runs = 0;
@@ -410,9 +430,15 @@ json_t *banks_probe_run(const char *device, int sample, char *err, size_t errlen
                         classes, "kernel", layout_json(&R), "confirmation", conf, "costs", cost);
         conf = cost = NULL;
         json_object_set_new(res, "reference",
-                            json_pack("{s:f, s:s, s:O}", "ffma_per_sm_clock", R.ref, "method",
-                                      "median of single-source FFMA (Ra=r, Rb=Rc=RZ)",
+                            json_pack("{s:o, s:s, s:O}", "ffma_per_sm_clock", ref_spread,
+                                      "method",
+                                      "median of single-source FFMA (Ra=r, Rb=Rc=RZ), each "
+                                      "register measured `repeats` times",
                                       "registers", refj));
+        ref_spread = NULL;
+        json_object_set_new(res, "untested_registers", untested(&R));
+        json_object_set_new(res, "repeats", json_integer(repeats));
+        json_object_set_new(res, "wall_s", json_real(now_s() - t0));
         json_object_set_new(
             res, "pairs_during_class_building",
             json_pack("{s:i, s:o, s:o, s:f, s:f}", "runs", class_runs, "conflict_ratio",
@@ -424,7 +450,7 @@ json_t *banks_probe_run(const char *device, int sample, char *err, size_t errlen
             res, "runs",
             json_pack("{s:i, s:i, s:i, s:i, s:i, s:i}", "total", R.runs, "reference", REF_REGS,
                       "class_building", class_runs, "confirmation", conf_runs, "costs",
-                      R.runs - REF_REGS - class_runs - conf_runs, "all_pairs_would_be",
+                      R.runs - (int)nref - class_runs - conf_runs, "all_pairs_would_be",
                       (int)((R.L.max_reg + 1) * R.L.max_reg / 2)));
         json_object_set_new(res, "sass_check",
                             json_pack("{s:b, s:i, s:s}", "verified", R.verified == R.runs,
@@ -440,6 +466,7 @@ json_t *banks_probe_run(const char *device, int sample, char *err, size_t errlen
                                       "total", now_s() - t0));
     }
     json_decref(refj);
+    json_decref(ref_spread);
     json_decref(conf);
     json_decref(cost);
     teardown(&R);

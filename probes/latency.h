@@ -59,6 +59,11 @@ const struct lat_entry *lat_find(const char *name);
 char *lat_ptx_latency(const struct lat_entry *e, int cc_major, int cc_minor);
 /* The throughput module for e (kernel "tput"). */
 char *lat_ptx_throughput(const struct lat_entry *e, int cc_major, int cc_minor);
+/* The kernels' input buffer for e (both kernels read the same layout):
+ * the y and z operands at 8 and 16, a u32 operand at 24, a zero at 28
+ * (see latency_ptx.c), chain k's start value at 32 + 8k. */
+#define LAT_INPUT_BYTES 128
+void lat_fill_inputs(const struct lat_entry *e, unsigned char in[LAT_INPUT_BYTES]);
 /* How many of e's opcode each latency region must hold. */
 int lat_region_expect(const struct lat_entry *e, int region);
 

@@ -20,7 +20,7 @@
 #define MAX_REGIONS 40
 
 /* 1 if mnemonic m is one of the '|'-separated alternatives. */
-static int is_timed(const char *m, const char *alts)
+int lat_is_timed(const char *m, const char *alts)
 {
     size_t n = strlen(m);
     for (const char *p = alts; p; p = strchr(p, '|') ? strchr(p, '|') + 1 : NULL)
@@ -37,7 +37,7 @@ static size_t count_timed(const struct cubin_kernel *k, const struct sass_region
     char buf[SASS_MNEMONIC_MAX];
     for (size_t i = r->first; i < r->end; i++) {
         struct sass_insn in = sass_decode(k->text, i * SASS_INSN_BYTES);
-        n += (size_t)is_timed(sass_mnemonic(&in, buf), alts);
+        n += (size_t)lat_is_timed(sass_mnemonic(&in, buf), alts);
     }
     return n;
 }
@@ -58,10 +58,10 @@ static const struct cubin_kernel *kernel_of(struct cubin *c, const void *data, s
     return k;
 }
 
-static size_t find_regions(const struct cubin_kernel *k, struct sass_region *r, size_t max)
+size_t lat_find_regions(const uint8_t *text, size_t size, struct sass_region *r, size_t max)
 {
     size_t n = 0, from = 0;
-    while (n < max && sass_clock_region(k->text, k->text_size, from, &r[n]) == 0) {
+    while (n < max && sass_clock_region(text, size, from, &r[n]) == 0) {
         from = r[n].end + 1;
         n++;
     }
@@ -81,7 +81,7 @@ static json_t *extras_per_step(const struct cubin_kernel *k, const struct sass_r
         for (size_t i = rs[w]->first; i < rs[w]->end; i++) {
             in = sass_decode(k->text, i * SASS_INSN_BYTES);
             const char *m = sass_mnemonic(&in, buf);
-            if (is_timed(m, timed))
+            if (lat_is_timed(m, timed))
                 continue;
             json_int_t v = json_integer_value(json_object_get(out, m));
             json_object_set_new(out, m, json_integer(v + (w ? 1 : -1)));
@@ -109,12 +109,12 @@ static void latency_class(const struct cubin_kernel *k, const struct sass_region
     size_t last = r4->end;
     for (size_t i = r4->first; i < r4->end; i++) {
         struct sass_insn in = sass_decode(k->text, i * SASS_INSN_BYTES);
-        if (is_timed(sass_mnemonic(&in, buf), timed))
+        if (lat_is_timed(sass_mnemonic(&in, buf), timed))
             last = i;
     }
     for (size_t i = r4->first; i < last; i++) {
         struct sass_insn in = sass_decode(k->text, i * SASS_INSN_BYTES);
-        if (!is_timed(sass_mnemonic(&in, buf), timed))
+        if (!lat_is_timed(sass_mnemonic(&in, buf), timed))
             continue;
         if (sass_field(&in, SASS_WBAR) == SASS_SCOREBOARD_NONE)
             without++;
@@ -150,7 +150,7 @@ json_t *lat_check_latency(const struct lat_entry *e, const void *cubin, size_t s
         return fail(err);
     }
     struct sass_region r[MAX_REGIONS];
-    size_t n = find_regions(k, r, MAX_REGIONS);
+    size_t n = lat_find_regions(k->text, k->text_size, r, MAX_REGIONS);
     json_t *regions = json_array();
     int ok = n > 0 && n % LAT_REGIONS == 0;
     for (size_t i = 0; i < n; i++) {

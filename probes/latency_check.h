@@ -15,8 +15,16 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "probes/latency.h"
+#include "probes/sass.h"
+
+/* 1 if mnemonic m is one of the '|'-separated alternatives ("HADD2|HFMA2"). */
+int lat_is_timed(const char *m, const char *alts);
+/* The regions between successive pairs of clock reads, in order; how many
+ * (at most max). */
+size_t lat_find_regions(const uint8_t *text, size_t size, struct sass_region *r, size_t max);
 
 json_t *lat_check_latency(const struct lat_entry *e, const void *cubin, size_t size);
 json_t *lat_check_throughput(const struct lat_entry *e, const void *cubin, size_t size);

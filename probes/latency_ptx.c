@@ -28,6 +28,27 @@ int lat_region_expect(const struct lat_entry *e, int region)
     return steps[region] * e->per_step;
 }
 
+void lat_fill_inputs(const struct lat_entry *e, unsigned char in[LAT_INPUT_BYTES])
+{
+    memset(in, 0, LAT_INPUT_BYTES);
+    unsigned u = 3;
+    memcpy(in + 24, &u, 4);
+    for (int k = -2; k < TPUT_CHAINS; k++) { /* k = -2, -1: the y and z operands */
+        unsigned char *slot = k < 0 ? in + 8 * (k + 3) : in + 32 + 8 * k;
+        double d = k < 0 ? (k == -2 ? 1.0 : 0.5) : 1.0 + k;
+        float f = (float)d;
+        unsigned h = k == -2 ? 0x3C003C00u : k == -1 ? 0x38003800u : 0x3C003C00u + (unsigned)k;
+        unsigned long long n = k == -2 ? 3 : k == -1 ? 0x3210 : (unsigned long long)(1 + k);
+        switch (e->xt) {
+        case LT_F32: memcpy(slot, &f, 4); break;
+        case LT_F16X2: memcpy(slot, &h, 4); break;
+        case LT_F64: memcpy(slot, &d, 8); break;
+        case LT_U32: { unsigned v = (unsigned)n; memcpy(slot, &v, 4); break; }
+        case LT_U64: memcpy(slot, &n, 8); break;
+        }
+    }
+}
+
 static void add_step(struct ptx *p, const struct lat_entry *e, const char *x, const char *t,
                      const char *s, const char *g)
 {

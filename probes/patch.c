@@ -9,7 +9,11 @@
  * are validated against a scratch copy of each instruction before any byte
  * of the buffer is written. Timing is host wall time around launch and
  * synchronise (gpu_launch), enough to compare a patched kernel with its
- * original; probes that need cycles read the clock inside the kernel.
+ * original; probes that need cycles read the clock inside the kernel, and
+ * patch_time_stamped() turns the stamps their kernels write into cycles
+ * and an SM clock, the one reading of them that every such probe shares.
+ * Whole-instruction rewrites are masked writes (patch_bits), checked with
+ * the field edits in one pass, so the all-or-nothing promise covers both.
  */
 #include "probes/patch.h"
 
@@ -19,6 +23,7 @@
 #include <time.h>
 
 #include "probes/cubin.h"
+#include "probes/stats.h"
 
 /* Parses the buffer and finds the kernel; on success c must be freed. */
 static const struct cubin_kernel *open_kernel(struct cubin *c, const void *cubin, size_t size,
@@ -69,15 +74,24 @@ long patch_find_mnemonic(const void *cubin, size_t size, const char *kernel,
     return -1;
 }
 
-int patch_apply(void *cubin, size_t size, const char *kernel, const struct patch_edit *edits,
-                size_t nedits, char *err, size_t errlen)
+/* Checks every masked write and edit against a kernel of n instructions. */
+static int check_writes(const char *kernel, size_t n, const struct patch_bits *bits,
+                        size_t nbits, const struct patch_edit *edits, size_t nedits, char *err,
+                        size_t errlen)
 {
-    size_t off, len;
-    if (patch_find_text(cubin, size, kernel, &off, &len, err, errlen) < 0)
-        return -1;
-    uint8_t *text = (uint8_t *)cubin + off;
-    size_t n = sass_count(len, NULL);
-    for (size_t e = 0; e < nedits; e++) {      /* check all before writing any */
+    for (size_t w = 0; w < nbits; w++) {
+        const struct sass_insn *v = &bits[w].value, *m = &bits[w].mask;
+        if (bits[w].index >= n) {
+            snprintf(err, errlen, "write %zu: instruction %zu is past the end of %.100s (%zu "
+                     "instructions)", w, bits[w].index, kernel, n);
+            return -1;
+        }
+        if ((v->lo & ~m->lo) || (v->hi & ~m->hi)) {
+            snprintf(err, errlen, "write %zu: value bits outside its mask", w);
+            return -1;
+        }
+    }
+    for (size_t e = 0; e < nedits; e++) {
         if (edits[e].index >= n) {
             snprintf(err, errlen, "edit %zu: instruction %zu is past the end of %.100s (%zu "
                      "instructions)", e, edits[e].index, kernel, n);
@@ -91,6 +105,26 @@ int patch_apply(void *cubin, size_t size, const char *kernel, const struct patch
             return -1;
         }
     }
+    return 0;
+}
+
+int patch_rewrite(void *cubin, size_t size, const char *kernel, const struct patch_bits *bits,
+                  size_t nbits, const struct patch_edit *edits, size_t nedits, char *err,
+                  size_t errlen)
+{
+    size_t off, len;
+    if (patch_find_text(cubin, size, kernel, &off, &len, err, errlen) < 0)
+        return -1;
+    uint8_t *text = (uint8_t *)cubin + off;
+    if (check_writes(kernel, sass_count(len, NULL), bits, nbits, edits, nedits, err, errlen) < 0)
+        return -1;
+    for (size_t w = 0; w < nbits; w++) {
+        size_t at = bits[w].index * SASS_INSN_BYTES;
+        struct sass_insn in = sass_decode(text, at);
+        in.lo = (in.lo & ~bits[w].mask.lo) | bits[w].value.lo;
+        in.hi = (in.hi & ~bits[w].mask.hi) | bits[w].value.hi;
+        sass_encode(&in, text, at);
+    }
     for (size_t e = 0; e < nedits; e++) {
         size_t at = edits[e].index * SASS_INSN_BYTES;
         struct sass_insn in = sass_decode(text, at);
@@ -98,6 +132,12 @@ int patch_apply(void *cubin, size_t size, const char *kernel, const struct patch
         sass_encode(&in, text, at);
     }
     return 0;
+}
+
+int patch_apply(void *cubin, size_t size, const char *kernel, const struct patch_edit *edits,
+                size_t nedits, char *err, size_t errlen)
+{
+    return patch_rewrite(cubin, size, kernel, NULL, 0, edits, nedits, err, errlen);
 }
 
 static double now_ms(void)
@@ -172,4 +212,66 @@ int patch_run(struct gpu *g, const char *ptx, const char *name, const char *kern
     free(copy);
     gpu_module_free(g, &patched);
     return rc;
+}
+
+/* Per block: cycles between the stamps and the SM clock they imply. */
+static void read_stamps(const unsigned long long *w, unsigned blocks, double *cyc, double *mhz)
+{
+    for (unsigned b = 0; b < blocks; b++, w += PATCH_STAMP_BYTES / sizeof *w) {
+        cyc[b] = (double)(w[2] - w[0]);  /* clock, timer at start; clock, timer at end */
+        mhz[b] = w[3] > w[1] ? (double)(w[2] - w[0]) / (double)(w[3] - w[1]) * 1e3 : 0;
+    }
+}
+
+int patch_time_stamped(struct gpu *g, CUfunction fn, const struct patch_launch *l,
+                       CUdeviceptr out, struct patch_timing *t, char *err, size_t errlen)
+{
+    if (l->repeats < 1 || l->repeats > PATCH_MAX_REPEATS || l->grid == 0) {
+        snprintf(err, errlen, "launches must be 1..%d on at least one block", PATCH_MAX_REPEATS);
+        return -1;
+    }
+    size_t words = (size_t)l->grid * PATCH_STAMP_BYTES / sizeof(unsigned long long);
+    unsigned long long *stamps = malloc(words * sizeof *stamps);
+    double *cyc = malloc(l->grid * sizeof *cyc), *mhz = malloc(l->grid * sizeof *mhz);
+    int rc = stamps && cyc && mhz ? 0 : (snprintf(err, errlen, "out of memory"), -1);
+    for (int i = 0; rc == 0 && i < l->repeats; i++)
+        rc = gpu_launch(g, fn, l->grid, l->block, l->smem, l->params, err, errlen);
+    if (rc == 0)
+        rc = gpu_check(g, g->cu->cuMemcpyDtoH(stamps, out, words * sizeof *stamps),
+                       "cuMemcpyDtoH", err, errlen);
+    if (rc == 0) {
+        read_stamps(stamps, l->grid, cyc, mhz);
+        t->cycles = spread_of(cyc, l->grid).median;
+        t->mhz = spread_of(mhz, l->grid).median;
+    }
+    free(stamps);
+    free(cyc);
+    free(mhz);
+    return rc;
+}
+
+int patch_verify(const void *orig, const void *patched, size_t size, const char *kernel,
+                        const struct patch_edit *e, size_t n, char *err, size_t errlen)
+{
+    size_t off, tsize;
+    const uint8_t *a = orig, *b = patched;
+    if (patch_find_text(orig, size, kernel, &off, &tsize, err, errlen) < 0)
+        return -1;
+    if (memcmp(a, b, off) != 0 || memcmp(a + off + tsize, b + off + tsize, size - off - tsize)) {
+        snprintf(err, errlen, "the patch changed bytes outside the kernel's text");
+        return -1;
+    }
+    for (size_t i = 0; i < tsize / SASS_INSN_BYTES; i++) {
+        struct sass_insn want = sass_decode(a + off, i * SASS_INSN_BYTES);
+        struct sass_insn got = sass_decode(b + off, i * SASS_INSN_BYTES);
+        for (size_t k = 0; k < n; k++)
+            if (e[k].index == i)
+                sass_set_field(&want, e[k].field, e[k].value);
+        if (want.lo != got.lo || want.hi != got.hi) {
+            snprintf(err, errlen, "instruction at 0x%zx is not the intended edit",
+                     i * SASS_INSN_BYTES);
+            return -1;
+        }
+    }
+    return 0;
 }

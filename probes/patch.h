@@ -49,6 +49,32 @@ long patch_find_mnemonic(const void *cubin, size_t size, const char *kernel,
 int patch_apply(void *cubin, size_t size, const char *kernel, const struct patch_edit *edits,
                 size_t nedits, char *err, size_t errlen);
 
+/* Set the bits of instruction `index` that mask selects to value's, keep
+ * the others: a whole-instruction rewrite (e.g. into a NOP, value from
+ * sass_make_nop) that keeps chosen fields as the compiler wrote them. */
+struct patch_bits {
+    size_t index;
+    struct sass_insn value, mask;    /* offsets unused */
+};
+
+/* Writes the masked instructions, then applies the edits, in order.
+ * Everything is checked before any byte is written (each index inside the
+ * kernel's text, no value bit outside its mask, every edit's value fits
+ * its field): 0, or -1 with the reason and the buffer unchanged.
+ * patch_apply is this with no masked writes. */
+int patch_rewrite(void *cubin, size_t size, const char *kernel, const struct patch_bits *bits,
+                  size_t nbits, const struct patch_edit *edits, size_t nedits, char *err,
+                  size_t errlen);
+
+/* Re-reads an edited copy: patched must equal orig with exactly the edits
+ * applied (outside the kernel's text not a byte differs; inside it every
+ * instruction is the original with the edited fields set). It replays the
+ * list, so it proves the bytes are the list's, not that the list is right:
+ * a probe checks its list's intent itself. 0, or -1 with the first
+ * instruction that differs. */
+int patch_verify(const void *orig, const void *patched, size_t size, const char *kernel,
+                 const struct patch_edit *edits, size_t nedits, char *err, size_t errlen);
+
 #define PATCH_MAX_REPEATS 100
 
 /* How to launch the patched kernel. */
@@ -74,5 +100,23 @@ struct patch_result {
 int patch_run(struct gpu *g, const char *ptx, const char *name, const char *kernel,
               const struct patch_edit *edits, size_t nedits, const struct patch_launch *l,
               struct patch_result *r, char *err, size_t errlen);
+
+/* Stamped kernels (probes/banks_ptx.c) record, per block, four u64 words
+ * at out + PATCH_STAMP_BYTES * block: clock64 and %globaltimer before the
+ * timed loop, then both after it. */
+#define PATCH_STAMP_BYTES 32
+
+/* What the blocks of one stamped launch saw: medians over the blocks. */
+struct patch_timing {
+    double cycles;                   /* SM clock cycles between the stamps */
+    double mhz;                      /* those cycles over the %globaltimer interval */
+};
+
+/* Launches the loaded kernel fn l->repeats times on l's grid and block (the
+ * earlier launches pay the instruction-cache and first-touch misses; only
+ * the last is timed) and reads the last launch's stamps of l->grid blocks
+ * from out. 0, or -1 with the reason. */
+int patch_time_stamped(struct gpu *g, CUfunction fn, const struct patch_launch *l,
+                       CUdeviceptr out, struct patch_timing *t, char *err, size_t errlen);
 
 #endif

@@ -141,6 +141,26 @@ int sass_set_field(struct sass_insn *in, enum sass_field f, unsigned value)
     return 0;
 }
 
+struct sass_insn sass_field_mask(enum sass_field f)
+{
+    struct sass_insn m = {0, 0, 0};
+    if ((unsigned)f < SASS_FIELD_COUNT)
+        insert(&m, fields[f].lo, fields[f].width, (1ull << fields[f].width) - 1);
+    return m;
+}
+
+#define NOP_OPCODE 0x918             /* operation 0x118, operand form 4 */
+
+void sass_make_nop(struct sass_insn *in)
+{
+    struct sass_insn n = {0, 0, in->offset};
+    sass_set_field(&n, SASS_OPCODE, NOP_OPCODE);
+    sass_set_field(&n, SASS_PRED, SASS_PT);
+    sass_set_field(&n, SASS_WBAR, SASS_SCOREBOARD_NONE);
+    sass_set_field(&n, SASS_RBAR, SASS_SCOREBOARD_NONE);
+    *in = n;
+}
+
 void sass_encode(const struct sass_insn *in, uint8_t *text, size_t off)
 {
     wr64(text + off, in->lo);

@@ -77,6 +77,16 @@ const char *sass_field_name(enum sass_field f);
  * predicate, 16 for the 4-bit stall count). Fields overlap where the table
  * says so: SASS_OPCODE is SASS_OPCODE_BASE plus SASS_FORM. */
 int sass_set_field(struct sass_insn *in, enum sass_field f, unsigned value);
+/* The bits of field f as an instruction (all others zero): for comparing
+ * or writing instructions field by field (patch.h's masked writes). */
+struct sass_insn sass_field_mask(enum sass_field f);
+/* Turns *in into the NOP ptxas emits on sm_70..sm_90 (opcode 0x918, guard
+ * PT, no operands): every bit is replaced, the control fields included
+ * (stall 0, yield 0, no scoreboards, no wait, no reuse); in->offset is
+ * kept. On sm_90 that is lo 0x0000000000007918, hi 0x000fc00000000000,
+ * as in the committed fixtures. A caller that needs control fields sets
+ * them afterwards. */
+void sass_make_nop(struct sass_insn *in);
 /* Writes the instruction's 16 bytes at byte offset off of text (caller's
  * duty: off + 16 <= the text's size), little-endian as sass_decode reads
  * them; in->offset is not used. */

@@ -27,7 +27,7 @@ int main(int argc, char **argv)
             t.reuse = (unsigned)atoi(argv[6]);
         res = banks_probe_one(dev, argc > 5 ? &t : NULL, err, sizeof err);
     } else {
-        res = banks_probe_run(dev, argc > 2 ? atoi(argv[2]) : 64, err, sizeof err);
+        res = banks_probe_run(dev, argc > 2 ? atoi(argv[2]) : 64, 3, err, sizeof err);
     }
     if (!res) {
         fprintf(stderr, "banks: %s\n", err);

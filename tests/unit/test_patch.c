@@ -234,6 +234,37 @@ static void test_refusals_leave_the_file_alone(void **state)
     free(orig);
 }
 
+/* patch_verify accepts exactly the listed edits and names the first
+ * instruction that differs otherwise. */
+static void test_verify(void **state)
+{
+    (void)state;
+    size_t size, off, len;
+    uint8_t *orig = read_all("fp32", "cubin", &size);
+    char err[256] = "";
+    assert_int_equal(patch_find_text(orig, size, "lat_fadd", &off, &len, err, sizeof err), 0);
+    struct patch_edit e[] = {{1, SASS_STALL, 9}, {1, SASS_YIELD, 1}, {3, SASS_REUSE, 15}};
+    uint8_t *copy = malloc(size);
+    assert_non_null(copy);
+    memcpy(copy, orig, size);
+    assert_int_equal(patch_apply(copy, size, "lat_fadd", e, 3, err, sizeof err), 0);
+    assert_int_equal(patch_verify(orig, copy, size, "lat_fadd", e, 3, err, sizeof err), 0);
+    /* a list that leaves one edit out no longer explains the bytes */
+    assert_int_equal(patch_verify(orig, copy, size, "lat_fadd", e, 2, err, sizeof err), -1);
+    assert_non_null(strstr(err, "0x30"));
+    /* one more bit flipped in an unedited instruction */
+    copy[off + 5 * SASS_INSN_BYTES] ^= 0x10;
+    assert_int_equal(patch_verify(orig, copy, size, "lat_fadd", e, 3, err, sizeof err), -1);
+    assert_non_null(strstr(err, "0x50"));
+    copy[off + 5 * SASS_INSN_BYTES] ^= 0x10;
+    /* a byte outside the kernel's text */
+    copy[0] ^= 1;
+    assert_int_equal(patch_verify(orig, copy, size, "lat_fadd", e, 3, err, sizeof err), -1);
+    assert_non_null(strstr(err, "outside"));
+    free(copy);
+    free(orig);
+}
+
 /* patch_find_mnemonic agrees with the oracle's listing of lat_fadd. */
 static void test_find_mnemonic(void **state)
 {
@@ -287,6 +318,7 @@ int main(void)
         cmocka_unit_test(test_apply_edits_whole_file),
         cmocka_unit_test(test_refusals_leave_the_file_alone),
         cmocka_unit_test(test_find_mnemonic),
+        cmocka_unit_test(test_verify),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
