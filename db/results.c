@@ -4,7 +4,9 @@
  * saver, and store_probe_result, which reads a run back from the tables.
  *
  * DESIGN
- * Each probe has a walk (results_latency.c, results_memory.c); this file
+ * Each probe has a walk and a reader (results_latency.c, results_memory.c,
+ * results_banks.c, results_control.c, results_dual.c), listed once in the
+ * table `probes` that both the suite and the reader go through; this file
  * gives them the pieces every walk needs, so a member is read, typed and
  * named in an error the same way everywhere. The reader picks the run from
  * probe_runs (newest by measurement time, ties broken by job id, or the
@@ -13,6 +15,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "db/results_internal.h"
@@ -104,6 +107,17 @@ int rw_int(struct rwalk *w, const json_t *obj, const char *path, const char *key
     return 0;
 }
 
+int rw_int_in(struct rwalk *w, const json_t *obj, const char *path, const char *key, int flags,
+              long long min, long long max, char buf[RW_NUM], const char **out)
+{
+    if (rw_int(w, obj, path, key, flags, buf, out) != 0)
+        return -1;
+    long long v = *out ? (long long)json_integer_value(json_object_get(obj, key)) : min;
+    if (v < min || v > max)
+        return rw_fail(w, path, key, "must be from %lld to %lld, not %lld", min, max, v);
+    return 0;
+}
+
 int rw_bool(struct rwalk *w, const json_t *obj, const char *path, const char *key, int flags,
             const char **out)
 {
@@ -166,9 +180,70 @@ int rw_spread(struct rwalk *w, const json_t *obj, const char *path, const char *
     return 0;
 }
 
+/* One member of a table: its text (or NULL) into *out. */
+static int member_walk(struct rwalk *w, const json_t *doc, const char *path,
+                       const struct rw_member *m, char buf[RW_NUM], const char **out)
+{
+    const json_t *holder = doc;
+    char here[RW_PATH];
+    *out = NULL;
+    if (m->parent[0] && rw_obj(w, doc, path, m->parent, m->flags & RW_REQUIRED, &holder) != 0)
+        return -1;
+    if (!holder)
+        return 0;
+    if (m->parent[0])
+        rw_join(here, sizeof here, path, m->parent);
+    else
+        snprintf(here, sizeof here, "%s", path);
+    switch (m->type) {
+    case 'i':
+        return m->min < m->max
+                   ? rw_int_in(w, holder, here, m->key, m->flags, m->min, m->max, buf, out)
+                   : rw_int(w, holder, here, m->key, m->flags, buf, out);
+    case 'n':
+        return rw_num(w, holder, here, m->key, m->flags, buf, out);
+    case 'b':
+        return rw_bool(w, holder, here, m->key, m->flags, out);
+    default:
+        return rw_str(w, holder, here, m->key, m->flags, out);
+    }
+}
+
+int rw_members(struct rwalk *w, const json_t *doc, const char *path, const struct rw_member *m,
+               size_t n, char (*bufs)[RW_NUM], const char **params)
+{
+    for (size_t i = 0; i < n; i++)
+        if (member_walk(w, doc, path, &m[i], bufs[i], &params[i]) != 0)
+            return -1;
+    return 0;
+}
+
+int rw_unique(struct rwalk *w, json_t *seen, const char *path, const char *key, const char *id)
+{
+    if (json_object_get(seen, id))
+        return rw_fail(w, path, key, "\"%s\" appears twice", id);
+    json_object_set_new(seen, id, json_true());
+    return 0;
+}
+
 int rw_exec(struct rwalk *w, const char *sql, const char *const *params, size_t n)
 {
     return w->tx ? store_tx_exec(w->tx, sql, params, n, w->err, w->errlen) : 0;
+}
+
+int rw_exec_json(struct rwalk *w, const char *sql, const char **params, size_t n, size_t at,
+                 const json_t *v)
+{
+    if (!w->tx)
+        return 0;
+    char *text = v ? json_dumps(v, JSON_COMPACT) : NULL;
+    if (v && !text)
+        return db_fail(w->err, w->errlen, "out of memory");
+    params[at] = text;
+    int rc = rw_exec(w, sql, params, n);
+    params[at] = NULL;
+    free(text);
+    return rc;
 }
 
 /* ---- provenance -------------------------------------------------------------- */
@@ -273,34 +348,52 @@ int rw_save(struct store_tx *tx, int64_t job_id, const char *result_json,
     return ret;
 }
 
-/* ---- the suite ------------------------------------------------------------------- */
+/* ---- the probes that keep results ---------------------------------------------------- */
 
+/* Each probe's walk (checks and saves) and reader, by its name in probe_runs
+ * and in a suite's document; the suite and store_probe_result both use it. */
 static const struct {
     const char *name;
     int (*walk)(struct rwalk *, const json_t *);
-} suite_members[] = {
-    {"latency", results_latency_walk},
-    {"memory", results_memory_walk},
+    int (*read)(struct conn *, int64_t, json_t *, char *, size_t);
+} probes[] = {
+    {"latency", results_latency_walk, results_latency_read},
+    {"memory", results_memory_walk, results_memory_read},
+    {"banks", results_banks_walk, results_banks_read},
+    {"control-codes", results_control_codes_walk, results_control_codes_read},
+    {"dual-issue", results_dual_issue_walk, results_dual_issue_read},
 };
-#define SUITE_MEMBERS (sizeof suite_members / sizeof suite_members[0])
+#define PROBES (sizeof probes / sizeof probes[0])
 
-static int suite_known(const char *key)
+/* The index of the probe called name, or -1. */
+static int probe_index(const char *name)
 {
-    for (size_t i = 0; i < SUITE_MEMBERS; i++)
-        if (strcmp(suite_members[i].name, key) == 0)
-            return 1;
-    return 0;
+    for (size_t i = 0; name && i < PROBES; i++)
+        if (strcmp(probes[i].name, name) == 0)
+            return (int)i;
+    return -1;
 }
+
+/* "latency, memory, ..." into buf, for messages; returns buf. */
+static const char *probe_names(char *buf, size_t len)
+{
+    buf[0] = '\0';
+    for (size_t i = 0, n = 0; i < PROBES && n < len; i++)
+        n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? ", " : "", probes[i].name);
+    return buf;
+}
+
+/* ---- the suite ------------------------------------------------------------------- */
 
 /* Runs one member's walk; a failure's reason gets the member's name in front. */
 static int suite_member(struct rwalk *w, size_t i, const json_t *v, int *saved)
 {
-    const char *name = suite_members[i].name;
+    const char *name = probes[i].name;
     if (!json_is_object(v))
         return rw_fail(w, "", name, "must be an object");
     if (rw_error_of(v) && !json_object_get(v, "probe"))
         return 0; /* that probe failed; its reason is in the job's result */
-    if (suite_members[i].walk(w, v) != 0) {
+    if (probes[i].walk(w, v) != 0) {
         char why[512];
         snprintf(why, sizeof why, "%s", w->err);
         return db_fail(w->err, w->errlen, "%s.%s", name, why);
@@ -314,18 +407,21 @@ static int suite_walk(struct rwalk *w, const json_t *doc)
     const char *key;
     const json_t *v;
     int present = 0, saved = 0;
+    char names[128];
     if (!json_is_object(doc))
         return db_fail(w->err, w->errlen, "the suite result must be a JSON object");
     json_object_foreach((json_t *)doc, key, v)
-        if (!suite_known(key))
-            return rw_fail(w, "", key, "is not a probe of the suite (latency, memory)");
-    for (size_t i = 0; i < SUITE_MEMBERS; i++) {
-        v = json_object_get(doc, suite_members[i].name);
+        if (probe_index(key) < 0)
+            return rw_fail(w, "", key, "is not a probe of the suite (%s)",
+                           probe_names(names, sizeof names));
+    for (size_t i = 0; i < PROBES; i++) {
+        v = json_object_get(doc, probes[i].name);
         if (v && (present++, suite_member(w, i, v, &saved) != 0))
             return -1;
     }
     if (!present)
-        return db_fail(w->err, w->errlen, "the suite result holds neither latency nor memory");
+        return db_fail(w->err, w->errlen, "the suite result holds no probe (%s)",
+                       probe_names(names, sizeof names));
     if (!saved)
         return db_fail(w->err, w->errlen, "no probe of the suite produced a result");
     return 0;
@@ -372,6 +468,55 @@ json_t *rc_bool(sqlite3_stmt *st, int col)
     return sqlite3_column_type(st, col) == SQLITE_NULL
                ? json_null()
                : json_boolean(sqlite3_column_int(st, col) != 0);
+}
+
+json_t *rc_json(sqlite3_stmt *st, int col)
+{
+    const char *t = (const char *)sqlite3_column_text(st, col);
+    json_t *j = t ? json_loads(t, 0, NULL) : NULL;
+    return j ? j : json_null();
+}
+
+/* A column as JSON of a member's type. */
+static json_t *rc_typed(sqlite3_stmt *st, int col, char type)
+{
+    switch (type) {
+    case 'i':
+        return rc_int(st, col);
+    case 'n':
+        return rc_num(st, col);
+    case 'b':
+        return rc_bool(st, col);
+    default:
+        return rc_text(st, col);
+    }
+}
+
+void rc_members(sqlite3_stmt *st, int col, const struct rw_member *m, size_t n, json_t *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        json_t *holder = m[i].parent[0] ? json_object_get(out, m[i].parent) : out;
+        if (!json_is_object(holder)) {
+            holder = json_object();
+            json_object_set_new(out, m[i].parent, holder);
+        }
+        json_object_set_new(holder, m[i].key, rc_typed(st, col + (int)i, m[i].type));
+    }
+}
+
+int rc_each(struct conn *c, const char *sql, int64_t job_id,
+            void (*take)(sqlite3_stmt *st, void *ctx), void *ctx, const char *what, char *err,
+            size_t errlen)
+{
+    sqlite3_stmt *st = conn_stmt(c, sql, err, errlen);
+    if (!st)
+        return -1;
+    sqlite3_bind_int64(st, 1, job_id);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        take(st, ctx);
+    stmt_done(st);
+    return rc == SQLITE_DONE ? 0 : db_sqlfail(err, errlen, c->db, what);
 }
 
 json_t *rc_spread(sqlite3_stmt *st, int col)
@@ -463,8 +608,7 @@ static int result_on(struct conn *c, const char *uuid, const char *probe, int64_
     if (ret != 0)
         return ret;
     int64_t id = json_integer_value(json_object_get(*out, "job_id"));
-    ret = strcmp(probe, "latency") == 0 ? results_latency_read(c, id, *out, err, errlen)
-                                        : results_memory_read(c, id, *out, err, errlen);
+    ret = probes[probe_index(probe)].read(c, id, *out, err, errlen);
     if (ret == 0)
         ret = run_history(c, uuid, probe, *out, err, errlen);
     if (ret != 0) {
@@ -478,9 +622,10 @@ int store_probe_result(store *s, const char *uuid, const char *probe, int64_t jo
                        json_t **out, char *err, size_t errlen)
 {
     *out = NULL;
-    if (!probe || (strcmp(probe, "latency") != 0 && strcmp(probe, "memory") != 0))
-        return db_fail(err, errlen, "no probe '%s' keeps results (latency, memory)",
-                       probe ? probe : "(null)");
+    char names[128];
+    if (probe_index(probe) < 0)
+        return db_fail(err, errlen, "no probe '%s' keeps results (%s)", probe ? probe : "(null)",
+                       probe_names(names, sizeof names));
     if (job_id < 0)
         return db_fail(err, errlen, "job id %lld is not valid", (long long)job_id);
     struct conn *c = store_reader_get(s);

@@ -17,7 +17,8 @@
  * The reader builds its answer from the tables alone (never from
  * jobs.result_json), so what the API serves is what was stored in rows.
  *
- * Documents (see probes/latency.h and probes/memory.h for their producers):
+ * Documents (see probes/latency.h, memory.h, banks.h, control_codes.h and
+ * dual_issue.h for their producers):
  *   latency: {"probe":"latency","device":{"uuid","name","compute_capability",..},
  *             "driver_version","clock_mhz":{"before","after"},"repeats",
  *             "entries":[{"name","group","sass_opcode","per_step"?,"note"?,
@@ -33,8 +34,30 @@
  *            where a curve, a level list, a figure or a clock reading may be an
  *            error: {"error":"..."} or a bare string; shared_cycles may wrap its
  *            figure as {"cycles": FIGURE, ...}. Other members are not kept.
- *   suite:   {"latency": DOC | {"error":".."}, "memory": DOC | {"error":".."}},
- *            at least one member; unknown members are refused.
+ *   banks:   the same provenance, "threshold","bank_count","map":[bank of R0, R1, ..],
+ *            "classes":[[registers of bank 0], ..] (must agree with the map),
+ *            "untested_registers"?:[{"register","reason"}],
+ *            "kernel":{"highest_tested_register",..},"confirmation":{"pairs","agree",..},
+ *            "costs":{NAME:{"sources":[a,b,c] (register or "RZ"),"reuse","ffma_per_sm_clock",
+ *            "ratio","conflict"}},"reference":{"ffma_per_sm_clock",..},
+ *            "runs":{"total","class_building"?,"confirmation"?,"all_pairs_would_be"?},
+ *            "sass_check":{"verified",..},"seconds":{"total",..}.
+ *   control-codes: the same provenance, "instructions":[{"name","sass",
+ *            "compiler_stall"?,"compiler_yield"?,"chain_latency_cycles"?,
+ *            "min_safe_stall"? (null: no stall was safe),"sweep":[{"stall","yield",
+ *            "chain_cycles","chain_correct","stream_cycles","stream_correct"}],
+ *            "fit":{"chain":FIT|null,"stream":FIT|null},"error"?}] where FIT is
+ *            {"slope","intercept","max_residual","from_stall"?,"to_stall"?,"yield"?} and an
+ *            entry with an error may lack its sweep and fit;
+ *            "meanings":{NAME:{"text",..any}}.
+ *   dual-issue: the same provenance, "peak_ffma_per_sm_clock"?,"peak_source"?,
+ *            "dual_issue_observed","verdict","banks"?:{"bank_count",..},"operands"?:{..},
+ *            "results":[{"pattern","operands","warps_per_scheduler",
+ *            "nominal_ffma_per_sm_clock"?,"ffma_per_sm_clock","efficiency_vs_peak"?,
+ *            "efficiency_vs_nominal"?}].
+ *   suite:   {"latency": DOC | {"error":".."}, "memory": .., "banks": ..,
+ *            "control-codes": .., "dual-issue": ..}, at least one member;
+ *            unknown members are refused.
  * A figure ("spread") is {"median","min","max",...} (numbers). Members the
  * tables have no column for (ptx, runs, sass listings, ...) are not kept;
  * the job's stored result document still has them.
@@ -53,6 +76,9 @@
 /* 0 if doc is a well-formed result document of that probe (or suite). */
 int results_latency_check(const json_t *doc, char *err, size_t errlen);
 int results_memory_check(const json_t *doc, char *err, size_t errlen);
+int results_banks_check(const json_t *doc, char *err, size_t errlen);
+int results_control_codes_check(const json_t *doc, char *err, size_t errlen);
+int results_dual_issue_check(const json_t *doc, char *err, size_t errlen);
 int results_suite_check(const json_t *doc, char *err, size_t errlen);
 
 /* store_result_saver implementations, for store_job_succeed. */
@@ -60,17 +86,29 @@ int results_latency_save(struct store_tx *tx, int64_t job_id, const char *result
                          char *err, size_t errlen);
 int results_memory_save(struct store_tx *tx, int64_t job_id, const char *result_json,
                         char *err, size_t errlen);
+int results_banks_save(struct store_tx *tx, int64_t job_id, const char *result_json,
+                       char *err, size_t errlen);
+int results_control_codes_save(struct store_tx *tx, int64_t job_id, const char *result_json,
+                               char *err, size_t errlen);
+int results_dual_issue_save(struct store_tx *tx, int64_t job_id, const char *result_json,
+                            char *err, size_t errlen);
 int results_suite_save(struct store_tx *tx, int64_t job_id, const char *result_json,
                        char *err, size_t errlen);
 
-/* The stored result of probe ("latency" or "memory") on the device with this
- * UUID: the newest when job_id is 0, else that job's. *out (a new reference)
- * is {"job_id","probe","device":{"uuid","name","compute_capability"},
- * "measured_ms","driver_version","clock_mhz":{"before","after"},"repeats",
- * "wall_s", the probe's figures as in its document ("entries" for latency;
- * "curves","levels","shared_cycles","departure" for memory), and "history":
- * [{"job_id","measured_ms"}, ...] (this device's runs of the probe, newest
- * first, at most 50)}. Returns 1 (and *out NULL) when there is none. */
+/* The stored result of probe ("latency", "memory", "banks", "control-codes"
+ * or "dual-issue") on the device with this UUID: the newest when job_id is
+ * 0, else that job's. *out (a new reference) is {"job_id","probe","device":
+ * {"uuid","name","compute_capability"},"measured_ms","driver_version",
+ * "clock_mhz":{"before","after"},"repeats","wall_s", the probe's figures in
+ * the shape of its document, and "history":[{"job_id","measured_ms"}, ...]
+ * (this device's runs of the probe, newest first, at most 50)}. The figures:
+ * latency "entries", each with "min_safe_stall": {"stall","job_id"} from the
+ * newest control-codes run on the device that found one for the same
+ * instruction, else null; memory "curves","levels","shared_cycles",
+ * "departure","device_memory_cycles"; banks the members the banks document
+ * lists above ("classes" rebuilt from the map); control-codes "instructions"
+ * (each sweep ordered by stall, then yield) and "meanings"; dual-issue the
+ * run's members and "results". Returns 1 (and *out NULL) when there is none. */
 int store_probe_result(store *s, const char *uuid, const char *probe, int64_t job_id,
                        json_t **out, char *err, size_t errlen);
 

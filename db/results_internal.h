@@ -9,7 +9,9 @@
  * NULL), or fail with "<path>.<key>: <why>" in the walk's err. rw_exec inserts
  * a row when the walk has a transaction and does nothing when it only checks,
  * so checking and saving share every line that decides what is well formed.
- * The reader side turns columns back into JSON (rc_* helpers).
+ * A table of struct rw_member names a run's single figures once, for the
+ * walk (rw_members) and for the reader (rc_members). The reader side turns
+ * columns back into JSON (rc_* helpers; rc_each steps a query's rows).
  */
 #ifndef GPUPROBE_DB_RESULTS_INTERNAL_H
 #define GPUPROBE_DB_RESULTS_INTERNAL_H
@@ -59,6 +61,9 @@ int rw_num(struct rwalk *w, const json_t *obj, const char *path, const char *key
            char buf[RW_NUM], const char **out);
 int rw_int(struct rwalk *w, const json_t *obj, const char *path, const char *key, int flags,
            char buf[RW_NUM], const char **out);
+/* An integer from min to max (inclusive). */
+int rw_int_in(struct rwalk *w, const json_t *obj, const char *path, const char *key, int flags,
+              long long min, long long max, char buf[RW_NUM], const char **out);
 int rw_bool(struct rwalk *w, const json_t *obj, const char *path, const char *key, int flags,
             const char **out);
 /* An object (or, for rw_arr, an array) member; *out NULL when absent and optional. */
@@ -71,17 +76,46 @@ const char *rw_error_of(const json_t *v);
 int rw_spread(struct rwalk *w, const json_t *obj, const char *path, const char *key, int flags,
               struct rw_spread *sp);
 
+/* Records id in seen; fails with "<path>.<key>: \"<id>\" appears twice" when it
+ * is there already (what keys a row must be unique within its document). */
+int rw_unique(struct rwalk *w, json_t *seen, const char *path, const char *key, const char *id);
+
+/* One member of a document that fills one column: where it is (parent: a
+ * member object of the document, "" for the document itself), its type and
+ * whether it must be there. A table of them drives both a walk (rw_members)
+ * and its reader (rc_members), so a run's single figures are named once. */
+struct rw_member {
+    const char *parent, *key;
+    char type;               /* 'i' integer, 'n' number, 'b' boolean, 's' string */
+    int flags;               /* RW_REQUIRED or 0 */
+    long long min, max;      /* 'i': the range, when min < max */
+};
+
+/* Reads members m[0..n) of doc (at path; "" for the document) into
+ * params[0..n) (number texts in bufs). The parent of a required member must
+ * be an object; an absent optional one leaves its members NULL. */
+int rw_members(struct rwalk *w, const json_t *doc, const char *path, const struct rw_member *m,
+               size_t n, char (*bufs)[RW_NUM], const char **params);
+
 /* Runs an INSERT in the walk's transaction; a no-op when only checking. */
 int rw_exec(struct rwalk *w, const char *sql, const char *const *params, size_t n);
+/* The same with params[at] the JSON text of v (NULL when v is NULL): for a
+ * column that keeps a member whole. params[at] is overwritten. */
+int rw_exec_json(struct rwalk *w, const char *sql, const char **params, size_t n, size_t at,
+                 const json_t *v);
 
 /* Checks "probe" is want and reads the provenance (device, driver, clock,
  * repeats, wall time); saving, inserts the probe_runs row after checking
  * that the document's device is the job's. Sets w->device. */
 int rw_provenance(struct rwalk *w, const json_t *doc, const char *want);
 
-/* The probes' walks over a parsed document (results_latency.c, results_memory.c). */
+/* The probes' walks over a parsed document (results_latency.c, results_memory.c,
+ * results_banks.c, results_control.c, results_dual.c). */
 int results_latency_walk(struct rwalk *w, const json_t *doc);
 int results_memory_walk(struct rwalk *w, const json_t *doc);
+int results_banks_walk(struct rwalk *w, const json_t *doc);
+int results_control_codes_walk(struct rwalk *w, const json_t *doc);
+int results_dual_issue_walk(struct rwalk *w, const json_t *doc);
 
 /* Parses result_json and runs walk over it in tx; the body of every saver. */
 int rw_save(struct store_tx *tx, int64_t job_id, const char *result_json,
@@ -96,9 +130,25 @@ json_t *rc_text(sqlite3_stmt *st, int col);
 json_t *rc_bool(sqlite3_stmt *st, int col);
 /* {"median","min","max"} from three consecutive columns; null when all are NULL. */
 json_t *rc_spread(sqlite3_stmt *st, int col);
+/* A column that holds JSON text, parsed; null for SQL NULL. */
+json_t *rc_json(sqlite3_stmt *st, int col);
+/* Columns col.. col + n - 1 put back where m[0..n) says, in out (a parent
+ * object is made when out has none). */
+void rc_members(sqlite3_stmt *st, int col, const struct rw_member *m, size_t n, json_t *out);
+
+/* Steps sql (its ?1 bound to job_id) and hands each row to take with ctx;
+ * what names the reading in an error. */
+int rc_each(struct conn *c, const char *sql, int64_t job_id,
+            void (*take)(sqlite3_stmt *st, void *ctx), void *ctx, const char *what, char *err,
+            size_t errlen);
 
 /* Adds the probe's rows of job_id to out ("entries", or "curves" etc.). */
 int results_latency_read(struct conn *c, int64_t job_id, json_t *out, char *err, size_t errlen);
 int results_memory_read(struct conn *c, int64_t job_id, json_t *out, char *err, size_t errlen);
+int results_banks_read(struct conn *c, int64_t job_id, json_t *out, char *err, size_t errlen);
+int results_control_codes_read(struct conn *c, int64_t job_id, json_t *out, char *err,
+                               size_t errlen);
+int results_dual_issue_read(struct conn *c, int64_t job_id, json_t *out, char *err,
+                            size_t errlen);
 
 #endif

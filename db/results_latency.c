@@ -10,7 +10,10 @@
  * figure is one line there plus its three columns in a migration. An entry
  * without a figure (not measured: the compiled code was not what the probe
  * times, or the run failed) stores NULLs and its error text. Entry names
- * must be unique within a document (they key the rows).
+ * must be unique within a document (they key the rows). The reader adds to
+ * each entry the smallest safe stall the newest control-codes run on the
+ * device found for the same instruction (results_control.c), so the
+ * stall the hardware needs is served beside the chain-timed latency.
  */
 #include <stdio.h>
 #include <string.h>
@@ -107,9 +110,8 @@ static int entry_walk(struct rwalk *w, const json_t *e, size_t i, json_t *seen)
     if (texts_walk(w, e, path, &r) != 0 || sass_walk(w, e, path, &r) != 0 ||
         figures_walk(w, e, path, &r) != 0)
         return -1;
-    if (json_object_get(seen, r.p[P_NAME]))
-        return rw_fail(w, path, "name", "\"%s\" appears twice", r.p[P_NAME]);
-    json_object_set_new(seen, r.p[P_NAME], json_true());
+    if (rw_unique(w, seen, path, "name", r.p[P_NAME]) != 0)
+        return -1;
     snprintf(r.seq, sizeof r.seq, "%zu", i);
     r.p[P_JOB] = w->job;
     r.p[P_SEQ] = r.seq;
@@ -149,11 +151,20 @@ int results_latency_save(struct store_tx *tx, int64_t job_id, const char *result
 /* ---- reading back ------------------------------------------------------------- */
 
 /* Columns: 0 instr, 1 grp, 2 sass_opcode, 3 per_step, 4 note, 5 verified,
- * 6 fixed_latency, 7 compiler_stall, 8.. figures (3 each), then error, tput_error. */
+ * 6 fixed_latency, 7 compiler_stall, 8.. figures (3 each), then error, tput_error,
+ * and the safe stall's stall and job. */
 #define C_FIGURES 8
 #define C_ERROR (C_FIGURES + 3 * 5)
+#define C_SAFE (C_ERROR + 2)
 
-static json_t *entry_from_row(sqlite3_stmt *st)
+static json_t *safe_stall_from_row(sqlite3_stmt *st)
+{
+    if (sqlite3_column_type(st, C_SAFE) == SQLITE_NULL)
+        return json_null();
+    return json_pack("{s:o, s:o}", "stall", rc_int(st, C_SAFE), "job_id", rc_int(st, C_SAFE + 1));
+}
+
+static void entry_from_row(sqlite3_stmt *st, void *entries)
 {
     json_t *o = json_object(), *sass = json_null();
     if (sqlite3_column_type(st, 5) != SQLITE_NULL)
@@ -169,23 +180,30 @@ static json_t *entry_from_row(sqlite3_stmt *st)
         json_object_set_new(o, lat_figures[k].key, rc_spread(st, C_FIGURES + 3 * (int)k));
     json_object_set_new(o, "error", rc_text(st, C_ERROR));
     json_object_set_new(o, "throughput_error", rc_text(st, C_ERROR + 1));
-    return o;
+    json_object_set_new(o, "min_safe_stall", safe_stall_from_row(st));
+    json_array_append_new(entries, o);
 }
+
+/* Beside each entry, the smallest safe stall of the same instruction from
+ * the newest control-codes run on the device that found one. */
+static const char lat_read_sql[] =
+    "WITH safe AS (SELECT ci.instr, ci.min_safe_stall AS stall, ci.job_id,"
+    "   row_number() OVER (PARTITION BY ci.instr"
+    "                      ORDER BY pr.measured_ms DESC, pr.job_id DESC) AS newest"
+    "   FROM control_code_instr ci"
+    "   JOIN probe_runs pr ON pr.job_id = ci.job_id AND pr.probe = 'control-codes'"
+    "   WHERE ci.device = (SELECT device FROM probe_runs WHERE job_id = ?1"
+    "                      AND probe = 'latency') AND ci.min_safe_stall IS NOT NULL)"
+    " SELECT lr.instr, lr.grp, lr.sass_opcode, lr.per_step, lr.note, lr.verified,"
+    " lr.fixed_latency, lr.compiler_stall, " LAT_FIGURE_COLS ", lr.error, lr.tput_error,"
+    " safe.stall, safe.job_id"
+    " FROM latency_results lr LEFT JOIN safe ON safe.instr = lr.instr AND safe.newest = 1"
+    " WHERE lr.job_id = ?1 ORDER BY lr.seq";
 
 int results_latency_read(struct conn *c, int64_t job_id, json_t *out, char *err, size_t errlen)
 {
-    sqlite3_stmt *st = conn_stmt(c,
-        "SELECT instr, grp, sass_opcode, per_step, note, verified, fixed_latency,"
-        " compiler_stall, " LAT_FIGURE_COLS ", error, tput_error"
-        " FROM latency_results WHERE job_id = ?1 ORDER BY seq", err, errlen);
-    if (!st)
-        return -1;
-    sqlite3_bind_int64(st, 1, job_id);
     json_t *entries = json_array();
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        json_array_append_new(entries, entry_from_row(st));
-    stmt_done(st);
     json_object_set_new(out, "entries", entries);
-    return rc == SQLITE_DONE ? 0 : db_sqlfail(err, errlen, c->db, "reading latency results");
+    return rc_each(c, lat_read_sql, job_id, entry_from_row, entries, "reading latency results",
+                   err, errlen);
 }

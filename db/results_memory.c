@@ -272,16 +272,17 @@ static json_t *per_load(void)
     return o;
 }
 
-/* Steps st, appending make(st) to out[column 0 of the row]. */
-static int collect(struct conn *c, sqlite3_stmt *st, json_t *out, json_t *(*make)(sqlite3_stmt *),
-                   char *err, size_t errlen)
+/* A row of a per-load table: make(st) appended to out[column 0 of the row]. */
+struct load_rows {
+    json_t *out;
+    json_t *(*make)(sqlite3_stmt *);
+};
+
+static void take_load_row(sqlite3_stmt *st, void *ctx)
 {
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        json_array_append_new(json_object_get(out, (const char *)sqlite3_column_text(st, 0)),
-                              make(st));
-    stmt_done(st);
-    return rc == SQLITE_DONE ? 0 : db_sqlfail(err, errlen, c->db, "reading memory results");
+    struct load_rows *r = ctx;
+    json_array_append_new(json_object_get(r->out, (const char *)sqlite3_column_text(st, 0)),
+                          r->make(st));
 }
 
 static json_t *point_from(sqlite3_stmt *st)
@@ -298,11 +299,8 @@ static json_t *level_from(sqlite3_stmt *st)
 static int rows_read(struct conn *c, const char *sql, int64_t job_id, json_t *out,
                      json_t *(*make)(sqlite3_stmt *), char *err, size_t errlen)
 {
-    sqlite3_stmt *st = conn_stmt(c, sql, err, errlen);
-    if (!st)
-        return -1;
-    sqlite3_bind_int64(st, 1, job_id);
-    return collect(c, st, out, make, err, errlen);
+    struct load_rows r = {out, make};
+    return rc_each(c, sql, job_id, take_load_row, &r, "reading memory results", err, errlen);
 }
 
 /* The object that holds figure i in out, made when missing. */
@@ -343,19 +341,16 @@ static void scalar_place(json_t *out, const char *name, json_t *fig)
     json_decref(fig);
 }
 
+static void take_scalar(sqlite3_stmt *st, void *out)
+{
+    scalar_place(out, (const char *)sqlite3_column_text(st, 0), figure_from(st, 1));
+}
+
 static int scalars_read(struct conn *c, int64_t job_id, json_t *out, char *err, size_t errlen)
 {
-    sqlite3_stmt *st = conn_stmt(c,
-        "SELECT name, median, min, max, error FROM memory_scalars WHERE job_id = ?1"
-        " ORDER BY name", err, errlen);
-    if (!st)
-        return -1;
-    sqlite3_bind_int64(st, 1, job_id);
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        scalar_place(out, (const char *)sqlite3_column_text(st, 0), figure_from(st, 1));
-    stmt_done(st);
-    return rc == SQLITE_DONE ? 0 : db_sqlfail(err, errlen, c->db, "reading memory results");
+    return rc_each(c, "SELECT name, median, min, max, error FROM memory_scalars"
+                      " WHERE job_id = ?1 ORDER BY name", job_id, take_scalar, out,
+                   "reading memory results", err, errlen);
 }
 
 int results_memory_read(struct conn *c, int64_t job_id, json_t *out, char *err, size_t errlen)

@@ -307,13 +307,6 @@ static int vrun_find(struct conn *c, const char *uuid, int64_t job_id, json_t **
     return ret;
 }
 
-static json_t *json_col(sqlite3_stmt *st, int col)
-{
-    const char *t = (const char *)sqlite3_column_text(st, col);
-    json_t *j = t ? json_loads(t, 0, NULL) : NULL;
-    return j ? j : json_null();
-}
-
 static json_t *kernel_json(sqlite3_stmt *st)
 {
     json_t *measured = sqlite3_column_type(st, 7) != SQLITE_NULL
@@ -325,10 +318,10 @@ static json_t *kernel_json(sqlite3_stmt *st)
                                                         : json_real_value(rel))
                                         : json_null();
     return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "name",
-                     rc_text(st, 0), "character", rc_text(st, 1), "launch", json_col(st, 2),
-                     "description", json_col(st, 3), "measured_s", measured, "predicted_s",
+                     rc_text(st, 0), "character", rc_text(st, 1), "launch", rc_json(st, 2),
+                     "description", rc_json(st, 3), "measured_s", measured, "predicted_s",
                      rc_num(st, 8), "rel_error", rel, "abs_error", abs_err, "prediction",
-                     json_col(st, 10), "prediction_failure", rc_text(st, 11));
+                     rc_json(st, 10), "prediction_failure", rc_text(st, 11));
 }
 
 static int kernels_read(struct conn *c, int64_t job_id, json_t *out, char *err, size_t errlen)

@@ -191,11 +191,149 @@ static const char schema_v3_model_validation[] =
     "  predict_error    TEXT,\n"
     "  PRIMARY KEY (job_id, kernel));\n";
 
+/* The probes that edit machine code (db/results_banks.c, results_control.c,
+ * results_dual.c). probe_runs is rebuilt so that its probe may name them:
+ * SQLite cannot change a CHECK in place, so the step creates the new table,
+ * copies every row, drops the old one (nothing references probe_runs, so
+ * no foreign key is left dangling), renames the new one and recreates its
+ * index. Per probe, one row per run (banks_runs, dual_issue_runs) holds its
+ * single figures and one table per list holds the rest: the bank of every
+ * tested register, the named cost tests, each instruction's control codes
+ * and its stall x yield sweep, the meanings read off them (each kept whole
+ * as JSON, with its text in a column), and the dual-issue configurations.
+ * seq keeps the document's order where the key does not give it. A
+ * control_code_instr row's min_safe_stall is NULL when no stall gave the
+ * right answer; the latency reader joins it by (device, instr). */
+#define PROBES_V4 "('latency', 'memory', 'banks', 'control-codes', 'dual-issue')"
+
+static const char schema_v4_machine_code_probes[] =
+    "CREATE TABLE probe_runs_v4 (\n"
+    "  job_id             INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,\n"
+    "  probe              TEXT NOT NULL CHECK (probe IN " PROBES_V4 "),\n"
+    "  device             TEXT NOT NULL,\n"
+    "  device_name        TEXT NOT NULL,\n"
+    "  compute_capability TEXT NOT NULL,\n"
+    "  measured_ms        INTEGER NOT NULL,\n"
+    "  clock_mhz_before   REAL,\n"
+    "  clock_mhz_after    REAL,\n"
+    "  driver_version     TEXT NOT NULL,\n"
+    "  repeats            INTEGER NOT NULL CHECK (repeats >= 1),\n"
+    "  wall_s             REAL,\n"
+    "  PRIMARY KEY (job_id, probe));\n"
+    "INSERT INTO probe_runs_v4 (job_id, probe, device, device_name, compute_capability,"
+    " measured_ms, clock_mhz_before, clock_mhz_after, driver_version, repeats, wall_s)\n"
+    "  SELECT job_id, probe, device, device_name, compute_capability, measured_ms,"
+    " clock_mhz_before, clock_mhz_after, driver_version, repeats, wall_s FROM probe_runs;\n"
+    "DROP TABLE probe_runs;\n"
+    "ALTER TABLE probe_runs_v4 RENAME TO probe_runs;\n"
+    "CREATE INDEX probe_runs_device ON probe_runs(device, probe, measured_ms, job_id);\n"
+    "CREATE TABLE banks_runs (\n"
+    "  job_id              INTEGER NOT NULL PRIMARY KEY REFERENCES jobs(id) ON DELETE CASCADE,\n"
+    "  device              TEXT NOT NULL,\n"
+    "  bank_count          INTEGER NOT NULL CHECK (bank_count >= 1),\n"
+    "  threshold           REAL NOT NULL,\n"
+    SPREAD_COLS("reference_rate")
+    "  highest_register    INTEGER NOT NULL CHECK (highest_register >= 0),\n"
+    "  runs_total          INTEGER NOT NULL,\n"
+    "  runs_class_building INTEGER,\n"
+    "  runs_confirmation   INTEGER,\n"
+    "  all_pairs_would_be  INTEGER,\n"
+    "  confirm_pairs       INTEGER NOT NULL,\n"
+    "  confirm_agree       INTEGER NOT NULL,\n"
+    "  verified            INTEGER NOT NULL CHECK (verified IN (0, 1)),\n"
+    "  seconds_total       REAL,\n"
+    "  untested_json       TEXT CHECK (untested_json IS NULL OR json_valid(untested_json)));\n"
+    "CREATE TABLE banks_map (\n"
+    "  job_id   INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,\n"
+    "  device   TEXT NOT NULL,\n"
+    "  register INTEGER NOT NULL CHECK (register >= 0),\n"
+    "  bank     INTEGER NOT NULL CHECK (bank >= 0),\n"
+    "  PRIMARY KEY (job_id, register));\n"
+    "CREATE TABLE banks_costs (\n"
+    "  job_id   INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,\n"
+    "  device   TEXT NOT NULL,\n"
+    "  seq      INTEGER NOT NULL,\n"
+    "  name     TEXT NOT NULL,\n"
+    "  src_a    INTEGER,\n"      /* NULL: RZ */
+    "  src_b    INTEGER,\n"
+    "  src_c    INTEGER,\n"
+    "  reuse    INTEGER NOT NULL CHECK (reuse BETWEEN 0 AND 7),\n"
+    SPREAD_COLS("rate") SPREAD_COLS("ratio")
+    "  conflict INTEGER NOT NULL CHECK (conflict IN (0, 1)),\n"
+    "  PRIMARY KEY (job_id, name));\n"
+    "CREATE TABLE control_code_instr (\n"
+    "  job_id              INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,\n"
+    "  device              TEXT NOT NULL,\n"
+    "  seq                 INTEGER NOT NULL,\n"
+    "  instr               TEXT NOT NULL,\n"
+    "  sass                TEXT NOT NULL,\n"
+    "  compiler_stall      INTEGER CHECK (compiler_stall BETWEEN 0 AND 15),\n"
+    "  compiler_yield      INTEGER CHECK (compiler_yield IN (0, 1)),\n"
+    SPREAD_COLS("chain_latency")
+    "  min_safe_stall      INTEGER CHECK (min_safe_stall BETWEEN 0 AND 15),\n"
+    "  chain_slope         REAL,\n"
+    "  chain_intercept     REAL,\n"
+    "  chain_max_residual  REAL,\n"
+    "  chain_from_stall    INTEGER,\n"
+    "  chain_to_stall      INTEGER,\n"
+    "  chain_yield         INTEGER CHECK (chain_yield IN (0, 1)),\n"
+    "  stream_slope        REAL,\n"
+    "  stream_intercept    REAL,\n"
+    "  stream_max_residual REAL,\n"
+    "  stream_from_stall   INTEGER,\n"
+    "  stream_to_stall     INTEGER,\n"
+    "  stream_yield        INTEGER CHECK (stream_yield IN (0, 1)),\n"
+    "  error               TEXT,\n"
+    "  PRIMARY KEY (job_id, instr));\n"
+    /* the newest safe stall of an instruction on a device (the latency reader) */
+    "CREATE INDEX control_code_instr_device ON control_code_instr(device, instr);\n"
+    "CREATE TABLE control_code_sweep (\n"
+    "  job_id         INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,\n"
+    "  device         TEXT NOT NULL,\n"
+    "  instr          TEXT NOT NULL,\n"
+    "  stall          INTEGER NOT NULL CHECK (stall BETWEEN 0 AND 15),\n"
+    "  yield          INTEGER NOT NULL CHECK (yield IN (0, 1)),\n"
+    SPREAD_COLS("chain")
+    "  chain_correct  INTEGER NOT NULL CHECK (chain_correct IN (0, 1)),\n"
+    SPREAD_COLS("stream")
+    "  stream_correct INTEGER NOT NULL CHECK (stream_correct IN (0, 1)),\n"
+    "  PRIMARY KEY (job_id, instr, stall, yield));\n"
+    "CREATE TABLE control_code_meanings (\n"
+    "  job_id INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,\n"
+    "  device TEXT NOT NULL,\n"
+    "  seq    INTEGER NOT NULL,\n"
+    "  name   TEXT NOT NULL,\n"
+    "  text   TEXT NOT NULL,\n"
+    "  json   TEXT NOT NULL CHECK (json_valid(json)),\n"
+    "  PRIMARY KEY (job_id, name));\n"
+    "CREATE TABLE dual_issue_runs (\n"
+    "  job_id              INTEGER NOT NULL PRIMARY KEY REFERENCES jobs(id) ON DELETE CASCADE,\n"
+    "  device              TEXT NOT NULL,\n"
+    "  peak                REAL,\n"
+    "  peak_source         TEXT,\n"
+    "  dual_issue_observed INTEGER NOT NULL CHECK (dual_issue_observed IN (0, 1)),\n"
+    "  verdict             TEXT NOT NULL,\n"
+    "  bank_count          INTEGER,\n"
+    "  operands_json       TEXT CHECK (operands_json IS NULL OR json_valid(operands_json)));\n"
+    "CREATE TABLE dual_issue_results (\n"
+    "  job_id              INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,\n"
+    "  device              TEXT NOT NULL,\n"
+    "  seq                 INTEGER NOT NULL,\n"
+    "  pattern             TEXT NOT NULL,\n"
+    "  operands            TEXT NOT NULL,\n"
+    "  warps_per_scheduler INTEGER NOT NULL CHECK (warps_per_scheduler >= 1),\n"
+    "  nominal             REAL,\n"
+    SPREAD_COLS("rate")
+    "  eff_peak            REAL,\n"
+    "  eff_nominal         REAL,\n"
+    "  PRIMARY KEY (job_id, pattern, operands, warps_per_scheduler));\n";
+
 /* One entry per schema version; append only. */
 static const char *const migrations[] = {
     schema_v1_core,
     schema_v2_probe_results,
     schema_v3_model_validation,
+    schema_v4_machine_code_probes,
 };
 
 int store_schema_latest(void)
@@ -272,9 +410,12 @@ static int migrate_one(sqlite3 *db, int from, char *err, size_t errlen)
                    from, from + 1, why);
 }
 
-int schema_migrate(sqlite3 *db, char *err, size_t errlen)
+int schema_migrate_to(sqlite3 *db, int target, char *err, size_t errlen)
 {
     int latest = store_schema_latest();
+    if (target < 0 || target > latest)
+        return db_fail(err, errlen, "schema version %d is not one this gpuprobe knows (0 to %d)",
+                       target, latest);
     for (;;) {
         int v = 0;
         if (read_version(db, &v, err, errlen) != 0)
@@ -283,11 +424,16 @@ int schema_migrate(sqlite3 *db, char *err, size_t errlen)
             return db_fail(err, errlen,
                            "database schema version %d is newer than this gpuprobe knows "
                            "(%d); use a newer gpuprobe or another database file", v, latest);
-        if (v == latest)
+        if (v >= target)
             return 0;
         if (v < 0)
             return db_fail(err, errlen, "database schema version %d is not valid", v);
         if (migrate_one(db, v, err, errlen) != 0)
             return -1;
     }
+}
+
+int schema_migrate(sqlite3 *db, char *err, size_t errlen)
+{
+    return schema_migrate_to(db, store_schema_latest(), err, errlen);
 }

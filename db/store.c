@@ -276,6 +276,18 @@ int store_open(store **out, const char *path, char *err, size_t errlen)
     return 0;
 }
 
+int store_create_at_version(const char *path, int version, char *err, size_t errlen)
+{
+    struct conn c;
+    memset(&c, 0, sizeof c);
+    int rc = conn_open(&c, path, 0, err, errlen) == 0 &&
+                     schema_migrate_to(c.db, version, err, errlen) == 0
+                 ? 0
+                 : -1;
+    conn_close(&c);
+    return rc;
+}
+
 void store_close(store *s)
 {
     if (!s)

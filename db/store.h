@@ -37,6 +37,10 @@ void store_close(store *s);
 int store_schema_version(store *s);
 /* The schema version this binary migrates to. */
 int store_schema_latest(void);
+/* Creates the database at path (or migrates an older one) only up to schema
+ * version, without opening a store: how a test builds the database an older
+ * gpuprobe left, to check the later migrations on it. */
+int store_create_at_version(const char *path, int version, char *err, size_t errlen);
 
 /* A counter bumped by every committed write; readers may cache derived data
  * (such as an encoded response) and reuse it while the counter is unchanged. */

@@ -69,5 +69,8 @@ void store_reader_put(store *s, struct conn *c);
 /* schema.c: migrates the writer connection's database to the latest version,
  * each step in its own transaction with its version bump. */
 int schema_migrate(sqlite3 *db, char *err, size_t errlen);
+/* The same up to version target (no further; a database already there or
+ * beyond is left as it is, unless it is newer than this binary knows). */
+int schema_migrate_to(sqlite3 *db, int target, char *err, size_t errlen);
 
 #endif

@@ -1,6 +1,6 @@
 /*
- * `gpuprobe probe latency|memory|suite`: runs a probe on a GPU in this
- * process, with no daemon, and prints its result.
+ * `gpuprobe probe latency|memory|banks|control-codes|dual-issue|suite`: runs a
+ * probe on a GPU in this process, with no daemon, and prints its result.
  *
  * DESIGN
  * The command is a thin driver over the same job-kind descriptors the daemon
@@ -28,17 +28,23 @@
 #include "server/text.h"
 
 static const char usage[] =
-    "usage: gpuprobe probe latency|memory|suite --device N|UUID [--repeats N]\n"
-    "                      [--instructions LIST] [--db PATH] [--json] [--compact]\n"
-    "                      [--keep-cubins DIR]\n"
+    "usage: gpuprobe probe latency|memory|banks|control-codes|dual-issue|suite\n"
+    "                      --device N|UUID [--repeats N] [--instructions LIST] [--sample N]\n"
+    "                      [--db PATH] [--json] [--compact] [--keep-cubins DIR]\n"
     "Runs a probe on one GPU in this process (no daemon needed) and prints the result.\n"
-    "  latency  latency and throughput of each instruction of the catalog\n"
-    "  memory   load latency over footprints, cache levels, shared memory, departure\n"
-    "  suite    every probe, one after the other\n"
+    "  latency        latency and throughput of each instruction of the catalog\n"
+    "  memory         load latency over footprints, cache levels, shared memory, departure\n"
+    "  banks          register banks: conflicting registers, their cost, reuse flags\n"
+    "  control-codes  what stall, yield, wait masks and reuse mean; smallest safe stalls\n"
+    "  dual-issue     whether two FFMAs of one warp issue in one cycle\n"
+    "  suite          every probe, one after the other\n"
     "options:\n"
     "  --device N|UUID      the GPU, by index or UUID (see gpuprobe devices); required\n"
-    "  --repeats N          measurements of each figure, 1 to 50 (default 5)\n"
+    "  --repeats N          measurements of each figure, 1 to 50 (default 5; 3 for banks,\n"
+    "                       control-codes and dual-issue)\n"
     "  --instructions LIST  latency only: catalog names separated by commas (default all)\n"
+    "  --sample N           banks only: random register pairs that confirm the classes,\n"
+    "                       0 to 10000 (default 64)\n"
     "  --db PATH            also store the result in this database as a succeeded job\n"
     "                       of that kind, so gpuprobe serve on it serves the result\n"
     "  --json               print the JSON result document even on a terminal\n"
@@ -46,15 +52,29 @@ static const char usage[] =
     "  --keep-cubins DIR    write every compiled module's PTX and cubin into DIR\n"
     "Output: on a terminal, a table (latency: instruction, group, SASS opcode, latency\n"
     "median [min-max] in cycles, throughput in results per clock per SM; memory: the\n"
-    "curves, levels and figures); otherwise, or with --json, the JSON document.\n"
+    "curves, levels and figures; banks: the classes, costs and runs; control-codes: per\n"
+    "instruction the compiler's stall, latency, smallest safe stall and fits, then the\n"
+    "meanings; dual-issue: the verdict and the rate of each configuration); otherwise,\n"
+    "or with --json, the JSON document.\n"
     "Exit status: 0 measured, 1 the probe could not run (no driver, no GPU, unknown\n"
     "device) or the result could not be stored, 2 bad usage; the reason is one line\n"
     "on stderr.\n";
 
-static const char *const probe_kinds[] = {"latency", "memory", "suite", NULL};
+static const char *const probe_kinds[] = {"latency",    "memory", "banks", "control-codes",
+                                           "dual-issue", "suite",  NULL};
+
+/* "latency, memory, ..., suite" into buf, for messages; returns buf. */
+static const char *kind_names(char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (const char *const *p = probe_kinds; *p && n < len; p++)
+        n += (size_t)snprintf(buf + n, len - n, "%s%s", p == probe_kinds ? "" : ", ", *p);
+    return buf;
+}
 
 struct probe_opts {
-    const char *kind, *device, *db, *instructions, *repeats;
+    const char *kind, *device, *db, *instructions, *repeats, *sample;
     int json, compact;
 };
 
@@ -65,6 +85,7 @@ static int parse_args(int argc, char **argv, struct probe_opts *o, int *done)
     static const struct option opts[] = {
         {"device", required_argument, NULL, 'd'}, {"repeats", required_argument, NULL, 'r'},
         {"instructions", required_argument, NULL, 'i'}, {"db", required_argument, NULL, 'b'},
+        {"sample", required_argument, NULL, 's'},
         {"json", no_argument, NULL, 'j'}, {"compact", no_argument, NULL, 'c'},
         {"keep-cubins", required_argument, NULL, 'K'},
         {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
@@ -76,6 +97,7 @@ static int parse_args(int argc, char **argv, struct probe_opts *o, int *done)
         case 'd': o->device = optarg; break;
         case 'r': o->repeats = optarg; break;
         case 'i': o->instructions = optarg; break;
+        case 's': o->sample = optarg; break;
         case 'b': o->db = optarg; break;
         case 'j': o->json = 1; break;
         case 'c': o->compact = o->json = 1; break;
@@ -84,8 +106,10 @@ static int parse_args(int argc, char **argv, struct probe_opts *o, int *done)
         default: return cli_unknown_option("probe", argc, argv);
         }
     }
+    char names[128];
     if (optind >= argc)
-        return cli_fail("probe", 2, "name a probe: latency, memory or suite (see --help)");
+        return cli_fail("probe", 2, "name a probe: %s (see --help)",
+                        kind_names(names, sizeof names));
     o->kind = argv[optind++];
     if (optind < argc)
         return cli_fail("probe", 2, "unexpected argument '%s'", argv[optind]);
@@ -102,20 +126,32 @@ static const struct job_kind *find_probe(const char *name)
     return NULL;
 }
 
+/* An integer option (text, or NULL when not given) as parameter name; -1
+ * after the message when it is not an integer. */
+static int int_param(json_t *given, const char *name, const char *text)
+{
+    long long n = 0;
+    if (!text)
+        return 0;
+    if (parse_ll(text, LLONG_MIN, LLONG_MAX, &n) < 0) {
+        cli_fail("probe", 2, "--%s must be an integer, not '%s'", name, text);
+        return -1;
+    }
+    json_object_set_new(given, name, json_integer(n));
+    return 0;
+}
+
 /* The options as the kind's parameters, validated; NULL after the message. */
 static json_t *make_params(const struct job_kind *k, const struct probe_opts *o, int *status)
 {
     json_t *given = json_object(), *params;
-    long long n = 0;
     char err[512], field[128];
     *status = 2;
-    if (o->repeats && parse_ll(o->repeats, LLONG_MIN, LLONG_MAX, &n) < 0) {
+    if (int_param(given, "repeats", o->repeats) < 0 ||
+        int_param(given, "sample", o->sample) < 0) {
         json_decref(given);
-        cli_fail("probe", 2, "--repeats must be an integer, not '%s'", o->repeats);
         return NULL;
     }
-    if (o->repeats)
-        json_object_set_new(given, "repeats", json_integer(n));
     if (o->instructions)
         json_object_set_new(given, "instructions", json_string(o->instructions));
     params = job_params_validate(k, given, err, sizeof err, field, sizeof field);
@@ -224,9 +260,10 @@ int cmd_probe(int argc, char **argv)
     if ((status = parse_args(argc, argv, &o, &done)) != 0 || done)
         return status;
     const struct job_kind *k = find_probe(o.kind);
+    char names[128];
     if (!k)
-        return cli_fail("probe", 2, "no probe '%s' in this build (latency, memory, suite)",
-                        o.kind);
+        return cli_fail("probe", 2, "no probe '%s' in this build (%s)", o.kind,
+                        kind_names(names, sizeof names));
     json_t *params = make_params(k, &o, &status);
     if (!params)
         return status;

@@ -1,6 +1,7 @@
 /*
- * /api/v1/devices/{uuid}/latency and /api/v1/devices/{uuid}/memory: the
- * probe results stored for a device, newest first, or one run by ?job=ID.
+ * /api/v1/devices/{uuid}/latency, /memory, /banks, /control-codes and /issue
+ * (the dual-issue probe): the probe results stored for a device, newest
+ * first, or one run by ?job=ID.
  *
  * The store builds the answer from its result tables (db/results.h); this
  * file only checks the arguments, turns stored times into RFC 3339 and adds
@@ -124,4 +125,19 @@ void h_device_latency(struct http_req *rq, struct http_resp *rs)
 void h_device_memory(struct http_req *rq, struct http_resp *rs)
 {
     serve_result(rq, rs, "memory");
+}
+
+void h_device_banks(struct http_req *rq, struct http_resp *rs)
+{
+    serve_result(rq, rs, "banks");
+}
+
+void h_device_control_codes(struct http_req *rq, struct http_resp *rs)
+{
+    serve_result(rq, rs, "control-codes");
+}
+
+void h_device_issue(struct http_req *rq, struct http_resp *rs)
+{
+    serve_result(rq, rs, "dual-issue");
 }

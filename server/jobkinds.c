@@ -16,6 +16,9 @@
 static const struct job_kind *const builtin_kinds[] = {
     &kind_latency,
     &kind_memory,
+    &kind_banks,
+    &kind_control_codes,
+    &kind_dual_issue,
     &kind_suite,
     &kind_model_validation,
     &kind_trace_sort,

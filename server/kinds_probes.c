@@ -18,6 +18,9 @@
 #include <string.h>
 
 #include "db/results.h"
+#include "probes/banks.h"
+#include "probes/control_codes.h"
+#include "probes/dual_issue.h"
 #include "probes/latency.h"
 #include "probes/memory.h"
 
@@ -87,6 +90,28 @@ static const struct param_spec memory_params[] = {
                     "are kept"},
 };
 
+/* The probes that edit machine code measure each point fewer times by default. */
+#define EDIT_REPEATS(what)                                                                    \
+    {.name = "repeats", .type = PARAM_INT, .min = 1, .max = 50, .default_json = "3",          \
+     .description = what}
+
+static const struct param_spec banks_params[] = {
+    {.name = "sample", .type = PARAM_INT, .min = 0, .max = 10000, .default_json = "64",
+     .description = "random register pairs that confirm the classes"},
+    EDIT_REPEATS("measurements of the reference rate and of each cost; the median, minimum "
+                 "and maximum are kept"),
+};
+
+static const struct param_spec control_codes_params[] = {
+    EDIT_REPEATS("measurements of each stall and yield setting; the median, minimum and "
+                 "maximum are kept"),
+};
+
+static const struct param_spec dual_issue_params[] = {
+    EDIT_REPEATS("measurements of each ordering, operand choice and warp count; the median, "
+                 "minimum and maximum are kept"),
+};
+
 static const struct param_spec suite_params[] = {
     {.name = "repeats", .type = PARAM_INT, .min = 1, .max = 50, .default_json = "5",
      .description = "measurements of each figure of every probe"},
@@ -140,11 +165,85 @@ const struct job_kind kind_memory = {
     .save = results_memory_save,
 };
 
+/* ---- banks -------------------------------------------------------------------- */
+
+static json_t *banks_run(const struct job_ctx *ctx, const json_t *params, char *err,
+                         size_t errlen)
+{
+    return banks_probe_run(ctx->device_uuid, param_int(params, "sample"),
+                           param_int(params, "repeats"), err, errlen);
+}
+
+const struct job_kind kind_banks = {
+    .name = "banks",
+    .summary = "Register banks: which registers conflict when read by one FFMA (found by "
+               "editing the machine code), confirmed on random pairs, and what a conflict "
+               "and the reuse flags cost",
+    .needs_gpu = 1,
+    .default_timeout_s = PROBE_TIMEOUT_S,
+    .params = banks_params,
+    .nparams = sizeof banks_params / sizeof banks_params[0],
+    .run = banks_run,
+    .check_result = results_banks_check,
+    .save = results_banks_save,
+};
+
+/* ---- control codes ------------------------------------------------------------- */
+
+static json_t *control_codes_run(const struct job_ctx *ctx, const json_t *params, char *err,
+                                 size_t errlen)
+{
+    return control_codes_probe_run(ctx->device_uuid, param_int(params, "repeats"), err, errlen);
+}
+
+const struct job_kind kind_control_codes = {
+    .name = "control-codes",
+    .summary = "What the scheduling fields of the machine code mean: each instruction timed "
+               "and checked at every stall count and yield, the smallest safe stall, and the "
+               "meaning of stall, yield, wait masks and reuse read off the sweeps",
+    .needs_gpu = 1,
+    .default_timeout_s = PROBE_TIMEOUT_S,
+    .params = control_codes_params,
+    .nparams = sizeof control_codes_params / sizeof control_codes_params[0],
+    .run = control_codes_run,
+    .check_result = results_control_codes_check,
+    .save = results_control_codes_save,
+};
+
+/* ---- dual issue ------------------------------------------------------------------ */
+
+static json_t *dual_issue_run(const struct job_ctx *ctx, const json_t *params, char *err,
+                              size_t errlen)
+{
+    return dual_issue_probe_run(ctx->device_uuid, param_int(params, "repeats"), err, errlen);
+}
+
+const struct job_kind kind_dual_issue = {
+    .name = "dual-issue",
+    .summary = "Whether two FFMAs of one warp issue in one cycle: single and dual orderings "
+               "encoded in the control codes, with operands chosen from the register banks, "
+               "against the FFMA peak",
+    .needs_gpu = 1,
+    .default_timeout_s = PROBE_TIMEOUT_S,
+    .params = dual_issue_params,
+    .nparams = sizeof dual_issue_params / sizeof dual_issue_params[0],
+    .run = dual_issue_run,
+    .check_result = results_dual_issue_check,
+    .save = results_dual_issue_save,
+};
+
 /* ---- suite ---------------------------------------------------------------------- */
+
+#define SUITE_BANKS_SAMPLE 64    /* the banks kind's default */
 
 static json_t *suite_latency(const char *device, int repeats, char *err, size_t errlen)
 {
     return latency_probe_run(device, repeats, "all", err, errlen);
+}
+
+static json_t *suite_banks(const char *device, int repeats, char *err, size_t errlen)
+{
+    return banks_probe_run(device, SUITE_BANKS_SAMPLE, repeats, err, errlen);
 }
 
 static const struct {
@@ -153,6 +252,9 @@ static const struct {
 } suite_probes[] = {
     {"latency", suite_latency},
     {"memory", memory_probe_run},
+    {"banks", suite_banks},
+    {"control-codes", control_codes_probe_run},
+    {"dual-issue", dual_issue_probe_run},
 };
 #define SUITE_PROBES (sizeof suite_probes / sizeof suite_probes[0])
 
@@ -202,7 +304,7 @@ static int suite_check(const json_t *result, char *err, size_t errlen)
 const struct job_kind kind_suite = {
     .name = "suite",
     .summary = "Every probe of this build on one device, one after the other (latency, "
-               "memory)",
+               "memory, banks, control-codes, dual-issue)",
     .needs_gpu = 1,
     .default_timeout_s = PROBE_TIMEOUT_S * (int)SUITE_PROBES,
     .params = suite_params,

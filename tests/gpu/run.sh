@@ -79,7 +79,13 @@ daemon=$!
 port=$(wait_ready "$work/probes-daemon.log")
 check "latency and memory probes through the daemon" python3 tests/gpu/check_probes.py \
     "http://127.0.0.1:$port" tok "$uuid" "$out"
+# 4b. The machine-code editing probes on the same database (the latency
+#     endpoint then shows each instruction's smallest safe stall).
+check "banks, control-codes, dual-issue and suite through the daemon" \
+    python3 tests/gpu/check_edit_probes.py "http://127.0.0.1:$port" tok "$uuid" "$out"
 kill -TERM "$daemon"; wait "$daemon" || true; daemon=""
+check "gpuprobe probe dual-issue runs without a daemon" sh -c \
+    "'$bin' probe dual-issue --device 0 --json > '$out/cli-dual-issue.json'"
 # The first job's PTX and cubins are kept beside the database and disassemble.
 kept=$(ls "$work"/cubins/job-1/*.cubin 2>/dev/null | wc -l)
 check "job 1 kept its $kept cubins for inspection" test "$kept" -ge 66
@@ -125,6 +131,7 @@ fi
 
 python3 tests/gpu/summary.py "$out" > "$out/summary.md"
 [ ! -f "$out/probes-summary.md" ] || cat "$out/probes-summary.md" >> "$out/summary.md"
+[ ! -f "$out/edit-probes-summary.md" ] || cat "$out/edit-probes-summary.md" >> "$out/summary.md"
 [ ! -f "$out/model-summary.md" ] || cat "$out/model-summary.md" >> "$out/summary.md"
 cat "$out/summary.md"
 echo "$pass passed, $fail failed"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Proves the probe results surface on a machine without a GPU: the result endpoints answer 404 with
-# what to run (and serve rows put in the database by other means), the probe kinds are listed with
+# what to run (and serve rows put in the database by other means, or result documents stored
+# through the daemon by the test build's test-result kind), the probe kinds are listed with
 # their parameters, a probe job is refused for want of a device, and `gpuprobe probe` fails with the reason.
 . "$(dirname "$0")/lib.sh"
 
@@ -43,14 +44,16 @@ start_daemon
 wait_ready
 
 # ---- no result: 404 with the probe to run; a bad ?job is 400 ----------------------------
-for probe in latency memory; do
-    req GET "/api/v1/devices/$NO_DEV/$probe"
+# endpoint:probe (the dual-issue probe is served at /issue)
+for pair in latency:latency memory:memory banks:banks control-codes:control-codes issue:dual-issue; do
+    path=${pair%%:*} probe=${pair#*:}
+    req GET "/api/v1/devices/$NO_DEV/$path"
     assert_problem 404 not-found
     assert_match "$(json .detail)" "no $probe result for device $NO_DEV.*never seen" "the 404's detail"
     assert_match "$(json .detail)" "\"kind\":\"$probe\"" "the 404's detail"
     assert_match "$(json .detail)" "gpuprobe probe $probe --device" "the 404's detail"
     for bad in abc 0 -1 1.5; do
-        req GET "/api/v1/devices/$NO_DEV/$probe?job=$bad"
+        req GET "/api/v1/devices/$NO_DEV/$path?job=$bad"
         assert_problem 400 invalid-request
         assert_field job
     done
@@ -73,10 +76,20 @@ assert_json '[.needs_gpu, (.params | keys)]' '[true,["repeats"]]'
 req GET /api/v1/job-kinds
 BODY=$(json '.kinds[] | select(.name == "suite")')
 assert_json .needs_gpu true
+req GET /api/v1/job-kinds
+BODY=$(json '.kinds[] | select(.name == "banks")')
+assert_json '[.needs_gpu, (.params | keys)]' '[true,["repeats","sample"]]'
+assert_json '.params.sample | [.type, .minimum, .maximum, .default]' '["integer",0,10000,64]'
+assert_json '.params.repeats | [.minimum, .maximum, .default]' '[1,50,3]'
+for kind in control-codes dual-issue; do
+    req GET /api/v1/job-kinds
+    BODY=$(json ".kinds[] | select(.name == \"$kind\")")
+    assert_json '[.needs_gpu, (.params | keys), .params.repeats.default]' '[true,["repeats"],3]'
+done
 
 # ---- a probe job needs a device this host has ---------------------------------------------
 for dev in 0 "\"$NO_DEV\""; do
-    for kind in latency memory suite; do
+    for kind in latency memory banks control-codes dual-issue suite; do
         req POST /api/v1/jobs "{\"kind\":\"$kind\",\"device\":$dev}"
         assert_problem 422 unknown-device
         assert_field device
@@ -152,6 +165,66 @@ assert_json '[.history[].job_id]' "[$mem]"
 # the latency view of the same device is unchanged
 req GET "/api/v1/devices/$SEED/latency"
 assert_json .job_id "$new"
+
+# ---- documents stored through the daemon (test-result jobs) are served ------------------------
+# The three documents of the probes that edit machine code are synthetic (see the fixtures'
+# README); all four are on the latency capture's device.
+FIX=$REPO/tests/fixtures/results
+DEV=$(jq -r .device.uuid "$FIX/latency-h200.json")
+# store FILE: a test-result job that answers with FILE; waits for it; sets JOB_ID.
+store() {
+    submit "{\"kind\":\"test-result\",\"params\":{\"file\":\"$1\"}}"
+    wait_job_state "$JOB_ID" succeeded 20
+}
+store "$FIX/latency-h200.json"
+lat_job=$JOB_ID
+req GET "/api/v1/devices/$DEV/latency"
+assert_status 200
+assert_json '[.entries[] | .min_safe_stall] | unique' '[null]'
+store "$FIX/banks-example.json"
+banks_job=$JOB_ID
+store "$FIX/control-codes-example.json"
+cc_job=$JOB_ID
+store "$FIX/dual-issue-example.json"
+dual_job=$JOB_ID
+
+req GET "/api/v1/devices/$DEV/banks"
+assert_status 200
+assert_json '[.job_id, .job, .probe]' "[$banks_job,\"/api/v1/jobs/$banks_job\",\"banks\"]"
+assert_match "$(json .measured_at)" '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z$' "measured_at"
+assert_json '[.bank_count, (.map | length), .classes[0][1], .classes[1][0]]' '[2,252,2,1]'
+assert_json '.costs.two_same_bank_a_b | [.sources, .reuse, .conflict]' '[[0,2,"RZ"],0,true]'
+assert_true '.costs.two_same_bank_a_b.ffma_per_sm_clock.median < 2'
+assert_json '[.untested_registers[].register]' '[252,253,254]'
+assert_json '[.confirmation.agree, .runs.total, .sass_check.verified]' '[64,482,true]'
+req GET "/api/v1/devices/$DEV/banks?job=$banks_job"
+assert_json .job_id "$banks_job"
+req GET "/api/v1/devices/$DEV/banks?job=$cc_job"
+assert_problem 404 not-found
+
+req GET "/api/v1/devices/$DEV/control-codes"
+assert_status 200
+assert_json '[.job_id, .probe, (.instructions | length)]' "[$cc_job,\"control-codes\",8]"
+assert_json '.instructions[0] | [.name, .compiler_stall, .min_safe_stall, (.sweep | length)]' '["ffma",4,4,32]'
+assert_json '.instructions[3] | [.name, .min_safe_stall, (.sweep | length)]' '["hfma2",null,0]'
+assert_match "$(json .instructions[3].error)" "not what the probe times" "the unmeasured instruction's error"
+assert_json '.instructions[0].fit.chain | [.from_stall, .to_stall]' '[4,15]'
+assert_json '.meanings | keys' '["dual_issue","reuse","stall","wait_mask","yield"]'
+assert_json .meanings.dual_issue.observed false
+
+req GET "/api/v1/devices/$DEV/issue"
+assert_status 200
+assert_json '[.job_id, .probe, .dual_issue_observed, (.results | length)]' "[$dual_job,\"dual-issue\",false,60]"
+assert_match "$(json .verdict)" "^No dual issue" "the verdict"
+assert_json '.results[4] | [.pattern, .operands, .warps_per_scheduler, .nominal_ffma_per_sm_clock]' '["1-1-2-2","conflict_free",1,192]'
+assert_json '[.peak_ffma_per_sm_clock, .banks.bank_count, (.operands | keys)]' '[128,2,["conflict_free","naive"]]'
+
+# the smallest safe stall stands beside the latency, with the run that found it
+req GET "/api/v1/devices/$DEV/latency"
+assert_json .job_id "$lat_job"
+assert_true '(.entries[] | select(.name == "ffma") | .min_safe_stall) == {"stall":4,"job_id":'"$cc_job"'}'
+assert_json '.entries[] | select(.name == "dadd") | .min_safe_stall' null
+assert_json '.entries[] | select(.name == "lds") | .min_safe_stall' null
 stop_daemon
 
 # ---- the command line -------------------------------------------------------------------------
@@ -161,6 +234,8 @@ run_cli probe --help
 [ "$RC" -eq 0 ] || fail "gpuprobe probe --help exited $RC: $ERR"
 assert_match "$OUT" "--device" "probe --help"
 assert_match "$OUT" "--instructions" "probe --help"
+assert_match "$OUT" "--sample" "probe --help"
+assert_match "$OUT" "control-codes" "probe --help"
 assert_match "$OUT" "terminal" "probe --help"
 
 cli_refuses 1 probe latency --device 0
@@ -170,6 +245,17 @@ assert_match "$ERR" "(no GPU|driver|libcuda)" "the reason with no GPU"
 cli_refuses 1 probe suite --device "$NO_DEV" --json
 assert_match "$ERR" "latency: .*(no GPU|driver|libcuda)" "the suite's reason"
 [ -z "$OUT" ] || fail "a probe that could not run printed: $OUT"
+
+for probe in banks control-codes dual-issue; do
+    cli_refuses 1 probe "$probe" --device 0
+    assert_match "$ERR" "^gpuprobe probe: .*(no GPU|driver|libcuda)" "the reason with no GPU"
+done
+cli_refuses 2 probe banks --device 0 --sample many
+assert_match "$ERR" "--sample must be an integer" "the reason for --sample many"
+cli_refuses 2 probe banks --device 0 --sample 10001
+assert_match "$ERR" "--sample: must be an integer from 0 to 10000" "the reason for --sample 10001"
+cli_refuses 2 probe latency --device 0 --sample 5
+cli_refuses 2 probe dual-issue --device 0 --repeats 51
 
 cli_refuses 2 probe latency
 assert_match "$ERR" "--device" "the reason without --device"

@@ -5,6 +5,8 @@
  * hang past the deadline, an oversized result, and a long sleep to cancel or
  * to kill the daemon under. On a GPU: a job that needs a device, and one
  * whose patched kernel faults the GPU (test-bad-edit, probes/patch.h).
+ * Anywhere: a probe's result document read from a file and stored as that
+ * probe's result (test-result), so results can be served without a GPU.
  */
 #include <errno.h>
 #include <signal.h>
@@ -318,5 +320,86 @@ static const struct job_kind test_bad_edit_kind = {
     .save = NULL,
 };
 
+/* ---- test-result: a probe's result document, stored as a real run would be ---- */
+
+/*
+ * The worker answers with the JSON document in the file params.file (a
+ * probe result captured or written elsewhere); the daemon checks and saves
+ * it with the walk of the probe it names ("probe"), so the integration
+ * tests can put a result in the store through the daemon's own path and
+ * read it back over HTTP on a machine without a GPU. The job needs no
+ * device; the result's device is recorded as the document says.
+ */
+#include "db/results.h"
+
+static const struct param_spec result_params[] = {
+    {.name = "file", .type = PARAM_STRING, .required = 1,
+     .description = "path of the result document to answer with"},
+};
+
+static const struct {
+    const char *probe;
+    int (*check)(const json_t *doc, char *err, size_t errlen);
+    store_result_saver save;
+} result_probes[] = {
+    {"latency", results_latency_check, results_latency_save},
+    {"memory", results_memory_check, results_memory_save},
+    {"banks", results_banks_check, results_banks_save},
+    {"control-codes", results_control_codes_check, results_control_codes_save},
+    {"dual-issue", results_dual_issue_check, results_dual_issue_save},
+};
+#define RESULT_PROBES (sizeof result_probes / sizeof result_probes[0])
+
+/* The entry of the probe doc names; -1 with the reason when there is none. */
+static int result_probe(const json_t *doc, char *err, size_t errlen)
+{
+    const char *probe = json_string_value(json_object_get(doc, "probe"));
+    for (size_t i = 0; probe && i < RESULT_PROBES; i++)
+        if (strcmp(result_probes[i].probe, probe) == 0)
+            return (int)i;
+    snprintf(err, errlen, "result.probe names no probe that keeps results");
+    return -1;
+}
+
+static json_t *result_run(const struct job_ctx *ctx, const json_t *params, char *err,
+                          size_t errlen)
+{
+    const char *file = param_string(params, "file", "");
+    json_error_t je;
+    json_t *doc = json_load_file(file, JSON_REJECT_DUPLICATES, &je);
+    (void)ctx;
+    if (!doc)
+        snprintf(err, errlen, "%s: %s", file, je.text);
+    return doc;
+}
+
+static int result_check(const json_t *result, char *err, size_t errlen)
+{
+    int i = result_probe(result, err, errlen);
+    return i < 0 ? -1 : result_probes[i].check(result, err, errlen);
+}
+
+static int result_save(struct store_tx *tx, int64_t job_id, const char *result_json, char *err,
+                       size_t errlen)
+{
+    json_t *doc = json_loads(result_json, 0, NULL);
+    int i = result_probe(doc, err, errlen);
+    json_decref(doc);
+    return i < 0 ? -1 : result_probes[i].save(tx, job_id, result_json, err, errlen);
+}
+
+static const struct job_kind test_result_kind = {
+    .name = "test-result",
+    .summary = "Test-only: answers with the probe result document in a file, stored as that "
+               "probe's result",
+    .needs_gpu = 0,
+    .default_timeout_s = 60,
+    .params = result_params,
+    .nparams = sizeof result_params / sizeof result_params[0],
+    .run = result_run,
+    .check_result = result_check,
+    .save = result_save,
+};
+
 const struct job_kind *const test_job_kinds[] = {&test_kind, &test_gpu_kind, &test_bad_edit_kind,
-                                                 NULL};
+                                                 &test_result_kind, NULL};

@@ -4,7 +4,9 @@
  * registered with their parameter schemas, the instruction list is checked
  * against the latency catalog at validation time, the result checks accept
  * a well-formed document and refuse a suite that lacks a probe, and the
- * table shows medians, spreads and the reasons for missing figures.
+ * table shows medians, spreads and the reasons for missing figures (for the
+ * banks, control-codes and dual-issue tables, on the synthetic fixtures of
+ * tests/fixtures/results/).
  * No GPU is needed: nothing here runs a probe.
  */
 #include <setjmp.h>
@@ -21,6 +23,7 @@
 #include "probes/latency.h"
 #include "server/jobkinds.h"
 #include "server/probe_table.h"
+#include "tests/unit/support/resultdb.h"
 
 #define DEVICE "{\"uuid\":\"GPU-1\",\"name\":\"NVIDIA H200\",\"compute_capability\":\"9.0\"}"
 #define PROV DEVICE ",\"driver_version\":\"580.95.05\",\"clock_mhz\":{\"before\":1980.0," \
@@ -82,9 +85,10 @@ static json_t *validate(const char *name, const char *params)
 
 static void test_kinds_are_registered(void **state)
 {
-    static const char *const names[] = {"latency", "memory", "suite"};
+    static const char *const names[] = {"latency", "memory", "banks", "control-codes",
+                                        "dual-issue", "suite"};
     (void)state;
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         const struct job_kind *k = kind(names[i]);
         assert_true(k->needs_gpu);
         assert_true(k->default_timeout_s >= 600);
@@ -109,6 +113,35 @@ static void test_latency_schema(void **state)
     assert_string_equal(json_string_value(json_object_get(ins, "default")), "all");
     assert_int_equal(json_integer_value(json_object_get(j, "default_timeout_s")), 600);
     json_decref(j);
+}
+
+/* The probes that edit machine code: 3 repeats by default; banks samples. */
+static void test_edit_probe_schemas(void **state)
+{
+    static const char *const names[] = {"banks", "control-codes", "dual-issue"};
+    (void)state;
+    for (size_t i = 0; i < 3; i++) {
+        json_t *j = job_kind_to_json(kind(names[i]));
+        json_t *rep = json_object_get(json_object_get(j, "params"), "repeats");
+        assert_int_equal(json_integer_value(json_object_get(rep, "minimum")), 1);
+        assert_int_equal(json_integer_value(json_object_get(rep, "maximum")), 50);
+        assert_int_equal(json_integer_value(json_object_get(rep, "default")), 3);
+        assert_int_equal(json_object_size(json_object_get(j, "params")), i == 0 ? 2 : 1);
+        json_decref(j);
+    }
+    json_t *p = validate("banks", NULL);
+    assert_int_equal(json_integer_value(json_object_get(p, "sample")), 64);
+    assert_int_equal(json_integer_value(json_object_get(p, "repeats")), 3);
+    json_decref(p);
+    p = validate("banks", "{\"sample\":0}");
+    assert_non_null(p);
+    json_decref(p);
+    assert_null(validate("banks", "{\"sample\":10001}"));
+    assert_string_equal(field, "params.sample");
+    assert_null(validate("control-codes", "{\"sample\":5}"));
+    assert_string_equal(field, "params.sample");
+    assert_null(validate("dual-issue", "{\"repeats\":0}"));
+    assert_string_equal(field, "params.repeats");
 }
 
 static void test_defaults_filled(void **state)
@@ -174,6 +207,12 @@ static void test_result_checks(void **state)
     assert_int_equal(kind("suite")->check_result(suite, err, sizeof err), -1);
     assert_non_null(strstr(err, "memory"));
     json_object_set(suite, "memory", mem);
+    assert_int_equal(kind("suite")->check_result(suite, err, sizeof err), -1);
+    assert_non_null(strstr(err, "banks"));
+    /* every member is there; those that failed say why */
+    json_object_set_new(suite, "banks", json_pack("{s:s}", "error", "no GPU"));
+    json_object_set_new(suite, "control-codes", json_pack("{s:s}", "error", "no GPU"));
+    json_object_set_new(suite, "dual-issue", json_pack("{s:s}", "error", "no GPU"));
     assert_int_equal(kind("suite")->check_result(suite, err, sizeof err), 0);
     json_decref(suite);
     json_decref(lat);
@@ -231,17 +270,93 @@ static void test_memory_and_suite_table(void **state)
     free(t);
 }
 
+/* A fixture's table, printed into a string. */
+static char *fixture_table(const char *path)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    json_t *doc = rdb_load(path);
+    assert_non_null(f);
+    probe_table_print(f, doc);
+    fclose(f);
+    json_decref(doc);
+    return buf;
+}
+
+static void expect_in(const char *table, const char *const *want, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strstr(table, want[i]))
+            fail_msg("the table lacks \"%s\":\n%s", want[i], table);
+}
+
+static void test_edit_probe_tables(void **state)
+{
+    static const char *const banks[] = {
+        "banks on NVIDIA H200", "2 banks over R0..R251", "below 99.5% of 3.93 [3.93-3.93]",
+        "bank 0 (126 registers): R0..R250 step 2", "bank 1 (126 registers): R1..R251 step 2",
+        "not tested: R252, R253, R254: the compiler named no register above R251",
+        "confirmation: 64 of 64", "two_same_bank_a_b", "R0 R2 RZ", "1.99 [",
+        "runs: 482 (class building 376, confirmation 64; all pairs would be 31626)",
+        "re-read: yes, 1.31 s",
+    };
+    static const char *const control[] = {
+        "control-codes on NVIDIA H200", "SM clock 1980 -> ? MHz", "ffma       FFMA",
+        "4/1", "4.03 [", "hfma2      HFMA2    not measured: the compiled hfma2 kernel",
+        "none", "1.000/stall +0.06", "meanings", "stall: Stall is a linear delay",
+        "dual_issue: No encoding issued two instructions",
+    };
+    static const char *const dual[] = {
+        "dual-issue on NVIDIA H200", "verdict: No dual issue", "dual issue observed: no",
+        "peak 128.0 FFMA per SM clock (FP32 lanes per SM", "1-2-2-1", "conflict_free",
+        "naive", "compiled", "85.5%", "57.0%",
+    };
+    char *t;
+    (void)state;
+    expect_in(t = fixture_table("tests/fixtures/results/banks-example.json"), banks,
+              sizeof banks / sizeof banks[0]);
+    free(t);
+    expect_in(t = fixture_table("tests/fixtures/results/control-codes-example.json"), control,
+              sizeof control / sizeof control[0]);
+    free(t);
+    expect_in(t = fixture_table("tests/fixtures/results/dual-issue-example.json"), dual,
+              sizeof dual / sizeof dual[0]);
+    free(t);
+}
+
+/* Whatever a document lacks prints as "-", never a crash. */
+static void test_edit_probe_tables_forgive(void **state)
+{
+    static const char *const docs[] = {
+        "{\"probe\":\"banks\"}", "{\"probe\":\"control-codes\"}", "{\"probe\":\"dual-issue\"}",
+        "{\"probe\":\"banks\",\"classes\":[3,[\"x\"]],\"costs\":{\"a\":1},"
+        "\"untested_registers\":[1]}",
+        "{\"probe\":\"control-codes\",\"instructions\":[1,{\"fit\":3}],\"meanings\":{\"x\":2}}",
+        "{\"probe\":\"dual-issue\",\"results\":[null,{\"pattern\":7}]}",
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++) {
+        char *t = table_of(docs[i]);
+        assert_non_null(t);
+        free(t);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kinds_are_registered),
         cmocka_unit_test(test_latency_schema),
+        cmocka_unit_test(test_edit_probe_schemas),
         cmocka_unit_test(test_defaults_filled),
         cmocka_unit_test(test_instructions_checked_against_catalog),
         cmocka_unit_test(test_repeats_range_and_unknown),
         cmocka_unit_test(test_result_checks),
         cmocka_unit_test(test_latency_table),
         cmocka_unit_test(test_memory_and_suite_table),
+        cmocka_unit_test(test_edit_probe_tables),
+        cmocka_unit_test(test_edit_probe_tables_forgive),
     };
     return cmocka_run_group_tests_name("probe kinds", tests, NULL, NULL);
 }

@@ -2,13 +2,17 @@
  * Unit tests of the probe-result tables (db/results*.c): the latency, memory
  * and suite savers against a real SQLite file, the reader that serves a
  * device's result from the rows, and the refusal of malformed documents.
+ * The tables of banks, control-codes and dual-issue have their own tests
+ * (test_results_banks.c, test_results_control.c, test_results_dual.c); the
+ * suite that holds them is tested here.
  *
  * DESIGN
  * Each test gets a fresh directory with a store opened on a database file in
  * it. A result is saved the way the daemon saves it: a job for the document's
  * device is inserted and started, then store_job_succeed runs the kind's
- * saver in the job's transaction. Round trips compare the reader's answer
- * with the source document member by member (generic walks over the
+ * saver in the job's transaction (tests/unit/support/resultdb.h, shared with
+ * the tests of the other probes' tables). Round trips compare the reader's
+ * answer with the source document member by member (generic walks over the
  * document, so they hold for any document of the right shape), and look at
  * the tables through a separate plain connection where the API cannot show
  * the fact (row counts after a refusal, a row edited behind the store's back).
@@ -40,7 +44,7 @@
 
 #include "db/results.h"
 #include "db/store.h"
-#include "tests/unit/support/tmpfile.h"
+#include "tests/unit/support/resultdb.h"
 
 #define LATENCY_FIXTURE "tests/fixtures/results/latency-h200.json"
 #define MEMORY_FIXTURE "tests/fixtures/results/memory-h200.json"
@@ -131,11 +135,6 @@ static const char MEMORY_DOC_OBJ_ERRORS[] =
     " \"cg\":[{\"level\":1,\"cycles\":200.0,\"up_to_bytes\":4096}]},"
     "\"wall_s\":3.0}";
 
-struct fx {
-    struct tmp *t;
-    store *s;
-};
-
 static char err[512];
 
 #define OK(call)                                                                                 \
@@ -146,200 +145,14 @@ static char err[512];
             fail_msg("%s returned %d: %s", #call, rc_, err);                                     \
     } while (0)
 
-/* ---- fixture ------------------------------------------------------------------- */
-
-static int setup(void **state)
-{
-    void *t = NULL;
-    struct fx *f = calloc(1, sizeof *f);
-    if (!f || tmp_setup(&t, "results", "gpuprobe.db") != 0) {
-        free(f);
-        return -1;
-    }
-    f->t = t;
-    if (store_open(&f->s, f->t->path, err, sizeof err) != 0) {
-        fprintf(stderr, "setup: %s\n", err);
-        return -1;
-    }
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    struct fx *f = *state;
-    char p[200];
-    void *t = f->t;
-    store_close(f->s);
-    snprintf(p, sizeof p, "%s-wal", f->t->path);
-    unlink(p);
-    snprintf(p, sizeof p, "%s-shm", f->t->path);
-    unlink(p);
-    tmp_teardown(&t);
-    free(f);
-    return 0;
-}
-
 /* ---- helpers ------------------------------------------------------------------- */
-
-static json_t *parse(const char *text)
-{
-    json_error_t e;
-    json_t *j = json_loads(text, JSON_REJECT_DUPLICATES, &e);
-    if (!j)
-        fail_msg("test document: %s at line %d column %d", e.text, e.line, e.column);
-    return j;
-}
-
-/* The captured document at path when it exists, else the hand-written one. */
-static json_t *captured_or(const char *path, const char *text)
-{
-    json_error_t e;
-    if (access(path, R_OK) != 0)
-        return parse(text);
-    json_t *j = json_load_file(path, JSON_REJECT_DUPLICATES, &e);
-    if (!j)
-        fail_msg("%s: %s", path, e.text);
-    return j;
-}
 
 static json_t *latency_doc(void)
 {
-    return captured_or(LATENCY_FIXTURE, LATENCY_DOC);
-}
-
-static const char *doc_uuid(const json_t *doc)
-{
-    return json_string_value(json_object_get(json_object_get(doc, "device"), "uuid"));
-}
-
-/* A running job on device. */
-static int64_t running_job(store *s, const char *kind, const char *device)
-{
-    int64_t id = 0;
-    OK(store_job_insert(s, kind, device, "{}", 600, 1, &id, err, sizeof err));
-    OK(store_job_start(s, id, err, sizeof err));
-    return id;
-}
-
-/* Saves doc as job's result through save; returns store_job_succeed's answer. */
-static int save_doc(store *s, int64_t id, const json_t *doc, store_result_saver save)
-{
-    char *text = json_dumps(doc, JSON_COMPACT);
-    assert_non_null(text);
-    err[0] = '\0';
-    int rc = store_job_succeed(s, id, text, save, err, sizeof err);
-    free(text);
-    return rc;
-}
-
-static int64_t saved_job(store *s, const char *kind, const json_t *doc, store_result_saver save)
-{
-    int64_t id = running_job(s, kind, doc_uuid(doc));
-    OK(save_doc(s, id, doc, save));
-    return id;
-}
-
-static json_t *read_result(store *s, const char *uuid, const char *probe, int64_t job)
-{
-    json_t *out = NULL;
-    OK(store_probe_result(s, uuid, probe, job, &out, err, sizeof err));
-    assert_non_null(out);
-    return out;
-}
-
-/* Rows in all result tables together. */
-static int64_t result_rows(const char *path)
-{
-    return query_int(path, "SELECT (SELECT count(*) FROM probe_runs)"
-                           " + (SELECT count(*) FROM latency_results)"
-                           " + (SELECT count(*) FROM memory_curve)"
-                           " + (SELECT count(*) FROM memory_levels)"
-                           " + (SELECT count(*) FROM memory_scalars)");
+    return rdb_load_or(LATENCY_FIXTURE, LATENCY_DOC);
 }
 
 /* ---- comparing ------------------------------------------------------------------- */
-
-static void check_number(const json_t *want, const json_t *got, const char *what)
-{
-    if (!want || json_is_null(want)) {
-        if (!json_is_null(got))
-            fail_msg("%s: expected null", what);
-        return;
-    }
-    if (!json_is_number(got) || json_number_value(got) != json_number_value(want))
-        fail_msg("%s: expected %.17g, got %.17g", what, json_number_value(want),
-                 json_number_value(got));
-}
-
-static void check_text(const json_t *want, const json_t *got, const char *what)
-{
-    if (!want || json_is_null(want)) {
-        if (!json_is_null(got))
-            fail_msg("%s: expected null, got %s", what, json_string_value(got));
-        return;
-    }
-    if (!json_is_string(got) || strcmp(json_string_value(want), json_string_value(got)) != 0)
-        fail_msg("%s: expected \"%s\", got \"%s\"", what, json_string_value(want),
-                 json_is_string(got) ? json_string_value(got) : "(not a string)");
-}
-
-static void check_same(const json_t *want, const json_t *got, const char *what)
-{
-    if (!json_equal(want ? want : json_null(), got ? got : json_null()))
-        fail_msg("%s differs", what);
-}
-
-/* The error of a figure: a bare string or {"error": ...}; NULL if none. */
-static const json_t *error_member(const json_t *fig)
-{
-    return json_is_string(fig) ? fig : json_object_get(fig, "error");
-}
-
-/* A figure: absent -> null; an error -> {"error": same text}; else the spread. */
-static void check_figure(const json_t *want, const json_t *got, const char *what)
-{
-    char sub[128];
-    if (json_is_object(want) && !json_object_get(want, "median") && json_object_get(want, "cycles"))
-        want = json_object_get(want, "cycles");
-    if (!want) {
-        if (!json_is_null(got))
-            fail_msg("%s: expected null", what);
-        return;
-    }
-    if (error_member(want)) {
-        snprintf(sub, sizeof sub, "%s.error", what);
-        check_text(error_member(want), json_object_get(got, "error"), sub);
-        return;
-    }
-    static const char *const parts[] = {"median", "min", "max"};
-    for (int i = 0; i < 3; i++) {
-        snprintf(sub, sizeof sub, "%s.%s", what, parts[i]);
-        check_number(json_object_get(want, parts[i]), json_object_get(got, parts[i]), sub);
-    }
-}
-
-static void check_provenance(const json_t *doc, const json_t *got, int64_t job)
-{
-    const json_t *wd = json_object_get(doc, "device"), *gd = json_object_get(got, "device");
-    const json_t *wc = json_object_get(doc, "clock_mhz"), *gc = json_object_get(got, "clock_mhz");
-    assert_int_equal(json_integer_value(json_object_get(got, "job_id")), job);
-    check_text(json_object_get(doc, "probe"), json_object_get(got, "probe"), "probe");
-    check_text(json_object_get(wd, "uuid"), json_object_get(gd, "uuid"), "device.uuid");
-    check_text(json_object_get(wd, "name"), json_object_get(gd, "name"), "device.name");
-    check_text(json_object_get(wd, "compute_capability"),
-                json_object_get(gd, "compute_capability"), "device.compute_capability");
-    check_text(json_object_get(doc, "driver_version"), json_object_get(got, "driver_version"),
-                "driver_version");
-    for (int i = 0; i < 2; i++) {
-        const char *k = i ? "after" : "before";
-        const json_t *w = json_object_get(wc, k);
-        check_number(json_is_number(w) ? w : NULL, json_object_get(gc, k), k);
-    }
-    check_number(json_object_get(doc, "repeats"), json_object_get(got, "repeats"), "repeats");
-    check_number(json_object_get(doc, "wall_s"), json_object_get(got, "wall_s"), "wall_s");
-    assert_true(json_integer_value(json_object_get(got, "measured_ms")) > 1600000000000LL);
-}
 
 static void check_latency_entry(const json_t *w, const json_t *g, size_t i)
 {
@@ -351,29 +164,29 @@ static void check_latency_entry(const json_t *w, const json_t *g, size_t i)
     char what[96];
     for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++) {
         snprintf(what, sizeof what, "entries[%zu].%s", i, texts[k]);
-        check_text(json_object_get(w, texts[k]), json_object_get(g, texts[k]), what);
+        rdb_check_text(json_object_get(w, texts[k]), json_object_get(g, texts[k]), what);
     }
     snprintf(what, sizeof what, "entries[%zu].per_step", i);
-    check_number(json_object_get(w, "per_step"), json_object_get(g, "per_step"), what);
+    rdb_check_number(json_object_get(w, "per_step"), json_object_get(g, "per_step"), what);
     for (size_t k = 0; k < sizeof figures / sizeof figures[0]; k++) {
         snprintf(what, sizeof what, "entries[%zu].%s", i, figures[k]);
-        check_figure(json_object_get(w, figures[k]), json_object_get(g, figures[k]), what);
+        rdb_check_figure(json_object_get(w, figures[k]), json_object_get(g, figures[k]), what);
     }
     if (!ws) {
         assert_true(json_is_null(gs));
         return;
     }
-    check_same(json_object_get(ws, "verified"), json_object_get(gs, "verified"), "verified");
-    check_same(json_object_get(ws, "fixed_latency"), json_object_get(gs, "fixed_latency"),
-                "fixed_latency");
-    check_same(json_object_get(ws, "compiler_stall"), json_object_get(gs, "compiler_stall"),
-                "compiler_stall");
+    rdb_check_same(json_object_get(ws, "verified"), json_object_get(gs, "verified"), "verified");
+    rdb_check_same(json_object_get(ws, "fixed_latency"), json_object_get(gs, "fixed_latency"),
+                   "fixed_latency");
+    rdb_check_same(json_object_get(ws, "compiler_stall"), json_object_get(gs, "compiler_stall"),
+                   "compiler_stall");
 }
 
 static void check_latency(const json_t *doc, const json_t *got, int64_t job)
 {
     const json_t *we = json_object_get(doc, "entries"), *ge = json_object_get(got, "entries");
-    check_provenance(doc, got, job);
+    rdb_check_provenance(doc, got, job);
     assert_int_equal(json_array_size(ge), json_array_size(we));
     for (size_t i = 0; i < json_array_size(we); i++)
         check_latency_entry(json_array_get(we, i), json_array_get(ge, i), i);
@@ -395,8 +208,8 @@ static void check_curve(const json_t *want, const json_t *got, const char *load)
     const json_t *p;
     size_t i;
     char what[64];
-    if (error_member(want)) {
-        check_figure(want, got, load);
+    if (rdb_error_member(want)) {
+        rdb_check_figure(want, got, load);
         return;
     }
     assert_int_equal(json_array_size(got), json_array_size(want));
@@ -404,7 +217,7 @@ static void check_curve(const json_t *want, const json_t *got, const char *load)
         const json_t *g = point_at(got, json_integer_value(json_object_get(p, "bytes")));
         snprintf(what, sizeof what, "curves.%s[%zu].cycles", load, i);
         assert_non_null(g);
-        check_figure(json_object_get(p, "cycles"), json_object_get(g, "cycles"), what);
+        rdb_check_figure(json_object_get(p, "cycles"), json_object_get(g, "cycles"), what);
     }
     for (i = 1; i < json_array_size(got); i++) /* served by size */
         assert_true(json_integer_value(json_object_get(json_array_get(got, i), "bytes")) >
@@ -415,17 +228,17 @@ static void check_levels(const json_t *want, const json_t *got, const char *load
 {
     const json_t *l;
     size_t i;
-    if (error_member(want)) {
-        check_figure(want, got, load);
+    if (rdb_error_member(want)) {
+        rdb_check_figure(want, got, load);
         return;
     }
     assert_int_equal(json_array_size(got), json_array_size(want));
     json_array_foreach(want, i, l) {
         const json_t *g = json_array_get(got, i);
-        check_number(json_object_get(l, "level"), json_object_get(g, "level"), "level");
-        check_number(json_object_get(l, "cycles"), json_object_get(g, "cycles"), "cycles");
-        check_number(json_object_get(l, "up_to_bytes"), json_object_get(g, "up_to_bytes"),
-                      "up_to_bytes");
+        rdb_check_number(json_object_get(l, "level"), json_object_get(g, "level"), "level");
+        rdb_check_number(json_object_get(l, "cycles"), json_object_get(g, "cycles"), "cycles");
+        rdb_check_number(json_object_get(l, "up_to_bytes"), json_object_get(g, "up_to_bytes"),
+                         "up_to_bytes");
     }
 }
 
@@ -433,58 +246,58 @@ static void check_device_memory(const json_t *want, const json_t *got)
 {
     static const char *const loads[] = {"ca", "cg"};
     for (int i = 0; i < 2; i++)
-        check_figure(error_member(want) ? want : json_object_get(want, loads[i]),
-                     json_object_get(got, loads[i]), loads[i]);
+        rdb_check_figure(rdb_error_member(want) ? want : json_object_get(want, loads[i]),
+                         json_object_get(got, loads[i]), loads[i]);
 }
 
 static void check_memory(const json_t *doc, const json_t *got, int64_t job)
 {
     static const char *const loads[] = {"ca", "cg"};
     const json_t *wd = json_object_get(doc, "departure"), *gd = json_object_get(got, "departure");
-    check_provenance(doc, got, job);
+    rdb_check_provenance(doc, got, job);
     for (int i = 0; i < 2; i++) {
         check_curve(json_object_get(json_object_get(doc, "curves"), loads[i]),
                      json_object_get(json_object_get(got, "curves"), loads[i]), loads[i]);
         check_levels(json_object_get(json_object_get(doc, "levels"), loads[i]),
                       json_object_get(json_object_get(got, "levels"), loads[i]), loads[i]);
     }
-    check_figure(json_object_get(doc, "shared_cycles"), json_object_get(got, "shared_cycles"),
-                  "shared_cycles");
+    rdb_check_figure(json_object_get(doc, "shared_cycles"), json_object_get(got, "shared_cycles"),
+                     "shared_cycles");
     check_device_memory(json_object_get(doc, "device_memory_cycles"),
                         json_object_get(got, "device_memory_cycles"));
-    if (error_member(wd)) {
-        check_figure(wd, json_object_get(gd, "coalesced_cycles"), "departure.coalesced");
-        check_figure(wd, json_object_get(gd, "uncoalesced_cycles"), "departure.uncoalesced");
+    if (rdb_error_member(wd)) {
+        rdb_check_figure(wd, json_object_get(gd, "coalesced_cycles"), "departure.coalesced");
+        rdb_check_figure(wd, json_object_get(gd, "uncoalesced_cycles"), "departure.uncoalesced");
         assert_null(json_object_get(gd, "l1_hit"));
         return;
     }
-    check_figure(json_object_get(wd, "coalesced_cycles"), json_object_get(gd, "coalesced_cycles"),
-                  "departure.coalesced_cycles");
-    check_figure(json_object_get(wd, "uncoalesced_cycles"),
-                  json_object_get(gd, "uncoalesced_cycles"), "departure.uncoalesced_cycles");
-    check_figure(json_object_get(wd, "clock_overhead_cycles"),
-                  json_object_get(gd, "clock_overhead_cycles"), "departure.clock_overhead_cycles");
+    rdb_check_figure(json_object_get(wd, "coalesced_cycles"), json_object_get(gd, "coalesced_cycles"),
+                     "departure.coalesced_cycles");
+    rdb_check_figure(json_object_get(wd, "uncoalesced_cycles"),
+                     json_object_get(gd, "uncoalesced_cycles"), "departure.uncoalesced_cycles");
+    rdb_check_figure(json_object_get(wd, "clock_overhead_cycles"),
+                     json_object_get(gd, "clock_overhead_cycles"), "departure.clock_overhead_cycles");
     for (int i = 0; i < 2; i++) {
         const char *k = i ? "uncoalesced_cycles" : "coalesced_cycles";
-        check_figure(json_object_get(json_object_get(wd, "l1_hit"), k),
-                      json_object_get(json_object_get(gd, "l1_hit"), k), k);
+        rdb_check_figure(json_object_get(json_object_get(wd, "l1_hit"), k),
+                         json_object_get(json_object_get(gd, "l1_hit"), k), k);
     }
 }
 
 /* ---- latency --------------------------------------------------------------------- */
 
 /* Saves doc as a new job and reads it back, newest and by job. */
-static void latency_round_trip(struct fx *f, json_t *doc)
+static void latency_round_trip(struct rdb *f, json_t *doc)
 {
     OK(results_latency_check(doc, err, sizeof err));
-    int64_t id = saved_job(f->s, "latency", doc, results_latency_save);
-    json_t *got = read_result(f->s, doc_uuid(doc), "latency", 0);
+    int64_t id = rdb_saved_job(f->s, "latency", doc, results_latency_save);
+    json_t *got = rdb_read(f->s, rdb_uuid(doc), "latency", 0);
     check_latency(doc, got, id);
     assert_int_equal(json_integer_value(json_object_get(
                          json_array_get(json_object_get(got, "history"), 0), "job_id")),
                      id);
     json_decref(got);
-    got = read_result(f->s, doc_uuid(doc), "latency", id);
+    got = rdb_read(f->s, rdb_uuid(doc), "latency", id);
     check_latency(doc, got, id);
     json_decref(got);
     json_decref(doc);
@@ -492,7 +305,7 @@ static void latency_round_trip(struct fx *f, json_t *doc)
 
 static void test_latency_round_trip(void **state)
 {
-    struct fx *f = *state;
+    struct rdb *f = *state;
     json_t *doc = latency_doc();
     size_t n = json_array_size(json_object_get(doc, "entries"));
     latency_round_trip(f, doc);
@@ -502,8 +315,8 @@ static void test_latency_round_trip(void **state)
 
 static void test_latency_round_trip_edge_cases(void **state)
 {
-    struct fx *f = *state;
-    latency_round_trip(f, parse(LATENCY_DOC));
+    struct rdb *f = *state;
+    latency_round_trip(f, rdb_parse(LATENCY_DOC));
     assert_int_equal(query_int(f->t->path, "SELECT count(*) FROM latency_results"
                                            " WHERE latency_median IS NULL AND error IS NOT NULL"),
                      1);
@@ -514,12 +327,12 @@ static void test_latency_round_trip_edge_cases(void **state)
 /* The answer comes from the rows, not from the stored result document. */
 static void test_reader_uses_the_tables(void **state)
 {
-    struct fx *f = *state;
+    struct rdb *f = *state;
     json_t *doc = latency_doc();
-    saved_job(f->s, "latency", doc, results_latency_save);
+    rdb_saved_job(f->s, "latency", doc, results_latency_save);
     exec_plain(f->t->path, "UPDATE latency_results SET latency_median = 99.5 WHERE seq = 0");
     exec_plain(f->t->path, "UPDATE probe_runs SET driver_version = 'edited'");
-    json_t *got = read_result(f->s, doc_uuid(doc), "latency", 0);
+    json_t *got = rdb_read(f->s, rdb_uuid(doc), "latency", 0);
     const json_t *e0 = json_array_get(json_object_get(got, "entries"), 0);
     assert_true(json_number_value(json_object_get(json_object_get(e0, "latency_cycles"),
                                                   "median")) == 99.5);
@@ -530,12 +343,12 @@ static void test_reader_uses_the_tables(void **state)
 
 static void test_newest_and_chosen_run(void **state)
 {
-    struct fx *f = *state;
+    struct rdb *f = *state;
     json_t *doc = latency_doc(), *got;
-    int64_t first = saved_job(f->s, "latency", doc, results_latency_save);
+    int64_t first = rdb_saved_job(f->s, "latency", doc, results_latency_save);
     json_object_set_new(doc, "driver_version", json_string("999.1"));
-    int64_t second = saved_job(f->s, "latency", doc, results_latency_save);
-    got = read_result(f->s, doc_uuid(doc), "latency", 0);
+    int64_t second = rdb_saved_job(f->s, "latency", doc, results_latency_save);
+    got = rdb_read(f->s, rdb_uuid(doc), "latency", 0);
     assert_int_equal(json_integer_value(json_object_get(got, "job_id")), second);
     assert_string_equal(json_string_value(json_object_get(got, "driver_version")), "999.1");
     const json_t *h = json_object_get(got, "history");
@@ -543,7 +356,7 @@ static void test_newest_and_chosen_run(void **state)
     assert_int_equal(json_integer_value(json_object_get(json_array_get(h, 0), "job_id")), second);
     assert_int_equal(json_integer_value(json_object_get(json_array_get(h, 1), "job_id")), first);
     json_decref(got);
-    got = read_result(f->s, doc_uuid(doc), "latency", first);
+    got = rdb_read(f->s, rdb_uuid(doc), "latency", first);
     assert_int_equal(json_integer_value(json_object_get(got, "job_id")), first);
     assert_string_not_equal(json_string_value(json_object_get(got, "driver_version")), "999.1");
     json_decref(got);
@@ -552,23 +365,23 @@ static void test_newest_and_chosen_run(void **state)
 
 static void test_none_is_1(void **state)
 {
-    struct fx *f = *state;
+    struct rdb *f = *state;
     json_t *doc = latency_doc(), *out = (json_t *)&out;
-    int64_t id = saved_job(f->s, "latency", doc, results_latency_save);
+    int64_t id = rdb_saved_job(f->s, "latency", doc, results_latency_save);
     assert_int_equal(store_probe_result(f->s, "GPU-other", "latency", 0, &out, err, sizeof err),
                      1);
     assert_null(out);
-    assert_int_equal(store_probe_result(f->s, doc_uuid(doc), "latency", id + 1, &out, err,
-                                        sizeof err), 1);
-    assert_int_equal(store_probe_result(f->s, doc_uuid(doc), "memory", 0, &out, err, sizeof err),
-                     1);
-    assert_int_equal(store_probe_result(f->s, doc_uuid(doc), "memory", id, &out, err, sizeof err),
-                     1);
-    assert_int_equal(store_probe_result(f->s, doc_uuid(doc), "bogus", 0, &out, err, sizeof err),
-                     -1);
+    assert_int_equal(store_probe_result(f->s, rdb_uuid(doc), "latency", id + 1, &out, err,
+                                                       sizeof err), 1);
+    assert_int_equal(store_probe_result(f->s, rdb_uuid(doc), "memory", 0, &out, err, sizeof err),
+                                                       1);
+    assert_int_equal(store_probe_result(f->s, rdb_uuid(doc), "memory", id, &out, err, sizeof err),
+                                                       1);
+    assert_int_equal(store_probe_result(f->s, rdb_uuid(doc), "bogus", 0, &out, err, sizeof err),
+                                                       -1);
     assert_non_null(strstr(err, "bogus"));
-    assert_int_equal(store_probe_result(f->s, doc_uuid(doc), "latency", -3, &out, err,
-                                        sizeof err), -1);
+    assert_int_equal(store_probe_result(f->s, rdb_uuid(doc), "latency", -3, &out, err,
+                                                       sizeof err), -1);
     json_decref(doc);
 }
 
@@ -641,21 +454,21 @@ static const struct damage latency_damage[] = {
  * field named, and the saver's refusal leaves no row and the job running. */
 static void test_latency_malformed_refused(void **state)
 {
-    struct fx *f = *state;
+    struct rdb *f = *state;
     for (size_t i = 0; i < sizeof latency_damage / sizeof latency_damage[0]; i++) {
         json_t *doc = latency_doc();
         char uuid[64];
-        snprintf(uuid, sizeof uuid, "%s", doc_uuid(doc));
+        snprintf(uuid, sizeof uuid, "%s", rdb_uuid(doc));
         latency_damage[i].mutate(doc);
         err[0] = '\0';
         if (results_latency_check(doc, err, sizeof err) != -1 ||
             !strstr(err, latency_damage[i].field))
             fail_msg("damage %zu (%s): check said '%s'", i, latency_damage[i].field, err);
-        int64_t id = running_job(f->s, "latency", uuid);
-        assert_int_equal(save_doc(f->s, id, doc, results_latency_save), -1);
+        int64_t id = rdb_running_job(f->s, "latency", uuid);
+        assert_int_equal(rdb_save(f->s, id, doc, results_latency_save, err, sizeof err), -1);
         if (!strstr(err, latency_damage[i].field))
             fail_msg("damage %zu (%s): saver said '%s'", i, latency_damage[i].field, err);
-        assert_int_equal(result_rows(f->t->path), 0);
+        assert_int_equal(rdb_result_rows(f->t->path), 0);
         struct job_row j;
         OK(store_job_get(f->s, id, &j, err, sizeof err));
         assert_int_equal(j.state, JOB_RUNNING);
@@ -667,8 +480,8 @@ static void test_latency_malformed_refused(void **state)
 
 static void test_not_json_refused(void **state)
 {
-    struct fx *f = *state;
-    int64_t id = running_job(f->s, "latency", UUID);
+    struct rdb *f = *state;
+    int64_t id = rdb_running_job(f->s, "latency", UUID);
     err[0] = '\0';
     /* jobs.result_json must be JSON, so the saver is called directly */
     assert_int_equal(results_latency_save(NULL, id, "{not json", err, sizeof err), -1);
@@ -676,31 +489,31 @@ static void test_not_json_refused(void **state)
     assert_int_equal(store_job_succeed(f->s, id, "[1]", results_latency_save, err, sizeof err),
                      -1);
     assert_non_null(strstr(err, "must be a JSON object"));
-    assert_int_equal(result_rows(f->t->path), 0);
+    assert_int_equal(rdb_result_rows(f->t->path), 0);
 }
 
 static void test_device_must_be_the_jobs(void **state)
 {
-    struct fx *f = *state;
+    struct rdb *f = *state;
     json_t *doc = latency_doc();
-    int64_t id = running_job(f->s, "latency", "GPU-someone-else");
-    assert_int_equal(save_doc(f->s, id, doc, results_latency_save), -1);
+    int64_t id = rdb_running_job(f->s, "latency", "GPU-someone-else");
+    assert_int_equal(rdb_save(f->s, id, doc, results_latency_save, err, sizeof err), -1);
     assert_non_null(strstr(err, "device.uuid"));
     assert_non_null(strstr(err, "GPU-someone-else"));
-    assert_int_equal(result_rows(f->t->path), 0);
+    assert_int_equal(rdb_result_rows(f->t->path), 0);
     /* a job with no device takes the document's */
-    id = running_job(f->s, "latency", NULL);
-    OK(save_doc(f->s, id, doc, results_latency_save));
+    id = rdb_running_job(f->s, "latency", NULL);
+    OK(rdb_save(f->s, id, doc, results_latency_save, err, sizeof err));
     json_decref(doc);
 }
 
 /* ---- memory ---------------------------------------------------------------------- */
 
-static void memory_round_trip(struct fx *f, json_t *doc)
+static void memory_round_trip(struct rdb *f, json_t *doc)
 {
     OK(results_memory_check(doc, err, sizeof err));
-    int64_t id = saved_job(f->s, "memory", doc, results_memory_save);
-    json_t *got = read_result(f->s, doc_uuid(doc), "memory", 0);
+    int64_t id = rdb_saved_job(f->s, "memory", doc, results_memory_save);
+    json_t *got = rdb_read(f->s, rdb_uuid(doc), "memory", 0);
     check_memory(doc, got, id);
     json_decref(got);
     json_decref(doc);
@@ -708,8 +521,8 @@ static void memory_round_trip(struct fx *f, json_t *doc)
 
 static void test_memory_round_trip(void **state)
 {
-    struct fx *f = *state;
-    memory_round_trip(f, parse(MEMORY_DOC));
+    struct rdb *f = *state;
+    memory_round_trip(f, rdb_parse(MEMORY_DOC));
     assert_int_equal(query_int(f->t->path, "SELECT count(*) FROM memory_curve"), 3);
     assert_int_equal(query_int(f->t->path, "SELECT count(*) FROM memory_levels"), 2);
     assert_int_equal(query_int(f->t->path, "SELECT count(*) FROM memory_scalars"), 10);
@@ -719,8 +532,8 @@ static void test_memory_round_trip(void **state)
 
 static void test_memory_round_trip_captured(void **state)
 {
-    struct fx *f = *state;
-    json_t *doc = captured_or(MEMORY_FIXTURE, MEMORY_DOC);
+    struct rdb *f = *state;
+    json_t *doc = rdb_load_or(MEMORY_FIXTURE, MEMORY_DOC);
     size_t points = json_array_size(json_object_get(json_object_get(doc, "curves"), "ca")) +
                     json_array_size(json_object_get(json_object_get(doc, "curves"), "cg"));
     memory_round_trip(f, doc);
@@ -729,8 +542,8 @@ static void test_memory_round_trip_captured(void **state)
 
 static void test_memory_round_trip_error_objects(void **state)
 {
-    struct fx *f = *state;
-    memory_round_trip(f, parse(MEMORY_DOC_OBJ_ERRORS));
+    struct rdb *f = *state;
+    memory_round_trip(f, rdb_parse(MEMORY_DOC_OBJ_ERRORS));
     assert_int_equal(query_int(f->t->path, "SELECT count(*) FROM memory_scalars"
                                            " WHERE error IS NOT NULL"), 8);
 }
@@ -790,19 +603,19 @@ static const struct damage memory_damage[] = {
 
 static void test_memory_malformed_refused(void **state)
 {
-    struct fx *f = *state;
+    struct rdb *f = *state;
     for (size_t i = 0; i < sizeof memory_damage / sizeof memory_damage[0]; i++) {
-        json_t *doc = parse(MEMORY_DOC);
+        json_t *doc = rdb_parse(MEMORY_DOC);
         memory_damage[i].mutate(doc);
         err[0] = '\0';
         if (results_memory_check(doc, err, sizeof err) != -1 ||
             !strstr(err, memory_damage[i].field))
             fail_msg("damage %zu (%s): check said '%s'", i, memory_damage[i].field, err);
-        int64_t id = running_job(f->s, "memory", doc_uuid(doc));
-        assert_int_equal(save_doc(f->s, id, doc, results_memory_save), -1);
+        int64_t id = rdb_running_job(f->s, "memory", rdb_uuid(doc));
+        assert_int_equal(rdb_save(f->s, id, doc, results_memory_save, err, sizeof err), -1);
         if (!strstr(err, memory_damage[i].field))
             fail_msg("damage %zu (%s): saver said '%s'", i, memory_damage[i].field, err);
-        assert_int_equal(result_rows(f->t->path), 0);
+        assert_int_equal(rdb_result_rows(f->t->path), 0);
         json_decref(doc);
     }
 }
@@ -814,8 +627,8 @@ static void test_memory_malformed_refused(void **state)
 static json_t *suite_of(json_t *latency, json_t *memory)
 {
     json_t *s = json_object(), *dev = json_object_get(memory, "device");
-    if (doc_uuid(latency) && json_is_object(dev))
-        json_object_set_new(dev, "uuid", json_string(doc_uuid(latency)));
+    if (rdb_uuid(latency) && json_is_object(dev))
+        json_object_set_new(dev, "uuid", json_string(rdb_uuid(latency)));
     if (latency)
         json_object_set_new(s, "latency", latency);
     if (memory)
@@ -825,58 +638,93 @@ static json_t *suite_of(json_t *latency, json_t *memory)
 
 static void test_suite_saves_both(void **state)
 {
-    struct fx *f = *state;
-    json_t *suite = suite_of(latency_doc(), captured_or(MEMORY_FIXTURE, MEMORY_DOC));
+    struct rdb *f = *state;
+    json_t *suite = suite_of(latency_doc(), rdb_load_or(MEMORY_FIXTURE, MEMORY_DOC));
     const json_t *lat = json_object_get(suite, "latency");
     OK(results_suite_check(suite, err, sizeof err));
-    int64_t id = running_job(f->s, "suite", doc_uuid(lat));
-    OK(save_doc(f->s, id, suite, results_suite_save));
-    json_t *got = read_result(f->s, doc_uuid(lat), "latency", 0);
+    int64_t id = rdb_running_job(f->s, "suite", rdb_uuid(lat));
+    OK(rdb_save(f->s, id, suite, results_suite_save, err, sizeof err));
+    json_t *got = rdb_read(f->s, rdb_uuid(lat), "latency", 0);
     check_latency(lat, got, id);
     json_decref(got);
-    got = read_result(f->s, doc_uuid(lat), "memory", 0);
+    got = rdb_read(f->s, rdb_uuid(lat), "memory", 0);
     check_memory(json_object_get(suite, "memory"), got, id);
     json_decref(got);
     assert_int_equal(query_int(f->t->path, "SELECT count(*) FROM probe_runs"), 2);
     json_decref(suite);
 }
 
+/* A suite of every probe: each member keeps its own rows under the one job;
+ * a member's error is reported with its name. */
+static void test_suite_saves_every_probe(void **state)
+{
+    static const char *const edits[][2] = {
+        {"banks", "tests/fixtures/results/banks-example.json"},
+        {"control-codes", "tests/fixtures/results/control-codes-example.json"},
+        {"dual-issue", "tests/fixtures/results/dual-issue-example.json"},
+    };
+    struct rdb *f = *state;
+    json_t *suite = suite_of(latency_doc(), rdb_load_or(MEMORY_FIXTURE, MEMORY_DOC));
+    const char *uuid = rdb_uuid(json_object_get(suite, "latency"));
+    for (size_t i = 0; i < 3; i++) {
+        json_t *doc = rdb_load(edits[i][1]);
+        json_object_set_new(json_object_get(doc, "device"), "uuid", json_string(uuid));
+        json_object_set_new(suite, edits[i][0], doc);
+    }
+    json_object_set_new(json_object_get(json_object_get(suite, "banks"), "runs"), "total",
+                        json_string("many"));
+    assert_int_equal(results_suite_check(suite, err, sizeof err), -1);
+    assert_non_null(strstr(err, "banks.runs.total"));
+    json_object_set_new(json_object_get(json_object_get(suite, "banks"), "runs"), "total",
+                        json_integer(482));
+    OK(results_suite_check(suite, err, sizeof err));
+    int64_t id = rdb_running_job(f->s, "suite", uuid);
+    OK(rdb_save(f->s, id, suite, results_suite_save, err, sizeof err));
+    assert_int_equal(query_int(f->t->path, "SELECT count(*) FROM probe_runs"), 5);
+    for (size_t i = 0; i < 3; i++) {
+        json_t *got = rdb_read(f->s, uuid, edits[i][0], 0);
+        rdb_check_provenance(json_object_get(suite, edits[i][0]), got, id);
+        json_decref(got);
+    }
+    json_decref(suite);
+}
+
 static void test_suite_member_error_skipped(void **state)
 {
-    struct fx *f = *state;
+    struct rdb *f = *state;
     json_t *suite = suite_of(latency_doc(), json_pack("{s:s}", "error", "no module"));
-    const char *uuid = doc_uuid(json_object_get(suite, "latency"));
+    const char *uuid = rdb_uuid(json_object_get(suite, "latency"));
     json_t *out = NULL;
     OK(results_suite_check(suite, err, sizeof err));
-    int64_t id = running_job(f->s, "suite", uuid);
-    OK(save_doc(f->s, id, suite, results_suite_save));
+    int64_t id = rdb_running_job(f->s, "suite", uuid);
+    OK(rdb_save(f->s, id, suite, results_suite_save, err, sizeof err));
     assert_int_equal(store_probe_result(f->s, uuid, "memory", 0, &out, err, sizeof err), 1);
-    json_decref(read_result(f->s, uuid, "latency", id));
+    json_decref(rdb_read(f->s, uuid, "latency", id));
     json_decref(suite);
 }
 
 static void test_suite_malformed_refused(void **state)
 {
-    struct fx *f = *state;
+    struct rdb *f = *state;
     struct {
         json_t *doc;
         const char *why;
     } bad[] = {
-        {suite_of(NULL, NULL), "neither"},
+        {suite_of(NULL, NULL), "holds no probe"},
         {json_pack("{s:o, s:i}", "latency", latency_doc(), "extra", 1), "extra"},
         {suite_of(json_pack("{s:s}", "error", "a"), json_pack("{s:s}", "error", "b")),
          "no probe of the suite"},
         {suite_of(json_integer(1), NULL), "latency: must be an object"},
-        {suite_of(latency_doc(), parse("{\"probe\":\"memory\"}")), "memory.device"},
-    };
+        {suite_of(latency_doc(), rdb_parse("{\"probe\":\"memory\"}")), "memory.device"},
+                                           };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err[0] = '\0';
         if (results_suite_check(bad[i].doc, err, sizeof err) != -1 || !strstr(err, bad[i].why))
             fail_msg("suite %zu: check said '%s', expected '%s'", i, err, bad[i].why);
-        int64_t id = running_job(f->s, "suite", NULL); /* any device */
-        assert_int_equal(save_doc(f->s, id, bad[i].doc, results_suite_save), -1);
+        int64_t id = rdb_running_job(f->s, "suite", NULL); /* any device */
+        assert_int_equal(rdb_save(f->s, id, bad[i].doc, results_suite_save, err, sizeof err), -1);
         assert_non_null(strstr(err, bad[i].why));
-        assert_int_equal(result_rows(f->t->path), 0);
+        assert_int_equal(rdb_result_rows(f->t->path), 0);
         json_decref(bad[i].doc);
     }
 }
@@ -885,33 +733,33 @@ static void test_suite_malformed_refused(void **state)
 
 static void test_job_record(void **state)
 {
-    struct fx *f = *state;
+    struct rdb *f = *state;
     json_t *doc = latency_doc();
     char *text = json_dumps(doc, JSON_COMPACT);
     int64_t id = 0;
     struct job_row j;
-    OK(store_job_record(f->s, "latency", doc_uuid(doc), "{\"repeats\":5}", 600, text,
-                        results_latency_save, &id, err, sizeof err));
+    OK(store_job_record(f->s, "latency", rdb_uuid(doc), "{\"repeats\":5}", 600, text,
+                                                  results_latency_save, &id, err, sizeof err));
     OK(store_job_get(f->s, id, &j, err, sizeof err));
     assert_int_equal(j.state, JOB_SUCCEEDED);
     assert_int_equal(j.attempt, 1);
     assert_int_equal(j.max_attempts, 1);
     assert_true(j.started_ms > 0 && j.finished_ms >= j.started_ms);
     job_row_free(&j);
-    json_t *got = read_result(f->s, doc_uuid(doc), "latency", 0);
+    json_t *got = rdb_read(f->s, rdb_uuid(doc), "latency", 0);
     check_latency(doc, got, id);
     json_decref(got);
     /* a refused document records nothing, not even the job */
     int64_t before = query_int(f->t->path, "SELECT count(*) FROM jobs");
-    assert_int_equal(store_job_record(f->s, "latency", doc_uuid(doc), "{}", 600, "{\"a\":1}",
-                                      results_latency_save, &id, err, sizeof err), -1);
+    assert_int_equal(store_job_record(f->s, "latency", rdb_uuid(doc), "{}", 600, "{\"a\":1}",
+                                                                results_latency_save, &id, err, sizeof err), -1);
     assert_non_null(strstr(err, "probe"));
     assert_int_equal(query_int(f->t->path, "SELECT count(*) FROM jobs"), before);
     free(text);
     json_decref(doc);
 }
 
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, rdb_setup, rdb_teardown)
 
 int main(void)
 {
@@ -929,6 +777,7 @@ int main(void)
         T(test_memory_round_trip_error_objects),
         T(test_memory_malformed_refused),
         T(test_suite_saves_both),
+        T(test_suite_saves_every_probe),
         T(test_suite_member_error_skipped),
         T(test_suite_malformed_refused),
         T(test_job_record),

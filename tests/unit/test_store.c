@@ -211,6 +211,84 @@ static void test_failed_migration_rolls_back(void **state)
                      1);
 }
 
+/* Runs sql on the file and answers whether SQLite accepted it. */
+static int sql_accepted(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    sqlite3_exec(db, "PRAGMA foreign_keys=ON", NULL, NULL, NULL);
+    int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+    sqlite3_close(db);
+    return rc == SQLITE_OK;
+}
+
+#define V3_RUN(job, probe, ms)                                                                   \
+    "INSERT INTO probe_runs (job_id, probe, device, device_name, compute_capability,"            \
+    " measured_ms, clock_mhz_before, clock_mhz_after, driver_version, repeats, wall_s) VALUES (" \
+    #job ", '" probe "', 'GPU-old', 'NVIDIA H200', '9.0', " #ms ", 1980.0, NULL, '580.95.05', 5,"  \
+    " 41.5);"
+
+/* A database an older gpuprobe left at schema version 3 keeps its probe
+ * runs through step 4, which lets probe_runs hold the new probes. */
+static void test_migration_v4_keeps_probe_runs(void **state)
+{
+    struct fixture *fx = *state;
+    char path[160];
+    snprintf(path, sizeof path, "%s/v3.db", fx->dir);
+    OK(store_create_at_version(path, 3, err, sizeof err));
+    assert_int_equal(query_int(path, "PRAGMA user_version"), 3);
+    exec_plain(path,
+               "INSERT INTO jobs (id, kind, device, params_json, state, max_attempts, timeout_s,"
+               " created_ms) VALUES (1, 'suite', 'GPU-old', '{}', 'succeeded', 1, 600, 1),"
+               " (2, 'latency', 'GPU-old', '{}', 'succeeded', 1, 600, 2);"
+               V3_RUN(1, "latency", 1700000000000) V3_RUN(1, "memory", 1700000000000)
+               V3_RUN(2, "latency", 1700000500000)
+               "INSERT INTO latency_results (job_id, seq, device, instr, grp, sass_opcode,"
+               " latency_median, latency_min, latency_max) VALUES"
+               " (2, 0, 'GPU-old', 'ffma', 'fp32', 'FFMA', 4.0, 4.0, 4.5);");
+    assert_false(sql_accepted(path, V3_RUN(2, "banks", 1)));   /* v3 refuses it */
+
+    store *s = NULL;
+    OK(store_open(&s, path, err, sizeof err));
+    assert_int_equal(store_schema_version(s), store_schema_latest());
+    OK(store_integrity_check(s, err, sizeof err));
+    store_close(s);
+    assert_int_equal(query_int(path, "SELECT count(*) FROM probe_runs"), 3);
+    assert_int_equal(query_int(path, "SELECT count(*) FROM probe_runs WHERE device = 'GPU-old'"
+                                     " AND clock_mhz_before = 1980.0 AND clock_mhz_after IS NULL"
+                                     " AND driver_version = '580.95.05' AND repeats = 5"
+                                     " AND wall_s = 41.5"), 3);
+    assert_int_equal(query_int(path, "SELECT measured_ms FROM probe_runs WHERE job_id = 2"),
+                     1700000500000LL);
+    assert_int_equal(query_int(path, "SELECT count(*) FROM sqlite_master WHERE type = 'index'"
+                                     " AND name = 'probe_runs_device'"
+                                     " AND tbl_name = 'probe_runs'"), 1);
+    assert_int_equal(query_int(path, "SELECT count(*) FROM sqlite_master"
+                                     " WHERE name = 'probe_runs_v4'"), 0);
+    /* the new probes are accepted, anything else still refused */
+    assert_true(sql_accepted(path, V3_RUN(2, "banks", 1) V3_RUN(2, "control-codes", 1)
+                                   V3_RUN(2, "dual-issue", 1)));
+    assert_false(sql_accepted(path, V3_RUN(2, "bogus", 1)));
+    /* the rebuilt table still belongs to its job */
+    exec_plain(path, "PRAGMA foreign_keys=ON; DELETE FROM jobs WHERE id = 2");
+    assert_int_equal(query_int(path, "SELECT count(*) FROM probe_runs"), 2);
+    assert_int_equal(query_int(path, "SELECT count(*) FROM latency_results"), 0);
+}
+
+static void test_create_at_version_bounds(void **state)
+{
+    struct fixture *fx = *state;
+    char path[160];
+    snprintf(path, sizeof path, "%s/any.db", fx->dir);
+    assert_int_equal(store_create_at_version(path, store_schema_latest() + 1, err, sizeof err),
+                     -1);
+    assert_non_null(strstr(err, "not one this gpuprobe knows"));
+    OK(store_create_at_version(path, 1, err, sizeof err));
+    assert_int_equal(query_int(path, "PRAGMA user_version"), 1);
+    OK(store_create_at_version(path, 0, err, sizeof err)); /* never goes back */
+    assert_int_equal(query_int(path, "PRAGMA user_version"), 1);
+}
+
 static void test_open_bad_path(void **state)
 {
     (void)state;
@@ -987,6 +1065,8 @@ int main(void)
         T(test_reopen_is_idempotent),
         T(test_newer_schema_refused),
         T(test_failed_migration_rolls_back),
+        T(test_migration_v4_keeps_probe_runs),
+        T(test_create_at_version_bounds),
         cmocka_unit_test(test_open_bad_path),
         cmocka_unit_test(test_state_names),
         T(test_insert_and_get),
