@@ -76,6 +76,15 @@ $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
+# main.c prints the commit it was built from (gpuprobe --version, the
+# provenance of a deployed bundle): rebuild it whenever HEAD moves, which a
+# flag alone would not trigger. The stamp is rewritten only when it changes.
+$(B)/gitrev: FORCE
+	@mkdir -p $(B); echo '$(GITREV)' | cmp -s - $@ || echo '$(GITREV)' > $@
+$(B)/server/main.o: $(B)/gitrev
+.PHONY: FORCE
+FORCE:
+
 # Static files of the dashboard and the OpenAPI document are linked into the
 # binary, so a deployed gpuprobe is one file plus its libraries.
 $(B)/assets_blob.o: $(ASSETS)

@@ -448,7 +448,7 @@ json_t *banks_probe_run(const char *device, int sample, int repeats, char *err, 
                       isfinite(C.min_free) ? C.min_free : 0.0));
         json_object_set_new(
             res, "runs",
-            json_pack("{s:i, s:i, s:i, s:i, s:i, s:i}", "total", R.runs, "reference", REF_REGS,
+            json_pack("{s:i, s:i, s:i, s:i, s:i, s:i}", "total", R.runs, "reference", (int)nref,
                       "class_building", class_runs, "confirmation", conf_runs, "costs",
                       R.runs - (int)nref - class_runs - conf_runs, "all_pairs_would_be",
                       (int)((R.L.max_reg + 1) * R.L.max_reg / 2)));

@@ -24,8 +24,7 @@ Writes raw documents and edit-probes-summary.md under OUT_DIR.
 """
 import json
 import sys
-import time
-from api import client
+from api import client, job_runner
 
 base, token, uuid, out = sys.argv[1:5]
 call = client(base, token)
@@ -33,24 +32,7 @@ problems = []
 PATTERNS = ["1-1-2-2", "1-2-1-2", "1-2-2-1", "2-1-1-2", "2-1-2-1", "2-2-1-1"]
 
 
-def submit(kind, params=None):
-    body = {"kind": kind, "device": uuid}
-    if params:
-        body["params"] = params
-    status, job = call("POST", "/api/v1/jobs", body)
-    if status != 202:
-        sys.exit(f"submitting {kind}: {status} {job}")
-    return job["id"]
-
-
-def wait(job_id, limit_s=600):
-    t0 = time.time()
-    while time.time() - t0 < limit_s:
-        _, job = call("GET", f"/api/v1/jobs/{job_id}")
-        if job["state"] in ("succeeded", "failed", "cancelled"):
-            return job
-        time.sleep(0.5)
-    sys.exit(f"job {job_id} did not finish in {limit_s} s")
+submit, wait = job_runner(call, uuid)
 
 
 ids = {"banks": [submit("banks"), submit("banks")], "control-codes": [submit("control-codes")],

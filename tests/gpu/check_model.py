@@ -19,8 +19,7 @@ predicted, error, the model's case and what bounds it) under OUT_DIR.
 import json
 import math
 import sys
-import time
-from api import client
+from api import client, job_runner
 
 base, token, uuid, out = sys.argv[1:5]
 problems = []
@@ -29,24 +28,7 @@ problems = []
 call = client(base, token)
 
 
-def submit(kind, params=None):
-    body = {"kind": kind, "device": uuid}
-    if params:
-        body["params"] = params
-    status, job = call("POST", "/api/v1/jobs", body)
-    if status != 202:
-        sys.exit(f"submitting {kind}: {status} {job}")
-    return job["id"]
-
-
-def wait(job_id, limit_s=400):
-    t0 = time.time()
-    while time.time() - t0 < limit_s:
-        _, job = call("GET", f"/api/v1/jobs/{job_id}")
-        if job["state"] in ("succeeded", "failed", "cancelled"):
-            return job
-        time.sleep(0.5)
-    sys.exit(f"job {job_id} did not finish in {limit_s} s")
+submit, wait = job_runner(call, uuid)
 
 
 # before any measurement, a prediction must be refused naming the probe to run

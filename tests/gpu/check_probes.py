@@ -17,8 +17,7 @@ Writes raw documents and a summary under OUT_DIR; prints problems.
 """
 import json
 import sys
-import time
-from api import client
+from api import client, job_runner
 
 base, token, uuid, out = sys.argv[1:5]
 problems = []
@@ -27,21 +26,7 @@ problems = []
 call = client(base, token)
 
 
-def submit(kind):
-    status, job = call("POST", "/api/v1/jobs", {"kind": kind, "device": uuid})
-    if status != 202:
-        sys.exit(f"submitting {kind}: {status} {job}")
-    return job["id"]
-
-
-def wait(job_id, limit_s=300):
-    t0 = time.time()
-    while time.time() - t0 < limit_s:
-        _, job = call("GET", f"/api/v1/jobs/{job_id}")
-        if job["state"] in ("succeeded", "failed", "cancelled"):
-            return job
-        time.sleep(0.5)
-    sys.exit(f"job {job_id} did not finish in {limit_s} s")
+submit, wait = job_runner(call, uuid)
 
 
 def seconds(job):

@@ -654,14 +654,15 @@ static void test_suite_saves_both(void **state)
     json_decref(suite);
 }
 
-/* A suite of every probe: each member keeps its own rows under the one job;
- * a member's error is reported with its name. */
+/* A suite of every probe, the machine-code probes' documents as captured
+ * on an H200: each member keeps its own rows under the one job; a
+ * member's error is reported with its name. */
 static void test_suite_saves_every_probe(void **state)
 {
     static const char *const edits[][2] = {
-        {"banks", "tests/fixtures/results/banks-example.json"},
-        {"control-codes", "tests/fixtures/results/control-codes-example.json"},
-        {"dual-issue", "tests/fixtures/results/dual-issue-example.json"},
+        {"banks", "tests/fixtures/results/banks-h200.json"},
+        {"control-codes", "tests/fixtures/results/control-codes-h200.json"},
+        {"dual-issue", "tests/fixtures/results/dual-issue-h200.json"},
     };
     struct rdb *f = *state;
     json_t *suite = suite_of(latency_doc(), rdb_load_or(MEMORY_FIXTURE, MEMORY_DOC));
