@@ -342,15 +342,86 @@ static int reference(struct run *R, struct kernel *k, unsigned threads, struct o
     return measure(R, k, NULL, 0, threads, 1, o, err, errlen);
 }
 
-/* One instruction: each kernel's sweep right after its own reference run
- * (R->want holds one answer at a time); with experiments, FFMA's reuse
- * and two-warp runs while its kernels are built. */
+/* One kernel's sweep right after its own reference run (R->want holds one
+ * answer at a time): the reference outcome in *ref, each (stall, yield)
+ * as {"stall", "yield", key: cycles, "correct"} appended to pts in
+ * stall-major order. */
+static int sweep(struct run *R, struct kernel *k, unsigned threads, const char *key,
+                 struct outcome *ref, json_t *pts, char *err, size_t errlen)
+{
+    struct outcome o;
+    if (reference(R, k, threads, ref, err, errlen) < 0)
+        return -1;
+    for (int s = 0; s < CC_STALLS; s++)
+        for (int y = 0; y <= 1; y++) {
+            if (measure_stall(R, k, s, y, threads, &o, err, errlen) < 0)
+                return -1;
+            json_array_append_new(pts, json_pack("{s:i, s:i, s:o, s:b}", "stall", s, "yield", y,
+                                                 key, outcome_json(&o), "correct", o.correct));
+        }
+    return 0;
+}
+
+/* The chain's and the stream's points of one (stall, yield) as one point. */
+static json_t *points_of(const json_t *chain, const json_t *stream)
+{
+    json_t *points = json_array();
+    for (size_t i = 0; i < json_array_size(chain); i++) {
+        json_t *c = json_array_get(chain, i), *s = json_array_get(stream, i);
+        json_array_append_new(points,
+                              json_pack("{s:O, s:O, s:O, s:O, s:O, s:O}", "stall",
+                                        json_object_get(c, "stall"), "yield",
+                                        json_object_get(c, "yield"), "chain_cycles",
+                                        json_object_get(c, "cycles"), "chain_correct",
+                                        json_object_get(c, "correct"), "stream_cycles",
+                                        json_object_get(s, "cycles"), "stream_correct",
+                                        json_object_get(s, "correct")));
+    }
+    return points;
+}
+
+/* FFMA's extra experiments, on its built kernels: reuse set on all three
+ * sources of the chain (the first is the previous result) and cleared on
+ * the stream; the stream with two warps per scheduler at every stall and
+ * yield (what yield changes when there is another warp to switch to). */
+static void ffma_experiments(struct run *R, struct kernel *chain, struct kernel *stream,
+                             json_t *experiments)
+{
+    char err[512] = "";
+    struct patch_edit ed[MAX_TARGETS];
+    struct outcome a, b;
+    json_t *reuse = NULL, *two = json_array();
+    if (reference(R, chain, 32, &a, err, sizeof err) == 0 &&
+        measure(R, chain, ed, edits_for(chain, SASS_REUSE, 7, ed), 32, 0, &a, err,
+                sizeof err) == 0 &&
+        reference(R, stream, STREAM_THREADS, &b, err, sizeof err) == 0) {
+        json_t *compiled = outcome_json(&b);
+        if (measure(R, stream, ed, edits_for(stream, SASS_REUSE, 0, ed), STREAM_THREADS, 0, &b,
+                    err, sizeof err) == 0)
+            reuse = json_pack("{s:{s:o, s:b}, s:o, s:o, s:b, s:i}", "chain_reuse_all", "cycles",
+                              outcome_json(&a), "correct", a.correct, "stream_compiled",
+                              compiled, "stream_no_reuse", outcome_json(&b),
+                              "stream_no_reuse_correct", b.correct, "compiler_reuse_on_stream",
+                              compiler_value(stream, SASS_REUSE));
+        else
+            json_decref(compiled);
+    }
+    json_object_set_new(experiments, "reuse", reuse ? reuse : json_pack("{s:s}", "error", err));
+    int ok = sweep(R, stream, TWO_WARP_THREADS, "cycles_per_warp_instruction", &b, two, err,
+                   sizeof err) == 0;
+    json_object_set_new(experiments, "yield_two_warps",
+                        ok ? two : (json_decref(two), json_pack("{s:s}", "error", err)));
+}
+
+/* One instruction: build and check both kernels, sweep each, and read the
+ * sweep (cc_infer_instruction); with experiments, FFMA's extra runs. */
 static json_t *instruction(struct run *R, const struct lat_entry *e, json_t *experiments)
 {
     char err[512] = "";
     struct kernel chain, stream;
     struct outcome ref_chain, ref_stream;
-    json_t *o = json_pack("{s:s, s:s}", "name", e->name, "sass", e->sass), *points = json_array();
+    json_t *o = json_pack("{s:s, s:s}", "name", e->name, "sass", e->sass);
+    json_t *chain_pts = json_array(), *stream_pts = json_array();
     memset(&chain, 0, sizeof chain);
     memset(&stream, 0, sizeof stream);
     int rc = build(R, &chain, e, 0, err, sizeof err) == 0 &&
@@ -360,37 +431,11 @@ static json_t *instruction(struct run *R, const struct lat_entry *e, json_t *exp
                  ? 0
                  : -1;
     upload_inputs(R, e, err, sizeof err, &rc);
-    /* chain points first (reference: unedited chain), then stream points */
-    json_t *chain_pts = json_array(), *stream_pts = json_array();
-    struct outcome oc;
     if (rc == 0)
-        rc = reference(R, &chain, 32, &ref_chain, err, sizeof err);
-    for (int s = 0; rc == 0 && s < CC_STALLS; s++)
-        for (int y = 0; rc == 0 && y <= 1; y++)
-            if ((rc = measure_stall(R, &chain, s, y, 32, &oc, err, sizeof err)) == 0)
-                json_array_append_new(chain_pts, json_pack("{s:o, s:b}", "cycles",
-                                                           outcome_json(&oc), "correct",
-                                                           oc.correct));
+        rc = sweep(R, &chain, 32, "cycles", &ref_chain, chain_pts, err, sizeof err);
     if (rc == 0)
-        rc = reference(R, &stream, STREAM_THREADS, &ref_stream, err, sizeof err);
-    for (int s = 0; rc == 0 && s < CC_STALLS; s++)
-        for (int y = 0; rc == 0 && y <= 1; y++)
-            if ((rc = measure_stall(R, &stream, s, y, STREAM_THREADS, &oc, err, sizeof err)) == 0)
-                json_array_append_new(stream_pts, json_pack("{s:o, s:b}", "cycles",
-                                                             outcome_json(&oc), "correct",
-                                                             oc.correct));
-    for (size_t i = 0; rc == 0 && i < json_array_size(chain_pts); i++) {
-        json_t *c = json_array_get(chain_pts, i), *s = json_array_get(stream_pts, i);
-        json_array_append_new(points,
-                              json_pack("{s:i, s:i, s:O, s:O, s:O, s:O}", "stall", (int)i / 2,
-                                        "yield", (int)i % 2, "chain_cycles",
-                                        json_object_get(c, "cycles"), "chain_correct",
-                                        json_object_get(c, "correct"), "stream_cycles",
-                                        json_object_get(s, "cycles"), "stream_correct",
-                                        json_object_get(s, "correct")));
-    }
-    json_decref(chain_pts);
-    json_decref(stream_pts);
+        rc = sweep(R, &stream, STREAM_THREADS, "cycles", &ref_stream, stream_pts, err,
+                   sizeof err);
     if (rc == 0) {
         json_object_set_new(o, "compiler_stall", json_integer(compiler_value(&chain, SASS_STALL)));
         json_object_set_new(o, "compiler_yield", json_integer(compiler_value(&chain, SASS_YIELD)));
@@ -399,49 +444,15 @@ static json_t *instruction(struct run *R, const struct lat_entry *e, json_t *exp
         json_object_set_new(o, "edited_instructions",
                             json_pack("{s:I, s:I}", "chain", (json_int_t)chain.ntarget, "stream",
                                       (json_int_t)stream.ntarget));
-        json_object_set_new(o, "sweep", points);
-        points = NULL;
+        json_object_set_new(o, "sweep", points_of(chain_pts, stream_pts));
         cc_infer_instruction(o);
+        if (strcmp(e->name, "ffma") == 0 && experiments)
+            ffma_experiments(R, &chain, &stream, experiments);
     } else {
         json_object_set_new(o, "error", json_string(err[0] ? err : "failed"));
     }
-    if (rc == 0 && strcmp(e->name, "ffma") == 0 && experiments) {
-        /* reuse: all three sources of the chain, then none on the stream */
-        struct patch_edit ed[MAX_TARGETS];
-        struct outcome a, b;
-        json_t *reuse = NULL, *two = json_array();
-        if (reference(R, &chain, 32, &a, err, sizeof err) == 0 &&
-            measure(R, &chain, ed, edits_for(&chain, SASS_REUSE, 7, ed), 32, 0, &a, err,
-                    sizeof err) == 0 &&
-            reference(R, &stream, STREAM_THREADS, &b, err, sizeof err) == 0) {
-            json_t *compiled = outcome_json(&b);
-            if (measure(R, &stream, ed, edits_for(&stream, SASS_REUSE, 0, ed), STREAM_THREADS, 0,
-                        &b, err, sizeof err) == 0)
-                reuse = json_pack("{s:{s:o, s:b}, s:o, s:o, s:b, s:i}", "chain_reuse_all",
-                                  "cycles", outcome_json(&a), "correct", a.correct,
-                                  "stream_compiled", compiled, "stream_no_reuse",
-                                  outcome_json(&b), "stream_no_reuse_correct", b.correct,
-                                  "compiler_reuse_on_stream", compiler_value(&stream, SASS_REUSE));
-            else
-                json_decref(compiled);
-        }
-        json_object_set_new(experiments, "reuse",
-                            reuse ? reuse : json_pack("{s:s}", "error", err));
-        /* two warps per scheduler: what yield changes when there is another warp */
-        int ok = reference(R, &stream, TWO_WARP_THREADS, &b, err, sizeof err) == 0;
-        for (int s = 0; ok && s < CC_STALLS; s++)
-            for (int y = 0; ok && y <= 1; y++)
-                if ((ok = measure_stall(R, &stream, s, y, TWO_WARP_THREADS, &b, err,
-                                        sizeof err) == 0))
-                    json_array_append_new(two, json_pack("{s:i, s:i, s:o, s:b}", "stall", s,
-                                                         "yield", y,
-                                                         "cycles_per_warp_instruction",
-                                                         outcome_json(&b), "correct",
-                                                         b.correct));
-        json_object_set_new(experiments, "yield_two_warps",
-                            ok ? two : (json_decref(two), json_pack("{s:s}", "error", err)));
-    }
-    json_decref(points);
+    json_decref(chain_pts);
+    json_decref(stream_pts);
     release(R, &chain);
     release(R, &stream);
     return o;
