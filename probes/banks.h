@@ -85,10 +85,10 @@ int banks_layout(const void *cubin, size_t size, struct banks_layout *L, char *e
 int banks_layout_shape(const void *cubin, size_t size, const struct banks_shape *s,
                        struct banks_layout *L, char *err, size_t errlen);
 
-/* max_reg bounds what the probe tests: on an H200 (driver 580.159) a
- * kernel reported with 255 registers faulted (CUDA_ERROR_ILLEGAL_INSTRUCTION)
- * when an FFMA named R253, so "255 registers" does not make R254 legal;
- * the registers the compiler itself named are. */
+/* What the probe tests is bounded by the compiler, not by the register
+ * count: on an H200 (driver 580.159) a kernel reported with 255 registers
+ * faulted (CUDA_ERROR_ILLEGAL_INSTRUCTION) when an FFMA named R253, while
+ * the JIT hands out R0..R252 (banks_run.c, compiler_ceiling). */
 
 /* One test: up to three source registers (SASS_RZ for an unused slot) and
  * the reuse flags to write (bits 0..2 = Ra, Rb, Rc). */

@@ -14,7 +14,9 @@
  *   1. reference: single-source FFMAs (Ra = r, Rb = Rc = RZ) on several
  *      registers; one register read cannot conflict, so their median rate
  *      is the conflict-free rate the seed's 99.5% rule compares with;
- *   2. classes: registers R0..R254 in order, each timed as a two-source
+ *   2. classes: registers R0 up to the compiler's ceiling (compiler_ceiling:
+ *      the highest register the JIT hands out to a 255-register kernel),
+ *      in order, each timed as a two-source
  *      FFMA with one representative of each class found so far; the first
  *      conflict (rate < 99.5% of the reference) puts it in that class, no
  *      conflict with any makes it a new class's representative;
@@ -35,6 +37,7 @@
 
 #include "probes/banks.h"
 #include "probes/clock.h"
+#include "probes/cubin.h"
 #include "probes/stats.h"
 
 #define NREGS (BANKS_MAX_REG + 1)
@@ -52,6 +55,7 @@ struct run {
     CUdeviceptr out, in, sink;
     unsigned blocks;
     int runs, verified, repeats;
+    unsigned top;                /* the highest register tested: compiler_ceiling */
     void *copy;
     struct patch_edit *edits;
     double ref;                  /* conflict-free warp-FFMAs per SM clock */
@@ -166,7 +170,7 @@ static int build_classes(struct run *R, struct classes *C, char *err, size_t err
     C->n = 0;
     for (unsigned r = 0; r < NREGS; r++)
         C->of[r] = -1;
-    for (unsigned r = 0; r <= R->L.max_reg; r++) {
+    for (unsigned r = 0; r <= R->top; r++) {
         for (int k = 0; k < C->n && C->of[r] < 0; k++) {
             struct banks_test t = pair(r, C->rep[k]);
             if (measure(R, &t, &rate, &mhz, err, errlen) < 0)
@@ -191,8 +195,8 @@ static json_t *confirm(struct run *R, struct classes *C, int sample, char *err, 
     double rate, mhz;
     json_t *bad = json_array();
     for (int tries = 0; done < sample && tries < sample * 100; tries++) {
-        unsigned a = (unsigned)(next_rand(&s) % (R->L.max_reg + 1)),
-                 b = (unsigned)(next_rand(&s) % (R->L.max_reg + 1));
+        unsigned a = (unsigned)(next_rand(&s) % (R->top + 1)),
+                 b = (unsigned)(next_rand(&s) % (R->top + 1));
         if (a == b || C->tested[a][b])
             continue;
         struct banks_test t = pair(a, b);
@@ -271,6 +275,61 @@ static json_t *costs(struct run *R, const struct classes *C, char *err, size_t e
     return o;
 }
 
+/* 1 if the instruction certainly writes the general register in its Rd
+ * field: a short list on purpose, since a misread destination would make
+ * the probe name a register that faults the GPU. */
+static int writes_gpr(const struct sass_insn *in)
+{
+    static const char *const sure[] = {"S2R",  "MOV", "IMAD", "IADD3", "FFMA", "FADD",
+                                       "FMUL", "LOP3", "LEA", "SHF",   "LDG",  "LDS"};
+    char mn[SASS_MNEMONIC_MAX];
+    const char *m = sass_mnemonic(in, mn);
+    for (size_t i = 0; i < sizeof sure / sizeof sure[0]; i++)
+        if (strcmp(m, sure[i]) == 0)
+            return sass_field(in, SASS_RD) != SASS_RZ;
+    return 0;
+}
+
+/* The highest register the driver's compiler hands out to a kernel of 255
+ * registers: the probe's kernel with one more live value than fits is
+ * compiled by the same JIT and the highest destination it names is taken
+ * (R252 on an H200 with driver 580.159, above the R251 the probe's own
+ * FFMAs reach). Naming a register above it faulted on that GPU, so the
+ * probe tests up to here and no further. */
+static int compiler_ceiling(struct run *R, char *err, size_t errlen)
+{
+    struct banks_shape sh = banks_probe_shape;
+    struct gpu_module m;
+    struct cubin c;
+    sh.values++;
+    sh.regs = 0;
+    char *ptx = banks_ptx_shape(&sh, R->g.info.cc_major, R->g.info.cc_minor);
+    if (!ptx) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int rc = gpu_module_build(&R->g, ptx, "banks_ceiling", &m, err, errlen);
+    free(ptx);
+    if (rc < 0)
+        return -1;
+    R->top = R->L.max_reg;
+    rc = cubin_parse(&c, m.cubin, m.cubin_size, err, errlen);
+    const struct cubin_kernel *k = rc == 0 ? cubin_kernel_find(&c, BANKS_KERNEL) : NULL;
+    if (rc == 0 && (!k || k->regs != 255)) {
+        snprintf(err, errlen, "the ceiling kernel does not have 255 registers");
+        rc = -1;
+    }
+    for (size_t i = 0; rc == 0 && i < k->text_size / SASS_INSN_BYTES; i++) {
+        struct sass_insn in = sass_decode(k->text, i * SASS_INSN_BYTES);
+        if (writes_gpr(&in) && sass_field(&in, SASS_RD) > R->top &&
+            sass_field(&in, SASS_RD) <= BANKS_MAX_REG)
+            R->top = sass_field(&in, SASS_RD);
+    }
+    cubin_free(&c);
+    gpu_module_free(&R->g, &m);
+    return rc;
+}
+
 static int setup(struct run *R, const char *device, char *err, size_t errlen)
 {
     if (gpu_open(&R->g, device, err, errlen) < 0)
@@ -283,7 +342,8 @@ static int setup(struct run *R, const char *device, char *err, size_t errlen)
     }
     int rc = gpu_module_build(&R->g, ptx, "banks", &R->base, err, errlen);
     free(ptx);
-    if (rc < 0 || banks_layout(R->base.cubin, R->base.cubin_size, &R->L, err, errlen) < 0)
+    if (rc < 0 || banks_layout(R->base.cubin, R->base.cubin_size, &R->L, err, errlen) < 0 ||
+        compiler_ceiling(R, err, errlen) < 0)
         return -1;
     R->blocks = (unsigned)R->g.info.sm_count;
     R->copy = malloc(R->base.cubin_size);
@@ -328,17 +388,18 @@ static json_t *layout_json(const struct run *R)
     json_t *d = json_array();
     for (size_t i = 0; i < R->L.ndest; i++)
         json_array_append_new(d, json_integer(R->L.dest[i]));
-    return json_pack("{s:i, s:i, s:i, s:i, s:o, s:i, s:i, s:i, s:i}", "registers", R->L.regs,
-                     "highest_tested_register", (int)R->L.max_reg,
+    return json_pack("{s:i, s:i, s:i, s:i, s:i, s:o, s:i, s:i, s:i, s:i}", "registers", R->L.regs,
+                     "highest_tested_register", (int)R->top, "highest_ffma_register",
+                     (int)R->L.max_reg,
                      "timed_ffma", (int)R->L.nffma, "first_ffma_offset",
                      (int)(R->L.ffma[0] * SASS_INSN_BYTES), "destinations", d, "threads",
                      BANKS_THREADS, "blocks", (int)R->blocks, "iterations", ITERS,
                      "launches_per_run", 2);
 }
 
-/* The registers above the highest one the compiler named: the probe does
- * not time them. Naming a register the compiler did not allocate can fault
- * the kernel (on an H200, R253 as an FFMA source raised
+/* The registers above the compiler's ceiling: the probe does not time
+ * them. Naming a register the compiler does not hand out can fault the
+ * kernel (on an H200, R253 as an FFMA source raised
  * CUDA_ERROR_ILLEGAL_INSTRUCTION, tests/gpu/results/2026-11-21-h200-banks),
  * and a fault ends the process's CUDA context and logs an Xid on the node,
  * so a routine probe must not provoke one. */
@@ -347,11 +408,11 @@ static json_t *untested(const struct run *R)
     json_t *list = json_array();
     char why[256];
     snprintf(why, sizeof why,
-             "the compiler named no register above R%u in this kernel (it reports %d registers "
-             "per thread); the probe does not name registers the compiler did not allocate, "
-             "since doing so can fault the GPU",
-             R->L.max_reg, R->L.regs);
-    for (unsigned r = R->L.max_reg + 1; r <= BANKS_MAX_REG; r++)
+             "above R%u, the highest register this driver's compiler hands out to a kernel of "
+             "%d registers (it named no higher one even when short of registers); naming a "
+             "register it does not hand out can fault the GPU",
+             R->top, R->L.regs);
+    for (unsigned r = R->top + 1; r <= BANKS_MAX_REG; r++)
         json_array_append_new(list, json_pack("{s:i, s:s}", "register", r, "reason", why));
     return list;
 }
@@ -378,8 +439,8 @@ json_t *banks_probe_run(const char *device, int sample, int repeats, char *err, 
     unsigned refregs[REF_REGS] = {0, 1, 2, 3, 128, 129, 0, 0};
     double ref[REF_REGS * MAX_REPEATS], mhzs[REF_REGS * MAX_REPEATS];
     int ok = setup(&R, device, err, errlen) == 0 && gpu_clock_mhz(&R.g, &before, err, errlen) == 0;
-    refregs[6] = R.L.max_reg - 1;
-    refregs[7] = R.L.max_reg;
+    refregs[6] = R.top - 1;
+    refregs[7] = R.top;
     double t_setup = now_s() - t0, t1 = now_s();
     size_t nref = 0;
     for (int i = 0; ok && i < REF_REGS; i++) {
@@ -422,7 +483,7 @@ json_t *banks_probe_run(const char *device, int sample, int repeats, char *err, 
                     json_array_append_new(members, json_integer(r));
             json_array_append_new(classes, members);
         }
-        for (unsigned r = 0; r <= R.L.max_reg; r++)
+        for (unsigned r = 0; r <= R.top; r++)
             json_array_append_new(map, json_integer(C.of[r]));
         res = json_pack("{s:s, s:o, s:s, s:f, s:i, s:o, s:o, s:o, s:o, s:o}", "probe", "banks",
                         "device", gpu_json(&R.g), "driver_version", R.g.driver_version,
@@ -451,7 +512,7 @@ json_t *banks_probe_run(const char *device, int sample, int repeats, char *err, 
             json_pack("{s:i, s:i, s:i, s:i, s:i, s:i}", "total", R.runs, "reference", (int)nref,
                       "class_building", class_runs, "confirmation", conf_runs, "costs",
                       R.runs - (int)nref - class_runs - conf_runs, "all_pairs_would_be",
-                      (int)((R.L.max_reg + 1) * R.L.max_reg / 2)));
+                      (int)((R.top + 1) * R.top / 2)));
         json_object_set_new(res, "sass_check",
                             json_pack("{s:b, s:i, s:s}", "verified", R.verified == R.runs,
                                       "verified_runs", R.verified, "what",
