@@ -1,9 +1,11 @@
 /*
- * Unit tests of the SASS reader (probes/sass.c) against cuobjdump's
- * disassembly of the fixtures (tests/fixtures/cubins/NAME.sass).
+ * Unit tests of the SASS reader (probes/sass.c) against two disassemblies
+ * of the fixtures: cuobjdump's (tests/fixtures/cubins/NAME.sass) and
+ * nvdisasm's (NAME.nvdisasm); every check runs against each.
  *
  * DESIGN
- * A small parser reads the oracle: per "Function : NAME", each instruction
+ * A small parser reads the oracle: per "Function : NAME" (cuobjdump) or
+ * ".text.NAME:" (nvdisasm), each instruction
  * line gives its offset, its text and the first 64-bit word; the next line
  * gives the second. For every instruction of every kernel of every fixture
  * the reader must reproduce the two words and offset, and its mnemonic must
@@ -13,7 +15,7 @@
  * other sources where the operand form is all-register, the single source
  * of one-input ops, memory address and store data registers, the .reuse
  * marks, and the special register of S2R/CS2R/S2UR. The control fields are
- * not printed by cuobjdump; they are checked for consistency instead:
+ * printed by neither tool; they are checked for consistency instead:
  * fixed-latency ALU ops never set a scoreboard, variable-latency ones
  * always do, and on sm_90 every scoreboard set is waited on later. The
  * opcode table is committed data in sass.c; here it is only compared with
@@ -111,20 +113,38 @@ static int parse_insn_line(const char *line, struct oinsn *in)
     return 0;
 }
 
-static void load_oracle(const char *name, struct oracle *o)
+/* The function a line opens, or NULL: "Function : NAME" in cuobjdump's
+ * listing, the label ".text.NAME:" in nvdisasm's. name gets NAME. */
+static const char *function_header(const char *line, char *name, size_t len)
 {
-    char path[256];
-    snprintf(path, sizeof path, FIXDIR "%s.sass", name);
+    const char *fn = strstr(line, "Function : ");
+    if (fn) {
+        snprintf(name, len, "%s", fn + strlen("Function : "));
+        return name;
+    }
+    size_t n = strlen(line);
+    if (strncmp(line, ".text.", 6) == 0 && n > 7 && line[n - 1] == ':') {
+        snprintf(name, len, "%.*s", (int)(n - 7), line + 6);
+        return name;
+    }
+    return NULL;
+}
+
+/* Reads FIXDIR/NAME.EXT: ext "sass" (cuobjdump -sass) or "nvdisasm"
+ * (nvdisasm -hex); both print each instruction as the same two lines. */
+static void load_oracle(const char *name, const char *ext, struct oracle *o)
+{
+    char path[256], fname[sizeof o->funcs->name];
+    snprintf(path, sizeof path, FIXDIR "%s.%s", name, ext);
     char *text = must_read_file(path, NULL), *save = NULL;
     memset(o, 0, sizeof *o);
     struct ofunc *cur = NULL;
     for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        const char *fn = strstr(line, "Function : ");
-        if (fn) {
+        if (function_header(line, fname, sizeof fname)) {
             o->funcs = grow(o->funcs, &o->cap, o->n + 1, sizeof *o->funcs);
             cur = &o->funcs[o->n++];
             memset(cur, 0, sizeof *cur);
-            snprintf(cur->name, sizeof cur->name, "%s", fn + strlen("Function : "));
+            snprintf(cur->name, sizeof cur->name, "%s", fname);
             continue;
         }
         struct oinsn in;
@@ -440,16 +460,17 @@ static uint8_t *load_cubin(const char *name, size_t *size, struct cubin *c)
 
 /* ---- tests --------------------------------------------------------------- */
 
-static void test_every_instruction_matches_oracle(void **state)
+/* Every instruction of every entry kernel of every fixture against one
+ * oracle listing (ext "sass" or "nvdisasm"). */
+static void check_against(const char *ext, const char *tool)
 {
-    (void)state;
     struct tally t = {0};
     size_t kernels = 0;
     for (size_t i = 0; i < N_FIXTURES; i++) {
         struct oracle o;
         struct cubin c;
         size_t size;
-        load_oracle(fixtures[i], &o);
+        load_oracle(fixtures[i], ext, &o);
         uint8_t *buf = load_cubin(fixtures[i], &size, &c);
         size_t entries = 0;
         for (size_t k = 0; k < c.nkernels; k++) {
@@ -460,7 +481,8 @@ static void test_every_instruction_matches_oracle(void **state)
             entries++;
             const struct ofunc *f = oracle_func(&o, c.kernels[k].name);
             if (!f)
-                fail_msg("%s: kernel %s is not in the oracle", fixtures[i], c.kernels[k].name);
+                fail_msg("%s.%s: kernel %s is not in the oracle", fixtures[i], ext,
+                         c.kernels[k].name);
             check_kernel(&c, &c.kernels[k], f, &t);
             kernels++;
         }
@@ -469,13 +491,25 @@ static void test_every_instruction_matches_oracle(void **state)
         free(buf);
         free_oracle(&o);
     }
-    print_message("sass: %zu instructions of %zu kernels match cuobjdump: mnemonic+words %zu, guard %zu, "
+    print_message("sass: %zu instructions of %zu kernels match %s: mnemonic+words %zu, guard %zu, "
                   "Rd %zu, Ra %zu, Rb %zu, Rc %zu, memory regs %zu, reuse %zu, sreg %zu, scoreboards %zu+%zu, "
                   "waits %zu; table %zu entries\n",
-                  t.insns, kernels, t.insns, t.pred, t.rd, t.ra, t.rb, t.rc, t.mem, t.reuse, t.sreg, t.sb_fixed,
-                  t.sb_var, t.waits, sass_opcode_table_size());
+                  t.insns, kernels, tool, t.insns, t.pred, t.rd, t.ra, t.rb, t.rc, t.mem, t.reuse, t.sreg,
+                  t.sb_fixed, t.sb_var, t.waits, sass_opcode_table_size());
     assert_true(t.insns >= 4000);
     assert_true(t.rd > 1000 && t.ra > 1000 && t.rb > 100 && t.rc > 500);
+}
+
+static void test_every_instruction_matches_cuobjdump(void **state)
+{
+    (void)state;
+    check_against("sass", "cuobjdump -sass");
+}
+
+static void test_every_instruction_matches_nvdisasm(void **state)
+{
+    (void)state;
+    check_against("nvdisasm", "nvdisasm -hex");
 }
 
 /* Every table entry is sorted, unique, and seen in some fixture. */
@@ -607,7 +641,7 @@ static void test_clock_regions(void **state)
         struct oracle o;
         struct cubin c;
         size_t size;
-        load_oracle(fixtures[i], &o);
+        load_oracle(fixtures[i], "sass", &o);
         uint8_t *buf = load_cubin(fixtures[i], &size, &c);
         for (size_t k = 0; k < c.nkernels; k++) {
             const struct cubin_kernel *kn = &c.kernels[k];
@@ -886,7 +920,8 @@ static void test_set_positions(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_instruction_matches_oracle),
+        cmocka_unit_test(test_every_instruction_matches_cuobjdump),
+        cmocka_unit_test(test_every_instruction_matches_nvdisasm),
         cmocka_unit_test(test_table_entries_all_seen),
         cmocka_unit_test(test_unknown_opcode),
         cmocka_unit_test(test_field_layout),
