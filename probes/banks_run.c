@@ -44,7 +44,6 @@
 #define THRESHOLD 0.995          /* the seed's rule */
 #define ITERS 2000               /* loop trips: about 10^6 SM cycles a launch */
 #define REF_REGS 8
-#define MAX_REPEATS 50
 #define SAMPLE_SEED 0x9e3779b97f4a7c15ULL
 
 struct run {
@@ -257,7 +256,7 @@ static json_t *costs(struct run *R, const struct classes *C, char *err, size_t e
         if ((tests[i].t.src[2] == SASS_RZ && strstr(tests[i].name, "three")) ||
             (tests[i].t.src[1] == SASS_RZ && strstr(tests[i].name, "three")))
             continue;        /* fewer banks than the test needs */
-        double rates[MAX_REPEATS], ratios[MAX_REPEATS];
+        double rates[PROBE_MAX_REPEATS], ratios[PROBE_MAX_REPEATS];
         for (int k = 0; k < R->repeats; k++) {
             if (measure(R, &tests[i].t, &rates[k], &mhz, err, errlen) < 0) {
                 json_decref(o);
@@ -427,8 +426,8 @@ json_t *banks_probe_run(const char *device, int sample, int repeats, char *err, 
     C.max_conflict = 0;
     C.min_free = INFINITY;
     R.repeats = repeats;
-    if (repeats < 1 || repeats > MAX_REPEATS) {
-        snprintf(err, errlen, "repeats must be from 1 to %d", MAX_REPEATS);
+    if (repeats < 1 || repeats > PROBE_MAX_REPEATS) {
+        snprintf(err, errlen, "repeats must be from 1 to %d", PROBE_MAX_REPEATS);
         return NULL;
     }
     if (sample < 0 || sample > 10000) {
@@ -437,7 +436,7 @@ json_t *banks_probe_run(const char *device, int sample, int repeats, char *err, 
     }
     json_t *res = NULL, *refj = json_array(), *conf = NULL, *cost = NULL;
     unsigned refregs[REF_REGS] = {0, 1, 2, 3, 128, 129, 0, 0};
-    double ref[REF_REGS * MAX_REPEATS], mhzs[REF_REGS * MAX_REPEATS];
+    double ref[REF_REGS * PROBE_MAX_REPEATS], mhzs[REF_REGS * PROBE_MAX_REPEATS];
     int ok = setup(&R, device, err, errlen) == 0 && gpu_clock_mhz(&R.g, &before, err, errlen) == 0;
     refregs[6] = R.top - 1;
     refregs[7] = R.top;

@@ -43,7 +43,6 @@
 #include "probes/patch.h"
 #include "probes/stats.h"
 
-#define MAX_REPEATS 50
 #define MAX_TARGETS 512
 #define STREAM_ITERS 64
 #define STREAM_THREADS 32            /* one warp: one scheduler */
@@ -78,7 +77,7 @@ struct kernel {
 
 /* What one configuration measured. */
 struct outcome {
-    double v[MAX_REPEATS];           /* cycles per instruction */
+    double v[PROBE_MAX_REPEATS];     /* cycles per instruction */
     int n, correct;
 };
 
@@ -544,8 +543,8 @@ json_t *control_codes_probe_run(const char *device, int repeats, char *err, size
     double t0 = now_s(), before = 0, after = 0;
     char why_before[256] = "", why_after[256] = "";
     memset(&R, 0, sizeof R);
-    if (repeats < 1 || repeats > MAX_REPEATS) {
-        snprintf(err, errlen, "repeats must be from 1 to %d", MAX_REPEATS);
+    if (repeats < 1 || repeats > PROBE_MAX_REPEATS) {
+        snprintf(err, errlen, "repeats must be from 1 to %d", PROBE_MAX_REPEATS);
         return NULL;
     }
     R.repeats = repeats;

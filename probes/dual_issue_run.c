@@ -28,7 +28,6 @@
 
 #define ITERS 2000                   /* loop trips: 0.3..6 million SM cycles a launch */
 #define LAUNCHES 2                   /* per measurement; the last is timed */
-#define MAX_REPEATS 20
 #define BANKS_SAMPLE 16              /* the bank probe's confirmation pairs */
 
 struct run {
@@ -369,8 +368,8 @@ static json_t *document(struct run *R, struct banks_facts *B, const struct dual_
 
 json_t *dual_issue_probe_run(const char *device, int repeats, char *err, size_t errlen)
 {
-    if (repeats < 1 || repeats > MAX_REPEATS) {
-        snprintf(err, errlen, "repeats must be from 1 to %d", MAX_REPEATS);
+    if (repeats < 1 || repeats > PROBE_MAX_REPEATS) {
+        snprintf(err, errlen, "repeats must be from 1 to %d", PROBE_MAX_REPEATS);
         return NULL;
     }
     double t0 = now_s(), clk[2] = {0, 0}, secs[3] = {0, 0, 0};

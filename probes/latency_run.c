@@ -23,7 +23,6 @@
  * once even at FP64's register use, so the run is one wave. */
 #define TPUT_BLOCKS_PER_SM 4
 #define TPUT_TARGET_NS 2000000.0
-#define MAX_REPEATS 50
 
 /* Device buffers shared by every entry of one run. */
 struct bufs {
@@ -69,7 +68,7 @@ static void measure_latency(struct gpu *g, const struct lat_entry *e, struct buf
     free(ptx);
     json_t *sass = lat_check_latency(e, m.cubin, m.cubin_size);
     json_object_set_new(o, "sass", sass);
-    double lat[MAX_REPEATS], iss[MAX_REPEATS], exe[MAX_REPEATS], cyc[LAT_REGIONS];
+    double lat[PROBE_MAX_REPEATS], iss[PROBE_MAX_REPEATS], exe[PROBE_MAX_REPEATS], cyc[LAT_REGIONS];
     int ok = json_is_true(json_object_get(sass, "verified")) &&
              gpu_module_function(g, &m, "lat", &fn, err, sizeof err) == 0 &&
              upload_inputs(g, e, b, err, sizeof err) == 0;
@@ -157,7 +156,7 @@ static void measure_throughput(struct gpu *g, const struct lat_entry *e, struct 
     json_t *sass = lat_check_throughput(e, m.cubin, m.cubin_size);
     json_object_set_new(o, "throughput_sass", sass);
     struct tput_run t = {.blocks = (unsigned)(g->info.sm_count * TPUT_BLOCKS_PER_SM), .iters = 4};
-    double per[MAX_REPEATS], mhz[MAX_REPEATS];
+    double per[PROBE_MAX_REPEATS], mhz[PROBE_MAX_REPEATS];
     int ok = json_is_true(json_object_get(sass, "verified")) &&
              gpu_module_function(g, &m, "tput", &fn, err, sizeof err) == 0 &&
              upload_inputs(g, e, b, err, sizeof err) == 0 &&
@@ -247,8 +246,8 @@ json_t *latency_probe_run(const char *device, int repeats, const char *only, cha
     struct gpu g;
     struct bufs b;
     double t0 = now_s(), before = 0, after = 0;
-    if (repeats < 1 || repeats > MAX_REPEATS) {
-        snprintf(err, errlen, "repeats must be from 1 to %d", MAX_REPEATS);
+    if (repeats < 1 || repeats > PROBE_MAX_REPEATS) {
+        snprintf(err, errlen, "repeats must be from 1 to %d", PROBE_MAX_REPEATS);
         return NULL;
     }
     if (gpu_open(&g, device, err, errlen) < 0)

@@ -8,6 +8,11 @@
 #include <jansson.h>
 #include <stddef.h>
 
+/* The most measurements of one figure any probe takes: the job kinds'
+ * "repeats" bound (server/kinds_*.c), so a job the daemon accepts is one
+ * every probe can run. */
+#define PROBE_MAX_REPEATS 50
+
 struct spread {
     double median, min, max;
 };

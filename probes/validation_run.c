@@ -26,7 +26,6 @@
 #include "probes/validation.h"
 
 #define DEFAULT_REPEATS 5
-#define MAX_REPEATS 50
 #define ONE_F 0x3F800000u
 #define OUT_BYTES (512ull << 20)
 #define MAT_BYTES ((size_t)VAL_MM_N * VAL_MM_N * 4)
@@ -328,8 +327,8 @@ json_t *validation_run(const char *device, int repeats, char *err, size_t errlen
     double t0 = now_s();
     struct vrun r;
     memset(&r, 0, sizeof r);
-    if (repeats > MAX_REPEATS) {
-        snprintf(err, errlen, "repeats must be from 1 to %d", MAX_REPEATS);
+    if (repeats > PROBE_MAX_REPEATS) {
+        snprintf(err, errlen, "repeats must be from 1 to %d", PROBE_MAX_REPEATS);
         return NULL;
     }
     r.repeats = repeats < 1 ? DEFAULT_REPEATS : repeats;

@@ -23,13 +23,14 @@
 #include "model/params.h"
 #include "model/predict.h"
 #include "model/ptx_desc.h"
+#include "probes/stats.h"
 #include "probes/validation.h"
 
 #define VALIDATION_TIMEOUT_S 600
 #define ABS_ERROR_FLOOR 1e-6   /* |error| below this counts as this in the geometric mean */
 
 static const struct param_spec validation_params[] = {
-    {.name = "repeats", .type = PARAM_INT, .min = 1, .max = 50, .default_json = "5",
+    {.name = "repeats", .type = PARAM_INT, .min = 1, .max = PROBE_MAX_REPEATS, .default_json = "5",
      .description = "timed measurements of each kernel; the median, minimum and maximum are "
                     "kept"},
 };

@@ -23,6 +23,7 @@
 #include "probes/dual_issue.h"
 #include "probes/latency.h"
 #include "probes/memory.h"
+#include "probes/stats.h"
 
 #define PROBE_TIMEOUT_S 600
 #define NAME_MAX_LEN 64
@@ -77,7 +78,7 @@ static int check_instructions(const json_t *v, char *why, size_t len)
 }
 
 static const struct param_spec latency_params[] = {
-    {.name = "repeats", .type = PARAM_INT, .min = 1, .max = 50, .default_json = "5",
+    {.name = "repeats", .type = PARAM_INT, .min = 1, .max = PROBE_MAX_REPEATS, .default_json = "5",
      .description = "measurements of each figure; the median, minimum and maximum are kept"},
     {.name = "instructions", .type = PARAM_STRING, .default_json = "\"all\"",
      .description = "catalog entries to measure, comma-separated (\"ffma,dfma\"), or \"all\"",
@@ -85,14 +86,14 @@ static const struct param_spec latency_params[] = {
 };
 
 static const struct param_spec memory_params[] = {
-    {.name = "repeats", .type = PARAM_INT, .min = 1, .max = 50, .default_json = "5",
+    {.name = "repeats", .type = PARAM_INT, .min = 1, .max = PROBE_MAX_REPEATS, .default_json = "5",
      .description = "measurements of each point and figure; the median, minimum and maximum "
                     "are kept"},
 };
 
 /* The probes that edit machine code measure each point fewer times by default. */
 #define EDIT_REPEATS(what)                                                                    \
-    {.name = "repeats", .type = PARAM_INT, .min = 1, .max = 50, .default_json = "3",          \
+    {.name = "repeats", .type = PARAM_INT, .min = 1, .max = PROBE_MAX_REPEATS, .default_json = "3",          \
      .description = what}
 
 static const struct param_spec banks_params[] = {
@@ -113,7 +114,7 @@ static const struct param_spec dual_issue_params[] = {
 };
 
 static const struct param_spec suite_params[] = {
-    {.name = "repeats", .type = PARAM_INT, .min = 1, .max = 50, .default_json = "5",
+    {.name = "repeats", .type = PARAM_INT, .min = 1, .max = PROBE_MAX_REPEATS, .default_json = "5",
      .description = "measurements of each figure of every probe"},
 };
 
