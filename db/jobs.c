@@ -65,6 +65,7 @@ void job_row_free(struct job_row *j)
     free(j->device);
     free(j->params_json);
     free(j->error);
+    free(j->error_detail);
     free(j->result_json);
     memset(j, 0, sizeof *j);
 }
@@ -85,7 +86,8 @@ void job_events_free(struct job_event *ev, size_t n)
 
 /* ---- reading rows ------------------------------------------------------- */
 
-/* Columns 0..11; a query may add error (12) and result_json (13). */
+/* Columns 0..11; a query may add error (12), error_detail (13) and
+ * result_json (14). */
 #define JOB_COLS "id, kind, device, params_json, state, attempt, max_attempts, timeout_s," \
                  " cancel_requested, created_ms, started_ms, finished_ms"
 
@@ -108,7 +110,9 @@ static int job_texts(sqlite3_stmt *st, struct job_row *j)
         return -1;
     if (ncol > 12 && col_strdup(st, 12, &j->error))
         return -1;
-    if (ncol > 13 && col_strdup(st, 13, &j->result_json))
+    if (ncol > 13 && col_strdup(st, 13, &j->error_detail))
+        return -1;
+    if (ncol > 14 && col_strdup(st, 14, &j->result_json))
         return -1;
     return 0;
 }
@@ -249,13 +253,15 @@ static int job_transition(store *s, int64_t id, const char *sql, const char *tex
 
 static const char start_sql[] =
     "UPDATE jobs SET state = 'running', attempt = attempt + 1, started_ms = ?3,"
-    " finished_ms = NULL, error = NULL WHERE id = ?1 AND state = 'queued'";
+    " finished_ms = NULL, error = NULL, error_detail = NULL WHERE id = ?1 AND state = 'queued'";
 static const char succeed_sql[] =
     "UPDATE jobs SET state = 'succeeded', result_json = ?2, finished_ms = ?3, error = NULL"
     " WHERE id = ?1 AND state = 'running'";
 static const char fail_sql[] =
     "UPDATE jobs SET state = 'failed', error = ?2, finished_ms = ?3"
     " WHERE id = ?1 AND state = 'running'";
+static const char fail_detail_sql[] =
+    "UPDATE jobs SET error_detail = ?2 WHERE id = ?1 AND state = 'failed'";
 static const char requeue_sql[] =
     "UPDATE jobs SET state = 'queued', error = ?2, started_ms = NULL"
     " WHERE id = ?1 AND state = 'running'";
@@ -361,11 +367,22 @@ int store_job_start(store *s, int64_t id, char *err, size_t errlen)
     return job_transition(s, id, start_sql, NULL, JOB_RUNNING, "started", err, errlen);
 }
 
-int store_job_fail(store *s, int64_t id, const char *reason, char *err, size_t errlen)
+int store_job_fail(store *s, int64_t id, const char *reason, const char *detail_json, char *err,
+                   size_t errlen)
 {
     const char *why = reason && *reason ? reason : "unknown reason";
     char *msg = sqlite3_mprintf("failed: %s", why);
-    int ret = job_transition(s, id, fail_sql, why, JOB_FAILED, msg, err, errlen);
+    struct store_tx tx;
+    int changed = 0;
+    if (!msg)
+        return db_fail(err, errlen, "updating job %lld: out of memory", (long long)id);
+    int ret = store_tx_begin(s, &tx, err, errlen);
+    if (ret == 0) {
+        ret = tx_transition(&tx, id, fail_sql, why, JOB_FAILED, msg, err, errlen);
+        if (ret == 0 && detail_json)
+            ret = tx_update(&tx, fail_detail_sql, id, detail_json, 0, &changed, err, errlen);
+        ret = tx_end(&tx, ret, err, errlen);
+    }
     sqlite3_free(msg);
     return ret;
 }
@@ -589,7 +606,7 @@ int store_job_cancel(store *s, int64_t id, enum job_state *state_out, char *err,
 static int job_get_on(struct conn *c, int64_t id, struct job_row *out, char *err, size_t errlen)
 {
     sqlite3_stmt *st = conn_stmt(c,
-        "SELECT " JOB_COLS ", error, result_json FROM jobs WHERE id = ?1", err, errlen);
+        "SELECT " JOB_COLS ", error, error_detail, result_json FROM jobs WHERE id = ?1", err, errlen);
     if (!st)
         return -1;
     sqlite3_bind_int64(st, 1, id);
@@ -673,7 +690,7 @@ int store_job_events(store *s, int64_t id, struct job_event **ev, size_t *n,
  * left out of the text (their parameters stay bound but unused). */
 static void list_sql(const struct job_filter *f, char *sql, size_t len)
 {
-    snprintf(sql, len, "SELECT " JOB_COLS ", error FROM jobs WHERE id < ?1%s%s%s"
+    snprintf(sql, len, "SELECT " JOB_COLS ", error, error_detail FROM jobs WHERE id < ?1%s%s%s"
              " ORDER BY id DESC LIMIT ?5",
              f->state >= 0 ? " AND state = ?2" : "",
              f->device ? " AND device = ?3" : "",

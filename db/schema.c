@@ -328,12 +328,20 @@ static const char schema_v4_machine_code_probes[] =
     "  eff_nominal         REAL,\n"
     "  PRIMARY KEY (job_id, pattern, operands, warps_per_scheduler));\n";
 
+/* Where a failed job's input was at fault (the worker protocol's
+ * "error_class", "error_line", "error_offset"), so a client reading the job
+ * later learns what the worker said, not only its sentence. */
+static const char schema_v5_job_error_detail[] =
+    "ALTER TABLE jobs ADD COLUMN error_detail TEXT\n"
+    "  CHECK (error_detail IS NULL OR json_valid(error_detail));\n";
+
 /* One entry per schema version; append only. */
 static const char *const migrations[] = {
     schema_v1_core,
     schema_v2_probe_results,
     schema_v3_model_validation,
     schema_v4_machine_code_probes,
+    schema_v5_job_error_detail,
 };
 
 int store_schema_latest(void)

@@ -104,6 +104,8 @@ struct job_row {
     int cancel_requested;
     int64_t created_ms, started_ms, finished_ms;
     char *error;            /* NULL unless failed/cancelled/re-queued with a reason */
+    char *error_detail;     /* NULL, or a failure's details as a JSON object
+                               ("error_class", "error_line", "error_offset") */
     char *result_json;      /* NULL unless succeeded */
 };
 void job_row_free(struct job_row *j);
@@ -170,9 +172,11 @@ int store_job_record(store *s, const char *kind, const char *device, const char 
                      int timeout_s, const char *result_json, store_result_saver save,
                      int64_t *id_out, char *err, size_t errlen);
 
-/* running -> failed with the reason (event "failed: <reason>").
- * Returns 1 if the job is not running. */
-int store_job_fail(store *s, int64_t id, const char *reason, char *err, size_t errlen);
+/* running -> failed with the reason (event "failed: <reason>") and, when
+ * detail_json is not NULL, the failure's details (a JSON object), in one
+ * transaction. Returns 1 if the job is not running. */
+int store_job_fail(store *s, int64_t id, const char *reason, const char *detail_json, char *err,
+                   size_t errlen);
 
 /* A started job that was interrupted (its process killed by a daemon stop or
  * lost in a crash): running -> queued with the reason if attempt < max_attempts,

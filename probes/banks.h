@@ -25,7 +25,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#include "probes/patch.h"
+#include "probes/gpu/patch.h"
 
 #define BANKS_TIMED 256          /* FFMAs in the loop body */
 #define BANKS_THREADS 256        /* one block per SM: 8 warps at 255 registers */

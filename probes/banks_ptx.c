@@ -21,8 +21,8 @@
 #include <string.h>
 
 #include "probes/banks.h"
-#include "probes/cubin.h"
-#include "probes/ptx.h"
+#include "probes/gpu/cubin.h"
+#include "probes/gpu/ptx.h"
 
 static void stamp(struct ptx *p, int end)
 {

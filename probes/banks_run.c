@@ -36,9 +36,10 @@
 #include <time.h>
 
 #include "probes/banks.h"
-#include "probes/clock.h"
-#include "probes/cubin.h"
+#include "probes/gpu/clock.h"
+#include "probes/gpu/cubin.h"
 #include "probes/stats.h"
+#include "util/clock.h"
 
 #define NREGS (BANKS_MAX_REG + 1)
 #define THRESHOLD 0.995          /* the seed's rule */
@@ -60,12 +61,6 @@ struct run {
     double ref;                  /* conflict-free warp-FFMAs per SM clock */
 };
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* Rate of one test: warp-FFMAs per SM clock; *mhz the SM clock seen. */
 static int measure(struct run *R, const struct banks_test *t, double *rate, double *mhz,
@@ -420,7 +415,7 @@ json_t *banks_probe_run(const char *device, int sample, int repeats, char *err, 
 {
     static struct classes C;     /* 64 KiB of tested-pair flags: not on the stack */
     struct run R;
-    double t0 = now_s(), before = 0, after = 0;
+    double t0 = mono_s(), before = 0, after = 0;
     memset(&R, 0, sizeof R);
     memset(&C, 0, sizeof C);
     C.max_conflict = 0;
@@ -440,7 +435,7 @@ json_t *banks_probe_run(const char *device, int sample, int repeats, char *err, 
     int ok = setup(&R, device, err, errlen) == 0 && gpu_clock_mhz(&R.g, &before, err, errlen) == 0;
     refregs[6] = R.top - 1;
     refregs[7] = R.top;
-    double t_setup = now_s() - t0, t1 = now_s();
+    double t_setup = mono_s() - t0, t1 = mono_s();
     size_t nref = 0;
     for (int i = 0; ok && i < REF_REGS; i++) {
         struct banks_test t = {{refregs[i], SASS_RZ, SASS_RZ}, 0};
@@ -470,7 +465,7 @@ json_t *banks_probe_run(const char *device, int sample, int repeats, char *err, 
     conf_runs = R.runs - conf_runs;
     if (ok)
         ok = (cost = costs(&R, &C, err, errlen)) != NULL;
-    double t_measure = now_s() - t1;
+    double t_measure = mono_s() - t1;
     if (ok)
         ok = gpu_clock_mhz(&R.g, &after, err, errlen) == 0;
     if (ok) {
@@ -498,7 +493,7 @@ json_t *banks_probe_run(const char *device, int sample, int repeats, char *err, 
         ref_spread = NULL;
         json_object_set_new(res, "untested_registers", untested(&R));
         json_object_set_new(res, "repeats", json_integer(repeats));
-        json_object_set_new(res, "wall_s", json_real(now_s() - t0));
+        json_object_set_new(res, "wall_s", json_real(mono_s() - t0));
         json_object_set_new(
             res, "pairs_during_class_building",
             json_pack("{s:i, s:o, s:o, s:f, s:f}", "runs", class_runs, "conflict_ratio",
@@ -523,7 +518,7 @@ json_t *banks_probe_run(const char *device, int sample, int repeats, char *err, 
                                       "during_reference", mhzs[0]));
         json_object_set_new(res, "seconds",
                             json_pack("{s:f, s:f, s:f}", "setup", t_setup, "measuring", t_measure,
-                                      "total", now_s() - t0));
+                                      "total", mono_s() - t0));
     }
     json_decref(refj);
     json_decref(ref_spread);

@@ -35,13 +35,14 @@
 #include <string.h>
 #include <time.h>
 
-#include "probes/clock.h"
+#include "probes/gpu/clock.h"
 #include "probes/control_codes.h"
-#include "probes/cubin.h"
+#include "probes/gpu/cubin.h"
 #include "probes/latency.h"
 #include "probes/latency_check.h"
-#include "probes/patch.h"
+#include "probes/gpu/patch.h"
 #include "probes/stats.h"
+#include "util/clock.h"
 
 #define MAX_TARGETS 512
 #define STREAM_ITERS 64
@@ -81,12 +82,6 @@ struct outcome {
     int n, correct;
 };
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* ---- running ------------------------------------------------------------------ */
 
@@ -540,7 +535,7 @@ static json_t *clock_json(int ok, double mhz, const char *why)
 json_t *control_codes_probe_run(const char *device, int repeats, char *err, size_t errlen)
 {
     struct run R;
-    double t0 = now_s(), before = 0, after = 0;
+    double t0 = mono_s(), before = 0, after = 0;
     char why_before[256] = "", why_after[256] = "";
     memset(&R, 0, sizeof R);
     if (repeats < 1 || repeats > PROBE_MAX_REPEATS) {
@@ -553,7 +548,7 @@ json_t *control_codes_probe_run(const char *device, int repeats, char *err, size
         return NULL;
     }
     int ok_before = gpu_clock_mhz(&R.g, &before, why_before, sizeof why_before) == 0;
-    double t1 = now_s();
+    double t1 = mono_s();
     json_t *instrs = json_array(), *experiments = json_object(), *waits = json_array();
     size_t failed = 0;
     for (size_t i = 0; i < sizeof swept / sizeof swept[0]; i++) {
@@ -564,7 +559,7 @@ json_t *control_codes_probe_run(const char *device, int repeats, char *err, size
     for (size_t i = 0; i < sizeof waited / sizeof waited[0]; i++)
         json_array_append_new(waits, wait_test(&R, lat_find(waited[i])));
     json_object_set_new(experiments, "wait_mask", waits);
-    double t_measure = now_s() - t1;
+    double t_measure = mono_s() - t1;
     int ok_after = gpu_clock_mhz(&R.g, &after, why_after, sizeof why_after) == 0;
     json_t *res = NULL;
     if (failed == sizeof swept / sizeof swept[0]) {
@@ -590,8 +585,8 @@ json_t *control_codes_probe_run(const char *device, int repeats, char *err, size
                                         "byte with the unedited run's; cycles per instruction "
                                         "from clock64"));
         json_object_set_new(res, "seconds", json_pack("{s:f, s:f}", "measuring", t_measure,
-                                                      "total", now_s() - t0));
-        json_object_set_new(res, "wall_s", json_real(now_s() - t0));
+                                                      "total", mono_s() - t0));
+        json_object_set_new(res, "wall_s", json_real(mono_s() - t0));
     }
     json_decref(instrs);
     json_decref(experiments);

@@ -37,7 +37,7 @@
 #include <stddef.h>
 
 #include "probes/banks.h"
-#include "probes/patch.h"
+#include "probes/gpu/patch.h"
 
 #define DUAL_KERNEL "dual"
 #define DUAL_SCHEDULERS 4            /* warp schedulers per SM (sm_70 and later) */

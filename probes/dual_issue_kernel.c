@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "probes/cubin.h"
+#include "probes/gpu/cubin.h"
 #include "probes/dual_issue.h"
 
 const struct banks_shape dual_shape = {

@@ -21,10 +21,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "probes/clock.h"
+#include "probes/gpu/clock.h"
 #include "probes/control_codes.h"
 #include "probes/dual_issue.h"
 #include "probes/stats.h"
+#include "util/clock.h"
 
 #define ITERS 2000                   /* loop trips: 0.3..6 million SM cycles a launch */
 #define LAUNCHES 2                   /* per measurement; the last is timed */
@@ -52,12 +53,6 @@ struct config {
     const struct dual_operands *o;   /* NULL when compiled */
 };
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* The cubin a configuration runs: patched and verified, or the original. */
 static const void *image(struct run *R, const struct config *c, char *err, size_t errlen)
@@ -372,7 +367,7 @@ json_t *dual_issue_probe_run(const char *device, int repeats, char *err, size_t 
         snprintf(err, errlen, "repeats must be from 1 to %d", PROBE_MAX_REPEATS);
         return NULL;
     }
-    double t0 = now_s(), clk[2] = {0, 0}, secs[3] = {0, 0, 0};
+    double t0 = mono_s(), clk[2] = {0, 0}, secs[3] = {0, 0, 0};
     struct banks_facts B = {0, {0}, NULL};
     struct dual_operands ops[2];
     struct run R;
@@ -386,11 +381,11 @@ json_t *dual_issue_probe_run(const char *device, int repeats, char *err, size_t 
                                   errlen) == 0 &&
              dual_operands_choose(&R.L, B.bank, B.count, DUAL_NAIVE, &ops[1], err, errlen) == 0 &&
              gpu_clock_mhz(&R.g, &clk[0], err, errlen) == 0;
-    secs[0] = now_s() - t0;
+    secs[0] = mono_s() - t0;
     ok = ok && measure_all(&R, ops, results, err, errlen) == 0 &&
          gpu_clock_mhz(&R.g, &clk[1], err, errlen) == 0;
-    secs[1] = now_s() - t0 - secs[0];
-    secs[2] = now_s() - t0;
+    secs[1] = mono_s() - t0 - secs[0];
+    secs[2] = mono_s() - t0;
     if (ok && !(doc = document(&R, &B, ops, evidence, results, clk, secs)))
         snprintf(err, errlen, "out of memory building the result document");
     json_decref(results);

@@ -26,7 +26,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#include "probes/ptx.h"
+#include "probes/gpu/ptx.h"
 
 #define LAT_N1 16
 #define LAT_N2 48

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "probes/cubin.h"
-#include "probes/sass.h"
+#include "probes/gpu/cubin.h"
+#include "probes/gpu/sass.h"
 
 #define MAX_REGIONS 40
 

@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include "probes/latency.h"
-#include "probes/sass.h"
+#include "probes/gpu/sass.h"
 
 /* 1 if mnemonic m is one of the '|'-separated alternatives ("HADD2|HFMA2"). */
 int lat_is_timed(const char *m, const char *alts);

@@ -14,10 +14,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "probes/clock.h"
+#include "probes/gpu/clock.h"
 #include "probes/latency.h"
 #include "probes/latency_check.h"
 #include "probes/stats.h"
+#include "util/clock.h"
 
 /* 4 blocks of 256 threads: 32 warps an SM, 8 chains each, all resident at
  * once even at FP64's register use, so the run is one wave. */
@@ -233,19 +234,13 @@ static int wanted(const char *only, const char *name)
     return 0;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 json_t *latency_probe_run(const char *device, int repeats, const char *only, char *err,
                           size_t errlen)
 {
     struct gpu g;
     struct bufs b;
-    double t0 = now_s(), before = 0, after = 0;
+    double t0 = mono_s(), before = 0, after = 0;
     if (repeats < 1 || repeats > PROBE_MAX_REPEATS) {
         snprintf(err, errlen, "repeats must be from 1 to %d", PROBE_MAX_REPEATS);
         return NULL;
@@ -267,7 +262,7 @@ json_t *latency_probe_run(const char *device, int repeats, const char *only, cha
                             "latency", "device", gpu_json(&g),
                             "driver_version", g.driver_version, "clock_mhz", "before", before,
                             "after", after, "repeats", repeats, "n1", LAT_N1, "n2", LAT_N2,
-                            "entries", json_incref(entries), "wall_s", now_s() - t0);
+                            "entries", json_incref(entries), "wall_s", mono_s() - t0);
         if (res && g.keep_dir[0])
             json_object_set_new(res, "cubin_dir", json_string(g.keep_dir));
     }

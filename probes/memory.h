@@ -19,7 +19,7 @@
  *              Reported for ld.global.cg (every request leaves the SM for
  *              the L2, where the lines are: the departure delay of the
  *              model) and, as "l1_hit", for ld.global.ca (L1 hits);
- * and the SM clock achieved (probes/clock.h) before and after the whole.
+ * and the SM clock achieved (probes/gpu/clock.h) before and after the whole.
  * The host side (memory_run.c) builds the permutations, sweeps the
  * footprints, repeats every point, and checks the machine code of each
  * timed region before it trusts a number. memory_analysis.c finds the

@@ -16,8 +16,8 @@
  *   - every result is stored, so nothing is dead code.
  * The loop counters of the chase are independent of the loads and issue in
  * the shadow of the load latency.
- * mem_sass_check reads what the compiler made of a kernel (probes/cubin.h,
- * probes/sass.h): each timed region, found between consecutive clock reads,
+ * mem_sass_check reads what the compiler made of a kernel (probes/gpu/cubin.h,
+ * probes/gpu/sass.h): each timed region, found between consecutive clock reads,
  * must hold exactly its loads and no other load instruction. sass.h gives
  * base mnemonics only, so LDG.E.64.STRONG.SM (.ca) and .STRONG.GPU (.cg)
  * both count as LDG: the cache scope itself is not checked.
@@ -26,10 +26,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "probes/cubin.h"
+#include "probes/gpu/cubin.h"
 #include "probes/memory.h"
-#include "probes/ptx.h"
-#include "probes/sass.h"
+#include "probes/gpu/ptx.h"
+#include "probes/gpu/sass.h"
 
 /* The SASS each load compiles to was read with cuobjdump from the CUDA 13
  * fixtures (tests/fixtures/cubins/memory.sass): ld.global.ca is

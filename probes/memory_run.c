@@ -37,10 +37,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "probes/clock.h"
-#include "probes/gpu.h"
+#include "probes/gpu/clock.h"
+#include "probes/gpu/gpu.h"
 #include "probes/memory.h"
 #include "probes/stats.h"
+#include "util/clock.h"
 
 #define DEFAULT_REPEATS 5
 #define MAX_REPEATS 100
@@ -86,12 +87,6 @@ struct mem_run {
 
 /* ---- small things ----------------------------------------------------- */
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static uint64_t splitmix64(uint64_t *s)
 {
@@ -731,13 +726,13 @@ static json_t *run_open(struct mem_run *r, double t0, char *err, size_t errlen)
     }
     json_object_set_new(res, "clock_mhz", json_pack("{s:f,s:f}", "before", before, "after", after));
     json_object_set_new(res, "sass", sass_json(r));
-    json_object_set_new(res, "wall_s", json_real(now_s() - t0));
+    json_object_set_new(res, "wall_s", json_real(mono_s() - t0));
     return res;
 }
 
 json_t *memory_probe_run(const char *device, int repeats, char *err, size_t errlen)
 {
-    double t0 = now_s();
+    double t0 = mono_s();
     if (repeats > MAX_REPEATS) {
         snprintf(err, errlen, "repeats must be from 1 to %d", MAX_REPEATS);
         return NULL;

@@ -22,8 +22,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "probes/gpu.h"
-#include "probes/ptx.h"
+#include "probes/gpu/gpu.h"
+#include "probes/gpu/ptx.h"
+#include "util/clock.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define PASS_DEFAULT 1
@@ -241,17 +242,11 @@ static int run_kernel(struct sweep *s, int k, json_t *list)
     return rc;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 json_t *occupancy_sweep_run(const char *device, char *err, size_t errlen)
 {
     struct gpu g;
-    double t0 = now_s();
+    double t0 = mono_s();
     if (gpu_open(&g, device, err, errlen) < 0) {
         gpu_close(&g);
         return NULL;
@@ -267,7 +262,7 @@ json_t *occupancy_sweep_run(const char *device, char *err, size_t errlen)
                         "occupancy", "device", gpu_json(&g), "driver_version", g.driver_version,
                         "kernels", list, "columns", "kernel", "block", "dynamic_smem",
                         "max_dynamic_smem", "carveout", "blocks", "error", "rows", s.rows,
-                        "wall_s", now_s() - t0);
+                        "wall_s", mono_s() - t0);
     else {
         json_decref(list);
         json_decref(s.rows);

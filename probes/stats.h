@@ -9,7 +9,7 @@
 #include <stddef.h>
 
 /* The most measurements of one figure any probe takes: the job kinds'
- * "repeats" bound (server/kinds_*.c), so a job the daemon accepts is one
+ * "repeats" bound (server/jobs/kind_*.c), so a job the daemon accepts is one
  * every probe can run. */
 #define PROBE_MAX_REPEATS 50
 

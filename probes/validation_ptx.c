@@ -16,7 +16,7 @@
 
 #include <stdlib.h>
 
-#include "probes/ptx.h"
+#include "probes/gpu/ptx.h"
 
 #define F_ONE 0x3F800000u   /* 1.0f */
 #define F_ZERO 0u           /* 0.0f */

@@ -20,10 +20,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "probes/clock.h"
-#include "probes/gpu.h"
+#include "probes/gpu/clock.h"
+#include "probes/gpu/gpu.h"
 #include "probes/stats.h"
 #include "probes/validation.h"
+#include "util/clock.h"
 
 #define DEFAULT_REPEATS 5
 #define ONE_F 0x3F800000u
@@ -39,12 +40,6 @@ struct vrun {
     CUdeviceptr big, out, ma, mb, mc;
 };
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static json_t *error_json(const char *why)
 {
@@ -163,12 +158,12 @@ static json_t *time_kernel(struct vrun *r, const struct launch *l, char *err, si
     if (!runs)
         return error_json("out of memory");
     for (int i = 0; i < r->repeats; i++) {
-        double t0 = now_s();
+        double t0 = mono_s();
         if (launch(r, l, l->k->launches, err, errlen) < 0) {
             free(runs);
             return error_json(err);
         }
-        runs[i] = (now_s() - t0) / l->k->launches;
+        runs[i] = (mono_s() - t0) / l->k->launches;
     }
     json_t *j = spread_json(runs, (size_t)r->repeats);
     free(runs);
@@ -277,12 +272,12 @@ static json_t *link_bandwidth(struct vrun *r)
     memset(host, 0, LINK_BYTES);
     int ok = 1;
     for (int i = 0; i < LINK_REPEATS && ok; i++) {
-        double t0 = now_s();
+        double t0 = mono_s();
         ok = gpu_check(&r->g, r->g.cu->cuMemcpyHtoD(r->out, host, LINK_BYTES), "cuMemcpyHtoD",
                        err, sizeof err) == 0 &&
              gpu_check(&r->g, r->g.cu->cuCtxSynchronize(), "cuCtxSynchronize", err,
                        sizeof err) == 0;
-        bw[i] = (double)LINK_BYTES / (now_s() - t0);
+        bw[i] = (double)LINK_BYTES / (mono_s() - t0);
     }
     free(host);
     if (!ok)
@@ -318,13 +313,13 @@ static json_t *run_open(struct vrun *r, double t0, char *err, size_t errlen)
         return NULL;
     }
     json_object_set_new(res, "clock_mhz", json_pack("{s:f,s:f}", "before", before, "after", after));
-    json_object_set_new(res, "wall_s", json_real(now_s() - t0));
+    json_object_set_new(res, "wall_s", json_real(mono_s() - t0));
     return res;
 }
 
 json_t *validation_run(const char *device, int repeats, char *err, size_t errlen)
 {
-    double t0 = now_s();
+    double t0 = mono_s();
     struct vrun r;
     memset(&r, 0, sizeof r);
     if (repeats > PROBE_MAX_REPEATS) {

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "db/store.h"
-#include "probes/devices.h"
+#include "probes/gpu/devices.h"
 #include "server/config.h"
 
 struct auth;
@@ -39,6 +39,13 @@ struct app {
 
     struct resp_cache *job_cache;  /* encoded job listings, by query and store generation */
 };
+
+/* Fills app from cfg (a copy is kept); the store, tokens, scheduler and
+ * inventory are set up later by serve.c. */
+void app_init(struct app *app, const struct config *cfg);
+/* Frees what app_init and the daemon's start-up created (not the scheduler,
+ * which serve.c stops first). */
+void app_release(struct app *app);
 
 /* Resolves a device reference (a UUID string or an integer index) against
  * the inventory. Writes the UUID into uuid (>= 48 bytes) and returns 0; -1 with

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "server/log.h"
-#include "server/text.h"
+#include "util/text.h"
 
 enum key_type { KEY_STR, KEY_INT, KEY_LL, KEY_LEVEL };
 
@@ -177,5 +177,30 @@ int config_split_listen(const char *listen, char *host, size_t hostlen, int *por
     memcpy(host, h, hl);
     host[hl] = '\0';
     *port = (int)p;
+    return 0;
+}
+
+/* DIR/name, DIR being the database's folder. */
+static void beside_database(const struct config *cfg, const char *name, char *out, size_t len)
+{
+    const char *slash = strrchr(cfg->db, '/');
+    int dirlen = slash ? (int)(slash - cfg->db) : 1;
+    snprintf(out, len, "%.*s/%s", dirlen, slash ? cfg->db : ".", name);
+}
+
+int config_finish(struct config *cfg, char *err, size_t errlen)
+{
+    char host[128];
+    int port;
+    if (strcmp(cfg->cubin_dir, "off") == 0)
+        cfg->cubin_dir[0] = '\0';
+    else if (!cfg->cubin_dir[0])
+        beside_database(cfg, "cubins", cfg->cubin_dir, sizeof cfg->cubin_dir);
+    if (!cfg->upload_dir[0])
+        beside_database(cfg, "uploads", cfg->upload_dir, sizeof cfg->upload_dir);
+    if (config_split_listen(cfg->listen, host, sizeof host, &port) < 0) {
+        snprintf(err, errlen, "listen address '%s' is not HOST:PORT", cfg->listen);
+        return -1;
+    }
     return 0;
 }

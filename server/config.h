@@ -37,6 +37,10 @@ void config_defaults(struct config *c);
 int config_set(struct config *c, const char *key, const char *value, char *err, size_t errlen);
 /* Reads a config file; -1 with "PATH:LINE: reason" in err. */
 int config_load_file(struct config *c, const char *path, char *err, size_t errlen);
+/* Once every source is applied: fills what defaults to a place beside the
+ * database (cubin_dir, upload_dir; cubin_dir "off" becomes "") and checks
+ * the listen address. -1 with the reason in err. */
+int config_finish(struct config *c, char *err, size_t errlen);
 /* Splits "ADDR:PORT" ("[v6]:PORT" too); -1 if malformed. */
 int config_split_listen(const char *listen, char *host, size_t hostlen, int *port);
 

@@ -1,7 +1,7 @@
 /*
  * Device discovery for the daemon: runs `gpuprobe worker --discover` in a
  * child with a deadline, records host and devices in the store, and installs
- * the inventory (and its encoded JSON) in the app. See app.c.
+ * the inventory (and its encoded JSON) in the app.
  */
 #ifndef GPUPROBE_SERVER_DISCOVERY_H
 #define GPUPROBE_SERVER_DISCOVERY_H

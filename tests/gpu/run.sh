@@ -112,7 +112,7 @@ check "model validation through the daemon" python3 tests/gpu/check_model.py \
 kill -TERM "$daemon"; wait "$daemon" || true; daemon=""
 cp "$work/model-daemon.log" "$out/model-daemon.log"
 
-# 7. The patch-and-run harness (probes/patch.h) through the test build: an
+# 7. The patch-and-run harness (probes/gpu/patch.h) through the test build: an
 #    unedited run stores its value, a deliberately bad edit (an invalid
 #    opcode) fails its job with the CUDA error, and the next GPU job and
 #    /healthz are unaffected.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Proves trace sorting end to end: `gpuprobe trace convert` and `trace sort` on the committed fixtures (round trips, the summary, a bad CSV line), POST /api/v1/traces/sort answered at once (CSV and binary, equal to the CLI's output, the summary header), bad records and arguments (400 with line/offset or the argument, nothing left in upload_dir), the job path with a small trace_sync_limit (202, the job, its output equal to the synchronous answer, the input removed, a failed job keeping nothing), 401, 413, and that the internal trace-sort kind cannot be submitted to /api/v1/jobs.
+# Proves trace sorting end to end: `gpuprobe trace convert` and `trace sort` on the committed fixtures (round trips, the summary, a bad CSV line), POST /api/v1/traces/sort answered at once (CSV and binary, equal to the CLI's output, the summary header), bad records and arguments (400 with line/offset or the argument, nothing left in upload_dir), every sort a job (the failed one with error_class/line/offset), a waiting sort queued behind a busy CPU slot like any CPU job, the job path with a small trace_sync_limit (202, the job, its output equal to the synchronous answer, the input removed, a failed job keeping nothing), 401, 413, and that the internal trace-sort kind cannot be submitted to /api/v1/jobs.
 . "$(dirname "$0")/lib.sh"
 
 FIX=$REPO/tests/fixtures/traces
@@ -139,6 +139,10 @@ assert_json .line 3
 assert_json .offset 39
 assert_true '.detail | test("line 3 .byte offset 39.: width")'
 uploads_hold ""
+# ... and it was a job like any other, which keeps where the trace was wrong.
+req GET '/api/v1/jobs?kind=trace-sort&state=failed&limit=1'
+assert_status 200
+assert_json '.jobs[0] | [.error_class, .error_line, .error_offset]' '["input",3,39]'
 # A bad binary record: record 1 (at 128 + 32) gets width 3; only the offset applies.
 cp s.bin badbin.bin
 printf '\003' | dd of=badbin.bin bs=1 seek=184 conv=notrunc status=none
@@ -225,6 +229,7 @@ assert_status 202
 bad_id=$(json .id)
 wait_job_state "$bad_id" failed 30
 assert_true '.error | test("line 102 \\(byte offset [0-9]+\\): width")'
+assert_json '[.error_class, .error_line]' '["input",102]'
 req GET "/api/v1/jobs/$bad_id/output"
 assert_problem 404 not-found
 uploads_hold "trace-$id.out"
@@ -233,5 +238,25 @@ uploads_hold "trace-$id.out"
 head -c 20000 /dev/zero | tr '\0' 'x' >huge.csv
 sort_http "" huge.csv
 assert_problem 413 payload-too-large
+uploads_hold "trace-$id.out"
+stop_daemon
+
+# ---- the daemon: a waiting sort takes a CPU slot like every CPU job -----------------------------
+write_config cpu_workers=1
+start_daemon --config "$CONFIG"
+submit '{"kind":"test","params":{"mode":"sleep","seconds":2}}'
+sleeper=$JOB_ID
+wait_job_state "$sleeper" running 10
+t0=$(now_ms)
+sort_http "sms=4" "$FIX/sample.csv"
+waited=$(($(now_ms) - t0))
+assert_status 200
+same http.out sorted.csv "a sort that waited for the CPU slot"
+[ "$waited" -ge 1000 ] || fail "the sort answered in $waited ms while the only CPU slot was busy"
+req GET "/api/v1/jobs/$sleeper"
+assert_json .state succeeded
+req GET '/api/v1/jobs?kind=trace-sort&limit=1'
+assert_json '.jobs[0].state' succeeded
+assert_true "(.jobs[0].id > $sleeper)"
 uploads_hold "trace-$id.out"
 stop_daemon

@@ -4,7 +4,7 @@
  * process can end: a good result, a crash, garbage on stdout, a bare exit, a
  * hang past the deadline, an oversized result, and a long sleep to cancel or
  * to kill the daemon under. On a GPU: a job that needs a device, and one
- * whose patched kernel faults the GPU (test-bad-edit, probes/patch.h).
+ * whose patched kernel faults the GPU (test-bad-edit, probes/gpu/patch.h).
  * Anywhere: a probe's result document read from a file and stored as that
  * probe's result (test-result), so results can be served without a GPU.
  */
@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "server/jobkinds.h"
+#include "server/jobs/registry.h"
 
 /* Size of the string in a "big" result: over any sane result cap. */
 #define BIG_RESULT_BYTES (2u * 1024u * 1024u)
@@ -190,7 +190,7 @@ static const struct job_kind test_gpu_kind = {
 
 /*
  * A one-store kernel is built, one field of its STG is edited through
- * probes/patch.h, and the patched cubin is launched. Mode "none" applies no
+ * probes/gpu/patch.h, and the patched cubin is launched. Mode "none" applies no
  * edit and reads the stored value back (the harness itself works); mode
  * "opcode" writes `opcode` into the STG's 12-bit opcode field, which for a
  * value no architecture assigns makes the SM raise an illegal-instruction
@@ -198,8 +198,8 @@ static const struct job_kind test_gpu_kind = {
  * to address 0. A fault fails the job with the CUDA error text; the worker
  * process, whose context the fault has spoilt, then exits like any other.
  */
-#include "probes/patch.h"
-#include "probes/ptx.h"
+#include "probes/gpu/patch.h"
+#include "probes/gpu/ptx.h"
 
 static const char *const bad_edit_modes[] = {"opcode", "address", "none", NULL};
 

@@ -1,5 +1,5 @@
 /*
- * Unit tests of write authorization (server/auth.c): auth_token_equal is
+ * Unit tests of write authorization (server/http/auth.c): auth_token_equal is
  * true exactly for equal byte strings (not for a prefix, a longer string,
  * one differing only in its last byte, or anything over AUTH_TOKEN_MAX);
  * auth_load reads every token of a file around comments, blank lines and
@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "tests/unit/support/tmpfile.h"
-#include "server/auth.h"
+#include "server/http/auth.h"
 
 static int setup_tmp(void **state) { return tmp_setup(state, "auth", "tokens"); }
 static int teardown_tmp(void **state) { return tmp_teardown(state); }

@@ -28,8 +28,8 @@
 
 #include "tests/unit/support/tmpfile.h"
 #include "probes/banks.h"
-#include "probes/cubin.h"
-#include "probes/patch.h"
+#include "probes/gpu/cubin.h"
+#include "probes/gpu/patch.h"
 
 #define FIX "tests/fixtures/cubins/banks/"
 #define PTXAS "/usr/local/cuda/bin/ptxas"

@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "tests/unit/support/tmpfile.h"
-#include "probes/cubin.h"
+#include "probes/gpu/cubin.h"
 
 #define FIXDIR "tests/fixtures/cubins/"
 

@@ -25,8 +25,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "probes/cuda.h"
-#include "probes/devices.h"
+#include "probes/gpu/cuda.h"
+#include "probes/gpu/devices.h"
 
 #define H200_FIXTURE "tests/fixtures/devices/h200.json"
 

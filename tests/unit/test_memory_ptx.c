@@ -30,9 +30,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "probes/cubin.h"
+#include "probes/gpu/cubin.h"
 #include "probes/memory.h"
-#include "probes/sass.h"
+#include "probes/gpu/sass.h"
 #include "tests/unit/support/tmpfile.h"
 
 #define GOLDEN_DIR "tests/fixtures/ptx/"

@@ -3,7 +3,7 @@
  * (model/mwp_cwp.c), the parameters read from stored probe results
  * (db/model_params.c, model/params.c), predictions from JSON
  * (model/predict.c), and the model-validation saver and reader
- * (server/kinds_model.c, db/results_validation.c).
+ * (server/jobs/kind_model.c, db/results_validation.c).
  *
  * DESIGN
  * The seed (the thesis chapter) gives the equations but no worked numbers,
@@ -38,7 +38,7 @@
 #include "model/params.h"
 #include "model/predict.h"
 #include "probes/validation.h"
-#include "server/kinds_model.h"
+#include "server/jobs/kind_model.h"
 #include "tests/unit/support/tmpfile.h"
 
 #define LATENCY_FIXTURE "tests/fixtures/results/latency-h200.json"

@@ -1,5 +1,5 @@
 /*
- * web/openapi.json and the route table (server/routes.c) describe the same
+ * web/openapi.json and the route table (server/api/routes.c) describe the same
  * API: every documented route is in the document, every operation of the
  * document is a route, and the write routes (and only they) ask for the
  * bearer token. Run from the repository root.
@@ -14,7 +14,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "server/routes.h"
+#include "server/api/routes.h"
 
 #define OPENAPI_PATH "web/openapi.json"
 

@@ -24,9 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "probes/cubin.h"
-#include "probes/patch.h"
-#include "probes/sass.h"
+#include "probes/gpu/cubin.h"
+#include "probes/gpu/patch.h"
+#include "probes/gpu/sass.h"
 
 #define FIXDIR "tests/fixtures/cubins/"
 

@@ -1,6 +1,6 @@
 /*
- * Unit tests of the probe job kinds (server/kinds_probes.c) and of the
- * terminal table of `gpuprobe probe` (server/probe_table.c): the kinds are
+ * Unit tests of the probe job kinds (server/jobs/kind_probes.c) and of the
+ * terminal table of `gpuprobe probe` (server/cli/probe_table.c): the kinds are
  * registered with their parameter schemas, the instruction list is checked
  * against the latency catalog at validation time, the result checks accept
  * a well-formed document and refuse a suite that lacks a probe, and the
@@ -21,8 +21,8 @@
 #include <jansson.h>
 
 #include "probes/latency.h"
-#include "server/jobkinds.h"
-#include "server/probe_table.h"
+#include "server/jobs/registry.h"
+#include "server/cli/probe_table.h"
 #include "tests/unit/support/resultdb.h"
 
 #define DEVICE "{\"uuid\":\"GPU-1\",\"name\":\"NVIDIA H200\",\"compute_capability\":\"9.0\"}"

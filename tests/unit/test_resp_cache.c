@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/resp_cache.h"
+#include "server/http/resp_cache.h"
 
 static void test_hit_only_at_same_generation(void **state)
 {

@@ -1,5 +1,5 @@
 /*
- * Unit tests of the route table and its matcher (server/routes.c): every
+ * Unit tests of the route table and its matcher (server/api/routes.c): every
  * route of the table is found for its method and a concrete path (its {name}
  * segments filled in) and for no other method; the named API paths reach the
  * expected handlers with their {id}/{uuid} captured; a known path under a
@@ -20,8 +20,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "server/handlers.h"
-#include "server/routes.h"
+#include "server/api/handlers.h"
+#include "server/api/routes.h"
 
 /* The pattern with each {name} replaced by "seg<i>". */
 static void concrete_path(const char *pattern, char *out, size_t len)
@@ -53,7 +53,7 @@ static void test_every_route_matches_its_path(void **state)
         int known = -1;
         concrete_path(routes[i].pattern, path, sizeof path);
         memset(params, 0, sizeof params);
-        const struct route *r = route_match(routes[i].method, path, &known, params, 4);
+        const struct route *r = route_match(routes, route_count, routes[i].method, path, &known, params, 4);
         if (r != &routes[i])
             fail_msg("%s %s (as %s) matched %s", routes[i].method, routes[i].pattern, path,
                      r ? r->pattern : "nothing");
@@ -78,7 +78,7 @@ static void test_every_route_only_for_its_methods(void **state)
         concrete_path(routes[i].pattern, path, sizeof path);
         for (size_t m = 0; m < NMETHODS; m++) {
             int known = -1;
-            const struct route *r = route_match(methods[m], path, &known, params, 4);
+            const struct route *r = route_match(routes, route_count, methods[m], path, &known, params, 4);
             assert_int_equal(known, 1);
             if (r) {
                 assert_string_equal(r->method, methods[m]);
@@ -124,7 +124,7 @@ static void test_named_routes(void **state)
         char params[2][128];
         int known = -1;
         strcpy(params[0], "untouched");
-        const struct route *r = route_match(cases[i].method, cases[i].path, &known, params, 2);
+        const struct route *r = route_match(routes, route_count, cases[i].method, cases[i].path, &known, params, 2);
         if (!r)
             fail_msg("%s %s: no route", cases[i].method, cases[i].path);
         assert_int_equal(known, 1);
@@ -150,7 +150,7 @@ static void test_method_not_allowed(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char params[2][128];
         int known = 0;
-        const struct route *r = route_match(cases[i].method, cases[i].path, &known, params, 2);
+        const struct route *r = route_match(routes, route_count, cases[i].method, cases[i].path, &known, params, 2);
         if (r)
             fail_msg("%s %s matched %s %s", cases[i].method, cases[i].path, r->method,
                      r->pattern);
@@ -171,7 +171,7 @@ static void test_not_found(void **state)
         for (size_t m = 0; m < NMETHODS; m++) {
             char params[2][128];
             int known = 1;
-            const struct route *r = route_match(methods[m], paths[i], &known, params, 2);
+            const struct route *r = route_match(routes, route_count, methods[m], paths[i], &known, params, 2);
             if (r)
                 fail_msg("%s '%s' matched %s %s", methods[m], paths[i], r->method, r->pattern);
             if (known != 0)
@@ -189,11 +189,11 @@ static void test_overlong_segment(void **state)
     int n = snprintf(path, sizeof path, "/api/v1/jobs/");
     memset(path + n, '9', 127);
     path[n + 127] = '\0';
-    assert_non_null(route_match("GET", path, &known, params, 1));
+    assert_non_null(route_match(routes, route_count, "GET", path, &known, params, 1));
     assert_int_equal(strlen(params[0]), 127);
     memset(path + n, '9', 128);
     path[n + 128] = '\0';
-    assert_null(route_match("GET", path, &known, params, 1));
+    assert_null(route_match(routes, route_count, "GET", path, &known, params, 1));
     assert_int_equal(known, 0);
 }
 
@@ -214,7 +214,7 @@ static void test_allowed_methods(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char buf[128];
         memset(buf, 'Z', sizeof buf);
-        route_allowed_methods(cases[i].path, buf, sizeof buf);
+        route_allowed_methods(routes, route_count, cases[i].path, buf, sizeof buf);
         assert_string_equal(buf, cases[i].allow);
     }
 }
@@ -243,7 +243,7 @@ static void test_allowed_methods_no_duplicates(void **state)
                 n += (size_t)snprintf(want + n, sizeof want - n, "%s%s", n ? ", " : "",
                                       routes[j].method);
         }
-        route_allowed_methods(path, buf, sizeof buf);
+        route_allowed_methods(routes, route_count, path, buf, sizeof buf);
         assert_string_equal(buf, want);
     }
 }
@@ -255,7 +255,7 @@ static void test_allowed_methods_small_buffer(void **state)
     for (size_t len = 1; len <= 12; len++) {
         char buf[16];
         memset(buf, '#', sizeof buf);
-        route_allowed_methods("/api/v1/jobs", buf, len);
+        route_allowed_methods(routes, route_count, "/api/v1/jobs", buf, len);
         assert_true(strlen(buf) < len);
         assert_memory_equal(buf, "POST, GET", strlen(buf));
         for (size_t k = len; k < sizeof buf; k++)

@@ -38,8 +38,8 @@
 #include <string.h>
 
 #include "tests/unit/support/tmpfile.h"
-#include "probes/cubin.h"
-#include "probes/sass.h"
+#include "probes/gpu/cubin.h"
+#include "probes/gpu/sass.h"
 
 #define FIXDIR "tests/fixtures/cubins/"
 #define MAX_OPS 12

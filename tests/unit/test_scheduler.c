@@ -1,6 +1,6 @@
 /*
  * Unit tests of the pure scheduling decision, sched_may_start
- * (server/scheduler.c): a job that needs no GPU may start exactly while
+ * (server/jobs/scheduler.c): a job that needs no GPU may start exactly while
  * fewer than cpu_workers CPU jobs run, whatever the GPUs are doing; a GPU
  * job may not start on a device that runs a job or that is blocked (an older
  * job for it still waits), may start on any other device, and does not care
@@ -16,7 +16,7 @@
 
 #include <string.h>
 
-#include "server/scheduler.h"
+#include "server/jobs/scheduler.h"
 
 #define GPU_A "GPU-0a0a0a0a-0000-4000-8000-00000000000a"
 #define GPU_B "GPU-0b0b0b0b-0000-4000-8000-00000000000b"

@@ -1,5 +1,5 @@
 /*
- * Unit tests of worker child processes (server/spawn.c) with real processes
+ * Unit tests of worker child processes (server/jobs/spawn.c) with real processes
  * run through /bin/sh -c: child_run returns a clean child's stdout; turns a
  * non-zero exit into "exited with status N" followed by the stderr tail, a
  * signal into "killed by signal N (SIGNAME)", an overrun into "deadline"
@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "server/spawn.h"
+#include "server/jobs/spawn.h"
 
 #define SH "/bin/sh"
 

@@ -403,7 +403,7 @@ static void test_succeed(void **state)
     assert_null(j.error);
     job_row_free(&j);
     assert_int_equal(store_job_succeed(fx->s, id, "{}", NULL, err, sizeof err), 1);
-    assert_int_equal(store_job_fail(fx->s, id, "late", err, sizeof err), 1);
+    assert_int_equal(store_job_fail(fx->s, id, "late", NULL, err, sizeof err), 1);
     assert_int_equal(store_job_cancelled(fx->s, id, err, sizeof err), 1);
     assert_int_equal(state_of(fx->s, id), JOB_SUCCEEDED);
     expect_events(fx->s, id, 3, (enum job_state[]){ JOB_QUEUED, JOB_RUNNING, JOB_SUCCEEDED },
@@ -423,9 +423,9 @@ static void test_fail(void **state)
 {
     struct fixture *fx = *state;
     int64_t id = add_job(fx->s, "k", NULL, 3);
-    assert_int_equal(store_job_fail(fx->s, id, "boom", err, sizeof err), 1);
+    assert_int_equal(store_job_fail(fx->s, id, "boom", NULL, err, sizeof err), 1);
     OK(store_job_start(fx->s, id, err, sizeof err));
-    OK(store_job_fail(fx->s, id, "exit status 3: out of memory", err, sizeof err));
+    OK(store_job_fail(fx->s, id, "exit status 3: out of memory", NULL, err, sizeof err));
     struct job_row j;
     get_job(fx->s, id, &j);
     assert_int_equal(j.state, JOB_FAILED);
@@ -433,7 +433,7 @@ static void test_fail(void **state)
     assert_true(j.finished_ms > 0);
     assert_null(j.result_json);
     job_row_free(&j);
-    assert_int_equal(store_job_fail(fx->s, id, "again", err, sizeof err), 1);
+    assert_int_equal(store_job_fail(fx->s, id, "again", NULL, err, sizeof err), 1);
     assert_int_equal(store_job_start(fx->s, id, err, sizeof err), 1);
     expect_events(fx->s, id, 3, (enum job_state[]){ JOB_QUEUED, JOB_RUNNING, JOB_FAILED },
                   (const char *[]){ "submitted", "started",
@@ -598,7 +598,7 @@ static void test_cancel_terminal_and_unknown(void **state)
     OK(store_job_start(fx->s, done, err, sizeof err));
     OK(store_job_succeed(fx->s, done, "{}", NULL, err, sizeof err));
     OK(store_job_start(fx->s, bad, err, sizeof err));
-    OK(store_job_fail(fx->s, bad, "r", err, sizeof err));
+    OK(store_job_fail(fx->s, bad, "r", NULL, err, sizeof err));
     uint64_t g = store_generation(fx->s);
     OK(store_job_cancel(fx->s, done, &st, err, sizeof err));
     assert_int_equal(st, JOB_SUCCEEDED);
@@ -655,7 +655,7 @@ static void test_saver_failure_rolls_back(void **state)
     assert_int_equal(store_generation(fx->s), g);
     expect_events(fx->s, id, 2, (enum job_state[]){ JOB_QUEUED, JOB_RUNNING },
                   (const char *[]){ "submitted", "started" });
-    OK(store_job_fail(fx->s, id, "result not saved", err, sizeof err));   /* still running */
+    OK(store_job_fail(fx->s, id, "result not saved", NULL, err, sizeof err));   /* still running */
 }
 
 static int saver_ok(struct store_tx *tx, int64_t job_id, const char *result_json,
@@ -846,7 +846,7 @@ static void test_counts(void **state)
     OK(store_job_start(fx->s, b, err, sizeof err));
     OK(store_job_succeed(fx->s, b, "{}", NULL, err, sizeof err));
     OK(store_job_start(fx->s, c, err, sizeof err));
-    OK(store_job_fail(fx->s, c, "x", err, sizeof err));
+    OK(store_job_fail(fx->s, c, "x", NULL, err, sizeof err));
     OK(store_job_cancel(fx->s, d, &st, err, sizeof err));
     OK(store_job_counts(fx->s, counts, err, sizeof err));
     assert_int_equal(counts[JOB_QUEUED], 1);

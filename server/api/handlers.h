@@ -1,0 +1,47 @@
+/*
+ * Request handlers, one file per resource in this folder. Each reads a
+ * plain request and fills a plain response (see server/http/http.h).
+ */
+#ifndef GPUPROBE_SERVER_API_HANDLERS_H
+#define GPUPROBE_SERVER_API_HANDLERS_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "server/http/http.h"
+#include "server/http/problem.h"
+#include "server/jobs/registry.h"
+
+void h_healthz(struct http_req *rq, struct http_resp *rs);
+void h_readyz(struct http_req *rq, struct http_resp *rs);
+void h_devices_list(struct http_req *rq, struct http_resp *rs);
+void h_device_get(struct http_req *rq, struct http_resp *rs);
+void h_device_latency(struct http_req *rq, struct http_resp *rs);
+void h_device_memory(struct http_req *rq, struct http_resp *rs);
+void h_device_banks(struct http_req *rq, struct http_resp *rs);
+void h_device_control_codes(struct http_req *rq, struct http_resp *rs);
+void h_device_issue(struct http_req *rq, struct http_resp *rs);
+void h_job_kinds(struct http_req *rq, struct http_resp *rs);
+void h_jobs_submit(struct http_req *rq, struct http_resp *rs);
+void h_jobs_list(struct http_req *rq, struct http_resp *rs);
+void h_job_get(struct http_req *rq, struct http_resp *rs);
+void h_job_cancel(struct http_req *rq, struct http_resp *rs);
+void h_static(struct http_req *rq, struct http_resp *rs);
+void h_model_occupancy(struct http_req *rq, struct http_resp *rs);
+void h_model_predict(struct http_req *rq, struct http_resp *rs);
+void h_device_model_validation(struct http_req *rq, struct http_resp *rs);
+void h_traces_sort(struct http_req *rq, struct http_resp *rs);
+void h_job_output(struct http_req *rq, struct http_resp *rs);
+
+/* Answers status with job id as stored (the JOB object). */
+void respond_job(struct http_req *rq, struct http_resp *rs, int64_t id, int status);
+/* 202 with the job's Location and JOB object: it will run later. */
+void respond_accepted(struct http_req *rq, struct http_resp *rs, int64_t id);
+/* Creates a job (job_create: deadline defaulted, scheduler woken) and
+ * answers 202 with its Location and JOB object, or 503 when it cannot be
+ * stored. Shared by every handler that creates jobs. */
+void submit_job(struct http_req *rq, struct http_resp *rs, const struct job_kind *k,
+                const char *device, const json_t *params, int timeout_s);
+
+#endif

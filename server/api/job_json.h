@@ -1,0 +1,19 @@
+/*
+ * The JSON forms of jobs and times served by the API (docs/api.md, JOB).
+ */
+#ifndef GPUPROBE_SERVER_API_JOB_JSON_H
+#define GPUPROBE_SERVER_API_JOB_JSON_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "db/store.h"
+
+/* RFC 3339 UTC with milliseconds, or JSON null for 0. */
+json_t *time_to_json(int64_t ms);
+/* The JOB object; with detail, also "result" (events are added by the caller). */
+json_t *job_to_json(const struct job_row *j, int detail);
+json_t *job_events_to_json(const struct job_event *ev, size_t n);
+
+#endif

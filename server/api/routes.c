@@ -1,0 +1,35 @@
+/*
+ * The route table (see routes.h).
+ */
+#include "server/api/routes.h"
+
+#include "server/api/handlers.h"
+
+/* method, pattern, handler, write, documented, spool */
+const struct route routes[] = {
+    {"GET", "/healthz", h_healthz, 0, 1, 0},
+    {"GET", "/readyz", h_readyz, 0, 1, 0},
+    {"GET", "/openapi.json", h_static, 0, 1, 0},
+    {"GET", "/api/v1/devices", h_devices_list, 0, 1, 0},
+    {"GET", "/api/v1/devices/{uuid}", h_device_get, 0, 1, 0},
+    {"GET", "/api/v1/devices/{uuid}/latency", h_device_latency, 0, 1, 0},
+    {"GET", "/api/v1/devices/{uuid}/memory", h_device_memory, 0, 1, 0},
+    {"GET", "/api/v1/devices/{uuid}/banks", h_device_banks, 0, 1, 0},
+    {"GET", "/api/v1/devices/{uuid}/control-codes", h_device_control_codes, 0, 1, 0},
+    {"GET", "/api/v1/devices/{uuid}/issue", h_device_issue, 0, 1, 0},
+    {"GET", "/api/v1/devices/{uuid}/model-validation", h_device_model_validation, 0, 1, 0},
+    {"POST", "/api/v1/model/occupancy", h_model_occupancy, 1, 1, 0},
+    {"POST", "/api/v1/model/predict", h_model_predict, 1, 1, 0},
+    {"GET", "/api/v1/job-kinds", h_job_kinds, 0, 1, 0},
+    {"POST", "/api/v1/jobs", h_jobs_submit, 1, 1, 0},
+    {"GET", "/api/v1/jobs", h_jobs_list, 0, 1, 0},
+    {"GET", "/api/v1/jobs/{id}", h_job_get, 0, 1, 0},
+    {"DELETE", "/api/v1/jobs/{id}", h_job_cancel, 1, 1, 0},
+    {"GET", "/api/v1/jobs/{id}/output", h_job_output, 0, 1, 0},
+    {"POST", "/api/v1/traces/sort", h_traces_sort, 1, 1, 1},
+    {"GET", "/", h_static, 0, 0, 0},
+    {"GET", "/index.html", h_static, 0, 0, 0},
+    {"GET", "/app.js", h_static, 0, 0, 0},
+    {"GET", "/style.css", h_static, 0, 0, 0},
+};
+const size_t route_count = sizeof routes / sizeof routes[0];

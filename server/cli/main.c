@@ -1,0 +1,57 @@
+/*
+ * gpuprobe: measures the hidden microarchitecture of attached GPUs and
+ * serves what it learned. This file only dispatches to the subcommands.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "server/cli/cli.h"
+#include "server/jobs/worker.h"
+
+static const char usage[] =
+    "usage: gpuprobe COMMAND [options]\n"
+    "\n"
+    "commands:\n"
+    "  serve     run the daemon: HTTP JSON API, dashboard, job scheduler\n"
+    "  devices   print the attached GPUs as JSON\n"
+    "  probe     run a probe (latency, memory, banks, control-codes, dual-issue, suite)\n"
+    "            on a GPU here and print the result\n"
+    "  model     occupancy of a launch, or a kernel's time predicted from measurements\n"
+    "  trace     sort a memory trace into L1 arrival order, or convert its format\n"
+    "  worker    run one job or device discovery (used by the daemon)\n"
+    "\n"
+    "  gpuprobe --version | --help;  gpuprobe COMMAND --help\n";
+
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+} commands[] = {
+    {"serve", cmd_serve},
+    {"devices", cmd_devices},
+    {"probe", cmd_probe},
+    {"model", cmd_model},
+    {"trace", cmd_trace},
+    {"worker", worker_main},
+};
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(usage, stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+        printf("gpuprobe %s (%s)\n", GPUPROBE_VERSION, GPUPROBE_GITREV);
+        return 0;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        fputs(usage, stdout);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "gpuprobe: unknown command '%s' (see gpuprobe --help)\n", argv[1]);
+    return 2;
+}

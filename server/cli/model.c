@@ -1,0 +1,235 @@
+/*
+ * `gpuprobe model occupancy|predict`: the occupancy calculation and the
+ * kernel-time model on the command line.
+ *
+ * DESIGN
+ * The options become the same JSON request the API takes and go through the
+ * same parser (model/occupancy_json.h, model/predict_json.h), so the command
+ * line and POST /api/v1/model/occupancy and .../predict accept and refuse exactly the same things
+ * and print the same answer. `occupancy --device` reads the device's compute
+ * capability by discovery in this process. `occupancy --device N --sweep`
+ * is the capture that checks the rules on a GPU (probes/occupancy_sweep.h):
+ * it prints the driver's answers, and with --check the comparison with the
+ * rules instead (exit 1 when any configuration disagrees). `predict` reads
+ * the measured parameters from a database (--db) for the device named.
+ */
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/occupancy.h"
+#include "model/occupancy_check.h"
+#include "model/occupancy_json.h"
+#include "probes/gpu/devices.h"
+#include "probes/occupancy_sweep.h"
+#include "server/cli/cli.h"
+#include "server/cli/model.h"
+#include "util/text.h"
+
+static const char usage[] =
+    "usage: gpuprobe model occupancy (--cc X.Y | --device N|UUID) --regs R --block B\n"
+    "                      [--smem S] [--static-smem S] [--max-dynamic-smem S]\n"
+    "                      [--carveout PCT] [--barriers N] [--compact]\n"
+    "       gpuprobe model occupancy --device N|UUID --sweep [--check] [--compact]\n"
+    "       gpuprobe model predict --db PATH --device UUID|N (--kernel JSON | --ptx FILE\n"
+    "                      --grid G --block B [--param NAME=V]...) [--compact]\n"
+    "  occupancy  resident blocks per SM of a launch, the resource that limits it and\n"
+    "             every intermediate value (JSON), by the rules of the compute\n"
+    "             capability (--cc) or of an attached GPU's (--device)\n"
+    "    --regs R            registers per thread\n"
+    "    --block B           threads per block\n"
+    "    --smem S            dynamic shared memory per block, bytes (default 0)\n"
+    "    --static-smem S     static shared memory per block, bytes (default 0)\n"
+    "    --max-dynamic-smem S  the kernel's dynamic maximum (default: 48 KiB less static)\n"
+    "    --carveout PCT      preferred shared-memory carve-out, percent (default: driver's)\n"
+    "    --barriers N        named barriers the kernel uses (default 1)\n"
+    "    --sweep             ask the driver for thousands of configurations (needs a GPU)\n"
+    "                        and print its answers; with --check, compare them with the\n"
+    "                        rules instead (exit 1 on any disagreement)\n"
+    "  predict    kernel time by the MWP/CWP model from the parameters measured on the\n"
+    "             device and stored in the database (see gpuprobe model predict --help)\n"
+    "Exit status: 0 answered, 1 could not (no such device, no GPU, no measurements),\n"
+    "2 bad usage; the reason is one line on stderr.\n";
+
+struct occ_opts {
+    const char *cc, *device, *regs, *block, *smem, *static_smem, *max_dyn, *carveout,
+        *barriers;
+    int sweep, check, compact;
+};
+
+static int occ_parse_args(int argc, char **argv, struct occ_opts *o, int *done)
+{
+    static const struct option opts[] = {
+        {"cc", required_argument, NULL, 'C'},       {"device", required_argument, NULL, 'd'},
+        {"regs", required_argument, NULL, 'r'},     {"block", required_argument, NULL, 'b'},
+        {"smem", required_argument, NULL, 's'},     {"static-smem", required_argument, NULL, 'S'},
+        {"max-dynamic-smem", required_argument, NULL, 'M'},
+        {"carveout", required_argument, NULL, 'v'}, {"barriers", required_argument, NULL, 'B'},
+        {"sweep", no_argument, NULL, 'w'},          {"check", no_argument, NULL, 'k'},
+        {"compact", no_argument, NULL, 'c'},        {"help", no_argument, NULL, 'h'},
+        {0, 0, 0, 0}};
+    int c;
+    memset(o, 0, sizeof *o);
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'C': o->cc = optarg; break;
+        case 'd': o->device = optarg; break;
+        case 'r': o->regs = optarg; break;
+        case 'b': o->block = optarg; break;
+        case 's': o->smem = optarg; break;
+        case 'S': o->static_smem = optarg; break;
+        case 'M': o->max_dyn = optarg; break;
+        case 'v': o->carveout = optarg; break;
+        case 'B': o->barriers = optarg; break;
+        case 'w': o->sweep = 1; break;
+        case 'k': o->check = 1; break;
+        case 'c': o->compact = 1; break;
+        case 'h': fputs(usage, stdout); *done = 1; return 0;
+        default: return cli_unknown_option("model occupancy", argc, argv);
+        }
+    }
+    if (optind < argc)
+        return cli_fail("model occupancy", 2, "unexpected argument '%s'", argv[optind]);
+    return 0;
+}
+
+/* Adds --NAME's integer to the request as member; 2 after the message if not an integer. */
+static int add_int(json_t *req, const char *member, const char *option, const char *text)
+{
+    long long v;
+    if (!text)
+        return 0;
+    if (parse_ll(text, LLONG_MIN, LLONG_MAX, &v) < 0)
+        return cli_fail("model occupancy", 2, "--%s must be an integer, not '%s'", option, text);
+    json_object_set_new(req, member, json_integer(v));
+    return 0;
+}
+
+static json_t *occ_request_json(const struct occ_opts *o, int *status)
+{
+    json_t *req = json_object();
+    if (o->cc)
+        json_object_set_new(req, "compute_capability", json_string(o->cc));
+    if (o->device)
+        json_object_set_new(req, "device", json_string(o->device));
+    if ((*status = add_int(req, "regs", "regs", o->regs)) != 0 ||
+        (*status = add_int(req, "block", "block", o->block)) != 0 ||
+        (*status = add_int(req, "smem", "smem", o->smem)) != 0 ||
+        (*status = add_int(req, "static_smem", "static-smem", o->static_smem)) != 0 ||
+        (*status = add_int(req, "max_dynamic_smem", "max-dynamic-smem", o->max_dyn)) != 0 ||
+        (*status = add_int(req, "carveout", "carveout", o->carveout)) != 0 ||
+        (*status = add_int(req, "barriers", "barriers", o->barriers)) != 0) {
+        json_decref(req);
+        return NULL;
+    }
+    return req;
+}
+
+/* The compute capability of an attached device (index or UUID). */
+static int device_cc(const char *device, int *major, int *minor)
+{
+    struct gpu_inventory inv;
+    char *end;
+    long idx = strtol(device, &end, 10);
+    int found = 0;
+    if (gpu_discover(&inv) < 0)
+        return cli_fail("model occupancy", 1, "out of memory");
+    for (size_t i = 0; i < inv.count && !found; i++)
+        if (strcmp(inv.devices[i].uuid, device) == 0 ||
+            (*end == '\0' && end != device && inv.devices[i].index == idx)) {
+            *major = inv.devices[i].cc_major;
+            *minor = inv.devices[i].cc_minor;
+            found = 1;
+        }
+    int status = found ? 0
+                 : inv.count ? cli_fail("model occupancy", 1, "no attached GPU is '%s'", device)
+                             : cli_fail("model occupancy", 1, "no GPU: %s", inv.reason);
+    gpu_inventory_free(&inv);
+    return status;
+}
+
+static int occ_answer(const struct occ_opts *o)
+{
+    int status;
+    char err[512], field[64];
+    struct occ_request rq;
+    struct occ_result res;
+    json_t *req = occ_request_json(o, &status);
+    if (!req)
+        return status;
+    status = 0;
+    if (occ_request_parse(req, &rq, err, sizeof err, field, sizeof field) < 0)
+        status = cli_fail("model occupancy", 2, "%s", err);
+    else if (rq.device)
+        status = device_cc(o->device, &rq.cc_major, &rq.cc_minor);
+    const struct occ_rules *r = status ? NULL : occ_rules_for(rq.cc_major, rq.cc_minor);
+    if (!status && !r)
+        status = cli_fail("model occupancy", rq.device ? 1 : 2,
+                          "no occupancy rules for compute capability %d.%d (known: 7.0, 7.5, "
+                          "8.0, 8.6, 8.9, 9.0)", rq.cc_major, rq.cc_minor);
+    if (!status && occ_compute(r, &rq.in, &res, err, sizeof err) < 0)
+        status = cli_fail("model occupancy", 2, "%s", err);
+    if (!status && cli_print_json(occ_result_json(r, &rq.in, &res), o->compact) < 0)
+        status = cli_fail("model occupancy", 1, "cannot write output");
+    json_decref(req);
+    return status;
+}
+
+static int occ_sweep(const struct occ_opts *o)
+{
+    char err[512] = "";
+    struct occ_check chk;
+    json_t *cap = occupancy_sweep_run(o->device, err, sizeof err);
+    if (!cap)
+        return cli_fail("model occupancy", 1, "%s", err[0] ? err : "the capture failed");
+    if (!o->check)
+        return cli_print_json(cap, o->compact) < 0 ? cli_fail("model occupancy", 1, "cannot write")
+                                               : 0;
+    int rc = occ_check_capture(cap, &chk, err, sizeof err);
+    const char *cc = json_string_value(
+        json_object_get(json_object_get(cap, "device"), "compute_capability"));
+    json_t *report = rc == 0 ? occ_check_json(&chk, cc) : NULL;
+    json_decref(cap);
+    if (!report)
+        return cli_fail("model occupancy", 1, "checking the capture: %s", err);
+    int all = chk.agree == chk.rows && chk.attributes_agree == chk.attributes_checked;
+    if (cli_print_json(report, o->compact) < 0)
+        return cli_fail("model occupancy", 1, "cannot write output");
+    return all ? 0 : cli_fail("model occupancy", 1, "%d of %d configurations disagree",
+                              chk.rows - chk.agree, chk.rows);
+}
+
+static int cmd_occupancy(int argc, char **argv)
+{
+    struct occ_opts o;
+    int done = 0, status = occ_parse_args(argc, argv, &o, &done);
+    if (status || done)
+        return status;
+    if (o.check && !o.sweep)
+        return cli_fail("model occupancy", 2, "--check goes with --sweep");
+    if (o.sweep) {
+        if (!o.device || o.cc || o.regs || o.block || o.smem)
+            return cli_fail("model occupancy", 2,
+                            "--sweep takes --device N|UUID and no configuration");
+        return occ_sweep(&o);
+    }
+    return occ_answer(&o);
+}
+
+int cmd_model(int argc, char **argv)
+{
+    if (argc < 2)
+        return cli_fail("model", 2, "name a calculation: occupancy or predict (see --help)");
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        fputs(usage, stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "occupancy") == 0)
+        return cmd_occupancy(argc - 1, argv + 1);
+    if (strcmp(argv[1], "predict") == 0)
+        return cmd_model_predict(argc - 1, argv + 1);
+    return cli_fail("model", 2, "no calculation '%s' (occupancy, predict)", argv[1]);
+}

@@ -1,0 +1,283 @@
+/*
+ * `gpuprobe model predict`: a kernel's time by the MWP/CWP model, with the
+ * parameters measured on a device and stored in a database.
+ *
+ * DESIGN
+ * The options become the kernel object of POST /api/v1/model/predict
+ * (model/predict.h) and go through the same parser, so both refuse the
+ * same things. The kernel is given whole (--kernel JSON, or @FILE), or as
+ * PTX with its launch (--ptx FILE --grid --block --regs [--param N=V]...),
+ * whose description is derived. The device is a UUID stored in the
+ * database, or an index of a GPU attached here. Missing measurements are an
+ * error naming the probe to run (exit 1).
+ */
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/model.h"
+#include "db/store.h"
+#include "model/occupancy_json.h"
+#include "model/params.h"
+#include "model/predict.h"
+#include "probes/gpu/devices.h"
+#include "server/cli/cli.h"
+#include "server/cli/model.h"
+#include "util/text.h"
+
+#define CMD "model predict"
+#define MAX_PARAMS 16
+
+static const char usage[] =
+    "usage: gpuprobe model predict --db PATH --device UUID|N\n"
+    "           (--kernel JSON|@FILE | --ptx FILE --grid G --block B --regs R\n"
+    "            [--smem S] [--static-smem S] [--param NAME=VALUE]... [--entry NAME])\n"
+    "           [--launches R] [--transfer-bytes V] [--compact]\n"
+    "Predicts a kernel's time by the MWP/CWP model (Hong and Kim), with the parameters\n"
+    "the latency and memory probes measured on the device and stored in the database.\n"
+    "  --kernel JSON|@FILE  the kernel object of POST /api/v1/model/predict (docs/api.md)\n"
+    "  --ptx FILE           derive the per-warp counts from this PTX and the launch:\n"
+    "  --grid G, --block B  launch shape: N or X,Y,Z\n"
+    "  --regs R             registers per thread (for occupancy)\n"
+    "  --smem S, --static-smem S  shared memory per block, bytes\n"
+    "  --param NAME=VALUE   an integer kernel parameter the loop trip counts need\n"
+    "  --entry NAME         the .entry to describe (default: the first)\n"
+    "  --launches R         times the kernel runs (default 1)\n"
+    "  --transfer-bytes V   host<->device bytes around the launches (default 0)\n"
+    "Exit status: 0 predicted, 1 no such device or no measurements (the message names\n"
+    "the probe to run), 2 bad usage or a malformed kernel.\n";
+
+struct popts {
+    const char *db, *device, *kernel, *ptx, *grid, *block, *regs, *smem, *static_smem, *entry,
+        *launches, *transfer;
+    const char *params[MAX_PARAMS];
+    int nparams, compact;
+};
+
+static int parse_args(int argc, char **argv, struct popts *o, int *done)
+{
+    static const struct option opts[] = {
+        {"db", required_argument, NULL, 'D'},       {"device", required_argument, NULL, 'd'},
+        {"kernel", required_argument, NULL, 'k'},   {"ptx", required_argument, NULL, 'p'},
+        {"grid", required_argument, NULL, 'g'},     {"block", required_argument, NULL, 'b'},
+        {"regs", required_argument, NULL, 'r'},     {"smem", required_argument, NULL, 's'},
+        {"static-smem", required_argument, NULL, 'S'},
+        {"param", required_argument, NULL, 'P'},    {"entry", required_argument, NULL, 'e'},
+        {"launches", required_argument, NULL, 'l'}, {"transfer-bytes", required_argument, NULL, 't'},
+        {"compact", no_argument, NULL, 'c'},        {"help", no_argument, NULL, 'h'},
+        {0, 0, 0, 0}};
+    int c;
+    memset(o, 0, sizeof *o);
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'D': o->db = optarg; break;
+        case 'd': o->device = optarg; break;
+        case 'k': o->kernel = optarg; break;
+        case 'p': o->ptx = optarg; break;
+        case 'g': o->grid = optarg; break;
+        case 'b': o->block = optarg; break;
+        case 'r': o->regs = optarg; break;
+        case 's': o->smem = optarg; break;
+        case 'S': o->static_smem = optarg; break;
+        case 'e': o->entry = optarg; break;
+        case 'l': o->launches = optarg; break;
+        case 't': o->transfer = optarg; break;
+        case 'c': o->compact = 1; break;
+        case 'P':
+            if (o->nparams == MAX_PARAMS)
+                return cli_fail(CMD, 2, "at most %d --param", MAX_PARAMS);
+            o->params[o->nparams++] = optarg;
+            break;
+        case 'h': fputs(usage, stdout); *done = 1; return 0;
+        default: return cli_unknown_option(CMD, argc, argv);
+        }
+    }
+    if (optind < argc)
+        return cli_fail(CMD, 2, "unexpected argument '%s'", argv[optind]);
+    if (!o->db || !o->device)
+        return cli_fail(CMD, 2, "--db PATH and --device UUID|N are required (see --help)");
+    if (!o->kernel == !o->ptx)
+        return cli_fail(CMD, 2, "give --kernel or --ptx (see --help)");
+    return 0;
+}
+
+/* "N" or "X,Y,Z" as JSON; NULL when malformed. */
+static json_t *shape(const char *s)
+{
+    json_t *a = json_array();
+    char buf[96];
+    snprintf(buf, sizeof buf, "%s", s);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        long long v;
+        if (parse_ll(t, 1, INT_MAX, &v) < 0 || json_array_size(a) == 3) {
+            json_decref(a);
+            return NULL;
+        }
+        json_array_append_new(a, json_integer(v));
+    }
+    if (json_array_size(a) == 0) {
+        json_decref(a);
+        return NULL;
+    }
+    return a;
+}
+
+static int set_int(json_t *o, const char *key, const char *opt, const char *text)
+{
+    long long v;
+    if (!text)
+        return 0;
+    if (parse_ll(text, LLONG_MIN, LLONG_MAX, &v) < 0)
+        return cli_fail(CMD, 2, "--%s must be an integer, not '%s'", opt, text);
+    json_object_set_new(o, key, json_integer(v));
+    return 0;
+}
+
+static int read_file(const char *path, char **text)
+{
+    FILE *f = fopen(path, "rb");
+    long n = -1;
+    *text = NULL;
+    if (f && fseek(f, 0, SEEK_END) == 0)
+        n = ftell(f);
+    if (n >= 0 && fseek(f, 0, SEEK_SET) == 0 && (*text = malloc((size_t)n + 1)) != NULL &&
+        fread(*text, 1, (size_t)n, f) == (size_t)n)
+        (*text)[n] = '\0';
+    else {
+        free(*text);
+        *text = NULL;
+    }
+    if (f)
+        fclose(f);
+    return *text ? 0 : cli_fail(CMD, 2, "cannot read %s", path);
+}
+
+static int ptx_kernel(const struct popts *o, json_t *k)
+{
+    char *text;
+    json_t *grid = o->grid ? shape(o->grid) : NULL, *block = o->block ? shape(o->block) : NULL;
+    if (!grid || !block) {
+        json_decref(grid);
+        json_decref(block);
+        return cli_fail(CMD, 2, "--grid and --block are required with --ptx, as N or X,Y,Z");
+    }
+    json_object_set_new(k, "grid", grid);
+    json_object_set_new(k, "block", block);
+    if (set_int(k, "regs", "regs", o->regs) || set_int(k, "smem", "smem", o->smem) ||
+        set_int(k, "static_smem", "static-smem", o->static_smem) || read_file(o->ptx, &text))
+        return 2;
+    json_object_set_new(k, "ptx", json_string(text));
+    free(text);
+    if (o->entry)
+        json_object_set_new(k, "entry", json_string(o->entry));
+    json_t *params = json_object();
+    json_object_set_new(k, "params", params);
+    for (int i = 0; i < o->nparams; i++) {
+        char name[64];
+        const char *eq = strchr(o->params[i], '=');
+        size_t n = eq ? (size_t)(eq - o->params[i]) : 0;
+        if (!eq || n == 0 || n >= sizeof name)
+            return cli_fail(CMD, 2, "--param must be NAME=VALUE, not '%s'", o->params[i]);
+        memcpy(name, o->params[i], n);
+        name[n] = '\0';
+        if (set_int(params, name, "param", eq + 1))
+            return 2;
+    }
+    return 0;
+}
+
+static json_t *kernel_json(const struct popts *o, int *status)
+{
+    json_t *k = NULL;
+    char *text = NULL;
+    json_error_t je;
+    *status = 0;
+    if (o->kernel) {
+        if (o->kernel[0] == '@' && (*status = read_file(o->kernel + 1, &text)) != 0)
+            return NULL;
+        k = json_loads(text ? text : o->kernel, JSON_REJECT_DUPLICATES, &je);
+        free(text);
+        if (!k) {
+            *status = cli_fail(CMD, 2, "--kernel is not JSON: %s", je.text);
+            return NULL;
+        }
+    } else {
+        k = json_object();
+        if ((*status = ptx_kernel(o, k)) != 0) {
+            json_decref(k);
+            return NULL;
+        }
+    }
+    if (json_is_object(k) &&
+        ((*status = set_int(k, "launches", "launches", o->launches)) != 0 ||
+         (*status = set_int(k, "transfer_bytes", "transfer-bytes", o->transfer)) != 0)) {
+        json_decref(k);
+        return NULL;
+    }
+    return k;
+}
+
+/* The UUID for --device: an attached GPU's by index, else the text itself. */
+static void device_uuid(const char *device, char uuid[48])
+{
+    struct gpu_inventory inv;
+    long long idx;
+    snprintf(uuid, 48, "%s", device);
+    if (parse_ll(device, 0, INT_MAX, &idx) < 0 || gpu_discover(&inv) < 0)
+        return;
+    for (size_t i = 0; i < inv.count; i++)
+        if (inv.devices[i].index == idx)
+            snprintf(uuid, 48, "%s", inv.devices[i].uuid);
+    gpu_inventory_free(&inv);
+}
+
+static int predict(store *s, const struct popts *o, const json_t *kernel)
+{
+    char uuid[48], err[768], field[64];
+    int missing, major, minor;
+    struct mwp_hw hw;
+    json_t *inputs = NULL, *out = NULL;
+    device_uuid(o->device, uuid);
+    if (store_model_inputs(s, uuid, &inputs, err, sizeof err) < 0)
+        return cli_fail(CMD, 1, "%s", err);
+    int status = 0;
+    const struct occ_rules *r = NULL;
+    if (model_hw_from_inputs(inputs, uuid, &hw, &missing, err, sizeof err) < 0)
+        status = cli_fail(CMD, 1, "%s", err);
+    else if (model_inputs_cc(inputs, &major, &minor) < 0 || !(r = occ_rules_for(major, minor)))
+        status = cli_fail(CMD, 1, "no occupancy rules for device %s's compute capability", uuid);
+    else if (model_predict_json(kernel, r, &hw, &out, err, sizeof err, field, sizeof field) < 0)
+        status = cli_fail(CMD, 2, "kernel.%s", err);
+    else {
+        json_object_set_new(out, "device", json_string(uuid));
+        if (cli_print_json(out, o->compact) < 0) /* releases out */
+            status = cli_fail(CMD, 1, "cannot write output");
+        out = NULL;
+    }
+    json_decref(out);
+    json_decref(inputs);
+    return status;
+}
+
+int cmd_model_predict(int argc, char **argv)
+{
+    struct popts o;
+    int done = 0, status = parse_args(argc, argv, &o, &done);
+    char err[512];
+    store *s = NULL;
+    if (status || done)
+        return status;
+    json_t *kernel = kernel_json(&o, &status);
+    if (!kernel)
+        return status;
+    if (store_open(&s, o.db, err, sizeof err) != 0)
+        status = cli_fail(CMD, 1, "%s", err);
+    else
+        status = predict(s, &o, kernel);
+    store_close(s);
+    json_decref(kernel);
+    return status;
+}

@@ -1,0 +1,245 @@
+/*
+ * Result documents as tables (see probe_table.h).
+ *
+ * DESIGN
+ * Read-only and forgiving: the document was already checked, but a table
+ * must not crash on a member it does not expect, so every accessor tolerates
+ * absence and prints "-" or the member's error instead. A figure prints as
+ * "median [min-max]"; an error prints shortened to fit its row. The pieces
+ * every table uses are here (probe_table_internal.h), with the latency and
+ * memory tables; the tables of the probes that edit machine code are in
+ * probe_table_edits.c.
+ */
+#include "server/cli/probe_table.h"
+
+#include <string.h>
+
+#include "server/cli/probe_table_internal.h"
+
+/* ---- pieces ---------------------------------------------------------------- */
+
+double pt_num(const json_t *o, const char *key)
+{
+    return json_number_value(json_object_get(o, key));
+}
+
+const char *pt_error_of(const json_t *v)
+{
+    if (json_is_string(v))
+        return json_string_value(v);
+    return json_string_value(json_object_get(v, "error"));
+}
+
+void pt_figure_text(const json_t *fig, char *buf, size_t len)
+{
+    if (json_is_object(fig) && !json_object_get(fig, "median") && json_object_get(fig, "cycles"))
+        fig = json_object_get(fig, "cycles");
+    if (pt_error_of(fig))
+        snprintf(buf, len, "error: %.*s", ERR_WIDTH, pt_error_of(fig));
+    else if (json_is_number(json_object_get(fig, "median")))
+        snprintf(buf, len, "%.2f [%.2f-%.2f]", pt_num(fig, "median"), pt_num(fig, "min"),
+                 pt_num(fig, "max"));
+    else
+        snprintf(buf, len, "-");
+}
+
+const char *pt_text(const json_t *o, const char *key, const char *dflt)
+{
+    const char *v = json_string_value(json_object_get(o, key));
+    return v ? v : dflt;
+}
+
+/* 1536 -> "1.5 KiB". */
+static void bytes_text(double b, char *buf, size_t len)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    size_t u = 0;
+    while (b >= 1024 && u + 1 < sizeof units / sizeof units[0]) {
+        b /= 1024;
+        u++;
+    }
+    snprintf(buf, len, "%.4g %s", b, units[u]);
+}
+
+static void clock_text(const json_t *v, char *buf, size_t len)
+{
+    if (json_is_number(v))
+        snprintf(buf, len, "%.0f", json_number_value(v));
+    else
+        snprintf(buf, len, "?");
+}
+
+void pt_header(FILE *f, const json_t *doc)
+{
+    const json_t *dev = json_object_get(doc, "device"), *clk = json_object_get(doc, "clock_mhz");
+    const char *name = json_string_value(json_object_get(dev, "name"));
+    const char *uuid = json_string_value(json_object_get(dev, "uuid"));
+    const char *cc = json_string_value(json_object_get(dev, "compute_capability"));
+    const char *drv = json_string_value(json_object_get(doc, "driver_version"));
+    char before[32], after[32];
+    clock_text(json_object_get(clk, "before"), before, sizeof before);
+    clock_text(json_object_get(clk, "after"), after, sizeof after);
+    fprintf(f, "%s on %s (%s), compute capability %s, driver %s\n",
+            json_string_value(json_object_get(doc, "probe")), name ? name : "?",
+            uuid ? uuid : "?", cc ? cc : "?", drv ? drv : "?");
+    fprintf(f, "SM clock %s -> %s MHz, %lld repeats, %.1f s\n\n", before, after,
+            (long long)json_integer_value(json_object_get(doc, "repeats")),
+            pt_num(doc, "wall_s"));
+}
+
+/* ---- latency ------------------------------------------------------------------- */
+
+static void latency_row(FILE *f, const json_t *e)
+{
+    const json_t *tput = json_object_get(e, "throughput_per_clock_per_sm");
+    char lat[128], tp[32] = "-";
+    if (json_object_get(e, "latency_cycles"))
+        pt_figure_text(json_object_get(e, "latency_cycles"), lat, sizeof lat);
+    else
+        snprintf(lat, sizeof lat, "not measured: %.*s", ERR_WIDTH,
+                 pt_text(e, "error", "no figure"));
+    if (json_is_number(json_object_get(tput, "median")))
+        snprintf(tp, sizeof tp, "%.2f", pt_num(tput, "median"));
+    fprintf(f, "%-12s %-8s %-8s %-24s %s\n", pt_text(e, "name", "?"), pt_text(e, "group", ""),
+            pt_text(e, "sass_opcode", "?"), lat, tp);
+}
+
+static void latency_table(FILE *f, const json_t *doc)
+{
+    const json_t *e;
+    size_t i;
+    pt_header(f, doc);
+    fprintf(f, "%-12s %-8s %-8s %-24s %s\n", "instruction", "group", "SASS",
+            "latency cycles [min-max]", "results/clk/SM");
+    json_array_foreach(json_object_get(doc, "entries"), i, e)
+        latency_row(f, e);
+}
+
+/* ---- memory -------------------------------------------------------------------- */
+
+static void curve_rows(FILE *f, const char *load, const json_t *curve)
+{
+    const json_t *p;
+    size_t i;
+    char b[32], fig[128];
+    if (pt_error_of(curve)) {
+        fprintf(f, "%s curve: error: %.*s\n", load, ERR_WIDTH, pt_error_of(curve));
+        return;
+    }
+    fprintf(f, "%s curve\n  %-12s %s\n", load, "footprint", "cycles [min-max]");
+    json_array_foreach(curve, i, p) {
+        bytes_text(pt_num(p, "bytes"), b, sizeof b);
+        pt_figure_text(json_object_get(p, "cycles"), fig, sizeof fig);
+        fprintf(f, "  %-12s %s\n", b, fig);
+    }
+}
+
+static void level_rows(FILE *f, const char *load, const json_t *levels)
+{
+    const json_t *l;
+    size_t i;
+    char b[32];
+    if (pt_error_of(levels)) {
+        fprintf(f, "%s levels: error: %.*s\n", load, ERR_WIDTH, pt_error_of(levels));
+        return;
+    }
+    json_array_foreach(levels, i, l) {
+        if (json_is_number(json_object_get(l, "up_to_bytes")))
+            bytes_text(pt_num(l, "up_to_bytes"), b, sizeof b);
+        fprintf(f, "%s level %lld: %.1f cycles, %s%s\n", load,
+                (long long)json_integer_value(json_object_get(l, "level")), pt_num(l, "cycles"),
+                json_is_number(json_object_get(l, "up_to_bytes")) ? "holds up to " : "",
+                json_is_number(json_object_get(l, "up_to_bytes")) ? b
+                                                                   : "still rising at the end");
+    }
+}
+
+static void figure_row(FILE *f, const char *label, const json_t *fig)
+{
+    char text[128];
+    if (!fig)
+        return;
+    pt_figure_text(fig, text, sizeof text);
+    fprintf(f, "%-32s %s\n", label, text);
+}
+
+/* The cold chase's figures, per load, or the reason for none. */
+static void figure_rows_dram(FILE *f, const json_t *dm)
+{
+    if (!dm || json_is_null(dm))
+        return;
+    if (pt_error_of(dm)) {
+        figure_row(f, "device memory (cold)", dm);
+        return;
+    }
+    figure_row(f, "device memory (cold), ca", json_object_get(dm, "ca"));
+    figure_row(f, "device memory (cold), cg", json_object_get(dm, "cg"));
+}
+
+static void memory_table(FILE *f, const json_t *doc)
+{
+    static const char *const loads[] = {"ca", "cg"};
+    const json_t *dep = json_object_get(doc, "departure");
+    pt_header(f, doc);
+    for (size_t i = 0; i < 2; i++) {
+        curve_rows(f, loads[i], json_object_get(json_object_get(doc, "curves"), loads[i]));
+        fputc('\n', f);
+    }
+    for (size_t i = 0; i < 2; i++)
+        level_rows(f, loads[i], json_object_get(json_object_get(doc, "levels"), loads[i]));
+    fputc('\n', f);
+    figure_row(f, "shared memory load", json_object_get(doc, "shared_cycles"));
+    figure_rows_dram(f, json_object_get(doc, "device_memory_cycles"));
+    if (pt_error_of(dep)) {
+        figure_row(f, "departure", dep);
+        return;
+    }
+    figure_row(f, "departure, coalesced", json_object_get(dep, "coalesced_cycles"));
+    figure_row(f, "departure, uncoalesced", json_object_get(dep, "uncoalesced_cycles"));
+    figure_row(f, "departure, L1 hit, coalesced",
+               json_object_get(json_object_get(dep, "l1_hit"), "coalesced_cycles"));
+    figure_row(f, "departure, L1 hit, uncoalesced",
+               json_object_get(json_object_get(dep, "l1_hit"), "uncoalesced_cycles"));
+}
+
+/* ---- dispatch ------------------------------------------------------------------ */
+
+/* Each probe's table, by the document's "probe". */
+static const struct {
+    const char *probe;
+    void (*print)(FILE *f, const json_t *doc);
+} tables[] = {
+    {"latency", latency_table},
+    {"memory", memory_table},
+    {"banks", pt_banks_table},
+    {"control-codes", pt_control_codes_table},
+    {"dual-issue", pt_dual_issue_table},
+};
+
+static void one(FILE *f, const char *member, const json_t *doc)
+{
+    const char *probe = json_string_value(json_object_get(doc, "probe"));
+    for (size_t i = 0; probe && i < sizeof tables / sizeof tables[0]; i++)
+        if (strcmp(probe, tables[i].probe) == 0) {
+            tables[i].print(f, doc);
+            return;
+        }
+    if (pt_error_of(doc))
+        fprintf(f, "%s: failed: %s\n", member, pt_error_of(doc));
+}
+
+void probe_table_print(FILE *f, const json_t *result)
+{
+    const char *key;
+    const json_t *v;
+    int n = 0;
+    if (json_object_get(result, "probe")) {
+        one(f, "result", result);
+        return;
+    }
+    json_object_foreach((json_t *)result, key, v) {
+        if (n++)
+            fputc('\n', f);
+        one(f, key, v);
+    }
+}

@@ -1,0 +1,76 @@
+/*
+ * `gpuprobe serve`: the daemon's command line. Options become a config
+ * (defaults, then --config FILE, then the options); server/serve.c runs it.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "server/cli/cli.h"
+#include "server/config.h"
+#include "server/serve.h"
+
+static const char usage[] =
+    "usage: gpuprobe serve [--listen ADDR:PORT] [--db PATH] [--token-file PATH]\n"
+    "                      [--config PATH]\n"
+    "Runs the daemon: the HTTP JSON API and dashboard, and the job scheduler.\n"
+    "  --listen ADDR:PORT  where to listen (default 127.0.0.1:8080; port 0 = any free)\n"
+    "  --db PATH           the SQLite database (default ./gpuprobe.db)\n"
+    "  --token-file PATH   bearer tokens for writes, one per line (no file: writes refused)\n"
+    "  --config PATH       a file of 'key = value' settings (see systemd/gpuprobe.conf.example)\n"
+    "Command-line options override the config file.\n";
+
+struct serve_args {
+    const char *config, *listen, *db, *token_file;
+};
+
+static int parse_args(int argc, char **argv, struct serve_args *a, int *status)
+{
+    static const struct option opts[] = {
+        {"listen", required_argument, NULL, 'l'}, {"db", required_argument, NULL, 'd'},
+        {"token-file", required_argument, NULL, 't'}, {"config", required_argument, NULL, 'c'},
+        {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
+    int c;
+    memset(a, 0, sizeof *a);
+    opterr = 0; /* our own one-line message instead of getopt's */
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'l': a->listen = optarg; break;
+        case 'd': a->db = optarg; break;
+        case 't': a->token_file = optarg; break;
+        case 'c': a->config = optarg; break;
+        case 'h': fputs(usage, stdout); *status = 0; return -1;
+        default: *status = cli_unknown_option("serve", argc, argv); return -1;
+        }
+    }
+    if (optind < argc) {
+        *status = cli_fail("serve", 2, "unexpected argument '%s'", argv[optind]);
+        return -1;
+    }
+    return 0;
+}
+
+static int load_config(const struct serve_args *a, struct config *cfg, char *err, size_t errlen)
+{
+    config_defaults(cfg);
+    if (a->config && config_load_file(cfg, a->config, err, errlen) < 0)
+        return -1;
+    if ((a->listen && config_set(cfg, "listen", a->listen, err, errlen) < 0) ||
+        (a->db && config_set(cfg, "db", a->db, err, errlen) < 0) ||
+        (a->token_file && config_set(cfg, "token_file", a->token_file, err, errlen) < 0))
+        return -1;
+    return config_finish(cfg, err, errlen);
+}
+
+int cmd_serve(int argc, char **argv)
+{
+    struct serve_args a;
+    struct config cfg;
+    int status = 0;
+    char err[1024];
+    if (parse_args(argc, argv, &a, &status) < 0)
+        return status;
+    if (load_config(&a, &cfg, err, sizeof err) < 0)
+        return cli_fail("serve", 2, "%s", err);
+    return serve_run(&cfg, err, sizeof err) < 0 ? cli_fail("serve", 1, "%s", err) : 0;
+}

@@ -1,0 +1,59 @@
+/*
+ * The job scheduler: one thread that starts queued jobs in worker processes,
+ * watches them, and records how each ended.
+ *
+ * DESIGN
+ * Jobs live in the store, not in memory: the scheduler reads the queue from
+ * the store every time it wakes (on a submission, a cancellation, a child's
+ * exit or output, a deadline, or once a second), so a restart loses nothing.
+ * Guarantees: at most one running job per GPU, FIFO per GPU (the queue is
+ * read oldest first and a GPU's later job is never started while an older one
+ * for it waits); jobs that need no GPU share cpu_workers slots, also FIFO.
+ * A child's exit, crash, overrun or cancellation is turned into the job's
+ * final state here, in one store transaction each.
+ * Not done: priorities, and fairness between GPUs beyond FIFO order.
+ */
+#ifndef GPUPROBE_SERVER_JOBS_SCHEDULER_H
+#define GPUPROBE_SERVER_JOBS_SCHEDULER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "db/store.h"
+
+struct app;
+struct scheduler;
+
+/* Worker result documents larger than this fail the job. */
+#define SCHED_RESULT_LIMIT (64u << 20)
+
+struct scheduler *scheduler_start(struct app *app, char *err, size_t errlen);
+/* Something changed in the queue: look again now. */
+void scheduler_wake(struct scheduler *s);
+/* Kills the job's process if it runs here; the job then ends cancelled. */
+void scheduler_cancel(struct scheduler *s, int64_t job_id);
+/* Kills running workers, returns their jobs to the queue ("daemon stopped"),
+ * and joins the thread. */
+void scheduler_stop(struct scheduler *s);
+int scheduler_running(struct scheduler *s);
+
+/* Blocks until job_id has ended, timeout_ms has passed or the scheduler
+ * stops, and hands back the job as last read (free it with job_row_free).
+ * 0 when it has ended; 1 when it has not (yet); -1 with the reason when it
+ * cannot be read (then j is empty). For a client that waits on its job. */
+int scheduler_wait(struct scheduler *s, int64_t job_id, int timeout_ms, struct job_row *j,
+                   char *err, size_t errlen);
+
+/* The pure part of the decision, testable alone: may a job for `device`
+ * (NULL = CPU) start, given the devices busy now and the CPU jobs running? */
+struct sched_view {
+    const char *const *busy_devices;
+    size_t nbusy;
+    int cpu_running;
+    int cpu_workers;
+    const char *const *blocked_devices;   /* devices whose older job waits */
+    size_t nblocked;
+};
+int sched_may_start(const struct sched_view *v, const char *device);
+
+#endif

@@ -1,0 +1,163 @@
+/*
+ * The daemon's life (see serve.h).
+ *
+ * DESIGN
+ * Start-up order matters: the store first (recovering jobs a crash left
+ * running, before anything could start them), then HTTP (so /healthz answers
+ * and /readyz says "not yet" while discovery runs), then discovery, then the
+ * scheduler. Signals are blocked in every thread and taken synchronously by
+ * the main thread with sigwait, so no code runs in signal context. SIGTERM
+ * and SIGINT shut down in reverse: stop accepting, finish in-flight requests,
+ * stop the scheduler (its running jobs go back to the queue), close the store.
+ */
+#include "server/serve.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "server/api/routes.h"
+#include "server/app.h"
+#include "server/discovery.h"
+#include "server/http/auth.h"
+#include "server/http/http.h"
+#include "server/jobs/scheduler.h"
+#include "server/log.h"
+
+/* One daemon per database: a second one would re-run the first one's jobs
+ * as "interrupted". The lock lives beside the database (never on the file
+ * itself, whose POSIX locks belong to SQLite) and dies with the process. */
+static int lock_database(const char *db, char *err, size_t errlen)
+{
+    char path[1100], holder[32] = "";
+    snprintf(path, sizeof path, "%s.lock", db);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0640);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot create lock file %.900s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+        ssize_t n = pread(fd, holder, sizeof holder - 1, 0);
+        holder[n > 0 ? n : 0] = '\0';
+        holder[strcspn(holder, "\n")] = '\0';
+        snprintf(err, errlen, "database %.500s is in use by another gpuprobe serve (pid %s)", db,
+                 holder[0] ? holder : "unknown");
+        close(fd);
+        return -1;
+    }
+    char pid[32];
+    int n = snprintf(pid, sizeof pid, "%d\n", (int)getpid());
+    if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)n, 0) != n)
+        log_kv(LOG_WARN, "lock_file", "path=%s error=cannot_write_pid", path);
+    return fd; /* kept open, and so locked, until the process ends */
+}
+
+static void warn_if_readable(const char *token_file)
+{
+    struct stat st;
+    if (token_file[0] && stat(token_file, &st) == 0 && (st.st_mode & 077))
+        log_kv(LOG_WARN, "token_file_permissions",
+               "path=%s mode=%03o hint=tokens_should_be_readable_by_the_service_only", token_file,
+               (unsigned)(st.st_mode & 0777));
+}
+
+static int open_store(struct app *app, char *err, size_t errlen)
+{
+    char why[512];
+    if (lock_database(app->cfg.db, err, errlen) < 0)
+        return -1;
+    if (store_open(&app->db, app->cfg.db, why, sizeof why) < 0) {
+        snprintf(err, errlen, "cannot open database %.400s: %.500s", app->cfg.db, why);
+        return -1;
+    }
+    int n = 0;
+    if (store_jobs_recover(app->db, "the daemon stopped without finishing the job (crash or kill)",
+                           &n, why, sizeof why) < 0) {
+        snprintf(err, errlen, "cannot recover interrupted jobs: %s", why);
+        return -1;
+    }
+    if (n)
+        log_kv(LOG_WARN, "jobs_recovered", "count=%d", n);
+    return 0;
+}
+
+static void block_signals(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+static void wait_for_stop(const sigset_t *set)
+{
+    for (;;) {
+        int sig = 0;
+        if (sigwait(set, &sig) != 0)
+            continue;
+        if (sig == SIGHUP) {
+            log_kv(LOG_INFO, "signal_ignored", "signal=SIGHUP");
+            continue;
+        }
+        log_kv(LOG_INFO, "stopping", "signal=%s", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+        return;
+    }
+}
+
+static int run(struct app *app, const sigset_t *sigs, char *err, size_t errlen)
+{
+    int port = 0;
+    char why[900];
+    if (auth_load(&app->auth, app->cfg.token_file, why, sizeof why) < 0) {
+        snprintf(err, errlen, "token file: %s", why);
+        return -1;
+    }
+    warn_if_readable(app->cfg.token_file);
+    if (open_store(app, err, errlen) < 0)
+        return -1;
+    struct http_setup setup = {.cfg = &app->cfg, .auth = app->auth, .routes = routes,
+                               .nroutes = route_count, .app = app};
+    struct http_server *http = http_start(&setup, &port, err, errlen);
+    if (!http)
+        return -1;
+    char host[128];
+    config_split_listen(app->cfg.listen, host, sizeof host, &(int){0});
+    log_kv(LOG_INFO, "listening", "addr=%s:%d db=%s writes=%s version=%s", host, port,
+           app->cfg.db, app->cfg.token_file[0] ? "token" : "disabled", GPUPROBE_VERSION);
+    discovery_run(app);
+    app->sched = scheduler_start(app, err, errlen);
+    int status = 0;
+    if (!app->sched) {
+        status = -1;
+    } else {
+        log_kv(LOG_INFO, "ready", "devices=%zu cpu_workers=%d", app->inv.count,
+               app->cfg.cpu_workers);
+        wait_for_stop(sigs);
+    }
+    http_quiesce(http);
+    http_stop(http);
+    scheduler_stop(app->sched);
+    log_kv(LOG_INFO, "stopped", "status=%d", status ? 1 : 0);
+    return status;
+}
+
+int serve_run(const struct config *cfg, char *err, size_t errlen)
+{
+    static struct app app; /* handlers reach it from every HTTP thread */
+    sigset_t sigs;
+    log_set_level((enum log_level)cfg->log_level);
+    umask(027); /* the database and its WAL are for the service and its group */
+    block_signals(&sigs);
+    app_init(&app, cfg);
+    int rc = run(&app, &sigs, err, errlen);
+    app_release(&app);
+    return rc;
+}

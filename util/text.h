@@ -1,0 +1,25 @@
+/*
+ * Small text utilities shared by the server: a bounded integer parser (for
+ * settings and query arguments alike) and a growable byte buffer (for request
+ * bodies and worker output alike).
+ */
+#ifndef GPUPROBE_UTIL_TEXT_H
+#define GPUPROBE_UTIL_TEXT_H
+
+#include <stddef.h>
+
+/* Parses all of s as a decimal integer in [min, max]; -1 for anything else. */
+int parse_ll(const char *s, long long min, long long max, long long *out);
+
+/* Bytes with a length; data stays NUL-terminated once anything is appended. */
+struct buf {
+    char *data;
+    size_t len, cap;
+};
+
+/* Appends n bytes unless len would pass limit or memory runs out (then -1,
+ * and nothing is appended). */
+int buf_append(struct buf *b, const void *p, size_t n, size_t limit);
+void buf_free(struct buf *b);
+
+#endif
