@@ -8,7 +8,8 @@
  * wrong, a document that is not JSON, lacks "ok", has an unknown member, a
  * wrong type, a success with more than its result, or a failure without
  * "error"; failure details survive the store's JSON form; job_timeout_s
- * takes the request, then the daemon's setting, then the kind's default.
+ * takes the request, then the daemon's setting, then the kind's default;
+ * a job call without a kind, and a failure of an unknown class, abort.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,6 +23,7 @@
 #include <string.h>
 
 #include "server/jobs/protocol.h"
+#include "tests/unit/support/death.h"
 
 static int argc_of(char **argv)
 {
@@ -234,6 +236,28 @@ static void test_timeout_rule(void **state)
     assert_int_equal(job_timeout_s(&cfg, &k, 5), 5);
 }
 
+static void argv_without_kind(void *arg)
+{
+    (void)arg;
+    struct worker_call call = {.mode = WORKER_JOB};
+    struct worker_argv a;
+    worker_argv(&a, "/proc/self/exe", &call);
+}
+
+static void failure_of_unknown_class(void *arg)
+{
+    (void)arg;
+    struct job_failure f = {(enum job_error_class)7, -1, -1};
+    json_decref(job_failure_to_json(&f));
+}
+
+static void test_contracts(void **state)
+{
+    (void)state;
+    assert_true(dies_by_assert(argv_without_kind, NULL));
+    assert_true(dies_by_assert(failure_of_unknown_class, NULL));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -246,6 +270,7 @@ int main(void)
         cmocka_unit_test(test_reply_refusals),
         cmocka_unit_test(test_failure_json),
         cmocka_unit_test(test_timeout_rule),
+        cmocka_unit_test(test_contracts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
