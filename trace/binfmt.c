@@ -11,6 +11,7 @@
  */
 #include "trace/binfmt.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -427,6 +428,7 @@ int trace_bin_read(const struct trace_bin *b, trace_sink sink, void *ctx, struct
 
 void trace_bin_get_out(const struct trace_bin *b, uint64_t i, struct trace_out *o)
 {
+    assert(b->h.kind == TRACE_BIN_SORTED && i < b->count);
     trace_bin_out_decode(b->data + i * TRACE_BIN_OUT_BYTES, o);
 }
 
@@ -557,6 +559,7 @@ struct trace_bin_writer *trace_bin_writer_open(const char *path, const struct tr
 int trace_bin_write_rec(void *ctx, const struct trace_rec *r)
 {
     struct trace_bin_writer *w = ctx;
+    assert(w && r && w->h.kind == TRACE_BIN_REQUESTS);
     if (w->used + TRACE_BIN_REQ_BYTES > WBUF && wflush(w))
         return 1;
     if (w->failed)
@@ -573,6 +576,7 @@ int trace_bin_write_rec(void *ctx, const struct trace_rec *r)
 int trace_bin_write_out(void *ctx, const struct trace_out *o, size_t n)
 {
     struct trace_bin_writer *w = ctx;
+    assert(w && (o || n == 0) && w->h.kind == TRACE_BIN_SORTED);
     for (size_t i = 0; i < n; i++) {
         if (w->used + TRACE_BIN_OUT_BYTES > WBUF && wflush(w))
             return 1;

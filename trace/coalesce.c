@@ -12,8 +12,12 @@
  */
 #include "trace/coalesce.h"
 
+#include <assert.h>
+
 void trace_coalescer_init(struct trace_coalescer *c, const struct trace_params *p)
 {
+    /* a line that is not a power of two would split requests at the wrong bytes */
+    assert(p->line_bytes >= 32 && (p->line_bytes & (p->line_bytes - 1)) == 0);
     c->policy = p->coalesce;
     if (p->coalesce == TRACE_COALESCE_SECTOR32) {
         c->key_shift = 5;
@@ -98,6 +102,7 @@ static uint32_t merge(const struct trace_coalescer *c, const struct trace_rec *c
 uint32_t trace_coalesce(const struct trace_coalescer *c, const struct trace_rec *const *req,
                         const uint8_t *lane, uint32_t n, struct trace_group *g)
 {
+    assert(n >= 1 && n <= TRACE_WARP_SIZE); /* one warp instruction's requests */
     uint32_t width = 0, dep = 0;
     for (uint32_t i = 0; i < n; i++) {
         if (req[i]->width > width)

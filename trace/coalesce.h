@@ -61,11 +61,12 @@ struct trace_coalescer {
     unsigned key_shift; /* log2(line) for line128, 5 for sector32 */
 };
 
+/* p->line_bytes must be a power of two of at least 32 (validated parameters). */
 void trace_coalescer_init(struct trace_coalescer *c, const struct trace_params *p);
 
 /* The seed's merge of one instruction's requests, given in lane order:
- * req[i] is the request of lane lane[i]. Writes the transactions to g and
- * returns their number. */
+ * req[i] is the request of lane lane[i], 1 <= n <= 32. Writes the
+ * transactions to g and returns their number. */
 uint32_t trace_coalesce(const struct trace_coalescer *c, const struct trace_rec *const *req,
                         const uint8_t *lane, uint32_t n, struct trace_group *g);
 

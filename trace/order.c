@@ -17,6 +17,7 @@
  */
 #include "trace/order.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -496,6 +497,9 @@ static void run(struct loop *l)
 int trace_order_sm(const struct trace_params *p, uint32_t sm, const struct trace_block_src *src,
                    const struct trace_emit *emit, struct trace_sm_stats *st)
 {
+    /* resolved and valid parameters, an SM that exists: else the order is wrong */
+    assert(p && src && emit && st);
+    assert(sm < p->sms && p->blocks_per_sm >= 1 && p->threads_per_block >= 1 && p->mshr >= 1);
     struct loop *l = calloc(1, sizeof *l);
     if (!l)
         return -2;

@@ -62,7 +62,7 @@ struct trace_sm_stats {
 };
 
 /* Orders one SM's blocks; emits trace_out records with this sm and seq from
- * 0. p must be resolved and valid. 0, a negative error from src->next, -2
+ * 0. p must be resolved and valid, and sm < p->sms (both asserted). 0, a negative error from src->next, -2
  * for an internal inconsistency or out of memory, or the sink's non-zero
  * return. */
 int trace_order_sm(const struct trace_params *p, uint32_t sm, const struct trace_block_src *src,

@@ -3,6 +3,8 @@
  */
 #include "trace/schedule.h"
 
+#include <assert.h>
+
 uint32_t trace_sched_warp_threads(const struct trace_params *p, uint32_t w)
 {
     uint32_t first = w * TRACE_WARP_SIZE;
@@ -14,6 +16,7 @@ uint32_t trace_sched_warp_threads(const struct trace_params *p, uint32_t w)
 
 uint32_t trace_sched_block_sm(const struct trace_params *p, uint64_t b)
 {
+    assert(p->sms >= 1 && p->blocks_per_sm >= 1); /* resolved parameters */
     if (p->placement == TRACE_PLACEMENT_FILL) {
         uint64_t wave = (uint64_t)p->sms * p->blocks_per_sm;
         return (uint32_t)((b % wave) / p->blocks_per_sm);
@@ -23,6 +26,7 @@ uint32_t trace_sched_block_sm(const struct trace_params *p, uint64_t b)
 
 uint64_t trace_sched_sm_block(const struct trace_params *p, uint32_t sm, uint64_t k)
 {
+    assert(sm < p->sms && p->blocks_per_sm >= 1);
     if (p->placement == TRACE_PLACEMENT_FILL) {
         uint64_t wave = (uint64_t)p->sms * p->blocks_per_sm;
         uint64_t w = k / p->blocks_per_sm;

@@ -16,6 +16,7 @@
  */
 #include "trace/sort.h"
 
+#include <assert.h>
 #include <fcntl.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -27,6 +28,7 @@
 #include "trace/order_ref.h"
 #include "trace/schedule.h"
 #include "trace/spool.h"
+#include "trace/tmpfile.h"
 
 #define SCAN_RELEASE_EVERY ((size_t)1 << 18)   /* records between releases in the checking pass */
 #define STREAM_CHUNK ((size_t)128)             /* records per thread buffer (4 KiB) */
@@ -431,6 +433,8 @@ static int summary_init(struct trace_summary *sum, const struct trace_params *p,
 static int sort_view(const struct view *v, const struct trace_params *pin, const struct trace_sort_opts *o,
                      trace_out_sink sink, void *ctx, struct trace_summary *sum, struct trace_err *err)
 {
+    assert(v && pin && sink && sum && err);
+    assert(v->recs || v->n == 0);
     struct trace_params p = *pin;
     char msg[200];
     trace_params_resolve(&p, 0);
@@ -479,50 +483,53 @@ static int is_thread_major(const struct trace_bin *b)
     return yes;
 }
 
-/* Feeds the mapped input through a spool into the writer. */
-static int spool_into(struct trace_input *in, const struct trace_sort_opts *o, const char *dir,
-                      struct trace_bin_writer *w, struct trace_err *err)
+int trace_input_from_spool(struct trace_input *in, struct trace_spool *sp,
+                           uint32_t threads_per_block, const char *tmpdir, struct trace_err *err)
 {
-    struct trace_spool *sp = trace_spool_new(dir, o ? o->spool_mem : 0, err);
-    if (!sp)
-        return TRACE_SORT_ESYS;
-    int rc = trace_bin_read(&in->bin, trace_spool_add, sp, err);
-    if (rc < 0) {
-        rc = TRACE_SORT_EINPUT; /* a bad record; err says where */
-    } else {
-        /* rc > 0: the spool failed; finishing reports why */
-        int frc = trace_spool_finish(sp, w, err);
-        rc = rc || frc ? TRACE_SORT_ESYS : 0;
-    }
-    trace_spool_free(sp);
-    return rc;
-}
-
-/* Spools the input into a temporary thread-major file and maps that instead. */
-static int spool_input(struct trace_input *in, const struct trace_sort_opts *o, struct trace_err *err)
-{
-    const char *dir = o && o->tmpdir ? o->tmpdir : getenv("TMPDIR");
-    if (!dir || !*dir)
-        dir = "/tmp";
     char path[300];
-    snprintf(path, sizeof path, "%s/gpuprobe-sorted-XXXXXX", dir);
-    int fd = mkostemp(path, O_CLOEXEC);
-    if (fd < 0) {
-        trace_err_set(err, 0, 0, "temporary file in %s for spooling: %s", dir, strerror(errno));
+    int named;
+    memset(in, 0, sizeof *in);
+    in->bin.fd = -1; /* closing an input that never opened closes nothing */
+    int fd = trace_tmp_open(tmpdir, "requests", path, sizeof path, &named);
+    int wfd = fd < 0 ? -1 : dup(fd); /* the writer closes its own; fd keeps path valid */
+    if (wfd < 0) {
+        trace_err_set(err, 0, 0, "temporary file in %s for the thread-major trace: %s",
+                      trace_tmpdir(tmpdir), strerror(errno));
+        if (fd >= 0)
+            close(fd);
         return TRACE_SORT_ESYS;
     }
     struct trace_bin_header h;
     trace_bin_header_init(&h, TRACE_BIN_REQUESTS, NULL);
-    h.threads_per_block = in->bin.h.threads_per_block;
-    struct trace_bin_writer *w = trace_bin_writer_fd(fd, 1, &h, err);
-    int rc = w ? spool_into(in, o, dir, w, err) : TRACE_SORT_ESYS;
+    h.threads_per_block = threads_per_block;
+    struct trace_bin_writer *w = trace_bin_writer_fd(wfd, 1, &h, err);
+    int rc = w && trace_spool_finish(sp, w, err) == 0 ? 0 : TRACE_SORT_ESYS;
     if (w && trace_bin_writer_close(w, rc ? NULL : err) && rc == 0)
         rc = TRACE_SORT_ESYS;
-    trace_bin_close(&in->bin);
     if (rc == 0 && trace_bin_open(path, &in->bin, err))
         rc = TRACE_SORT_ESYS;
-    unlink(path); /* the mapping stays valid */
-    in->spooled = 1;
+    in->spooled = rc == 0;
+    if (named)
+        unlink(path);
+    close(fd); /* the mapping keeps the file */
+    return rc;
+}
+
+/* Spools a mapped input that is not thread-major and opens the copy instead. */
+static int spool_input(struct trace_input *in, const struct trace_sort_opts *o, struct trace_err *err)
+{
+    const char *dir = o ? o->tmpdir : NULL;
+    uint32_t tpb = in->bin.h.threads_per_block;
+    struct trace_spool *sp = trace_spool_new(dir, o ? o->spool_mem : 0, err);
+    if (!sp)
+        return TRACE_SORT_ESYS;
+    int rc = trace_bin_read(&in->bin, trace_spool_add, sp, err);
+    trace_bin_close(&in->bin);
+    if (rc < 0)
+        rc = TRACE_SORT_EINPUT; /* a bad record; err says where */
+    else /* rc > 0: the spool failed, and finishing says why */
+        rc = trace_input_from_spool(in, sp, tpb, dir, err);
+    trace_spool_free(sp);
     return rc;
 }
 

@@ -68,6 +68,14 @@ struct trace_input {
     int spooled;           /* 1: bin is a temporary thread-major copy */
 };
 
+struct trace_spool;
+
+/* Writes a filled spool (spool.h), thread-major, to a private temporary
+ * file in tmpdir (tmpfile.h) and opens it as the input (in->spooled = 1);
+ * threads_per_block goes into its header. 0, or TRACE_SORT_ESYS with err. */
+int trace_input_from_spool(struct trace_input *in, struct trace_spool *sp,
+                           uint32_t threads_per_block, const char *tmpdir, struct trace_err *err);
+
 /* Opens a binary requests file; spools it when it is not thread-major. */
 int trace_input_open(struct trace_input *in, const char *path, const struct trace_sort_opts *o,
                      struct trace_err *err);

@@ -10,6 +10,7 @@
  */
 #include "trace/spool.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -17,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "trace/tmpfile.h"
 
 #define DIGIT_BITS 11
 #define BUCKETS (1u << DIGIT_BITS)
@@ -56,12 +59,8 @@ static void spool_fail(struct trace_spool *s, const char *fmt, ...)
 struct trace_spool *trace_spool_new(const char *tmpdir, size_t mem_bytes, struct trace_err *err)
 {
     struct trace_spool *s = calloc(1, sizeof *s);
-    if (!tmpdir)
-        tmpdir = getenv("TMPDIR");
-    if (!tmpdir || !*tmpdir)
-        tmpdir = "/tmp";
     if (s) {
-        snprintf(s->tmpdir, sizeof s->tmpdir, "%s", tmpdir);
+        snprintf(s->tmpdir, sizeof s->tmpdir, "%s", trace_tmpdir(tmpdir));
         s->fd = -1;
         s->mem = mem_bytes ? mem_bytes : TRACE_SPOOL_DEFAULT_MEM;
         if (s->mem < MIN_MEM)
@@ -131,19 +130,15 @@ static void radix_sort(struct trace_spool *s)
 
 static int open_tmp(struct trace_spool *s)
 {
-#ifdef O_TMPFILE
-    s->fd = open(s->tmpdir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-    if (s->fd >= 0)
-        return 0;
-#endif
     char path[300];
-    snprintf(path, sizeof path, "%s/gpuprobe-spool-XXXXXX", s->tmpdir);
-    s->fd = mkostemp(path, O_CLOEXEC);
+    int named;
+    s->fd = trace_tmp_open(s->tmpdir, "spool", path, sizeof path, &named);
     if (s->fd < 0) {
         spool_fail(s, "spool file in %s: %s", s->tmpdir, strerror(errno));
         return -1;
     }
-    unlink(path);
+    if (named)
+        unlink(path); /* runs are read back through the descriptor only */
     return 0;
 }
 
@@ -195,6 +190,7 @@ static int spill(struct trace_spool *s)
 int trace_spool_add(void *ctx, const struct trace_rec *r)
 {
     struct trace_spool *s = ctx;
+    assert(s && r);
     if (s->failed)
         return 1;
     if (s->n == s->cap && spill(s))

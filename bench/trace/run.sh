@@ -51,8 +51,7 @@ dir=$(mktemp -d "$tmp/gpuprobe-bench-trace-XXXXXX")
 cleanup() { if [ -z "${BENCH_KEEP:-}" ]; then rm -rf "$dir"; else echo "kept $dir"; fi; }
 trap cleanup EXIT
 
-src="trace/params.c trace/rng.c trace/schedule.c trace/coalesce.c trace/order.c trace/order_ref.c
-     trace/binfmt.c trace/spool.c trace/sort.c trace/record.c"
+src=$(echo trace/*.c)
 # shellcheck disable=SC2086
 $CC -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I. -o "$dir/bench" bench/trace/bench.c $src -ljansson -lm
 

@@ -8,12 +8,16 @@
 #define GPUPROBE_SERVER_CLI_CLI_H
 
 #include <jansson.h>
+#include <stdio.h>
 
 int cmd_serve(int argc, char **argv);
 int cmd_devices(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_model(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
+
+/* `gpuprobe trace --help`, one line per trace setting (trace/params.c). */
+void cli_trace_usage(FILE *f);
 
 /* Prints j on stdout (indented, or on one line when compact) and a newline,
  * flushes, and releases j. 0, or -1 when stdout cannot be written. */

@@ -51,8 +51,10 @@ static int next_name(const char **p, char name[NAME_MAX_LEN])
     return ok ? 0 : -1;
 }
 
-static int check_instructions(const json_t *v, char *why, size_t len)
+static int check_instructions(const struct param_spec *spec, const json_t *v, char *why,
+                              size_t len)
 {
+    (void)spec;
     const char *p = json_string_value(v), *end = p + strlen(p);
     char name[NAME_MAX_LEN], known[512];
     if (strcmp(p, "all") == 0)

@@ -133,7 +133,7 @@ static int check_value(const struct param_spec *p, const json_t *v, char *why, s
 {
     if (check_type(p, v, why, len) < 0)
         return -1;
-    return p->check ? p->check(v, why, len) : 0;
+    return p->check ? p->check(p, v, why, len) : 0;
 }
 
 static const struct param_spec *find_param(const struct job_kind *k, const char *name)

@@ -30,8 +30,9 @@ struct param_spec {
     const char *default_json;        /* JSON text of the default, or NULL */
     const char *description;
     /* Optional check of a value that has the right type (e.g. names against a
-     * catalog): 0 if acceptable, else -1 with the reason (without the name). */
-    int (*check)(const json_t *v, char *why, size_t len);
+     * catalog), given this spec: 0 if acceptable, else -1 with the reason
+     * (without the name). */
+    int (*check)(const struct param_spec *p, const json_t *v, char *why, size_t len);
 };
 
 /* What a failing run may say besides its reason: whether the input or the

@@ -1,12 +1,14 @@
 /*
- * Unit tests of the trace-sort job kind (server/jobs/kind_trace.c): its
- * descriptor (registered, internal, CPU-only, with a cleanup hook); the
+ * Unit tests of the trace-sort job kind (server/jobs/kind_trace.c), the
+ * adapter between a job and the trace pipeline: its descriptor
+ * (registered, internal, CPU-only, with a cleanup hook, one schema entry
+ * per trace setting); the
  * translation of user settings given as text (CLI options and query
  * arguments, hyphenated) into typed parameters, and of validation errors
  * back into the user's spelling; the file-name rule of daemon runs; a run
  * in daemon mode (names inside upload_dir, default output trace-<id>.out,
  * paths refused), a run on a bad CSV and on a bad binary trace (the error's
- * line and offset in the text and in the error members, no output and no
+ * line and offset in the text and in the job's failure, no output and no
  * part file left), and the finished hook (what it removes and keeps).
  * Each test works in a fresh temporary folder and checks at teardown that
  * nothing but the files it made itself is left there.
@@ -146,9 +148,9 @@ static void test_param_text_refusals(void **state)
     json_t *p = json_object();
     char err[512];
     assert_int_equal(trace_sort_param_text(p, "sms", "12x", err, sizeof err), -1);
-    assert_string_equal(err, "sms: must be an integer, not '12x'");
+    assert_string_equal(err, "sms: must be an integer from 1 to 4096, not '12x'");
     assert_int_equal(trace_sort_param_text(p, "lat-sigma", "nan", err, sizeof err), -1);
-    assert_string_equal(err, "lat-sigma: must be a number, not 'nan'");
+    assert_string_equal(err, "lat-sigma: must be a number from 0 to 1000000, not 'nan'");
     assert_int_equal(trace_sort_param_text(p, "lat-sigma", "", err, sizeof err), -1);
     /* files cannot be given as settings: not from a query, not from an option */
     static const char *const refused[] = {"input", "output", "pc_flags", "pc-flags", "bogus", ""};
@@ -222,7 +224,7 @@ static json_t *run(const char *upload_dir, int64_t job, const char *params_text,
 {
     struct job_ctx ctx = {.job_id = job, .upload_dir = upload_dir, .failure = failure};
     json_t *params = parse(params_text);
-    json_t *res = trace_sort_run(&ctx, params, NULL, err, errlen);
+    json_t *res = kind_trace_sort.run(&ctx, params, err, errlen);
     json_decref(params);
     return res;
 }

@@ -166,10 +166,10 @@ static void test_refusals(void **state)
     refused("lat_sigma=inf", "lat_sigma");
     refused("seed=18446744073709551616", "seed");
     refused("seed=-3", "seed");
-    refused("coalesce=line64", "line128|sector32");
-    refused("schedule=lrr", "rr|gto");
-    refused("delay=uniform", "normal|fixed");
-    refused("placement=random", "rr|fill");
+    refused("coalesce=line64", "line128, sector32");
+    refused("schedule=lrr", "rr, gto");
+    refused("delay=uniform", "normal, fixed");
+    refused("placement=random", "rr, fill");
     refused("colour=blue", "unknown setting 'colour'");
     refused("noequals", "name=value");
     refused("=3", "name=value");

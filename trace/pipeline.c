@@ -1,0 +1,437 @@
+/*
+ * Trace files in, trace files out (see pipeline.h).
+ *
+ * DESIGN
+ * A run is one struct run: the files and parameters it was given, the
+ * opened input, the per-PC flags, the output and the failure. The output
+ * side is shared by sorts and conversions: out_open writes OUTPUT.part (or
+ * a duplicate of standard output) through a CSV buffer or a binary writer,
+ * out_close flushes it, commit renames it into place, and discard removes
+ * whatever a failed run wrote. Every failure goes through fail() or
+ * fail_at(), which fill the struct trace_failure once.
+ */
+#include "trace/pipeline.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "trace/binfmt.h"
+#include "trace/csv.h"
+#include "trace/readfile.h"
+#include "trace/spool.h"
+
+#define CSV_BUF_BYTES ((size_t)256 << 10)
+
+struct run {
+    const struct trace_files *f;
+    struct trace_params p;
+    struct trace_failure *fail;
+    int to_stdout;
+    char part[PATH_MAX + 8];
+    struct trace_pcflags flags;
+    int flags_loaded;
+    struct trace_input in;
+    int in_open;
+    int from_spool;               /* the input was read into a spool: its offsets are not the file's */
+    int committed;
+};
+
+/* ---- failures ------------------------------------------------------------------ */
+
+static int fail(struct run *r, enum trace_fault fault, const char *file, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int fail(struct run *r, enum trace_fault fault, const char *file, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->fail->msg, sizeof r->fail->msg, fmt, ap);
+    va_end(ap);
+    r->fail->fault = fault;
+    r->fail->file = file;
+    return -1;
+}
+
+/* A bad record of file: its line (text formats) and byte offset. */
+static int fail_at(struct run *r, const char *file, const struct trace_err *te)
+{
+    char where[400];
+    trace_err_format(te, where, sizeof where);
+    fail(r, TRACE_FAULT_INPUT, file, "%s", where);
+    r->fail->line = te->line ? (long long)te->line : -1;
+    r->fail->offset = (long long)te->offset;
+    return -1;
+}
+
+/* A reader's result: 0, a bad record (TRACE_EINPUT), or something else. */
+static int read_outcome(struct run *r, const char *file, int rc, const struct trace_err *te)
+{
+    if (rc == TRACE_EINPUT)
+        return fail_at(r, file, te);
+    return rc ? fail(r, TRACE_FAULT_OTHER, NULL, "%s: %s", file, te->msg) : 0;
+}
+
+/* ---- output -------------------------------------------------------------------- */
+
+struct out {
+    struct trace_bin_writer *bw; /* binary output */
+    struct trace_wbuf wb;        /* CSV output */
+    char *buf;
+    int fd;                      /* CSV output's descriptor; -1 once closed */
+    int write_errno;
+};
+
+static int fd_flush(void *ctx, const char *data, size_t n)
+{
+    struct out *o = ctx;
+    while (n) {
+        ssize_t w = write(o->fd, data, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            o->write_errno = w < 0 ? errno : EIO;
+            return -1;
+        }
+        data += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Opens OUTPUT.part (or standard output) as binary with header h, or as
+ * CSV when h is NULL. */
+static int out_open(struct run *r, struct out *o, const struct trace_bin_header *h)
+{
+    int fd = r->to_stdout ? dup(STDOUT_FILENO)
+                          : open(r->part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return fail(r, TRACE_FAULT_OTHER, NULL, "output %s: %s",
+                    r->to_stdout ? "(standard output)" : r->part, strerror(errno));
+    if (h) {
+        struct trace_err te = {0};
+        o->bw = trace_bin_writer_fd(fd, 1, h, &te);
+        return o->bw ? 0 : fail(r, TRACE_FAULT_OTHER, NULL, "output: %s", te.msg);
+    }
+    o->fd = fd;
+    o->buf = malloc(CSV_BUF_BYTES);
+    if (!o->buf)
+        return fail(r, TRACE_FAULT_OTHER, NULL, "out of memory for the output buffer");
+    trace_wbuf_init(&o->wb, o->buf, CSV_BUF_BYTES, fd_flush, o);
+    return 0;
+}
+
+/* Sinks for sorted records and for requests, whichever writer is open. */
+static int out_sink(void *ctx, const struct trace_out *recs, size_t n)
+{
+    struct out *o = ctx;
+    return o->bw ? trace_bin_write_out(o->bw, recs, n) : trace_csv_out_sink(&o->wb, recs, n);
+}
+
+static int rec_sink(void *ctx, const struct trace_rec *rec)
+{
+    struct out *o = ctx;
+    return o->bw ? trace_bin_write_rec(o->bw, rec) : trace_csv_sink(&o->wb, rec);
+}
+
+/* Flushes and closes; 0, or -1 with the reason in msg. */
+static int out_close(struct out *o, char *msg, size_t len)
+{
+    int rc = 0;
+    if (o->bw) {
+        struct trace_err te = {0};
+        rc = trace_bin_writer_close(o->bw, &te);
+        snprintf(msg, len, "%s", te.msg);
+        o->bw = NULL;
+    } else if (o->fd >= 0) {
+        rc = o->buf ? trace_wbuf_flush(&o->wb) : 0;
+        if (close(o->fd) && !rc) {
+            o->write_errno = errno;
+            rc = -1;
+        }
+        snprintf(msg, len, "%s", strerror(o->write_errno ? o->write_errno : EIO));
+        o->fd = -1;
+    }
+    free(o->buf);
+    o->buf = NULL;
+    return rc;
+}
+
+/* Renames the part file into place. */
+static int commit(struct run *r)
+{
+    if (!r->to_stdout && rename(r->part, r->f->output))
+        return fail(r, TRACE_FAULT_OTHER, NULL, "renaming %s: %s", r->part, strerror(errno));
+    r->committed = 1;
+    return 0;
+}
+
+/* After a failure: no partial (or orphaned) output stays. */
+static void discard(const struct run *r)
+{
+    if (r->to_stdout)
+        return;
+    unlink(r->part);
+    if (r->committed)
+        unlink(r->f->output);
+}
+
+static long long output_bytes(const struct run *r)
+{
+    struct stat st;
+    return !r->to_stdout && stat(r->f->output, &st) == 0 ? (long long)st.st_size : -1;
+}
+
+/* ---- input --------------------------------------------------------------------- */
+
+static int setup(struct run *r, const struct trace_files *f, const struct trace_params *p,
+                 struct trace_failure *failure)
+{
+    assert(f && f->input && f->output && p && failure);
+    memset(r, 0, sizeof *r);
+    *failure = (struct trace_failure){.fault = TRACE_FAULT_OTHER, .line = -1, .offset = -1};
+    r->f = f;
+    r->p = *p;
+    r->fail = failure;
+    r->to_stdout = strcmp(f->output, "-") == 0;
+    if (snprintf(r->part, sizeof r->part, "%s.part", f->output) >= (int)sizeof r->part)
+        return fail(r, TRACE_FAULT_OTHER, NULL, "output: the path is too long");
+    if (!f->pc_flags)
+        return 0;
+    struct trace_err te = {0};
+    r->flags_loaded = 1;
+    return read_outcome(r, f->pc_flags, trace_pcflags_load(&r->flags, f->pc_flags, &te), &te);
+}
+
+static int detect(struct run *r)
+{
+    struct trace_err te = {0};
+    if (r->p.in_format != TRACE_FMT_AUTO)
+        return 0;
+    return read_outcome(r, r->f->input, trace_detect_path(r->f->input, &r->p.in_format, &te),
+                        &te);
+}
+
+/* Text (or flagged binary) input: reader -> spool -> thread-major file. */
+static int open_through_spool(struct run *r)
+{
+    struct trace_err te = {0};
+    struct trace_read_stats st = {0};
+    struct trace_spool *sp = trace_spool_new(r->f->tmpdir, 0, &te);
+    if (!sp)
+        return fail(r, TRACE_FAULT_OTHER, NULL, "%s", te.msg);
+    r->from_spool = 1;
+    int rc = trace_read_path(r->f->input, r->p.in_format, r->flags_loaded ? &r->flags : NULL,
+                             trace_spool_add, sp, &st, NULL, &te);
+    if (rc < 0) {
+        rc = read_outcome(r, r->f->input, rc, &te);
+    } else { /* rc > 0 means the spool failed, and finishing says why */
+        uint32_t tpb = st.threads_per_block > UINT32_MAX ? UINT32_MAX
+                                                         : (uint32_t)st.threads_per_block;
+        rc = trace_input_from_spool(&r->in, sp, tpb, r->f->tmpdir, &te);
+        r->in_open = rc == 0;
+        if (rc)
+            rc = fail(r, TRACE_FAULT_OTHER, NULL, "spooling the trace: %s", te.msg);
+    }
+    trace_spool_free(sp);
+    return rc;
+}
+
+static int open_input(struct run *r)
+{
+    if (detect(r))
+        return -1;
+    if (r->p.in_format != TRACE_FMT_BIN || r->flags_loaded)
+        return open_through_spool(r);
+    struct trace_err te = {0};
+    struct trace_sort_opts o = {.tmpdir = r->f->tmpdir};
+    int rc = trace_input_open(&r->in, r->f->input, &o, &te);
+    r->in_open = rc == 0;
+    if (rc == TRACE_SORT_EINPUT)
+        return fail_at(r, r->f->input, &te);
+    return rc ? fail(r, TRACE_FAULT_OTHER, NULL, "%s: %s", r->f->input, te.msg) : 0;
+}
+
+static void release(struct run *r)
+{
+    if (r->in_open)
+        trace_input_close(&r->in);
+    if (r->flags_loaded)
+        trace_pcflags_free(&r->flags);
+}
+
+/* ---- sorting ------------------------------------------------------------------- */
+
+/* The sort's outcome: 0 when the output is complete, else a failure; rc is
+ * trace_sort_input's. */
+static int sort_outcome(struct run *r, int rc, const struct trace_err *te, int closed,
+                        const char *close_msg)
+{
+    if (rc == TRACE_SORT_EINPUT && (r->from_spool || r->in.spooled)) /* offsets of a copy */
+        return fail(r, TRACE_FAULT_INPUT, r->f->input, "%s", te->msg);
+    if (rc == TRACE_SORT_EINPUT)
+        return fail_at(r, r->f->input, te);
+    if (rc < 0)
+        return fail(r, TRACE_FAULT_OTHER, NULL, "sorting: %s", te->msg);
+    if (rc > 0 || closed)
+        return fail(r, TRACE_FAULT_OTHER, NULL, "writing %s: %s",
+                    r->to_stdout ? "the output" : r->part, close_msg);
+    return commit(r);
+}
+
+static int sort_run(struct run *r, struct trace_summary *sum)
+{
+    char msg[256];
+    struct trace_bin_header h;
+    if (open_input(r))
+        return -1;
+    trace_params_resolve(&r->p, r->in.bin.h.threads_per_block);
+    if (trace_params_validate(&r->p, msg, sizeof msg))
+        return fail(r, TRACE_FAULT_PARAMS, NULL, "%s", msg);
+    trace_bin_header_init(&h, TRACE_BIN_SORTED, &r->p);
+    struct out o = {.fd = -1};
+    int rc = out_open(r, &o, r->p.out_format == TRACE_OUT_BIN ? &h : NULL);
+    if (rc == 0 && !o.bw)
+        trace_csv_write_out_header(&o.wb);
+    struct trace_err te = {0};
+    struct trace_sort_opts so = {.tmpdir = r->f->tmpdir};
+    if (rc == 0)
+        rc = trace_sort_input(&r->in, &r->p, &so, out_sink, &o, sum, &te);
+    if (o.bw)
+        trace_bin_writer_set_input(o.bw, sum->records_in);
+    int closed = out_close(&o, msg, sizeof msg);
+    return r->fail->msg[0] ? -1 : sort_outcome(r, rc, &te, closed, msg);
+}
+
+int trace_pipeline_sort(const struct trace_files *f, const struct trace_params *p,
+                        struct trace_summary *sum, struct trace_outcome *out,
+                        struct trace_failure *failure)
+{
+    struct run *r = malloc(sizeof *r);
+    memset(sum, 0, sizeof *sum);
+    if (!r) {
+        *failure = (struct trace_failure){TRACE_FAULT_OTHER, NULL, -1, -1, "out of memory"};
+        return -1;
+    }
+    int rc = setup(r, f, p, failure) || sort_run(r, sum) ? -1 : 0;
+    if (rc) {
+        discard(r);
+        trace_summary_free(sum);
+        memset(sum, 0, sizeof *sum);
+    } else {
+        *out = (struct trace_outcome){r->p.in_format, output_bytes(r)};
+    }
+    release(r);
+    free(r);
+    return rc;
+}
+
+/* ---- converting ---------------------------------------------------------------- */
+
+/* Opens a sorted binary input (*sorted = 1), or leaves a requests file for
+ * trace_read_path. */
+static int open_sorted(struct run *r, struct trace_bin *b, int *sorted)
+{
+    struct trace_err te = {0};
+    *sorted = 0;
+    if (r->p.in_format != TRACE_FMT_BIN)
+        return 0;
+    if (trace_bin_open(r->f->input, b, &te))
+        return fail_at(r, r->f->input, &te);
+    if (b->h.kind != TRACE_BIN_SORTED) {
+        trace_bin_close(b);
+        return 0;
+    }
+    *sorted = 1;
+    if (!r->flags_loaded)
+        return 0;
+    trace_bin_close(b);
+    return fail(r, TRACE_FAULT_PARAMS, NULL,
+                "pc flags apply to request traces, not to a sorted file");
+}
+
+/* Writes the records of a sorted file, or the requests of any other input. */
+static int convert_into(struct run *r, struct out *o, const struct trace_bin *sorted)
+{
+    struct trace_err te = {0};
+    struct trace_read_stats st = {0};
+    if (sorted && !o->bw)
+        trace_csv_write_out_header(&o->wb);
+    else if (!o->bw)
+        trace_csv_write_in_header(&o->wb);
+    if (sorted) {
+        if (o->bw)
+            trace_bin_writer_set_input(o->bw, sorted->h.input_records);
+        return read_outcome(r, r->f->input, trace_bin_read_out(sorted, out_sink, o, &te), &te);
+    }
+    int rc = trace_read_path(r->f->input, r->p.in_format, r->flags_loaded ? &r->flags : NULL,
+                             rec_sink, o, &st, NULL, &te);
+    if (o->bw && st.threads_per_block && st.threads_per_block <= UINT32_MAX)
+        trace_bin_writer_set_threads_per_block(o->bw, (uint32_t)st.threads_per_block);
+    if (rc > 0)
+        return fail(r, TRACE_FAULT_OTHER, NULL, "writing the output failed");
+    return read_outcome(r, r->f->input, rc, &te);
+}
+
+static int convert_run(struct run *r)
+{
+    struct trace_bin b;
+    struct trace_bin_header h;
+    int sorted = 0;
+    char msg[256];
+    if (detect(r) || open_sorted(r, &b, &sorted))
+        return -1;
+    if (sorted)
+        h = b.h;
+    else
+        trace_bin_header_init(&h, TRACE_BIN_REQUESTS, NULL);
+    struct out o = {.fd = -1};
+    int rc = out_open(r, &o, r->p.out_format == TRACE_OUT_BIN ? &h : NULL);
+    if (rc == 0)
+        rc = convert_into(r, &o, sorted ? &b : NULL);
+    if (out_close(&o, msg, sizeof msg) && rc == 0)
+        rc = fail(r, TRACE_FAULT_OTHER, NULL, "writing the output failed: %s", msg);
+    if (sorted)
+        trace_bin_close(&b);
+    return rc ? -1 : commit(r);
+}
+
+int trace_pipeline_convert(const struct trace_files *f, const struct trace_params *p,
+                           struct trace_outcome *out, struct trace_failure *failure)
+{
+    struct run *r = malloc(sizeof *r);
+    if (!r) {
+        *failure = (struct trace_failure){TRACE_FAULT_OTHER, NULL, -1, -1, "out of memory"};
+        return -1;
+    }
+    int rc = setup(r, f, p, failure) || convert_run(r) ? -1 : 0;
+    if (rc)
+        discard(r);
+    else
+        *out = (struct trace_outcome){r->p.in_format, output_bytes(r)};
+    release(r);
+    free(r);
+    return rc;
+}
+
+/* ---- the result document ------------------------------------------------------- */
+
+json_t *trace_pipeline_result(const struct trace_summary *sum, const struct trace_params *p,
+                              const struct trace_outcome *out)
+{
+    json_t *j = trace_summary_to_json(sum);
+    if (!j)
+        return NULL;
+    json_object_set_new(j, "input_format", json_string(trace_format_name(out->in_format)));
+    json_object_set_new(j, "output_format", json_string(trace_out_format_name(p->out_format)));
+    json_object_set_new(j, "output_bytes", out->output_bytes >= 0
+                                               ? json_integer((json_int_t)out->output_bytes)
+                                               : json_null());
+    return j;
+}

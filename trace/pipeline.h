@@ -1,0 +1,80 @@
+/*
+ * Trace files in, trace files out: sorting a trace file into a file, and
+ * rewriting a trace in another format. Everything `gpuprobe trace sort`,
+ * `gpuprobe trace convert` and the daemon's trace-sort job do with files.
+ *
+ * DESIGN
+ * A sort runs four steps: open the input (a thread-major binary requests
+ * file is mapped in place; a binary file in another order is spooled by
+ * trace_input_open; text, or binary with a per-PC flag table, is read by
+ * trace_read_path into a spool and written thread-major to a private
+ * temporary file), resolve and check the parameters against it, sort into
+ * a CSV or binary writer on OUTPUT.part, and commit (rename to OUTPUT). A
+ * conversion reads requests of any format (or a sorted binary file) and
+ * writes them in input order through the same writers, part file and
+ * rename. OUTPUT "-" is standard output (no part file). A failure leaves no
+ * OUTPUT and no part file behind and is described once, in a struct
+ * trace_failure: whether the input or the settings were at fault, where in
+ * the input (line of a text format, byte offset), and why.
+ * Guarantees: OUTPUT appears complete or not at all; memory is bounded as
+ * the sorter's and the spool's are, whatever the trace's length.
+ * Not done here: naming files (callers resolve paths; the daemon keeps its
+ * own names in upload_dir).
+ */
+#ifndef GPUPROBE_TRACE_PIPELINE_H
+#define GPUPROBE_TRACE_PIPELINE_H
+
+#include <jansson.h>
+
+#include "trace/params.h"
+#include "trace/sort.h"
+
+struct trace_files {
+    const char *input;       /* a path */
+    const char *output;      /* a path, or "-" for standard output */
+    const char *pc_flags;    /* a per-PC flag table (pc,dep lines), or NULL */
+    const char *tmpdir;      /* for spools and copies; NULL: $TMPDIR, else /tmp */
+};
+
+enum trace_fault {
+    TRACE_FAULT_OTHER,       /* memory, files, I/O */
+    TRACE_FAULT_INPUT,       /* the trace (or the flag table) is wrong */
+    TRACE_FAULT_PARAMS,      /* the settings do not fit this trace */
+};
+
+struct trace_failure {
+    enum trace_fault fault;
+    const char *file;        /* INPUT: the file at fault (the input or the flag table) */
+    long long line;          /* 1-based line of a text input; -1 if none */
+    long long offset;        /* byte offset of the bad record; -1 if none */
+    char msg[1024];          /* "line 3 (byte offset 39): width must be ..." */
+};
+
+/* What a finished run reports besides the sort's summary. */
+struct trace_outcome {
+    enum trace_format in_format;     /* as read: detected when AUTO was asked */
+    long long output_bytes;          /* -1 when written to standard output */
+};
+
+/* Sorts f->input into f->output with p (formats included; p is resolved
+ * with the input's threads_per_block on a copy). On success returns 0 and
+ * fills sum (free it with trace_summary_free) and out; else -1 with fail
+ * filled and sum empty. */
+int trace_pipeline_sort(const struct trace_files *f, const struct trace_params *p,
+                        struct trace_summary *sum, struct trace_outcome *out,
+                        struct trace_failure *fail);
+
+/* Rewrites f->input in p->out_format, in input order: requests of any
+ * format (p->in_format, AUTO told from the content) as CSV
+ * (tid,pc,addr,width,dep) or binary requests, or a sorted binary file as
+ * CSV (sm,seq,...) or binary. 0, or -1 with fail filled. */
+int trace_pipeline_convert(const struct trace_files *f, const struct trace_params *p,
+                           struct trace_outcome *out, struct trace_failure *fail);
+
+/* A sort's result document: trace_summary_to_json's members plus
+ * "input_format", "output_format" and "output_bytes" (null for standard
+ * output). NULL when out of memory. */
+json_t *trace_pipeline_result(const struct trace_summary *sum, const struct trace_params *p,
+                              const struct trace_outcome *out);
+
+#endif
