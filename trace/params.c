@@ -20,32 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- presets ---------------------------------------------------------- */
-
-struct preset {
-    const char *name;
-    uint32_t sms, threads_per_sm, max_blocks, line, mshr, lat_min;
-    double lat_sigma;
-    enum trace_coalesce coalesce;
-};
-
-/* SM counts: GTX 480, Tesla K40, Tesla V100, A100, H100 SXM5.
- * threads_per_sm / max_blocks: the CUDA programming guide's per-compute-
- * capability limits (2.0, 3.5, 7.0, 8.0, 9.0).
- * mshr: fermi 32 and volta 512 are the L1D MSHR entries of GPGPU-Sim's
- * GTX480 and V100 configurations; kepler 64, ampere and hopper 512 are
- * modelling choices. lat_min/lat_sigma: modelling choices, derived in
- * docs/trace-sort.md (miss latency / cycles per transaction at the SM's share
- * of DRAM bandwidth), sigma a quarter of M. */
-static const struct preset presets[] = {
-    {"fermi", 15, 1536, 8, 128, 32, 40, 10.0, TRACE_COALESCE_LINE128},
-    {"kepler", 15, 2048, 16, 128, 64, 60, 15.0, TRACE_COALESCE_LINE128},
-    {"volta", 80, 2048, 32, 128, 512, 100, 25.0, TRACE_COALESCE_SECTOR32},
-    {"ampere", 108, 2048, 32, 128, 512, 150, 35.0, TRACE_COALESCE_SECTOR32},
-    {"hopper", 132, 2048, 32, 128, 512, 200, 50.0, TRACE_COALESCE_SECTOR32},
-};
-#define NPRESETS (sizeof presets / sizeof presets[0])
-
 const char *const trace_arch_names[] = {"fermi", "kepler", "volta", "ampere", "hopper", NULL};
 
 static void say(char *msg, size_t msglen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -57,43 +31,6 @@ static void say(char *msg, size_t msglen, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, msglen, fmt, ap);
     va_end(ap);
-}
-
-static const struct preset *find_preset(const char *name)
-{
-    for (size_t i = 0; i < NPRESETS; i++)
-        if (strcmp(presets[i].name, name) == 0)
-            return &presets[i];
-    return NULL;
-}
-
-int trace_params_preset(struct trace_params *p, const char *arch, char *msg, size_t msglen)
-{
-    const struct preset *pr = find_preset(arch);
-    if (!pr) {
-        say(msg, msglen, "arch: must be one of fermi, kepler, volta, ampere, hopper, not '%.32s'",
-            arch);
-        return -1;
-    }
-    snprintf(p->arch, sizeof p->arch, "%s", pr->name);
-    uint32_t s = p->set;
-    if (!(s & TRACE_P_SMS))
-        p->sms = pr->sms;
-    if (!(s & TRACE_P_THREADS_PER_SM))
-        p->threads_per_sm = pr->threads_per_sm;
-    if (!(s & TRACE_P_MAX_BLOCKS))
-        p->max_blocks_per_sm = pr->max_blocks;
-    if (!(s & TRACE_P_LINE))
-        p->line_bytes = pr->line;
-    if (!(s & TRACE_P_MSHR))
-        p->mshr = pr->mshr;
-    if (!(s & TRACE_P_LAT_MIN))
-        p->lat_min = pr->lat_min;
-    if (!(s & TRACE_P_LAT_SIGMA))
-        p->lat_sigma = pr->lat_sigma;
-    if (!(s & TRACE_P_COALESCE))
-        p->coalesce = pr->coalesce;
-    return 0;
 }
 
 void trace_params_default(struct trace_params *p)
@@ -230,6 +167,65 @@ const struct trace_setting *trace_setting_find(const char *name)
             return &settings[i].pub;
     }
     return NULL;
+}
+
+/* ---- presets ---------------------------------------------------------- */
+
+/* The settings a preset gives (the others it leaves alone). */
+#define PRESET_BITS                                                                          \
+    (TRACE_P_SMS | TRACE_P_THREADS_PER_SM | TRACE_P_MAX_BLOCKS | TRACE_P_LINE | TRACE_P_MSHR | \
+     TRACE_P_LAT_MIN | TRACE_P_LAT_SIGMA | TRACE_P_COALESCE)
+
+struct preset {
+    const char *name;
+    struct trace_params v; /* the PRESET_BITS fields */
+};
+
+/* SM counts: GTX 480, Tesla K40, Tesla V100, A100, H100 SXM5.
+ * threads_per_sm / max_blocks: the CUDA programming guide's per-compute-
+ * capability limits (2.0, 3.5, 7.0, 8.0, 9.0).
+ * mshr: fermi 32 and volta 512 are the L1D MSHR entries of GPGPU-Sim's
+ * GTX480 and V100 configurations; kepler 64, ampere and hopper 512 are
+ * modelling choices. lat_min/lat_sigma: modelling choices, derived in
+ * docs/trace-sort.md (miss latency / cycles per transaction at the SM's share
+ * of DRAM bandwidth), sigma a quarter of M. */
+#define PRESET(n, s, tps, mb, m, lm, ls, c)                                                   \
+    {                                                                                         \
+        n, {.sms = s, .threads_per_sm = tps, .max_blocks_per_sm = mb, .line_bytes = 128,     \
+            .mshr = m, .lat_min = lm, .lat_sigma = ls, .coalesce = TRACE_COALESCE_##c }        \
+    }
+static const struct preset presets[] = {
+    PRESET("fermi", 15, 1536, 8, 32, 40, 10.0, LINE128),
+    PRESET("kepler", 15, 2048, 16, 64, 60, 15.0, LINE128),
+    PRESET("volta", 80, 2048, 32, 512, 100, 25.0, SECTOR32),
+    PRESET("ampere", 108, 2048, 32, 512, 150, 35.0, SECTOR32),
+    PRESET("hopper", 132, 2048, 32, 512, 200, 50.0, SECTOR32),
+};
+#define NPRESETS (sizeof presets / sizeof presets[0])
+
+static size_t store_size(enum store st)
+{
+    return st == S_U64 ? sizeof(uint64_t) : st == S_DOUBLE ? sizeof(double) : sizeof(uint32_t);
+}
+
+int trace_params_preset(struct trace_params *p, const char *arch, char *msg, size_t msglen)
+{
+    const struct preset *pr = NULL;
+    char names[160];
+    for (size_t i = 0; i < NPRESETS && !pr; i++)
+        pr = strcmp(presets[i].name, arch) == 0 ? &presets[i] : NULL;
+    if (!pr) {
+        trace_setting_bounds(trace_setting_find("arch"), names, sizeof names);
+        say(msg, msglen, "arch: must be one of %s, not '%.32s'", names, arch);
+        return -1;
+    }
+    snprintf(p->arch, sizeof p->arch, "%s", pr->name);
+    for (size_t i = 0; i < NSETTINGS; i++) {
+        const struct setting *e = &settings[i];
+        if ((e->bit & PRESET_BITS) && !(p->set & e->bit))
+            memcpy((char *)p + e->off, (const char *)&pr->v + e->off, store_size(e->store));
+    }
+    return 0;
 }
 
 /* ---- applying a setting ----------------------------------------------- */
