@@ -2,7 +2,6 @@
  * `gpuprobe devices`: discovery in this process, printed as the same JSON
  * the API serves. No GPU is not an error: the list is empty and says why.
  */
-#include <getopt.h>
 #include <stdio.h>
 
 #include "probes/gpu/devices.h"
@@ -15,21 +14,10 @@ static const char usage[] =
 
 int cmd_devices(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"compact", no_argument, NULL, 'c'}, {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
-    int compact = 0, c;
-    opterr = 0; /* our own one-line message instead of getopt's */
-    while ((c = getopt_long(argc, argv, "ch", opts, NULL)) != -1) {
-        if (c == 'h') {
-            fputs(usage, stdout);
-            return 0;
-        }
-        if (c != 'c')
-            return cli_unknown_option("devices", argc, argv);
-        compact = 1;
-    }
-    if (optind < argc)
-        return cli_fail("devices", 2, "unexpected argument '%s'", argv[optind]);
+    int compact = 0, status;
+    const struct cli_option opts[] = {{"compact", 'c', .flag = &compact}, {0}};
+    if (cli_parse("devices", usage, opts, NULL, argc, argv, &status) < 0)
+        return status;
     struct gpu_inventory inv;
     if (gpu_discover(&inv) < 0)
         return cli_fail("devices", 1, "out of memory");

@@ -13,8 +13,6 @@
  * rules instead (exit 1 when any configuration disagrees). `predict` reads
  * the measured parameters from a database (--db) for the device named.
  */
-#include <getopt.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +24,8 @@
 #include "probes/occupancy_sweep.h"
 #include "server/cli/cli.h"
 #include "server/cli/model.h"
-#include "util/text.h"
+
+#define CMD "model occupancy"
 
 static const char usage[] =
     "usage: gpuprobe model occupancy (--cc X.Y | --device N|UUID) --regs R --block B\n"
@@ -59,72 +58,40 @@ struct occ_opts {
     int sweep, check, compact;
 };
 
-static int occ_parse_args(int argc, char **argv, struct occ_opts *o, int *done)
+static int occ_parse_args(int argc, char **argv, struct occ_opts *o, int *status)
 {
-    static const struct option opts[] = {
-        {"cc", required_argument, NULL, 'C'},       {"device", required_argument, NULL, 'd'},
-        {"regs", required_argument, NULL, 'r'},     {"block", required_argument, NULL, 'b'},
-        {"smem", required_argument, NULL, 's'},     {"static-smem", required_argument, NULL, 'S'},
-        {"max-dynamic-smem", required_argument, NULL, 'M'},
-        {"carveout", required_argument, NULL, 'v'}, {"barriers", required_argument, NULL, 'B'},
-        {"sweep", no_argument, NULL, 'w'},          {"check", no_argument, NULL, 'k'},
-        {"compact", no_argument, NULL, 'c'},        {"help", no_argument, NULL, 'h'},
-        {0, 0, 0, 0}};
-    int c;
+    const struct cli_option opts[] = {
+        {"cc", .text = &o->cc}, {"device", .text = &o->device}, {"regs", .text = &o->regs},
+        {"block", .text = &o->block}, {"smem", .text = &o->smem},
+        {"static-smem", .text = &o->static_smem}, {"max-dynamic-smem", .text = &o->max_dyn},
+        {"carveout", .text = &o->carveout}, {"barriers", .text = &o->barriers},
+        {"sweep", .flag = &o->sweep}, {"check", .flag = &o->check},
+        {"compact", .flag = &o->compact}, {0}};
     memset(o, 0, sizeof *o);
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'C': o->cc = optarg; break;
-        case 'd': o->device = optarg; break;
-        case 'r': o->regs = optarg; break;
-        case 'b': o->block = optarg; break;
-        case 's': o->smem = optarg; break;
-        case 'S': o->static_smem = optarg; break;
-        case 'M': o->max_dyn = optarg; break;
-        case 'v': o->carveout = optarg; break;
-        case 'B': o->barriers = optarg; break;
-        case 'w': o->sweep = 1; break;
-        case 'k': o->check = 1; break;
-        case 'c': o->compact = 1; break;
-        case 'h': fputs(usage, stdout); *done = 1; return 0;
-        default: return cli_unknown_option("model occupancy", argc, argv);
-        }
-    }
-    if (optind < argc)
-        return cli_fail("model occupancy", 2, "unexpected argument '%s'", argv[optind]);
-    return 0;
+    return cli_parse(CMD, usage, opts, NULL, argc, argv, status);
 }
 
-/* Adds --NAME's integer to the request as member; 2 after the message if not an integer. */
-static int add_int(json_t *req, const char *member, const char *option, const char *text)
-{
-    long long v;
-    if (!text)
-        return 0;
-    if (parse_ll(text, LLONG_MIN, LLONG_MAX, &v) < 0)
-        return cli_fail("model occupancy", 2, "--%s must be an integer, not '%s'", option, text);
-    json_object_set_new(req, member, json_integer(v));
-    return 0;
-}
-
+/* The options as the JSON request the API takes; NULL after the message. */
 static json_t *occ_request_json(const struct occ_opts *o, int *status)
 {
+    const struct {
+        const char *member, *option, *text;
+    } ints[] = {
+        {"regs", "regs", o->regs}, {"block", "block", o->block}, {"smem", "smem", o->smem},
+        {"static_smem", "static-smem", o->static_smem},
+        {"max_dynamic_smem", "max-dynamic-smem", o->max_dyn},
+        {"carveout", "carveout", o->carveout}, {"barriers", "barriers", o->barriers},
+    };
     json_t *req = json_object();
     if (o->cc)
         json_object_set_new(req, "compute_capability", json_string(o->cc));
     if (o->device)
         json_object_set_new(req, "device", json_string(o->device));
-    if ((*status = add_int(req, "regs", "regs", o->regs)) != 0 ||
-        (*status = add_int(req, "block", "block", o->block)) != 0 ||
-        (*status = add_int(req, "smem", "smem", o->smem)) != 0 ||
-        (*status = add_int(req, "static_smem", "static-smem", o->static_smem)) != 0 ||
-        (*status = add_int(req, "max_dynamic_smem", "max-dynamic-smem", o->max_dyn)) != 0 ||
-        (*status = add_int(req, "carveout", "carveout", o->carveout)) != 0 ||
-        (*status = add_int(req, "barriers", "barriers", o->barriers)) != 0) {
-        json_decref(req);
-        return NULL;
-    }
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+        if ((*status = cli_set_int(CMD, req, ints[i].member, ints[i].option, ints[i].text)) != 0) {
+            json_decref(req);
+            return NULL;
+        }
     return req;
 }
 
@@ -136,7 +103,7 @@ static int device_cc(const char *device, int *major, int *minor)
     long idx = strtol(device, &end, 10);
     int found = 0;
     if (gpu_discover(&inv) < 0)
-        return cli_fail("model occupancy", 1, "out of memory");
+        return cli_fail(CMD, 1, "out of memory");
     for (size_t i = 0; i < inv.count && !found; i++)
         if (strcmp(inv.devices[i].uuid, device) == 0 ||
             (*end == '\0' && end != device && inv.devices[i].index == idx)) {
@@ -145,8 +112,8 @@ static int device_cc(const char *device, int *major, int *minor)
             found = 1;
         }
     int status = found ? 0
-                 : inv.count ? cli_fail("model occupancy", 1, "no attached GPU is '%s'", device)
-                             : cli_fail("model occupancy", 1, "no GPU: %s", inv.reason);
+                 : inv.count ? cli_fail(CMD, 1, "no attached GPU is '%s'", device)
+                             : cli_fail(CMD, 1, "no GPU: %s", inv.reason);
     gpu_inventory_free(&inv);
     return status;
 }
@@ -162,18 +129,18 @@ static int occ_answer(const struct occ_opts *o)
         return status;
     status = 0;
     if (occ_request_parse(req, &rq, err, sizeof err, field, sizeof field) < 0)
-        status = cli_fail("model occupancy", 2, "%s", err);
+        status = cli_fail(CMD, 2, "%s", err);
     else if (rq.device)
         status = device_cc(o->device, &rq.cc_major, &rq.cc_minor);
     const struct occ_rules *r = status ? NULL : occ_rules_for(rq.cc_major, rq.cc_minor);
     if (!status && !r)
-        status = cli_fail("model occupancy", rq.device ? 1 : 2,
+        status = cli_fail(CMD, rq.device ? 1 : 2,
                           "no occupancy rules for compute capability %d.%d (known: 7.0, 7.5, "
                           "8.0, 8.6, 8.9, 9.0)", rq.cc_major, rq.cc_minor);
     if (!status && occ_compute(r, &rq.in, &res, err, sizeof err) < 0)
-        status = cli_fail("model occupancy", 2, "%s", err);
+        status = cli_fail(CMD, 2, "%s", err);
     if (!status && cli_print_json(occ_result_json(r, &rq.in, &res), o->compact) < 0)
-        status = cli_fail("model occupancy", 1, "cannot write output");
+        status = cli_fail(CMD, 1, "cannot write output");
     json_decref(req);
     return status;
 }
@@ -184,9 +151,9 @@ static int occ_sweep(const struct occ_opts *o)
     struct occ_check chk;
     json_t *cap = occupancy_sweep_run(o->device, err, sizeof err);
     if (!cap)
-        return cli_fail("model occupancy", 1, "%s", err[0] ? err : "the capture failed");
+        return cli_fail(CMD, 1, "%s", err[0] ? err : "the capture failed");
     if (!o->check)
-        return cli_print_json(cap, o->compact) < 0 ? cli_fail("model occupancy", 1, "cannot write")
+        return cli_print_json(cap, o->compact) < 0 ? cli_fail(CMD, 1, "cannot write")
                                                : 0;
     int rc = occ_check_capture(cap, &chk, err, sizeof err);
     const char *cc = json_string_value(
@@ -194,25 +161,25 @@ static int occ_sweep(const struct occ_opts *o)
     json_t *report = rc == 0 ? occ_check_json(&chk, cc) : NULL;
     json_decref(cap);
     if (!report)
-        return cli_fail("model occupancy", 1, "checking the capture: %s", err);
+        return cli_fail(CMD, 1, "checking the capture: %s", err);
     int all = chk.agree == chk.rows && chk.attributes_agree == chk.attributes_checked;
     if (cli_print_json(report, o->compact) < 0)
-        return cli_fail("model occupancy", 1, "cannot write output");
-    return all ? 0 : cli_fail("model occupancy", 1, "%d of %d configurations disagree",
+        return cli_fail(CMD, 1, "cannot write output");
+    return all ? 0 : cli_fail(CMD, 1, "%d of %d configurations disagree",
                               chk.rows - chk.agree, chk.rows);
 }
 
 static int cmd_occupancy(int argc, char **argv)
 {
     struct occ_opts o;
-    int done = 0, status = occ_parse_args(argc, argv, &o, &done);
-    if (status || done)
+    int status;
+    if (occ_parse_args(argc, argv, &o, &status) < 0)
         return status;
     if (o.check && !o.sweep)
-        return cli_fail("model occupancy", 2, "--check goes with --sweep");
+        return cli_fail(CMD, 2, "--check goes with --sweep");
     if (o.sweep) {
         if (!o.device || o.cc || o.regs || o.block || o.smem)
-            return cli_fail("model occupancy", 2,
+            return cli_fail(CMD, 2,
                             "--sweep takes --device N|UUID and no configuration");
         return occ_sweep(&o);
     }

@@ -11,7 +11,6 @@
  * database, or an index of a GPU attached here. Missing measurements are an
  * error naming the probe to run (exit 1).
  */
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +27,6 @@
 #include "util/text.h"
 
 #define CMD "model predict"
-#define MAX_PARAMS 16
 
 static const char usage[] =
     "usage: gpuprobe model predict --db PATH --device UUID|N\n"
@@ -52,56 +50,27 @@ static const char usage[] =
 struct popts {
     const char *db, *device, *kernel, *ptx, *grid, *block, *regs, *smem, *static_smem, *entry,
         *launches, *transfer;
-    const char *params[MAX_PARAMS];
-    int nparams, compact;
+    struct cli_list params;
+    int compact;
 };
 
-static int parse_args(int argc, char **argv, struct popts *o, int *done)
+static int parse_args(int argc, char **argv, struct popts *o, int *status)
 {
-    static const struct option opts[] = {
-        {"db", required_argument, NULL, 'D'},       {"device", required_argument, NULL, 'd'},
-        {"kernel", required_argument, NULL, 'k'},   {"ptx", required_argument, NULL, 'p'},
-        {"grid", required_argument, NULL, 'g'},     {"block", required_argument, NULL, 'b'},
-        {"regs", required_argument, NULL, 'r'},     {"smem", required_argument, NULL, 's'},
-        {"static-smem", required_argument, NULL, 'S'},
-        {"param", required_argument, NULL, 'P'},    {"entry", required_argument, NULL, 'e'},
-        {"launches", required_argument, NULL, 'l'}, {"transfer-bytes", required_argument, NULL, 't'},
-        {"compact", no_argument, NULL, 'c'},        {"help", no_argument, NULL, 'h'},
-        {0, 0, 0, 0}};
-    int c;
+    const struct cli_option opts[] = {
+        {"db", .text = &o->db}, {"device", .text = &o->device}, {"kernel", .text = &o->kernel},
+        {"ptx", .text = &o->ptx}, {"grid", .text = &o->grid}, {"block", .text = &o->block},
+        {"regs", .text = &o->regs}, {"smem", .text = &o->smem},
+        {"static-smem", .text = &o->static_smem}, {"param", .list = &o->params},
+        {"entry", .text = &o->entry}, {"launches", .text = &o->launches},
+        {"transfer-bytes", .text = &o->transfer}, {"compact", .flag = &o->compact}, {0}};
     memset(o, 0, sizeof *o);
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'D': o->db = optarg; break;
-        case 'd': o->device = optarg; break;
-        case 'k': o->kernel = optarg; break;
-        case 'p': o->ptx = optarg; break;
-        case 'g': o->grid = optarg; break;
-        case 'b': o->block = optarg; break;
-        case 'r': o->regs = optarg; break;
-        case 's': o->smem = optarg; break;
-        case 'S': o->static_smem = optarg; break;
-        case 'e': o->entry = optarg; break;
-        case 'l': o->launches = optarg; break;
-        case 't': o->transfer = optarg; break;
-        case 'c': o->compact = 1; break;
-        case 'P':
-            if (o->nparams == MAX_PARAMS)
-                return cli_fail(CMD, 2, "at most %d --param", MAX_PARAMS);
-            o->params[o->nparams++] = optarg;
-            break;
-        case 'h': fputs(usage, stdout); *done = 1; return 0;
-        default: return cli_unknown_option(CMD, argc, argv);
-        }
-    }
-    if (optind < argc)
-        return cli_fail(CMD, 2, "unexpected argument '%s'", argv[optind]);
+    if (cli_parse(CMD, usage, opts, NULL, argc, argv, status) < 0)
+        return -1;
     if (!o->db || !o->device)
-        return cli_fail(CMD, 2, "--db PATH and --device UUID|N are required (see --help)");
-    if (!o->kernel == !o->ptx)
-        return cli_fail(CMD, 2, "give --kernel or --ptx (see --help)");
-    return 0;
+        *status = cli_fail(CMD, 2, "--db PATH and --device UUID|N are required (see --help)");
+    else if (!o->kernel == !o->ptx)
+        *status = cli_fail(CMD, 2, "give --kernel or --ptx (see --help)");
+    return *status ? -1 : 0;
 }
 
 /* "N" or "X,Y,Z" as JSON; NULL when malformed. */
@@ -123,17 +92,6 @@ static json_t *shape(const char *s)
         return NULL;
     }
     return a;
-}
-
-static int set_int(json_t *o, const char *key, const char *opt, const char *text)
-{
-    long long v;
-    if (!text)
-        return 0;
-    if (parse_ll(text, LLONG_MIN, LLONG_MAX, &v) < 0)
-        return cli_fail(CMD, 2, "--%s must be an integer, not '%s'", opt, text);
-    json_object_set_new(o, key, json_integer(v));
-    return 0;
 }
 
 static int read_file(const char *path, char **text)
@@ -166,8 +124,10 @@ static int ptx_kernel(const struct popts *o, json_t *k)
     }
     json_object_set_new(k, "grid", grid);
     json_object_set_new(k, "block", block);
-    if (set_int(k, "regs", "regs", o->regs) || set_int(k, "smem", "smem", o->smem) ||
-        set_int(k, "static_smem", "static-smem", o->static_smem) || read_file(o->ptx, &text))
+    if (cli_set_int(CMD, k, "regs", "regs", o->regs) ||
+        cli_set_int(CMD, k, "smem", "smem", o->smem) ||
+        cli_set_int(CMD, k, "static_smem", "static-smem", o->static_smem) ||
+        read_file(o->ptx, &text))
         return 2;
     json_object_set_new(k, "ptx", json_string(text));
     free(text);
@@ -175,15 +135,15 @@ static int ptx_kernel(const struct popts *o, json_t *k)
         json_object_set_new(k, "entry", json_string(o->entry));
     json_t *params = json_object();
     json_object_set_new(k, "params", params);
-    for (int i = 0; i < o->nparams; i++) {
+    for (int i = 0; i < o->params.n; i++) {
+        const char *given = o->params.item[i], *eq = strchr(given, '=');
         char name[64];
-        const char *eq = strchr(o->params[i], '=');
-        size_t n = eq ? (size_t)(eq - o->params[i]) : 0;
+        size_t n = eq ? (size_t)(eq - given) : 0;
         if (!eq || n == 0 || n >= sizeof name)
-            return cli_fail(CMD, 2, "--param must be NAME=VALUE, not '%s'", o->params[i]);
-        memcpy(name, o->params[i], n);
+            return cli_fail(CMD, 2, "--param must be NAME=VALUE, not '%s'", given);
+        memcpy(name, given, n);
         name[n] = '\0';
-        if (set_int(params, name, "param", eq + 1))
+        if (cli_set_int(CMD, params, name, "param", eq + 1))
             return 2;
     }
     return 0;
@@ -212,8 +172,8 @@ static json_t *kernel_json(const struct popts *o, int *status)
         }
     }
     if (json_is_object(k) &&
-        ((*status = set_int(k, "launches", "launches", o->launches)) != 0 ||
-         (*status = set_int(k, "transfer_bytes", "transfer-bytes", o->transfer)) != 0)) {
+        ((*status = cli_set_int(CMD, k, "launches", "launches", o->launches)) != 0 ||
+         (*status = cli_set_int(CMD, k, "transfer_bytes", "transfer-bytes", o->transfer)) != 0)) {
         json_decref(k);
         return NULL;
     }
@@ -265,18 +225,14 @@ static int predict(store *s, const struct popts *o, const json_t *kernel)
 int cmd_model_predict(int argc, char **argv)
 {
     struct popts o;
-    int done = 0, status = parse_args(argc, argv, &o, &done);
-    char err[512];
-    store *s = NULL;
-    if (status || done)
+    int status;
+    if (parse_args(argc, argv, &o, &status) < 0)
         return status;
     json_t *kernel = kernel_json(&o, &status);
     if (!kernel)
         return status;
-    if (store_open(&s, o.db, err, sizeof err) != 0)
-        status = cli_fail(CMD, 1, "%s", err);
-    else
-        status = predict(s, &o, kernel);
+    store *s = cli_open_store(CMD, o.db);
+    status = s ? predict(s, &o, kernel) : 1;
     store_close(s);
     json_decref(kernel);
     return status;

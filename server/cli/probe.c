@@ -14,8 +14,6 @@
  * before minutes of measuring. Output: the JSON document, or on a terminal
  * a table (probe_table.c) unless --json or --compact asks for JSON.
  */
-#include <getopt.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +23,6 @@
 #include "server/cli/cli.h"
 #include "server/jobs/registry.h"
 #include "server/cli/probe_table.h"
-#include "util/text.h"
 
 static const char usage[] =
     "usage: gpuprobe probe latency|memory|banks|control-codes|dual-issue|suite\n"
@@ -74,48 +71,35 @@ static const char *kind_names(char *buf, size_t len)
 }
 
 struct probe_opts {
-    const char *kind, *device, *db, *instructions, *repeats, *sample;
+    const char *kind, *device, *db, *instructions, *repeats, *sample, *cubin_dir;
     int json, compact;
 };
 
 /* ---- arguments --------------------------------------------------------------- */
 
-static int parse_args(int argc, char **argv, struct probe_opts *o, int *done)
+static int parse_args(int argc, char **argv, struct probe_opts *o, int *status)
 {
-    static const struct option opts[] = {
-        {"device", required_argument, NULL, 'd'}, {"repeats", required_argument, NULL, 'r'},
-        {"instructions", required_argument, NULL, 'i'}, {"db", required_argument, NULL, 'b'},
-        {"sample", required_argument, NULL, 's'},
-        {"json", no_argument, NULL, 'j'}, {"compact", no_argument, NULL, 'c'},
-        {"keep-cubins", required_argument, NULL, 'K'},
-        {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
-    int c;
-    memset(o, 0, sizeof *o);
-    opterr = 0; /* our own one-line message instead of getopt's */
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'd': o->device = optarg; break;
-        case 'r': o->repeats = optarg; break;
-        case 'i': o->instructions = optarg; break;
-        case 's': o->sample = optarg; break;
-        case 'b': o->db = optarg; break;
-        case 'j': o->json = 1; break;
-        case 'c': o->compact = o->json = 1; break;
-        case 'K': setenv("GPUPROBE_CUBIN_DIR", optarg, 1); break; /* read by probes/gpu/gpu.c */
-        case 'h': fputs(usage, stdout); *done = 1; return 0;
-        default: return cli_unknown_option("probe", argc, argv);
-        }
-    }
+    const struct cli_option opts[] = {
+        {"device", .text = &o->device}, {"repeats", .text = &o->repeats},
+        {"instructions", .text = &o->instructions}, {"db", .text = &o->db},
+        {"sample", .text = &o->sample}, {"json", .flag = &o->json},
+        {"compact", .flag = &o->compact}, {"keep-cubins", .text = &o->cubin_dir}, {0}};
     char names[128];
-    if (optind >= argc)
-        return cli_fail("probe", 2, "name a probe: %s (see --help)",
-                        kind_names(names, sizeof names));
-    o->kind = argv[optind++];
-    if (optind < argc)
-        return cli_fail("probe", 2, "unexpected argument '%s'", argv[optind]);
-    if (!o->device)
-        return cli_fail("probe", 2, "--device N|UUID is required (see gpuprobe devices)");
-    return 0;
+    memset(o, 0, sizeof *o);
+    if (cli_parse("probe", usage, opts, &o->kind, argc, argv, status) < 0)
+        return -1;
+    if (!o->kind)
+        *status = cli_fail("probe", 2, "name a probe: %s (see --help)",
+                           kind_names(names, sizeof names));
+    else if (!o->device)
+        *status = cli_fail("probe", 2, "--device N|UUID is required (see gpuprobe devices)");
+    else {
+        o->json |= o->compact; /* --compact implies --json */
+        if (o->cubin_dir)
+            setenv("GPUPROBE_CUBIN_DIR", o->cubin_dir, 1); /* read by probes/gpu/gpu.c */
+        return 0;
+    }
+    return -1;
 }
 
 static const struct job_kind *find_probe(const char *name)
@@ -126,38 +110,21 @@ static const struct job_kind *find_probe(const char *name)
     return NULL;
 }
 
-/* An integer option (text, or NULL when not given) as parameter name; -1
- * after the message when it is not an integer. */
-static int int_param(json_t *given, const char *name, const char *text)
-{
-    long long n = 0;
-    if (!text)
-        return 0;
-    if (parse_ll(text, LLONG_MIN, LLONG_MAX, &n) < 0) {
-        cli_fail("probe", 2, "--%s must be an integer, not '%s'", name, text);
-        return -1;
-    }
-    json_object_set_new(given, name, json_integer(n));
-    return 0;
-}
-
 /* The options as the kind's parameters, validated; NULL after the message. */
 static json_t *make_params(const struct job_kind *k, const struct probe_opts *o, int *status)
 {
-    json_t *given = json_object(), *params;
+    json_t *given = json_object(), *params = NULL;
     char err[512], field[128];
-    *status = 2;
-    if (int_param(given, "repeats", o->repeats) < 0 ||
-        int_param(given, "sample", o->sample) < 0) {
-        json_decref(given);
-        return NULL;
+    if ((*status = cli_set_int("probe", given, "repeats", "repeats", o->repeats)) == 0 &&
+        (*status = cli_set_int("probe", given, "sample", "sample", o->sample)) == 0) {
+        if (o->instructions)
+            json_object_set_new(given, "instructions", json_string(o->instructions));
+        params = job_params_validate(k, given, err, sizeof err, field, sizeof field);
+        if (!params)
+            *status = cli_fail("probe", 2, "--%s",
+                               strncmp(err, "params.", 7) == 0 ? err + 7 : err);
     }
-    if (o->instructions)
-        json_object_set_new(given, "instructions", json_string(o->instructions));
-    params = job_params_validate(k, given, err, sizeof err, field, sizeof field);
     json_decref(given);
-    if (!params)
-        cli_fail("probe", 2, "--%s", strncmp(err, "params.", 7) == 0 ? err + 7 : err);
     return params;
 }
 
@@ -254,24 +221,19 @@ static int run_probe(const struct job_kind *k, const json_t *params, const struc
 int cmd_probe(int argc, char **argv)
 {
     struct probe_opts o;
-    int done = 0, status;
-    char err[512];
-    store *s = NULL;
-    if ((status = parse_args(argc, argv, &o, &done)) != 0 || done)
+    int status;
+    char names[128];
+    if (parse_args(argc, argv, &o, &status) < 0)
         return status;
     const struct job_kind *k = find_probe(o.kind);
-    char names[128];
     if (!k)
         return cli_fail("probe", 2, "no probe '%s' in this build (%s)", o.kind,
                         kind_names(names, sizeof names));
     json_t *params = make_params(k, &o, &status);
     if (!params)
         return status;
-    if (o.db && store_open(&s, o.db, err, sizeof err) != 0) {
-        json_decref(params);
-        return cli_fail("probe", 1, "%s", err);
-    }
-    status = run_probe(k, params, &o, s);
+    store *s = o.db ? cli_open_store("probe", o.db) : NULL;
+    status = o.db && !s ? 1 : run_probe(k, params, &o, s);
     json_decref(params);
     store_close(s);
     return status;

@@ -2,7 +2,6 @@
  * `gpuprobe serve`: the daemon's command line. Options become a config
  * (defaults, then --config FILE, then the options); server/serve.c runs it.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,28 +25,11 @@ struct serve_args {
 
 static int parse_args(int argc, char **argv, struct serve_args *a, int *status)
 {
-    static const struct option opts[] = {
-        {"listen", required_argument, NULL, 'l'}, {"db", required_argument, NULL, 'd'},
-        {"token-file", required_argument, NULL, 't'}, {"config", required_argument, NULL, 'c'},
-        {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
-    int c;
+    const struct cli_option opts[] = {
+        {"listen", .text = &a->listen}, {"db", .text = &a->db},
+        {"token-file", .text = &a->token_file}, {"config", .text = &a->config}, {0}};
     memset(a, 0, sizeof *a);
-    opterr = 0; /* our own one-line message instead of getopt's */
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'l': a->listen = optarg; break;
-        case 'd': a->db = optarg; break;
-        case 't': a->token_file = optarg; break;
-        case 'c': a->config = optarg; break;
-        case 'h': fputs(usage, stdout); *status = 0; return -1;
-        default: *status = cli_unknown_option("serve", argc, argv); return -1;
-        }
-    }
-    if (optind < argc) {
-        *status = cli_fail("serve", 2, "unexpected argument '%s'", argv[optind]);
-        return -1;
-    }
-    return 0;
+    return cli_parse("serve", usage, opts, NULL, argc, argv, status);
 }
 
 static int load_config(const struct serve_args *a, struct config *cfg, char *err, size_t errlen)

@@ -23,16 +23,15 @@
 #include "model/params.h"
 #include "model/predict.h"
 #include "model/ptx_desc.h"
-#include "probes/stats.h"
 #include "probes/validation.h"
+#include "server/jobs/kind_probes.h"
 
 #define VALIDATION_TIMEOUT_S 600
 #define ABS_ERROR_FLOOR 1e-6   /* |error| below this counts as this in the geometric mean */
 
 static const struct param_spec validation_params[] = {
-    {.name = "repeats", .type = PARAM_INT, .min = 1, .max = PROBE_MAX_REPEATS, .default_json = "5",
-     .description = "timed measurements of each kernel; the median, minimum and maximum are "
-                    "kept"},
+    REPEATS_PARAM("5", "timed measurements of each kernel; the median, minimum and maximum are "
+                       "kept"),
 };
 
 /* ---- the worker side ------------------------------------------------------------- */
@@ -213,11 +212,6 @@ const struct job_kind kind_model_validation = {
     .summary = "Eight kernels of different character timed on the GPU and predicted by the "
                "MWP/CWP model from the device's stored latency and memory measurements; "
                "device-memory and host-link bandwidth measured too",
-    .needs_gpu = 1,
-    .default_timeout_s = VALIDATION_TIMEOUT_S,
-    .params = validation_params,
-    .nparams = sizeof validation_params / sizeof validation_params[0],
-    .run = validation_job,
-    .check_result = results_validation_check,
-    .save = validation_save,
+    .needs_gpu = 1, .default_timeout_s = VALIDATION_TIMEOUT_S, JOB_PARAMS(validation_params),
+    .run = validation_job, .check_result = results_validation_check, .save = validation_save,
 };

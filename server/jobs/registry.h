@@ -82,6 +82,10 @@ struct job_kind {
                      int succeeded);
 };
 
+/* A descriptor's parameter fields from one array of param_spec, so that the
+ * count cannot disagree with the array: JOB_PARAMS(latency_params). */
+#define JOB_PARAMS(array) .params = (array), .nparams = sizeof(array) / sizeof((array)[0])
+
 const struct job_kind *job_kind_find(const char *name);
 size_t job_kind_count(void);
 const struct job_kind *job_kind_at(size_t i);
