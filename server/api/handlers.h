@@ -34,6 +34,9 @@ void h_device_model_validation(struct http_req *rq, struct http_resp *rs);
 void h_traces_sort(struct http_req *rq, struct http_resp *rs);
 void h_job_output(struct http_req *rq, struct http_resp *rs);
 
+/* The job named by the path's {id}: 0 with j filled (free it with
+ * job_row_free); else non-zero with rs holding the 400, 404 or 503. */
+int job_from_path(struct http_req *rq, struct http_resp *rs, struct job_row *j);
 /* Answers status with job id as stored (the JOB object). */
 void respond_job(struct http_req *rq, struct http_resp *rs, int64_t id, int status);
 /* 202 with the job's Location and JOB object: it will run later. */

@@ -306,40 +306,32 @@ void h_jobs_list(struct http_req *rq, struct http_resp *rs)
         resp_cache_put(rq->app->job_cache, key, gen, rs->body, rs->len);
 }
 
-/* The {id} of the path; -1 (with rs filled) if it is not a job id. */
-static int path_id(struct http_req *rq, struct http_resp *rs, int64_t *id)
+int job_from_path(struct http_req *rq, struct http_resp *rs, struct job_row *j)
 {
-    long long v;
-    if (parse_ll(rq->params[0], 1, INT64_MAX, &v) < 0) {
+    long long id;
+    char err[256];
+    if (parse_ll(rq->params[0], 1, INT64_MAX, &id) < 0) {
         problem_field(rq, rs, 400, "invalid-request", "id",
                       "a job id is a positive integer, not '%s'", rq->params[0]);
         return -1;
     }
-    *id = v;
-    return 0;
-}
-
-/* Loads the job; 0 found, else rs holds the 404/503. */
-static int load_job(struct http_req *rq, struct http_resp *rs, int64_t id, struct job_row *j)
-{
-    char err[256];
     int rc = store_job_get(rq->app->db, id, j, err, sizeof err);
     if (rc == 1)
-        problem(rq, rs, 404, "not-found", "no job %lld", (long long)id);
+        problem(rq, rs, 404, "not-found", "no job %lld", id);
     else if (rc < 0)
-        problem(rq, rs, 503, "unavailable", "job %lld could not be read: %s", (long long)id, err);
+        problem(rq, rs, 503, "unavailable", "job %lld could not be read: %s", id, err);
     return rc;
 }
 
 void h_job_get(struct http_req *rq, struct http_resp *rs)
 {
-    int64_t id;
     struct job_row j;
     struct job_event *ev = NULL;
     size_t nev = 0;
     char err[256];
-    if (path_id(rq, rs, &id) < 0 || load_job(rq, rs, id, &j) != 0)
+    if (job_from_path(rq, rs, &j) != 0)
         return;
+    int64_t id = j.id;
     json_t *o = job_to_json(&j, 1);
     job_row_free(&j);
     if (store_job_events(rq->app->db, id, &ev, &nev, err, sizeof err) < 0) {
@@ -362,12 +354,12 @@ static void cancelled_queued(struct http_req *rq, const struct job_row *j)
 
 void h_job_cancel(struct http_req *rq, struct http_resp *rs)
 {
-    int64_t id;
     struct job_row j;
     enum job_state st;
     char err[256];
-    if (path_id(rq, rs, &id) < 0 || load_job(rq, rs, id, &j) != 0)
+    if (job_from_path(rq, rs, &j) != 0)
         return;
+    int64_t id = j.id;
     int terminal = job_state_is_terminal(j.state);
     if (!terminal && store_job_cancel(rq->app->db, id, &st, err, sizeof err) < 0) {
         job_row_free(&j);
@@ -380,10 +372,13 @@ void h_job_cancel(struct http_req *rq, struct http_resp *rs)
         problem(rq, rs, 409, "conflict", "job %lld has already ended", (long long)id);
         return;
     }
+    /* the answer is read before the scheduler is told, so a running job is
+     * always answered as running with its cancellation requested, however
+     * fast its process then dies */
+    respond_job(rq, rs, id, st == JOB_RUNNING ? 202 : 200);
     if (st == JOB_RUNNING)
         scheduler_cancel(rq->app->sched, id);
     else /* cancelled while queued: it never runs, so its files go now */
         cancelled_queued(rq, &j);
     job_row_free(&j);
-    respond_job(rq, rs, id, st == JOB_RUNNING ? 202 : 200);
 }

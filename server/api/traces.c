@@ -103,23 +103,37 @@ static char *summary_header(const json_t *result)
     return text;
 }
 
-/* Streams the file at path (opened here; it may be unlinked afterwards). */
-static void stream_file(struct http_req *rq, struct http_resp *rs, const char *path,
-                        const char *out_format, const json_t *result)
+/* Streams a succeeded sort job's output, its summary's totals in a header.
+ * keep 0: the client waited for this sort, and its output goes once open. */
+static void send_output(struct http_req *rq, struct http_resp *rs, const struct job_row *j,
+                        int keep)
 {
+    char path[PATH_BYTES];
     struct stat st;
+    trace_sort_job_output(rq->app->cfg.upload_dir, j->id, path, sizeof path);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0 || fstat(fd, &st) < 0) {
         int e = errno;
         if (fd >= 0)
             close(fd);
-        problem(rq, rs, e == ENOENT ? 404 : 500, e == ENOENT ? "not-found" : "internal",
-                "the sorted trace cannot be read: %s", strerror(e));
+        if (e == ENOENT)
+            problem(rq, rs, 404, "not-found",
+                    "job %lld's sorted trace is not kept: a sort answered while its client "
+                    "waited is sent in that answer only", (long long)j->id);
+        else
+            problem(rq, rs, 500, "internal", "the sorted trace cannot be read: %s", strerror(e));
         return;
     }
-    http_file(rs, 200, content_type(out_format), fd, (unsigned long long)st.st_size);
+    if (!keep)
+        unlink(path); /* streamed from its open descriptor */
+    json_t *params = json_loads(j->params_json ? j->params_json : "", 0, NULL);
+    json_t *result = json_loads(j->result_json ? j->result_json : "", 0, NULL);
+    http_file(rs, 200, content_type(json_string_value(json_object_get(params, "out_format"))), fd,
+              (unsigned long long)st.st_size);
     rs->extra_header = SUMMARY_HEADER;
     rs->extra_value = result ? summary_header(result) : NULL;
+    json_decref(params);
+    json_decref(result);
 }
 
 /* ---- answering a finished job ------------------------------------------------------ */
@@ -148,20 +162,6 @@ static void refuse(struct http_req *rq, struct http_resp *rs, const struct job_r
     }
 }
 
-/* The output of a job the client waited for: streamed, and not kept. */
-static void deliver(struct http_req *rq, struct http_resp *rs, const struct job_row *j)
-{
-    char path[PATH_BYTES];
-    json_t *params = json_loads(j->params_json ? j->params_json : "", 0, NULL);
-    json_t *result = json_loads(j->result_json ? j->result_json : "", 0, NULL);
-    trace_sort_job_output(rq->app->cfg.upload_dir, j->id, path, sizeof path);
-    stream_file(rq, rs, path, json_string_value(json_object_get(params, "out_format")), result);
-    if (rs->has_fd)
-        unlink(path); /* streamed from its open descriptor */
-    json_decref(params);
-    json_decref(result);
-}
-
 /* Waits for the job and answers with its outcome; 202 if it takes too long. */
 static void answer_when_done(struct http_req *rq, struct http_resp *rs, int64_t id)
 {
@@ -176,7 +176,7 @@ static void answer_when_done(struct http_req *rq, struct http_resp *rs, int64_t 
     if (rc == 1) /* still queued or running: the client fetches the output later */
         respond_accepted(rq, rs, id);
     else if (j.state == JOB_SUCCEEDED)
-        deliver(rq, rs, &j);
+        send_output(rq, rs, &j, 0);
     else if (j.state == JOB_FAILED)
         refuse(rq, rs, &j);
     else
@@ -234,44 +234,21 @@ void h_traces_sort(struct http_req *rq, struct http_resp *rs)
 
 /* ---- a job's output ------------------------------------------------------------------ */
 
-static void serve_output(struct http_req *rq, struct http_resp *rs, const struct job_row *j)
-{
-    char path[PATH_BYTES];
-    json_t *params = json_loads(j->params_json ? j->params_json : "", 0, NULL);
-    json_t *result = json_loads(j->result_json ? j->result_json : "", 0, NULL);
-    trace_sort_job_output(rq->app->cfg.upload_dir, j->id, path, sizeof path);
-    stream_file(rq, rs, path, json_string_value(json_object_get(params, "out_format")), result);
-    json_decref(params);
-    json_decref(result);
-}
-
 void h_job_output(struct http_req *rq, struct http_resp *rs)
 {
-    long long id;
     struct job_row j;
-    char err[256];
-    if (parse_ll(rq->params[0], 1, INT64_MAX, &id) < 0) {
-        problem_field(rq, rs, 400, "invalid-request", "id",
-                      "a job id is a positive integer, not '%s'", rq->params[0]);
+    if (job_from_path(rq, rs, &j) != 0)
         return;
-    }
-    int rc = store_job_get(rq->app->db, id, &j, err, sizeof err);
-    if (rc != 0) {
-        if (rc == 1)
-            problem(rq, rs, 404, "not-found", "no job %lld", id);
-        else
-            problem(rq, rs, 503, "unavailable", "job %lld could not be read: %s", id, err);
-        return;
-    }
     if (strcmp(j.kind, kind_trace_sort.name) != 0)
         problem(rq, rs, 404, "not-found",
                 "job %lld is a %s job: only %s jobs (POST /api/v1/traces/sort) have an output file",
-                id, j.kind, kind_trace_sort.name);
+                (long long)j.id, j.kind, kind_trace_sort.name);
     else if (j.state != JOB_SUCCEEDED)
-        problem(rq, rs, 404, "not-found", "job %lld is %s: %s", id, job_state_name(j.state),
+        problem(rq, rs, 404, "not-found", "job %lld is %s: %s", (long long)j.id,
+                job_state_name(j.state),
                 job_state_is_terminal(j.state) ? "only a succeeded job's output is kept"
                                                : "its output is served once it has succeeded");
     else
-        serve_output(rq, rs, &j);
+        send_output(rq, rs, &j, 1);
     job_row_free(&j);
 }
