@@ -32,17 +32,6 @@
 #include "tests/unit/support/tmpfile.h"
 #include "trace/binfmt.h"
 
-static const char good_csv[] = "tid,pc,addr,width,dep\n"
-                               "0,0x40,0x1000,4,1\n"
-                               "1,0x40,0x1004,4,1\n"
-                               "32,0x40,0x1080,4,1\n"
-                               "0,0x50,0x2000,8,0\n";
-
-/* Line 3 has width 3: byte offset 40 (22 + 18). */
-static const char bad_csv[] = "tid,pc,addr,width,dep\n"
-                              "0,0x40,0x1000,4,1\n"
-                              "1,0x40,0x1004,3,1\n";
-
 static int setup(void **state)
 {
     return tmp_setup(state, "kinds-trace", "in.csv");
@@ -75,21 +64,6 @@ static int teardown(void **state)
     struct tmp *t = *state;
     assert_dir_holds(t->dir, "in.csv");
     return tmp_teardown(state);
-}
-
-static char *path_in(const struct tmp *t, const char *name)
-{
-    static char buf[4][256];
-    static int next;
-    char *p = buf[next++ % 4];
-    snprintf(p, 256, "%s/%s", t->dir, name);
-    return p;
-}
-
-static int exists(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0;
 }
 
 static json_t *parse(const char *text)
@@ -233,7 +207,7 @@ static void test_daemon_run_default_output(void **state)
 {
     struct tmp *t = *state;
     char err[1024];
-    write_file(t->path, good_csv);
+    write_file(t->path, sample_csv);
     json_t *res = run(t->dir, 7, "{\"input\":\"in.csv\",\"sms\":2}", NULL, err, sizeof err);
     if (!res)
         fail_msg("run failed: %s", err);
@@ -243,11 +217,11 @@ static void test_daemon_run_default_output(void **state)
     assert_int_equal(kind_trace_sort.check_result(res, err, sizeof err), 0);
     char out[300];
     trace_sort_job_output(t->dir, 7, out, sizeof out);
-    assert_string_equal(out, path_in(t, "trace-7.out"));
+    assert_string_equal(out, tmp_path(t, "trace-7.out"));
     struct stat st;
     assert_int_equal(stat(out, &st), 0);
     assert_int_equal(json_integer_value(json_object_get(res, "output_bytes")), st.st_size);
-    assert_false(exists(path_in(t, "trace-7.out.part")));
+    assert_false(file_exists(tmp_path(t, "trace-7.out.part")));
     json_decref(res);
     unlink(out);
 }
@@ -256,7 +230,7 @@ static void test_daemon_run_refuses_paths(void **state)
 {
     struct tmp *t = *state;
     char err[1024], text[600];
-    write_file(t->path, good_csv);
+    write_file(t->path, sample_csv);
     snprintf(text, sizeof text, "{\"input\":\"%s\",\"output\":\"x.out\"}", t->path);
     assert_null(run(t->dir, 1, text, NULL, err, sizeof err));
     assert_non_null(strstr(err, "is not a file name of the upload folder"));
@@ -271,12 +245,12 @@ static void test_daemon_run_refuses_paths(void **state)
     assert_non_null(strstr(err, "output"));
 }
 
-static void test_bad_csv(void **state)
+static void test_bad_width_csv(void **state)
 {
     struct tmp *t = *state;
     char err[1024];
     struct job_failure f = JOB_FAILURE_NONE;
-    write_file(t->path, bad_csv);
+    write_file(t->path, bad_width_csv);
     json_t *res = run(t->dir, 0, "{\"input\":\"in.csv\",\"output\":\"in.csv.out\"}", &f, err,
                       sizeof err);
     assert_null(res);
@@ -285,8 +259,8 @@ static void test_bad_csv(void **state)
     assert_int_equal(f.cls, JOB_ERROR_INPUT);
     assert_int_equal(f.line, 3);
     assert_int_equal(f.offset, 40);
-    assert_false(exists(path_in(t, "in.csv.out")));
-    assert_false(exists(path_in(t, "in.csv.out.part")));
+    assert_false(file_exists(tmp_path(t, "in.csv.out")));
+    assert_false(file_exists(tmp_path(t, "in.csv.out.part")));
 }
 
 /* A binary requests file whose second record has width 3. */
@@ -313,15 +287,15 @@ static void test_bad_binary(void **state)
     write_bad_bin(t->path); /* named in.csv: the format comes from the content */
     char text[600];
     snprintf(text, sizeof text, "{\"input\":\"%s\",\"output\":\"%s\"}", t->path,
-             path_in(t, "out.csv"));
+             tmp_path(t, "out.csv"));
     assert_null(run(NULL, 0, text, &f, err, sizeof err));
     if (strncmp(err, "byte offset 160: record 1: ", 27) != 0)
         fail_msg("unexpected error: %s", err);
     assert_int_equal(f.cls, JOB_ERROR_INPUT);
     assert_int_equal(f.line, -1); /* no line in a binary file */
     assert_int_equal(f.offset, 160);
-    assert_false(exists(path_in(t, "out.csv")));
-    assert_false(exists(path_in(t, "out.csv.part")));
+    assert_false(file_exists(tmp_path(t, "out.csv")));
+    assert_false(file_exists(tmp_path(t, "out.csv.part")));
 }
 
 /* ---- the finished hook ------------------------------------------------------------ */
@@ -333,12 +307,12 @@ static void test_finished_named_output(void **state)
     const char *params = "{\"input\":\"up-1\",\"output\":\"up-1.out\"}";
     for (int succeeded = 1; succeeded >= 0; succeeded--) {
         for (size_t i = 0; i < 3; i++)
-            write_file(path_in(t, files[i]), "x");
+            write_file(tmp_path(t, files[i]), "x");
         kind_trace_sort.finished(t->dir, 0, params, succeeded);
-        assert_false(exists(path_in(t, "up-1")));
-        assert_false(exists(path_in(t, "up-1.out.part")));
-        assert_int_equal(exists(path_in(t, "up-1.out")), succeeded);
-        unlink(path_in(t, "up-1.out"));
+        assert_false(file_exists(tmp_path(t, "up-1")));
+        assert_false(file_exists(tmp_path(t, "up-1.out.part")));
+        assert_int_equal(file_exists(tmp_path(t, "up-1.out")), succeeded);
+        unlink(tmp_path(t, "up-1.out"));
     }
 }
 
@@ -346,21 +320,21 @@ static void test_finished_job_output(void **state)
 {
     struct tmp *t = *state;
     const char *params = "{\"input\":\"trace-ab.in\"}";
-    write_file(path_in(t, "trace-ab.in"), "x");
-    write_file(path_in(t, "trace-12.out"), "x");
-    write_file(path_in(t, "trace-12.out.part"), "x");
+    write_file(tmp_path(t, "trace-ab.in"), "x");
+    write_file(tmp_path(t, "trace-12.out"), "x");
+    write_file(tmp_path(t, "trace-12.out.part"), "x");
     kind_trace_sort.finished(t->dir, 12, params, 1);
-    assert_false(exists(path_in(t, "trace-ab.in")));
-    assert_false(exists(path_in(t, "trace-12.out.part")));
-    assert_true(exists(path_in(t, "trace-12.out")));
+    assert_false(file_exists(tmp_path(t, "trace-ab.in")));
+    assert_false(file_exists(tmp_path(t, "trace-12.out.part")));
+    assert_true(file_exists(tmp_path(t, "trace-12.out")));
     kind_trace_sort.finished(t->dir, 12, params, 0);
-    assert_false(exists(path_in(t, "trace-12.out")));
+    assert_false(file_exists(tmp_path(t, "trace-12.out")));
     /* stored parameters that are not plain names never reach unlink */
     write_file(t->path, "keep");
     char text[600];
     snprintf(text, sizeof text, "{\"input\":\"%s\",\"output\":\"../x\"}", t->path);
     kind_trace_sort.finished(t->dir, 0, text, 0);
-    assert_true(exists(t->path));
+    assert_true(file_exists(t->path));
     kind_trace_sort.finished(t->dir, 0, "not json", 0); /* harmless */
 }
 
@@ -374,7 +348,7 @@ int main(void)
         cmocka_unit_test(test_plain_names),
         cmocka_unit_test_setup_teardown(test_daemon_run_default_output, setup, teardown),
         cmocka_unit_test_setup_teardown(test_daemon_run_refuses_paths, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_bad_csv, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bad_width_csv, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_binary, setup, teardown),
         cmocka_unit_test_setup_teardown(test_finished_named_output, setup, teardown),
         cmocka_unit_test_setup_teardown(test_finished_job_output, setup, teardown),

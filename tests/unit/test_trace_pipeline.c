@@ -26,17 +26,6 @@
 #include "tests/unit/support/tmpfile.h"
 #include "trace/pipeline.h"
 
-static const char good_csv[] = "tid,pc,addr,width,dep\n"
-                               "0,0x40,0x1000,4,1\n"
-                               "1,0x40,0x1004,4,1\n"
-                               "32,0x40,0x1080,4,1\n"
-                               "0,0x50,0x2000,8,0\n";
-
-/* Line 3 has width 3: byte offset 40 (22 + 18). */
-static const char bad_csv[] = "tid,pc,addr,width,dep\n"
-                              "0,0x40,0x1000,4,1\n"
-                              "1,0x40,0x1004,3,1\n";
-
 static int setup(void **state)
 {
     return tmp_setup(state, "pipeline", "in.csv");
@@ -55,21 +44,6 @@ static int teardown(void **state)
         unlink(path);
     }
     return tmp_teardown(state);
-}
-
-static const char *in_dir(const struct tmp *t, const char *name)
-{
-    static char buf[4][256];
-    static int next;
-    char *p = buf[next++ % 4];
-    snprintf(p, 256, "%s/%s", t->dir, name);
-    return p;
-}
-
-static int exists(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0;
 }
 
 static struct trace_params params_with(const char *settings)
@@ -119,13 +93,13 @@ static void test_sort_csv(void **state)
     struct tmp *t = *state;
     struct trace_outcome out;
     struct stat st;
-    write_file(t->path, good_csv);
-    struct trace_files f = {.input = t->path, .output = in_dir(t, "out.csv"), .tmpdir = t->dir};
+    write_file(t->path, sample_csv);
+    struct trace_files f = {.input = t->path, .output = tmp_path(t, "out.csv"), .tmpdir = t->dir};
     sort_ok(&f, "sms=2", &out);
     assert_int_equal(out.in_format, TRACE_FMT_CSV);
     assert_int_equal(stat(f.output, &st), 0);
     assert_int_equal(out.output_bytes, st.st_size);
-    assert_false(exists(in_dir(t, "out.csv.part")));
+    assert_false(file_exists(tmp_path(t, "out.csv.part")));
     char *text = must_read_file(f.output, NULL);
     assert_int_equal(strncmp(text, "sm,seq,tid,pc,addr,width,dep\n", 29), 0);
     free(text);
@@ -135,12 +109,12 @@ static void test_sort_binary_converts_back(void **state)
 {
     struct tmp *t = *state;
     struct trace_outcome out;
-    write_file(t->path, good_csv);
-    struct trace_files csv = {.input = t->path, .output = in_dir(t, "out.csv")};
-    struct trace_files bin = {.input = t->path, .output = in_dir(t, "out.bin")};
+    write_file(t->path, sample_csv);
+    struct trace_files csv = {.input = t->path, .output = tmp_path(t, "out.csv")};
+    struct trace_files bin = {.input = t->path, .output = tmp_path(t, "out.bin")};
     sort_ok(&csv, "sms=2 seed=5", &out);
     sort_ok(&bin, "sms=2 seed=5 out_format=bin", &out);
-    struct trace_files back = {.input = bin.output, .output = in_dir(t, "back.csv")};
+    struct trace_files back = {.input = bin.output, .output = tmp_path(t, "back.csv")};
     convert_ok(&back, "");
     assert_same_file(csv.output, back.output);
 }
@@ -148,23 +122,23 @@ static void test_sort_binary_converts_back(void **state)
 static void test_convert_round_trip(void **state)
 {
     struct tmp *t = *state;
-    write_file(t->path, good_csv);
-    struct trace_files to_bin = {.input = t->path, .output = in_dir(t, "req.bin")};
-    struct trace_files to_csv = {.input = to_bin.output, .output = in_dir(t, "back.csv")};
+    write_file(t->path, sample_csv);
+    struct trace_files to_bin = {.input = t->path, .output = tmp_path(t, "req.bin")};
+    struct trace_files to_csv = {.input = to_bin.output, .output = tmp_path(t, "back.csv")};
     convert_ok(&to_bin, "out_format=bin");
     convert_ok(&to_csv, "in_format=bin");
     assert_same_file(t->path, to_csv.output);
-    assert_false(exists(in_dir(t, "req.bin.part")));
+    assert_false(file_exists(tmp_path(t, "req.bin.part")));
 }
 
 static void test_standard_output(void **state)
 {
     struct tmp *t = *state;
     struct trace_outcome out;
-    write_file(t->path, good_csv);
+    write_file(t->path, sample_csv);
     fflush(stdout);
     int saved = dup(STDOUT_FILENO);
-    int fd = open(in_dir(t, "stdout.txt"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int fd = open(tmp_path(t, "stdout.txt"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     assert_true(saved >= 0 && fd >= 0);
     dup2(fd, STDOUT_FILENO);
     close(fd);
@@ -173,7 +147,7 @@ static void test_standard_output(void **state)
     dup2(saved, STDOUT_FILENO);
     close(saved);
     assert_int_equal(out.output_bytes, -1);
-    char *text = must_read_file(in_dir(t, "stdout.txt"), NULL);
+    char *text = must_read_file(tmp_path(t, "stdout.txt"), NULL);
     assert_int_equal(strncmp(text, "sm,seq,", 7), 0);
     free(text);
 }
@@ -186,21 +160,21 @@ static struct trace_failure sort_fails(const struct tmp *t, const struct trace_f
     struct trace_summary sum;
     struct trace_outcome out;
     struct trace_failure fail;
-    write_file(in_dir(t, "out.csv"), "what was there before\n");
+    write_file(tmp_path(t, "out.csv"), "what was there before\n");
     assert_int_equal(trace_pipeline_sort(f, &p, &sum, &out, &fail), -1);
     assert_null(sum.sm);
-    char *kept = must_read_file(in_dir(t, "out.csv"), NULL);
+    char *kept = must_read_file(tmp_path(t, "out.csv"), NULL);
     assert_string_equal(kept, "what was there before\n");
     free(kept);
-    assert_false(exists(in_dir(t, "out.csv.part")));
+    assert_false(file_exists(tmp_path(t, "out.csv.part")));
     return fail;
 }
 
 static void test_bad_record(void **state)
 {
     struct tmp *t = *state;
-    write_file(t->path, bad_csv);
-    struct trace_files f = {.input = t->path, .output = in_dir(t, "out.csv")};
+    write_file(t->path, bad_width_csv);
+    struct trace_files f = {.input = t->path, .output = tmp_path(t, "out.csv")};
     struct trace_failure fail = sort_fails(t, &f, "");
     assert_int_equal(fail.fault, TRACE_FAULT_INPUT);
     assert_string_equal(fail.file, t->path);
@@ -213,10 +187,10 @@ static void test_bad_record(void **state)
 static void test_bad_flag_table(void **state)
 {
     struct tmp *t = *state;
-    write_file(t->path, good_csv);
-    write_file(in_dir(t, "flags.txt"), "0x40,1\nnonsense\n");
-    struct trace_files f = {.input = t->path, .output = in_dir(t, "out.csv"),
-                            .pc_flags = in_dir(t, "flags.txt")};
+    write_file(t->path, sample_csv);
+    write_file(tmp_path(t, "flags.txt"), "0x40,1\nnonsense\n");
+    struct trace_files f = {.input = t->path, .output = tmp_path(t, "out.csv"),
+                            .pc_flags = tmp_path(t, "flags.txt")};
     struct trace_failure fail = sort_fails(t, &f, "");
     assert_int_equal(fail.fault, TRACE_FAULT_INPUT);
     assert_string_equal(fail.file, f.pc_flags);
@@ -226,7 +200,7 @@ static void test_bad_flag_table(void **state)
 static void test_missing_input(void **state)
 {
     struct tmp *t = *state;
-    struct trace_files f = {.input = in_dir(t, "nowhere.csv"), .output = in_dir(t, "out.csv")};
+    struct trace_files f = {.input = tmp_path(t, "nowhere.csv"), .output = tmp_path(t, "out.csv")};
     struct trace_failure fail = sort_fails(t, &f, "");
     assert_int_equal(fail.fault, TRACE_FAULT_OTHER);
     assert_null(fail.file);
@@ -238,17 +212,17 @@ static void test_flags_on_sorted_file(void **state)
     struct tmp *t = *state;
     struct trace_outcome out;
     struct trace_failure fail;
-    write_file(t->path, good_csv);
-    write_file(in_dir(t, "flags.txt"), "0x40,1\n");
-    struct trace_files bin = {.input = t->path, .output = in_dir(t, "out.bin")};
+    write_file(t->path, sample_csv);
+    write_file(tmp_path(t, "flags.txt"), "0x40,1\n");
+    struct trace_files bin = {.input = t->path, .output = tmp_path(t, "out.bin")};
     sort_ok(&bin, "out_format=bin", &out);
-    struct trace_files f = {.input = bin.output, .output = in_dir(t, "back.csv"),
-                            .pc_flags = in_dir(t, "flags.txt")};
+    struct trace_files f = {.input = bin.output, .output = tmp_path(t, "back.csv"),
+                            .pc_flags = tmp_path(t, "flags.txt")};
     struct trace_params p = params_with("");
     assert_int_equal(trace_pipeline_convert(&f, &p, &out, &fail), -1);
     assert_int_equal(fail.fault, TRACE_FAULT_PARAMS);
-    assert_false(exists(f.output));
-    assert_false(exists(in_dir(t, "back.csv.part")));
+    assert_false(file_exists(f.output));
+    assert_false(file_exists(tmp_path(t, "back.csv.part")));
 }
 
 int main(void)

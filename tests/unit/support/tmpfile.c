@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int tmp_setup(void **state, const char *tag, const char *name)
@@ -111,3 +112,28 @@ void exec_plain(const char *path, const char *sql)
     sqlite3_free(msg);
     sqlite3_close(db);
 }
+
+const char *tmp_path(const struct tmp *t, const char *name)
+{
+    static char buf[4][256];
+    static int next;
+    char *p = buf[next++ % 4];
+    snprintf(p, sizeof buf[0], "%s/%s", t->dir, name);
+    return p;
+}
+
+int file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+const char sample_csv[] = "tid,pc,addr,width,dep\n"
+                          "0,0x40,0x1000,4,1\n"
+                          "1,0x40,0x1004,4,1\n"
+                          "32,0x40,0x1080,4,1\n"
+                          "0,0x50,0x2000,8,0\n";
+
+const char bad_width_csv[] = "tid,pc,addr,width,dep\n"
+                             "0,0x40,0x1000,4,1\n"
+                             "1,0x40,0x1004,3,1\n";

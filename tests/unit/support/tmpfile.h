@@ -19,6 +19,17 @@ struct tmp {
 int tmp_setup(void **state, const char *tag, const char *name);
 /* Removes the file and the directory; for a cmocka teardown function. */
 int tmp_teardown(void **state);
+/* NAME inside t's folder, in one of four rotating buffers (so a call may
+ * use up to four at once). */
+const char *tmp_path(const struct tmp *t, const char *name);
+/* 1 if path names an existing file. */
+int file_exists(const char *path);
+
+/* A four-request CSV trace (threads 0, 1 and 32; thread 0 twice), and one
+ * whose line 3 (byte offset 40) has width 3. */
+extern const char sample_csv[];
+extern const char bad_width_csv[];
+
 /* Writes text to path, failing the test on any error. */
 void write_file(const char *path, const char *text);
 
