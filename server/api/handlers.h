@@ -1,6 +1,6 @@
 /*
  * Request handlers, one file per resource in this folder. Each reads a
- * plain request and fills a plain response (see server/http/http.h).
+ * plain request and fills a plain response (see server/http/message.h).
  */
 #ifndef GPUPROBE_SERVER_API_HANDLERS_H
 #define GPUPROBE_SERVER_API_HANDLERS_H
@@ -9,7 +9,7 @@
 
 #include <jansson.h>
 
-#include "server/http/http.h"
+#include "server/http/message.h"
 #include "server/http/problem.h"
 #include "server/jobs/registry.h"
 
@@ -41,7 +41,7 @@ int job_from_path(struct http_req *rq, struct http_resp *rs, struct job_row *j);
 void respond_job(struct http_req *rq, struct http_resp *rs, int64_t id, int status);
 /* 202 with the job's Location and JOB object: it will run later. */
 void respond_accepted(struct http_req *rq, struct http_resp *rs, int64_t id);
-/* Creates a job (job_create: deadline defaulted, scheduler woken) and
+/* Creates a job (job_submit: deadline defaulted, scheduler woken) and
  * answers 202 with its Location and JOB object, or 503 when it cannot be
  * stored. Shared by every handler that creates jobs. */
 void submit_job(struct http_req *rq, struct http_resp *rs, const struct job_kind *k,

@@ -117,7 +117,7 @@ static int find_device(struct http_req *rq, struct http_resp *rs, const struct j
     return 0;
 }
 
-/* The deadline asked for, 0 if none (job_create applies the default). */
+/* The deadline asked for, 0 if none (job_submit applies the default). */
 static int find_timeout(struct http_req *rq, struct http_resp *rs, json_t *doc, int *timeout_s)
 {
     json_t *t = json_object_get(doc, "timeout_s");
@@ -175,7 +175,7 @@ void submit_job(struct http_req *rq, struct http_resp *rs, const struct job_kind
 {
     char err[512];
     int64_t id = 0;
-    if (job_create(rq->app, k, device, params, timeout_s, &id, err, sizeof err) < 0) {
+    if (job_submit(rq->app, k, device, params, timeout_s, &id, err, sizeof err) < 0) {
         problem(rq, rs, 503, "unavailable", "the job could not be stored: %s", err);
         return;
     }

@@ -220,7 +220,7 @@ void h_traces_sort(struct http_req *rq, struct http_resp *rs)
                 strerror(errno));
     } else {
         json_object_set_new(params, "input", json_string(base_name(path)));
-        if (job_create(rq->app, &kind_trace_sort, NULL, params, 0, &id, err, sizeof err) < 0) {
+        if (job_submit(rq->app, &kind_trace_sort, NULL, params, 0, &id, err, sizeof err) < 0) {
             unlink(path);
             problem(rq, rs, 503, "unavailable", "the sort job could not be stored: %s", err);
         } else if ((long long)rq->body_len <= rq->app->cfg.trace_sync_limit) {

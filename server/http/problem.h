@@ -8,7 +8,7 @@
 
 #include <jansson.h>
 
-#include "server/http/http.h"
+#include "server/http/message.h"
 
 /* RFC 9457 problem+json. slug names the type ("/problems/<slug>"); detail says
  * what was wrong. problem_field adds "field"; problem_json adds the parse

@@ -15,8 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/app.h"
-#include "server/jobs/scheduler.h"
 #include "util/text.h"
 
 const char worker_usage[] =
@@ -295,23 +293,4 @@ int job_timeout_s(const struct config *cfg, const struct job_kind *k, int reques
     if (requested_s > 0)
         return requested_s;
     return cfg->job_timeout_s > 0 ? cfg->job_timeout_s : k->default_timeout_s;
-}
-
-int job_create(struct app *app, const struct job_kind *k, const char *device,
-               const json_t *params, int requested_timeout_s, int64_t *id, char *err,
-               size_t errlen)
-{
-    assert(k && (device != NULL) == (k->needs_gpu != 0));
-    char *text = json_dumps(params, JSON_COMPACT | JSON_SORT_KEYS);
-    if (!text) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    int rc = store_job_insert(app->db, k->name, device, text,
-                              job_timeout_s(&app->cfg, k, requested_timeout_s),
-                              app->cfg.max_attempts, id, err, errlen);
-    free(text);
-    if (rc == 0)
-        scheduler_wake(app->sched);
-    return rc;
 }

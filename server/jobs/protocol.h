@@ -16,8 +16,8 @@
  * an unknown member, a wrong type or a missing one is a hard error naming
  * it, never a guess. A crash, a signal or a non-zero exit is the rest of
  * the protocol; the scheduler turns each into the job's outcome.
- * Jobs are created here too (job_create), so every job, whoever asks for
- * it, gets its deadline from the same rule (job_timeout_s).
+ * Every job's deadline follows one rule (job_timeout_s), used where jobs
+ * are created (job_submit, scheduler.h) and where they are run.
  * Guarantees: what worker_reply_write writes, worker_reply_read accepts and
  * reads back equal (a unit test holds them to it).
  */
@@ -32,7 +32,6 @@
 #include "server/config.h"
 #include "server/jobs/registry.h"
 
-struct app;
 
 /* ---- the call ---------------------------------------------------------------- */
 
@@ -98,12 +97,5 @@ int job_failure_from_json(const json_t *j, struct job_failure *f, char *err, siz
 /* A job's deadline: the one asked for (> 0), else the daemon's job_timeout_s
  * (> 0), else the kind's default. */
 int job_timeout_s(const struct config *cfg, const struct job_kind *k, int requested_s);
-
-/* Stores a queued job of kind k (device NULL for a CPU kind; params already
- * validated) with its deadline from job_timeout_s, and wakes the scheduler.
- * 0 with *id, or -1 with the store's reason. */
-int job_create(struct app *app, const struct job_kind *k, const char *device,
-               const json_t *params, int requested_timeout_s, int64_t *id, char *err,
-               size_t errlen);
 
 #endif

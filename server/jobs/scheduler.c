@@ -12,6 +12,7 @@
  */
 #include "server/jobs/scheduler.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -546,4 +547,23 @@ int scheduler_wait(struct scheduler *s, int64_t job_id, int timeout_ms, struct j
          * DELETE): look at the store at least once a second */
         wait_for_an_end(s, seen, now + 1000 < deadline ? now + 1000 : deadline);
     }
+}
+
+int job_submit(struct app *app, const struct job_kind *k, const char *device,
+               const json_t *params, int requested_timeout_s, int64_t *id, char *err,
+               size_t errlen)
+{
+    assert(k && (device != NULL) == (k->needs_gpu != 0));
+    char *text = json_dumps(params, JSON_COMPACT | JSON_SORT_KEYS);
+    if (!text) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int rc = store_job_insert(app->db, k->name, device, text,
+                              job_timeout_s(&app->cfg, k, requested_timeout_s),
+                              app->cfg.max_attempts, id, err, errlen);
+    free(text);
+    if (rc == 0)
+        scheduler_wake(app->sched);
+    return rc;
 }

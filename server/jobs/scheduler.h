@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "db/store.h"
 
 struct app;
@@ -30,6 +32,15 @@ struct scheduler;
 struct scheduler *scheduler_start(struct app *app, char *err, size_t errlen);
 /* Something changed in the queue: look again now. */
 void scheduler_wake(struct scheduler *s);
+/* Stores a queued job of kind k (device NULL for a CPU kind; params already
+ * validated) with its deadline from job_timeout_s, and wakes the scheduler
+ * if it runs (a job stored before it starts waits in the queue). 0 with
+ * *id, or -1 with the store's reason. The one way jobs are created. */
+struct job_kind;
+int job_submit(struct app *app, const struct job_kind *k, const char *device,
+               const json_t *params, int requested_timeout_s, int64_t *id, char *err,
+               size_t errlen);
+
 /* Kills the job's process if it runs here; the job then ends cancelled. */
 void scheduler_cancel(struct scheduler *s, int64_t job_id);
 /* Kills running workers, returns their jobs to the queue ("daemon stopped"),
