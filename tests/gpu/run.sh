@@ -129,6 +129,11 @@ if [ -x "$testbin" ]; then
     cp "$work/patch-daemon.log" "$out/patch-daemon.log"
 fi
 
+# The databases the probes and the model filled, for inspection and for the
+# reference bundles (docs: "Reference data"); each daemon closed its store
+# cleanly, so the files hold everything without their WAL.
+cp "$work/probes.db" "$work/model.db" "$out/" 2>/dev/null || true
+
 python3 tests/gpu/summary.py "$out" > "$out/summary.md"
 [ ! -f "$out/probes-summary.md" ] || cat "$out/probes-summary.md" >> "$out/summary.md"
 [ ! -f "$out/edit-probes-summary.md" ] || cat "$out/edit-probes-summary.md" >> "$out/summary.md"
