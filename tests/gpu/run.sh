@@ -130,7 +130,7 @@ if [ -x "$testbin" ]; then
 fi
 
 # The databases the probes and the model filled, for inspection and for the
-# reference bundles (docs: "Reference data"); each daemon closed its store
+# result bundles built from them; each daemon closed its store
 # cleanly, so the files hold everything without their WAL.
 cp "$work/probes.db" "$work/model.db" "$out/" 2>/dev/null || true
 
