@@ -183,10 +183,8 @@ int patch_run(struct gpu *g, const char *ptx, const char *name, const char *kern
     }
     struct gpu_module orig, patched;
     memset(&patched, 0, sizeof patched);
-    if (gpu_module_build(g, ptx, name, &orig, err, errlen) < 0) {
-        gpu_module_free(g, &orig);
+    if (gpu_module_build(g, ptx, name, &orig, err, errlen) < 0)
         return -1;
-    }
     r->jit_ms = orig.jit_ms;
     void *copy = malloc(orig.cubin_size);
     size_t size = orig.cubin_size;
