@@ -14,6 +14,7 @@
  * after a failed open, a successful one, or none at all on a zeroed
  * session.
  */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,7 @@ static int fill_inputs(struct banks_session *S, int values, char *err, size_t er
 int banks_session_open(struct banks_session *S, const char *device, const struct banks_shape *s,
                        char *err, size_t errlen)
 {
+    assert(S != NULL && device != NULL && s != NULL);
     memset(S, 0, sizeof *S);
     if (gpu_open(&S->g, device, err, errlen) < 0 ||
         gpu_module_build_generated(&S->g,

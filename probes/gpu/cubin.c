@@ -11,9 +11,13 @@
  * the struct is left zeroed. Attribute lists (.nv.info*) are walked entry by
  * entry: 4-byte header {format, attribute, u16}, where the u16 is the value
  * for EIFMT_HVAL/BVAL and the payload size for EIFMT_SVAL.
+ * The bytes are input and every flaw in them is a refusal with a reason;
+ * only a wrong call (no struct, a size with no buffer, a lookup on no
+ * cubin or for no name) is an assert.
  */
 #include "probes/gpu/cubin.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -454,6 +458,9 @@ void cubin_free(struct cubin *c)
 
 int cubin_parse(struct cubin *c, const void *data, size_t size, char *err, size_t errlen)
 {
+    assert(c != NULL);
+    assert(data != NULL || size == 0);
+    assert(err != NULL || errlen == 0);
     memset(c, 0, sizeof *c);
     if (err && errlen)
         err[0] = '\0';
@@ -473,6 +480,7 @@ int cubin_parse(struct cubin *c, const void *data, size_t size, char *err, size_
 
 const struct cubin_kernel *cubin_kernel_find(const struct cubin *c, const char *name)
 {
+    assert(c != NULL && name != NULL);
     for (size_t i = 0; i < c->nkernels; i++)
         if (strcmp(c->kernels[i].name, name) == 0)
             return &c->kernels[i];
@@ -481,6 +489,7 @@ const struct cubin_kernel *cubin_kernel_find(const struct cubin *c, const char *
 
 const struct cubin_section *cubin_section_find(const struct cubin *c, const char *name)
 {
+    assert(c != NULL && name != NULL);
     for (size_t i = 0; i < c->nsections; i++)
         if (strcmp(c->sections[i].name, name) == 0)
             return &c->sections[i];

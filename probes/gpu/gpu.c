@@ -3,6 +3,7 @@
  */
 #include "probes/gpu/gpu.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -216,6 +217,7 @@ void gpu_module_free(struct gpu *g, struct gpu_module *m)
 
 void gpu_free_buffers(struct gpu *g, CUdeviceptr *const bufs[], size_t n)
 {
+    assert(g != NULL && (bufs != NULL || n == 0));
     for (size_t i = 0; i < n; i++)
         if (*bufs[i]) {
             g->cu->cuMemFree(*bufs[i]);
