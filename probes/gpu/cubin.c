@@ -19,6 +19,7 @@
 
 #include <assert.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -478,20 +479,36 @@ int cubin_parse(struct cubin *c, const void *data, size_t size, char *err, size_
     return 0;
 }
 
+_Static_assert(offsetof(struct cubin_kernel, name) == 0 &&
+                   offsetof(struct cubin_section, name) == 0,
+               "by_name reads an entry's name as its first member");
+
+/* The index of the entry called name among n entries of `size` bytes each
+ * whose first member is their name, or n when none is: one look-up for
+ * kernels and sections. */
+static size_t by_name(const void *entries, size_t n, size_t size, const char *name)
+{
+    const unsigned char *p = entries;
+    assert(name != NULL);
+    for (size_t i = 0; i < n; i++, p += size) {
+        const char *entry;
+        memcpy(&entry, p, sizeof entry);
+        if (strcmp(entry, name) == 0)
+            return i;
+    }
+    return n;
+}
+
 const struct cubin_kernel *cubin_kernel_find(const struct cubin *c, const char *name)
 {
-    assert(c != NULL && name != NULL);
-    for (size_t i = 0; i < c->nkernels; i++)
-        if (strcmp(c->kernels[i].name, name) == 0)
-            return &c->kernels[i];
-    return NULL;
+    assert(c != NULL);
+    size_t i = by_name(c->kernels, c->nkernels, sizeof *c->kernels, name);
+    return i < c->nkernels ? &c->kernels[i] : NULL;
 }
 
 const struct cubin_section *cubin_section_find(const struct cubin *c, const char *name)
 {
-    assert(c != NULL && name != NULL);
-    for (size_t i = 0; i < c->nsections; i++)
-        if (strcmp(c->sections[i].name, name) == 0)
-            return &c->sections[i];
-    return NULL;
+    assert(c != NULL);
+    size_t i = by_name(c->sections, c->nsections, sizeof *c->sections, name);
+    return i < c->nsections ? &c->sections[i] : NULL;
 }
