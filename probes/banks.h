@@ -111,6 +111,29 @@ int banks_verify(const void *orig, const void *patched, size_t size,
                  const struct banks_layout *L, const struct banks_test *t, char *err,
                  size_t errlen);
 
+/* A probe's patch-and-run session on a kernel of one shape (banks_session.c):
+ * the bank probe and the dual-issue probe both time patched copies of one
+ * compiled kernel, one block per SM, with these buffers. */
+struct banks_session {
+    struct gpu g;
+    struct gpu_module base;      /* the kernel as compiled: the original cubin */
+    void *copy;                  /* base.cubin_size bytes, for the copy a test patches */
+    unsigned blocks;             /* one per SM */
+    CUdeviceptr out;             /* the stamps: PATCH_STAMP_BYTES a block */
+    CUdeviceptr in;              /* the shape's values, value k = 1 + k/1024 */
+    CUdeviceptr sink;            /* the accumulators' sum, 4 bytes a thread */
+};
+
+/* Opens device (UUID or index), compiles the kernel of shape s (module
+ * s->kernel, kept under GPUPROBE_CUBIN_DIR like any module) and allocates
+ * the copy and the buffers. S is zeroed first. 0, or -1 with the reason;
+ * banks_session_close must follow either way. */
+int banks_session_open(struct banks_session *S, const char *device, const struct banks_shape *s,
+                       char *err, size_t errlen);
+/* Releases what banks_session_open acquired and zeroes S; also safe on a
+ * zeroed session that was never opened. */
+void banks_session_close(struct banks_session *S);
+
 /* Runs the probe on a device (UUID or index): the whole result document,
  * or NULL with the reason. sample: random pairs for the confirmation;
  * repeats: measurements of the reference and of each cost (spread). */

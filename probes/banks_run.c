@@ -48,16 +48,11 @@
 #define SAMPLE_SEED 0x9e3779b97f4a7c15ULL
 
 struct run {
-    struct gpu g;
-    struct gpu_module base;
+    struct banks_session S;      /* the GPU, the kernel as compiled, the buffers */
     struct banks_layout L;
-    int opened;
-    CUdeviceptr out, in, sink;
-    unsigned blocks;
     int runs, verified, repeats;
     unsigned top;                /* the highest register tested: compiler_ceiling */
-    void *copy;
-    struct patch_edit *edits;
+    struct patch_edit edits[BANKS_EDITS_PER_FFMA * BANKS_TIMED];
     double ref;                  /* conflict-free warp-FFMAs per SM clock */
 };
 
@@ -71,30 +66,30 @@ static int measure(struct run *R, const struct banks_test *t, double *rate, doub
         snprintf(err, errlen, "no legal edit for R%u R%u R%u", t->src[0], t->src[1], t->src[2]);
         return -1;
     }
-    size_t size = R->base.cubin_size;
-    memcpy(R->copy, R->base.cubin, size);
-    if (t && (patch_apply(R->copy, size, BANKS_KERNEL, R->edits, n, err, errlen) < 0 ||
-              banks_verify(R->base.cubin, R->copy, size, &R->L, t, err, errlen) < 0))
+    size_t size = R->S.base.cubin_size;
+    memcpy(R->S.copy, R->S.base.cubin, size);
+    if (t && (patch_apply(R->S.copy, size, BANKS_KERNEL, R->edits, n, err, errlen) < 0 ||
+              banks_verify(R->S.base.cubin, R->S.copy, size, &R->L, t, err, errlen) < 0))
         return -1;
     R->verified += t != NULL;
     struct gpu_module m;
     CUfunction fn;
     unsigned iters = ITERS;
-    void *params[] = {&R->out, &R->in, &R->sink, &iters};
-    struct patch_launch l = {R->blocks, BANKS_THREADS, 0, params, 2};
+    void *params[] = {&R->S.out, &R->S.in, &R->S.sink, &iters};
+    struct patch_launch l = {R->S.blocks, BANKS_THREADS, 0, params, 2};
     struct patch_timing tm;
-    int rc = gpu_module_load_image(&R->g, R->copy, size, &m, err, errlen);
+    int rc = gpu_module_load_image(&R->S.g, R->S.copy, size, &m, err, errlen);
     if (rc < 0)
         return -1;
-    rc = gpu_module_function(&R->g, &m, BANKS_KERNEL, &fn, err, errlen);
+    rc = gpu_module_function(&R->S.g, &m, BANKS_KERNEL, &fn, err, errlen);
     if (rc == 0)
-        rc = patch_time_stamped(&R->g, fn, &l, R->out, &tm, err, errlen);
+        rc = patch_time_stamped(&R->S.g, fn, &l, R->S.out, &tm, err, errlen);
     if (rc < 0 && t) {       /* say which test */
         size_t used = strlen(err);
         snprintf(err + used, errlen - used, " (sources R%u R%u R%u, reuse %u)", t->src[0],
                  t->src[1], t->src[2], t->reuse);
     }
-    gpu_module_free(&R->g, &m);
+    gpu_module_free(&R->S.g, &m);
     if (rc < 0)
         return -1;
     R->runs++;
@@ -297,17 +292,13 @@ static int compiler_ceiling(struct run *R, char *err, size_t errlen)
     struct cubin c;
     sh.values++;
     sh.regs = 0;
-    char *ptx = banks_ptx_shape(&sh, R->g.info.cc_major, R->g.info.cc_minor);
-    if (!ptx) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    int rc = gpu_module_build(&R->g, ptx, "banks_ceiling", &m, err, errlen);
-    free(ptx);
-    if (rc < 0)
+    if (gpu_module_build_generated(&R->S.g,
+                                   banks_ptx_shape(&sh, R->S.g.info.cc_major,
+                                                   R->S.g.info.cc_minor),
+                                   "banks_ceiling", &m, err, errlen) < 0)
         return -1;
     R->top = R->L.max_reg;
-    rc = cubin_parse(&c, m.cubin, m.cubin_size, err, errlen);
+    int rc = cubin_parse(&c, m.cubin, m.cubin_size, err, errlen);
     const struct cubin_kernel *k = rc == 0 ? cubin_kernel_find(&c, BANKS_KERNEL) : NULL;
     if (rc == 0 && (!k || k->regs != 255)) {
         snprintf(err, errlen, "the ceiling kernel does not have 255 registers");
@@ -320,61 +311,19 @@ static int compiler_ceiling(struct run *R, char *err, size_t errlen)
             R->top = sass_field(&in, SASS_RD);
     }
     cubin_free(&c);
-    gpu_module_free(&R->g, &m);
+    gpu_module_free(&R->S.g, &m);
     return rc;
 }
 
+/* The session, the kernel's layout and the compiler's ceiling; the
+ * session is closed by the caller either way. */
 static int setup(struct run *R, const char *device, char *err, size_t errlen)
 {
-    if (gpu_open(&R->g, device, err, errlen) < 0)
-        return -1;
-    R->opened = 1;
-    char *ptx = banks_ptx(R->g.info.cc_major, R->g.info.cc_minor);
-    if (!ptx) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    int rc = gpu_module_build(&R->g, ptx, "banks", &R->base, err, errlen);
-    free(ptx);
-    if (rc < 0 || banks_layout(R->base.cubin, R->base.cubin_size, &R->L, err, errlen) < 0 ||
-        compiler_ceiling(R, err, errlen) < 0)
-        return -1;
-    R->blocks = (unsigned)R->g.info.sm_count;
-    R->copy = malloc(R->base.cubin_size);
-    R->edits = malloc(sizeof *R->edits * BANKS_EDITS_PER_FFMA * BANKS_TIMED);
-    if (!R->copy || !R->edits) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    float vals[BANKS_VALUES];
-    for (int k = 0; k < BANKS_VALUES; k++)
-        vals[k] = 1.0f + (float)k / 1024.0f;
-    size_t sink = (size_t)R->blocks * BANKS_THREADS * 4;
-    return gpu_check(&R->g, R->g.cu->cuMemAlloc(&R->in, sizeof vals), "cuMemAlloc", err, errlen) <
-                       0 ||
-                   gpu_check(&R->g, R->g.cu->cuMemcpyHtoD(R->in, vals, sizeof vals),
-                             "cuMemcpyHtoD", err, errlen) < 0 ||
-                   gpu_check(&R->g, R->g.cu->cuMemAlloc(&R->out, (size_t)R->blocks * PATCH_STAMP_BYTES),
-                             "cuMemAlloc", err, errlen) < 0 ||
-                   gpu_check(&R->g, R->g.cu->cuMemAlloc(&R->sink, sink), "cuMemAlloc", err,
-                             errlen) < 0
+    return banks_session_open(&R->S, device, &banks_probe_shape, err, errlen) < 0 ||
+                   banks_layout(R->S.base.cubin, R->S.base.cubin_size, &R->L, err, errlen) < 0 ||
+                   compiler_ceiling(R, err, errlen) < 0
                ? -1
                : 0;
-}
-
-static void teardown(struct run *R)
-{
-    if (!R->opened)
-        return;
-    CUdeviceptr *all[] = {&R->in, &R->out, &R->sink};
-    for (size_t i = 0; i < 3; i++)
-        if (*all[i])
-            R->g.cu->cuMemFree(*all[i]);
-    if (R->base.cubin || R->base.mod)
-        gpu_module_free(&R->g, &R->base);
-    free(R->copy);
-    free(R->edits);
-    gpu_close(&R->g);
 }
 
 static json_t *layout_json(const struct run *R)
@@ -387,7 +336,7 @@ static json_t *layout_json(const struct run *R)
                      (int)R->L.max_reg,
                      "timed_ffma", (int)R->L.nffma, "first_ffma_offset",
                      (int)(R->L.ffma[0] * SASS_INSN_BYTES), "destinations", d, "threads",
-                     BANKS_THREADS, "blocks", (int)R->blocks, "iterations", ITERS,
+                     BANKS_THREADS, "blocks", (int)R->S.blocks, "iterations", ITERS,
                      "launches_per_run", 2);
 }
 
@@ -432,7 +381,7 @@ json_t *banks_probe_run(const char *device, int sample, int repeats, char *err, 
     json_t *res = NULL, *refj = json_array(), *conf = NULL, *cost = NULL;
     unsigned refregs[REF_REGS] = {0, 1, 2, 3, 128, 129, 0, 0};
     double ref[REF_REGS * PROBE_MAX_REPEATS], mhzs[REF_REGS * PROBE_MAX_REPEATS];
-    int ok = setup(&R, device, err, errlen) == 0 && gpu_clock_mhz(&R.g, &before, err, errlen) == 0;
+    int ok = setup(&R, device, err, errlen) == 0 && gpu_clock_mhz(&R.S.g, &before, err, errlen) == 0;
     refregs[6] = R.top - 1;
     refregs[7] = R.top;
     double t_setup = mono_s() - t0, t1 = mono_s();
@@ -467,7 +416,7 @@ json_t *banks_probe_run(const char *device, int sample, int repeats, char *err, 
         ok = (cost = costs(&R, &C, err, errlen)) != NULL;
     double t_measure = mono_s() - t1;
     if (ok)
-        ok = gpu_clock_mhz(&R.g, &after, err, errlen) == 0;
+        ok = gpu_clock_mhz(&R.S.g, &after, err, errlen) == 0;
     if (ok) {
         json_t *map = json_array(), *classes = json_array();
         for (int k = 0; k < C.n; k++) {
@@ -480,7 +429,7 @@ json_t *banks_probe_run(const char *device, int sample, int repeats, char *err, 
         for (unsigned r = 0; r <= R.top; r++)
             json_array_append_new(map, json_integer(C.of[r]));
         res = json_pack("{s:s, s:o, s:s, s:f, s:i, s:o, s:o, s:o, s:o, s:o}", "probe", "banks",
-                        "device", gpu_json(&R.g), "driver_version", R.g.driver_version,
+                        "device", gpu_json(&R.S.g), "driver_version", R.S.g.driver_version,
                         "threshold", THRESHOLD, "bank_count", C.n, "map", map, "classes",
                         classes, "kernel", layout_json(&R), "confirmation", conf, "costs", cost);
         conf = cost = NULL;
@@ -524,7 +473,7 @@ json_t *banks_probe_run(const char *device, int sample, int repeats, char *err, 
     json_decref(ref_spread);
     json_decref(conf);
     json_decref(cost);
-    teardown(&R);
+    banks_session_close(&R.S);
     return res;
 }
 
@@ -540,6 +489,6 @@ json_t *banks_probe_one(const char *device, const struct banks_test *t, char *er
         json_object_set_new(res, "clock_mhz", json_real(mhz));
         json_object_set_new(res, "kernel", layout_json(&R));
     }
-    teardown(&R);
+    banks_session_close(&R.S);
     return res;
 }

@@ -284,13 +284,7 @@ static int build(struct run *R, struct kernel *k, const struct lat_entry *e, int
     char *ptx = stream ? lat_ptx_throughput(e, R->g.info.cc_major, R->g.info.cc_minor)
                        : lat_ptx_latency(e, R->g.info.cc_major, R->g.info.cc_minor);
     snprintf(name, sizeof name, "control_%s_%s", e->name, k->name);
-    if (!ptx) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    int rc = gpu_module_build(&R->g, ptx, name, &k->m, err, errlen);
-    free(ptx);
-    if (rc < 0)
+    if (gpu_module_build_generated(&R->g, ptx, name, &k->m, err, errlen) < 0)
         return -1;
     json_t *chk = stream ? lat_check_throughput(e, k->m.cubin, k->m.cubin_size)
                          : lat_check_latency(e, k->m.cubin, k->m.cubin_size);
@@ -516,10 +510,8 @@ static int setup(struct run *R, const char *device, char *err, size_t errlen)
 static void teardown(struct run *R)
 {
     if (R->opened) {
-        CUdeviceptr *all[] = {&R->in, &R->out, &R->glob};
-        for (size_t i = 0; i < 3; i++)
-            if (*all[i])
-                R->g.cu->cuMemFree(*all[i]);
+        CUdeviceptr *bufs[] = {&R->in, &R->out, &R->glob};
+        gpu_free_buffers(&R->g, bufs, sizeof bufs / sizeof bufs[0]);
         gpu_close(&R->g);
     }
     free(R->copy);

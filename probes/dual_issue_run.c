@@ -32,17 +32,13 @@
 #define BANKS_SAMPLE 16              /* the bank probe's confirmation pairs */
 
 struct run {
-    struct gpu g;
-    int opened;
-    struct gpu_module base;
+    struct banks_session S;          /* the GPU, the kernel as compiled, the buffers */
     struct dual_layout L;
-    CUdeviceptr out, in, sink;
-    unsigned blocks;
     int repeats;
     int runs, verified, unedited;
-    void *copy;
-    struct dual_edits *edits;
-    double *rate, *mhz;              /* one configuration's repeats */
+    struct dual_edits edits;
+    double rate[PROBE_MAX_REPEATS];  /* one configuration's repeats */
+    double mhz[PROBE_MAX_REPEATS];
     double peak;                     /* FFMA per SM per clock; 0 unknown */
 };
 
@@ -57,19 +53,19 @@ struct config {
 /* The cubin a configuration runs: patched and verified, or the original. */
 static const void *image(struct run *R, const struct config *c, char *err, size_t errlen)
 {
-    size_t size = R->base.cubin_size;
+    size_t size = R->S.base.cubin_size;
     if (!c->o)
-        return R->base.cubin;
-    memcpy(R->copy, R->base.cubin, size);
-    if (dual_edits(&R->L, c->pattern, c->o, R->edits) < 0) {
+        return R->S.base.cubin;
+    memcpy(R->S.copy, R->S.base.cubin, size);
+    if (dual_edits(&R->L, c->pattern, c->o, &R->edits) < 0) {
         snprintf(err, errlen, "no legal edit for pattern %s", c->pattern);
         return NULL;
     }
-    if (patch_rewrite(R->copy, size, DUAL_KERNEL, R->edits->nop, R->edits->nnop, R->edits->ed,
-                      R->edits->ned, err, errlen) < 0 ||
-        dual_verify(R->base.cubin, R->copy, size, &R->L, c->pattern, c->o, err, errlen) < 0)
+    if (patch_rewrite(R->S.copy, size, DUAL_KERNEL, R->edits.nop, R->edits.nnop, R->edits.ed,
+                      R->edits.ned, err, errlen) < 0 ||
+        dual_verify(R->S.base.cubin, R->S.copy, size, &R->L, c->pattern, c->o, err, errlen) < 0)
         return NULL;
-    return R->copy;
+    return R->S.copy;
 }
 
 /* The configuration's nominal rate: its pattern's, or the compiled stalls'. */
@@ -105,11 +101,11 @@ static int time_warps(struct run *R, CUfunction fn, int w, unsigned ffma, int ed
                       size_t errlen)
 {
     unsigned iters = ITERS, warps = (unsigned)(DUAL_SCHEDULERS * w);
-    void *params[] = {&R->out, &R->in, &R->sink, &iters};
-    struct patch_launch l = {R->blocks, warps * DUAL_LANES, 0, params, LAUNCHES};
+    void *params[] = {&R->S.out, &R->S.in, &R->S.sink, &iters};
+    struct patch_launch l = {R->S.blocks, warps * DUAL_LANES, 0, params, LAUNCHES};
     for (int i = 0; i < R->repeats; i++) {
         struct patch_timing t;
-        if (patch_time_stamped(&R->g, fn, &l, R->out, &t, err, errlen) < 0)
+        if (patch_time_stamped(&R->S.g, fn, &l, R->S.out, &t, err, errlen) < 0)
             return -1;
         R->rate[i] = dual_rate(warps, ffma, ITERS, t.cycles);
         R->mhz[i] = t.mhz;
@@ -130,9 +126,9 @@ static int measure(struct run *R, const struct config *c, json_t *results, char 
         return -1;
     struct gpu_module m;
     CUfunction fn;
-    if (gpu_module_load_image(&R->g, img, R->base.cubin_size, &m, err, errlen) < 0)
+    if (gpu_module_load_image(&R->S.g, img, R->S.base.cubin_size, &m, err, errlen) < 0)
         return -1;
-    int rc = gpu_module_function(&R->g, &m, DUAL_KERNEL, &fn, err, errlen);
+    int rc = gpu_module_function(&R->S.g, &m, DUAL_KERNEL, &fn, err, errlen);
     unsigned ffma = c->o ? DUAL_FFMA : DUAL_TIMED;
     double nom = nominal(R, c);
     for (int w = 1; rc == 0 && w <= DUAL_MAX_WARPS; w++) {
@@ -143,7 +139,7 @@ static int measure(struct run *R, const struct config *c, json_t *results, char 
         if (row)
             json_array_append_new(results, row);
     }
-    gpu_module_free(&R->g, &m);
+    gpu_module_free(&R->S.g, &m);
     if (rc < 0) {
         size_t used = strlen(err);
         snprintf(err + used, errlen - used, " (pattern %s, %s operands)", c->pattern,
@@ -152,65 +148,15 @@ static int measure(struct run *R, const struct config *c, json_t *results, char 
     return rc;
 }
 
-static int alloc_buffers(struct run *R, char *err, size_t errlen)
-{
-    R->blocks = (unsigned)R->g.info.sm_count;
-    R->copy = malloc(R->base.cubin_size);
-    R->edits = malloc(sizeof *R->edits);
-    R->rate = malloc(sizeof *R->rate * (size_t)R->repeats);
-    R->mhz = malloc(sizeof *R->mhz * (size_t)R->repeats);
-    if (!R->copy || !R->edits || !R->rate || !R->mhz) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    float vals[DUAL_VALUES];
-    for (int k = 0; k < DUAL_VALUES; k++)
-        vals[k] = 1.0f + (float)k / 1024.0f;
-    size_t sink = (size_t)R->blocks * DUAL_THREADS * 4;
-    const struct cuda_api *cu = R->g.cu;
-    return gpu_check(&R->g, cu->cuMemAlloc(&R->in, sizeof vals), "cuMemAlloc", err, errlen) < 0 ||
-                   gpu_check(&R->g, cu->cuMemcpyHtoD(R->in, vals, sizeof vals), "cuMemcpyHtoD",
-                             err, errlen) < 0 ||
-                   gpu_check(&R->g, cu->cuMemAlloc(&R->out, (size_t)R->blocks * PATCH_STAMP_BYTES),
-                             "cuMemAlloc", err, errlen) < 0 ||
-                   gpu_check(&R->g, cu->cuMemAlloc(&R->sink, sink), "cuMemAlloc", err, errlen) < 0
-               ? -1
-               : 0;
-}
-
+/* The session and the kernel's layout; the session is closed by the
+ * caller either way. */
 static int setup(struct run *R, const char *device, char *err, size_t errlen)
 {
-    if (gpu_open(&R->g, device, err, errlen) < 0)
+    if (banks_session_open(&R->S, device, &dual_shape, err, errlen) < 0 ||
+        dual_layout(R->S.base.cubin, R->S.base.cubin_size, &R->L, err, errlen) < 0)
         return -1;
-    R->opened = 1;
-    char *ptx = banks_ptx_shape(&dual_shape, R->g.info.cc_major, R->g.info.cc_minor);
-    if (!ptx) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    int rc = gpu_module_build(&R->g, ptx, "dual", &R->base, err, errlen);
-    free(ptx);
-    if (rc < 0 || dual_layout(R->base.cubin, R->base.cubin_size, &R->L, err, errlen) < 0)
-        return -1;
-    R->peak = dual_peak_lanes(R->g.info.cc_major, R->g.info.cc_minor);
-    return alloc_buffers(R, err, errlen);
-}
-
-static void teardown(struct run *R)
-{
-    if (!R->opened)
-        return;
-    CUdeviceptr *all[] = {&R->in, &R->out, &R->sink};
-    for (size_t i = 0; i < 3; i++)
-        if (*all[i])
-            R->g.cu->cuMemFree(*all[i]);
-    if (R->base.cubin || R->base.mod)
-        gpu_module_free(&R->g, &R->base);
-    free(R->copy);
-    free(R->edits);
-    free(R->rate);
-    free(R->mhz);
-    gpu_close(&R->g);
+    R->peak = dual_peak_lanes(R->S.g.info.cc_major, R->S.g.info.cc_minor);
+    return 0;
 }
 
 /* ---- the document ------------------------------------------------------------ */
@@ -244,7 +190,7 @@ static json_t *kernel_json(const struct run *R)
                         "counter, compare and a select the first FFMAs read: the loop "
                         "control is pinned before the FFMAs, which stay one run"));
     json_object_set_new(k, "launch", json_pack("{s:i, s:s, s:i, s:i}", "blocks",
-                        (int)R->blocks, "threads_per_block", "128 x warps per scheduler",
+                        (int)R->S.blocks, "threads_per_block", "128 x warps per scheduler",
                         "iterations", ITERS, "launches_per_run", LAUNCHES));
     return k;
 }
@@ -252,7 +198,7 @@ static json_t *kernel_json(const struct run *R)
 static json_t *peak_source(const struct run *R)
 {
     char s[200];
-    int ma = R->g.info.cc_major, mi = R->g.info.cc_minor;
+    int ma = R->S.g.info.cc_major, mi = R->S.g.info.cc_minor;
     if (R->peak > 0)
         snprintf(s, sizeof s, "FP32 lanes per SM of compute capability %d.%d (NVIDIA's "
                  "published figures), one FFMA per lane per clock", ma, mi);
@@ -343,7 +289,7 @@ static json_t *document(struct run *R, struct banks_facts *B, const struct dual_
                json_is_true(json_object_get(evidence, "observed"));
     json_t *doc = json_pack(
         "{s:s, s:o, s:s, s:{s:f, s:f}, s:i, s:f, s:o, s:o, s:b, s:s, s:O, s:{s:o, s:o}, s:o}",
-        "probe", "dual-issue", "device", gpu_json(&R->g), "driver_version", R->g.driver_version,
+        "probe", "dual-issue", "device", gpu_json(&R->S.g), "driver_version", R->S.g.driver_version,
         "clock_mhz", "before", clk[0], "after", clk[1], "repeats", R->repeats, "wall_s",
         secs[2], "peak_ffma_per_sm_clock", R->peak > 0 ? json_real(R->peak) : json_null(),
         "peak_source", peak_source(R), "dual_issue_observed", seen, "verdict", verdict,
@@ -380,10 +326,10 @@ json_t *dual_issue_probe_run(const char *device, int repeats, char *err, size_t 
              dual_operands_choose(&R.L, B.bank, B.count, DUAL_CONFLICT_FREE, &ops[0], err,
                                   errlen) == 0 &&
              dual_operands_choose(&R.L, B.bank, B.count, DUAL_NAIVE, &ops[1], err, errlen) == 0 &&
-             gpu_clock_mhz(&R.g, &clk[0], err, errlen) == 0;
+             gpu_clock_mhz(&R.S.g, &clk[0], err, errlen) == 0;
     secs[0] = mono_s() - t0;
     ok = ok && measure_all(&R, ops, results, err, errlen) == 0 &&
-         gpu_clock_mhz(&R.g, &clk[1], err, errlen) == 0;
+         gpu_clock_mhz(&R.S.g, &clk[1], err, errlen) == 0;
     secs[1] = mono_s() - t0 - secs[0];
     secs[2] = mono_s() - t0;
     if (ok && !(doc = document(&R, &B, ops, evidence, results, clk, secs)))
@@ -391,6 +337,6 @@ json_t *dual_issue_probe_run(const char *device, int repeats, char *err, size_t 
     json_decref(results);
     json_decref(evidence);
     json_decref(B.summary);
-    teardown(&R);
+    banks_session_close(&R.S);
     return doc;
 }

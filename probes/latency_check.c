@@ -140,15 +140,23 @@ static void latency_class(const struct cubin_kernel *k, const struct sass_region
     json_object_set_new(o, "compiler_stall_counts", counts);
 }
 
-json_t *lat_check_latency(const struct lat_entry *e, const void *cubin, size_t size)
+/* Runs check on kernel `name` of the cubin: its verdict, or a refusal
+ * naming what made the cubin unreadable. */
+static json_t *check_kernel(const struct lat_entry *e, const void *cubin, size_t size,
+                            const char *name,
+                            json_t *(*check)(const struct lat_entry *e,
+                                             const struct cubin_kernel *k))
 {
     struct cubin c;
     char err[256];
-    const struct cubin_kernel *k = kernel_of(&c, cubin, size, "lat", err, sizeof err);
-    if (!k) {
-        cubin_free(&c);
-        return fail(err);
-    }
+    const struct cubin_kernel *k = kernel_of(&c, cubin, size, name, err, sizeof err);
+    json_t *o = k ? check(e, k) : fail(err);
+    cubin_free(&c);
+    return o;
+}
+
+static json_t *check_latency(const struct lat_entry *e, const struct cubin_kernel *k)
+{
     struct sass_region r[MAX_REGIONS];
     size_t n = lat_find_regions(k->text, k->text_size, r, MAX_REGIONS);
     json_t *regions = json_array();
@@ -172,19 +180,11 @@ json_t *lat_check_latency(const struct lat_entry *e, const void *cubin, size_t s
         json_object_set_new(o, "listing", json_string(listing ? listing : ""));
         free(listing);
     }
-    cubin_free(&c);
     return o;
 }
 
-json_t *lat_check_throughput(const struct lat_entry *e, const void *cubin, size_t size)
+static json_t *check_throughput(const struct lat_entry *e, const struct cubin_kernel *k)
 {
-    struct cubin c;
-    char err[256];
-    const struct cubin_kernel *k = kernel_of(&c, cubin, size, "tput", err, sizeof err);
-    if (!k) {
-        cubin_free(&c);
-        return fail(err);
-    }
     struct sass_region r;
     size_t unit = (size_t)TPUT_CHAINS * TPUT_UNROLL * (size_t)e->per_step, found = 0;
     int have = sass_clock_region(k->text, k->text_size, 0, &r) == 0;
@@ -197,6 +197,15 @@ json_t *lat_check_throughput(const struct lat_entry *e, const void *cubin, size_
                           (json_int_t)unit, "found", (json_int_t)found);
     if (!have)
         json_object_set_new(o, "error", json_string("no pair of clock reads around the loop"));
-    cubin_free(&c);
     return o;
+}
+
+json_t *lat_check_latency(const struct lat_entry *e, const void *cubin, size_t size)
+{
+    return check_kernel(e, cubin, size, "lat", check_latency);
+}
+
+json_t *lat_check_throughput(const struct lat_entry *e, const void *cubin, size_t size)
+{
+    return check_kernel(e, cubin, size, "tput", check_throughput);
 }

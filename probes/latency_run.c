@@ -7,6 +7,12 @@
  * regions `repeats` times with one warp, then build and time the throughput
  * module with every SM full of warps. The SM clock is measured before and
  * after the whole run and reported with it.
+ *
+ * DESIGN
+ * The two kernels go through the same steps (build, check the machine
+ * code, find the entry point, upload the inputs, time, or say why not);
+ * measure() is those steps once, and a row of kinds[] is what differs:
+ * the generator, the check, the timing and the members the entry gets.
  */
 #include <math.h>
 #include <stdio.h>
@@ -53,44 +59,23 @@ static int time_regions(struct gpu *g, CUfunction fn, struct bufs *b, double cyc
     return 0;
 }
 
-static void measure_latency(struct gpu *g, const struct lat_entry *e, struct bufs *b, int repeats,
-                            json_t *o)
+/* The chain, issue and execution latencies, `repeats` launches of the
+ * latency kernel; the figures go into o only when every launch ran. */
+static int time_latency(struct gpu *g, CUfunction fn, const struct lat_entry *e, struct bufs *b,
+                        int repeats, json_t *o, char *err, size_t errlen)
 {
-    char err[512];
-    struct gpu_module m;
-    CUfunction fn;
-    char *ptx = lat_ptx_latency(e, g->info.cc_major, g->info.cc_minor), name[64];
-    snprintf(name, sizeof name, "latency_%s_lat", e->name);
-    if (!ptx || gpu_module_build(g, ptx, name, &m, err, sizeof err) < 0) {
-        json_object_set_new(o, "error", json_string(ptx ? err : "out of memory"));
-        free(ptx);
-        return;
-    }
-    free(ptx);
-    json_t *sass = lat_check_latency(e, m.cubin, m.cubin_size);
-    json_object_set_new(o, "sass", sass);
     double lat[PROBE_MAX_REPEATS], iss[PROBE_MAX_REPEATS], exe[PROBE_MAX_REPEATS], cyc[LAT_REGIONS];
-    int ok = json_is_true(json_object_get(sass, "verified")) &&
-             gpu_module_function(g, &m, "lat", &fn, err, sizeof err) == 0 &&
-             upload_inputs(g, e, b, err, sizeof err) == 0;
-    for (int r = 0; ok && r < repeats; r++) {
-        ok = time_regions(g, fn, b, cyc, err, sizeof err) == 0;
+    for (int r = 0; r < repeats; r++) {
+        if (time_regions(g, fn, b, cyc, err, errlen) < 0)
+            return -1;
         lat[r] = (cyc[4] - cyc[3]) / (double)((LAT_N2 - LAT_N1) * e->per_step);
         iss[r] = cyc[1] - cyc[0];
         exe[r] = cyc[2] - cyc[0];
     }
-    if (ok) {
-        json_object_set_new(o, "latency_cycles", spread_json(lat, (size_t)repeats));
-        json_object_set_new(o, "issue_cycles", spread_json(iss, (size_t)repeats));
-        json_object_set_new(o, "exec_cycles", spread_json(exe, (size_t)repeats));
-    } else if (!json_object_get(o, "error")) {
-        json_object_set_new(o, "error",
-                            json_string(json_is_true(json_object_get(sass, "verified"))
-                                            ? err
-                                            : "the compiled code is not what the probe times; "
-                                              "see sass.regions"));
-    }
-    gpu_module_free(g, &m);
+    json_object_set_new(o, "latency_cycles", spread_json(lat, (size_t)repeats));
+    json_object_set_new(o, "issue_cycles", spread_json(iss, (size_t)repeats));
+    json_object_set_new(o, "exec_cycles", spread_json(exe, (size_t)repeats));
+    return 0;
 }
 
 /* ---- throughput ------------------------------------------------------------ */
@@ -140,50 +125,75 @@ static double results_per_clock_per_sm(const struct lat_entry *e, const struct t
     return cycles > 0 ? results / cycles / sms : NAN;
 }
 
-static void measure_throughput(struct gpu *g, const struct lat_entry *e, struct bufs *b,
-                               int repeats, json_t *o)
+/* Results per clock per SM, `repeats` launches of the throughput kernel
+ * after one that sizes the run to about TPUT_TARGET_NS; the figures go
+ * into o only when every launch ran. */
+static int time_throughput(struct gpu *g, CUfunction fn, const struct lat_entry *e,
+                           struct bufs *b, int repeats, json_t *o, char *err, size_t errlen)
 {
-    char err[512];
-    struct gpu_module m;
-    CUfunction fn;
-    char *ptx = lat_ptx_throughput(e, g->info.cc_major, g->info.cc_minor), name[64];
-    snprintf(name, sizeof name, "latency_%s_tput", e->name);
-    if (!ptx || gpu_module_build(g, ptx, name, &m, err, sizeof err) < 0) {
-        json_object_set_new(o, "throughput_error", json_string(ptx ? err : "out of memory"));
-        free(ptx);
-        return;
-    }
-    free(ptx);
-    json_t *sass = lat_check_throughput(e, m.cubin, m.cubin_size);
-    json_object_set_new(o, "throughput_sass", sass);
     struct tput_run t = {.blocks = (unsigned)(g->info.sm_count * TPUT_BLOCKS_PER_SM), .iters = 4};
     double per[PROBE_MAX_REPEATS], mhz[PROBE_MAX_REPEATS];
-    int ok = json_is_true(json_object_get(sass, "verified")) &&
-             gpu_module_function(g, &m, "tput", &fn, err, sizeof err) == 0 &&
-             upload_inputs(g, e, b, err, sizeof err) == 0 &&
-             time_tput(g, fn, b, &t, err, sizeof err) == 0; /* sizes the run */
-    if (ok) {
-        double scale = t.ns > 0 ? TPUT_TARGET_NS / t.ns : 1;
-        t.iters = (unsigned)fmax(4, fmin(4096, t.iters * scale));
-    }
-    for (int r = 0; ok && r < repeats; r++) {
-        ok = time_tput(g, fn, b, &t, err, sizeof err) == 0;
+    if (time_tput(g, fn, b, &t, err, errlen) < 0)
+        return -1;
+    double scale = t.ns > 0 ? TPUT_TARGET_NS / t.ns : 1;
+    t.iters = (unsigned)fmax(4, fmin(4096, t.iters * scale));
+    for (int r = 0; r < repeats; r++) {
+        if (time_tput(g, fn, b, &t, err, errlen) < 0)
+            return -1;
         per[r] = results_per_clock_per_sm(e, &t, g->info.sm_count);
         mhz[r] = t.mhz;
     }
-    if (ok) {
-        json_object_set_new(o, "throughput_per_clock_per_sm", spread_json(per, (size_t)repeats));
-        json_object_set_new(o, "throughput_clock_mhz", spread_json(mhz, (size_t)repeats));
-        json_object_set_new(o, "throughput_shape",
-                            json_pack("{s:i, s:i, s:i, s:i, s:i}", "blocks", t.blocks, "threads",
-                                      TPUT_THREADS, "chains", TPUT_CHAINS, "unroll", TPUT_UNROLL,
-                                      "iterations", t.iters));
-    } else {
-        json_object_set_new(o, "throughput_error",
-                            json_string(json_is_true(json_object_get(sass, "verified"))
-                                            ? err
-                                            : "the compiled loop is not what the probe times"));
+    json_object_set_new(o, "throughput_per_clock_per_sm", spread_json(per, (size_t)repeats));
+    json_object_set_new(o, "throughput_clock_mhz", spread_json(mhz, (size_t)repeats));
+    json_object_set_new(o, "throughput_shape",
+                        json_pack("{s:i, s:i, s:i, s:i, s:i}", "blocks", t.blocks, "threads",
+                                  TPUT_THREADS, "chains", TPUT_CHAINS, "unroll", TPUT_UNROLL,
+                                  "iterations", t.iters));
+    return 0;
+}
+
+/* ---- one entry, both kernels ---------------------------------------------------- */
+
+/* What differs between timing an entry's latency and its throughput. */
+struct kernel_kind {
+    const char *kernel;              /* the entry point, and the module name's suffix */
+    char *(*ptx)(const struct lat_entry *e, int cc_major, int cc_minor);
+    json_t *(*check)(const struct lat_entry *e, const void *cubin, size_t size);
+    int (*time)(struct gpu *g, CUfunction fn, const struct lat_entry *e, struct bufs *b,
+                int repeats, json_t *o, char *err, size_t errlen);
+    const char *sass_key, *error_key;   /* members of the entry's object */
+    const char *unverified;          /* the error when the check refuses the code */
+};
+
+static const struct kernel_kind kinds[] = {
+    {"lat", lat_ptx_latency, lat_check_latency, time_latency, "sass", "error",
+     "the compiled code is not what the probe times; see sass.regions"},
+    {"tput", lat_ptx_throughput, lat_check_throughput, time_throughput, "throughput_sass",
+     "throughput_error", "the compiled loop is not what the probe times"},
+};
+
+/* Builds e's module of kind k, checks its machine code, uploads e's inputs
+ * and times it: o gains the check's verdict and the figures, or the
+ * reason there are none. */
+static void measure(struct gpu *g, const struct lat_entry *e, const struct kernel_kind *k,
+                    struct bufs *b, int repeats, json_t *o)
+{
+    char err[512], name[64];
+    struct gpu_module m;
+    CUfunction fn;
+    snprintf(name, sizeof name, "latency_%s_%s", e->name, k->kernel);
+    if (gpu_module_build_generated(g, k->ptx(e, g->info.cc_major, g->info.cc_minor), name, &m,
+                                   err, sizeof err) < 0) {
+        json_object_set_new(o, k->error_key, json_string(err));
+        return;
     }
+    json_t *sass = k->check(e, m.cubin, m.cubin_size);
+    json_object_set_new(o, k->sass_key, sass);
+    int verified = json_is_true(json_object_get(sass, "verified"));
+    if (!verified || gpu_module_function(g, &m, k->kernel, &fn, err, sizeof err) < 0 ||
+        upload_inputs(g, e, b, err, sizeof err) < 0 ||
+        k->time(g, fn, e, b, repeats, o, err, sizeof err) < 0)
+        json_object_set_new(o, k->error_key, json_string(verified ? err : k->unverified));
     gpu_module_free(g, &m);
 }
 
@@ -217,10 +227,8 @@ static int alloc_bufs(struct gpu *g, struct bufs *b, char *err, size_t errlen)
 
 static void free_bufs(struct gpu *g, struct bufs *b)
 {
-    CUdeviceptr *all[] = {&b->in, &b->out, &b->glob};
-    for (size_t i = 0; i < 3; i++)
-        if (*all[i])
-            g->cu->cuMemFree(*all[i]);
+    CUdeviceptr *bufs[] = {&b->in, &b->out, &b->glob};
+    gpu_free_buffers(g, bufs, sizeof bufs / sizeof bufs[0]);
 }
 
 static int wanted(const char *only, const char *name)
@@ -253,8 +261,8 @@ json_t *latency_probe_run(const char *device, int repeats, const char *only, cha
             if (!wanted(only, lat_catalog[i].name))
                 continue;
             json_t *o = entry_json(&lat_catalog[i]);
-            measure_latency(&g, &lat_catalog[i], &b, repeats, o);
-            measure_throughput(&g, &lat_catalog[i], &b, repeats, o);
+            for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+                measure(&g, &lat_catalog[i], &kinds[k], &b, repeats, o);
             json_array_append_new(entries, o);
         }
         if (gpu_clock_mhz(&g, &after, err, errlen) == 0)

@@ -145,14 +145,10 @@ static void get_functions(struct mem_run *r, enum mem_kernel_id id)
 static void load_module(struct mem_run *r, enum mem_kernel_id id)
 {
     char *e = r->mod_err[id];
-    char *text = mem_ptx(id, r->g.info.cc_major, r->g.info.cc_minor);
-    if (!text) {
-        snprintf(e, ERR_LEN, "out of memory");
-        return;
-    }
     char name[64];
     snprintf(name, sizeof name, "memory_%s", mem_kernels[id].name);
-    if (gpu_module_build(&r->g, text, name, &r->mod[id], e, ERR_LEN) == 0) {
+    if (gpu_module_build_generated(&r->g, mem_ptx(id, r->g.info.cc_major, r->g.info.cc_minor),
+                                   name, &r->mod[id], e, ERR_LEN) == 0) {
         if (id != MK_SUPPORT) {
             json_t *check = mem_sass_check(id, r->mod[id].cubin, r->mod[id].cubin_size);
             if (!json_is_true(json_object_get(check, "verified")))
@@ -163,7 +159,6 @@ static void load_module(struct mem_run *r, enum mem_kernel_id id)
         if (!e[0])
             get_functions(r, id);
     }
-    free(text);
 }
 
 static int alloc_buffers(struct mem_run *r, char *err, size_t errlen)
@@ -195,9 +190,7 @@ static void release(struct mem_run *r)
     const struct cuda_api *cu = r->g.cu;
     if (cu) {
         CUdeviceptr *bufs[] = {&r->buf, &r->next, &r->out};
-        for (size_t i = 0; i < 3; i++)
-            if (*bufs[i])
-                cu->cuMemFree(*bufs[i]);
+        gpu_free_buffers(&r->g, bufs, sizeof bufs / sizeof bufs[0]);
         for (int id = 0; id < MK_COUNT; id++)
             gpu_module_free(&r->g, &r->mod[id]);
     }

@@ -224,12 +224,8 @@ static int run_kernel(struct sweep *s, int k, json_t *list)
                               sk->static_smem, sk->barrier);
     char name[48];
     int rc = -1;
-    if (!ptx) {
-        snprintf(s->err, s->errlen, "out of memory");
-        return -1;
-    }
     snprintf(name, sizeof name, "occupancy_%s", sk->name);
-    if (gpu_module_build(s->g, ptx, name, &m, s->err, s->errlen) == 0) {
+    if (gpu_module_build_generated(s->g, ptx, name, &m, s->err, s->errlen) == 0) {
         json_t *kj = NULL;
         if (gpu_module_function(s->g, &m, "occ", &fn, s->err, s->errlen) == 0 &&
             (kj = kernel_json(s, k, fn)) != NULL)
@@ -238,7 +234,6 @@ static int run_kernel(struct sweep *s, int k, json_t *list)
             json_array_append_new(list, kj);
         gpu_module_free(s->g, &m);
     }
-    free(ptx);
     return rc;
 }
 

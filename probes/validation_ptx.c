@@ -11,9 +11,16 @@
  * fold away (the FMA multiplier 1.0 and addend 0.0) come in as parameters.
  * Every input element is 1.0f, so each kernel's answer is known: the run
  * checks it.
+ * Each kernel's entry line is written from its row of val_kernels (entry
+ * point, pointer count, integer parameter names), so what the run passes
+ * and what the PTX declares are one fact. Kernels that differ in a few
+ * lines are one writer with those lines as arguments: grid_stride() for
+ * the strided and bandwidth reads, fma_kernel() for the FMA chains,
+ * mm_dot() for the untiled matrix products.
  */
 #include "probes/validation.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "probes/gpu/ptx.h"
@@ -50,22 +57,44 @@ const struct val_kernel val_kernels[VK_ALL] = {
 
 /* ---- shared pieces ------------------------------------------------------------ */
 
+/* A pointer parameter and the register that holds its global address. */
+struct pointer_param {
+    const char *name, *reg;
+};
+
+/* Output first, as val_kernels[].pointers counts them. */
+static const struct pointer_param vector_pointers[] = {{"p_out", "%o"}, {"p_in", "%a"}};
+static const struct pointer_param matrix_pointers[] = {{"p_c", "%pc"}, {"p_a", "%pa"}, {"p_b", "%pb"}};
+
 /* The global index %g = %ctaid.x * %ntid.x + %tid.x, with %t = %tid.x. */
 static const char global_index[] =
     "\tmov.u32 %t, %tid.x;\n\tmov.u32 %b, %ctaid.x;\n\tmov.u32 %nt, %ntid.x;\n"
     "\tmad.lo.u32 %g, %b, %nt, %t;\n";
 
-/* Pointer parameter NAME into register REG, as a global address. */
-static void pointer(struct ptx *p, const char *reg, const char *name)
+/* Kernel id's entry line, its parameters as val_kernels[id] lists them
+ * (the launch and the PTX cannot disagree), the body's declarations
+ * `decls`, and each pointer parameter loaded into its register as a
+ * global address. */
+static void entry(struct ptx *p, enum val_kernel_id id, const struct pointer_param *ptrs,
+                  const char *decls)
 {
-    ptx_add(p, "\tld.param.u64 %s, [%s];\n\tcvta.to.global.u64 %s, %s;\n", reg, name, reg, reg);
+    const struct val_kernel *k = &val_kernels[id];
+    ptx_add(p, ".visible .entry %s(", k->entry);
+    for (int i = 0; i < k->pointers; i++)
+        ptx_add(p, "%s.param .u64 %s", i ? ", " : "", ptrs[i].name);
+    for (int i = 0; i < k->nints; i++)
+        ptx_add(p, ", .param .u32 %s", k->int_names[i]);
+    ptx_add(p, ")\n{\n%s", decls);
+    for (int i = 0; i < k->pointers; i++)
+        ptx_add(p, "\tld.param.u64 %s, [%s];\n\tcvta.to.global.u64 %s, %s;\n", ptrs[i].reg,
+                ptrs[i].name, ptrs[i].reg, ptrs[i].reg);
 }
 
-/* Stores %acc at out[%g]. */
-static void store_at_g(struct ptx *p)
+/* Stores %acc at out[%g] and ends the kernel. */
+static void store_and_return(struct ptx *p)
 {
     ptx_add(p, "\tmul.wide.u32 %%off, %%g, 4;\n\tadd.u64 %%o, %%o, %%off;\n"
-               "\tst.global.f32 [%%o], %%acc;\n");
+               "\tst.global.f32 [%%o], %%acc;\n\tret;\n}\n");
 }
 
 /* Matrix kernels: %row = %ctaid.y * 16 + %tid.y, %col = %ctaid.x * 16 + %tid.x. */
@@ -77,17 +106,12 @@ static void row_col(struct ptx *p)
                "\tshl.b32 %%col, %%bx, 4;\n\tadd.u32 %%col, %%col, %%tx;\n");
 }
 
-static void mm_params(struct ptx *p, const char *name)
+static void mm_params(struct ptx *p, enum val_kernel_id id)
 {
-    ptx_add(p, ".visible .entry %s(.param .u64 p_c, .param .u64 p_a, .param .u64 p_b, "
-               ".param .u32 p_n)\n{\n"
-               "\t.reg .u32 %%tx, %%ty, %%bx, %%by, %%row, %%col, %%n, %%k, %%rn, %%i;\n"
-               "\t.reg .u64 %%pc, %%pa, %%pb, %%off, %%step;\n"
-               "\t.reg .f32 %%a, %%bv, %%acc, %%x, %%y;\n\t.reg .pred %%q;\n",
-            name);
-    pointer(p, "%pc", "p_c");
-    pointer(p, "%pa", "p_a");
-    pointer(p, "%pb", "p_b");
+    entry(p, id, matrix_pointers,
+          "\t.reg .u32 %tx, %ty, %bx, %by, %row, %col, %n, %k, %rn, %i;\n"
+          "\t.reg .u64 %pc, %pa, %pb, %off, %step;\n"
+          "\t.reg .f32 %a, %bv, %acc, %x, %y;\n\t.reg .pred %q;\n");
     ptx_add(p, "\tld.param.u32 %%n, [p_n];\n");
     row_col(p);
 }
@@ -104,36 +128,42 @@ static void mm_store(struct ptx *p)
 
 static void k_copy(struct ptx *p)
 {
-    ptx_add(p, ".visible .entry copy(.param .u64 p_out, .param .u64 p_in)\n{\n"
-               "\t.reg .u32 %%t, %%b, %%nt, %%g;\n\t.reg .u64 %%o, %%a, %%off;\n"
-               "\t.reg .f32 %%acc;\n");
-    pointer(p, "%o", "p_out");
-    pointer(p, "%a", "p_in");
+    entry(p, VK_COPY, vector_pointers,
+          "\t.reg .u32 %t, %b, %nt, %g;\n\t.reg .u64 %o, %a, %off;\n\t.reg .f32 %acc;\n");
     ptx_add(p, "%s", global_index);
     ptx_add(p, "\tmul.wide.u32 %%off, %%g, 4;\n\tadd.u64 %%a, %%a, %%off;\n"
                "\tld.global.f32 %%acc, [%%a];\n");
-    store_at_g(p);
-    ptx_add(p, "\tret;\n}\n");
+    store_and_return(p);
 }
 
-static void k_strided(struct ptx *p)
+/* The grid-stride read of p_in that the strided and bandwidth kernels
+ * share: p_iters times, each thread reads at (%g + j * all threads) *
+ * stride bytes into %p and `body` adds what it read to %acc. values: the
+ * f32 registers body reads into. The kernel's end is the caller's. */
+static void grid_stride(struct ptx *p, enum val_kernel_id id, const char *values, int stride,
+                        const char *body)
 {
-    ptx_add(p, ".visible .entry strided(.param .u64 p_out, .param .u64 p_in, .param .u32 "
-               "p_iters)\n{\n"
-               "\t.reg .u32 %%t, %%b, %%nt, %%nc, %%g, %%T, %%idx, %%j, %%iters;\n"
-               "\t.reg .u64 %%o, %%a, %%off, %%p;\n\t.reg .f32 %%v, %%acc;\n\t.reg .pred %%q;\n");
-    pointer(p, "%o", "p_out");
-    pointer(p, "%a", "p_in");
+    char decls[256];
+    snprintf(decls, sizeof decls,
+             "\t.reg .u32 %%t, %%b, %%nt, %%nc, %%g, %%T, %%idx, %%j, %%iters;\n"
+             "\t.reg .u64 %%o, %%a, %%off, %%p;\n\t.reg .f32 %s, %%acc;\n\t.reg .pred %%q;\n",
+             values);
+    entry(p, id, vector_pointers, decls);
     ptx_add(p, "\tld.param.u32 %%iters, [p_iters];\n%s", global_index);
     ptx_add(p, "\tmov.u32 %%nc, %%nctaid.x;\n\tmul.lo.u32 %%T, %%nt, %%nc;\n"
                "\tmov.f32 %%acc, 0f00000000;\n\tmov.u32 %%idx, %%g;\n\tmov.u32 %%j, 0;\n"
                "$L_loop:\n"
-               "\tmul.wide.u32 %%off, %%idx, 128;\n\tadd.u64 %%p, %%a, %%off;\n"
-               "\tld.global.f32 %%v, [%%p];\n\tadd.f32 %%acc, %%acc, %%v;\n"
+               "\tmul.wide.u32 %%off, %%idx, %d;\n\tadd.u64 %%p, %%a, %%off;\n%s"
                "\tadd.u32 %%idx, %%idx, %%T;\n\tadd.u32 %%j, %%j, 1;\n"
-               "\tsetp.lt.u32 %%q, %%j, %%iters;\n\t@%%q bra $L_loop;\n");
-    store_at_g(p);
-    ptx_add(p, "\tret;\n}\n");
+               "\tsetp.lt.u32 %%q, %%j, %%iters;\n\t@%%q bra $L_loop;\n",
+            stride, body);
+}
+
+static void k_strided(struct ptx *p)
+{
+    grid_stride(p, VK_STRIDED, "%v", 128,
+                "\tld.global.f32 %v, [%p];\n\tadd.f32 %acc, %acc, %v;\n");
+    store_and_return(p);
 }
 
 /* n chains of `unroll` FMAs each per iteration: x_i = x_i * m + c. */
@@ -144,67 +174,56 @@ static void fma_body(struct ptx *p, int chains, int unroll)
             ptx_add(p, "\tfma.rn.f32 %%x%d, %%x%d, %%m, %%c;\n", i, i);
 }
 
-static void fma_params(struct ptx *p)
+/* The FMA kernels: `chains` chains %x0.. started by `start` (which has the
+ * global index %g), `unroll` FMAs each per loop trip, p_iters trips, the
+ * chains' sum stored at out[%g]. With an input (two pointers) the u64
+ * registers include its address %a. */
+static void fma_kernel(struct ptx *p, enum val_kernel_id id, int chains, int unroll,
+                       const char *start)
 {
+    char decls[256];
+    snprintf(decls, sizeof decls,
+             "\t.reg .u32 %%t, %%b, %%nt, %%g, %%j, %%iters, %%mi, %%ci;\n"
+             "\t.reg .u64 %%o, %s%%off;\n\t.reg .f32 %%x<%d>, %%m, %%c, %%acc;\n"
+             "\t.reg .pred %%q;\n",
+             val_kernels[id].pointers > 1 ? "%a, " : "", chains);
+    entry(p, id, vector_pointers, decls);
     ptx_add(p, "\tld.param.u32 %%iters, [p_iters];\n\tld.param.u32 %%mi, [p_m];\n"
                "\tld.param.u32 %%ci, [p_c];\n\tmov.b32 %%m, %%mi;\n\tmov.b32 %%c, %%ci;\n");
-}
-
-static void fma_loop(struct ptx *p, int chains, int unroll)
-{
+    ptx_add(p, "%s%s", global_index, start);
     ptx_add(p, "\tmov.u32 %%j, 0;\n$L_loop:\n");
     fma_body(p, chains, unroll);
     ptx_add(p, "\tadd.u32 %%j, %%j, 1;\n\tsetp.lt.u32 %%q, %%j, %%iters;\n\t@%%q bra $L_loop;\n"
                "\tmov.f32 %%acc, %%x0;\n");
     for (int i = 1; i < chains; i++)
         ptx_add(p, "\tadd.f32 %%acc, %%acc, %%x%d;\n", i);
+    store_and_return(p);
 }
 
 static void k_ffma(struct ptx *p)
 {
-    ptx_add(p, ".visible .entry ffma(.param .u64 p_out, .param .u32 p_iters, .param .u32 p_m, "
-               ".param .u32 p_c)\n{\n"
-               "\t.reg .u32 %%t, %%b, %%nt, %%g, %%j, %%iters, %%mi, %%ci;\n"
-               "\t.reg .u64 %%o, %%off;\n\t.reg .f32 %%x<8>, %%m, %%c, %%acc;\n"
-               "\t.reg .pred %%q;\n");
-    pointer(p, "%o", "p_out");
-    fma_params(p);
-    ptx_add(p, "%s", global_index);
-    for (int i = 0; i < 8; i++)
-        ptx_add(p, "\tmov.f32 %%x%d, 0f3F800000;\n", i);
-    fma_loop(p, 8, 4);
-    store_at_g(p);
-    ptx_add(p, "\tret;\n}\n");
+    fma_kernel(p, VK_FFMA, 8, 4,
+               "\tmov.f32 %x0, 0f3F800000;\n\tmov.f32 %x1, 0f3F800000;\n"
+               "\tmov.f32 %x2, 0f3F800000;\n\tmov.f32 %x3, 0f3F800000;\n"
+               "\tmov.f32 %x4, 0f3F800000;\n\tmov.f32 %x5, 0f3F800000;\n"
+               "\tmov.f32 %x6, 0f3F800000;\n\tmov.f32 %x7, 0f3F800000;\n");
 }
 
 static void k_mixed(struct ptx *p)
 {
-    ptx_add(p, ".visible .entry mixed(.param .u64 p_out, .param .u64 p_in, .param .u32 p_iters, "
-               ".param .u32 p_m, .param .u32 p_c)\n{\n"
-               "\t.reg .u32 %%t, %%b, %%nt, %%g, %%j, %%iters, %%mi, %%ci;\n"
-               "\t.reg .u64 %%o, %%a, %%off;\n\t.reg .f32 %%x<4>, %%m, %%c, %%acc;\n"
-               "\t.reg .pred %%q;\n");
-    pointer(p, "%o", "p_out");
-    pointer(p, "%a", "p_in");
-    fma_params(p);
-    ptx_add(p, "%s", global_index);
-    ptx_add(p, "\tmul.wide.u32 %%off, %%g, 4;\n\tadd.u64 %%a, %%a, %%off;\n"
-               "\tld.global.f32 %%x0, [%%a];\n\tmov.f32 %%x1, %%x0;\n\tmov.f32 %%x2, %%x0;\n"
-               "\tmov.f32 %%x3, %%x0;\n");
-    fma_loop(p, 4, 1);
-    store_at_g(p);
-    ptx_add(p, "\tret;\n}\n");
+    fma_kernel(p, VK_MIXED, 4, 1,
+               "\tmul.wide.u32 %off, %g, 4;\n\tadd.u64 %a, %a, %off;\n"
+               "\tld.global.f32 %x0, [%a];\n\tmov.f32 %x1, %x0;\n\tmov.f32 %x2, %x0;\n"
+               "\tmov.f32 %x3, %x0;\n");
 }
 
 static void k_reduce(struct ptx *p)
 {
-    ptx_add(p, ".visible .entry reduce(.param .u64 p_out, .param .u64 p_in)\n{\n"
-               "\t.shared .align 4 .f32 sh[256];\n"
-               "\t.reg .u32 %%t, %%b, %%base, %%sa, %%to, %%my;\n"
-               "\t.reg .u64 %%o, %%a, %%off;\n\t.reg .f32 %%v<4>, %%s, %%x, %%y;\n"
-               "\t.reg .pred %%q;\n");
-    pointer(p, "%o", "p_out");
-    pointer(p, "%a", "p_in");
+    entry(p, VK_REDUCE, vector_pointers,
+          "\t.shared .align 4 .f32 sh[256];\n"
+          "\t.reg .u32 %t, %b, %base, %sa, %to, %my;\n"
+          "\t.reg .u64 %o, %a, %off;\n\t.reg .f32 %v<4>, %s, %x, %y;\n"
+          "\t.reg .pred %q;\n");
     ptx_add(p, "\tmov.u32 %%t, %%tid.x;\n\tmov.u32 %%b, %%ctaid.x;\n"
                "\tshl.b32 %%base, %%b, 10;\n\tadd.u32 %%base, %%base, %%t;\n"
                "\tmul.wide.u32 %%off, %%base, 4;\n\tadd.u64 %%a, %%a, %%off;\n"
@@ -224,42 +243,46 @@ static void k_reduce(struct ptx *p)
                "\tadd.u64 %%o, %%o, %%off;\n\tst.global.f32 [%%o], %%x;\n$L_end:\n\tret;\n}\n");
 }
 
-static void k_mm_naive(struct ptx *p)
+/* The untiled matrix products: C[row][col] = sum over k of A[row][k] times
+ * a B element, %pb set on the first by b_start and moved on by b_step
+ * bytes a step (B or its transpose). */
+static void mm_dot(struct ptx *p, enum val_kernel_id id, const char *b_start, const char *b_step)
 {
-    mm_params(p, "mm_naive");
+    mm_params(p, id);
     ptx_add(p, "\tmul.lo.u32 %%rn, %%row, %%n;\n\tmul.wide.u32 %%off, %%rn, 4;\n"
-               "\tadd.u64 %%pa, %%pa, %%off;\n"
-               "\tmul.wide.u32 %%off, %%col, 4;\n\tadd.u64 %%pb, %%pb, %%off;\n"
-               "\tmul.wide.u32 %%step, %%n, 4;\n"
+               "\tadd.u64 %%pa, %%pa, %%off;\n%s"
                "\tmov.f32 %%acc, 0f00000000;\n\tmov.u32 %%k, 0;\n"
                "$L_k:\n"
                "\tld.global.f32 %%a, [%%pa];\n\tld.global.f32 %%bv, [%%pb];\n"
                "\tfma.rn.f32 %%acc, %%a, %%bv, %%acc;\n"
-               "\tadd.u64 %%pa, %%pa, 4;\n\tadd.u64 %%pb, %%pb, %%step;\n"
-               "\tadd.u32 %%k, %%k, 1;\n\tsetp.lt.u32 %%q, %%k, %%n;\n\t@%%q bra $L_k;\n");
+               "\tadd.u64 %%pa, %%pa, 4;\n\tadd.u64 %%pb, %%pb, %s;\n"
+               "\tadd.u32 %%k, %%k, 1;\n\tsetp.lt.u32 %%q, %%k, %%n;\n\t@%%q bra $L_k;\n",
+            b_start, b_step);
     mm_store(p);
 }
 
+/* B read along a row: the next k is n floats further. */
+static void k_mm_naive(struct ptx *p)
+{
+    mm_dot(p, VK_MM_NAIVE,
+           "\tmul.wide.u32 %off, %col, 4;\n\tadd.u64 %pb, %pb, %off;\n"
+           "\tmul.wide.u32 %step, %n, 4;\n",
+           "%step");
+}
+
+/* B read down a column (A x transpose(B)): the next k is the next float. */
 static void k_mm_abt(struct ptx *p)
 {
-    mm_params(p, "mm_abt");
-    ptx_add(p, "\tmul.lo.u32 %%rn, %%row, %%n;\n\tmul.wide.u32 %%off, %%rn, 4;\n"
-               "\tadd.u64 %%pa, %%pa, %%off;\n"
-               "\tmul.lo.u32 %%i, %%col, %%n;\n\tmul.wide.u32 %%off, %%i, 4;\n"
-               "\tadd.u64 %%pb, %%pb, %%off;\n"
-               "\tmov.f32 %%acc, 0f00000000;\n\tmov.u32 %%k, 0;\n"
-               "$L_k:\n"
-               "\tld.global.f32 %%a, [%%pa];\n\tld.global.f32 %%bv, [%%pb];\n"
-               "\tfma.rn.f32 %%acc, %%a, %%bv, %%acc;\n"
-               "\tadd.u64 %%pa, %%pa, 4;\n\tadd.u64 %%pb, %%pb, 4;\n"
-               "\tadd.u32 %%k, %%k, 1;\n\tsetp.lt.u32 %%q, %%k, %%n;\n\t@%%q bra $L_k;\n");
-    mm_store(p);
+    mm_dot(p, VK_MM_ABT,
+           "\tmul.lo.u32 %i, %col, %n;\n\tmul.wide.u32 %off, %i, 4;\n"
+           "\tadd.u64 %pb, %pb, %off;\n",
+           "4");
 }
 
 static void k_mm_tiled(struct ptx *p)
 {
     ptx_add(p, ".shared .align 16 .f32 tA[256];\n.shared .align 16 .f32 tB[256];\n\n");
-    mm_params(p, "mm_tiled");
+    mm_params(p, VK_MM_TILED);
     ptx_add(p, "\t.reg .u32 %%sA, %%sB, %%o1, %%o2, %%o3, %%myA, %%myB, %%rowA, %%colB, %%n64;\n"
                /* A: (row * n + tx) * 4, 64 bytes on per tile */
                "\tmul.lo.u32 %%rn, %%row, %%n;\n\tadd.u32 %%i, %%rn, %%tx;\n"
@@ -287,25 +310,12 @@ static void k_mm_tiled(struct ptx *p)
 
 static void k_bw_read(struct ptx *p)
 {
-    ptx_add(p, ".visible .entry bw_read(.param .u64 p_out, .param .u64 p_in, .param .u32 "
-               "p_iters)\n{\n"
-               "\t.reg .u32 %%t, %%b, %%nt, %%nc, %%g, %%T, %%idx, %%j, %%iters;\n"
-               "\t.reg .u64 %%o, %%a, %%off, %%p;\n\t.reg .f32 %%v<4>, %%acc;\n"
-               "\t.reg .pred %%q;\n");
-    pointer(p, "%o", "p_out");
-    pointer(p, "%a", "p_in");
-    ptx_add(p, "\tld.param.u32 %%iters, [p_iters];\n%s", global_index);
-    ptx_add(p, "\tmov.u32 %%nc, %%nctaid.x;\n\tmul.lo.u32 %%T, %%nt, %%nc;\n"
-               "\tmov.f32 %%acc, 0f00000000;\n\tmov.u32 %%idx, %%g;\n\tmov.u32 %%j, 0;\n"
-               "$L_loop:\n"
-               "\tmul.wide.u32 %%off, %%idx, 16;\n\tadd.u64 %%p, %%a, %%off;\n"
-               "\tld.global.v4.f32 {%%v0, %%v1, %%v2, %%v3}, [%%p];\n"
-               "\tadd.f32 %%acc, %%acc, %%v0;\n\tadd.f32 %%acc, %%acc, %%v1;\n"
-               "\tadd.f32 %%acc, %%acc, %%v2;\n\tadd.f32 %%acc, %%acc, %%v3;\n"
-               "\tadd.u32 %%idx, %%idx, %%T;\n\tadd.u32 %%j, %%j, 1;\n"
-               "\tsetp.lt.u32 %%q, %%j, %%iters;\n\t@%%q bra $L_loop;\n"
-               /* never true for inputs of 1.0: keeps the loads alive without traffic */
-               "\tsetp.eq.f32 %%q, %%acc, 0fBF800000;\n"
+    grid_stride(p, VK_BW_READ, "%v<4>", 16,
+                "\tld.global.v4.f32 {%v0, %v1, %v2, %v3}, [%p];\n"
+                "\tadd.f32 %acc, %acc, %v0;\n\tadd.f32 %acc, %acc, %v1;\n"
+                "\tadd.f32 %acc, %acc, %v2;\n\tadd.f32 %acc, %acc, %v3;\n");
+    /* never true for inputs of 1.0: keeps the loads alive without traffic */
+    ptx_add(p, "\tsetp.eq.f32 %%q, %%acc, 0fBF800000;\n"
                "\t@%%q st.global.f32 [%%o], %%acc;\n\tret;\n}\n");
 }
 

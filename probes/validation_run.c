@@ -73,11 +73,7 @@ static int alloc_all(struct vrun *r, char *err, size_t errlen)
 static void free_all(struct vrun *r)
 {
     CUdeviceptr *ps[] = {&r->big, &r->out, &r->ma, &r->mb, &r->mc};
-    for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++)
-        if (*ps[i]) {
-            r->g.cu->cuMemFree(*ps[i]);
-            *ps[i] = 0;
-        }
+    gpu_free_buffers(&r->g, ps, sizeof ps / sizeof ps[0]);
 }
 
 /* ---- one kernel ----------------------------------------------------------------- */

@@ -11,10 +11,15 @@
  * the struct is left zeroed. Attribute lists (.nv.info*) are walked entry by
  * entry: 4-byte header {format, attribute, u16}, where the u16 is the value
  * for EIFMT_HVAL/BVAL and the payload size for EIFMT_SVAL.
+ * The bytes are input and every flaw in them is a refusal with a reason;
+ * only a wrong call (no struct, a size with no buffer, a lookup on no
+ * cubin or for no name) is an assert.
  */
 #include "probes/gpu/cubin.h"
 
+#include <assert.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -454,6 +459,9 @@ void cubin_free(struct cubin *c)
 
 int cubin_parse(struct cubin *c, const void *data, size_t size, char *err, size_t errlen)
 {
+    assert(c != NULL);
+    assert(data != NULL || size == 0);
+    assert(err != NULL || errlen == 0);
     memset(c, 0, sizeof *c);
     if (err && errlen)
         err[0] = '\0';
@@ -471,18 +479,36 @@ int cubin_parse(struct cubin *c, const void *data, size_t size, char *err, size_
     return 0;
 }
 
+_Static_assert(offsetof(struct cubin_kernel, name) == 0 &&
+                   offsetof(struct cubin_section, name) == 0,
+               "by_name reads an entry's name as its first member");
+
+/* The index of the entry called name among n entries of `size` bytes each
+ * whose first member is their name, or n when none is: one look-up for
+ * kernels and sections. */
+static size_t by_name(const void *entries, size_t n, size_t size, const char *name)
+{
+    const unsigned char *p = entries;
+    assert(name != NULL);
+    for (size_t i = 0; i < n; i++, p += size) {
+        const char *entry;
+        memcpy(&entry, p, sizeof entry);
+        if (strcmp(entry, name) == 0)
+            return i;
+    }
+    return n;
+}
+
 const struct cubin_kernel *cubin_kernel_find(const struct cubin *c, const char *name)
 {
-    for (size_t i = 0; i < c->nkernels; i++)
-        if (strcmp(c->kernels[i].name, name) == 0)
-            return &c->kernels[i];
-    return NULL;
+    assert(c != NULL);
+    size_t i = by_name(c->kernels, c->nkernels, sizeof *c->kernels, name);
+    return i < c->nkernels ? &c->kernels[i] : NULL;
 }
 
 const struct cubin_section *cubin_section_find(const struct cubin *c, const char *name)
 {
-    for (size_t i = 0; i < c->nsections; i++)
-        if (strcmp(c->sections[i].name, name) == 0)
-            return &c->sections[i];
-    return NULL;
+    assert(c != NULL);
+    size_t i = by_name(c->sections, c->nsections, sizeof *c->sections, name);
+    return i < c->nsections ? &c->sections[i] : NULL;
 }

@@ -86,10 +86,16 @@ struct cubin {
 
 /* Parses size bytes at data. Returns 0, or -1 with c zeroed and a reason in
  * err (e.g. "section 12 (.text.k): range 0x580+0x180 is past the end of
- * the 1664-byte file"). c must be released with cubin_free either way. */
+ * the 1664-byte file"); an empty buffer (NULL, 0) is refused, "no data".
+ * c must be released with cubin_free either way. Asserted: c not NULL,
+ * data not NULL unless size is 0, err not NULL unless errlen is 0 (NULL,
+ * 0: no reason wanted). */
 int cubin_parse(struct cubin *c, const void *data, size_t size, char *err, size_t errlen);
+/* Frees what cubin_parse allocated and zeroes c; NULL is a no-op. */
 void cubin_free(struct cubin *c);
 
+/* The kernel or section of that name in a parsed cubin, or NULL when it
+ * has none. Asserted: c and name not NULL. */
 const struct cubin_kernel *cubin_kernel_find(const struct cubin *c, const char *name);
 const struct cubin_section *cubin_section_find(const struct cubin *c, const char *name);
 

@@ -20,6 +20,7 @@
 #include "probes/gpu/devices.h"
 
 #include "probes/gpu/cuda.h"
+#include "util/utf8.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -337,22 +338,15 @@ static int parse_pair(const char *s, int *a, int *b)
     return 0;
 }
 
-/* A JSON string for s; bytes that are not valid UTF-8 become '?'. */
-static json_t *json_text(const char *s)
+/* A string member of the inventory, through util/utf8.h's json_text (bytes
+ * that are not well-formed UTF-8 become '?', the rest is kept). json_text
+ * answers null for a string only when memory runs out; docs/api.md types
+ * these members as strings, so that null fails the document instead. */
+static json_t *string_member(const char *s)
 {
-    json_t *j = json_string(s);
+    json_t *j = json_text(s);
 
-    if (j == NULL && s != NULL) {
-        char *copy = strdup(s);
-        if (copy == NULL)
-            return NULL;
-        for (char *c = copy; *c != '\0'; c++)
-            if ((unsigned char)*c >= 0x80)
-                *c = '?';
-        j = json_string(copy);
-        free(copy);
-    }
-    return j;
+    return json_is_string(j) ? j : NULL;
 }
 
 static json_t *cuda_version_json(int v)
@@ -424,7 +418,7 @@ static json_t *field_to_json(const struct field *f, const struct gpu_device *d)
         memcpy(&u, p, sizeof u);
         return json_integer((json_int_t)u);
     case F_STR:
-        return json_text(p);
+        return string_member(p);
     case F_CC:
         snprintf(cc, sizeof cc, "%d.%d", d->cc_major, d->cc_minor);
         return json_string(cc);
@@ -440,7 +434,7 @@ json_t *gpu_device_to_json(const struct gpu_device *d, const struct gpu_inventor
     for (size_t i = 0; !bad && i < sizeof fields / sizeof fields[0]; i++)
         bad = json_object_set_new(o, fields[i].name, field_to_json(&fields[i], d)) != 0;
     if (!bad)
-        bad = json_object_set_new(o, "driver_version", json_text(inv->driver_version)) ||
+        bad = json_object_set_new(o, "driver_version", string_member(inv->driver_version)) ||
               json_object_set_new(o, "cuda_driver_version",
                                   cuda_version_json(inv->cuda_driver_version));
     if (bad) {
@@ -458,11 +452,11 @@ json_t *gpu_inventory_to_json(const struct gpu_inventory *inv)
     for (size_t i = 0; !bad && i < inv->count; i++)
         bad = json_array_append_new(list, gpu_device_to_json(&inv->devices[i], inv)) != 0;
     if (!bad)
-        bad = json_object_set_new(o, "driver_version", json_text(inv->driver_version)) ||
+        bad = json_object_set_new(o, "driver_version", string_member(inv->driver_version)) ||
               json_object_set_new(o, "cuda_driver_version",
                                   cuda_version_json(inv->cuda_driver_version)) ||
               json_object_set_new(o, "reason", inv->reason[0] != '\0'
-                                                   ? json_text(inv->reason) : json_null());
+                                                   ? string_member(inv->reason) : json_null());
     if (bad || json_object_set_new(o, "devices", list) != 0) {
         if (bad)
             json_decref(list);

@@ -3,6 +3,7 @@
  */
 #include "probes/gpu/gpu.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,10 +177,26 @@ int gpu_module_build(struct gpu *g, const char *ptx, const char *name, struct gp
                      char *err, size_t errlen)
 {
     memset(m, 0, sizeof *m);
-    if (jit_link(g, ptx, m, err, errlen) < 0 || keep_module(g, name, ptx, m, err, errlen) < 0)
+    if (jit_link(g, ptx, m, err, errlen) < 0 || keep_module(g, name, ptx, m, err, errlen) < 0 ||
+        gpu_check(g, g->cu->cuModuleLoadData(&m->mod, m->cubin), "cuModuleLoadData", err,
+                  errlen) < 0) {
+        gpu_module_free(g, m);
         return -1;
-    return gpu_check(g, g->cu->cuModuleLoadData(&m->mod, m->cubin), "cuModuleLoadData", err,
-                     errlen);
+    }
+    return 0;
+}
+
+int gpu_module_build_generated(struct gpu *g, char *ptx, const char *name, struct gpu_module *m,
+                               char *err, size_t errlen)
+{
+    if (!ptx) {
+        memset(m, 0, sizeof *m);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int rc = gpu_module_build(g, ptx, name, m, err, errlen);
+    free(ptx);
+    return rc;
 }
 
 int gpu_module_function(struct gpu *g, struct gpu_module *m, const char *kernel, CUfunction *fn,
@@ -196,6 +213,16 @@ void gpu_module_free(struct gpu *g, struct gpu_module *m)
         g->cu->cuModuleUnload(m->mod);
     free(m->cubin);
     memset(m, 0, sizeof *m);
+}
+
+void gpu_free_buffers(struct gpu *g, CUdeviceptr *const bufs[], size_t n)
+{
+    assert(g != NULL && (bufs != NULL || n == 0));
+    for (size_t i = 0; i < n; i++)
+        if (*bufs[i]) {
+            g->cu->cuMemFree(*bufs[i]);
+            *bufs[i] = 0;
+        }
 }
 
 int gpu_launch(struct gpu *g, CUfunction fn, unsigned grid, unsigned block, unsigned smem,

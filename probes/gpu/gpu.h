@@ -46,9 +46,15 @@ json_t *gpu_json(const struct gpu *g);
 /* Compiles ptx (NUL-terminated) for this device and loads it. When the
  * environment names a directory in GPUPROBE_CUBIN_DIR (gpuprobe sets it per
  * job), the PTX and the cubin are also written there as NAME.ptx and
- * NAME.cubin, so what was timed can be disassembled afterwards. */
+ * NAME.cubin, so what was timed can be disassembled afterwards. 0, or -1
+ * with the reason and m empty (nothing to free). */
 int gpu_module_build(struct gpu *g, const char *ptx, const char *name, struct gpu_module *m,
                      char *err, size_t errlen);
+/* gpu_module_build for the text a PTX generator returned, which is freed
+ * here; NULL text (the generator ran out of memory) fails with "out of
+ * memory" and m empty. */
+int gpu_module_build_generated(struct gpu *g, char *ptx, const char *name, struct gpu_module *m,
+                               char *err, size_t errlen);
 int gpu_module_function(struct gpu *g, struct gpu_module *m, const char *kernel, CUfunction *fn,
                         char *err, size_t errlen);
 void gpu_module_free(struct gpu *g, struct gpu_module *m);
@@ -56,6 +62,10 @@ void gpu_module_free(struct gpu *g, struct gpu_module *m);
 /* Turns a failed call into "what: CUDA_ERROR_X: text"; returns -1 if rc is an
  * error, else 0. For `if (gpu_check(...) < 0) return -1;` chains. */
 int gpu_check(const struct gpu *g, CUresult rc, const char *what, char *err, size_t errlen);
+
+/* Frees every buffer of bufs[0..n) that is allocated (not 0) and sets it
+ * to 0, so a probe's release frees what its setup got to, however far. */
+void gpu_free_buffers(struct gpu *g, CUdeviceptr *const bufs[], size_t n);
 
 /* Launches fn on grid x block with params, waits, and checks for errors. */
 int gpu_launch(struct gpu *g, CUfunction fn, unsigned grid, unsigned block, unsigned smem,

@@ -14,9 +14,14 @@
  * and an SM clock, the one reading of them that every such probe shares.
  * Whole-instruction rewrites are masked writes (patch_bits), checked with
  * the field edits in one pass, so the all-or-nothing promise covers both.
+ * What an edit list says (an index past the kernel, a value too wide for
+ * its field) is checked and refused with a reason, since a probe computes
+ * it; how the list is passed (a count with no array, no buffer, no kernel
+ * name, a field that is not one) is asserted: only a bug gets it wrong.
  */
 #include "probes/gpu/patch.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +51,7 @@ static const struct cubin_kernel *open_kernel(struct cubin *c, const void *cubin
 int patch_find_text(const void *cubin, size_t size, const char *kernel, size_t *offset,
                     size_t *text_size, char *err, size_t errlen)
 {
+    assert(cubin != NULL && kernel != NULL && offset != NULL && text_size != NULL);
     struct cubin c;
     const struct cubin_kernel *k = open_kernel(&c, cubin, size, kernel, err, errlen);
     if (!k)
@@ -59,6 +65,7 @@ int patch_find_text(const void *cubin, size_t size, const char *kernel, size_t *
 long patch_find_mnemonic(const void *cubin, size_t size, const char *kernel,
                          const char *mnemonic, size_t nth, char *err, size_t errlen)
 {
+    assert(mnemonic != NULL);
     size_t off, len, seen = 0;
     if (patch_find_text(cubin, size, kernel, &off, &len, err, errlen) < 0)
         return -1;
@@ -112,6 +119,8 @@ int patch_rewrite(void *cubin, size_t size, const char *kernel, const struct pat
                   size_t nbits, const struct patch_edit *edits, size_t nedits, char *err,
                   size_t errlen)
 {
+    assert(bits != NULL || nbits == 0);
+    assert(edits != NULL || nedits == 0);
     size_t off, len;
     if (patch_find_text(cubin, size, kernel, &off, &len, err, errlen) < 0)
         return -1;
@@ -176,6 +185,8 @@ int patch_run(struct gpu *g, const char *ptx, const char *name, const char *kern
               const struct patch_edit *edits, size_t nedits, const struct patch_launch *l,
               struct patch_result *r, char *err, size_t errlen)
 {
+    assert(g != NULL && ptx != NULL && name != NULL && kernel != NULL && l != NULL && r != NULL);
+    assert(edits != NULL || nedits == 0);
     memset(r, 0, sizeof *r);
     if (l->repeats < 1 || l->repeats > PATCH_MAX_REPEATS) {
         snprintf(err, errlen, "repeats must be 1..%d", PATCH_MAX_REPEATS);
@@ -183,10 +194,8 @@ int patch_run(struct gpu *g, const char *ptx, const char *name, const char *kern
     }
     struct gpu_module orig, patched;
     memset(&patched, 0, sizeof patched);
-    if (gpu_module_build(g, ptx, name, &orig, err, errlen) < 0) {
-        gpu_module_free(g, &orig);
+    if (gpu_module_build(g, ptx, name, &orig, err, errlen) < 0)
         return -1;
-    }
     r->jit_ms = orig.jit_ms;
     void *copy = malloc(orig.cubin_size);
     size_t size = orig.cubin_size;
@@ -226,6 +235,7 @@ static void read_stamps(const unsigned long long *w, unsigned blocks, double *cy
 int patch_time_stamped(struct gpu *g, CUfunction fn, const struct patch_launch *l,
                        CUdeviceptr out, struct patch_timing *t, char *err, size_t errlen)
 {
+    assert(g != NULL && l != NULL && l->params != NULL && t != NULL);
     if (l->repeats < 1 || l->repeats > PATCH_MAX_REPEATS || l->grid == 0) {
         snprintf(err, errlen, "launches must be 1..%d on at least one block", PATCH_MAX_REPEATS);
         return -1;
@@ -251,8 +261,10 @@ int patch_time_stamped(struct gpu *g, CUfunction fn, const struct patch_launch *
 }
 
 int patch_verify(const void *orig, const void *patched, size_t size, const char *kernel,
-                        const struct patch_edit *e, size_t n, char *err, size_t errlen)
+                 const struct patch_edit *e, size_t n, char *err, size_t errlen)
 {
+    assert(patched != NULL);
+    assert(e != NULL || n == 0);
     size_t off, tsize;
     const uint8_t *a = orig, *b = patched;
     if (patch_find_text(orig, size, kernel, &off, &tsize, err, errlen) < 0)

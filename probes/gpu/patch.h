@@ -17,6 +17,12 @@
  * A fault such as CUDA_ERROR_ILLEGAL_INSTRUCTION leaves the context
  * unusable, which is why this runs only in a job's worker process: the
  * daemon and the next job (a new process, a new context) are unaffected.
+ *
+ * Contracts: what an edit list asks (instruction indices, values) is
+ * checked against the cubin and refused with a reason. How it is passed
+ * is asserted (kept in every build): buffers, kernel names and out
+ * pointers are not NULL, an array is not NULL when its count is not 0,
+ * and every edit names a field of enum sass_field.
  */
 #ifndef GPUPROBE_PROBES_GPU_PATCH_H
 #define GPUPROBE_PROBES_GPU_PATCH_H
@@ -45,7 +51,8 @@ long patch_find_mnemonic(const void *cubin, size_t size, const char *kernel,
                          const char *mnemonic, size_t nth, char *err, size_t errlen);
 
 /* Applies the edits, in order, to the kernel's text inside the buffer.
- * All or nothing: 0, or -1 with the reason and the buffer unchanged. */
+ * All or nothing: 0, or -1 with the reason and the buffer unchanged.
+ * edits may be NULL only when nedits is 0. */
 int patch_apply(void *cubin, size_t size, const char *kernel, const struct patch_edit *edits,
                 size_t nedits, char *err, size_t errlen);
 
@@ -61,7 +68,8 @@ struct patch_bits {
  * Everything is checked before any byte is written (each index inside the
  * kernel's text, no value bit outside its mask, every edit's value fits
  * its field): 0, or -1 with the reason and the buffer unchanged.
- * patch_apply is this with no masked writes. */
+ * patch_apply is this with no masked writes. bits and edits may be NULL
+ * only when their counts are 0. */
 int patch_rewrite(void *cubin, size_t size, const char *kernel, const struct patch_bits *bits,
                   size_t nbits, const struct patch_edit *edits, size_t nedits, char *err,
                   size_t errlen);
@@ -71,7 +79,7 @@ int patch_rewrite(void *cubin, size_t size, const char *kernel, const struct pat
  * instruction is the original with the edited fields set). It replays the
  * list, so it proves the bytes are the list's, not that the list is right:
  * a probe checks its list's intent itself. 0, or -1 with the first
- * instruction that differs. */
+ * instruction that differs. edits may be NULL only when nedits is 0. */
 int patch_verify(const void *orig, const void *patched, size_t size, const char *kernel,
                  const struct patch_edit *edits, size_t nedits, char *err, size_t errlen);
 

@@ -1,14 +1,34 @@
 /*
  * PTX text building (see ptx.h).
+ *
+ * DESIGN
+ * One growing buffer, doubled as needed; the first failure (no memory, a
+ * text vsnprintf cannot format) sets oom, every later append is skipped,
+ * and ptx_take answers NULL, so a generator checks once, at the end, and
+ * never hands the JIT a module with a piece missing. Every entry point
+ * asserts the struct's invariant (see valid()), which catches a builder
+ * used before ptx_init or after ptx_free's memory was reused.
  */
 #include "probes/gpu/ptx.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-void ptx_init(struct ptx *p) { memset(p, 0, sizeof *p); }
+/* A builder is empty (nothing allocated) or holds len bytes and a NUL in
+ * a buffer of cap. */
+static int valid(const struct ptx *p)
+{
+    return p != NULL && (p->buf ? p->len < p->cap : p->len == 0 && p->cap == 0);
+}
+
+void ptx_init(struct ptx *p)
+{
+    assert(p != NULL);
+    memset(p, 0, sizeof *p);
+}
 
 static int reserve(struct ptx *p, size_t more)
 {
@@ -40,10 +60,13 @@ static void append(struct ptx *p, const char *s, size_t n)
 
 void ptx_add(struct ptx *p, const char *fmt, ...)
 {
+    assert(valid(p) && fmt != NULL);
     va_list ap;
     va_start(ap, fmt);
     int n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
+    if (n < 0)
+        p->oom = 1;
     if (n < 0 || reserve(p, (size_t)n) < 0)
         return;
     va_start(ap, fmt);
@@ -55,15 +78,19 @@ void ptx_add(struct ptx *p, const char *fmt, ...)
 static const char *lookup(const char *key, size_t klen, const char *const *keys,
                           const char *const *vals, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        assert(keys[i] != NULL);
         if (strlen(keys[i]) == klen && memcmp(keys[i], key, klen) == 0)
             return vals[i];
+    }
     return NULL;
 }
 
 void ptx_expand(struct ptx *p, const char *tmpl, const char *const *keys,
                 const char *const *vals, size_t n)
 {
+    assert(valid(p) && tmpl != NULL);
+    assert((keys != NULL && vals != NULL) || n == 0);
     const char *s = tmpl;
     while (*s) {
         const char *open = strchr(s, '{');
@@ -84,6 +111,8 @@ void ptx_expand(struct ptx *p, const char *tmpl, const char *const *keys,
 
 char *ptx_take(struct ptx *p)
 {
+    assert(valid(p));
+    append(p, "", 0);                /* nothing appended yet: "", not the NULL of a failure */
     char *b = p->oom ? NULL : p->buf;
     if (p->oom)
         free(p->buf);
@@ -93,12 +122,14 @@ char *ptx_take(struct ptx *p)
 
 void ptx_free(struct ptx *p)
 {
+    assert(p != NULL);
     free(p->buf);
     memset(p, 0, sizeof *p);
 }
 
 void ptx_header(struct ptx *p, int cc_major, int cc_minor)
 {
+    assert(valid(p));
     /* PTX ISA 8.0 is the oldest that targets sm_90 and is read by every
      * driver of the CUDA 12 and 13 series. */
     ptx_add(p, ".version 8.0\n.target sm_%d%d\n.address_size 64\n\n", cc_major, cc_minor);

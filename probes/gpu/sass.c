@@ -13,9 +13,18 @@
  * agreeing), where no two mnemonics share a 9-bit operation, and the unit
  * test checks the table against that oracle for every instruction. Entries
  * whose only text in the fixtures carried a modifier note it in a comment.
+ *
+ * Contracts: a field index comes from enum sass_field in the caller's
+ * code, never from input, so one out of range is a programming error and
+ * an assert, as is a NULL instruction or text; so is a value that does
+ * not fit its field reaching insert(), which would spill into the next
+ * field. A value that does not fit is refused by sass_set_field with -1
+ * (the patch harness checks edit lists through it); that is the one
+ * run-time refusal here.
  */
 #include "probes/gpu/sass.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +100,7 @@ static uint64_t rd64(const uint8_t *p)
 /* Bits [lo, lo+width) of the 128-bit value hi:lo; width <= 32. */
 static unsigned extract(const struct sass_insn *in, unsigned lo, unsigned width)
 {
+    assert(in != NULL && width >= 1 && width <= 32 && lo + width <= 128);
     uint64_t v;
     if (lo >= 64)
         v = in->hi >> (lo - 64);
@@ -104,6 +114,8 @@ static unsigned extract(const struct sass_insn *in, unsigned lo, unsigned width)
 /* Sets bits [lo, lo+width) of hi:lo to v (which fits in width bits). */
 static void insert(struct sass_insn *in, unsigned lo, unsigned width, uint64_t v)
 {
+    assert(in != NULL && width >= 1 && width <= 32 && lo + width <= 128);
+    assert(v >> width == 0);
     uint64_t mask = (1ull << width) - 1;
     if (lo >= 64) {
         in->hi = (in->hi & ~(mask << (lo - 64))) | v << (lo - 64);
@@ -121,31 +133,40 @@ static void wr64(uint8_t *p, uint64_t v)
         p[i] = (uint8_t)v;
 }
 
+/* Every public accessor's field argument passes through here. */
+static const struct field_desc *field_of(enum sass_field f)
+{
+    assert((unsigned)f < SASS_FIELD_COUNT);
+    return &fields[f];
+}
+
 struct sass_insn sass_decode(const uint8_t *text, size_t off)
 {
+    assert(text != NULL);
     return (struct sass_insn){rd64(text + off), rd64(text + off + 8), (uint32_t)off};
 }
 
 unsigned sass_field(const struct sass_insn *in, enum sass_field f)
 {
-    if ((unsigned)f >= SASS_FIELD_COUNT)
-        return 0;
-    return extract(in, fields[f].lo, fields[f].width);
+    const struct field_desc *d = field_of(f);
+    return extract(in, d->lo, d->width);
 }
 
 int sass_set_field(struct sass_insn *in, enum sass_field f, unsigned value)
 {
-    if ((unsigned)f >= SASS_FIELD_COUNT || (uint64_t)value >> fields[f].width != 0)
+    const struct field_desc *d = field_of(f);
+    assert(in != NULL);
+    if ((uint64_t)value >> d->width != 0)
         return -1;
-    insert(in, fields[f].lo, fields[f].width, value);
+    insert(in, d->lo, d->width, value);
     return 0;
 }
 
 struct sass_insn sass_field_mask(enum sass_field f)
 {
+    const struct field_desc *d = field_of(f);
     struct sass_insn m = {0, 0, 0};
-    if ((unsigned)f < SASS_FIELD_COUNT)
-        insert(&m, fields[f].lo, fields[f].width, (1ull << fields[f].width) - 1);
+    insert(&m, d->lo, d->width, (1ull << d->width) - 1);
     return m;
 }
 
@@ -153,6 +174,7 @@ struct sass_insn sass_field_mask(enum sass_field f)
 
 void sass_make_nop(struct sass_insn *in)
 {
+    assert(in != NULL);
     struct sass_insn n = {0, 0, in->offset};
     sass_set_field(&n, SASS_OPCODE, NOP_OPCODE);
     sass_set_field(&n, SASS_PRED, SASS_PT);
@@ -163,24 +185,16 @@ void sass_make_nop(struct sass_insn *in)
 
 void sass_encode(const struct sass_insn *in, uint8_t *text, size_t off)
 {
+    assert(in != NULL && text != NULL);
     wr64(text + off, in->lo);
     wr64(text + off + 8, in->hi);
 }
 
-unsigned sass_field_lo(enum sass_field f)
-{
-    return (unsigned)f < SASS_FIELD_COUNT ? fields[f].lo : 0;
-}
+unsigned sass_field_lo(enum sass_field f) { return field_of(f)->lo; }
 
-unsigned sass_field_width(enum sass_field f)
-{
-    return (unsigned)f < SASS_FIELD_COUNT ? fields[f].width : 0;
-}
+unsigned sass_field_width(enum sass_field f) { return field_of(f)->width; }
 
-const char *sass_field_name(enum sass_field f)
-{
-    return (unsigned)f < SASS_FIELD_COUNT ? fields[f].name : "?";
-}
+const char *sass_field_name(enum sass_field f) { return field_of(f)->name; }
 
 static int opcode_cmp(const void *key, const void *elem)
 {
@@ -196,6 +210,7 @@ static const struct opcode_entry *lookup(const struct sass_insn *in)
 
 const char *sass_mnemonic(const struct sass_insn *in, char buf[SASS_MNEMONIC_MAX])
 {
+    assert(buf != NULL);
     const struct opcode_entry *e = lookup(in);
     if (e)
         return e->mnemonic;
@@ -225,6 +240,7 @@ const char *sass_sreg_name(unsigned sreg)
 
 void sass_iter_init(struct sass_iter *it, const uint8_t *text, size_t size)
 {
+    assert(it != NULL);
     *it = (struct sass_iter){text, text ? size : 0, 0};
 }
 
@@ -255,6 +271,7 @@ int sass_is_clock_read(const struct sass_insn *in)
 
 int sass_clock_region(const uint8_t *text, size_t size, size_t from, struct sass_region *r)
 {
+    assert(r != NULL);
     size_t n = sass_count(text ? size : 0, NULL), first = SIZE_MAX;
     for (size_t i = from; i < n; i++) {
         struct sass_insn in = sass_decode(text, i * SASS_INSN_BYTES);

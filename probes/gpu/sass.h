@@ -21,6 +21,12 @@
  * Register fields hold the register number as encoded (255 is RZ); which
  * field a textual operand lands in depends on the operand form (e.g. with a
  * uniform register in the B field the second register source is in C).
+ *
+ * Contracts (assert()s, kept in every build): every enum sass_field
+ * argument is a field (below SASS_FIELD_COUNT), and instruction, text and
+ * buffer pointers are not NULL. Breaking one is a bug in the caller, never
+ * bad input: fields are named in code, and a cubin's bytes are checked by
+ * probes/gpu/cubin.h before they reach here.
  */
 #ifndef GPUPROBE_PROBES_GPU_SASS_H
 #define GPUPROBE_PROBES_GPU_SASS_H
@@ -61,21 +67,22 @@ enum sass_field {
     SASS_FIELD_COUNT
 };
 
-/* The instruction at byte offset off of text (off + 16 <= size: caller's
- * duty; the iterator below checks it). */
+/* The instruction at byte offset off of text (text not NULL; off + 16 <=
+ * size: caller's duty, the iterator below checks it). */
 struct sass_insn sass_decode(const uint8_t *text, size_t off);
 
-/* Value, bit position and width of a field. */
+/* Value, bit position, width and name of field f (a field: asserted). */
 unsigned sass_field(const struct sass_insn *in, enum sass_field f);
 unsigned sass_field_lo(enum sass_field f);
 unsigned sass_field_width(enum sass_field f);
 const char *sass_field_name(enum sass_field f);
 
 /* Writing, through the same field table: sets field f of *in to value and
- * leaves every other bit as it was. Returns 0, or -1 (in unchanged) when f
- * is not a field or value does not fit its width (e.g. 8 for a 3-bit
- * predicate, 16 for the 4-bit stall count). Fields overlap where the table
- * says so: SASS_OPCODE is SASS_OPCODE_BASE plus SASS_FORM. */
+ * leaves every other bit as it was. Returns 0, or -1 (in unchanged) when
+ * value does not fit f's width (e.g. 8 for a 3-bit predicate, 16 for the
+ * 4-bit stall count): values may come from a computation, so that is a
+ * refusal, not an assert; f must be a field. Fields overlap where the
+ * table says so: SASS_OPCODE is SASS_OPCODE_BASE plus SASS_FORM. */
 int sass_set_field(struct sass_insn *in, enum sass_field f, unsigned value);
 /* The bits of field f as an instruction (all others zero): for comparing
  * or writing instructions field by field (patch.h's masked writes). */
@@ -93,7 +100,7 @@ void sass_make_nop(struct sass_insn *in);
 void sass_encode(const struct sass_insn *in, uint8_t *text, size_t off);
 
 /* Base mnemonic, e.g. "FFMA"; for an unknown operation "?0xNNN" written
- * into buf (SASS_MNEMONIC_MAX bytes), which is then returned. */
+ * into buf (SASS_MNEMONIC_MAX bytes, not NULL), which is then returned. */
 const char *sass_mnemonic(const struct sass_insn *in, char buf[SASS_MNEMONIC_MAX]);
 /* 1 when the operation is in the table. */
 int sass_opcode_known(const struct sass_insn *in);

@@ -11,7 +11,9 @@
  * inputs are made by mutating a copy of a good fixture one field at a time;
  * each must be refused with a reason that names the fault. Finally every
  * truncated prefix and a few thousand seeded byte flips must be refused or
- * read without touching memory outside the buffer (run under ASan).
+ * read without touching memory outside the buffer (run under ASan). A
+ * wrong call, unlike wrong bytes, breaks the reader's contract and must
+ * abort (test_contracts, each call in a child).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/unit/support/death.h"
 #include "tests/unit/support/tmpfile.h"
 #include "probes/gpu/cubin.h"
 
@@ -613,6 +616,55 @@ static void test_prefixes_and_flips(void **state)
     free(good);
 }
 
+/* ---- contracts ------------------------------------------------------------ */
+
+static void parse_size_without_buffer(void *arg)
+{
+    struct cubin c;
+    char err[64];
+    (void)arg;
+    (void)cubin_parse(&c, NULL, 64, err, sizeof err);
+}
+
+static void parse_into_nothing(void *arg)
+{
+    char err[64];
+    (void)cubin_parse(NULL, arg, 64, err, sizeof err);
+}
+
+static void parse_reason_length_without_buffer(void *arg)
+{
+    struct cubin c;
+    (void)cubin_parse(&c, arg, 64, NULL, 64);
+}
+
+static void find_kernel_without_name(void *arg)
+{
+    (void)cubin_kernel_find(arg, NULL);
+}
+
+static void find_section_in_nothing(void *arg)
+{
+    (void)arg;
+    (void)cubin_section_find(NULL, ".text");
+}
+
+static void test_contracts(void **state)
+{
+    (void)state;
+    size_t size;
+    uint8_t *good = load_cubin("fp32", &size);
+    struct cubin c;
+    assert_int_equal(cubin_parse(&c, good, size, NULL, 0), 0);
+    assert_true(dies_by_assert(parse_size_without_buffer, NULL));
+    assert_true(dies_by_assert(parse_into_nothing, good));
+    assert_true(dies_by_assert(parse_reason_length_without_buffer, good));
+    assert_true(dies_by_assert(find_kernel_without_name, &c));
+    assert_true(dies_by_assert(find_section_in_nothing, NULL));
+    cubin_free(&c);
+    free(good);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -622,6 +674,7 @@ int main(void)
         cmocka_unit_test(test_register_fallback),
         cmocka_unit_test(test_malformed_refused),
         cmocka_unit_test(test_prefixes_and_flips),
+        cmocka_unit_test(test_contracts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

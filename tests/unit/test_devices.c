@@ -200,6 +200,43 @@ static void test_json_shape(void **state)
     json_decref(j);
 }
 
+/* Text the driver gave that is not UTF-8 (a name or a reason cut inside a
+ * character): only the ill-formed bytes become '?', characters that are
+ * well-formed stay, and the document still reads back. An empty driver
+ * version stays "" and an empty reason is null, as docs/api.md shows. */
+static void test_json_text_not_utf8(void **state)
+{
+    struct gpu_inventory inv, back;
+    char err[256] = "";
+    json_t *j, *d;
+
+    (void)state;
+    fill_inventory(&inv);
+    snprintf(inv.devices[0].name, sizeof inv.devices[0].name, "GPU caf\xc3\xa9 \xff!");
+    inv.driver_version[0] = '\0';
+    j = gpu_inventory_to_json(&inv);
+    assert_non_null(j);
+    d = json_array_get(json_object_get(j, "devices"), 0);
+    assert_string_equal(json_string_value(json_object_get(d, "name")), "GPU caf\xc3\xa9 ?!");
+    assert_string_equal(json_string_value(json_object_get(d, "driver_version")), "");
+    assert_string_equal(json_string_value(json_object_get(j, "driver_version")), "");
+    assert_true(json_is_null(json_object_get(j, "reason")));
+    assert_int_equal(gpu_inventory_from_json(j, &back, err, sizeof err), 0);
+    assert_string_equal(back.devices[0].name, "GPU caf\xc3\xa9 ?!");
+    json_decref(j);
+    gpu_inventory_free(&back);
+    gpu_inventory_free(&inv);
+
+    /* an empty inventory whose reason was cut after the first byte of "é" */
+    memset(&inv, 0, sizeof inv);
+    snprintf(inv.reason, sizeof inv.reason, "libcuda.so.1 not found: /opt/caf\xc3");
+    j = gpu_inventory_to_json(&inv);
+    assert_non_null(j);
+    assert_string_equal(json_string_value(json_object_get(j, "reason")),
+                        "libcuda.so.1 not found: /opt/caf?");
+    json_decref(j);
+}
+
 static void test_json_round_trip(void **state)
 {
     struct gpu_inventory in, out;
@@ -430,6 +467,7 @@ int main(void)
         cmocka_unit_test(test_driver_version_parse),
         cmocka_unit_test(test_error_text_without_driver),
         cmocka_unit_test(test_json_shape),
+        cmocka_unit_test(test_json_text_not_utf8),
         cmocka_unit_test(test_json_round_trip),
         cmocka_unit_test(test_from_json_rejects_each_device_field),
         cmocka_unit_test(test_from_json_rejects_each_inventory_field),

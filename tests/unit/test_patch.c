@@ -11,7 +11,9 @@
  * them changed, every other byte of the file is as it was, and the file
  * still parses. Refused edit lists (index past the end, value too wide,
  * unknown kernel, not a cubin, one bad edit at the end of a good list)
- * must leave every byte as it was.
+ * must leave every byte as it was. A list passed wrongly (a count with no
+ * array, an edit of a field that does not exist) breaks the harness's
+ * contract instead: the call must abort, in a child (test_contracts).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -27,6 +29,7 @@
 #include "probes/gpu/cubin.h"
 #include "probes/gpu/patch.h"
 #include "probes/gpu/sass.h"
+#include "tests/unit/support/death.h"
 
 #define FIXDIR "tests/fixtures/cubins/"
 
@@ -218,8 +221,6 @@ static void test_refusals_leave_the_file_alone(void **state)
     expect_refused(orig, size, "lat_fadd", &past, 1, "past the end");
     struct patch_edit wide = {0, SASS_PRED, 8};
     expect_refused(orig, size, "lat_fadd", &wide, 1, "does not fit field pred");
-    struct patch_edit nofield = {0, SASS_FIELD_COUNT, 0};
-    expect_refused(orig, size, "lat_fadd", &nofield, 1, "does not fit");
     struct patch_edit good_then_bad[] = {{0, SASS_STALL, 3}, {1, SASS_RD, 10}, {2, SASS_WAIT, 64}};
     expect_refused(orig, size, "lat_fadd", good_then_bad, 3, "edit 2");
     expect_refused(orig, size, "no_such_kernel", good_then_bad, 1, "no function 'no_such_kernel'");
@@ -311,6 +312,77 @@ static void test_find_mnemonic(void **state)
     free(cub);
 }
 
+/* ---- contracts ------------------------------------------------------------ */
+
+/* A fixture's bytes for a child to break a contract on. */
+struct cubin_copy {
+    uint8_t *bytes;
+    size_t size;
+};
+
+static void apply_count_without_edits(void *arg)
+{
+    struct cubin_copy *c = arg;
+    char err[128];
+    (void)patch_apply(c->bytes, c->size, "lat_fadd", NULL, 1, err, sizeof err);
+}
+
+static void apply_edit_of_no_field(void *arg)
+{
+    struct cubin_copy *c = arg;
+    struct patch_edit nofield = {0, SASS_FIELD_COUNT, 0};
+    char err[128];
+    (void)patch_apply(c->bytes, c->size, "lat_fadd", &nofield, 1, err, sizeof err);
+}
+
+static void rewrite_count_without_bits(void *arg)
+{
+    struct cubin_copy *c = arg;
+    char err[128];
+    (void)patch_rewrite(c->bytes, c->size, "lat_fadd", NULL, 2, NULL, 0, err, sizeof err);
+}
+
+static void verify_count_without_edits(void *arg)
+{
+    struct cubin_copy *c = arg;
+    char err[128];
+    (void)patch_verify(c->bytes, c->bytes, c->size, "lat_fadd", NULL, 3, err, sizeof err);
+}
+
+static void find_text_of_no_buffer(void *arg)
+{
+    size_t off, len;
+    char err[128];
+    (void)arg;
+    (void)patch_find_text(NULL, 0, "lat_fadd", &off, &len, err, sizeof err);
+}
+
+/* The same calls kept within their contracts must return. */
+static void within_contract(void *arg)
+{
+    struct cubin_copy *c = arg;
+    struct patch_edit wide = {0, SASS_PRED, 8};
+    char err[128];
+    if (patch_apply(c->bytes, c->size, "lat_fadd", NULL, 0, err, sizeof err) != 0 ||
+        patch_apply(c->bytes, c->size, "lat_fadd", &wide, 1, err, sizeof err) != -1 ||
+        patch_verify(c->bytes, c->bytes, c->size, "lat_fadd", NULL, 0, err, sizeof err) != 0)
+        abort();
+}
+
+static void test_contracts(void **state)
+{
+    (void)state;
+    struct cubin_copy c;
+    c.bytes = read_all("fp32", "cubin", &c.size);
+    assert_true(dies_by_assert(apply_count_without_edits, &c));
+    assert_true(dies_by_assert(apply_edit_of_no_field, &c));
+    assert_true(dies_by_assert(rewrite_count_without_bits, &c));
+    assert_true(dies_by_assert(verify_count_without_edits, &c));
+    assert_true(dies_by_assert(find_text_of_no_buffer, NULL));
+    assert_false(dies_by_assert(within_contract, &c));
+    free(c.bytes);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -319,6 +391,7 @@ int main(void)
         cmocka_unit_test(test_refusals_leave_the_file_alone),
         cmocka_unit_test(test_find_mnemonic),
         cmocka_unit_test(test_verify),
+        cmocka_unit_test(test_contracts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
