@@ -102,7 +102,7 @@ static uint32_t merge(const struct trace_coalescer *c, const struct trace_rec *c
 uint32_t trace_coalesce(const struct trace_coalescer *c, const struct trace_rec *const *req,
                         const uint8_t *lane, uint32_t n, struct trace_group *g)
 {
-    assert(n >= 1 && n <= TRACE_WARP_SIZE); /* one warp instruction's requests */
+    assert(n <= TRACE_WARP_SIZE); /* one warp instruction's requests */
     uint32_t width = 0, dep = 0;
     for (uint32_t i = 0; i < n; i++) {
         if (req[i]->width > width)

@@ -65,8 +65,8 @@ struct trace_coalescer {
 void trace_coalescer_init(struct trace_coalescer *c, const struct trace_params *p);
 
 /* The seed's merge of one instruction's requests, given in lane order:
- * req[i] is the request of lane lane[i], 1 <= n <= 32. Writes the
- * transactions to g and returns their number. */
+ * req[i] is the request of lane lane[i], n <= 32 (none gives no
+ * transaction). Writes the transactions to g and returns their number. */
 uint32_t trace_coalesce(const struct trace_coalescer *c, const struct trace_rec *const *req,
                         const uint8_t *lane, uint32_t n, struct trace_group *g);
 

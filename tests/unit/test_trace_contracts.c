@@ -2,8 +2,8 @@
  * Unit tests of the sorter's preconditions (asserted in every build, since
  * a broken one would order requests wrongly rather than fail): ordering an
  * SM the parameters do not have, or with parameters never resolved;
- * coalescing an empty warp instruction or a line that is not a power of
- * two; writing sorted records to a requests file; reading a sorted record
+ * coalescing more requests than a warp has lanes, or with a line that is
+ * not a power of two; writing sorted records to a requests file; reading a sorted record
  * past the end. Each call is made in a child that must die of SIGABRT.
  */
 #include <setjmp.h>
@@ -57,15 +57,21 @@ static void order_unresolved(void *arg)
     trace_order_sm(&p, 0, &src, &emit, &st);
 }
 
-static void coalesce_nothing(void *arg)
+/* More requests than a warp has lanes. */
+static void coalesce_too_many(void *arg)
 {
     (void)arg;
     struct trace_params p;
     struct trace_coalescer c;
     struct trace_group g;
+    struct trace_rec r = {.tid = 0, .pc = 0x40, .addr = 0x1000, .width = 4, .dep = 0};
+    const struct trace_rec *req[TRACE_WARP_SIZE + 1];
+    uint8_t lane[TRACE_WARP_SIZE + 1];
+    for (unsigned i = 0; i <= TRACE_WARP_SIZE; i++)
+        req[i] = &r, lane[i] = (uint8_t)i;
     trace_params_default(&p);
     trace_coalescer_init(&c, &p);
-    trace_coalesce(&c, NULL, NULL, 0, &g);
+    trace_coalesce(&c, req, lane, TRACE_WARP_SIZE + 1, &g);
 }
 
 static void coalescer_odd_line(void *arg)
@@ -110,7 +116,7 @@ static void test_sorter_contracts(void **state)
     assert_true(dies_by_assert(order_sm, &sm));
     assert_false(dies_by_assert(order_sm, &last)); /* the control: a real SM is fine */
     assert_true(dies_by_assert(order_unresolved, NULL));
-    assert_true(dies_by_assert(coalesce_nothing, NULL));
+    assert_true(dies_by_assert(coalesce_too_many, NULL));
     assert_true(dies_by_assert(coalescer_odd_line, NULL));
     assert_true(dies_by_assert(sorted_into_requests, NULL));
     assert_true(dies_by_assert(read_past_end, NULL));
