@@ -7,7 +7,9 @@
  * All multi-byte fields go through put/get helpers that assemble bytes, so
  * the codecs are right on any host; only the in-place view of request
  * records is conditional on a little-endian host (where the file's record
- * layout is the in-memory layout of struct trace_rec, checked below).
+ * layout is the in-memory layout of struct trace_rec, checked below). The
+ * (tid, pc, addr) run that both record kinds carry has one codec, and the
+ * writer's bytes reach the descriptor through fdio.h.
  */
 #include "trace/binfmt.h"
 
@@ -22,6 +24,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "trace/fdio.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define HOST_LE 1
@@ -503,25 +507,11 @@ struct trace_bin_writer {
     uint8_t buf[WBUF];
 };
 
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-    while (n) {
-        ssize_t k = write(fd, p, n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return -1;
-        p += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
 static int wflush(struct trace_bin_writer *w)
 {
     if (w->failed)
         return -1;
-    if (w->used && write_all(w->fd, w->buf, w->used)) {
+    if (w->used && trace_write_all(w->fd, w->buf, w->used, TRACE_FD_CURRENT)) {
         w->failed = 1;
         snprintf(w->msg, sizeof w->msg, "write: %s", strerror(errno));
         return -1;
@@ -616,7 +606,7 @@ int trace_bin_writer_close(struct trace_bin_writer *w, struct trace_err *err)
             w->h.flags |= TRACE_BIN_FLAG_THREAD_MAJOR;
         uint8_t hdr[TRACE_BIN_HEADER_BYTES];
         trace_bin_header_encode(&w->h, hdr);
-        if (pwrite(w->fd, hdr, sizeof hdr, w->start) != (ssize_t)sizeof hdr) {
+        if (trace_write_all(w->fd, hdr, sizeof hdr, w->start)) {
             snprintf(w->msg, sizeof w->msg, "writing the header: %s", strerror(errno));
             rc = -1;
         }
