@@ -8,7 +8,9 @@
  * TB marker "#...", "thread block =", "warp =", "insts =", instruction),
  * an instruction line is parsed completely into a struct inst, then checked
  * against the geometry, then either fed to the dependency tracker (first
- * pass) or turned into records (emitting pass).
+ * pass) or turned into records (emitting pass). Lines, the cursor and the
+ * errors' positions come from scan.h, the dims from trace_geom_resolve, as
+ * in the NVBit reader.
  * The dependency tracker keeps, per warp, at most one pending load: its PC,
  * its first destination register and how many registers the load writes
  * (width / 4, at most 4), packed into one u64 so the per-warp map of
@@ -17,9 +19,9 @@
  */
 #include "trace/accelsim.h"
 
-#include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
+
+#include "trace/scan.h"
 
 #define AS_LANES 32
 #define AS_MAX_REGS 8
@@ -47,22 +49,20 @@ struct inst {
 };
 
 struct as {
-    const char *buf, *end;
+    struct trace_text t; /* the line being read */
+    const char *buf;     /* the input, read once per pass */
+    size_t len;
     const struct trace_accelsim_opts *o;
     trace_sink sink;
     int emitting; /* 0 in the deriving pass */
     void *ctx;
-    struct trace_err *err;
-    uint64_t line;
-    const char *ls;
     /* header */
     int have_grid, have_block, lineinfo;
-    int64_t version; /* -1: no "-accelsim tracer version" line */
-    struct trace_dim3 hgrid, hblock;
-    int body; /* instructions or markers have begun: no more header lines */
+    int64_t version;          /* -1: no "-accelsim tracer version" line */
+    struct trace_geom header; /* its grid and block dims */
+    int body;                 /* instructions or markers have begun: no more header lines */
     int geom_ok;
-    struct trace_dim3 grid, block;
-    uint64_t threads, nwarps; /* per block */
+    struct trace_geom geom; /* fixed at the first instruction */
     /* .traceg structure */
     int in_tb, have_tbid, have_warp, have_insts;
     uint64_t tb_line, tb_off;
@@ -84,68 +84,17 @@ void trace_accelsim_opts_init(struct trace_accelsim_opts *o)
     o->load_dep = 1;
 }
 
-__attribute__((format(printf, 3, 4))) static int as_bad(struct as *a, const char *at,
-                                                        const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int rc = trace_err_at(a->err, a->line, a->buf, a->ls, at, fmt, ap);
-    va_end(ap);
-    return rc;
-}
-
-static int as_put_result(struct as *a, int r, const char *what)
-{
-    if (r == 0)
-        return 0;
-    if (r == TRACE_ENOMEM) {
-        trace_err_set(a->err, a->line, (uint64_t)(a->ls - a->buf), "out of memory");
-        return TRACE_ENOMEM;
-    }
-    trace_err_set(a->err, a->line, (uint64_t)(a->ls - a->buf), "more than the allowed number of %s",
-                  what);
-    return TRACE_EINPUT;
-}
-
 /* ---- tokens ------------------------------------------------------------ */
 
-struct cur {
-    const char *p, *e;
-};
-
-struct tok {
-    const char *s;
-    size_t n;
-};
-
-static int is_blank(char c)
-{
-    return c == ' ' || c == '\t';
-}
-
 /* The next blank-separated token; n == 0 at the end of the line. */
-static struct tok next_tok(struct cur *c)
+static struct trace_tok next_tok(struct trace_cur *c)
 {
-    while (c->p < c->e && is_blank(*c->p))
-        c->p++;
-    struct tok t = {c->p, 0};
-    while (c->p < c->e && !is_blank(*c->p))
-        c->p++;
-    t.n = (size_t)(c->p - t.s);
-    return t;
-}
-
-static int lit(struct cur *c, const char *s)
-{
-    size_t k = strlen(s);
-    if ((size_t)(c->e - c->p) < k || memcmp(c->p, s, k) != 0)
-        return 0;
-    c->p += k;
-    return 1;
+    trace_cur_skip_blanks(c);
+    return trace_cur_word(c);
 }
 
 /* The whole token as a number: kind 'd' decimal, 'x' hex (0x optional). */
-static int tok_u64(struct tok t, int kind, uint64_t *v)
+static int tok_u64(struct trace_tok t, int kind, uint64_t *v)
 {
     const char *q;
     int r = kind == 'x' ? trace_scan_hex(t.s, t.s + t.n, v, &q)
@@ -153,13 +102,13 @@ static int tok_u64(struct tok t, int kind, uint64_t *v)
     return t.n > 0 && r == TRACE_SCAN_OK && q == t.s + t.n;
 }
 
-static int tok_i64(struct tok t, int64_t *v)
+static int tok_i64(struct trace_tok t, int64_t *v)
 {
     const char *q;
     return t.n > 0 && trace_scan_i64(t.s, t.s + t.n, v, &q) == TRACE_SCAN_OK && q == t.s + t.n;
 }
 
-static int tok_u32(struct tok t, uint32_t *v)
+static int tok_u32(struct trace_tok t, uint32_t *v)
 {
     uint64_t x;
     if (!tok_u64(t, 'd', &x) || x > UINT32_MAX)
@@ -168,10 +117,10 @@ static int tok_u32(struct tok t, uint32_t *v)
     return 1;
 }
 
-static int tok_reg(struct tok t, uint32_t *r)
+static int tok_reg(struct trace_tok t, uint32_t *r)
 {
     uint64_t x;
-    struct tok d = {t.s + 1, t.n - 1};
+    struct trace_tok d = {t.s + 1, t.n - 1};
     if (t.n < 2 || t.s[0] != 'R' || !tok_u64(d, 'd', &x) || x > AS_RZ)
         return 0;
     *r = (uint32_t)x;
@@ -180,40 +129,43 @@ static int tok_reg(struct tok t, uint32_t *r)
 
 /* ---- instruction lines ------------------------------------------------- */
 
-static int parse_ids(struct as *a, struct cur *c, struct inst *in)
+static int parse_ids(struct as *a, struct trace_cur *c, struct inst *in)
 {
     uint32_t *v[4] = {&in->cta[0], &in->cta[1], &in->cta[2], &in->warp};
     for (int i = 0; i < 4; i++) {
-        struct tok t = next_tok(c);
+        struct trace_tok t = next_tok(c);
         if (!tok_u32(t, v[i]))
-            return as_bad(a, t.s, "expected the thread block x y z and warp ids (decimal)");
+            return trace_text_bad(&a->t, t.s,
+                                  "expected the thread block x y z and warp ids (decimal)");
     }
     in->has_ids = 1;
     return 0;
 }
 
-static int skip_decimals(struct as *a, struct cur *c, int k, const char *what)
+static int skip_decimals(struct as *a, struct trace_cur *c, int k, const char *what)
 {
     for (int i = 0; i < k; i++) {
-        struct tok t = next_tok(c);
+        struct trace_tok t = next_tok(c);
         uint64_t x;
         if (!tok_u64(t, 'd', &x))
-            return as_bad(a, t.s, "expected %s (decimal)", what);
+            return trace_text_bad(&a->t, t.s, "expected %s (decimal)", what);
     }
     return 0;
 }
 
-static int parse_regs(struct as *a, struct cur *c, unsigned *n, uint32_t *regs, const char *what)
+static int parse_regs(struct as *a, struct trace_cur *c, unsigned *n, uint32_t *regs,
+                      const char *what)
 {
-    struct tok t = next_tok(c);
+    struct trace_tok t = next_tok(c);
     uint64_t k;
     if (!tok_u64(t, 'd', &k) || k > AS_MAX_REGS)
-        return as_bad(a, t.s, "expected the number of %s registers (0..%d)", what, AS_MAX_REGS);
+        return trace_text_bad(&a->t, t.s, "expected the number of %s registers (0..%d)", what,
+                              AS_MAX_REGS);
     *n = (unsigned)k;
     for (unsigned i = 0; i < *n; i++) {
         t = next_tok(c);
         if (!tok_reg(t, &regs[i]))
-            return as_bad(a, t.s, "expected a %s register R0..R255", what);
+            return trace_text_bad(&a->t, t.s, "expected a %s register R0..R255", what);
     }
     return 0;
 }
@@ -227,26 +179,27 @@ static int lanes_contiguous(uint32_t m)
 }
 
 /* Addresses in mode 0 (list), 1 (base, stride) or 2 (base, deltas). */
-static int parse_addrs(struct as *a, struct cur *c, struct inst *in)
+static int parse_addrs(struct as *a, struct trace_cur *c, struct inst *in)
 {
-    struct tok t = next_tok(c);
+    struct trace_tok t = next_tok(c);
     uint64_t mode, x;
     int64_t d = 0;
     if (!tok_u64(t, 'd', &mode) || mode > 2)
-        return as_bad(a, t.s, "expected the address mode 0, 1 or 2");
+        return trace_text_bad(&a->t, t.s, "expected the address mode 0, 1 or 2");
     int active = __builtin_popcount(in->mask), k = 0;
     if (mode == 1 && !lanes_contiguous(in->mask))
-        return as_bad(a, t.s, "base+stride addresses need contiguous active lanes");
+        return trace_text_bad(&a->t, t.s, "base+stride addresses need contiguous active lanes");
     uint64_t prev = 0;
     if (mode != 0 || active > 0) {
         t = next_tok(c);
         if (!tok_u64(t, 'x', &prev))
-            return as_bad(a, t.s, "expected %s address (hex)", mode == 0 ? "an" : "the base");
+            return trace_text_bad(&a->t, t.s, "expected %s address (hex)",
+                                  mode == 0 ? "an" : "the base");
     }
     if (mode == 1) {
         t = next_tok(c);
         if (!tok_i64(t, &d))
-            return as_bad(a, t.s, "expected the stride (signed decimal)");
+            return trace_text_bad(&a->t, t.s, "expected the stride (signed decimal)");
     }
     for (int lane = 0; lane < AS_LANES; lane++) {
         if (!(in->mask >> lane & 1))
@@ -254,14 +207,14 @@ static int parse_addrs(struct as *a, struct cur *c, struct inst *in)
         if (k > 0 && mode == 0) {
             t = next_tok(c);
             if (!tok_u64(t, 'x', &x))
-                return as_bad(a, t.s, "expected address %d of %d (hex)", k + 1, active);
+                return trace_text_bad(&a->t, t.s, "expected address %d of %d (hex)", k + 1, active);
             prev = x;
         } else if (k > 0) {
             if (mode == 2) {
                 t = next_tok(c);
                 if (!tok_i64(t, &d))
-                    return as_bad(a, t.s, "expected delta %d of %d (signed decimal)", k,
-                                  active - 1);
+                    return trace_text_bad(&a->t, t.s, "expected delta %d of %d (signed decimal)", k,
+                                          active - 1);
             }
             prev += (uint64_t)d;
         }
@@ -277,23 +230,23 @@ static int is_tma(const struct inst *in)
 }
 
 /* What may follow the last field: an optional immediate (tracer 5), then nothing. */
-static int parse_tail(struct as *a, struct cur *c)
+static int parse_tail(struct as *a, struct trace_cur *c)
 {
-    struct tok t = next_tok(c);
+    struct trace_tok t = next_tok(c);
     int64_t imm;
     if (t.n == 0)
         return 0;
     if (!tok_i64(t, &imm))
-        return as_bad(a, t.s, "unexpected text after the instruction");
+        return trace_text_bad(&a->t, t.s, "unexpected text after the instruction");
     t = next_tok(c);
     if (t.n != 0)
-        return as_bad(a, t.s, "unexpected text after the immediate");
+        return trace_text_bad(&a->t, t.s, "unexpected text after the immediate");
     return 0;
 }
 
 /* [ids] [cluster] [core ids] [line] PC mask ndst dst... opcode nsrc src... width [mode addrs] [imm]
  */
-static int parse_inst(struct as *a, struct cur *c, int with_ids, struct inst *in)
+static int parse_inst(struct as *a, struct trace_cur *c, int with_ids, struct inst *in)
 {
     memset(in, 0, sizeof *in);
     if (with_ids && parse_ids(a, c, in) != 0)
@@ -304,26 +257,26 @@ static int parse_inst(struct as *a, struct cur *c, int with_ids, struct inst *in
         return TRACE_EINPUT;
     if (a->lineinfo && skip_decimals(a, c, 1, "the source line number") != 0)
         return TRACE_EINPUT;
-    struct tok t = next_tok(c);
+    struct trace_tok t = next_tok(c);
     uint64_t m;
     if (!tok_u64(t, 'x', &in->pc))
-        return as_bad(a, t.s, "expected the PC (hex)");
+        return trace_text_bad(&a->t, t.s, "expected the PC (hex)");
     t = next_tok(c);
     if (!tok_u64(t, 'x', &m) || m > UINT32_MAX)
-        return as_bad(a, t.s, "expected the active mask (hex, 32 bits)");
+        return trace_text_bad(&a->t, t.s, "expected the active mask (hex, 32 bits)");
     in->mask = (uint32_t)m;
     if (parse_regs(a, c, &in->ndst, in->dst, "destination") != 0)
         return TRACE_EINPUT;
     t = next_tok(c);
     if (!trace_sass_is_opcode(t.s, t.n))
-        return as_bad(a, t.s, "expected the opcode");
+        return trace_text_bad(&a->t, t.s, "expected the opcode");
     in->op = t.s;
     in->oplen = t.n;
     if (parse_regs(a, c, &in->nsrc, in->src, "source") != 0)
         return TRACE_EINPUT;
     t = next_tok(c);
     if (!tok_u64(t, 'd', &in->mem_width))
-        return as_bad(a, t.s, "expected the memory width (decimal, 0 if none)");
+        return trace_text_bad(&a->t, t.s, "expected the memory width (decimal, 0 if none)");
     if (in->mem_width && is_tma(in))
         return 0; /* tensor-memory transfers: another layout, never records */
     if (in->mem_width && parse_addrs(a, c, in) != 0)
@@ -333,47 +286,20 @@ static int parse_inst(struct as *a, struct cur *c, int with_ids, struct inst *in
 
 /* ---- geometry ---------------------------------------------------------- */
 
-static int dims_zero(const struct trace_dim3 *d)
-{
-    return !d->x && !d->y && !d->z;
-}
-
-static int dims_equal(const struct trace_dim3 *x, const struct trace_dim3 *y)
-{
-    return x->x == y->x && x->y == y->y && x->z == y->z;
-}
-
 /* Fixes the dims at the first instruction: the header's, else the caller's. */
 static int resolve_geom(struct as *a, const char *at)
 {
-    const struct trace_accelsim_opts *o = a->o;
-    int given = !dims_zero(&o->grid) || !dims_zero(&o->block);
     if (a->geom_ok)
         return 0;
-    if (a->have_grid && a->have_block) {
-        if (given && !(dims_equal(&o->grid, &a->hgrid) && dims_equal(&o->block, &a->hblock)))
-            return as_bad(a, at, "the header's grid/block dims differ from the ones given");
-        a->grid = a->hgrid;
-        a->block = a->hblock;
-    } else if (given) {
-        a->grid = o->grid;
-        a->block = o->block;
-    } else {
-        return as_bad(
-            a, at,
+    const struct trace_geom given = {.grid = a->o->grid, .block = a->o->block};
+    const struct trace_geom *traced = a->have_grid && a->have_block ? &a->header : NULL;
+    int r = trace_geom_resolve(&a->geom, traced, &given, "the header's", &a->t, at, &a->st);
+    if (r == 1)
+        return trace_text_bad(
+            &a->t, at,
             "no grid/block dims: no \"-grid dim\" and \"-block dim\" header lines and none given");
-    }
-    int r = trace_dims_threads(&a->grid, &a->block, &a->threads);
-    if (r == -1)
-        return as_bad(a, at, "grid and block dims must all be at least 1");
-    if (r == -2)
-        return as_bad(a, at, "grid x block has more than 2^64 threads");
-    a->nwarps = (a->threads + 31) / 32;
-    a->geom_ok = 1;
-    a->st.grid = a->grid;
-    a->st.block = a->block;
-    a->st.threads_per_block = a->threads;
-    return 0;
+    a->geom_ok = r == 0;
+    return r;
 }
 
 /* Block and warp of in (from the line or the .traceg markers), checked. */
@@ -382,17 +308,20 @@ static int place(struct as *a, const char *at, struct inst *in)
     if (a->in_tb) {
         if (in->has_ids && (in->cta[0] != a->tb[0] || in->cta[1] != a->tb[1] ||
                             in->cta[2] != a->tb[2] || in->warp != a->warp))
-            return as_bad(
-                a, at, "the line's block/warp ids differ from its thread block and warp markers");
+            return trace_text_bad(
+                &a->t, at,
+                "the line's block/warp ids differ from its thread block and warp markers");
         memcpy(in->cta, a->tb, sizeof in->cta);
         in->warp = a->warp;
     }
-    if (in->cta[0] >= a->grid.x || in->cta[1] >= a->grid.y || in->cta[2] >= a->grid.z)
-        return as_bad(a, at, "thread block %u,%u,%u is outside the grid %u,%u,%u", in->cta[0],
-                      in->cta[1], in->cta[2], a->grid.x, a->grid.y, a->grid.z);
-    if (in->warp >= a->nwarps)
-        return as_bad(a, at, "warp %u is not below the block's %llu warps", in->warp,
-                      (unsigned long long)a->nwarps);
+    if (in->cta[0] >= a->geom.grid.x || in->cta[1] >= a->geom.grid.y ||
+        in->cta[2] >= a->geom.grid.z)
+        return trace_text_bad(&a->t, at, "thread block %u,%u,%u is outside the grid %u,%u,%u",
+                              in->cta[0], in->cta[1], in->cta[2], a->geom.grid.x, a->geom.grid.y,
+                              a->geom.grid.z);
+    if (in->warp >= a->geom.warps)
+        return trace_text_bad(&a->t, at, "warp %u is not below the block's %llu warps", in->warp,
+                              (unsigned long long)a->geom.warps);
     return 0;
 }
 
@@ -431,9 +360,9 @@ static int track(struct as *a, uint64_t *s, const struct inst *in, const struct 
         for (unsigned i = 0; i < in->nsrc && !used; i++)
             used = pend_has(*s, in->src[i]);
         if (used) {
-            int r = trace_pcflags_force(&a->dep1, *s & PEND_PC_MAX, 1, a->line);
+            int r = trace_pcflags_force(&a->dep1, *s & PEND_PC_MAX, 1, a->t.line);
             if (r != 0)
-                return as_put_result(a, r == 2 ? 1 : r, "dependent PCs");
+                return trace_text_put_result(&a->t, r, "dependent PCs");
             *s = 0;
         }
         for (unsigned i = 0; i < in->ndst && *s; i++)
@@ -445,8 +374,9 @@ static int track(struct as *a, uint64_t *s, const struct inst *in, const struct 
     if ((op->kind == TRACE_OP_LOAD || op->kind == TRACE_OP_ATOMIC) && in->ndst > 0 &&
         in->dst[0] != AS_RZ) {
         if (in->pc > PEND_PC_MAX)
-            return as_bad(a, a->ls, "PC 0x%llx is too large to derive its dependency flag",
-                          (unsigned long long)in->pc);
+            return trace_text_bad(&a->t, a->t.ls,
+                                  "PC 0x%llx is too large to derive its dependency flag",
+                                  (unsigned long long)in->pc);
         *s = pend_new(in->pc, in->dst[0], op->width);
     }
     return 0;
@@ -454,17 +384,17 @@ static int track(struct as *a, uint64_t *s, const struct inst *in, const struct 
 
 static int track_raw(struct as *a, const struct inst *in, const struct trace_sass_op *op, int kept)
 {
-    uint64_t cta =
-        in->cta[0] + (uint64_t)a->grid.x * (in->cta[1] + (uint64_t)a->grid.y * in->cta[2]);
+    uint64_t cta = in->cta[0] +
+                   (uint64_t)a->geom.grid.x * (in->cta[1] + (uint64_t)a->geom.grid.y * in->cta[2]);
     if (cta > AS_CTA_KEY_MAX || in->warp > AS_WARP_KEY_MAX)
-        return as_bad(a, a->ls, "grid too large to derive dependency flags");
+        return trace_text_bad(&a->t, a->t.ls, "grid too large to derive dependency flags");
     uint64_t key = cta << 16 | in->warp, s = 0;
     int had = trace_map_get(&a->warps, key, &s);
     uint64_t before = s;
     int r = track(a, &s, in, op, kept);
     if (r != 0 || (s == before && (had || !s)))
         return r;
-    return as_put_result(a, trace_map_put(&a->warps, key, s), "warps");
+    return trace_text_put_result(&a->t, trace_map_put(&a->warps, key, s), "warps");
 }
 
 /* ---- records ------------------------------------------------------------ */
@@ -481,13 +411,13 @@ static uint32_t flag_of(struct as *a, uint64_t pc, const struct trace_sass_op *o
 
 static int emit(struct as *a, const struct inst *in, const struct trace_sass_op *op)
 {
-    uint64_t cta =
-        in->cta[0] + (uint64_t)a->grid.x * (in->cta[1] + (uint64_t)a->grid.y * in->cta[2]);
+    uint64_t cta = in->cta[0] +
+                   (uint64_t)a->geom.grid.x * (in->cta[1] + (uint64_t)a->geom.grid.y * in->cta[2]);
     struct trace_rec rec = {.pc = in->pc, .width = op->width, .dep = flag_of(a, in->pc, op)};
     for (int lane = 0; lane < AS_LANES; lane++) {
         if (!(in->mask >> lane & 1))
             continue;
-        rec.tid = cta * a->threads + (uint64_t)in->warp * 32 + (uint64_t)lane;
+        rec.tid = cta * a->geom.threads + (uint64_t)in->warp * 32 + (uint64_t)lane;
         rec.addr = in->addr[lane];
         a->st.records++;
         int r = a->sink(a->ctx, &rec);
@@ -501,13 +431,14 @@ static int emit(struct as *a, const struct inst *in, const struct trace_sass_op 
 static int check_kept(struct as *a, const struct inst *in, const struct trace_sass_op *op)
 {
     if (!op->width)
-        return as_bad(a, in->op, "opcode %.*s names a width that is not 1, 2, 4, 8 or 16 bytes",
-                      (int)in->oplen, in->op);
+        return trace_text_bad(&a->t, in->op,
+                              "opcode %.*s names a width that is not 1, 2, 4, 8 or 16 bytes",
+                              (int)in->oplen, in->op);
     for (int lane = 0; lane < AS_LANES; lane++)
-        if ((in->mask >> lane & 1) && (uint64_t)in->warp * 32 + (uint64_t)lane >= a->threads)
-            return as_bad(a, a->ls,
-                          "lane %d of warp %u is active but the block has only %llu threads", lane,
-                          in->warp, (unsigned long long)a->threads);
+        if ((in->mask >> lane & 1) && (uint64_t)in->warp * 32 + (uint64_t)lane >= a->geom.threads)
+            return trace_text_bad(
+                &a->t, a->t.ls, "lane %d of warp %u is active but the block has only %llu threads",
+                lane, in->warp, (unsigned long long)a->geom.threads);
     return 0;
 }
 
@@ -515,20 +446,20 @@ static int check_kept(struct as *a, const struct inst *in, const struct trace_sa
 static int check_kind(struct as *a, const struct inst *in, const struct trace_sass_op *op)
 {
     uint64_t first = 0;
-    int r = trace_pc_kind_check(&a->kinds, in->pc, op->kind, a->line, &first);
+    int r = trace_pc_kind_check(&a->kinds, in->pc, op->kind, a->t.line, &first);
     if (r == 1)
-        return as_bad(a, in->op, "PC 0x%llx is %.*s here but another kind of access on line %llu",
-                      (unsigned long long)in->pc, (int)in->oplen, in->op,
-                      (unsigned long long)first);
-    return r == 0 ? 0 : as_put_result(a, r == 2 ? 1 : r, "PCs");
+        return trace_text_bad(
+            &a->t, in->op, "PC 0x%llx is %.*s here but another kind of access on line %llu",
+            (unsigned long long)in->pc, (int)in->oplen, in->op, (unsigned long long)first);
+    return trace_text_put_result(&a->t, r, "PCs");
 }
 
-static int do_inst(struct as *a, struct cur *c)
+static int do_inst(struct as *a, struct trace_cur *c)
 {
     struct inst in;
     const char *at = c->p;
     if (a->in_tb && !a->have_insts)
-        return as_bad(a, at, "instruction line before \"warp = \" and \"insts = \"");
+        return trace_text_bad(&a->t, at, "instruction line before \"warp = \" and \"insts = \"");
     int grouped_ids = a->in_tb && a->version < 3;
     if (parse_inst(a, c, !a->in_tb || grouped_ids, &in) != 0 || resolve_geom(a, at) != 0 ||
         place(a, at, &in) != 0)
@@ -536,12 +467,13 @@ static int do_inst(struct as *a, struct cur *c)
     a->body = 1;
     a->count++;
     if (a->in_tb && a->count > a->insts)
-        return as_bad(a, at, "more instruction lines than \"insts = %llu\"",
-                      (unsigned long long)a->insts);
+        return trace_text_bad(&a->t, at, "more instruction lines than \"insts = %llu\"",
+                              (unsigned long long)a->insts);
     struct trace_sass_op op;
     trace_sass_classify(in.op, in.oplen, &op);
     if (op.kind != TRACE_OP_NONE && !in.mem_width)
-        return as_bad(a, in.op, "memory opcode %.*s with memory width 0", (int)in.oplen, in.op);
+        return trace_text_bad(&a->t, in.op, "memory opcode %.*s with memory width 0", (int)in.oplen,
+                              in.op);
     int kept = op.kind != TRACE_OP_NONE && (op.space & a->o->spaces);
     if (kept && (check_kept(a, &in, &op) != 0 || check_kind(a, &in, &op) != 0))
         return TRACE_EINPUT;
@@ -558,52 +490,45 @@ static int do_inst(struct as *a, struct cur *c)
 
 /* ---- header and .traceg markers ---------------------------------------- */
 
-static int parse_dim_line(struct as *a, struct cur *c, const char *key, int *have,
+static int parse_dim_line(struct as *a, struct trace_cur *c, const char *key, int *have,
                           struct trace_dim3 *d)
 {
-    uint64_t v[3];
-    const char *q;
+    uint32_t v[3];
     if (*have)
-        return as_bad(a, a->ls, "a second \"-%s\" line", key);
-    for (int i = 0; i < 3; i++) {
-        if (!lit(c, i == 0 ? "(" : ",") ||
-            trace_scan_u64(c->p, c->e, 0, &v[i], &q) != TRACE_SCAN_OK || v[i] > UINT32_MAX)
-            return as_bad(a, c->p, "expected \"-%s = (x,y,z)\"", key);
-        c->p = q;
-    }
-    if (!lit(c, ")") || c->p != c->e)
-        return as_bad(a, c->p, "expected \"-%s = (x,y,z)\"", key);
-    d->x = (uint32_t)v[0];
-    d->y = (uint32_t)v[1];
-    d->z = (uint32_t)v[2];
+        return trace_text_bad(&a->t, a->t.ls, "a second \"-%s\" line", key);
+    if (!trace_cur_lit(c, "(") || !trace_cur_triple(c, v) || !trace_cur_lit(c, ")") || c->p != c->e)
+        return trace_text_bad(&a->t, c->p, "expected \"-%s = (x,y,z)\"", key);
+    d->x = v[0];
+    d->y = v[1];
+    d->z = v[2];
     *have = 1;
     return 0;
 }
 
-static int parse_int_value(struct as *a, struct cur *c, const char *key, int64_t *v)
+static int parse_int_value(struct as *a, struct trace_cur *c, const char *key, int64_t *v)
 {
-    struct tok t = next_tok(c);
+    struct trace_tok t = next_tok(c);
     if (!tok_i64(t, v) || *v < 0 || next_tok(c).n != 0)
-        return as_bad(a, t.s, "expected \"-%s = N\"", key);
+        return trace_text_bad(&a->t, t.s, "expected \"-%s = N\"", key);
     return 0;
 }
 
-static int do_header(struct as *a, struct cur *c)
+static int do_header(struct as *a, struct trace_cur *c)
 {
     int64_t v;
     if (a->body)
-        return as_bad(a, c->p, "header line after the instructions began");
-    if (lit(c, "-grid dim = "))
-        return parse_dim_line(a, c, "grid dim", &a->have_grid, &a->hgrid);
-    if (lit(c, "-block dim = "))
-        return parse_dim_line(a, c, "block dim", &a->have_block, &a->hblock);
-    if (lit(c, "-enable lineinfo = ")) {
+        return trace_text_bad(&a->t, c->p, "header line after the instructions began");
+    if (trace_cur_lit(c, "-grid dim = "))
+        return parse_dim_line(a, c, "grid dim", &a->have_grid, &a->header.grid);
+    if (trace_cur_lit(c, "-block dim = "))
+        return parse_dim_line(a, c, "block dim", &a->have_block, &a->header.block);
+    if (trace_cur_lit(c, "-enable lineinfo = ")) {
         if (parse_int_value(a, c, "enable lineinfo", &v) != 0)
             return TRACE_EINPUT;
         a->lineinfo = v != 0;
         return 0;
     }
-    if (lit(c, "-accelsim tracer version = "))
+    if (trace_cur_lit(c, "-accelsim tracer version = "))
         return parse_int_value(a, c, "accelsim tracer version", &a->version);
     return 0; /* -kernel name, -shmem, -nregs, ...: not needed */
 }
@@ -612,10 +537,11 @@ static int do_header(struct as *a, struct cur *c)
 static int end_warp(struct as *a)
 {
     if (a->have_warp && !a->have_insts)
-        return as_bad(a, a->ls, "warp %u has no \"insts = \" line", a->warp);
+        return trace_text_bad(&a->t, a->t.ls, "warp %u has no \"insts = \" line", a->warp);
     if (a->have_insts && a->count != a->insts)
-        return as_bad(a, a->ls, "warp %u has %llu instruction lines but \"insts = %llu\"", a->warp,
-                      (unsigned long long)a->count, (unsigned long long)a->insts);
+        return trace_text_bad(&a->t, a->t.ls,
+                              "warp %u has %llu instruction lines but \"insts = %llu\"", a->warp,
+                              (unsigned long long)a->count, (unsigned long long)a->insts);
     a->have_warp = a->have_insts = 0;
     a->count = 0;
     a->cur_state = 0;
@@ -625,13 +551,13 @@ static int end_warp(struct as *a)
 static int do_begin_tb(struct as *a)
 {
     if (a->in_tb)
-        return as_bad(a, a->ls, "#BEGIN_TB inside a thread block");
+        return trace_text_bad(&a->t, a->t.ls, "#BEGIN_TB inside a thread block");
     a->in_tb = 1;
     a->have_tbid = a->have_warp = a->have_insts = 0;
     a->count = 0;
     a->cur_state = 0;
-    a->tb_line = a->line;
-    a->tb_off = (uint64_t)(a->ls - a->buf);
+    a->tb_line = a->t.line;
+    a->tb_off = (uint64_t)(a->t.ls - a->buf);
     a->body = 1;
     return 0;
 }
@@ -639,91 +565,81 @@ static int do_begin_tb(struct as *a)
 static int do_end_tb(struct as *a)
 {
     if (!a->in_tb)
-        return as_bad(a, a->ls, "#END_TB outside a thread block");
+        return trace_text_bad(&a->t, a->t.ls, "#END_TB outside a thread block");
     if (end_warp(a) != 0)
         return TRACE_EINPUT;
     a->in_tb = 0;
     return 0;
 }
 
-static int do_tb_id(struct as *a, struct cur *c)
+static int do_tb_id(struct as *a, struct trace_cur *c)
 {
-    uint64_t v[3];
-    const char *q;
     if (!a->in_tb || a->have_tbid)
-        return as_bad(a, a->ls, "\"thread block = \" must come once, right after #BEGIN_TB");
-    for (int i = 0; i < 3; i++) {
-        if ((i > 0 && !lit(c, ",")) || trace_scan_u64(c->p, c->e, 0, &v[i], &q) != TRACE_SCAN_OK ||
-            v[i] > UINT32_MAX)
-            return as_bad(a, c->p, "expected \"thread block = x,y,z\"");
-        c->p = q;
-        a->tb[i] = (uint32_t)v[i];
-    }
-    if (c->p != c->e)
-        return as_bad(a, c->p, "expected \"thread block = x,y,z\"");
+        return trace_text_bad(&a->t, a->t.ls,
+                              "\"thread block = \" must come once, right after #BEGIN_TB");
+    if (!trace_cur_triple(c, a->tb) || c->p != c->e)
+        return trace_text_bad(&a->t, c->p, "expected \"thread block = x,y,z\"");
     a->have_tbid = 1;
     return 0;
 }
 
 /* "cluster id = x,y,z", "cluster cta = x,y,z", "cluster rank = n" (tracers
  * with cluster support): checked, not needed. c is past "cluster ". */
-static int do_cluster(struct as *a, struct cur *c)
+static int do_cluster(struct as *a, struct trace_cur *c)
 {
-    int k = lit(c, "id = ") || lit(c, "cta = ") ? 3 : lit(c, "rank = ") ? 1 : 0;
-    const char *q;
+    int k = trace_cur_lit(c, "id = ") || trace_cur_lit(c, "cta = ") ? 3
+            : trace_cur_lit(c, "rank = ")                           ? 1
+                                                                    : 0;
     uint64_t v;
     if (!a->in_tb || !a->have_tbid || a->have_warp)
-        return as_bad(a, a->ls, "cluster lines belong right after \"thread block = \"");
+        return trace_text_bad(&a->t, a->t.ls,
+                              "cluster lines belong right after \"thread block = \"");
     for (int i = 0; i < k; i++) {
-        if ((i > 0 && !lit(c, ",")) || trace_scan_u64(c->p, c->e, 0, &v, &q) != TRACE_SCAN_OK)
+        if ((i > 0 && !trace_cur_lit(c, ",")) || !trace_cur_u64(c, 0, &v))
             break;
-        c->p = q;
         if (i == k - 1 && c->p == c->e)
             return 0;
     }
-    return as_bad(a, c->p, "expected \"cluster id|cta = x,y,z\" or \"cluster rank = n\"");
+    return trace_text_bad(&a->t, c->p,
+                          "expected \"cluster id|cta = x,y,z\" or \"cluster rank = n\"");
 }
 
-static int do_warp(struct as *a, struct cur *c)
+static int do_warp(struct as *a, struct trace_cur *c)
 {
-    struct tok t = next_tok(c);
+    struct trace_tok t = next_tok(c);
     if (!a->in_tb || !a->have_tbid)
-        return as_bad(a, a->ls, "\"warp = \" outside a thread block or before \"thread block = \"");
+        return trace_text_bad(&a->t, a->t.ls,
+                              "\"warp = \" outside a thread block or before \"thread block = \"");
     if (end_warp(a) != 0)
         return TRACE_EINPUT;
     if (!tok_u32(t, &a->warp) || next_tok(c).n != 0)
-        return as_bad(a, t.s, "expected \"warp = N\"");
+        return trace_text_bad(&a->t, t.s, "expected \"warp = N\"");
     a->have_warp = 1;
     return 0;
 }
 
-static int do_insts(struct as *a, struct cur *c)
+static int do_insts(struct as *a, struct trace_cur *c)
 {
-    struct tok t = next_tok(c);
+    struct trace_tok t = next_tok(c);
     if (!a->have_warp || a->have_insts)
-        return as_bad(a, a->ls, "\"insts = \" must come once, right after \"warp = \"");
+        return trace_text_bad(&a->t, a->t.ls,
+                              "\"insts = \" must come once, right after \"warp = \"");
     if (!tok_u64(t, 'd', &a->insts) || next_tok(c).n != 0)
-        return as_bad(a, t.s, "expected \"insts = N\"");
+        return trace_text_bad(&a->t, t.s, "expected \"insts = N\"");
     a->have_insts = 1;
     return 0;
 }
 
-static int only_blanks(const struct cur *c)
+static int do_line(struct as *a, struct trace_cur *c)
 {
-    for (const char *q = c->p; q < c->e; q++)
-        if (!is_blank(*q))
-            return 0;
-    return 1;
-}
-
-static int do_line(struct as *a, struct cur *c)
-{
-    if (only_blanks(c))
+    struct trace_cur blanks = *c;
+    trace_cur_skip_blanks(&blanks);
+    if (blanks.p == blanks.e)
         return 0;
     if (*c->p == '-')
         return do_header(a, c);
     if (*c->p == '#') {
-        struct tok t = next_tok(c);
+        struct trace_tok t = next_tok(c);
         int rest = next_tok(c).n != 0;
         if (t.n == 9 && memcmp(t.s, "#BEGIN_TB", 9) == 0 && !rest)
             return do_begin_tb(a);
@@ -731,13 +647,13 @@ static int do_line(struct as *a, struct cur *c)
             return do_end_tb(a);
         return 0; /* "#traces format = ..." and other comments */
     }
-    if (lit(c, "thread block = "))
+    if (trace_cur_lit(c, "thread block = "))
         return do_tb_id(a, c);
-    if (lit(c, "cluster "))
+    if (trace_cur_lit(c, "cluster "))
         return do_cluster(a, c);
-    if (lit(c, "warp = "))
+    if (trace_cur_lit(c, "warp = "))
         return do_warp(a, c);
-    if (lit(c, "insts = "))
+    if (trace_cur_lit(c, "insts = "))
         return do_insts(a, c);
     return do_inst(a, c);
 }
@@ -753,25 +669,20 @@ static void reset_pass(struct as *a)
     memset(&a->st, 0, sizeof a->st);
 }
 
-static int run_pass(struct as *a)
+static int run_pass(struct as *a, struct trace_err *err)
 {
-    const char *p = a->buf;
+    struct trace_cur c;
     reset_pass(a);
     trace_map_free(&a->kinds); /* empty again; each pass checks on its own */
-    for (a->line = 1; p < a->end; a->line++) {
-        const char *nl = memchr(p, '\n', (size_t)(a->end - p));
-        struct cur c = {p, nl ? nl : a->end};
-        if (c.e > c.p && c.e[-1] == '\r')
-            c.e--;
-        a->ls = p;
+    trace_text_init(&a->t, a->buf, a->len, err);
+    while (trace_text_line(&a->t, &c)) {
         a->st.lines++;
         int r = do_line(a, &c);
         if (r != 0)
             return r;
-        p = nl ? nl + 1 : a->end;
     }
     if (a->in_tb) {
-        trace_err_set(a->err, a->tb_line, a->tb_off, "#BEGIN_TB without #END_TB");
+        trace_err_set(err, a->tb_line, a->tb_off, "#BEGIN_TB without #END_TB");
         return TRACE_EINPUT;
     }
     return 0;
@@ -786,23 +697,18 @@ int trace_accelsim_read(const char *buf, size_t len, const struct trace_accelsim
         def = *o;
         def.spaces = TRACE_SPACE_GLOBAL;
     }
-    struct as a = {.buf = buf,
-                   .end = buf + len,
-                   .o = (o && o->spaces) ? o : &def,
-                   .sink = sink,
-                   .ctx = ctx,
-                   .err = err,
-                   .ls = buf};
+    struct as a = {
+        .buf = buf, .len = len, .o = (o && o->spaces) ? o : &def, .sink = sink, .ctx = ctx};
     trace_map_init(&a.warps, a.o->max_warps ? a.o->max_warps : AS_MAX_WARPS_DEFAULT);
     trace_pcflags_init(&a.dep1, 0);
     trace_map_init(&a.kinds, TRACE_PCFLAGS_MAX_DEFAULT);
     int r = 0;
     if (a.o->dep == TRACE_ACCELSIM_DEP_DERIVE)
-        r = run_pass(&a);
+        r = run_pass(&a, err);
     trace_map_free(&a.warps);
     if (r == 0) {
         a.emitting = 1;
-        r = run_pass(&a);
+        r = run_pass(&a, err);
     }
     trace_pcflags_free(&a.dep1);
     trace_map_free(&a.kinds);

@@ -7,7 +7,9 @@
  * All multi-byte fields go through put/get helpers that assemble bytes, so
  * the codecs are right on any host; only the in-place view of request
  * records is conditional on a little-endian host (where the file's record
- * layout is the in-memory layout of struct trace_rec, checked below).
+ * layout is the in-memory layout of struct trace_rec, checked below). The
+ * (tid, pc, addr) run that both record kinds carry has one codec, and the
+ * writer's bytes reach the descriptor through fdio.h.
  */
 #include "trace/binfmt.h"
 
@@ -22,6 +24,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "trace/fdio.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define HOST_LE 1
@@ -191,20 +195,32 @@ int trace_bin_header_decode(const uint8_t *buf, size_t len, struct trace_bin_hea
 
 /* ---- records ---------------------------------------------------------------- */
 
+/* Both record kinds carry the request as tid, pc, addr: three u64 in a row
+ * (at byte 0 of a request record, at byte 8 of a sorted one, after seq). */
+static void put_request(uint8_t *p, uint64_t tid, uint64_t pc, uint64_t addr)
+{
+    put64(p, tid);
+    put64(p + 8, pc);
+    put64(p + 16, addr);
+}
+
+static void get_request(const uint8_t *p, uint64_t *tid, uint64_t *pc, uint64_t *addr)
+{
+    *tid = get64(p);
+    *pc = get64(p + 8);
+    *addr = get64(p + 16);
+}
+
 void trace_bin_req_encode(const struct trace_rec *r, uint8_t out[TRACE_BIN_REQ_BYTES])
 {
-    put64(out, r->tid);
-    put64(out + 8, r->pc);
-    put64(out + 16, r->addr);
+    put_request(out, r->tid, r->pc, r->addr);
     put32(out + 24, r->width);
     put32(out + 28, r->dep);
 }
 
 void trace_bin_req_decode(const uint8_t *in, struct trace_rec *r)
 {
-    r->tid = get64(in);
-    r->pc = get64(in + 8);
-    r->addr = get64(in + 16);
+    get_request(in, &r->tid, &r->pc, &r->addr);
     r->width = get32(in + 24);
     r->dep = get32(in + 28);
 }
@@ -212,9 +228,7 @@ void trace_bin_req_decode(const uint8_t *in, struct trace_rec *r)
 void trace_bin_out_encode(const struct trace_out *o, uint8_t out[TRACE_BIN_OUT_BYTES])
 {
     put64(out, o->seq);
-    put64(out + 8, o->tid);
-    put64(out + 16, o->pc);
-    put64(out + 24, o->addr);
+    put_request(out + 8, o->tid, o->pc, o->addr);
     put32(out + 32, o->sm);
     put16(out + 36, (uint16_t)o->width);
     out[38] = (uint8_t)o->dep;
@@ -224,9 +238,7 @@ void trace_bin_out_encode(const struct trace_out *o, uint8_t out[TRACE_BIN_OUT_B
 void trace_bin_out_decode(const uint8_t *in, struct trace_out *o)
 {
     o->seq = get64(in);
-    o->tid = get64(in + 8);
-    o->pc = get64(in + 16);
-    o->addr = get64(in + 24);
+    get_request(in + 8, &o->tid, &o->pc, &o->addr);
     o->sm = get32(in + 32);
     o->width = get16(in + 36);
     o->dep = in[38];
@@ -495,25 +507,11 @@ struct trace_bin_writer {
     uint8_t buf[WBUF];
 };
 
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-    while (n) {
-        ssize_t k = write(fd, p, n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return -1;
-        p += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
 static int wflush(struct trace_bin_writer *w)
 {
     if (w->failed)
         return -1;
-    if (w->used && write_all(w->fd, w->buf, w->used)) {
+    if (w->used && trace_write_all(w->fd, w->buf, w->used, TRACE_FD_CURRENT)) {
         w->failed = 1;
         snprintf(w->msg, sizeof w->msg, "write: %s", strerror(errno));
         return -1;
@@ -608,7 +606,7 @@ int trace_bin_writer_close(struct trace_bin_writer *w, struct trace_err *err)
             w->h.flags |= TRACE_BIN_FLAG_THREAD_MAJOR;
         uint8_t hdr[TRACE_BIN_HEADER_BYTES];
         trace_bin_header_encode(&w->h, hdr);
-        if (pwrite(w->fd, hdr, sizeof hdr, w->start) != (ssize_t)sizeof hdr) {
+        if (trace_write_all(w->fd, hdr, sizeof hdr, w->start)) {
             snprintf(w->msg, sizeof w->msg, "writing the header: %s", strerror(errno));
             rc = -1;
         }

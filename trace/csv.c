@@ -4,7 +4,7 @@
  * DESIGN
  * See csv.h for the contract and docs/trace-formats.md for the rules. The
  * reader walks the buffer once: a line is parsed field by field with the
- * shared scanners, checked whole, its dep replaced by the user's per-PC flag
+ * scanners of scan.h, checked whole, its dep replaced by the user's per-PC flag
  * if there is one, checked against the flag its PC had before, and only then
  * handed to the sink. Nothing but the PC map is allocated.
  * The writers reserve room for a whole line first (flushing if needed), then
@@ -12,61 +12,35 @@
  */
 #include "trace/csv.h"
 
-#include <stdarg.h>
 #include <string.h>
+
+#include "trace/scan.h"
 
 /* ---- reader ------------------------------------------------------------ */
 
 struct csv_reader {
-    const char *buf, *end, *p; /* input, and the start of the next line */
-    uint64_t line;             /* number of the line at p */
+    struct trace_text t; /* the line being read */
     const struct trace_csv_opts *o;
     struct trace_pcflags seen; /* pc -> dep and the line that first had it */
-    struct trace_err *err;
 };
 
 static const char *const field_names[] = {"tid", "pc", "addr", "width", "dep"};
 
-/* Reports an error on the line starting at ls, naming the column of at. */
-__attribute__((format(printf, 4, 5))) static int bad(struct csv_reader *r, const char *ls,
-                                                     const char *at, const char *fmt, ...)
-{
-    char what[200];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    trace_err_set(r->err, r->line, (uint64_t)(ls - r->buf), "%s (column %zu)", what,
-                  (size_t)(at - ls) + 1);
-    return TRACE_EINPUT;
-}
-
-/* Where the line starting at ls ends (its '\n', or end), and its CR-less end. */
-static const char *line_end(const struct csv_reader *r, const char *ls, const char **content_end)
-{
-    const char *nl = memchr(ls, '\n', (size_t)(r->end - ls));
-    const char *e = nl ? nl : r->end;
-    *content_end = (e > ls && e[-1] == '\r') ? e - 1 : e;
-    return e;
-}
-
 static int read_header(struct csv_reader *r)
 {
-    const char *ce;
-    const char *e = line_end(r, r->p, &ce);
-    size_t n = (size_t)(ce - r->p);
-    if (r->p == r->end || n != strlen(TRACE_CSV_IN_HEADER) ||
-        memcmp(r->p, TRACE_CSV_IN_HEADER, n) != 0) {
-        trace_err_set(r->err, 1, 0, "the first line must be exactly \"%s\"", TRACE_CSV_IN_HEADER);
+    struct trace_cur c;
+    size_t n = strlen(TRACE_CSV_IN_HEADER);
+    if (!trace_text_line(&r->t, &c) || (size_t)(c.e - c.p) != n ||
+        memcmp(c.p, TRACE_CSV_IN_HEADER, n) != 0) {
+        /* line 1, offset 0 also when the buffer is empty (it has no line) */
+        trace_err_set(r->t.err, 1, 0, "the first line must be exactly \"%s\"", TRACE_CSV_IN_HEADER);
         return TRACE_EINPUT;
     }
-    r->p = e < r->end ? e + 1 : e;
-    r->line = 2;
     return 0;
 }
 
 /* Scans field i (a number) at *q; on success *q is past it. */
-static int scan_field(struct csv_reader *r, const char *ls, const char *ce, const char **q, int i,
+static int scan_field(const struct csv_reader *r, const char *ce, const char **q, int i,
                       uint64_t *v)
 {
     const char *at = *q;
@@ -74,47 +48,49 @@ static int scan_field(struct csv_reader *r, const char *ls, const char *ce, cons
     if (s == TRACE_SCAN_OK)
         return 0;
     if (s == TRACE_SCAN_OVERFLOW)
-        return bad(r, ls, at, "field %s does not fit 64 bits", field_names[i]);
+        return trace_text_bad(&r->t, at, "field %s does not fit 64 bits", field_names[i]);
     if (s == TRACE_SCAN_NOHEX)
-        return bad(r, ls, at, "field %s: \"0x\" without hex digits", field_names[i]);
+        return trace_text_bad(&r->t, at, "field %s: \"0x\" without hex digits", field_names[i]);
     if (i == 1 || i == 2)
-        return bad(r, ls, at, "field %s: expected a decimal or 0x-hex number", field_names[i]);
-    return bad(r, ls, at, "field %s: expected a decimal number", field_names[i]);
+        return trace_text_bad(&r->t, at, "field %s: expected a decimal or 0x-hex number",
+                              field_names[i]);
+    return trace_text_bad(&r->t, at, "field %s: expected a decimal number", field_names[i]);
 }
 
 /* Checks that field i ended where a separator (or the line end) must be. */
-static int expect_sep(struct csv_reader *r, const char *ls, const char *q, const char *ce, int i)
+static int expect_sep(const struct csv_reader *r, const char *q, const char *ce, int i)
 {
     if (i < 4) {
         if (q < ce && *q == ',')
             return 0;
         if (q == ce)
-            return bad(r, ls, q, "line ends after field %s: 5 fields expected", field_names[i]);
-        return bad(r, ls, q, "field %s: unexpected character", field_names[i]);
+            return trace_text_bad(&r->t, q, "line ends after field %s: 5 fields expected",
+                                  field_names[i]);
+        return trace_text_bad(&r->t, q, "field %s: unexpected character", field_names[i]);
     }
     if (q == ce)
         return 0;
     if (*q == ',')
-        return bad(r, ls, q, "more than 5 fields (after %s)", field_names[i]);
-    return bad(r, ls, q, "field %s: unexpected character", field_names[i]);
+        return trace_text_bad(&r->t, q, "more than 5 fields (after %s)", field_names[i]);
+    return trace_text_bad(&r->t, q, "field %s: unexpected character", field_names[i]);
 }
 
-static int parse_line(struct csv_reader *r, const char *ls, const char *ce, struct trace_rec *rec)
+static int parse_line(const struct csv_reader *r, const struct trace_cur *c, struct trace_rec *rec)
 {
     uint64_t v[5];
-    const char *q = ls;
-    if (ls == ce)
-        return bad(r, ls, ls, "blank line");
+    const char *q = c->p;
+    if (c->p == c->e)
+        return trace_text_bad(&r->t, c->p, "blank line");
     for (int i = 0; i < 5; i++) {
         const char *at = q;
-        if (scan_field(r, ls, ce, &q, i, &v[i]) != 0)
+        if (scan_field(r, c->e, &q, i, &v[i]) != 0)
             return TRACE_EINPUT;
-        if (expect_sep(r, ls, q, ce, i) != 0)
+        if (expect_sep(r, q, c->e, i) != 0)
             return TRACE_EINPUT;
         if (i == 3 && (v[3] > 16 || !trace_width_valid((uint32_t)v[3])))
-            return bad(r, ls, at, "width must be 1, 2, 4, 8 or 16");
+            return trace_text_bad(&r->t, at, "width must be 1, 2, 4, 8 or 16");
         if (i == 4 && (q - at != 1 || v[4] > 1))
-            return bad(r, ls, at, "dep must be 0 or 1");
+            return trace_text_bad(&r->t, at, "dep must be 0 or 1");
         q++;
     }
     rec->tid = v[0];
@@ -126,7 +102,7 @@ static int parse_line(struct csv_reader *r, const char *ls, const char *ce, stru
 }
 
 /* Applies the user's flag, then the one-flag-per-PC rule. */
-static int check_flag(struct csv_reader *r, const char *ls, struct trace_rec *rec)
+static int check_flag(struct csv_reader *r, struct trace_rec *rec)
 {
     uint32_t dep;
     if (trace_pcflags_get(r->o ? r->o->flags : NULL, rec->pc, &dep, NULL)) {
@@ -134,40 +110,33 @@ static int check_flag(struct csv_reader *r, const char *ls, struct trace_rec *re
         return 0;
     }
     uint64_t first = 0;
-    int s = trace_pcflags_set(&r->seen, rec->pc, rec->dep, r->line, &first);
-    uint64_t off = (uint64_t)(ls - r->buf);
-    if (s == 1) {
-        trace_err_set(r->err, r->line, off,
-                      "pc 0x%llx has dep %u here but dep %u on line %llu: all records of one PC "
-                      "must carry the same flag",
-                      (unsigned long long)rec->pc, (unsigned)rec->dep, (unsigned)!rec->dep,
-                      (unsigned long long)first);
-        return TRACE_EINPUT;
-    }
-    if (s == 2) {
-        trace_err_set(r->err, r->line, off, "more than %zu distinct PCs", r->seen.map.limit);
-        return TRACE_EINPUT;
-    }
+    int s = trace_pcflags_set(&r->seen, rec->pc, rec->dep, r->t.line, &first);
+    if (s == 1)
+        return trace_text_fail(&r->t, TRACE_EINPUT,
+                               "pc 0x%llx has dep %u here but dep %u on line %llu: all records of "
+                               "one PC must carry the same flag",
+                               (unsigned long long)rec->pc, (unsigned)rec->dep, (unsigned)!rec->dep,
+                               (unsigned long long)first);
+    if (s == 2)
+        return trace_text_fail(&r->t, TRACE_EINPUT, "more than %zu distinct PCs",
+                               r->seen.map.limit);
     if (s == TRACE_ENOMEM)
-        trace_err_set(r->err, r->line, off, "out of memory");
+        return trace_text_fail(&r->t, TRACE_ENOMEM, "out of memory");
     return s;
 }
 
 static int read_records(struct csv_reader *r, trace_sink sink, void *ctx)
 {
-    while (r->p < r->end) {
-        const char *ls = r->p, *ce;
-        const char *e = line_end(r, ls, &ce);
+    struct trace_cur c;
+    while (trace_text_line(&r->t, &c)) {
         struct trace_rec rec;
-        int s = parse_line(r, ls, ce, &rec);
+        int s = parse_line(r, &c, &rec);
         if (s == 0)
-            s = check_flag(r, ls, &rec);
+            s = check_flag(r, &rec);
         if (s == 0)
             s = sink(ctx, &rec);
         if (s != 0)
             return s;
-        r->p = e < r->end ? e + 1 : e;
-        r->line++;
     }
     return 0;
 }
@@ -175,7 +144,8 @@ static int read_records(struct csv_reader *r, trace_sink sink, void *ctx)
 int trace_csv_read(const char *buf, size_t len, const struct trace_csv_opts *o, trace_sink sink,
                    void *ctx, struct trace_err *err)
 {
-    struct csv_reader r = {.buf = buf, .end = buf + len, .p = buf, .line = 1, .o = o, .err = err};
+    struct csv_reader r = {.o = o};
+    trace_text_init(&r.t, buf, len, err);
     trace_pcflags_init(&r.seen, o ? o->max_pcs : 0);
     int s = read_header(&r);
     if (s == 0)

@@ -1,8 +1,10 @@
 /*
- * NVBit mem_trace reader and the SASS opcode classifier.
+ * NVBit mem_trace reader, the SASS opcode classifier and the geometry
+ * resolution both text readers use.
  *
  * DESIGN
- * See nvbit.h. One pass over the buffer, one line at a time: a line is
+ * See nvbit.h. One pass over the buffer, one line at a time (lines, the
+ * cursor and the errors' positions come from scan.h): a line is
  * recognised by its "MEMTRACE: CTX <ctx> - " prefix and then parsed
  * completely into a struct access (32 addresses) before anything is derived
  * from it, so a bad line never yields part of its records. Deriving runs in
@@ -16,9 +18,9 @@
  */
 #include "trace/nvbit.h"
 
-#include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
+
+#include "trace/scan.h"
 
 /* ---- SASS opcode facts ------------------------------------------------ */
 
@@ -135,6 +137,58 @@ int trace_sass_is_opcode(const char *op, size_t len)
     return len > 0;
 }
 
+/* ---- geometry (both readers) -------------------------------------------- */
+
+static int dims_zero(const struct trace_dim3 *d)
+{
+    return d->x == 0 && d->y == 0 && d->z == 0;
+}
+
+static int dims_equal(const struct trace_dim3 *a, const struct trace_dim3 *b)
+{
+    return a->x == b->x && a->y == b->y && a->z == b->z;
+}
+
+/* Threads per block, checking that no dim is 0 and that grid x block has
+ * fewer than 2^64 threads. 0: done; -1: a dim is 0; -2: too many. */
+static int dims_threads(const struct trace_dim3 *grid, const struct trace_dim3 *block,
+                        uint64_t *threads_per_block)
+{
+    uint64_t blocks, threads, total;
+    if (!grid->x || !grid->y || !grid->z || !block->x || !block->y || !block->z)
+        return -1;
+    if (__builtin_mul_overflow((uint64_t)grid->x * grid->y, (uint64_t)grid->z, &blocks) ||
+        __builtin_mul_overflow((uint64_t)block->x * block->y, (uint64_t)block->z, &threads) ||
+        __builtin_mul_overflow(blocks, threads, &total))
+        return -2;
+    *threads_per_block = threads;
+    return 0;
+}
+
+int trace_geom_resolve(struct trace_geom *g, const struct trace_geom *traced,
+                       const struct trace_geom *given, const char *whose,
+                       const struct trace_text *t, const char *at, struct trace_read_stats *st)
+{
+    int gave = !dims_zero(&given->grid) || !dims_zero(&given->block);
+    if (traced && gave &&
+        !(dims_equal(&given->grid, &traced->grid) && dims_equal(&given->block, &traced->block)))
+        return trace_text_bad(t, at, "%s grid/block dims differ from the ones given", whose);
+    if (!traced && !gave)
+        return 1;
+    g->grid = (traced ? traced : given)->grid;
+    g->block = (traced ? traced : given)->block;
+    int r = dims_threads(&g->grid, &g->block, &g->threads);
+    if (r == -1)
+        return trace_text_bad(t, at, "grid and block dims must all be at least 1");
+    if (r == -2)
+        return trace_text_bad(t, at, "grid x block has more than 2^64 threads");
+    g->warps = (g->threads + 31) / 32;
+    st->grid = g->grid;
+    st->block = g->block;
+    st->threads_per_block = g->threads;
+    return 0;
+}
+
 /* ---- reader state ------------------------------------------------------ */
 
 #define NV_ADDRS 32
@@ -155,24 +209,14 @@ struct access {
     uint64_t addr[NV_ADDRS];
 };
 
-/* The geometry of the launch a line belongs to. */
-struct geom {
-    struct trace_dim3 grid, block;
-    uint64_t threads; /* per block */
-    uint64_t warps;   /* per block */
-};
-
 struct nv {
-    const char *buf, *end;
+    struct trace_text t; /* the line being read */
     const struct trace_nvbit_opts *o;
     trace_sink sink;
     void *ctx;
-    struct trace_err *err;
-    uint64_t line;  /* number of the current line */
-    const char *ls; /* its start */
     int have_ll;    /* a LAUNCH line was read: */
     uint64_t ll_id; /*   its grid launch id and dims */
-    struct trace_dim3 ll_grid, ll_block;
+    struct trace_geom ll;
     int chosen; /* the launch being read is known: */
     uint64_t launch;
     struct trace_map opcodes; /* FNV-1a of the opcode -> synthetic PC */
@@ -191,129 +235,59 @@ void trace_nvbit_opts_init(struct trace_nvbit_opts *o)
     o->load_dep = 1;
 }
 
-__attribute__((format(printf, 3, 4))) static int nv_bad(struct nv *n, const char *at,
-                                                        const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int rc = trace_err_at(n->err, n->line, n->buf, n->ls, at, fmt, ap);
-    va_end(ap);
-    return rc;
-}
-
-static int nv_nomem(struct nv *n)
-{
-    trace_err_set(n->err, n->line, (uint64_t)(n->ls - n->buf), "out of memory");
-    return TRACE_ENOMEM;
-}
-
-/* ---- line scanning ----------------------------------------------------- */
-
-struct cur {
-    const char *p, *e;
-};
-
-static int lit(struct cur *c, const char *s)
-{
-    size_t k = strlen(s);
-    if ((size_t)(c->e - c->p) < k || memcmp(c->p, s, k) != 0)
-        return 0;
-    c->p += k;
-    return 1;
-}
-
-static int num(struct cur *c, int hex, uint64_t *v)
-{
-    const char *q;
-    if (trace_scan_u64(c->p, c->e, hex, v, &q) != TRACE_SCAN_OK)
-        return 0;
-    c->p = q;
-    return 1;
-}
-
-static int num32(struct cur *c, uint32_t *v)
-{
-    uint64_t x;
-    const char *s = c->p;
-    if (!num(c, 0, &x) || x > UINT32_MAX) {
-        c->p = s;
-        return 0;
-    }
-    *v = (uint32_t)x;
-    return 1;
-}
-
-static int triple(struct cur *c, uint32_t v[3])
-{
-    return num32(c, &v[0]) && lit(c, ",") && num32(c, &v[1]) && lit(c, ",") && num32(c, &v[2]);
-}
-
-static size_t token_len(const struct cur *c)
-{
-    const char *q = c->p;
-    while (q < c->e && *q != ' ' && *q != '\t')
-        q++;
-    return (size_t)(q - c->p);
-}
-
-static void skip_blanks(struct cur *c)
-{
-    while (c->p < c->e && (*c->p == ' ' || *c->p == '\t'))
-        c->p++;
-}
-
 /* Optional "pc N - " (or "PC N - ") before the opcode. */
-static int parse_pc_field(struct nv *n, struct cur *c, struct access *a)
+static int parse_pc_field(struct nv *n, struct trace_cur *c, struct access *a)
 {
-    if (!lit(c, "pc ") && !lit(c, "PC "))
+    if (!trace_cur_lit(c, "pc ") && !trace_cur_lit(c, "PC "))
         return 0;
-    if (!num(c, 1, &a->pc) || !lit(c, " - "))
-        return nv_bad(n, c->p, "expected \"pc N - \" with N decimal or 0x-hex");
+    if (!trace_cur_u64(c, 1, &a->pc) || !trace_cur_lit(c, " - "))
+        return trace_text_bad(&n->t, c->p, "expected \"pc N - \" with N decimal or 0x-hex");
     a->has_pc = 1;
     return 0;
 }
 
-static int parse_addrs(struct nv *n, struct cur *c, struct access *a)
+static int parse_addrs(struct nv *n, struct trace_cur *c, struct access *a)
 {
     int k = 0;
     for (;;) {
         const char *s = c->p;
-        skip_blanks(c);
+        trace_cur_skip_blanks(c);
         if (c->p == c->e)
             break;
         if (k > 0 && c->p == s)
-            return nv_bad(n, c->p, "addresses must be separated by spaces");
+            return trace_text_bad(&n->t, c->p, "addresses must be separated by spaces");
         if (k == NV_ADDRS)
-            return nv_bad(n, c->p, "more than %d addresses", NV_ADDRS);
+            return trace_text_bad(&n->t, c->p, "more than %d addresses", NV_ADDRS);
         if (c->e - c->p < 2 || c->p[0] != '0' || (c->p[1] != 'x' && c->p[1] != 'X') ||
-            !num(c, 1, &a->addr[k]))
-            return nv_bad(n, c->p, "address %d: expected a 0x-hex number of at most 64 bits", k);
+            !trace_cur_u64(c, 1, &a->addr[k]))
+            return trace_text_bad(&n->t, c->p,
+                                  "address %d: expected a 0x-hex number of at most 64 bits", k);
         k++;
     }
     if (k != NV_ADDRS)
-        return nv_bad(n, c->p, "expected %d addresses, found %d", NV_ADDRS, k);
+        return trace_text_bad(&n->t, c->p, "expected %d addresses, found %d", NV_ADDRS, k);
     return 0;
 }
 
 /* c is just past "grid_launch_id ". */
-static int parse_access(struct nv *n, struct cur *c, struct access *a)
+static int parse_access(struct nv *n, struct trace_cur *c, struct access *a)
 {
     memset(a, 0, sizeof *a);
-    if (!num(c, 0, &a->launch))
-        return nv_bad(n, c->p, "expected the grid launch id");
-    if (!lit(c, " - CTA ") || !triple(c, a->cta))
-        return nv_bad(n, c->p, "expected \" - CTA x,y,z\"");
-    if (!lit(c, " - warp ") || !num32(c, &a->warp) || !lit(c, " - "))
-        return nv_bad(n, c->p, "expected \" - warp w - \"");
+    if (!trace_cur_u64(c, 0, &a->launch))
+        return trace_text_bad(&n->t, c->p, "expected the grid launch id");
+    if (!trace_cur_lit(c, " - CTA ") || !trace_cur_triple(c, a->cta))
+        return trace_text_bad(&n->t, c->p, "expected \" - CTA x,y,z\"");
+    if (!trace_cur_lit(c, " - warp ") || !trace_cur_u32(c, &a->warp) || !trace_cur_lit(c, " - "))
+        return trace_text_bad(&n->t, c->p, "expected \" - warp w - \"");
     if (parse_pc_field(n, c, a) != 0)
         return TRACE_EINPUT;
-    a->op = c->p;
-    a->oplen = token_len(c);
-    if (!trace_sass_is_opcode(a->op, a->oplen))
-        return nv_bad(n, c->p, "expected an opcode");
-    c->p += a->oplen;
-    if (!lit(c, " - "))
-        return nv_bad(n, c->p, "expected \" - \" after the opcode");
+    struct trace_tok op = trace_cur_word(c);
+    if (!trace_sass_is_opcode(op.s, op.n))
+        return trace_text_bad(&n->t, op.s, "expected an opcode");
+    a->op = op.s;
+    a->oplen = op.n;
+    if (!trace_cur_lit(c, " - "))
+        return trace_text_bad(&n->t, c->p, "expected \" - \" after the opcode");
     return parse_addrs(n, c, a);
 }
 
@@ -333,90 +307,46 @@ static const char *last_of(const char *s, const char *e, const char *needle)
     return found;
 }
 
-static int dims_equal(const struct trace_dim3 *a, const struct trace_dim3 *b)
-{
-    return a->x == b->x && a->y == b->y && a->z == b->z;
-}
-
 /* c is just past "LAUNCH". */
-static int parse_launch(struct nv *n, struct cur *c)
+static int parse_launch(struct nv *n, struct trace_cur *c)
 {
     const char *f = last_of(c->p, c->e, " - grid launch id ");
     uint32_t g[3], b[3];
     uint64_t id;
     if (!f)
-        return nv_bad(n, c->p, "LAUNCH line without \" - grid launch id \"");
+        return trace_text_bad(&n->t, c->p, "LAUNCH line without \" - grid launch id \"");
     c->p = f + strlen(" - grid launch id ");
-    if (!num(c, 0, &id) || !lit(c, " - grid size ") || !triple(c, g) || !lit(c, " - block size ") ||
-        !triple(c, b))
-        return nv_bad(n, c->p,
-                      "expected \"grid launch id N - grid size x,y,z - block size x,y,z\"");
+    if (!trace_cur_u64(c, 0, &id) || !trace_cur_lit(c, " - grid size ") ||
+        !trace_cur_triple(c, g) || !trace_cur_lit(c, " - block size ") || !trace_cur_triple(c, b))
+        return trace_text_bad(&n->t, c->p,
+                              "expected \"grid launch id N - grid size x,y,z - block size x,y,z\"");
     struct trace_dim3 gd = {g[0], g[1], g[2]}, bd = {b[0], b[1], b[2]};
     if (n->have_ll && n->ll_id == id &&
-        !(dims_equal(&gd, &n->ll_grid) && dims_equal(&bd, &n->ll_block)))
-        return nv_bad(n, f, "a second LAUNCH line for grid launch id %llu with other dims",
-                      (unsigned long long)id);
+        !(dims_equal(&gd, &n->ll.grid) && dims_equal(&bd, &n->ll.block)))
+        return trace_text_bad(&n->t, f,
+                              "a second LAUNCH line for grid launch id %llu with other dims",
+                              (unsigned long long)id);
     n->have_ll = 1;
     n->ll_id = id;
-    n->ll_grid = gd;
-    n->ll_block = bd;
+    n->ll.grid = gd;
+    n->ll.block = bd;
     return 0;
 }
 
 /* ---- deriving ---------------------------------------------------------- */
 
-static int dims_zero(const struct trace_dim3 *d)
-{
-    return d->x == 0 && d->y == 0 && d->z == 0;
-}
-
-int trace_dims_threads(const struct trace_dim3 *grid, const struct trace_dim3 *block,
-                       uint64_t *threads_per_block)
-{
-    uint64_t blocks, threads, total;
-    if (!grid->x || !grid->y || !grid->z || !block->x || !block->y || !block->z)
-        return -1;
-    if (__builtin_mul_overflow((uint64_t)grid->x * grid->y, (uint64_t)grid->z, &blocks) ||
-        __builtin_mul_overflow((uint64_t)block->x * block->y, (uint64_t)block->z, &threads) ||
-        __builtin_mul_overflow(blocks, threads, &total))
-        return -2;
-    *threads_per_block = threads;
-    return 0;
-}
-
-static int check_geom(struct nv *n, const char *at, struct geom *g)
-{
-    int r = trace_dims_threads(&g->grid, &g->block, &g->threads);
-    if (r == -1)
-        return nv_bad(n, at, "grid and block dims must all be at least 1");
-    if (r == -2)
-        return nv_bad(n, at, "grid x block has more than 2^64 threads");
-    g->warps = (g->threads + 31) / 32;
-    n->st.grid = g->grid;
-    n->st.block = g->block;
-    n->st.threads_per_block = g->threads;
-    return 0;
-}
-
 /* The dims of launch id: its LAUNCH line, else the caller's. */
-static int resolve_geom(struct nv *n, const char *at, uint64_t id, struct geom *g)
+static int resolve_geom(struct nv *n, const char *at, uint64_t id, struct trace_geom *g)
 {
-    const struct trace_nvbit_opts *o = n->o;
-    int given = !dims_zero(&o->grid) || !dims_zero(&o->block);
-    if (n->have_ll && n->ll_id == id) {
-        if (given && !(dims_equal(&o->grid, &n->ll_grid) && dims_equal(&o->block, &n->ll_block)))
-            return nv_bad(n, at, "the LAUNCH line's grid/block dims differ from the ones given");
-        g->grid = n->ll_grid;
-        g->block = n->ll_block;
-    } else if (given) {
-        g->grid = o->grid;
-        g->block = o->block;
-    } else {
-        return nv_bad(n, at,
-                      "no grid/block dims: no LAUNCH line for grid launch id %llu and none given",
-                      (unsigned long long)id);
-    }
-    return check_geom(n, at, g);
+    const struct trace_geom given = {.grid = n->o->grid, .block = n->o->block};
+    const struct trace_geom *traced = n->have_ll && n->ll_id == id ? &n->ll : NULL;
+    int r = trace_geom_resolve(g, traced, &given, "the LAUNCH line's", &n->t, at, &n->st);
+    if (r == 1)
+        return trace_text_bad(&n->t, at,
+                              "no grid/block dims: no LAUNCH line for grid launch id %llu and "
+                              "none given",
+                              (unsigned long long)id);
+    return r;
 }
 
 /* 1: the line is of the launch being read; 0: skip it; TRACE_EINPUT. */
@@ -429,10 +359,11 @@ static int select_launch(struct nv *n, const char *at, uint64_t id)
         n->launch = id;
     }
     if (id != n->launch)
-        return nv_bad(n, at,
-                      "the trace holds more than one kernel launch (grid launch ids %llu and "
-                      "%llu): choose one",
-                      (unsigned long long)n->launch, (unsigned long long)id);
+        return trace_text_bad(
+            &n->t, at,
+            "the trace holds more than one kernel launch (grid launch ids %llu and "
+            "%llu): choose one",
+            (unsigned long long)n->launch, (unsigned long long)id);
     return 1;
 }
 
@@ -441,49 +372,33 @@ static int uses_warp_map(const struct nv *n)
     return n->o->warp == TRACE_NVBIT_WARP_SLOT || n->o->pc == TRACE_NVBIT_PC_OCCURRENCE;
 }
 
-static int map_full(struct nv *n, const char *what)
-{
-    trace_err_set(n->err, n->line, (uint64_t)(n->ls - n->buf), "more than the allowed number of %s",
-                  what);
-    return TRACE_EINPUT;
-}
-
-static int put(struct nv *n, struct trace_map *m, uint64_t k, uint64_t v, const char *what)
-{
-    int r = trace_map_put(m, k, v);
-    if (r == 1)
-        return map_full(n, what);
-    if (r == TRACE_ENOMEM)
-        return nv_nomem(n);
-    return 0;
-}
-
 /* Looks up (cta, printed warp) in the warp map: its rank in the CTA (new
  * warps get the next rank) and how many instructions it ran before. */
 static int warp_entry(struct nv *n, const char *at, uint64_t cta, const struct access *a,
-                      const struct geom *g, uint64_t *rank, uint64_t *count)
+                      const struct trace_geom *g, uint64_t *rank, uint64_t *count)
 {
     if (cta > NV_CTA_KEY_MAX || a->warp > NV_WARP_KEY_MAX)
-        return nv_bad(n, at, "CTA or warp number too large for this warp/pc policy");
+        return trace_text_bad(&n->t, at, "CTA or warp number too large for this warp/pc policy");
     uint64_t key = cta << 16 | a->warp, v;
     if (!trace_map_get(&n->warps, key, &v)) {
         uint64_t next = 0, ck = cta << 16 | 0xffff;
         trace_map_get(&n->warps, ck, &next);
         if (n->o->warp == TRACE_NVBIT_WARP_SLOT && next >= g->warps)
-            return nv_bad(n, at, "CTA %u,%u,%u shows more than %llu distinct warps", a->cta[0],
-                          a->cta[1], a->cta[2], (unsigned long long)g->warps);
-        if (put(n, &n->warps, ck, next + 1, "warps") != 0)
+            return trace_text_bad(&n->t, at, "CTA %u,%u,%u shows more than %llu distinct warps",
+                                  a->cta[0], a->cta[1], a->cta[2], (unsigned long long)g->warps);
+        if (trace_text_put_result(&n->t, trace_map_put(&n->warps, ck, next + 1), "warps") != 0)
             return TRACE_EINPUT;
         v = next << 32;
     }
     *rank = v >> 32;
     *count = v & 0xffffffffu;
-    return put(n, &n->warps, key, (v >> 32) << 32 | ((*count + 1) & 0xffffffffu), "warps");
+    uint64_t counted = (v >> 32) << 32 | ((*count + 1) & 0xffffffffu);
+    return trace_text_put_result(&n->t, trace_map_put(&n->warps, key, counted), "warps");
 }
 
 /* The warp's index in its CTA, and its count of earlier instructions. */
 static int warp_index(struct nv *n, const char *at, uint64_t cta, const struct access *a,
-                      const struct geom *g, uint64_t *w, uint64_t *count)
+                      const struct trace_geom *g, uint64_t *w, uint64_t *count)
 {
     uint64_t rank = 0;
     *count = 0;
@@ -494,10 +409,11 @@ static int warp_index(struct nv *n, const char *at, uint64_t cta, const struct a
         return 0;
     }
     if (a->warp >= g->warps)
-        return nv_bad(n, at,
-                      "warp %u is not below the block's %llu warps (hardware slot ids? use the "
-                      "slot warp policy)",
-                      a->warp, (unsigned long long)g->warps);
+        return trace_text_bad(
+            &n->t, at,
+            "warp %u is not below the block's %llu warps (hardware slot ids? use the "
+            "slot warp policy)",
+            a->warp, (unsigned long long)g->warps);
     *w = a->warp;
     return 0;
 }
@@ -524,7 +440,7 @@ static int derive_pc(struct nv *n, const struct access *a, uint64_t count, uint6
     if (trace_map_get(&n->opcodes, h, pc))
         return 0;
     *pc = (uint64_t)n->opcodes.count * 16;
-    if (put(n, &n->opcodes, h, *pc, "opcodes") != 0)
+    if (trace_text_put_result(&n->t, trace_map_put(&n->opcodes, h, *pc), "opcodes") != 0)
         return TRACE_EINPUT;
     if (n->o->opcode_pc)
         n->o->opcode_pc(n->o->opcode_pc_ctx, a->op, a->oplen, *pc);
@@ -539,12 +455,9 @@ static int derive_dep(struct nv *n, const struct trace_sass_op *op, uint64_t pc,
         return 0;
     *dep =
         (op->kind == TRACE_OP_LOAD || op->kind == TRACE_OP_ATOMIC) ? (n->o->load_dep ? 1 : 0) : 0;
-    int r = trace_pcflags_set(&n->pcs, pc, *dep, n->line, NULL);
-    if (r == 2)
-        return map_full(n, "PCs");
-    if (r == TRACE_ENOMEM)
-        return nv_nomem(n);
-    return 0;
+    /* pc is new to n->pcs: the set cannot conflict, only find the table full */
+    return trace_text_put_result(&n->t, trace_pcflags_set(&n->pcs, pc, *dep, n->t.line, NULL),
+                                 "PCs");
 }
 
 /* A PC the text gives must be one kind of access on every line. */
@@ -553,25 +466,24 @@ static int check_kind(struct nv *n, const struct access *a, const struct trace_s
     uint64_t first = 0;
     if (!a->has_pc)
         return 0;
-    int r = trace_pc_kind_check(&n->kinds, a->pc, op->kind, n->line, &first);
+    int r = trace_pc_kind_check(&n->kinds, a->pc, op->kind, n->t.line, &first);
     if (r == 1)
-        return nv_bad(n, a->op, "pc 0x%llx is %s here but another kind of access on line %llu",
-                      (unsigned long long)a->pc, kind_name(op->kind), (unsigned long long)first);
-    if (r == 2)
-        return map_full(n, "PCs");
-    if (r == TRACE_ENOMEM)
-        return nv_nomem(n);
-    return 0;
+        return trace_text_bad(
+            &n->t, a->op, "pc 0x%llx is %s here but another kind of access on line %llu",
+            (unsigned long long)a->pc, kind_name(op->kind), (unsigned long long)first);
+    return trace_text_put_result(&n->t, r, "PCs");
 }
 
-static int emit_lanes(struct nv *n, const char *at, const struct access *a, const struct geom *g,
-                      uint64_t base_tid, uint64_t w, struct trace_rec *rec)
+static int emit_lanes(struct nv *n, const char *at, const struct access *a,
+                      const struct trace_geom *g, uint64_t base_tid, uint64_t w,
+                      struct trace_rec *rec)
 {
     for (int lane = 0; lane < NV_ADDRS; lane++) {
         if (a->addr[lane] && w * 32 + (uint64_t)lane >= g->threads)
-            return nv_bad(n, at,
-                          "lane %d of warp %llu has an address but the block has only %llu threads",
-                          lane, (unsigned long long)w, (unsigned long long)g->threads);
+            return trace_text_bad(
+                &n->t, at,
+                "lane %d of warp %llu has an address but the block has only %llu threads", lane,
+                (unsigned long long)w, (unsigned long long)g->threads);
     }
     for (int lane = 0; lane < NV_ADDRS; lane++) {
         if (!a->addr[lane])
@@ -588,7 +500,7 @@ static int emit_lanes(struct nv *n, const char *at, const struct access *a, cons
 
 static int use_access(struct nv *n, const char *at, const struct access *a)
 {
-    struct geom g = {0};
+    struct trace_geom g = {0};
     n->st.instructions++;
     int r = select_launch(n, at, a->launch);
     if (r <= 0) {
@@ -598,8 +510,8 @@ static int use_access(struct nv *n, const char *at, const struct access *a)
     if (resolve_geom(n, at, a->launch, &g) != 0)
         return TRACE_EINPUT;
     if (a->cta[0] >= g.grid.x || a->cta[1] >= g.grid.y || a->cta[2] >= g.grid.z)
-        return nv_bad(n, at, "CTA %u,%u,%u is outside the grid %u,%u,%u", a->cta[0], a->cta[1],
-                      a->cta[2], g.grid.x, g.grid.y, g.grid.z);
+        return trace_text_bad(&n->t, at, "CTA %u,%u,%u is outside the grid %u,%u,%u", a->cta[0],
+                              a->cta[1], a->cta[2], g.grid.x, g.grid.y, g.grid.z);
     uint64_t cta = a->cta[0] + (uint64_t)g.grid.x * (a->cta[1] + (uint64_t)g.grid.y * a->cta[2]);
     uint64_t w = 0, count = 0;
     if (warp_index(n, at, cta, a, &g, &w, &count) != 0)
@@ -611,8 +523,9 @@ static int use_access(struct nv *n, const char *at, const struct access *a)
         return 0;
     }
     if (!op.width)
-        return nv_bad(n, a->op, "opcode %.*s names a width that is not 1, 2, 4, 8 or 16 bytes",
-                      (int)a->oplen, a->op);
+        return trace_text_bad(&n->t, a->op,
+                              "opcode %.*s names a width that is not 1, 2, 4, 8 or 16 bytes",
+                              (int)a->oplen, a->op);
     struct trace_rec rec = {.width = op.width};
     if (derive_pc(n, a, count, &rec.pc) != 0 || check_kind(n, a, &op) != 0 ||
         derive_dep(n, &op, rec.pc, &rec.dep) != 0)
@@ -621,40 +534,32 @@ static int use_access(struct nv *n, const char *at, const struct access *a)
 }
 
 /* One line [c->p, c->e). */
-static int do_line(struct nv *n, struct cur *c)
+static int do_line(struct nv *n, struct trace_cur *c)
 {
-    if (!lit(c, "MEMTRACE: CTX "))
+    if (!trace_cur_lit(c, "MEMTRACE: CTX "))
         return 0;
-    size_t k = token_len(c);
-    c->p += k;
-    if (k == 0 || !lit(c, " - "))
+    if (trace_cur_word(c).n == 0 || !trace_cur_lit(c, " - "))
         return 0; /* the tool's own diagnostics ("CTX 0x..., Inspecting ...") */
     const char *at = c->p;
-    if (lit(c, "grid_launch_id ")) {
+    if (trace_cur_lit(c, "grid_launch_id ")) {
         struct access a;
         if (parse_access(n, c, &a) != 0)
             return TRACE_EINPUT;
         return use_access(n, at, &a);
     }
-    if (lit(c, "LAUNCH") && (c->p == c->e || *c->p == ' '))
+    if (trace_cur_lit(c, "LAUNCH") && (c->p == c->e || *c->p == ' '))
         return parse_launch(n, c);
-    return nv_bad(n, at, "unknown MEMTRACE record (expected grid_launch_id or LAUNCH)");
+    return trace_text_bad(&n->t, at, "unknown MEMTRACE record (expected grid_launch_id or LAUNCH)");
 }
 
 static int read_lines(struct nv *n)
 {
-    const char *p = n->buf;
-    for (n->line = 1; p < n->end; n->line++) {
-        const char *nl = memchr(p, '\n', (size_t)(n->end - p));
-        struct cur c = {p, nl ? nl : n->end};
-        if (c.e > c.p && c.e[-1] == '\r')
-            c.e--;
-        n->ls = p;
+    struct trace_cur c;
+    while (trace_text_line(&n->t, &c)) {
         n->st.lines++;
         int r = do_line(n, &c);
         if (r != 0)
             return r;
-        p = nl ? nl + 1 : n->end;
     }
     return 0;
 }
@@ -664,13 +569,8 @@ int trace_nvbit_read(const char *buf, size_t len, const struct trace_nvbit_opts 
 {
     struct trace_nvbit_opts def;
     trace_nvbit_opts_init(&def);
-    struct nv n = {.buf = buf,
-                   .end = buf + len,
-                   .o = o ? o : &def,
-                   .sink = sink,
-                   .ctx = ctx,
-                   .err = err,
-                   .ls = buf};
+    struct nv n = {.o = o ? o : &def, .sink = sink, .ctx = ctx};
+    trace_text_init(&n.t, buf, len, err);
     if (n.o->spaces == 0) {
         def = *n.o;
         def.spaces = TRACE_SPACE_GLOBAL;

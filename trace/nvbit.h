@@ -1,6 +1,7 @@
 /*
- * Reader of NVBit mem_trace output, plus the SASS opcode facts (memory space,
- * load/store, width) that it shares with the Accel-Sim reader.
+ * Reader of NVBit mem_trace output, plus what it shares with the Accel-Sim
+ * reader: the SASS opcode facts (memory space, load/store, width) and the
+ * choice and check of the grid and block dims the thread ids are built from.
  *
  * DESIGN
  * mem_trace prints one "MEMTRACE: CTX ... - grid_launch_id N - CTA x,y,z -
@@ -35,6 +36,7 @@
 
 #include "trace/pcflags.h"
 #include "trace/record.h"
+#include "trace/scan.h"
 
 /* ---- SASS opcode facts (shared with accelsim.c) ------------------------ */
 
@@ -77,11 +79,6 @@ struct trace_dim3 {
     uint32_t x, y, z;
 };
 
-/* Threads per block of block, checking that no dim is 0 and that grid x
- * block has fewer than 2^64 threads. 0: done; -1: a dim is 0; -2: too many. */
-int trace_dims_threads(const struct trace_dim3 *grid, const struct trace_dim3 *block,
-                       uint64_t *threads_per_block);
-
 /* Optional counters a reader fills (all zeroed at its start). */
 struct trace_read_stats {
     uint64_t lines;                /* lines read */
@@ -91,6 +88,25 @@ struct trace_read_stats {
     struct trace_dim3 grid, block; /* the dims the tids were built from (zeros: none) */
     uint64_t threads_per_block;    /* of those dims: what the sorter's parameters need */
 };
+
+/* The geometry a reader builds thread ids from. */
+struct trace_geom {
+    struct trace_dim3 grid, block;
+    uint64_t threads; /* per block */
+    uint64_t warps;   /* per block */
+};
+
+/* Fixes g's dims: the ones the trace states (traced's grid and block; NULL
+ * when it states none), which must equal the caller's if the caller gave
+ * any, else the caller's (given's grid and block; zeros: none given). Then
+ * checks them (no dim 0, grid x block below 2^64 threads), derives threads
+ * and warps per block and copies the dims into st. Errors are reported on
+ * t's current line at `at`, the trace's dims called `whose` (e.g. "the
+ * header's"). 0; 1 when neither gave dims (nothing reported: the reader
+ * names what it missed); TRACE_EINPUT. */
+int trace_geom_resolve(struct trace_geom *g, const struct trace_geom *traced,
+                       const struct trace_geom *given, const char *whose,
+                       const struct trace_text *t, const char *at, struct trace_read_stats *st);
 
 /* Called once per synthetic PC, when it is first given to an opcode. */
 typedef void (*trace_opcode_pc_fn)(void *ctx, const char *opcode, size_t len, uint64_t pc);

@@ -14,10 +14,12 @@
  * nothing left; a block whose warps all finished frees its slot, and freed
  * slots are refilled in increasing slot order once the tick's completions
  * are all handled (or right after an instruction that finished a block).
+ * All of a loop's arrays are carved from one allocation ("memory" below).
  */
 #include "trace/order.h"
 
 #include <assert.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,7 +82,29 @@ struct loop {
     uint64_t seq;
     int err;
     struct trace_group g;
+
+    char *mem; /* the allocation that warps ... out and the fly's arrays are carved from */
 };
+
+/* ---- memory ------------------------------------------------------------ */
+
+/* The loop's arrays share one zeroed allocation, carved by the same walk run
+ * twice: first with no base, only adding up the sizes, then over the block
+ * to hand out the pieces. So setup has one failure to check, teardown one
+ * free, and no list of arrays is written twice. */
+struct carve {
+    char *base;  /* NULL while sizing */
+    size_t used; /* bytes handed out, each piece aligned for any type */
+};
+
+/* n elements of size bytes (NULL while sizing). */
+static void *carve(struct carve *c, size_t n, size_t size)
+{
+    const size_t align = _Alignof(max_align_t);
+    size_t at = (c->used + align - 1) / align * align;
+    c->used = at + n * size;
+    return c->base ? c->base + at : NULL;
+}
 
 /* ---- ready bitmap ------------------------------------------------------ */
 
@@ -191,43 +215,40 @@ static uint64_t fly_next(const struct fly *f, uint64_t clock)
     }
 }
 
-static int fly_setup(struct fly *f, const struct trace_params *p)
+/* Chooses wheel or heap for p's delays and takes their arrays from c. */
+static void fly_carve(struct fly *f, const struct trace_params *p, struct carve *c)
 {
     uint64_t longest = p->lat_min;
     if (p->delay == TRACE_DELAY_NORMAL)
         longest += (uint64_t)(p->lat_sigma * TRACE_HALF_NORMAL_MAX) + 1;
+    size_t slots = (size_t)p->mshr + 1;
     f->wheel = longest < WHEEL_MAX;
     if (!f->wheel) {
-        f->heap = calloc((size_t)p->mshr + 1, sizeof *f->heap);
-        return f->heap ? 0 : -1;
+        f->heap = carve(c, slots, sizeof *f->heap);
+        return;
     }
     uint32_t buckets = 64;
     while (buckets <= longest)
         buckets *= 2;
     f->mask = buckets - 1;
     f->nwords = buckets / 64;
-    f->count = calloc(buckets, sizeof *f->count);
-    f->head = malloc(buckets * sizeof *f->head);
-    f->bits = calloc(f->nwords, sizeof *f->bits);
-    f->node_pos = malloc(((size_t)p->mshr + 1) * sizeof *f->node_pos);
-    f->node_next = malloc(((size_t)p->mshr + 1) * sizeof *f->node_next);
-    if (!f->count || !f->head || !f->bits || !f->node_pos || !f->node_next)
-        return -1;
-    memset(f->head, 0xff, buckets * sizeof *f->head); /* NONE */
+    f->count = carve(c, buckets, sizeof *f->count);
+    f->head = carve(c, buckets, sizeof *f->head);
+    f->bits = carve(c, f->nwords, sizeof *f->bits);
+    f->node_pos = carve(c, slots, sizeof *f->node_pos);
+    f->node_next = carve(c, slots, sizeof *f->node_next);
+}
+
+/* An empty set on zeroed arrays: no warp waits in any bucket, every wheel
+ * node is free (an empty heap needs nothing). */
+static void fly_init(struct fly *f, const struct trace_params *p)
+{
+    if (!f->wheel)
+        return;
+    memset(f->head, 0xff, ((size_t)f->mask + 1) * sizeof *f->head); /* NONE */
     for (uint32_t i = 0; i <= p->mshr; i++)
         f->node_next[i] = i + 1;
     f->free_node = 0;
-    return 0;
-}
-
-static void fly_free(struct fly *f)
-{
-    free(f->heap);
-    free(f->count);
-    free(f->head);
-    free(f->bits);
-    free(f->node_pos);
-    free(f->node_next);
 }
 
 /* ---- residency ---------------------------------------------------------- */
@@ -446,33 +467,33 @@ static void issue(struct loop *l, uint32_t pos)
 
 /* ---- the loop ----------------------------------------------------------- */
 
+/* Takes every array of the loop from c. */
+static void loop_carve(struct loop *l, const struct trace_params *p, struct carve *c)
+{
+    l->warps = carve(c, l->npos, sizeof *l->warps);
+    l->outstanding = carve(c, l->npos, sizeof *l->outstanding);
+    l->ready = carve(c, l->nwords, sizeof *l->ready);
+    l->slot_block = carve(c, l->nslots, sizeof *l->slot_block);
+    l->slot_left = carve(c, l->nslots, sizeof *l->slot_left);
+    l->out = carve(c, OUTBUF, sizeof *l->out);
+    fly_carve(&l->fly, p, c);
+}
+
 static int setup(struct loop *l, const struct trace_params *p)
 {
+    struct carve c = {0};
     l->wpb = trace_params_warps_per_block(p);
     l->nslots = p->blocks_per_sm;
     l->npos = l->nslots * l->wpb;
     l->nwords = (l->npos + 63) / 64;
-    l->warps = calloc(l->npos, sizeof *l->warps);
-    l->outstanding = calloc(l->npos, sizeof *l->outstanding);
-    l->ready = calloc(l->nwords, sizeof *l->ready);
-    l->slot_block = calloc(l->nslots, sizeof *l->slot_block);
-    l->slot_left = calloc(l->nslots, sizeof *l->slot_left);
-    l->out = malloc(OUTBUF * sizeof *l->out);
-    return l->warps && l->outstanding && l->ready && l->slot_block && l->slot_left && l->out &&
-                   fly_setup(&l->fly, p) == 0
-               ? 0
-               : -1;
-}
-
-static void teardown(struct loop *l)
-{
-    free(l->warps);
-    free(l->outstanding);
-    free(l->ready);
-    free(l->slot_block);
-    free(l->slot_left);
-    fly_free(&l->fly);
-    free(l->out);
+    loop_carve(l, p, &c); /* sizes only */
+    l->mem = calloc(1, c.used);
+    if (!l->mem)
+        return -1;
+    c = (struct carve){.base = l->mem};
+    loop_carve(l, p, &c);
+    fly_init(&l->fly, p);
+    return 0;
 }
 
 static void run(struct loop *l)
@@ -519,7 +540,7 @@ int trace_order_sm(const struct trace_params *p, uint32_t sm, const struct trace
         run(l);
         rc = l->err;
     }
-    teardown(l);
+    free(l->mem);
     free(l);
     return rc;
 }

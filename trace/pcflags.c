@@ -1,6 +1,5 @@
 /*
- * The per-PC dependency flag table and the helpers the text trace readers
- * share (hash map, number scanners, error setter).
+ * The per-PC dependency flag table, its "pc,dep" parser, and the hash map.
  *
  * DESIGN
  * See pcflags.h. The map hashes keys with a 64-bit finaliser (splitmix64's),
@@ -12,8 +11,6 @@
  */
 #include "trace/pcflags.h"
 
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -117,106 +114,6 @@ int trace_map_put(struct trace_map *m, uint64_t key, uint64_t val)
     return 0;
 }
 
-/* ---- scanners ---------------------------------------------------------- */
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-static int scan_hex_digits(const char *p, const char *end, uint64_t *v, const char **next)
-{
-    const char *s = p;
-    uint64_t x = 0;
-    int over = 0;
-    for (; p < end && hexval(*p) >= 0; p++) {
-        if (x >> 60)
-            over = 1;
-        x = x << 4 | (uint64_t)hexval(*p);
-    }
-    *next = p;
-    if (p == s)
-        return TRACE_SCAN_NONE;
-    if (over)
-        return TRACE_SCAN_OVERFLOW;
-    *v = x;
-    return TRACE_SCAN_OK;
-}
-
-static int has_hex_prefix(const char *p, const char *end)
-{
-    return end - p >= 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X');
-}
-
-static int scan_dec_digits(const char *p, const char *end, uint64_t *v, const char **next)
-{
-    const char *s = p;
-    uint64_t x = 0;
-    int over = 0;
-    for (; p < end && *p >= '0' && *p <= '9'; p++) {
-        unsigned d = (unsigned)(*p - '0');
-        if (x > (UINT64_MAX - d) / 10)
-            over = 1;
-        x = x * 10 + d;
-    }
-    *next = p;
-    if (p == s)
-        return TRACE_SCAN_NONE;
-    if (over)
-        return TRACE_SCAN_OVERFLOW;
-    *v = x;
-    return TRACE_SCAN_OK;
-}
-
-int trace_scan_u64(const char *p, const char *end, int allow_hex, uint64_t *v, const char **next)
-{
-    if (allow_hex && has_hex_prefix(p, end)) {
-        int r = scan_hex_digits(p + 2, end, v, next);
-        if (r == TRACE_SCAN_NONE) {
-            *next = p;
-            return TRACE_SCAN_NOHEX;
-        }
-        return r;
-    }
-    return scan_dec_digits(p, end, v, next);
-}
-
-int trace_scan_hex(const char *p, const char *end, uint64_t *v, const char **next)
-{
-    if (has_hex_prefix(p, end)) {
-        int r = scan_hex_digits(p + 2, end, v, next);
-        if (r == TRACE_SCAN_NONE) {
-            *next = p;
-            return TRACE_SCAN_NOHEX;
-        }
-        return r;
-    }
-    return scan_hex_digits(p, end, v, next);
-}
-
-int trace_scan_i64(const char *p, const char *end, int64_t *v, const char **next)
-{
-    int neg = p < end && *p == '-';
-    uint64_t u;
-    int r = scan_dec_digits(p + neg, end, &u, next);
-    if (r == TRACE_SCAN_NONE) {
-        *next = p;
-        return r;
-    }
-    if (r != TRACE_SCAN_OK)
-        return r;
-    if (neg ? u > (uint64_t)INT64_MAX + 1 : u > (uint64_t)INT64_MAX)
-        return TRACE_SCAN_OVERFLOW;
-    *v = neg ? (int64_t)(0 - u) : (int64_t)u;
-    return TRACE_SCAN_OK;
-}
-
 /* ---- table ------------------------------------------------------------- */
 
 void trace_pcflags_init(struct trace_pcflags *t, size_t max_pcs)
@@ -272,78 +169,58 @@ size_t trace_pcflags_count(const struct trace_pcflags *t)
 
 /* ---- table parser ------------------------------------------------------ */
 
-struct tline {
-    const char *p, *end; /* the line without its LF / CRLF */
-    uint64_t no, off;
-};
-
-static int is_skipped(const struct tline *l)
+static int is_skipped(const struct trace_cur *c)
 {
-    return l->p == l->end || l->p[0] == '#';
+    return c->p == c->e || c->p[0] == '#';
 }
 
-static int is_header(const struct tline *l)
+static int is_header(const struct trace_cur *c)
 {
-    return (size_t)(l->end - l->p) == 6 && memcmp(l->p, "pc,dep", 6) == 0;
+    return (size_t)(c->e - c->p) == 6 && memcmp(c->p, "pc,dep", 6) == 0;
 }
 
-static int parse_entry(struct trace_pcflags *t, const struct tline *l, struct trace_err *err)
+static int parse_entry(struct trace_pcflags *t, const struct trace_text *x,
+                       const struct trace_cur *c)
 {
-    const char *q;
     uint64_t pc, dep;
-    int r = trace_scan_u64(l->p, l->end, 1, &pc, &q);
+    const char *q;
+    int r = trace_scan_u64(c->p, c->e, 1, &pc, &q);
     if (r == TRACE_SCAN_OVERFLOW)
-        goto bad_pc_big;
-    if (r != TRACE_SCAN_OK || q == l->end || *q != ',')
-        goto bad_pc;
+        return trace_text_fail(x, TRACE_EINPUT, "pc does not fit 64 bits");
+    if (r != TRACE_SCAN_OK || q == c->e || *q != ',')
+        return trace_text_fail(x, TRACE_EINPUT, "expected \"pc,dep\" (pc decimal or 0x-hex)");
     const char *d = q + 1;
-    if (l->end - d != 1 || (*d != '0' && *d != '1')) {
-        trace_err_set(err, l->no, l->off, "dep must be 0 or 1");
-        return TRACE_EINPUT;
-    }
+    if (c->e - d != 1 || (*d != '0' && *d != '1'))
+        return trace_text_fail(x, TRACE_EINPUT, "dep must be 0 or 1");
     dep = (uint64_t)(*d - '0');
     uint64_t first = 0;
-    r = trace_pcflags_set(t, pc, (uint32_t)dep, l->no, &first);
-    if (r == 1) {
-        trace_err_set(err, l->no, l->off, "pc 0x%llx given dep %u here and dep %u on line %llu",
-                      (unsigned long long)pc, (unsigned)dep, (unsigned)!dep,
-                      (unsigned long long)first);
-        return TRACE_EINPUT;
-    }
-    if (r == 2) {
-        trace_err_set(err, l->no, l->off, "more than %zu PCs", t->map.limit);
-        return TRACE_EINPUT;
-    }
+    r = trace_pcflags_set(t, pc, (uint32_t)dep, x->line, &first);
+    if (r == 1)
+        return trace_text_fail(
+            x, TRACE_EINPUT, "pc 0x%llx given dep %u here and dep %u on line %llu",
+            (unsigned long long)pc, (unsigned)dep, (unsigned)!dep, (unsigned long long)first);
+    if (r == 2)
+        return trace_text_fail(x, TRACE_EINPUT, "more than %zu PCs", t->map.limit);
     if (r == TRACE_ENOMEM)
-        trace_err_set(err, l->no, l->off, "out of memory");
+        return trace_text_fail(x, TRACE_ENOMEM, "out of memory");
     return r;
-bad_pc_big:
-    trace_err_set(err, l->no, l->off, "pc does not fit 64 bits");
-    return TRACE_EINPUT;
-bad_pc:
-    trace_err_set(err, l->no, l->off, "expected \"pc,dep\" (pc decimal or 0x-hex)");
-    return TRACE_EINPUT;
 }
 
 int trace_pcflags_parse(struct trace_pcflags *t, const char *buf, size_t len, struct trace_err *err)
 {
-    const char *p = buf, *end = buf + len;
+    struct trace_text x;
+    struct trace_cur c;
     int seen_record = 0;
-    for (uint64_t no = 1; p < end; no++) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        struct tline l = {p, nl ? nl : end, no, (uint64_t)(p - buf)};
-        if (l.end > l.p && l.end[-1] == '\r')
-            l.end--;
-        p = nl ? nl + 1 : end;
-        if (memchr(l.p, '\r', (size_t)(l.end - l.p)) || memchr(l.p, '\0', (size_t)(l.end - l.p))) {
-            trace_err_set(err, l.no, l.off, "stray CR or NUL byte");
-            return TRACE_EINPUT;
-        }
-        if (is_skipped(&l))
+    trace_text_init(&x, buf, len, err);
+    while (trace_text_line(&x, &c)) {
+        size_t n = (size_t)(c.e - c.p);
+        if (memchr(c.p, '\r', n) || memchr(c.p, '\0', n))
+            return trace_text_fail(&x, TRACE_EINPUT, "stray CR or NUL byte");
+        if (is_skipped(&c))
             continue;
-        if (!seen_record++ && is_header(&l))
+        if (!seen_record++ && is_header(&c))
             continue;
-        int r = parse_entry(t, &l, err);
+        int r = parse_entry(t, &x, &c);
         if (r != 0)
             return r;
     }

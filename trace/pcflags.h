@@ -1,6 +1,6 @@
 /*
- * The per-PC dependency flag table, and the small pieces every text trace
- * reader shares: a u64 -> u64 hash map, number scanners and the error setter.
+ * The per-PC dependency flag table, and the u64 -> u64 hash map that it and
+ * the text trace readers keep their state in.
  *
  * DESIGN
  * A dependency flag is a property of a PC (docs/trace-formats.md): the user
@@ -11,10 +11,9 @@
  * The map has an entry limit: memory is bounded by the number of distinct keys
  * (PCs, or warps for the readers' per-warp state), and an input that would
  * exceed the limit is refused rather than allowed to grow without bound.
- *
- * The scanners read numbers from a byte range [p, end) without needing a NUL,
- * with overflow checks; they never read at or past end. This module is the
- * lowest layer of trace/'s text formats, so those helpers live here.
+ * The table's text is read with scan.h like every text trace format. The
+ * number scanners lived here before scan.h did; this header still includes
+ * it, so code that took them from here builds unchanged.
  */
 #ifndef GPUPROBE_TRACE_PCFLAGS_H
 #define GPUPROBE_TRACE_PCFLAGS_H
@@ -23,6 +22,7 @@
 #include <stdint.h>
 
 #include "trace/record.h"
+#include "trace/scan.h"
 
 /* ---- u64 -> u64 hash map ----------------------------------------------- */
 
@@ -44,25 +44,6 @@ int trace_map_get(const struct trace_map *m, uint64_t key, uint64_t *val);
 /* Inserts or replaces. 0: done; 1: the key is new and the map holds `limit`
  * keys already (nothing changed); TRACE_ENOMEM: out of memory (nothing changed). */
 int trace_map_put(struct trace_map *m, uint64_t key, uint64_t val);
-
-/* ---- number scanners ---------------------------------------------------- */
-
-enum trace_scan {
-    TRACE_SCAN_OK = 0,
-    TRACE_SCAN_NONE,     /* no digit at p */
-    TRACE_SCAN_OVERFLOW, /* more than 64 bits */
-    TRACE_SCAN_NOHEX,    /* "0x" with no hex digit after it */
-};
-
-/* Scans an unsigned number at p: decimal digits, or, when allow_hex, "0x" or
- * "0X" and 1..16 significant hex digits. Stops at the first byte that cannot
- * continue it. Returns TRACE_SCAN_*; *next is where it stopped (p on NONE). */
-int trace_scan_u64(const char *p, const char *end, int allow_hex, uint64_t *v, const char **next);
-/* Hex digits without a prefix (an optional "0x" is accepted too). */
-int trace_scan_hex(const char *p, const char *end, uint64_t *v, const char **next);
-/* An optionally '-'-signed decimal that fits int64_t. */
-int trace_scan_i64(const char *p, const char *end, int64_t *v, const char **next);
-
 
 /* ---- per-PC dependency flags ------------------------------------------- */
 

@@ -14,7 +14,6 @@
 #ifndef GPUPROBE_TRACE_RECORD_H
 #define GPUPROBE_TRACE_RECORD_H
 
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -62,13 +61,10 @@ enum {
     TRACE_ENOMEM = -2, /* out of memory */
 };
 
-/* Fills err (if not NULL) with a position and a formatted reason. */
+/* Fills err (if not NULL) with a position and a formatted reason. Text
+ * readers report through scan.h, which takes the position from their line. */
 void trace_err_set(struct trace_err *err, uint64_t line, uint64_t offset, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-/* For text readers: the reason, with "(column C)" from the line's start
- * ls and the offending character at, into err; returns TRACE_EINPUT. */
-int trace_err_at(struct trace_err *err, uint64_t line, const char *buf, const char *ls,
-                 const char *at, const char *fmt, va_list ap);
 
 /* Valid widths are powers of two from 1 to 16. */
 static inline int trace_width_valid(uint32_t w)

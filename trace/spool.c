@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "trace/fdio.h"
 #include "trace/tmpfile.h"
 
 #define DIGIT_BITS 11
@@ -142,22 +143,6 @@ static int open_tmp(struct trace_spool *s)
     return 0;
 }
 
-static int pwrite_all(int fd, const void *p, size_t n, off_t off)
-{
-    const char *c = p;
-    while (n) {
-        ssize_t k = pwrite(fd, c, n, off);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return -1;
-        c += k;
-        n -= (size_t)k;
-        off += k;
-    }
-    return 0;
-}
-
 /* Sorts the buffer and appends it to the spool file as one run. */
 static int spill(struct trace_spool *s)
 {
@@ -175,7 +160,7 @@ static int spill(struct trace_spool *s)
     }
     radix_sort(s);
     size_t bytes = s->n * sizeof *s->buf;
-    if (pwrite_all(s->fd, s->buf, bytes, s->end)) {
+    if (trace_write_all(s->fd, s->buf, bytes, s->end)) {
         spool_fail(s, "writing the spool file: %s", strerror(errno ? errno : ENOSPC));
         return -1;
     }
@@ -220,16 +205,11 @@ struct merge {
 static int refill(struct merge *m, struct reader *r)
 {
     size_t want = r->left < m->bufrecs ? (size_t)r->left : m->bufrecs;
-    size_t bytes = want * sizeof *r->buf, got = 0;
-    while (got < bytes) {
-        ssize_t k = pread(m->s->fd, (char *)r->buf + got, bytes - got, r->next + (off_t)got);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0) {
-            spool_fail(m->s, "reading the spool file: %s", k < 0 ? strerror(errno) : "short read");
-            return -1;
-        }
-        got += (size_t)k;
+    size_t bytes = want * sizeof *r->buf;
+    int rc = trace_read_all(m->s->fd, r->buf, bytes, r->next);
+    if (rc != 0) {
+        spool_fail(m->s, "reading the spool file: %s", rc < 0 ? strerror(errno) : "short read");
+        return -1;
     }
     r->next += (off_t)bytes;
     r->left -= want;

@@ -34,10 +34,10 @@ case $PARALLEL in 1 | 2) ;; *) echo "FUZZ_PARALLEL must be 1 or 2" >&2; exit 2 ;
 # The library sources and the seed fixtures of each target.
 sources() {
     case $1 in
-    csv) echo "trace/record.c trace/csv.c trace/pcflags.c" ;;
-    pcflags) echo "trace/record.c trace/pcflags.c" ;;
-    nvbit) echo "trace/record.c trace/nvbit.c trace/pcflags.c" ;;
-    accelsim) echo "trace/record.c trace/accelsim.c trace/nvbit.c trace/pcflags.c" ;;
+    csv) echo "trace/record.c trace/scan.c trace/csv.c trace/pcflags.c" ;;
+    pcflags) echo "trace/record.c trace/scan.c trace/pcflags.c" ;;
+    nvbit) echo "trace/record.c trace/scan.c trace/nvbit.c trace/pcflags.c" ;;
+    accelsim) echo "trace/record.c trace/scan.c trace/accelsim.c trace/nvbit.c trace/pcflags.c" ;;
     *) return 1 ;;
     esac
 }
