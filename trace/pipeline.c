@@ -25,6 +25,7 @@
 
 #include "trace/binfmt.h"
 #include "trace/csv.h"
+#include "trace/fdio.h"
 #include "trace/readfile.h"
 #include "trace/spool.h"
 
@@ -91,18 +92,10 @@ struct out {
 static int fd_flush(void *ctx, const char *data, size_t n)
 {
     struct out *o = ctx;
-    while (n) {
-        ssize_t w = write(o->fd, data, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            o->write_errno = w < 0 ? errno : EIO;
-            return -1;
-        }
-        data += w;
-        n -= (size_t)w;
-    }
-    return 0;
+    if (trace_write_all(o->fd, data, n, TRACE_FD_CURRENT) == 0)
+        return 0;
+    o->write_errno = errno ? errno : EIO;
+    return -1;
 }
 
 /* Opens OUTPUT.part (or standard output) as binary with header h, or as

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "trace/fdio.h"
 #include "trace/order_ref.h"
 #include "trace/schedule.h"
 #include "trace/spool.h"
@@ -202,17 +203,9 @@ static int read_records(const struct view *v, size_t first, size_t n, struct tra
         memcpy(dst, v->recs + first, n * sizeof *dst);
         return 0;
     }
-    size_t bytes = n * sizeof *dst, got = 0;
     off_t at = (off_t)(v->base + first * sizeof *dst);
-    while (got < bytes) {
-        ssize_t k = pread(v->bin->fd, (char *)dst + got, bytes - got, at + (off_t)got);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return -1;
-        got += (size_t)k;
-    }
-    return 0; /* little-endian host: the file's layout is trace_rec's */
+    /* little-endian host: the file's layout is trace_rec's */
+    return trace_read_all(v->bin->fd, dst, n * sizeof *dst, at) == 0 ? 0 : -1;
 }
 
 static uint64_t tid_at(struct sm_src *s, size_t i)
