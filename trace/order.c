@@ -7,8 +7,9 @@
  * lane cursors (struct trace_warp; the warp is exhausted when no lane has
  * records left, live == 0), the number of its dependent transactions still
  * in flight, and a ready bit: resident, not exhausted, nothing dependent in
- * flight. The in-flight set is a binary min-heap of (completion clock, pos,
- * or NONE for requests nobody waits for).
+ * flight. The in-flight set holds (completion clock, pos, or NONE for
+ * requests nobody waits for): a timing wheel when every delay fits in
+ * WHEEL_MAX ticks (every preset), a binary min-heap otherwise (struct fly).
  * Completions are handled at the tick they fall on: a warp whose last
  * dependent transaction returns becomes ready, or finishes if it has
  * nothing left; a block whose warps all finished frees its slot, and freed
