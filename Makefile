@@ -132,11 +132,14 @@ fuzz-deps:
 	$(call apt_install,$(DEB_FUZZ_PACKAGES))
 
 # ---- use ----------------------------------------------------------------
+# `make run PORT=9000`, or LISTEN=0.0.0.0:9000 to serve beyond this machine.
+PORT   ?= 8080
+LISTEN ?= 127.0.0.1:$(PORT)
 run: deps build
 	@mkdir -p var
 	@test -s var/tokens || { head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' > var/tokens; echo >> var/tokens; chmod 600 var/tokens; }
 	@echo "write token (var/tokens): $$(head -n1 var/tokens)"
-	build/release/gpuprobe serve --listen 127.0.0.1:8080 --db var/gpuprobe.db --token-file var/tokens
+	build/release/gpuprobe serve --listen $(LISTEN) --db var/gpuprobe.db --token-file var/tokens
 
 # ---- tests --------------------------------------------------------------
 test: deps web-deps

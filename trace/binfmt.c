@@ -25,7 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "trace/fdio.h"
+#include "util/fdio.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define HOST_LE 1
@@ -511,7 +511,7 @@ static int wflush(struct trace_bin_writer *w)
 {
     if (w->failed)
         return -1;
-    if (w->used && trace_write_all(w->fd, w->buf, w->used, TRACE_FD_CURRENT)) {
+    if (w->used && fd_write_all(w->fd, w->buf, w->used, FD_CURRENT)) {
         w->failed = 1;
         snprintf(w->msg, sizeof w->msg, "write: %s", strerror(errno));
         return -1;
@@ -606,7 +606,7 @@ int trace_bin_writer_close(struct trace_bin_writer *w, struct trace_err *err)
             w->h.flags |= TRACE_BIN_FLAG_THREAD_MAJOR;
         uint8_t hdr[TRACE_BIN_HEADER_BYTES];
         trace_bin_header_encode(&w->h, hdr);
-        if (trace_write_all(w->fd, hdr, sizeof hdr, w->start)) {
+        if (fd_write_all(w->fd, hdr, sizeof hdr, w->start)) {
             snprintf(w->msg, sizeof w->msg, "writing the header: %s", strerror(errno));
             rc = -1;
         }

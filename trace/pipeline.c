@@ -25,7 +25,7 @@
 
 #include "trace/binfmt.h"
 #include "trace/csv.h"
-#include "trace/fdio.h"
+#include "util/fdio.h"
 #include "trace/readfile.h"
 #include "trace/spool.h"
 
@@ -92,7 +92,7 @@ struct out {
 static int fd_flush(void *ctx, const char *data, size_t n)
 {
     struct out *o = ctx;
-    if (trace_write_all(o->fd, data, n, TRACE_FD_CURRENT) == 0)
+    if (fd_write_all(o->fd, data, n, FD_CURRENT) == 0)
         return 0;
     o->write_errno = errno ? errno : EIO;
     return -1;

@@ -25,7 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "trace/fdio.h"
+#include "util/fdio.h"
 #include "trace/order_ref.h"
 #include "trace/schedule.h"
 #include "trace/spool.h"
@@ -205,7 +205,7 @@ static int read_records(const struct view *v, size_t first, size_t n, struct tra
     }
     off_t at = (off_t)(v->base + first * sizeof *dst);
     /* little-endian host: the file's layout is trace_rec's */
-    return trace_read_all(v->bin->fd, dst, n * sizeof *dst, at) == 0 ? 0 : -1;
+    return fd_read_all(v->bin->fd, dst, n * sizeof *dst, at) == 0 ? 0 : -1;
 }
 
 static uint64_t tid_at(struct sm_src *s, size_t i)

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "trace/fdio.h"
+#include "util/fdio.h"
 #include "trace/tmpfile.h"
 
 #define DIGIT_BITS 11
@@ -160,7 +160,7 @@ static int spill(struct trace_spool *s)
     }
     radix_sort(s);
     size_t bytes = s->n * sizeof *s->buf;
-    if (trace_write_all(s->fd, s->buf, bytes, s->end)) {
+    if (fd_write_all(s->fd, s->buf, bytes, s->end)) {
         spool_fail(s, "writing the spool file: %s", strerror(errno ? errno : ENOSPC));
         return -1;
     }
@@ -206,7 +206,7 @@ static int refill(struct merge *m, struct reader *r)
 {
     size_t want = r->left < m->bufrecs ? (size_t)r->left : m->bufrecs;
     size_t bytes = want * sizeof *r->buf;
-    int rc = trace_read_all(m->s->fd, r->buf, bytes, r->next);
+    int rc = fd_read_all(m->s->fd, r->buf, bytes, r->next);
     if (rc != 0) {
         spool_fail(m->s, "reading the spool file: %s", rc < 0 ? strerror(errno) : "short read");
         return -1;

@@ -51,7 +51,7 @@ dir=$(mktemp -d "$tmp/gpuprobe-bench-trace-XXXXXX")
 cleanup() { if [ -z "${BENCH_KEEP:-}" ]; then rm -rf "$dir"; else echo "kept $dir"; fi; }
 trap cleanup EXIT
 
-src=$(echo trace/*.c)
+src=$(echo trace/*.c util/*.c)
 # shellcheck disable=SC2086
 $CC -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I. -o "$dir/bench" bench/trace/bench.c $src -ljansson -lm
 

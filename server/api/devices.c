@@ -14,7 +14,7 @@ void h_devices_list(struct http_req *rq, struct http_resp *rs)
     struct app *app = rq->app;
     pthread_mutex_lock(&app->inv_lock);
     if (app->devices_body)
-        http_copy(rs, 200, "application/json", app->devices_body, app->devices_body_len);
+        http_copy(rs, 200, HTTP_JSON, app->devices_body, app->devices_body_len);
     pthread_mutex_unlock(&app->inv_lock);
     if (!app->devices_body)
         problem(rq, rs, 503, "unavailable", "device discovery has not finished yet");

@@ -34,6 +34,10 @@ void h_device_model_validation(struct http_req *rq, struct http_resp *rs);
 void h_traces_sort(struct http_req *rq, struct http_resp *rs);
 void h_job_output(struct http_req *rq, struct http_resp *rs);
 
+/* 0 when every query argument is one of known (NULL-terminated) and none
+ * is given twice; else -1 with rs holding the 400 naming the argument. */
+int query_only(struct http_req *rq, struct http_resp *rs, const char *const *known);
+
 /* The job named by the path's {id}: 0 with j filled (free it with
  * job_row_free); else non-zero with rs holding the 400, 404 or 503. */
 int job_from_path(struct http_req *rq, struct http_resp *rs, struct job_row *j);

@@ -188,14 +188,15 @@ void h_jobs_submit(struct http_req *rq, struct http_resp *rs)
     const struct job_kind *k = NULL;
     char uuid[48], err[512], field[128];
     int timeout_s;
-    if (!doc || check_keys(rq, rs, doc) < 0 || !(k = find_kind(rq, rs, doc)) ||
-        find_device(rq, rs, k, doc, uuid) < 0 || find_timeout(rq, rs, doc, &timeout_s) < 0)
+    if (!doc || check_keys(rq, rs, doc) < 0 || !(k = find_kind(rq, rs, doc)))
         goto out;
+    /* what the request says is checked before what this host has: a bad
+     * parameter is named even where no GPU is attached */
     params = job_params_validate(k, json_object_get(doc, "params"), err, sizeof err, field,
                                  sizeof field);
     if (!params)
         problem_field(rq, rs, 400, "invalid-request", field, "%s", err);
-    else
+    else if (find_timeout(rq, rs, doc, &timeout_s) == 0 && find_device(rq, rs, k, doc, uuid) == 0)
         submit_job(rq, rs, k, uuid[0] ? uuid : NULL, params, timeout_s);
 out:
     json_decref(params);
@@ -205,6 +206,9 @@ out:
 /* Query arguments of a listing; -1 (with rs filled) if one is malformed. */
 static int list_filter(struct http_req *rq, struct http_resp *rs, struct job_filter *f)
 {
+    static const char *const known[] = {"state", "device", "kind", "limit", "before", NULL};
+    if (query_only(rq, rs, known) < 0)
+        return -1;
     const char *state = http_query(rq, "state"), *limit = http_query(rq, "limit"),
                *before = http_query(rq, "before");
     long long v;
@@ -287,19 +291,23 @@ void h_jobs_list(struct http_req *rq, struct http_resp *rs)
     uint64_t gen = store_generation(rq->app->db); /* read before the data it tags */
     if (resp_cache_get(rq->app->job_cache, key, gen, &body, &len)) {
         rs->status = 200;
-        rs->content_type = "application/json";
+        rs->content_type = HTTP_JSON;
         rs->body = body;
         rs->len = len;
         return;
     }
-    if (store_job_list(rq->app->db, &f, &rows, &n, err, sizeof err) < 0) {
+    /* one row more than the page: a next link only when there is a next page */
+    struct job_filter page = f;
+    page.limit = f.limit + 1;
+    if (store_job_list(rq->app->db, &page, &rows, &n, err, sizeof err) < 0) {
         problem(rq, rs, 503, "unavailable", "the job list could not be read: %s", err);
         return;
     }
+    size_t shown = n > (size_t)f.limit ? (size_t)f.limit : n;
     json_t *jobs = json_array();
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < shown; i++)
         json_array_append_new(jobs, job_to_json(&rows[i], 0));
-    json_t *next = n == (size_t)f.limit ? next_link(&f, rows[n - 1].id) : json_null();
+    json_t *next = n > shown ? next_link(&f, rows[shown - 1].id) : json_null();
     job_rows_free(rows, n);
     http_json(rs, 200, json_pack("{s:o, s:o}", "jobs", jobs, "next", next));
     if (rs->status == 200)

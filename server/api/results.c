@@ -20,9 +20,12 @@
 /* ?job=ID; 0 when absent, -1 (with rs filled) when malformed. */
 static int job_arg(struct http_req *rq, struct http_resp *rs, int64_t *job)
 {
+    static const char *const known[] = {"job", NULL};
     const char *v = http_query(rq, "job");
     long long n;
     *job = 0;
+    if (query_only(rq, rs, known) < 0)
+        return -1;
     if (!v)
         return 0;
     if (parse_ll(v, 1, INT64_MAX, &n) < 0) {

@@ -16,7 +16,8 @@ const struct route routes[] = {
     {"GET", "/api/v1/devices/{uuid}/memory", h_device_memory, 0, 1, 0},
     {"GET", "/api/v1/devices/{uuid}/banks", h_device_banks, 0, 1, 0},
     {"GET", "/api/v1/devices/{uuid}/control-codes", h_device_control_codes, 0, 1, 0},
-    {"GET", "/api/v1/devices/{uuid}/issue", h_device_issue, 0, 1, 0},
+    {"GET", "/api/v1/devices/{uuid}/dual-issue", h_device_issue, 0, 1, 0},
+    {"GET", "/api/v1/devices/{uuid}/issue", h_device_issue, 0, 1, 0}, /* the old path */
     {"GET", "/api/v1/devices/{uuid}/model-validation", h_device_model_validation, 0, 1, 0},
     {"POST", "/api/v1/model/occupancy", h_model_occupancy, 1, 1, 0},
     {"POST", "/api/v1/model/predict", h_model_predict, 1, 1, 0},

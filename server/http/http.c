@@ -29,6 +29,8 @@
 #include "server/http/problem.h"
 #include "server/http/route.h"
 #include "server/log.h"
+#include "util/clock.h"
+#include "util/fdio.h"
 #include "util/text.h"
 
 struct http_server {
@@ -46,6 +48,7 @@ struct conn_ctx {
     int spool_fd;                /* spool routes: the body's file, else -1 */
     int spool_failed;            /* errno of a failed spool write, else 0 */
     char spool_path[1100];
+    double started_s;            /* monotonic, at the first callback */
 };
 
 static struct MHD_Response *make_response(struct http_resp *rs)
@@ -182,15 +185,9 @@ static void spool(struct conn_ctx *cx, const char *data, size_t n)
         cx->spool_failed = errno;
         return;
     }
-    for (size_t done = 0; done < n;) {
-        ssize_t w = write(cx->spool_fd, data + done, n - done);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0) {
-            cx->spool_failed = errno;
-            return;
-        }
-        done += (size_t)w;
+    if (fd_write_all(cx->spool_fd, data, n, FD_CURRENT) < 0) {
+        cx->spool_failed = errno ? errno : EIO;
+        return;
     }
     cx->body.len += n; /* only the count: the bytes are in the file */
 }
@@ -220,9 +217,19 @@ static void dispatch(struct conn_ctx *cx, struct http_resp *rs)
     cx->rq.body = cx->route->spool ? NULL : cx->body.data;
     cx->rq.body_len = cx->body.len;
     cx->route->handler(&cx->rq, rs);
-    if (rs->status >= 500)
-        log_kv(LOG_WARN, "http_error", "method=%s path=%s status=%d", cx->rq.method, cx->rq.path,
-               rs->status);
+}
+
+/* Sends the answer and logs the request in one line: what was asked, what
+ * was answered, how big, how long it took (a server error as a warning). */
+static enum MHD_Result answer(struct MHD_Connection *c, struct conn_ctx *cx, struct http_resp *rs)
+{
+    char q[600];
+    int status = rs->status;
+    unsigned long long bytes = rs->has_fd ? rs->fd_len : rs->len;
+    enum MHD_Result r = send_response(c, rs);
+    log_kv(status >= 500 ? LOG_WARN : LOG_INFO, "request", "method=%s path=%s status=%d bytes=%llu ms=%.1f", cx->rq.method,
+           log_quote(q, sizeof q, cx->rq.path), status, bytes, (mono_s() - cx->started_s) * 1e3);
+    return r;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -239,10 +246,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             return MHD_NO;
         *con_cls = cx;
         cx->spool_fd = -1;
+        cx->started_s = mono_s();
         cx->setup = &s->setup;
         cx->rq = (struct http_req){.app = s->setup.app, .conn = c, .method = method, .path = url};
         if (admit(cx, &rs) < 0)
-            return send_response(c, &rs);
+            return answer(c, cx, &rs);
         return MHD_YES;
     }
     if (*upload_size) {
@@ -251,7 +259,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return MHD_YES;
     }
     dispatch(cx, &rs);
-    return send_response(c, &rs);
+    return answer(c, cx, &rs);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,

@@ -44,7 +44,7 @@ const char *http_header(const struct http_req *rq, const char *name)
 void http_json(struct http_resp *rs, int status, json_t *j)
 {
     rs->status = status;
-    rs->content_type = "application/json";
+    rs->content_type = HTTP_JSON;
     rs->body = j ? json_dumps(j, JSON_COMPACT) : NULL;
     rs->len = rs->body ? strlen(rs->body) : 0;
     rs->body_static = 0;

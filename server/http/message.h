@@ -14,6 +14,9 @@ struct MHD_Connection;
 
 #define HTTP_MAX_PARAMS 4
 
+/* The content type of every JSON body the API answers (docs/api.md). */
+#define HTTP_JSON "application/json; charset=utf-8"
+
 struct http_req {
     struct app *app;
     struct MHD_Connection *conn;

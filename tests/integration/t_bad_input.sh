@@ -51,7 +51,8 @@ bad_field '{"kind":"test-gpu","device":true}' device
 bad_field "{\"kind\":\"test\",\"device\":\"$nul_uuid\"}" device
 bad_field '{"kind":"test","device":0}' device
 
-# Parameters.
+# Parameters, checked before the device: named even where no GPU is attached.
+bad_field '{"kind":"latency","device":0,"params":{"repeats":1e30}}' params.repeats
 bad_field '{"kind":"test","params":{"x":1}}' params.x
 bad_field '{"kind":"test","params":[1]}' params
 bad_field '{"kind":"test","params":"mode=ok"}' params

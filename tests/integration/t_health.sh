@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Proves /healthz, /readyz (ready with no GPU, saying why) and /openapi.json answer as documented.
+# Proves /healthz, /readyz (ready with no GPU, saying why) and /openapi.json answer as documented, JSON as application/json; charset=utf-8, and every request logged in one key=value line.
 . "$(dirname "$0")/lib.sh"
 
 start_daemon
 
 req GET /healthz
 assert_status 200
-[[ "$(header content-type)" == application/json* ]] || fail "healthz Content-Type: $(header content-type)"
+[ "$(header content-type)" = "application/json; charset=utf-8" ] ||
+    fail "healthz Content-Type: $(header content-type)"
 assert_json .status ok
 assert_json .version "$(tr -d '[:space:]' <"$REPO/VERSION")"
 
@@ -25,5 +26,12 @@ assert_true '.openapi | test("^3\\.1\\.[0-9]+$")'
 # The served document is the one in the source tree.
 [ "$(printf '%s' "$BODY" | jq -S .)" = "$(jq -S . "$REPO/web/openapi.json")" ] ||
     fail "/openapi.json differs from web/openapi.json"
+
+# Each request is one line of the log: method, path, status, bytes, milliseconds.
+req GET /api/v1/nowhere
+grep -qE 'level=info msg=request method=GET path=/healthz status=200 bytes=[0-9]+ ms=[0-9.]+$' "$LOG" ||
+    fail "no request line for GET /healthz in the log"
+grep -qE 'msg=request method=GET path=/api/v1/nowhere status=404 bytes=[0-9]+ ms=' "$LOG" ||
+    fail "no request line for the 404"
 
 stop_daemon

@@ -72,6 +72,18 @@ while [ "$page" != null ]; do
 done
 [ "$seen" = "$all" ] || fail "pages of 3 gave $seen, expected $all"
 [ "$pages" -eq 4 ] || fail "11 jobs in pages of 3 took $pages pages, expected 4"
+# A page that ends the list exactly has no next link.
+req GET '/api/v1/jobs?limit=11'
+assert_json '[(.jobs | length), .next]' '[11,null]'
+req GET '/api/v1/jobs?limit=10'
+assert_true '.next | test("before=")'
+# A misspelt or repeated filter is refused, not ignored.
+req GET '/api/v1/jobs?stat=running'
+assert_problem 400 invalid-request
+assert_field stat
+req GET '/api/v1/jobs?state=running&state=queued'
+assert_problem 400 invalid-request
+assert_field state
 
 # Filters, and next keeps them.
 submit '{"kind":"test","params":{"mode":"sleep","seconds":30}}'

@@ -44,8 +44,9 @@ start_daemon
 wait_ready
 
 # ---- no result: 404 with the probe to run; a bad ?job is 400 ----------------------------
-# endpoint:probe (the dual-issue probe is served at /issue)
-for pair in latency:latency memory:memory banks:banks control-codes:control-codes issue:dual-issue; do
+# endpoint:probe (the dual-issue probe is served at /dual-issue, and at /issue, its old path)
+for pair in latency:latency memory:memory banks:banks control-codes:control-codes dual-issue:dual-issue \
+            issue:dual-issue; do
     path=${pair%%:*} probe=${pair#*:}
     req GET "/api/v1/devices/$NO_DEV/$path"
     assert_problem 404 not-found
@@ -214,6 +215,10 @@ assert_json .meanings.dual_issue.observed false
 
 req GET "/api/v1/devices/$DEV/issue"
 assert_status 200
+old_path=$BODY
+req GET "/api/v1/devices/$DEV/dual-issue"
+assert_status 200
+[ "$BODY" = "$old_path" ] || fail "/dual-issue and its old path /issue answer differently"
 assert_json '[.job_id, .probe, .dual_issue_observed, (.results | length)]' "[$dual_job,\"dual-issue\",false,60]"
 assert_match "$(json .verdict)" "^No dual issue" "the verdict"
 assert_json '.results[4] | [.pattern, .operands, .warps_per_scheduler, .nominal_ffma_per_sm_clock]' '["1-1-2-2","conflict_free",1,192]'

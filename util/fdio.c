@@ -5,7 +5,7 @@
  * One loop serves both directions: move() picks the call, move_all() keeps
  * calling it until everything has moved.
  */
-#include "trace/fdio.h"
+#include "util/fdio.h"
 
 #include <errno.h>
 #include <unistd.h>
@@ -14,8 +14,8 @@
 static ssize_t move(int fd, char *p, size_t n, off_t off, int out)
 {
     if (out)
-        return off == TRACE_FD_CURRENT ? write(fd, p, n) : pwrite(fd, p, n, off);
-    return off == TRACE_FD_CURRENT ? read(fd, p, n) : pread(fd, p, n, off);
+        return off == FD_CURRENT ? write(fd, p, n) : pwrite(fd, p, n, off);
+    return off == FD_CURRENT ? read(fd, p, n) : pread(fd, p, n, off);
 }
 
 /* 0: all n bytes moved; -1: a call failed (errno); 1: a call moved nothing. */
@@ -29,19 +29,19 @@ static int move_all(int fd, char *p, size_t n, off_t off, int out)
             return k < 0 ? -1 : 1;
         p += k;
         n -= (size_t)k;
-        if (off != TRACE_FD_CURRENT)
+        if (off != FD_CURRENT)
             off += k;
     }
     return 0;
 }
 
-int trace_write_all(int fd, const void *p, size_t n, off_t off)
+int fd_write_all(int fd, const void *p, size_t n, off_t off)
 {
     /* the cast only lets the loop be shared: move() never writes into p when out is 1 */
     return move_all(fd, (char *)p, n, off, 1) == 0 ? 0 : -1;
 }
 
-int trace_read_all(int fd, void *p, size_t n, off_t off)
+int fd_read_all(int fd, void *p, size_t n, off_t off)
 {
     return move_all(fd, p, n, off, 0);
 }
