@@ -273,8 +273,10 @@ static void test_table_properties(void **state)
         assert_non_null(r->pattern);
         assert_int_equal(r->pattern[0], '/');
         int mutating = strcmp(r->method, "POST") == 0 || strcmp(r->method, "DELETE") == 0;
+        /* the model's calculations are POSTs that store and run nothing */
+        int calculation = strncmp(r->pattern, "/api/v1/model/", 14) == 0;
         assert_true(mutating || strcmp(r->method, "GET") == 0);
-        if (r->write != mutating)
+        if (r->write != (mutating && !calculation))
             fail_msg("%s %s: write=%d", r->method, r->pattern, r->write);
         writes += (size_t)r->write;
         /* only the trace upload streams its body to a file */
@@ -285,9 +287,8 @@ static void test_table_properties(void **state)
                 strcmp(r->pattern, routes[j].pattern) == 0)
                 fail_msg("%s %s listed twice", r->method, r->pattern);
     }
-    assert_int_equal(writes, 5); /* POST /api/v1/jobs, DELETE /api/v1/jobs/{id},
-                                    POST /api/v1/traces/sort, POST /api/v1/model/occupancy,
-                                    POST /api/v1/model/predict */
+    assert_int_equal(writes, 3); /* POST /api/v1/jobs, DELETE /api/v1/jobs/{id},
+                                    POST /api/v1/traces/sort */
 }
 
 int main(void)
