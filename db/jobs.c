@@ -18,9 +18,17 @@
  * Reads use a pooled read-only connection. Listing builds one of eight SQL
  * texts from which filters are present, so each is prepared once per reader
  * and can use its index (an index on (x) is ordered by (x, id)); pagination is
- * by keyset: id < before_id ORDER BY id DESC LIMIT n.
+ * by keyset: id < before_id ORDER BY id DESC LIMIT n. A job row is read into
+ * struct job_row through one table of its columns (job_fields), which also
+ * frees it; a query that leaves out the trailing columns leaves their
+ * members NULL.
+ * The state machine's entry points assert their contract: the scheduler
+ * hands them ids of jobs it read from the store, so an id below 1 or a
+ * state outside enum job_state is a bug in the caller, not an input.
  */
+#include <assert.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +47,8 @@ static const char *const state_names[JOB_STATE_COUNT] = {
 
 const char *job_state_name(enum job_state st)
 {
-    return (unsigned)st < JOB_STATE_COUNT ? state_names[st] : "unknown";
+    assert((unsigned)st < JOB_STATE_COUNT);
+    return state_names[st];
 }
 
 int job_state_parse(const char *name)
@@ -52,22 +61,39 @@ int job_state_parse(const char *name)
 
 int job_state_is_terminal(enum job_state st)
 {
+    assert((unsigned)st < JOB_STATE_COUNT);
     return st == JOB_SUCCEEDED || st == JOB_FAILED || st == JOB_CANCELLED;
 }
 
-/* ---- freeing ------------------------------------------------------------ */
+/* ---- reading rows ------------------------------------------------------- */
+
+/* Columns 0..11; a query may add error (12), error_detail (13) and
+ * result_json (14). */
+#define JOB_COLS "id, kind, device, params_json, state, attempt, max_attempts, timeout_s," \
+                 " cancel_requested, created_ms, started_ms, finished_ms"
+
+/* The columns of JOB_COLS and the three optional ones but id (0) and state
+ * (4), which job_from_row reads itself. NULL times read as 0. */
+static const struct col_field job_fields[] = {
+    {1, 't', offsetof(struct job_row, kind)},
+    {2, 't', offsetof(struct job_row, device)},
+    {3, 't', offsetof(struct job_row, params_json)},
+    {5, 'i', offsetof(struct job_row, attempt)},
+    {6, 'i', offsetof(struct job_row, max_attempts)},
+    {7, 'i', offsetof(struct job_row, timeout_s)},
+    {8, 'i', offsetof(struct job_row, cancel_requested)},
+    {9, 'I', offsetof(struct job_row, created_ms)},
+    {10, 'I', offsetof(struct job_row, started_ms)},
+    {11, 'I', offsetof(struct job_row, finished_ms)},
+    {12, 't', offsetof(struct job_row, error)},
+    {13, 't', offsetof(struct job_row, error_detail)},
+    {14, 't', offsetof(struct job_row, result_json)},
+};
+#define JOB_FIELDS (sizeof job_fields / sizeof job_fields[0])
 
 void job_row_free(struct job_row *j)
 {
-    if (!j)
-        return;
-    free(j->kind);
-    free(j->device);
-    free(j->params_json);
-    free(j->error);
-    free(j->error_detail);
-    free(j->result_json);
-    memset(j, 0, sizeof *j);
+    fields_free(j, sizeof *j, job_fields, JOB_FIELDS);
 }
 
 void job_rows_free(struct job_row *rows, size_t n)
@@ -84,13 +110,6 @@ void job_events_free(struct job_event *ev, size_t n)
     free(ev);
 }
 
-/* ---- reading rows ------------------------------------------------------- */
-
-/* Columns 0..11; a query may add error (12), error_detail (13) and
- * result_json (14). */
-#define JOB_COLS "id, kind, device, params_json, state, attempt, max_attempts, timeout_s," \
-                 " cancel_requested, created_ms, started_ms, finished_ms"
-
 static int state_col(sqlite3_stmt *st, int col, enum job_state *out, char *err, size_t errlen)
 {
     const char *name = (const char *)sqlite3_column_text(st, col);
@@ -102,75 +121,51 @@ static int state_col(sqlite3_stmt *st, int col, enum job_state *out, char *err, 
     return 0;
 }
 
-static int job_texts(sqlite3_stmt *st, struct job_row *j)
-{
-    int ncol = sqlite3_column_count(st);
-    if (col_strdup(st, 1, &j->kind) || col_strdup(st, 2, &j->device)
-        || col_strdup(st, 3, &j->params_json))
-        return -1;
-    if (ncol > 12 && col_strdup(st, 12, &j->error))
-        return -1;
-    if (ncol > 13 && col_strdup(st, 13, &j->error_detail))
-        return -1;
-    if (ncol > 14 && col_strdup(st, 14, &j->result_json))
-        return -1;
-    return 0;
-}
-
+/* A row of JOB_COLS (and the optional columns) into j. */
 static int job_from_row(sqlite3_stmt *st, struct job_row *j, char *err, size_t errlen)
 {
     memset(j, 0, sizeof *j);
     j->id = sqlite3_column_int64(st, 0);
     if (state_col(st, 4, &j->state, err, errlen) != 0)
         return -1;
-    if (job_texts(st, j) != 0) {
+    if (fields_read(st, j, job_fields, JOB_FIELDS) != 0) {
         job_row_free(j);
-        return db_fail(err, errlen, "reading job %lld: out of memory", (long long)j->id);
+        return db_fail(err, errlen, "reading job %lld: out of memory",
+                       (long long)sqlite3_column_int64(st, 0));
     }
-    j->attempt = sqlite3_column_int(st, 5);
-    j->max_attempts = sqlite3_column_int(st, 6);
-    j->timeout_s = sqlite3_column_int(st, 7);
-    j->cancel_requested = sqlite3_column_int(st, 8);
-    j->created_ms = sqlite3_column_int64(st, 9);
-    j->started_ms = sqlite3_column_int64(st, 10);    /* NULL reads as 0 */
-    j->finished_ms = sqlite3_column_int64(st, 11);
     return 0;
 }
 
-/* Steps st to the end, appending each row to a malloc'd array. */
-static int collect_jobs(sqlite3_stmt *st, struct job_row **rows, size_t *n,
-                        char *err, size_t errlen)
+static int take_job(const struct db_row *r)
 {
-    size_t cap = 0;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 16;
-            struct job_row *r = realloc(*rows, cap * sizeof *r);
-            if (!r)
-                return db_fail(err, errlen, "listing jobs: out of memory");
-            *rows = r;
-        }
-        if (job_from_row(st, &(*rows)[*n], err, errlen) != 0)
-            return -1;
-        (*n)++;
-    }
-    return rc == SQLITE_DONE ? 0 : db_sqlfail(err, errlen, sqlite3_db_handle(st), "listing jobs");
+    return job_from_row(r->st, r->ctx, r->err, r->errlen);
 }
 
-/* Runs a prepared, bound listing query and hands back its rows (or none). */
-static int list_run(sqlite3_stmt *st, struct job_row **rows, size_t *n,
-                    char *err, size_t errlen)
+static int take_listed(const struct db_row *r)
 {
-    *rows = NULL;
-    *n = 0;
-    int ret = collect_jobs(st, rows, n, err, errlen);
-    stmt_done(st);
+    struct db_array *a = r->ctx;
+    struct job_row *j = db_array_slot(a);
+    if (!j)
+        return db_fail(r->err, r->errlen, "listing jobs: out of memory");
+    if (job_from_row(r->st, j, r->err, r->errlen) != 0)
+        return -1;
+    a->n++;
+    return 0;
+}
+
+/* Runs a listing query and hands back its rows (or none). */
+static int list_query(store *s, const char *sql, const struct db_arg *args, size_t nargs,
+                      struct job_row **rows, size_t *n, char *err, size_t errlen)
+{
+    struct db_array a = {NULL, 0, 0, sizeof **rows};
+    int ret = store_read(s, conn_rows, sql, args, nargs, take_listed, &a, "listing jobs", err,
+                         errlen);
     if (ret != 0) {
-        job_rows_free(*rows, *n);
-        *rows = NULL;
-        *n = 0;
+        job_rows_free(a.items, a.n);
+        a = (struct db_array){NULL, 0, 0, sizeof **rows};
     }
+    *rows = a.items;
+    *n = a.n;
     return ret;
 }
 
@@ -179,35 +174,27 @@ static int list_run(sqlite3_stmt *st, struct job_row **rows, size_t *n,
 static int event_add(struct store_tx *tx, int64_t id, int64_t now, enum job_state to,
                      const char *msg, char *err, size_t errlen)
 {
-    sqlite3_stmt *st = conn_stmt(tx->c,
-        "INSERT INTO job_events (job_id, at_ms, state, message) VALUES (?1, ?2, ?3, ?4)",
-        err, errlen);
-    if (!st)
-        return -1;
-    if (sqlite3_bind_int64(st, 1, id) || sqlite3_bind_int64(st, 2, now)
-        || sqlite3_bind_text(st, 3, job_state_name(to), -1, SQLITE_STATIC)
-        || sqlite3_bind_text(st, 4, msg, -1, SQLITE_STATIC)) {
-        stmt_done(st);
-        return db_sqlfail(err, errlen, tx->c->db, "recording a job event");
-    }
-    return stmt_finish(st, "recording a job event", err, errlen);
+    return conn_exec(tx->c,
+                     "INSERT INTO job_events (job_id, at_ms, state, message)"
+                     " VALUES (?1, ?2, ?3, ?4)",
+                     DB_ARGS(DB_INT(id), DB_INT(now), DB_TEXT(job_state_name(to)),
+                             DB_TEXT(msg)),
+                     "recording a job event", err, errlen);
 }
 
-/* Runs a transition UPDATE (?1 = id, ?2 = text, ?3 = now); *changed = rows hit. */
+/* Runs a transition UPDATE (?1 = id, ?2 = text, ?3 = now, as far as the
+ * statement takes them); *changed = rows hit. */
 static int tx_update(struct store_tx *tx, const char *sql, int64_t id, const char *text,
                      int64_t now, int *changed, char *err, size_t errlen)
 {
+    const struct db_arg args[] = {DB_INT(id), DB_TEXT(text), DB_INT(now)};
     sqlite3_stmt *st = conn_stmt(tx->c, sql, err, errlen);
     if (!st)
         return -1;
     int np = sqlite3_bind_parameter_count(st);
-    if (sqlite3_bind_int64(st, 1, id)
-        || (np >= 2 && sqlite3_bind_text(st, 2, text, -1, SQLITE_STATIC))
-        || (np >= 3 && sqlite3_bind_int64(st, 3, now))) {
-        stmt_done(st);
-        return db_sqlfail(err, errlen, tx->c->db, "updating a job");
-    }
-    if (stmt_finish(st, "updating a job", err, errlen) != 0)
+    assert(np >= 1 && np <= 3);
+    if (stmt_bind(st, args, (size_t)np, "updating a job", err, errlen) != 0 ||
+        stmt_finish(st, "updating a job", err, errlen) != 0)
         return -1;
     *changed = sqlite3_changes(tx->c->db);
     return 0;
@@ -220,6 +207,7 @@ static int tx_transition(struct store_tx *tx, int64_t id, const char *sql, const
 {
     int64_t now = store_now_ms();
     int changed = 0;
+    assert(id > 0 && msg);
     if (tx_update(tx, sql, id, text, now, &changed, err, errlen) != 0)
         return -1;
     if (!changed)
@@ -227,26 +215,17 @@ static int tx_transition(struct store_tx *tx, int64_t id, const char *sql, const
     return event_add(tx, id, now, to, msg, err, errlen);
 }
 
-/* Ends a transaction according to ret (0 commit, 1 or -1 roll back). */
-static int tx_end(struct store_tx *tx, int ret, char *err, size_t errlen)
-{
-    if (ret != 0) {
-        store_tx_rollback(tx);
-        return ret;
-    }
-    return store_tx_commit(tx, err, errlen);
-}
-
 static int job_transition(store *s, int64_t id, const char *sql, const char *text,
                           enum job_state to, const char *msg, char *err, size_t errlen)
 {
     struct store_tx tx;
+    assert(s && id > 0);
     if (!msg)
         return db_fail(err, errlen, "updating job %lld: out of memory", (long long)id);
     if (store_tx_begin(s, &tx, err, errlen) != 0)
         return -1;
     int ret = tx_transition(&tx, id, sql, text, to, msg, err, errlen);
-    return tx_end(&tx, ret, err, errlen);
+    return store_tx_end(&tx, ret, err, errlen);
 }
 
 /* ---- transition statements ---------------------------------------------- */
@@ -285,21 +264,14 @@ struct job_in {
 static int job_insert_tx(struct store_tx *tx, const struct job_in *j, int64_t now,
                          int64_t *id, char *err, size_t errlen)
 {
-    sqlite3_stmt *st = conn_stmt(tx->c,
-        "INSERT INTO jobs (kind, device, params_json, state, attempt, max_attempts,"
-        " timeout_s, cancel_requested, created_ms)"
-        " VALUES (?1, ?2, ?3, 'queued', 0, ?4, ?5, 0, ?6)", err, errlen);
-    if (!st)
-        return -1;
-    if (sqlite3_bind_text(st, 1, j->kind, -1, SQLITE_STATIC)
-        || sqlite3_bind_text(st, 2, j->device, -1, SQLITE_STATIC)
-        || sqlite3_bind_text(st, 3, j->params_json ? j->params_json : "{}", -1, SQLITE_STATIC)
-        || sqlite3_bind_int(st, 4, j->max_attempts) || sqlite3_bind_int(st, 5, j->timeout_s)
-        || sqlite3_bind_int64(st, 6, now)) {
-        stmt_done(st);
-        return db_sqlfail(err, errlen, tx->c->db, "inserting a job");
-    }
-    if (stmt_finish(st, "inserting a job", err, errlen) != 0)
+    if (conn_exec(tx->c,
+                  "INSERT INTO jobs (kind, device, params_json, state, attempt, max_attempts,"
+                  " timeout_s, cancel_requested, created_ms)"
+                  " VALUES (?1, ?2, ?3, 'queued', 0, ?4, ?5, 0, ?6)",
+                  DB_ARGS(DB_TEXT(j->kind), DB_TEXT(j->device),
+                          DB_TEXT(j->params_json ? j->params_json : "{}"),
+                          DB_INT(j->max_attempts), DB_INT(j->timeout_s), DB_INT(now)),
+                  "inserting a job", err, errlen) != 0)
         return -1;
     *id = sqlite3_last_insert_rowid(tx->c->db);
     return event_add(tx, *id, now, JOB_QUEUED, "submitted", err, errlen);
@@ -311,6 +283,7 @@ int store_job_insert(store *s, const char *kind, const char *device, const char 
     struct job_in j = { kind, device, params_json, timeout_s, max_attempts };
     struct store_tx tx;
     int64_t id = 0;
+    assert(s);
     if (!kind || !*kind)
         return db_fail(err, errlen, "inserting a job: empty kind");
     if (timeout_s < 1 || max_attempts < 1)
@@ -319,7 +292,7 @@ int store_job_insert(store *s, const char *kind, const char *device, const char 
     if (store_tx_begin(s, &tx, err, errlen) != 0)
         return -1;
     int ret = job_insert_tx(&tx, &j, store_now_ms(), &id, err, errlen);
-    ret = tx_end(&tx, ret, err, errlen);
+    ret = store_tx_end(&tx, ret, err, errlen);
     if (ret == 0 && id_out)
         *id_out = id;
     return ret;
@@ -350,11 +323,13 @@ int store_job_record(store *s, const char *kind, const char *device, const char 
     struct job_in j = { kind, device, params_json, timeout_s, 1 };
     struct store_tx tx;
     int64_t id = 0;
+    assert(s && result_json);
     if (!kind || !*kind || timeout_s < 1)
         return db_fail(err, errlen, "recording a job: empty kind or timeout_s below 1");
     if (store_tx_begin(s, &tx, err, errlen) != 0)
         return -1;
-    int ret = tx_end(&tx, record_tx(&tx, &j, result_json, save, &id, err, errlen), err, errlen);
+    int ret = store_tx_end(&tx, record_tx(&tx, &j, result_json, save, &id, err, errlen), err,
+                           errlen);
     if (ret == 0 && id_out)
         *id_out = id;
     return ret;
@@ -371,9 +346,10 @@ int store_job_fail(store *s, int64_t id, const char *reason, const char *detail_
                    size_t errlen)
 {
     const char *why = reason && *reason ? reason : "unknown reason";
-    char *msg = sqlite3_mprintf("failed: %s", why);
     struct store_tx tx;
     int changed = 0;
+    assert(s && id > 0);
+    char *msg = sqlite3_mprintf("failed: %s", why);
     if (!msg)
         return db_fail(err, errlen, "updating job %lld: out of memory", (long long)id);
     int ret = store_tx_begin(s, &tx, err, errlen);
@@ -381,7 +357,7 @@ int store_job_fail(store *s, int64_t id, const char *reason, const char *detail_
         ret = tx_transition(&tx, id, fail_sql, why, JOB_FAILED, msg, err, errlen);
         if (ret == 0 && detail_json)
             ret = tx_update(&tx, fail_detail_sql, id, detail_json, 0, &changed, err, errlen);
-        ret = tx_end(&tx, ret, err, errlen);
+        ret = store_tx_end(&tx, ret, err, errlen);
     }
     sqlite3_free(msg);
     return ret;
@@ -397,13 +373,14 @@ int store_job_succeed(store *s, int64_t id, const char *result_json, store_resul
                       char *err, size_t errlen)
 {
     struct store_tx tx;
+    assert(s && id > 0 && result_json);
     if (store_tx_begin(s, &tx, err, errlen) != 0)
         return -1;
     int ret = tx_transition(&tx, id, succeed_sql, result_json, JOB_SUCCEEDED, "succeeded",
                             err, errlen);
     if (ret == 0 && save && save(&tx, id, result_json, err, errlen) != 0)
         ret = -1;
-    return tx_end(&tx, ret, err, errlen);
+    return store_tx_end(&tx, ret, err, errlen);
 }
 
 /* ---- interruption ------------------------------------------------------- */
@@ -412,24 +389,21 @@ struct running_job {
     int attempt, max_attempts, cancel_requested;
 };
 
+static int take_running(const struct db_row *r)
+{
+    *(struct running_job *)r->ctx = (struct running_job){
+        sqlite3_column_int(r->st, 0), sqlite3_column_int(r->st, 1), sqlite3_column_int(r->st, 2)};
+    return 0;
+}
+
 /* 0 and the counts if job id is running, 1 if not. */
 static int running_counts(struct store_tx *tx, int64_t id, struct running_job *r,
                           char *err, size_t errlen)
 {
-    sqlite3_stmt *st = conn_stmt(tx->c,
-        "SELECT attempt, max_attempts, cancel_requested FROM jobs"
-        " WHERE id = ?1 AND state = 'running'", err, errlen);
-    if (!st)
-        return -1;
-    sqlite3_bind_int64(st, 1, id);
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW)
-        *r = (struct running_job){ sqlite3_column_int(st, 0), sqlite3_column_int(st, 1),
-                                   sqlite3_column_int(st, 2) };
-    else if (rc != SQLITE_DONE)
-        db_sqlfail(err, errlen, tx->c->db, "reading a running job");
-    stmt_done(st);
-    return rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? 1 : -1;
+    return conn_row(tx->c,
+                    "SELECT attempt, max_attempts, cancel_requested FROM jobs"
+                    " WHERE id = ?1 AND state = 'running'",
+                    DB_ARGS(DB_INT(id)), take_running, r, "reading a running job", err, errlen);
 }
 
 /* What becomes of an interrupted job: its UPDATE, new state and texts. */
@@ -487,52 +461,43 @@ int store_job_interrupt(store *s, int64_t id, const char *reason, int *requeued,
 {
     struct store_tx tx;
     int rq = 0;
+    assert(s && id > 0);
     if (store_tx_begin(s, &tx, err, errlen) != 0)
         return -1;
-    int ret = tx_end(&tx, interrupt_tx(&tx, id, reason, &rq, err, errlen), err, errlen);
+    int ret = store_tx_end(&tx, interrupt_tx(&tx, id, reason, &rq, err, errlen), err, errlen);
     if (requeued)
         *requeued = ret == 0 && rq;
     return ret;
 }
 
-/* The ids of all running jobs, as a malloc'd array. */
-static int running_ids(struct store_tx *tx, int64_t **ids, size_t *n, char *err, size_t errlen)
+/* The id of a running job, appended to a malloc'd array. */
+static int take_running_id(const struct db_row *r)
 {
-    sqlite3_stmt *st = conn_stmt(tx->c, "SELECT id FROM jobs WHERE state = 'running' ORDER BY id",
-                                 err, errlen);
-    if (!st)
-        return -1;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t *a = realloc(*ids, (*n + 1) * sizeof *a);
-        if (!a) {
-            stmt_done(st);
-            return db_fail(err, errlen, "listing running jobs: out of memory");
-        }
-        *ids = a;
-        a[(*n)++] = sqlite3_column_int64(st, 0);
-    }
-    if (rc != SQLITE_DONE)
-        db_sqlfail(err, errlen, tx->c->db, "listing running jobs");
-    stmt_done(st);
-    return rc == SQLITE_DONE ? 0 : -1;
+    struct db_array *a = r->ctx;
+    int64_t *id = db_array_slot(a);
+    if (!id)
+        return db_fail(r->err, r->errlen, "listing running jobs: out of memory");
+    *id = sqlite3_column_int64(r->st, 0);
+    a->n++;
+    return 0;
 }
 
 static int recover_tx(struct store_tx *tx, const char *reason, int *count,
                       char *err, size_t errlen)
 {
-    int64_t *ids = NULL;
-    size_t n = 0;
-    int ret = running_ids(tx, &ids, &n, err, errlen);
-    for (size_t i = 0; ret == 0 && i < n; i++) {
+    struct db_array a = {NULL, 0, 0, sizeof(int64_t)};
+    int ret = conn_rows(tx->c, "SELECT id FROM jobs WHERE state = 'running' ORDER BY id", NULL, 0,
+                        take_running_id, &a, "listing running jobs", err, errlen);
+    const int64_t *ids = a.items;
+    for (size_t i = 0; ret == 0 && i < a.n; i++) {
         int rq;
         ret = interrupt_tx(tx, ids[i], reason, &rq, err, errlen);
         if (ret == 1)   /* cannot happen inside the transaction; be strict anyway */
             ret = db_fail(err, errlen, "recovering job %lld: no longer running",
                           (long long)ids[i]);
     }
-    free(ids);
-    *count = ret == 0 ? (int)n : 0;
+    free(a.items);
+    *count = ret == 0 ? (int)a.n : 0;
     return ret;
 }
 
@@ -540,9 +505,10 @@ int store_jobs_recover(store *s, const char *reason, int *count, char *err, size
 {
     struct store_tx tx;
     int c = 0;
+    assert(s);
     if (store_tx_begin(s, &tx, err, errlen) != 0)
         return -1;
-    int ret = tx_end(&tx, recover_tx(&tx, reason, &c, err, errlen), err, errlen);
+    int ret = store_tx_end(&tx, recover_tx(&tx, reason, &c, err, errlen), err, errlen);
     if (count)
         *count = ret == 0 ? c : 0;
     return ret;
@@ -550,38 +516,32 @@ int store_jobs_recover(store *s, const char *reason, int *count, char *err, size
 
 /* ---- cancellation ------------------------------------------------------- */
 
-/* The job's state and cancel flag; 1 if there is no such job. */
-static int job_state_of(struct store_tx *tx, int64_t id, enum job_state *st_out,
-                        int *cancel_requested, char *err, size_t errlen)
+struct state_flag {
+    enum job_state state;
+    int cancel_requested;
+};
+
+static int take_state_flag(const struct db_row *r)
 {
-    sqlite3_stmt *st = conn_stmt(tx->c,
-        "SELECT state, cancel_requested FROM jobs WHERE id = ?1", err, errlen);
-    if (!st)
-        return -1;
-    sqlite3_bind_int64(st, 1, id);
-    int rc = sqlite3_step(st), ret;
-    if (rc == SQLITE_ROW) {
-        ret = state_col(st, 0, st_out, err, errlen);
-        *cancel_requested = sqlite3_column_int(st, 1);
-    } else {
-        ret = rc == SQLITE_DONE ? 1 : db_sqlfail(err, errlen, tx->c->db, "reading a job");
-    }
-    stmt_done(st);
-    return ret;
+    struct state_flag *f = r->ctx;
+    f->cancel_requested = sqlite3_column_int(r->st, 1);
+    return state_col(r->st, 0, &f->state, r->err, r->errlen);
 }
 
 static int cancel_tx(struct store_tx *tx, int64_t id, enum job_state *state_out,
                      char *err, size_t errlen)
 {
-    int requested = 0;
-    int ret = job_state_of(tx, id, state_out, &requested, err, errlen);
+    struct state_flag f = {JOB_QUEUED, 0};
+    int ret = conn_row(tx->c, "SELECT state, cancel_requested FROM jobs WHERE id = ?1",
+                       DB_ARGS(DB_INT(id)), take_state_flag, &f, "reading a job", err, errlen);
+    *state_out = f.state;
     if (ret != 0)
         return ret;
-    if (*state_out == JOB_QUEUED) {
+    if (f.state == JOB_QUEUED) {
         *state_out = JOB_CANCELLED;
         ret = tx_transition(tx, id, cancel_queued_sql, CANCEL_REASON, JOB_CANCELLED,
                             "cancelled", err, errlen);
-    } else if (*state_out == JOB_RUNNING && !requested) {
+    } else if (f.state == JOB_RUNNING && !f.cancel_requested) {
         ret = tx_transition(tx, id, cancel_request_sql, NULL, JOB_RUNNING, "cancel requested",
                             err, errlen);
     }
@@ -593,9 +553,10 @@ int store_job_cancel(store *s, int64_t id, enum job_state *state_out, char *err,
 {
     struct store_tx tx;
     enum job_state st = JOB_QUEUED;
+    assert(s);
     if (store_tx_begin(s, &tx, err, errlen) != 0)
         return -1;
-    int ret = tx_end(&tx, cancel_tx(&tx, id, &st, err, errlen), err, errlen);
+    int ret = store_tx_end(&tx, cancel_tx(&tx, id, &st, err, errlen), err, errlen);
     if (ret == 0 && state_out)
         *state_out = st;
     return ret;
@@ -603,84 +564,48 @@ int store_job_cancel(store *s, int64_t id, enum job_state *state_out, char *err,
 
 /* ---- reads -------------------------------------------------------------- */
 
-static int job_get_on(struct conn *c, int64_t id, struct job_row *out, char *err, size_t errlen)
-{
-    sqlite3_stmt *st = conn_stmt(c,
-        "SELECT " JOB_COLS ", error, error_detail, result_json FROM jobs WHERE id = ?1", err, errlen);
-    if (!st)
-        return -1;
-    sqlite3_bind_int64(st, 1, id);
-    int rc = sqlite3_step(st), ret;
-    if (rc == SQLITE_ROW)
-        ret = job_from_row(st, out, err, errlen);
-    else
-        ret = rc == SQLITE_DONE ? 1 : db_sqlfail(err, errlen, c->db, "reading a job");
-    stmt_done(st);
-    return ret;
-}
-
 int store_job_get(store *s, int64_t id, struct job_row *out, char *err, size_t errlen)
 {
+    assert(s && out);
     memset(out, 0, sizeof *out);
-    struct conn *c = store_reader_get(s);
-    int ret = job_get_on(c, id, out, err, errlen);
-    store_reader_put(s, c);
-    return ret;
+    return store_read(s, conn_row,
+                      "SELECT " JOB_COLS ", error, error_detail, result_json FROM jobs"
+                      " WHERE id = ?1",
+                      DB_ARGS(DB_INT(id)), take_job, out, "reading a job", err, errlen);
 }
 
-static int event_append(sqlite3_stmt *st, struct job_event **ev, size_t *n, size_t *cap,
-                        char *err, size_t errlen)
+/* An event, appended to a malloc'd array. */
+static int take_event(const struct db_row *r)
 {
-    if (*n == *cap) {
-        *cap = *cap ? *cap * 2 : 8;
-        struct job_event *e = realloc(*ev, *cap * sizeof *e);
-        if (!e)
-            return db_fail(err, errlen, "reading job events: out of memory");
-        *ev = e;
-    }
-    struct job_event *e = &(*ev)[*n];
+    struct db_array *a = r->ctx;
+    struct job_event *e = db_array_slot(a);
+    if (!e)
+        return db_fail(r->err, r->errlen, "reading job events: out of memory");
     memset(e, 0, sizeof *e);
-    e->at_ms = sqlite3_column_int64(st, 0);
-    if (state_col(st, 1, &e->state, err, errlen) != 0)
+    e->at_ms = sqlite3_column_int64(r->st, 0);
+    if (state_col(r->st, 1, &e->state, r->err, r->errlen) != 0)
         return -1;
-    if (col_strdup(st, 2, &e->message) != 0)
-        return db_fail(err, errlen, "reading job events: out of memory");
-    (*n)++;
+    if (col_strdup(r->st, 2, &e->message) != 0)
+        return db_fail(r->err, r->errlen, "reading job events: out of memory");
+    a->n++;
     return 0;
-}
-
-static int events_on(struct conn *c, int64_t id, struct job_event **ev, size_t *n,
-                     char *err, size_t errlen)
-{
-    sqlite3_stmt *st = conn_stmt(c,
-        "SELECT at_ms, state, message FROM job_events WHERE job_id = ?1 ORDER BY id",
-        err, errlen);
-    if (!st)
-        return -1;
-    sqlite3_bind_int64(st, 1, id);
-    size_t cap = 0;
-    int rc = SQLITE_DONE, ret = 0;
-    while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW)
-        ret = event_append(st, ev, n, &cap, err, errlen);
-    if (ret == 0 && rc != SQLITE_DONE)
-        ret = db_sqlfail(err, errlen, c->db, "reading job events");
-    stmt_done(st);
-    return ret;
 }
 
 int store_job_events(store *s, int64_t id, struct job_event **ev, size_t *n,
                      char *err, size_t errlen)
 {
-    *ev = NULL;
-    *n = 0;
-    struct conn *c = store_reader_get(s);
-    int ret = events_on(c, id, ev, n, err, errlen);
-    store_reader_put(s, c);
+    struct db_array a = {NULL, 0, 0, sizeof **ev};
+    assert(s && ev && n);
+    int ret = store_read(s, conn_rows,
+                         "SELECT at_ms, state, message FROM job_events WHERE job_id = ?1"
+                         " ORDER BY id",
+                         DB_ARGS(DB_INT(id)), take_event, &a, "reading job events", err, errlen);
     if (ret != 0) {
-        job_events_free(*ev, *n);
-        *ev = NULL;
-        *n = 0;
+        job_events_free(a.items, a.n);
+        a = (struct db_array){NULL, 0, 0, sizeof **ev};
     }
+    *ev = a.items;
+    *n = a.n;
     return ret;
 }
 
@@ -697,99 +622,55 @@ static void list_sql(const struct job_filter *f, char *sql, size_t len)
              f->kind ? " AND kind = ?4" : "");
 }
 
-static int list_bind(sqlite3_stmt *st, const struct job_filter *f)
-{
-    int64_t before = f->before_id > 0 ? f->before_id : INT64_MAX;
-    const char *state = f->state >= 0 ? job_state_name((enum job_state)f->state) : NULL;
-    return sqlite3_bind_int64(st, 1, before)
-        || sqlite3_bind_text(st, 2, state, -1, SQLITE_STATIC)
-        || sqlite3_bind_text(st, 3, f->device, -1, SQLITE_STATIC)
-        || sqlite3_bind_text(st, 4, f->kind, -1, SQLITE_STATIC)
-        || sqlite3_bind_int(st, 5, f->limit);
-}
-
-static int list_on(struct conn *c, const struct job_filter *f, struct job_row **rows,
-                   size_t *n, char *err, size_t errlen)
-{
-    char sql[512];
-    list_sql(f, sql, sizeof sql);
-    sqlite3_stmt *st = conn_stmt(c, sql, err, errlen);
-    if (!st)
-        return -1;
-    if (list_bind(st, f) != 0) {
-        stmt_done(st);
-        return db_sqlfail(err, errlen, c->db, "listing jobs");
-    }
-    return list_run(st, rows, n, err, errlen);
-}
-
 int store_job_list(store *s, const struct job_filter *f, struct job_row **rows, size_t *n,
                    char *err, size_t errlen)
 {
+    char sql[512];
+    assert(s && f && rows && n);
     *rows = NULL;
     *n = 0;
     if (f->limit < 1)
         return db_fail(err, errlen, "listing jobs: limit %d is below 1", f->limit);
     if (f->state >= JOB_STATE_COUNT)
         return db_fail(err, errlen, "listing jobs: unknown state %d", f->state);
-    struct conn *c = store_reader_get(s);
-    int ret = list_on(c, f, rows, n, err, errlen);
-    store_reader_put(s, c);
-    return ret;
-}
-
-static int queued_on(struct conn *c, int limit, struct job_row **rows, size_t *n,
-                     char *err, size_t errlen)
-{
-    sqlite3_stmt *st = conn_stmt(c,
-        "SELECT " JOB_COLS " FROM jobs WHERE state = 'queued' ORDER BY id LIMIT ?1",
-        err, errlen);
-    if (!st)
-        return -1;
-    sqlite3_bind_int(st, 1, limit);
-    return list_run(st, rows, n, err, errlen);
+    list_sql(f, sql, sizeof sql);
+    return list_query(s, sql,
+                      DB_ARGS(DB_INT(f->before_id > 0 ? f->before_id : INT64_MAX),
+                              DB_TEXT(f->state >= 0 ? job_state_name((enum job_state)f->state)
+                                                    : NULL),
+                              DB_TEXT(f->device), DB_TEXT(f->kind), DB_INT(f->limit)),
+                      rows, n, err, errlen);
 }
 
 int store_jobs_queued(store *s, int limit, struct job_row **rows, size_t *n,
                       char *err, size_t errlen)
 {
+    assert(s && rows && n);
     *rows = NULL;
     *n = 0;
     if (limit < 1)
         return db_fail(err, errlen, "listing queued jobs: limit %d is below 1", limit);
-    struct conn *c = store_reader_get(s);
-    int ret = queued_on(c, limit, rows, n, err, errlen);
-    store_reader_put(s, c);
-    return ret;
+    return list_query(s, "SELECT " JOB_COLS " FROM jobs WHERE state = 'queued' ORDER BY id"
+                         " LIMIT ?1",
+                      DB_ARGS(DB_INT(limit)), rows, n, err, errlen);
 }
 
 /* ---- counts ------------------------------------------------------------- */
 
-static int counts_on(struct conn *c, int64_t counts[JOB_STATE_COUNT], char *err, size_t errlen)
+static int take_count(const struct db_row *r)
 {
-    sqlite3_stmt *st = conn_stmt(c, "SELECT state, count(*) FROM jobs GROUP BY state",
-                                 err, errlen);
-    if (!st)
+    enum job_state js = JOB_QUEUED;
+    if (state_col(r->st, 0, &js, r->err, r->errlen) != 0)
         return -1;
-    int rc = SQLITE_DONE, ret = 0;
-    while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        enum job_state js = JOB_QUEUED;
-        ret = state_col(st, 0, &js, err, errlen);
-        if (ret == 0)
-            counts[js] = sqlite3_column_int64(st, 1);
-    }
-    if (ret == 0 && rc != SQLITE_DONE)
-        ret = db_sqlfail(err, errlen, c->db, "counting jobs");
-    stmt_done(st);
-    return ret;
+    ((int64_t *)r->ctx)[js] = sqlite3_column_int64(r->st, 1);
+    return 0;
 }
 
 int store_job_counts(store *s, int64_t counts[JOB_STATE_COUNT], char *err, size_t errlen)
 {
+    assert(s && counts);
     for (int i = 0; i < JOB_STATE_COUNT; i++)
         counts[i] = 0;
-    struct conn *c = store_reader_get(s);
-    int ret = counts_on(c, counts, err, errlen);
-    store_reader_put(s, c);
-    return ret;
+    return store_read(s, conn_rows, "SELECT state, count(*) FROM jobs GROUP BY state", NULL, 0,
+                      take_count, counts, "counting jobs", err, errlen);
 }

@@ -43,23 +43,29 @@
 
 #include "db/store.h"
 
-/* The model's inputs for the device (see above) into *out (new reference). */
+/* The model's inputs for the device (see above) into *out (new reference;
+ * NULL on an error). A device the store does not know reads as nulls.
+ * Contract: out is not NULL; store_tx_model_inputs takes a live
+ * transaction (a saver's). */
 int store_model_inputs(store *s, const char *uuid, json_t **out, char *err, size_t errlen);
 int store_tx_model_inputs(struct store_tx *tx, const char *uuid, json_t **out, char *err,
                           size_t errlen);
 
-/* 0 if doc is a well-formed validation document. */
+/* 0 if doc is a well-formed validation document, else -1 with the first
+ * fault's path (doc may be any JSON, or NULL). */
 int results_validation_check(const json_t *doc, char *err, size_t errlen);
 
 /* Inserts the run and its kernels' measurements (no predictions yet) in
- * the job's transaction; the first step of the kind's saver. */
+ * the job's transaction; the first step of the kind's saver. A malformed doc
+ * is refused as results_validation_check refuses it. Contract: tx is the
+ * saver's live transaction and job_id its job (> 0). */
 int results_validation_insert(struct store_tx *tx, int64_t job_id, const json_t *doc,
                               char *err, size_t errlen);
 
 /* Records kernel name's prediction: predicted seconds, the relative error
  * against the measurement, and the whole prediction (inputs, parameters
  * with their jobs, intermediates) as JSON; or, with predicted NULL, why
- * there is none. */
+ * there is none. Contract: tx live, job_id > 0, p and p->kernel not NULL. */
 struct validation_prediction {
     const char *kernel;
     const double *predicted_s;     /* NULL: no prediction */
@@ -73,7 +79,8 @@ int results_validation_predicted(struct store_tx *tx, int64_t job_id,
 
 /* The run's summary: the geometric-mean absolute error (NULL when no kernel
  * has both figures), how many kernels it covers, and the probe jobs whose
- * parameters the predictions used. */
+ * parameters the predictions used (0: none, stored as NULL). Contract: tx
+ * live, job_id > 0, kernels >= 0. */
 int results_validation_summary(struct store_tx *tx, int64_t job_id, const double *gmae,
                                int kernels, int64_t latency_job, int64_t memory_job, char *err,
                                size_t errlen);
@@ -84,7 +91,8 @@ int results_validation_summary(struct store_tx *tx, int64_t job_id, const double
  * "parameters_from":{"latency_job","memory_job"},"gmae","kernels_compared",
  * "kernels":[{"name","character","grid","block","regs","smem","description",
  * "measured_s":FIGURE|null,"predicted_s","error","abs_error","prediction",
- * "failure"}],"history":[..]}. 1 when there is none. */
+ * "failure"}],"history":[..]}. 1 when there is none; -1 with the reason for
+ * a job_id below 0 (a client's). */
 int store_model_validation(store *s, const char *uuid, int64_t job_id, json_t **out, char *err,
                            size_t errlen);
 

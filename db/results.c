@@ -11,8 +11,12 @@
  * named in an error the same way everywhere. The reader picks the run from
  * probe_runs (newest by measurement time, ties broken by job id, or the
  * given job), asks the probe's file to add its rows, then lists the device's
- * other runs of that probe so a client can ask for an older one.
+ * other runs of that probe so a client can ask for an older one; the same
+ * steps (rc_serve) serve the model-validation runs from their own table.
+ * A member's type is checked in one place (typed): each rw_* reader names
+ * the JSON types it takes and how it hands the value back.
  */
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +26,8 @@
 
 /* ---- walking a document --------------------------------------------------- */
 
-void rw_init(struct rwalk *w, struct store_tx *tx, int64_t job_id, char *err, size_t errlen)
+static void rw_init(struct rwalk *w, struct store_tx *tx, int64_t job_id, char *err,
+                    size_t errlen)
 {
     memset(w, 0, sizeof *w);
     w->tx = tx;
@@ -59,52 +64,74 @@ static int member(struct rwalk *w, const json_t *obj, const char *path, const ch
     return 0;
 }
 
-int rw_str(struct rwalk *w, const json_t *obj, const char *path, const char *key, int flags,
-           const char **out)
+/* jansson's types as bits, for the types a member may have. */
+#define T_OBJECT (1u << JSON_OBJECT)
+#define T_ARRAY (1u << JSON_ARRAY)
+#define T_STRING (1u << JSON_STRING)
+#define T_INTEGER (1u << JSON_INTEGER)
+#define T_NUMBER (T_INTEGER | (1u << JSON_REAL))
+#define T_BOOLEAN ((1u << JSON_TRUE) | (1u << JSON_FALSE))
+
+/* The member (NULL when absent or null), which must have one of the types
+ * in mask: else "must be <want>". */
+static int typed(struct rwalk *w, const json_t *obj, const char *path, const char *key,
+                 int flags, unsigned mask, const char *want, const json_t **out)
+{
+    if (member(w, obj, path, key, flags, out) != 0)
+        return -1;
+    if (*out && !(mask & (1u << json_typeof(*out))))
+        return rw_fail(w, path, key, "must be %s", want);
+    return 0;
+}
+
+/* A number's text as a statement binds it. */
+static const char *num_text(const json_t *v, char buf[RW_NUM])
+{
+    if (json_is_integer(v))
+        snprintf(buf, RW_NUM, "%lld", (long long)json_integer_value(v));
+    else
+        snprintf(buf, RW_NUM, "%.17g", json_real_value(v));
+    return buf;
+}
+
+/* The member (of one of the types in mask) as the text a statement binds:
+ * a string as it is, a number written into buf, a boolean "1" or "0";
+ * NULL when absent. */
+static int member_text(struct rwalk *w, const json_t *obj, const char *path, const char *key,
+                       int flags, unsigned mask, const char *want, char *buf, const char **out)
 {
     const json_t *v;
     *out = NULL;
-    if (member(w, obj, path, key, flags, &v) != 0)
+    if (typed(w, obj, path, key, flags, mask, want, &v) != 0)
         return -1;
-    if (v && !json_is_string(v))
-        return rw_fail(w, path, key, "must be a string");
-    *out = v ? json_string_value(v) : NULL;
+    if (json_is_string(v))
+        *out = json_string_value(v);
+    else if (json_is_boolean(v))
+        *out = json_is_true(v) ? "1" : "0";
+    else if (v)
+        *out = num_text(v, buf);
     return 0;
+}
+
+int rw_str(struct rwalk *w, const json_t *obj, const char *path, const char *key, int flags,
+           const char **out)
+{
+    return member_text(w, obj, path, key, flags, T_STRING, "a string", NULL, out);
 }
 
 int rw_num(struct rwalk *w, const json_t *obj, const char *path, const char *key, int flags,
            char buf[RW_NUM], const char **out)
 {
-    const json_t *v;
     *out = NULL;
-    if (member(w, obj, path, key, flags, &v) != 0)
-        return -1;
-    if (!v || ((flags & RW_ERROR_OK) && rw_error_of(v)))
+    if ((flags & RW_ERROR_OK) && rw_error_of(json_object_get(obj, key)))
         return 0;
-    if (json_is_integer(v))
-        snprintf(buf, RW_NUM, "%lld", (long long)json_integer_value(v));
-    else if (json_is_real(v))
-        snprintf(buf, RW_NUM, "%.17g", json_real_value(v));
-    else
-        return rw_fail(w, path, key, "must be a number");
-    *out = buf;
-    return 0;
+    return member_text(w, obj, path, key, flags, T_NUMBER, "a number", buf, out);
 }
 
 int rw_int(struct rwalk *w, const json_t *obj, const char *path, const char *key, int flags,
            char buf[RW_NUM], const char **out)
 {
-    const json_t *v;
-    *out = NULL;
-    if (member(w, obj, path, key, flags, &v) != 0)
-        return -1;
-    if (v && !json_is_integer(v))
-        return rw_fail(w, path, key, "must be an integer");
-    if (v) {
-        snprintf(buf, RW_NUM, "%lld", (long long)json_integer_value(v));
-        *out = buf;
-    }
-    return 0;
+    return member_text(w, obj, path, key, flags, T_INTEGER, "an integer", buf, out);
 }
 
 int rw_int_in(struct rwalk *w, const json_t *obj, const char *path, const char *key, int flags,
@@ -121,34 +148,19 @@ int rw_int_in(struct rwalk *w, const json_t *obj, const char *path, const char *
 int rw_bool(struct rwalk *w, const json_t *obj, const char *path, const char *key, int flags,
             const char **out)
 {
-    const json_t *v;
-    *out = NULL;
-    if (member(w, obj, path, key, flags, &v) != 0)
-        return -1;
-    if (v && !json_is_boolean(v))
-        return rw_fail(w, path, key, "must be true or false");
-    *out = !v ? NULL : json_is_true(v) ? "1" : "0";
-    return 0;
+    return member_text(w, obj, path, key, flags, T_BOOLEAN, "true or false", NULL, out);
 }
 
 int rw_obj(struct rwalk *w, const json_t *obj, const char *path, const char *key, int flags,
            const json_t **out)
 {
-    if (member(w, obj, path, key, flags, out) != 0)
-        return -1;
-    if (*out && !json_is_object(*out))
-        return rw_fail(w, path, key, "must be an object");
-    return 0;
+    return typed(w, obj, path, key, flags, T_OBJECT, "an object", out);
 }
 
 int rw_arr(struct rwalk *w, const json_t *obj, const char *path, const char *key, int flags,
            const json_t **out)
 {
-    if (member(w, obj, path, key, flags, out) != 0)
-        return -1;
-    if (*out && !json_is_array(*out))
-        return rw_fail(w, path, key, "must be an array");
-    return 0;
+    return typed(w, obj, path, key, flags, T_ARRAY, "an array", out);
 }
 
 const char *rw_error_of(const json_t *v)
@@ -226,6 +238,23 @@ int rw_unique(struct rwalk *w, json_t *seen, const char *path, const char *key, 
     return 0;
 }
 
+int rw_each(struct rwalk *w, const json_t *list, const char *prefix, rw_item_fn walk,
+            const void *ctx)
+{
+    const json_t *item;
+    char path[RW_PATH + 32];
+    size_t i;
+    int rc = 0;
+    json_t *seen = json_object();
+    json_array_foreach(list, i, item) {
+        snprintf(path, sizeof path, "%s[%zu]", prefix, i);
+        if ((rc = walk(w, item, path, i, seen, ctx)) != 0)
+            break;
+    }
+    json_decref(seen);
+    return rc;
+}
+
 int rw_exec(struct rwalk *w, const char *sql, const char *const *params, size_t n)
 {
     return w->tx ? store_tx_exec(w->tx, sql, params, n, w->err, w->errlen) : 0;
@@ -248,102 +277,105 @@ int rw_exec_json(struct rwalk *w, const char *sql, const char **params, size_t n
 
 /* ---- provenance -------------------------------------------------------------- */
 
-struct prov {
-    const char *uuid, *name, *cc, *driver;
-    char before[RW_NUM], after[RW_NUM], repeats[RW_NUM], wall[RW_NUM];
-    const char *v_before, *v_after, *v_repeats, *v_wall;
+const struct rw_member rw_prov_members[RW_PROV] = {
+    {"device", "uuid", 's', RW_REQUIRED, 0, 0},
+    {"device", "name", 's', RW_REQUIRED, 0, 0},
+    {"device", "compute_capability", 's', RW_REQUIRED, 0, 0},
+    {"", "driver_version", 's', RW_REQUIRED, 0, 0},
+    {"clock_mhz", "before", 'n', RW_REQUIRED | RW_ERROR_OK, 0, 0},
+    {"clock_mhz", "after", 'n', RW_REQUIRED | RW_ERROR_OK, 0, 0},
+    {"", "repeats", 'i', RW_REQUIRED, 0, 0},
+    {"", "wall_s", 'n', RW_REQUIRED, 0, 0},
 };
 
-static int prov_device(struct rwalk *w, const json_t *doc, struct prov *p)
+int rw_kind(struct rwalk *w, const json_t *doc, const char *want)
 {
-    const json_t *dev;
-    return rw_obj(w, doc, "", "device", RW_REQUIRED, &dev) != 0 ||
-                   rw_str(w, dev, "device", "uuid", RW_REQUIRED, &p->uuid) != 0 ||
-                   rw_str(w, dev, "device", "name", RW_REQUIRED, &p->name) != 0 ||
-                   rw_str(w, dev, "device", "compute_capability", RW_REQUIRED, &p->cc) != 0
-               ? -1
-               : 0;
-}
-
-/* A clock that could not be read is kept as NULL (its reason stays in the job's result). */
-#define CLOCK_FLAGS (RW_REQUIRED | RW_ERROR_OK)
-
-static int prov_read(struct rwalk *w, const json_t *doc, struct prov *p)
-{
-    const json_t *clk;
-    if (prov_device(w, doc, p) != 0 ||
-        rw_str(w, doc, "", "driver_version", RW_REQUIRED, &p->driver) != 0 ||
-        rw_obj(w, doc, "", "clock_mhz", RW_REQUIRED, &clk) != 0 ||
-        rw_num(w, clk, "clock_mhz", "before", CLOCK_FLAGS, p->before, &p->v_before) != 0 ||
-        rw_num(w, clk, "clock_mhz", "after", CLOCK_FLAGS, p->after, &p->v_after) != 0 ||
-        rw_int(w, doc, "", "repeats", RW_REQUIRED, p->repeats, &p->v_repeats) != 0 ||
-        rw_num(w, doc, "", "wall_s", RW_REQUIRED, p->wall, &p->v_wall) != 0)
-        return -1;
-    if (json_integer_value(json_object_get(doc, "repeats")) < 1)
-        return rw_fail(w, "", "repeats", "must be at least 1");
-    return 0;
-}
-
-/* The document's device must be the one the job was submitted for. */
-static int job_device_check(struct rwalk *w, const char *uuid)
-{
-    sqlite3_stmt *st = conn_stmt(w->tx->c, "SELECT device FROM jobs WHERE id = ?1", w->err,
-                                 w->errlen);
-    if (!st)
-        return -1;
-    sqlite3_bind_int64(st, 1, w->job_id);
-    int rc = sqlite3_step(st), ret = 0;
-    const char *dev = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
-    if (rc == SQLITE_DONE)
-        ret = db_fail(w->err, w->errlen, "saving a result: there is no job %s", w->job);
-    else if (rc != SQLITE_ROW)
-        ret = db_sqlfail(w->err, w->errlen, w->tx->c->db, "reading the job of a result");
-    else if (dev && strcmp(dev, uuid) != 0)
-        ret = rw_fail(w, "device", "uuid", "the result is for %s but job %s ran on %s", uuid,
-                      w->job, dev);
-    stmt_done(st);
-    return ret;
-}
-
-static const char run_insert_sql[] =
-    "INSERT INTO probe_runs (job_id, probe, device, device_name, compute_capability,"
-    " measured_ms, clock_mhz_before, clock_mhz_after, driver_version, repeats, wall_s)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
-
-int rw_provenance(struct rwalk *w, const json_t *doc, const char *want)
-{
-    struct prov p;
     const char *probe;
-    char now[24];
     if (!json_is_object(doc))
         return db_fail(w->err, w->errlen, "the %s result must be a JSON object", want);
     if (rw_str(w, doc, "", "probe", RW_REQUIRED, &probe) != 0)
         return -1;
     if (strcmp(probe, want) != 0)
         return rw_fail(w, "", "probe", "must be \"%s\", not \"%s\"", want, probe);
-    if (prov_read(w, doc, &p) != 0)
+    return 0;
+}
+
+int rw_repeats(struct rwalk *w, const json_t *doc)
+{
+    if (json_integer_value(json_object_get(doc, "repeats")) < 1)
+        return rw_fail(w, "", "repeats", "must be at least 1");
+    return 0;
+}
+
+static int take_job_device(const struct db_row *r)
+{
+    struct rwalk *w = r->ctx;
+    const char *dev = (const char *)sqlite3_column_text(r->st, 0);
+    if (dev && strcmp(dev, w->device) != 0)
+        return rw_fail(w, "device", "uuid", "the result is for %s but job %s ran on %s",
+                       w->device, w->job, dev);
+    return 0;
+}
+
+/* The document's device (w->device) must be the one the job was submitted for. */
+static int job_device_check(struct rwalk *w)
+{
+    int ret = conn_row(w->tx->c, "SELECT device FROM jobs WHERE id = ?1",
+                       DB_ARGS(DB_INT(w->job_id)), take_job_device, w,
+                       "reading the job of a result", w->err, w->errlen);
+    if (ret == 1)
+        return db_fail(w->err, w->errlen, "saving a result: there is no job %s", w->job);
+    return ret;
+}
+
+/* Parameters of the probe_runs INSERT. */
+enum { P_JOB, P_PROBE, P_PROV, P_NOW = P_PROV + RW_PROV, P_COUNT };
+
+static const char run_insert_sql[] =
+    "INSERT INTO probe_runs (job_id, probe, device, device_name, compute_capability,"
+    " driver_version, clock_mhz_before, clock_mhz_after, repeats, wall_s, measured_ms)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+
+int rw_provenance(struct rwalk *w, const json_t *doc, const char *want)
+{
+    const char *p[P_COUNT] = {w->job, want};
+    char bufs[RW_PROV][RW_NUM], now[24];
+    if (rw_kind(w, doc, want) != 0 ||
+        rw_members(w, doc, "", rw_prov_members, RW_PROV, bufs, p + P_PROV) != 0 ||
+        rw_repeats(w, doc) != 0)
         return -1;
-    w->device = p.uuid;
+    w->device = p[P_PROV + RW_PROV_UUID];
     if (!w->tx)
         return 0;
     snprintf(now, sizeof now, "%lld", (long long)store_now_ms());
-    const char *params[] = {w->job, want, p.uuid, p.name, p.cc, now, p.v_before, p.v_after,
-                            p.driver, p.v_repeats, p.v_wall};
-    if (job_device_check(w, p.uuid) != 0)
+    p[P_NOW] = now;
+    if (job_device_check(w) != 0)
         return -1;
-    return rw_exec(w, run_insert_sql, params, sizeof params / sizeof params[0]);
+    return rw_exec(w, run_insert_sql, p, P_COUNT);
 }
 
-int rw_save(struct store_tx *tx, int64_t job_id, const char *result_json,
-            int (*walk)(struct rwalk *, const json_t *), char *err, size_t errlen)
+int rw_walk_doc(struct store_tx *tx, int64_t job_id, const json_t *doc, rw_walk_fn walk,
+                char *err, size_t errlen)
+{
+    struct rwalk w;
+    if (tx) {
+        store_tx_assert_live(tx);
+        assert(job_id > 0);
+    }
+    rw_init(&w, tx, job_id, err, errlen);
+    return walk(&w, doc);
+}
+
+int rw_save(struct store_tx *tx, int64_t job_id, const char *result_json, rw_walk_fn walk,
+            char *err, size_t errlen)
 {
     json_error_t je;
     json_t *doc = json_loads(result_json ? result_json : "", JSON_REJECT_DUPLICATES, &je);
     if (!doc)
         return db_fail(err, errlen, "the result is not JSON: %s", je.text);
-    struct rwalk w;
-    rw_init(&w, tx, job_id, err, errlen);
-    int ret = walk(&w, doc);
+    store_tx_assert_live(tx);
+    assert(job_id > 0);
+    int ret = rw_walk_doc(tx, job_id, doc, walk, err, errlen);
     json_decref(doc);
     return ret;
 }
@@ -354,7 +386,7 @@ int rw_save(struct store_tx *tx, int64_t job_id, const char *result_json,
  * and in a suite's document; the suite and store_probe_result both use it. */
 static const struct {
     const char *name;
-    int (*walk)(struct rwalk *, const json_t *);
+    rw_walk_fn walk;
     int (*read)(struct conn *, int64_t, json_t *, char *, size_t);
 } probes[] = {
     {"latency", results_latency_walk, results_latency_read},
@@ -427,18 +459,7 @@ static int suite_walk(struct rwalk *w, const json_t *doc)
     return 0;
 }
 
-int results_suite_check(const json_t *doc, char *err, size_t errlen)
-{
-    struct rwalk w;
-    rw_init(&w, NULL, 0, err, errlen);
-    return suite_walk(&w, doc);
-}
-
-int results_suite_save(struct store_tx *tx, int64_t job_id, const char *result_json, char *err,
-                       size_t errlen)
-{
-    return rw_save(tx, job_id, result_json, suite_walk, err, errlen);
-}
+RW_ENTRY_POINTS(results_suite_check, results_suite_save, suite_walk)
 
 /* ---- columns as JSON ----------------------------------------------------------------- */
 
@@ -504,19 +525,25 @@ void rc_members(sqlite3_stmt *st, int col, const struct rw_member *m, size_t n, 
     }
 }
 
+/* rc_each's taker, as a row_fn: a JSON reader's row cannot fail. */
+struct rc_take {
+    void (*take)(sqlite3_stmt *st, void *ctx);
+    void *ctx;
+};
+
+static int rc_take_row(const struct db_row *r)
+{
+    const struct rc_take *t = r->ctx;
+    t->take(r->st, t->ctx);
+    return 0;
+}
+
 int rc_each(struct conn *c, const char *sql, int64_t job_id,
             void (*take)(sqlite3_stmt *st, void *ctx), void *ctx, const char *what, char *err,
             size_t errlen)
 {
-    sqlite3_stmt *st = conn_stmt(c, sql, err, errlen);
-    if (!st)
-        return -1;
-    sqlite3_bind_int64(st, 1, job_id);
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        take(st, ctx);
-    stmt_done(st);
-    return rc == SQLITE_DONE ? 0 : db_sqlfail(err, errlen, c->db, what);
+    struct rc_take t = {take, ctx};
+    return conn_rows(c, sql, DB_ARGS(DB_INT(job_id)), rc_take_row, &t, what, err, errlen);
 }
 
 json_t *rc_spread(sqlite3_stmt *st, int col)
@@ -533,12 +560,9 @@ json_t *rc_spread(sqlite3_stmt *st, int col)
     return o;
 }
 
-/* ---- reading a run back ---------------------------------------------------------------- */
+/* ---- serving a run ------------------------------------------------------------------ */
 
-#define RUN_COLS "job_id, device_name, compute_capability, measured_ms, clock_mhz_before," \
-                 " clock_mhz_after, driver_version, repeats, wall_s"
-
-static json_t *run_to_json(sqlite3_stmt *st, const char *uuid, const char *probe)
+json_t *rc_run(sqlite3_stmt *st, const char *uuid, const char *probe)
 {
     json_t *o = json_object(), *dev = json_object(), *clk = json_object();
     json_object_set_new(dev, "uuid", json_string(uuid));
@@ -557,79 +581,103 @@ static json_t *run_to_json(sqlite3_stmt *st, const char *uuid, const char *probe
     return o;
 }
 
-/* The chosen run's provenance; 1 when there is none. */
-static int run_find(struct conn *c, const char *uuid, const char *probe, int64_t job_id,
-                    json_t **out, char *err, size_t errlen)
+/* The run being served, and the table it comes from. */
+struct served {
+    const struct rc_runs *t;
+    const char *uuid, *probe;
+    json_t *out;
+};
+
+static int take_served(const struct db_row *r)
 {
-    sqlite3_stmt *st = conn_stmt(c, job_id
-        ? "SELECT " RUN_COLS " FROM probe_runs WHERE device = ?1 AND probe = ?2 AND job_id = ?3"
-        : "SELECT " RUN_COLS " FROM probe_runs WHERE device = ?1 AND probe = ?2"
-          " ORDER BY measured_ms DESC, job_id DESC LIMIT 1", err, errlen);
-    if (!st)
-        return -1;
-    sqlite3_bind_text(st, 1, uuid, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, probe, -1, SQLITE_STATIC);
-    if (job_id)
-        sqlite3_bind_int64(st, 3, job_id);
-    int rc = sqlite3_step(st), ret = 0;
-    if (rc == SQLITE_ROW)
-        *out = run_to_json(st, uuid, probe);
-    else
-        ret = rc == SQLITE_DONE ? 1 : db_sqlfail(err, errlen, c->db, "reading a probe run");
-    stmt_done(st);
-    return ret;
+    struct served *s = r->ctx;
+    s->out = rc_run(r->st, s->uuid, s->probe);
+    if (s->t->more)
+        s->t->more(r->st, s->out);
+    return 0;
 }
 
-static int run_history(struct conn *c, const char *uuid, const char *probe, json_t *out,
-                       char *err, size_t errlen)
+/* ?1 the device, ?2 the probe where the table holds several, then last
+ * (none when it is 0); returns how many. */
+static size_t runs_args(const struct served *r, int64_t last, struct db_arg a[3])
 {
-    sqlite3_stmt *st = conn_stmt(c,
-        "SELECT job_id, measured_ms FROM probe_runs WHERE device = ?1 AND probe = ?2"
-        " ORDER BY measured_ms DESC, job_id DESC LIMIT ?3", err, errlen);
-    if (!st)
-        return -1;
-    sqlite3_bind_text(st, 1, uuid, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, probe, -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 3, RW_HISTORY);
-    json_t *list = json_array();
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        json_array_append_new(list, json_pack("{s:o, s:o}", "job_id", rc_int(st, 0),
-                                              "measured_ms", rc_int(st, 1)));
-    stmt_done(st);
-    json_object_set_new(out, "history", list);
-    return rc == SQLITE_DONE ? 0 : db_sqlfail(err, errlen, c->db, "listing probe runs");
+    size_t n = 0;
+    a[n++] = DB_TEXT(r->uuid);
+    if (r->t->by_probe)
+        a[n++] = DB_TEXT(r->probe);
+    if (last)
+        a[n++] = DB_INT(last);
+    return n;
 }
 
-static int result_on(struct conn *c, const char *uuid, const char *probe, int64_t job_id,
-                     json_t **out, char *err, size_t errlen)
+static void take_history(sqlite3_stmt *st, void *ctx)
 {
-    int ret = run_find(c, uuid, probe, job_id, out, err, errlen);
-    if (ret != 0)
-        return ret;
-    int64_t id = json_integer_value(json_object_get(*out, "job_id"));
-    ret = probes[probe_index(probe)].read(c, id, *out, err, errlen);
-    if (ret == 0)
-        ret = run_history(c, uuid, probe, *out, err, errlen);
-    if (ret != 0) {
-        json_decref(*out);
-        *out = NULL;
+    const struct served *r = ctx;
+    json_t *o = json_object();
+    rc_members(st, 0, rc_history_members, r->t->nhistory, o);
+    json_array_append_new(json_object_get(r->out, "history"), o);
+}
+
+static int history_read(struct conn *c, struct served *r, char *err, size_t errlen)
+{
+    struct db_arg a[3];
+    size_t n = runs_args(r, RW_HISTORY, a);
+    struct rc_take t = {take_history, r};
+    json_object_set_new(r->out, "history", json_array());
+    return conn_rows(c, r->t->history_sql, a, n, rc_take_row, &t, r->t->what_history, err,
+                     errlen);
+}
+
+int rc_serve(struct conn *c, const struct rc_runs *t, const char *uuid, const char *probe,
+             int64_t job_id,
+             int (*rows)(struct conn *c, int64_t job_id, json_t *out, char *err, size_t errlen),
+             json_t **out, char *err, size_t errlen)
+{
+    struct served r = {t, uuid, probe, NULL};
+    struct db_arg a[3];
+    size_t n = runs_args(&r, job_id, a);
+    int ret = conn_row(c, job_id ? t->run_sql : t->newest_sql, a, n, take_served, &r,
+                       t->what_run, err, errlen);
+    if (ret == 0) {
+        int64_t id = json_integer_value(json_object_get(r.out, "job_id"));
+        if (rows(c, id, r.out, err, errlen) != 0 || history_read(c, &r, err, errlen) != 0)
+            ret = -1;
     }
+    if (ret != 0) {
+        json_decref(r.out);
+        r.out = NULL;
+    }
+    *out = r.out;
     return ret;
 }
+
+/* ---- reading a run back ---------------------------------------------------------------- */
+
+const struct rw_member rc_history_members[3] = {
+    {"", "job_id", 'i', 0, 0, 0},
+    {"", "measured_ms", 'i', 0, 0, 0},
+    {"", "gmae", 'n', 0, 0, 0},
+};
+
+static const struct rc_runs probe_runs = {
+    RC_RUNS_SQL(RC_RUN_COLS, "job_id, measured_ms", "probe_runs", " AND probe = ?2"),
+    1, NULL, 2, "reading a probe run", "listing probe runs",
+};
 
 int store_probe_result(store *s, const char *uuid, const char *probe, int64_t job_id,
                        json_t **out, char *err, size_t errlen)
 {
+    assert(s && out);
     *out = NULL;
     char names[128];
-    if (probe_index(probe) < 0)
+    int i = probe_index(probe);
+    if (i < 0)
         return db_fail(err, errlen, "no probe '%s' keeps results (%s)", probe ? probe : "(null)",
                        probe_names(names, sizeof names));
     if (job_id < 0)
         return db_fail(err, errlen, "job id %lld is not valid", (long long)job_id);
     struct conn *c = store_reader_get(s);
-    int ret = result_on(c, uuid, probe, job_id, out, err, errlen);
+    int ret = rc_serve(c, &probe_runs, uuid, probe, job_id, probes[i].read, out, err, errlen);
     store_reader_put(s, c);
     return ret;
 }

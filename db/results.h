@@ -73,27 +73,21 @@
 
 #include "db/store.h"
 
-/* 0 if doc is a well-formed result document of that probe (or suite). */
-int results_latency_check(const json_t *doc, char *err, size_t errlen);
-int results_memory_check(const json_t *doc, char *err, size_t errlen);
-int results_banks_check(const json_t *doc, char *err, size_t errlen);
-int results_control_codes_check(const json_t *doc, char *err, size_t errlen);
-int results_dual_issue_check(const json_t *doc, char *err, size_t errlen);
-int results_suite_check(const json_t *doc, char *err, size_t errlen);
+/* A probe's check: 0 if doc is a well-formed result document of that probe
+ * (or suite), else -1 with the first fault's path in err. doc may be any
+ * JSON, or NULL (it comes from a worker): a wrong one is an error return. */
+typedef int results_check_fn(const json_t *doc, char *err, size_t errlen);
+results_check_fn results_latency_check, results_memory_check, results_banks_check,
+    results_control_codes_check, results_dual_issue_check, results_suite_check;
 
-/* store_result_saver implementations, for store_job_succeed. */
-int results_latency_save(struct store_tx *tx, int64_t job_id, const char *result_json,
-                         char *err, size_t errlen);
-int results_memory_save(struct store_tx *tx, int64_t job_id, const char *result_json,
-                        char *err, size_t errlen);
-int results_banks_save(struct store_tx *tx, int64_t job_id, const char *result_json,
-                       char *err, size_t errlen);
-int results_control_codes_save(struct store_tx *tx, int64_t job_id, const char *result_json,
-                               char *err, size_t errlen);
-int results_dual_issue_save(struct store_tx *tx, int64_t job_id, const char *result_json,
-                            char *err, size_t errlen);
-int results_suite_save(struct store_tx *tx, int64_t job_id, const char *result_json,
-                       char *err, size_t errlen);
+/* The savers (store_result_saver_fn, see store.h), for store_job_succeed and
+ * store_job_record: the check, then the rows of job_id inserted in tx.
+ * result_json that is not a well-formed document is refused (-1) and writes
+ * nothing (text that is not JSON at all is refused before anything else is
+ * looked at). Contract: tx is the live transaction the store hands a saver
+ * and job_id the id of its job (> 0). */
+store_result_saver_fn results_latency_save, results_memory_save, results_banks_save,
+    results_control_codes_save, results_dual_issue_save, results_suite_save;
 
 /* The stored result of probe ("latency", "memory", "banks", "control-codes"
  * or "dual-issue") on the device with this UUID: the newest when job_id is
@@ -108,7 +102,9 @@ int results_suite_save(struct store_tx *tx, int64_t job_id, const char *result_j
  * "departure","device_memory_cycles"; banks the members the banks document
  * lists above ("classes" rebuilt from the map); control-codes "instructions"
  * (each sweep ordered by stall, then yield) and "meanings"; dual-issue the
- * run's members and "results". Returns 1 (and *out NULL) when there is none. */
+ * run's members and "results". Returns 1 (and *out NULL) when there is none;
+ * -1 with the reason for a probe that keeps no results or a job_id below 0
+ * (both may come from a client). Contract: s and out are not NULL. */
 int store_probe_result(store *s, const char *uuid, const char *probe, int64_t job_id,
                        json_t **out, char *err, size_t errlen);
 

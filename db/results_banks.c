@@ -246,18 +246,7 @@ int results_banks_walk(struct rwalk *w, const json_t *doc)
     return costs_walk(w, doc);
 }
 
-int results_banks_check(const json_t *doc, char *err, size_t errlen)
-{
-    struct rwalk w;
-    rw_init(&w, NULL, 0, err, errlen);
-    return results_banks_walk(&w, doc);
-}
-
-int results_banks_save(struct store_tx *tx, int64_t job_id, const char *result_json, char *err,
-                       size_t errlen)
-{
-    return rw_save(tx, job_id, result_json, results_banks_walk, err, errlen);
-}
+RW_ENTRY_POINTS(results_banks_check, results_banks_save, results_banks_walk)
 
 /* ---- reading back ------------------------------------------------------------- */
 

@@ -111,12 +111,15 @@ static int fits_walk(struct rwalk *w, const json_t *e, const char *path, int fla
     return 0;
 }
 
-static int point_walk(struct rwalk *w, const json_t *pt, const char *path, const char *instr,
-                      json_t *seen)
+/* One stall x yield point of the instruction named ctx; seen collects the
+ * points so far. */
+static int point_walk(struct rwalk *w, const json_t *pt, const char *path, size_t i,
+                      json_t *seen, const void *ctx)
 {
     char bufs[POINT_MEMBERS][RW_NUM], id[64];
     struct rw_spread chain, stream;
-    const char *p[13] = {w->job, w->device, instr};
+    const char *p[13] = {w->job, w->device, ctx};
+    (void)i;
     if (!json_is_object(pt))
         return rw_fail(w, "", path, "must be an object");
     if (rw_members(w, pt, path, point_members, POINT_MEMBERS, bufs, p + 3) != 0 ||
@@ -126,9 +129,9 @@ static int point_walk(struct rwalk *w, const json_t *pt, const char *path, const
     snprintf(id, sizeof id, "stall %s, yield %s", p[3], p[4]);
     if (rw_unique(w, seen, path, "stall", id) != 0)
         return -1;
-    for (int i = 0; i < 3; i++) {
-        p[7 + i] = chain.v[i];
-        p[10 + i] = stream.v[i];
+    for (int k = 0; k < 3; k++) {
+        p[7 + k] = chain.v[k];
+        p[10 + k] = stream.v[k];
     }
     return rw_exec(w, point_sql, p, 13);
 }
@@ -136,29 +139,21 @@ static int point_walk(struct rwalk *w, const json_t *pt, const char *path, const
 static int sweep_walk(struct rwalk *w, const json_t *e, const char *path, int flags,
                       const char *instr)
 {
-    const json_t *sweep, *pt;
-    char here[RW_PATH + 32];
-    size_t j;
+    const json_t *sweep;
+    char prefix[RW_PATH + 8];
     if (rw_arr(w, e, path, "sweep", flags, &sweep) != 0)
         return -1;
-    json_t *seen = json_object();
-    int rc = 0;
-    json_array_foreach(sweep, j, pt) {
-        snprintf(here, sizeof here, "%s.sweep[%zu]", path, j);
-        if (rc == 0)
-            rc = point_walk(w, pt, here, instr, seen);
-    }
-    json_decref(seen);
-    return rc;
+    snprintf(prefix, sizeof prefix, "%s.sweep", path);
+    return rw_each(w, sweep, prefix, point_walk, instr);
 }
 
 /* One instruction: its row, then its sweep. seen collects the names so far. */
-static int instr_walk(struct rwalk *w, const json_t *e, size_t i, json_t *seen)
+static int instr_walk(struct rwalk *w, const json_t *e, const char *path, size_t i,
+                      json_t *seen, const void *ctx)
 {
     struct instr_row r;
-    char path[RW_PATH];
+    (void)ctx;
     memset(&r, 0, sizeof r);
-    snprintf(path, sizeof path, "instructions[%zu]", i);
     if (!json_is_object(e))
         return rw_fail(w, "", path, "must be an object");
     if (rw_members(w, e, path, instr_members, INSTR_MEMBERS, r.bufs, r.p + I_MEMBERS) != 0 ||
@@ -204,32 +199,16 @@ static int meanings_walk(struct rwalk *w, const json_t *doc)
 
 int results_control_codes_walk(struct rwalk *w, const json_t *doc)
 {
-    const json_t *list, *e;
-    size_t i;
+    const json_t *list;
     if (rw_provenance(w, doc, "control-codes") != 0 ||
-        rw_arr(w, doc, "", "instructions", RW_REQUIRED, &list) != 0)
+        rw_arr(w, doc, "", "instructions", RW_REQUIRED, &list) != 0 ||
+        rw_each(w, list, "instructions", instr_walk, NULL) != 0)
         return -1;
-    json_t *seen = json_object();
-    int rc = 0;
-    json_array_foreach(list, i, e)
-        if (rc == 0)
-            rc = instr_walk(w, e, i, seen);
-    json_decref(seen);
-    return rc == 0 ? meanings_walk(w, doc) : -1;
+    return meanings_walk(w, doc);
 }
 
-int results_control_codes_check(const json_t *doc, char *err, size_t errlen)
-{
-    struct rwalk w;
-    rw_init(&w, NULL, 0, err, errlen);
-    return results_control_codes_walk(&w, doc);
-}
-
-int results_control_codes_save(struct store_tx *tx, int64_t job_id, const char *result_json,
-                               char *err, size_t errlen)
-{
-    return rw_save(tx, job_id, result_json, results_control_codes_walk, err, errlen);
-}
+RW_ENTRY_POINTS(results_control_codes_check, results_control_codes_save,
+                results_control_codes_walk)
 
 /* ---- reading back ------------------------------------------------------------- */
 

@@ -65,12 +65,13 @@ static int run_walk(struct rwalk *w, const json_t *doc)
 }
 
 /* One configuration; seen collects "pattern / operands / warps" so far. */
-static int result_walk(struct rwalk *w, const json_t *e, size_t i, json_t *seen)
+static int result_walk(struct rwalk *w, const json_t *e, const char *path, size_t i,
+                       json_t *seen, const void *ctx)
 {
-    char bufs[RESULT_MEMBERS][RW_NUM], path[RW_PATH], seq[RW_NUM], id[160];
+    char bufs[RESULT_MEMBERS][RW_NUM], seq[RW_NUM], id[160];
     struct rw_spread rate;
     const char *p[3 + RESULT_MEMBERS + 3] = {w->job, w->device, seq};
-    snprintf(path, sizeof path, "results[%zu]", i);
+    (void)ctx;
     if (!json_is_object(e))
         return rw_fail(w, "", path, "must be an object");
     if (rw_members(w, e, path, result_members, RESULT_MEMBERS, bufs, p + 3) != 0 ||
@@ -87,32 +88,14 @@ static int result_walk(struct rwalk *w, const json_t *e, size_t i, json_t *seen)
 
 int results_dual_issue_walk(struct rwalk *w, const json_t *doc)
 {
-    const json_t *list, *e;
-    size_t i;
+    const json_t *list;
     if (rw_provenance(w, doc, "dual-issue") != 0 || run_walk(w, doc) != 0 ||
         rw_arr(w, doc, "", "results", RW_REQUIRED, &list) != 0)
         return -1;
-    json_t *seen = json_object();
-    int rc = 0;
-    json_array_foreach(list, i, e)
-        if (rc == 0)
-            rc = result_walk(w, e, i, seen);
-    json_decref(seen);
-    return rc;
+    return rw_each(w, list, "results", result_walk, NULL);
 }
 
-int results_dual_issue_check(const json_t *doc, char *err, size_t errlen)
-{
-    struct rwalk w;
-    rw_init(&w, NULL, 0, err, errlen);
-    return results_dual_issue_walk(&w, doc);
-}
-
-int results_dual_issue_save(struct store_tx *tx, int64_t job_id, const char *result_json,
-                            char *err, size_t errlen)
-{
-    return rw_save(tx, job_id, result_json, results_dual_issue_walk, err, errlen);
-}
+RW_ENTRY_POINTS(results_dual_issue_check, results_dual_issue_save, results_dual_issue_walk)
 
 /* ---- reading back ------------------------------------------------------------- */
 

@@ -10,8 +10,13 @@
  * a row when the walk has a transaction and does nothing when it only checks,
  * so checking and saving share every line that decides what is well formed.
  * A table of struct rw_member names a run's single figures once, for the
- * walk (rw_members) and for the reader (rc_members). The reader side turns
- * columns back into JSON (rc_* helpers; rc_each steps a query's rows).
+ * walk (rw_members) and for the reader (rc_members); rw_prov_members is the
+ * one every run's provenance shares. A list of rows is walked by rw_each,
+ * which gives each item its path and the keys seen so far. A probe's walk
+ * serves as its public check and saver through RW_ENTRY_POINTS. The reader
+ * side turns columns back into JSON (rc_* helpers; rc_each steps a query's
+ * rows) and serves a run, its rows and its device's history through
+ * rc_serve, driven by a struct rc_runs that names the table the runs are in.
  */
 #ifndef GPUPROBE_DB_RESULTS_INTERNAL_H
 #define GPUPROBE_DB_RESULTS_INTERNAL_H
@@ -48,7 +53,6 @@ struct rw_spread {
     const char *error;
 };
 
-void rw_init(struct rwalk *w, struct store_tx *tx, int64_t job_id, char *err, size_t errlen);
 /* Writes "<path>.<key>: <why>" (or "<key>: ..." for an empty path); returns -1. */
 int rw_fail(struct rwalk *w, const char *path, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -97,6 +101,15 @@ struct rw_member {
 int rw_members(struct rwalk *w, const json_t *doc, const char *path, const struct rw_member *m,
                size_t n, char (*bufs)[RW_NUM], const char **params);
 
+/* Walks the items of list (an array; NULL or anything else has none) in
+ * order: walk(w, item, "<prefix>[i]", i, seen, ctx), seen an object fresh
+ * for the list, in which the walk records the keys that must be unique.
+ * Stops at the first failure and returns it. */
+typedef int (*rw_item_fn)(struct rwalk *w, const json_t *item, const char *path, size_t i,
+                          json_t *seen, const void *ctx);
+int rw_each(struct rwalk *w, const json_t *list, const char *prefix, rw_item_fn walk,
+            const void *ctx);
+
 /* Runs an INSERT in the walk's transaction; a no-op when only checking. */
 int rw_exec(struct rwalk *w, const char *sql, const char *const *params, size_t n);
 /* The same with params[at] the JSON text of v (NULL when v is NULL): for a
@@ -104,22 +117,57 @@ int rw_exec(struct rwalk *w, const char *sql, const char *const *params, size_t 
 int rw_exec_json(struct rwalk *w, const char *sql, const char **params, size_t n, size_t at,
                  const json_t *v);
 
-/* Checks "probe" is want and reads the provenance (device, driver, clock,
- * repeats, wall time); saving, inserts the probe_runs row after checking
- * that the document's device is the job's. Sets w->device. */
+/* Fails unless doc is an object whose "probe" is want. */
+int rw_kind(struct rwalk *w, const json_t *doc, const char *want);
+
+/* A run's provenance, in the order it is read: device.uuid, device.name,
+ * device.compute_capability, driver_version, clock_mhz.before and .after
+ * (a clock that could not be read is NULL; its reason stays in the job's
+ * result), repeats, wall_s. */
+#define RW_PROV 8
+enum { RW_PROV_UUID, RW_PROV_CLOCK = 4 };   /* positions: the UUID, the first clock reading */
+extern const struct rw_member rw_prov_members[RW_PROV];
+/* Fails unless the document's repeats (read already) is at least 1. */
+int rw_repeats(struct rwalk *w, const json_t *doc);
+
+/* Checks "probe" is want and reads the provenance; saving, inserts the
+ * probe_runs row after checking that the document's device is the job's.
+ * Sets w->device. */
 int rw_provenance(struct rwalk *w, const json_t *doc, const char *want);
 
 /* The probes' walks over a parsed document (results_latency.c, results_memory.c,
  * results_banks.c, results_control.c, results_dual.c). */
+typedef int (*rw_walk_fn)(struct rwalk *w, const json_t *doc);
 int results_latency_walk(struct rwalk *w, const json_t *doc);
 int results_memory_walk(struct rwalk *w, const json_t *doc);
 int results_banks_walk(struct rwalk *w, const json_t *doc);
 int results_control_codes_walk(struct rwalk *w, const json_t *doc);
 int results_dual_issue_walk(struct rwalk *w, const json_t *doc);
 
-/* Parses result_json and runs walk over it in tx; the body of every saver. */
-int rw_save(struct store_tx *tx, int64_t job_id, const char *result_json,
-            int (*walk)(struct rwalk *, const json_t *), char *err, size_t errlen);
+/* Runs walk over doc: with tx NULL only checking (job_id 0), else saving
+ * the rows of job job_id in tx. Contract: tx, when given, is live and
+ * job_id > 0. */
+int rw_walk_doc(struct store_tx *tx, int64_t job_id, const json_t *doc, rw_walk_fn walk,
+                char *err, size_t errlen);
+/* Parses result_json and runs walk over it in tx; the body of every saver.
+ * Text that is not JSON is refused (-1) first; a document is walked only
+ * under the contract: tx is live and job_id > 0. */
+int rw_save(struct store_tx *tx, int64_t job_id, const char *result_json, rw_walk_fn walk,
+            char *err, size_t errlen);
+
+/* Defines a probe's public check (results_check_fn) and saver
+ * (store_result_saver_fn): its walk without a transaction, and inside the
+ * job's. Both are declared in results.h. */
+#define RW_ENTRY_POINTS(check, save, walk)                                                     \
+    int check(const json_t *doc, char *err, size_t errlen)                                     \
+    {                                                                                          \
+        return rw_walk_doc(NULL, 0, doc, walk, err, errlen);                                   \
+    }                                                                                          \
+    int save(struct store_tx *tx, int64_t job_id, const char *result_json, char *err,          \
+             size_t errlen)                                                                    \
+    {                                                                                          \
+        return rw_save(tx, job_id, result_json, walk, err, errlen);                            \
+    }
 
 /* ---- reading ------------------------------------------------------------- */
 
@@ -141,6 +189,53 @@ void rc_members(sqlite3_stmt *st, int col, const struct rw_member *m, size_t n, 
 int rc_each(struct conn *c, const char *sql, int64_t job_id,
             void (*take)(sqlite3_stmt *st, void *ctx), void *ctx, const char *what, char *err,
             size_t errlen);
+
+/* The columns of a run's provenance as a reader selects them first, and the
+ * run they make: {"job_id","probe","device":{"uuid","name",
+ * "compute_capability"},"measured_ms","driver_version","clock_mhz":
+ * {"before","after"},"repeats","wall_s"}. */
+#define RC_RUN_COLS "job_id, device_name, compute_capability, measured_ms, clock_mhz_before," \
+                    " clock_mhz_after, driver_version, repeats, wall_s"
+#define RC_RUN_NCOLS 9
+json_t *rc_run(sqlite3_stmt *st, const char *uuid, const char *probe);
+
+/* A table a reader serves runs from. Each SQL binds ?1 the device, then,
+ * in a table that holds several probes' runs (by_probe), ?2 the probe, and
+ * last the job (run_sql) or the number of runs (history_sql); newest_sql
+ * has no last parameter. run_sql and newest_sql select RC_RUN_COLS first,
+ * history_sql the first nhistory of rc_history_members' columns. */
+struct rc_runs {
+    const char *run_sql, *newest_sql, *history_sql;
+    int by_probe;
+    /* Adds the table's own members after the provenance, or NULL. */
+    void (*more)(sqlite3_stmt *st, json_t *run);
+    size_t nhistory;
+    const char *what_run, *what_history;   /* name the readings in an error */
+};
+
+/* The members of a history entry: a run's job and time (and, for a table
+ * that keeps it, its geometric-mean error). */
+extern const struct rw_member rc_history_members[3];
+
+/* The three queries of a struct rc_runs on table: cols (RC_RUN_COLS first)
+ * and hcols (a history entry's columns) of the device's runs, filter
+ * narrowing them further (" AND probe = ?2", or ""). The last parameter is
+ * an unnumbered "?": the number after the filter's. */
+#define RC_RUNS_SQL(cols, hcols, table, filter)                                            \
+    "SELECT " cols " FROM " table " WHERE device = ?1" filter " AND job_id = ?",           \
+    "SELECT " cols " FROM " table " WHERE device = ?1" filter                              \
+    " ORDER BY measured_ms DESC, job_id DESC LIMIT 1",                                     \
+    "SELECT " hcols " FROM " table " WHERE device = ?1" filter                             \
+    " ORDER BY measured_ms DESC, job_id DESC LIMIT ?"
+
+/* The run of probe on device uuid in t (the newest when job_id is 0), its
+ * rows added by rows, and "history": the device's runs, newest first, at
+ * most RW_HISTORY. 0 with *out a new reference, 1 (*out NULL) when there
+ * is no such run, -1 with the reason. */
+int rc_serve(struct conn *c, const struct rc_runs *t, const char *uuid, const char *probe,
+             int64_t job_id,
+             int (*rows)(struct conn *c, int64_t job_id, json_t *out, char *err, size_t errlen),
+             json_t **out, char *err, size_t errlen);
 
 /* Adds the probe's rows of job_id to out ("entries", or "curves" etc.). */
 int results_latency_read(struct conn *c, int64_t job_id, json_t *out, char *err, size_t errlen);

@@ -99,12 +99,12 @@ static int texts_walk(struct rwalk *w, const json_t *e, const char *path, struct
 }
 
 /* One entry: checked, then inserted. seen collects the names so far. */
-static int entry_walk(struct rwalk *w, const json_t *e, size_t i, json_t *seen)
+static int entry_walk(struct rwalk *w, const json_t *e, const char *path, size_t i, json_t *seen,
+                      const void *ctx)
 {
     struct lat_row r;
-    char path[RW_PATH];
+    (void)ctx;
     memset(&r, 0, sizeof r);
-    snprintf(path, sizeof path, "entries[%zu]", i);
     if (!json_is_object(e))
         return db_fail(w->err, w->errlen, "%s: must be an object", path);
     if (texts_walk(w, e, path, &r) != 0 || sass_walk(w, e, path, &r) != 0 ||
@@ -121,32 +121,14 @@ static int entry_walk(struct rwalk *w, const json_t *e, size_t i, json_t *seen)
 
 int results_latency_walk(struct rwalk *w, const json_t *doc)
 {
-    const json_t *entries, *e;
-    size_t i;
+    const json_t *entries;
     if (rw_provenance(w, doc, "latency") != 0 ||
         rw_arr(w, doc, "", "entries", RW_REQUIRED, &entries) != 0)
         return -1;
-    json_t *seen = json_object();
-    int ret = 0;
-    json_array_foreach(entries, i, e)
-        if (ret == 0)
-            ret = entry_walk(w, e, i, seen);
-    json_decref(seen);
-    return ret;
+    return rw_each(w, entries, "entries", entry_walk, NULL);
 }
 
-int results_latency_check(const json_t *doc, char *err, size_t errlen)
-{
-    struct rwalk w;
-    rw_init(&w, NULL, 0, err, errlen);
-    return results_latency_walk(&w, doc);
-}
-
-int results_latency_save(struct store_tx *tx, int64_t job_id, const char *result_json,
-                         char *err, size_t errlen)
-{
-    return rw_save(tx, job_id, result_json, results_latency_walk, err, errlen);
-}
+RW_ENTRY_POINTS(results_latency_check, results_latency_save, results_latency_walk)
 
 /* ---- reading back ------------------------------------------------------------- */
 

@@ -82,12 +82,14 @@ static int figure_walk(struct rwalk *w, const json_t *obj, const char *path, con
     return rw_spread(w, obj, path, key, flags, sp);
 }
 
-static int point_walk(struct rwalk *w, const json_t *pt, const char *path, const char *load,
-                      json_t *seen)
+/* A curve point of the load (its name); seen holds the sizes so far. */
+static int point_walk(struct rwalk *w, const json_t *pt, const char *path, size_t i,
+                      json_t *seen, const void *load)
 {
     struct rw_spread sp;
     char bytes[RW_NUM];
     const char *vb;
+    (void)i;
     if (!json_is_object(pt))
         return db_fail(w->err, w->errlen, "%s: must be an object", path);
     if (unique_key(w, pt, path, "bytes", seen, bytes, &vb) != 0 ||
@@ -97,11 +99,13 @@ static int point_walk(struct rwalk *w, const json_t *pt, const char *path, const
     return rw_exec(w, curve_sql, p, sizeof p / sizeof p[0]);
 }
 
-static int level_walk(struct rwalk *w, const json_t *lv, const char *path, const char *load,
-                      json_t *seen)
+/* A level of the load (its name); seen holds the levels so far. */
+static int level_walk(struct rwalk *w, const json_t *lv, const char *path, size_t i,
+                      json_t *seen, const void *load)
 {
     char level[RW_NUM], cycles[RW_NUM], upto[RW_NUM];
     const char *p[6] = {w->job, w->device, load};
+    (void)i;
     if (!json_is_object(lv))
         return db_fail(w->err, w->errlen, "%s: must be an object", path);
     if (unique_key(w, lv, path, "level", seen, level, &p[3]) != 0 ||
@@ -111,34 +115,24 @@ static int level_walk(struct rwalk *w, const json_t *lv, const char *path, const
     return rw_exec(w, level_sql, p, 6);
 }
 
-typedef int (*item_walk)(struct rwalk *, const json_t *, const char *, const char *, json_t *);
-
 /* parent[load]: an array of items, or {"error": ...} kept as <prefix><load>. */
 static int list_walk(struct rwalk *w, const json_t *parent, const char *pname, const char *load,
-                     const char *prefix, item_walk walk)
+                     const char *prefix, rw_item_fn walk)
 {
-    const json_t *v = json_object_get(parent, load), *item;
+    const json_t *v = json_object_get(parent, load);
     char path[RW_PATH];
-    size_t i;
     if (!v)
         return rw_fail(w, pname, load, "is required");
     if (rw_error_of(v))
         return whole_error(w, prefix, load, rw_error_of(v));
     if (!json_is_array(v))
         return rw_fail(w, pname, load, "must be an array or {\"error\": \"...\"}");
-    json_t *seen = json_object();
-    int ret = 0;
-    json_array_foreach(v, i, item) {
-        snprintf(path, sizeof path, "%s.%s[%zu]", pname, load, i);
-        if (ret == 0)
-            ret = walk(w, item, path, load, seen);
-    }
-    json_decref(seen);
-    return ret;
+    snprintf(path, sizeof path, "%s.%s", pname, load);
+    return rw_each(w, v, path, walk, load);
 }
 
 static int lists_walk(struct rwalk *w, const json_t *doc, const char *key, const char *prefix,
-                      item_walk walk)
+                      rw_item_fn walk)
 {
     const json_t *parent;
     if (rw_obj(w, doc, "", key, RW_REQUIRED, &parent) != 0)
@@ -240,18 +234,7 @@ int results_memory_walk(struct rwalk *w, const json_t *doc)
     return 0;
 }
 
-int results_memory_check(const json_t *doc, char *err, size_t errlen)
-{
-    struct rwalk w;
-    rw_init(&w, NULL, 0, err, errlen);
-    return results_memory_walk(&w, doc);
-}
-
-int results_memory_save(struct store_tx *tx, int64_t job_id, const char *result_json,
-                        char *err, size_t errlen)
-{
-    return rw_save(tx, job_id, result_json, results_memory_walk, err, errlen);
-}
+RW_ENTRY_POINTS(results_memory_check, results_memory_save, results_memory_walk)
 
 /* ---- reading back ------------------------------------------------------------- */
 

@@ -9,8 +9,11 @@
  * saver agree. The run's provenance is its own row (the probe_runs table
  * holds only the probes' runs). Predictions are written by UPDATEs in the
  * same transaction, after the saver has read the parameters they use.
- * The reader builds its answer from the rows alone.
+ * The reader builds its answer from the rows alone, through the same
+ * rc_serve as the probes' results (results.c) with this table's own
+ * members added after the provenance.
  */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,9 +23,17 @@
 
 #define MAX_KERNELS 64
 
+/* Parameters of the run's INSERT: the provenance is read in two parts
+ * around "timing", in the order the document has always been checked. */
+enum {
+    V_JOB, V_PROV, V_TIMING = V_PROV + RW_PROV_CLOCK, V_PROV_REST,
+    V_NOW = V_PROV_REST + RW_PROV - RW_PROV_CLOCK, V_DRAM, V_LINK = V_DRAM + 3,
+    V_DRAM_ERROR = V_LINK + 3, V_LINK_ERROR, V_COUNT
+};
+
 static const char run_sql[] =
     "INSERT INTO model_validation_runs (job_id, device, device_name, compute_capability,"
-    " measured_ms, clock_mhz_before, clock_mhz_after, driver_version, repeats, wall_s, timing,"
+    " driver_version, timing, clock_mhz_before, clock_mhz_after, repeats, wall_s, measured_ms,"
     " dram_bw_median, dram_bw_min, dram_bw_max, link_bw_median, link_bw_min, link_bw_max,"
     " dram_bw_error, link_bw_error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
     " ?, ?)";
@@ -34,61 +45,40 @@ static const char kernel_sql[] =
 /* ---- the walk ------------------------------------------------------------------ */
 
 struct vrun_row {
-    const char *uuid, *name, *cc, *driver, *timing;
-    char before[RW_NUM], after[RW_NUM], repeats[RW_NUM], wall[RW_NUM];
-    const char *v_before, *v_after, *v_repeats, *v_wall;
+    const char *p[V_COUNT];
+    char bufs[RW_PROV][RW_NUM], now[24];
     struct rw_spread dram, link;
 };
 
-static int run_device(struct rwalk *w, const json_t *doc, struct vrun_row *r)
-{
-    const json_t *dev;
-    return rw_obj(w, doc, "", "device", RW_REQUIRED, &dev) != 0 ||
-                   rw_str(w, dev, "device", "uuid", RW_REQUIRED, &r->uuid) != 0 ||
-                   rw_str(w, dev, "device", "name", RW_REQUIRED, &r->name) != 0 ||
-                   rw_str(w, dev, "device", "compute_capability", RW_REQUIRED, &r->cc) != 0
-               ? -1
-               : 0;
-}
-
 static int run_read(struct rwalk *w, const json_t *doc, struct vrun_row *r)
 {
-    const json_t *clk, *bw;
-    const char *probe;
-    if (!json_is_object(doc))
-        return db_fail(w->err, w->errlen, "the model-validation result must be a JSON object");
-    if (rw_str(w, doc, "", "probe", RW_REQUIRED, &probe) != 0)
-        return -1;
-    if (strcmp(probe, "model-validation") != 0)
-        return rw_fail(w, "", "probe", "must be \"model-validation\", not \"%s\"", probe);
-    if (run_device(w, doc, r) != 0 ||
-        rw_str(w, doc, "", "driver_version", RW_REQUIRED, &r->driver) != 0 ||
-        rw_str(w, doc, "", "timing", 0, &r->timing) != 0 ||
-        rw_obj(w, doc, "", "clock_mhz", RW_REQUIRED, &clk) != 0 ||
-        rw_num(w, clk, "clock_mhz", "before", RW_REQUIRED | RW_ERROR_OK, r->before,
-               &r->v_before) != 0 ||
-        rw_num(w, clk, "clock_mhz", "after", RW_REQUIRED | RW_ERROR_OK, r->after, &r->v_after) != 0 ||
-        rw_int(w, doc, "", "repeats", RW_REQUIRED, r->repeats, &r->v_repeats) != 0 ||
-        rw_num(w, doc, "", "wall_s", RW_REQUIRED, r->wall, &r->v_wall) != 0 ||
+    const json_t *bw;
+    if (rw_kind(w, doc, "model-validation") != 0 ||
+        rw_members(w, doc, "", rw_prov_members, RW_PROV_CLOCK, r->bufs, r->p + V_PROV) != 0 ||
+        rw_str(w, doc, "", "timing", 0, &r->p[V_TIMING]) != 0 ||
+        rw_members(w, doc, "", rw_prov_members + RW_PROV_CLOCK, RW_PROV - RW_PROV_CLOCK,
+                   r->bufs + RW_PROV_CLOCK, r->p + V_PROV_REST) != 0 ||
         rw_obj(w, doc, "", "bandwidth", RW_REQUIRED, &bw) != 0 ||
-        rw_spread(w, bw, "bandwidth", "dram_bytes_per_s", RW_REQUIRED | RW_ERROR_OK, &r->dram) != 0 ||
-        rw_spread(w, bw, "bandwidth", "link_bytes_per_s", RW_REQUIRED | RW_ERROR_OK, &r->link) != 0)
+        rw_spread(w, bw, "bandwidth", "dram_bytes_per_s", RW_REQUIRED | RW_ERROR_OK,
+                  &r->dram) != 0 ||
+        rw_spread(w, bw, "bandwidth", "link_bytes_per_s", RW_REQUIRED | RW_ERROR_OK,
+                  &r->link) != 0)
         return -1;
-    if (json_integer_value(json_object_get(doc, "repeats")) < 1)
-        return rw_fail(w, "", "repeats", "must be at least 1");
-    return 0;
+    return rw_repeats(w, doc);
 }
 
-static int run_insert(struct rwalk *w, const struct vrun_row *r)
+static int run_insert(struct rwalk *w, struct vrun_row *r)
 {
-    char now[24];
-    snprintf(now, sizeof now, "%lld", (long long)store_now_ms());
-    const char *p[] = {w->job,          r->uuid,        r->name,       r->cc,
-                       now,             r->v_before,    r->v_after,    r->driver,
-                       r->v_repeats,    r->v_wall,      r->timing,     r->dram.v[0],
-                       r->dram.v[1],    r->dram.v[2],   r->link.v[0],  r->link.v[1],
-                       r->link.v[2],    r->dram.error,  r->link.error};
-    return rw_exec(w, run_sql, p, sizeof p / sizeof p[0]);
+    snprintf(r->now, sizeof r->now, "%lld", (long long)store_now_ms());
+    r->p[V_JOB] = w->job;
+    r->p[V_NOW] = r->now;
+    for (int i = 0; i < 3; i++) {
+        r->p[V_DRAM + i] = r->dram.v[i];
+        r->p[V_LINK + i] = r->link.v[i];
+    }
+    r->p[V_DRAM_ERROR] = r->dram.error;
+    r->p[V_LINK_ERROR] = r->link.error;
+    return rw_exec(w, run_sql, r->p, V_COUNT);
 }
 
 /* [x, y, z] of positive integers. */
@@ -143,12 +133,13 @@ static int kernel_checks(struct rwalk *w, const json_t *k, const char *path, con
     return 0;
 }
 
-static int kernel_walk(struct rwalk *w, const json_t *k, size_t seq, json_t *seen)
+static int kernel_walk(struct rwalk *w, const json_t *k, const char *path, size_t seq,
+                       json_t *seen, const void *ctx)
 {
-    char path[RW_PATH], seqs[24];
+    char seqs[24];
     const char *name, *character;
     struct rw_spread t;
-    snprintf(path, sizeof path, "kernels[%zu]", seq);
+    (void)ctx;
     if (kernel_checks(w, k, path, &name, &character, &t) != 0)
         return -1;
     if (json_object_get(seen, name))
@@ -174,38 +165,28 @@ static int kernel_walk(struct rwalk *w, const json_t *k, size_t seq, json_t *see
 static int validation_walk(struct rwalk *w, const json_t *doc)
 {
     struct vrun_row r;
-    const json_t *list, *k;
-    size_t i;
+    const json_t *list;
     memset(&r, 0, sizeof r);
     if (run_read(w, doc, &r) != 0 || rw_arr(w, doc, "", "kernels", RW_REQUIRED, &list) != 0)
         return -1;
     if (json_array_size(list) < 1 || json_array_size(list) > MAX_KERNELS)
         return rw_fail(w, "", "kernels", "must hold 1 to %d kernels", MAX_KERNELS);
-    w->device = r.uuid;
+    w->device = r.p[V_PROV + RW_PROV_UUID];
     if (w->tx && run_insert(w, &r) != 0)
         return -1;
-    json_t *seen = json_object();
-    int rc = 0;
-    json_array_foreach(list, i, k)
-        if (rc == 0)
-            rc = kernel_walk(w, k, i, seen);
-    json_decref(seen);
-    return rc;
+    return rw_each(w, list, "kernels", kernel_walk, NULL);
 }
 
 int results_validation_check(const json_t *doc, char *err, size_t errlen)
 {
-    struct rwalk w;
-    rw_init(&w, NULL, 0, err, errlen);
-    return validation_walk(&w, doc);
+    return rw_walk_doc(NULL, 0, doc, validation_walk, err, errlen);
 }
 
 int results_validation_insert(struct store_tx *tx, int64_t job_id, const json_t *doc,
                               char *err, size_t errlen)
 {
-    struct rwalk w;
-    rw_init(&w, tx, job_id, err, errlen);
-    return validation_walk(&w, doc);
+    assert(tx);
+    return rw_walk_doc(tx, job_id, doc, validation_walk, err, errlen);
 }
 
 /* ---- predictions ------------------------------------------------------------------- */
@@ -223,13 +204,15 @@ int results_validation_predicted(struct store_tx *tx, int64_t job_id,
                                  size_t errlen)
 {
     char job[24], pbuf[RW_NUM], ebuf[RW_NUM];
+    assert(job_id > 0 && p && p->kernel);
     char *detail = p->detail ? json_dumps(p->detail, JSON_COMPACT) : NULL;
     snprintf(job, sizeof job, "%lld", (long long)job_id);
     const char *params[] = {num_text(p->predicted_s, pbuf), num_text(p->error, ebuf), detail,
                             p->failure, job, p->kernel};
     int rc = store_tx_exec(tx,
                            "UPDATE model_validation SET predicted_s = ?, rel_error = ?,"
-                           " prediction_json = ?, predict_error = ? WHERE job_id = ? AND kernel = ?",
+                           " prediction_json = ?, predict_error = ?"
+                           " WHERE job_id = ? AND kernel = ?",
                            params, sizeof params / sizeof params[0], err, errlen);
     free(detail);
     return rc;
@@ -240,6 +223,7 @@ int results_validation_summary(struct store_tx *tx, int64_t job_id, const double
                                size_t errlen)
 {
     char job[24], g[RW_NUM], k[24], lj[24], mj[24];
+    assert(job_id > 0 && kernels >= 0);
     snprintf(job, sizeof job, "%lld", (long long)job_id);
     snprintf(k, sizeof k, "%d", kernels);
     snprintf(lj, sizeof lj, "%lld", (long long)latency_job);
@@ -254,10 +238,12 @@ int results_validation_summary(struct store_tx *tx, int64_t job_id, const double
 
 /* ---- reading back ---------------------------------------------------------------------- */
 
-#define VRUN_COLS "job_id, device_name, compute_capability, measured_ms, clock_mhz_before," \
-                  " clock_mhz_after, driver_version, repeats, wall_s, timing, dram_bw_median," \
-                  " dram_bw_min, dram_bw_max, link_bw_median, link_bw_min, link_bw_max," \
-                  " dram_bw_error, link_bw_error, latency_job, memory_job, gmae, kernels_compared"
+/* The run's own members, after RC_RUN_COLS (columns 9 on). */
+#define VRUN_COLS RC_RUN_COLS ", timing, dram_bw_median, dram_bw_min, dram_bw_max," \
+                  " link_bw_median, link_bw_min, link_bw_max, dram_bw_error, link_bw_error," \
+                  " latency_job, memory_job, gmae, kernels_compared"
+enum { C_TIMING = RC_RUN_NCOLS, C_DRAM, C_LINK = C_DRAM + 3, C_DRAM_ERROR = C_LINK + 3,
+       C_LINK_ERROR, C_LATENCY_JOB, C_MEMORY_JOB, C_GMAE, C_KERNELS };
 
 static json_t *figure_or_error(sqlite3_stmt *st, int col, int err_col)
 {
@@ -266,48 +252,21 @@ static json_t *figure_or_error(sqlite3_stmt *st, int col, int err_col)
     return rc_spread(st, col);
 }
 
-static json_t *vrun_json(sqlite3_stmt *st, const char *uuid)
+static void vrun_more(sqlite3_stmt *st, json_t *o)
 {
-    json_t *o = json_pack("{s:o, s:s, s:{s:s, s:o, s:o}, s:o, s:o, s:{s:o, s:o}, s:o, s:o, s:o}",
-                          "job_id", rc_int(st, 0), "probe", "model-validation", "device", "uuid",
-                          uuid, "name", rc_text(st, 1), "compute_capability", rc_text(st, 2),
-                          "measured_ms", rc_int(st, 3), "driver_version", rc_text(st, 6),
-                          "clock_mhz", "before", rc_num(st, 4), "after", rc_num(st, 5),
-                          "repeats", rc_int(st, 7), "wall_s", rc_num(st, 8), "timing",
-                          rc_text(st, 9));
+    json_object_set_new(o, "timing", rc_text(st, C_TIMING));
     json_object_set_new(o, "bandwidth",
-                        json_pack("{s:o, s:o}", "dram_bytes_per_s", figure_or_error(st, 10, 16),
-                                  "link_bytes_per_s", figure_or_error(st, 13, 17)));
+                        json_pack("{s:o, s:o}", "dram_bytes_per_s",
+                                  figure_or_error(st, C_DRAM, C_DRAM_ERROR), "link_bytes_per_s",
+                                  figure_or_error(st, C_LINK, C_LINK_ERROR)));
     json_object_set_new(o, "parameters_from", json_pack("{s:o, s:o}", "latency_job",
-                                                        rc_int(st, 18), "memory_job",
-                                                        rc_int(st, 19)));
-    json_object_set_new(o, "gmae", rc_num(st, 20));
-    json_object_set_new(o, "kernels_compared", rc_int(st, 21));
-    return o;
+                                                        rc_int(st, C_LATENCY_JOB), "memory_job",
+                                                        rc_int(st, C_MEMORY_JOB)));
+    json_object_set_new(o, "gmae", rc_num(st, C_GMAE));
+    json_object_set_new(o, "kernels_compared", rc_int(st, C_KERNELS));
 }
 
-static int vrun_find(struct conn *c, const char *uuid, int64_t job_id, json_t **out, char *err,
-                     size_t errlen)
-{
-    sqlite3_stmt *st = conn_stmt(c, job_id
-        ? "SELECT " VRUN_COLS " FROM model_validation_runs WHERE device = ?1 AND job_id = ?2"
-        : "SELECT " VRUN_COLS " FROM model_validation_runs WHERE device = ?1"
-          " ORDER BY measured_ms DESC, job_id DESC LIMIT 1", err, errlen);
-    if (!st)
-        return -1;
-    sqlite3_bind_text(st, 1, uuid, -1, SQLITE_STATIC);
-    if (job_id)
-        sqlite3_bind_int64(st, 2, job_id);
-    int rc = sqlite3_step(st), ret = 0;
-    if (rc == SQLITE_ROW)
-        *out = vrun_json(st, uuid);
-    else
-        ret = rc == SQLITE_DONE ? 1 : db_sqlfail(err, errlen, c->db, "reading a validation run");
-    stmt_done(st);
-    return ret;
-}
-
-static json_t *kernel_json(sqlite3_stmt *st)
+static void take_kernel(sqlite3_stmt *st, void *list)
 {
     json_t *measured = sqlite3_column_type(st, 7) != SQLITE_NULL
                            ? json_pack("{s:o}", "error", rc_text(st, 7))
@@ -317,69 +276,41 @@ static json_t *kernel_json(sqlite3_stmt *st)
                                                         ? -json_real_value(rel)
                                                         : json_real_value(rel))
                                         : json_null();
-    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "name",
-                     rc_text(st, 0), "character", rc_text(st, 1), "launch", rc_json(st, 2),
-                     "description", rc_json(st, 3), "measured_s", measured, "predicted_s",
-                     rc_num(st, 8), "rel_error", rel, "abs_error", abs_err, "prediction",
-                     rc_json(st, 10), "prediction_failure", rc_text(st, 11));
+    json_array_append_new(
+        list, json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "name",
+                        rc_text(st, 0), "character", rc_text(st, 1), "launch", rc_json(st, 2),
+                        "description", rc_json(st, 3), "measured_s", measured, "predicted_s",
+                        rc_num(st, 8), "rel_error", rel, "abs_error", abs_err, "prediction",
+                        rc_json(st, 10), "prediction_failure", rc_text(st, 11)));
 }
 
 static int kernels_read(struct conn *c, int64_t job_id, json_t *out, char *err, size_t errlen)
 {
-    sqlite3_stmt *st = conn_stmt(c,
-        "SELECT kernel, character, launch_json, description_json, measured_s_median,"
-        " measured_s_min, measured_s_max, measure_error, predicted_s, rel_error,"
-        " prediction_json, predict_error FROM model_validation WHERE job_id = ?1 ORDER BY seq",
-        err, errlen);
-    if (!st)
-        return -1;
-    sqlite3_bind_int64(st, 1, job_id);
     json_t *list = json_array();
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        json_array_append_new(list, kernel_json(st));
-    stmt_done(st);
     json_object_set_new(out, "kernels", list);
-    return rc == SQLITE_DONE ? 0 : db_sqlfail(err, errlen, c->db, "reading validation kernels");
+    return rc_each(c,
+                   "SELECT kernel, character, launch_json, description_json, measured_s_median,"
+                   " measured_s_min, measured_s_max, measure_error, predicted_s, rel_error,"
+                   " prediction_json, predict_error FROM model_validation WHERE job_id = ?1"
+                   " ORDER BY seq",
+                   job_id, take_kernel, list, "reading validation kernels", err, errlen);
 }
 
-static int history(struct conn *c, const char *uuid, json_t *out, char *err, size_t errlen)
-{
-    sqlite3_stmt *st = conn_stmt(c,
-        "SELECT job_id, measured_ms, gmae FROM model_validation_runs WHERE device = ?1"
-        " ORDER BY measured_ms DESC, job_id DESC LIMIT ?2", err, errlen);
-    if (!st)
-        return -1;
-    sqlite3_bind_text(st, 1, uuid, -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 2, RW_HISTORY);
-    json_t *list = json_array();
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        json_array_append_new(list, json_pack("{s:o, s:o, s:o}", "job_id", rc_int(st, 0),
-                                              "measured_ms", rc_int(st, 1), "gmae",
-                                              rc_num(st, 2)));
-    stmt_done(st);
-    json_object_set_new(out, "history", list);
-    return rc == SQLITE_DONE ? 0 : db_sqlfail(err, errlen, c->db, "listing validation runs");
-}
+static const struct rc_runs vruns = {
+    RC_RUNS_SQL(VRUN_COLS, "job_id, measured_ms, gmae", "model_validation_runs", ""),
+    0, vrun_more, 3, "reading a validation run", "listing validation runs",
+};
 
 int store_model_validation(store *s, const char *uuid, int64_t job_id, json_t **out, char *err,
                            size_t errlen)
 {
+    assert(s && out);
     *out = NULL;
     if (job_id < 0)
         return db_fail(err, errlen, "job id %lld is not valid", (long long)job_id);
     struct conn *c = store_reader_get(s);
-    int ret = vrun_find(c, uuid, job_id, out, err, errlen);
-    if (ret == 0) {
-        int64_t id = json_integer_value(json_object_get(*out, "job_id"));
-        if (kernels_read(c, id, *out, err, errlen) != 0 || history(c, uuid, *out, err, errlen) != 0)
-            ret = -1;
-    }
-    if (ret != 0) {
-        json_decref(*out);
-        *out = NULL;
-    }
+    int ret = rc_serve(c, &vruns, uuid, "model-validation", job_id, kernels_read, out, err,
+                       errlen);
     store_reader_put(s, c);
     return ret;
 }

@@ -20,7 +20,11 @@
  * sqlite3_total_changes64 moved during the transaction, so transactions that
  * change nothing (a transition refused because the job moved on) leave
  * cached readers' data valid.
+ * The statement helpers below (binding, stepping, rows into structs) are the
+ * only code in db/ that calls sqlite3_bind_* and sqlite3_step on a cached
+ * statement; the other files describe their queries and rows as data.
  */
+#include <assert.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -123,6 +127,7 @@ static sqlite3_stmt *cache_add(struct conn *c, const char *sql, uint64_t h,
 
 sqlite3_stmt *conn_stmt(struct conn *c, const char *sql, char *err, size_t errlen)
 {
+    assert(c && c->db && sql);
     uint64_t h = sql_hash(sql);
     struct cached_stmt *cs = cache_find(c, sql, h);
     if (!cs)
@@ -144,6 +149,7 @@ void stmt_done(sqlite3_stmt *st)
 
 int stmt_finish(sqlite3_stmt *st, const char *what, char *err, size_t errlen)
 {
+    assert(st);
     int rc = sqlite3_step(st);
     int ret = 0;
     if (rc == SQLITE_ROW)
@@ -162,14 +168,153 @@ int conn_run(struct conn *c, const char *sql, char *err, size_t errlen)
     return stmt_finish(st, sql, err, errlen);
 }
 
+/* ---- binding and stepping ---------------------------------------------- */
+
+static int arg_bind(sqlite3_stmt *st, int i, struct db_arg a)
+{
+    return a.is_text ? sqlite3_bind_text(st, i, a.t, -1, SQLITE_STATIC)
+                     : sqlite3_bind_int64(st, i, a.i);
+}
+
+int stmt_bind(sqlite3_stmt *st, const struct db_arg *args, size_t n, const char *what,
+              char *err, size_t errlen)
+{
+    assert(st && (args || n == 0));
+    assert((size_t)sqlite3_bind_parameter_count(st) == n);
+    for (size_t i = 0; i < n; i++) {
+        if (arg_bind(st, (int)i + 1, args[i]) != SQLITE_OK) {
+            db_sqlfail(err, errlen, sqlite3_db_handle(st), what);
+            stmt_done(st);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+sqlite3_stmt *conn_bound(struct conn *c, const char *sql, const struct db_arg *args, size_t n,
+                         const char *what, char *err, size_t errlen)
+{
+    sqlite3_stmt *st = conn_stmt(c, sql, err, errlen);
+    if (st && stmt_bind(st, args, n, what, err, errlen) != 0)
+        return NULL;
+    return st;
+}
+
+/* The answer to a step that gave no row: 0 at the end, else the failure
+ * (its reason read before the statement is reset). */
+static int step_end(sqlite3_stmt *st, int rc, const char *what, char *err, size_t errlen)
+{
+    int ret = rc == SQLITE_DONE ? 0 : db_sqlfail(err, errlen, sqlite3_db_handle(st), what);
+    stmt_done(st);
+    return ret;
+}
+
+int stmt_rows(sqlite3_stmt *st, row_fn take, void *ctx, const char *what, char *err,
+              size_t errlen)
+{
+    assert(st);
+    const struct db_row row = {st, ctx, err, errlen};
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int ret = take ? take(&row) : 0;
+        if (ret != 0) {
+            stmt_done(st);
+            return ret;
+        }
+    }
+    return step_end(st, rc, what, err, errlen);
+}
+
+int stmt_row(sqlite3_stmt *st, row_fn take, void *ctx, const char *what, char *err,
+             size_t errlen)
+{
+    assert(st && take);
+    const struct db_row row = {st, ctx, err, errlen};
+    int rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW)
+        return step_end(st, rc, what, err, errlen) == 0 ? 1 : -1;
+    int ret = take(&row);
+    stmt_done(st);
+    return ret;
+}
+
+int conn_rows(struct conn *c, const char *sql, const struct db_arg *args, size_t n, row_fn take,
+              void *ctx, const char *what, char *err, size_t errlen)
+{
+    sqlite3_stmt *st = conn_bound(c, sql, args, n, what, err, errlen);
+    return st ? stmt_rows(st, take, ctx, what, err, errlen) : -1;
+}
+
+int conn_row(struct conn *c, const char *sql, const struct db_arg *args, size_t n, row_fn take,
+             void *ctx, const char *what, char *err, size_t errlen)
+{
+    sqlite3_stmt *st = conn_bound(c, sql, args, n, what, err, errlen);
+    return st ? stmt_row(st, take, ctx, what, err, errlen) : -1;
+}
+
+int conn_exec(struct conn *c, const char *sql, const struct db_arg *args, size_t n,
+              const char *what, char *err, size_t errlen)
+{
+    sqlite3_stmt *st = conn_bound(c, sql, args, n, what, err, errlen);
+    return st ? stmt_finish(st, what, err, errlen) : -1;
+}
+
+/* ---- rows into structs -------------------------------------------------- */
+
 int col_strdup(sqlite3_stmt *st, int col, char **out)
 {
+    assert(st && out);
     const unsigned char *t = sqlite3_column_text(st, col);
     *out = NULL;
     if (!t)
         return sqlite3_errcode(sqlite3_db_handle(st)) == SQLITE_NOMEM ? -1 : 0;
     *out = strdup((const char *)t);
     return *out ? 0 : -1;
+}
+
+static void *field_at(void *row, const struct col_field *f)
+{
+    return (char *)row + f->off;
+}
+
+int fields_read(sqlite3_stmt *st, void *row, const struct col_field *f, size_t n)
+{
+    int ncol = sqlite3_column_count(st);
+    for (size_t i = 0; i < n; i++) {
+        if (f[i].col >= ncol)
+            continue;
+        if (f[i].type == 't' && col_strdup(st, f[i].col, field_at(row, &f[i])) != 0)
+            return -1;
+        if (f[i].type == 'i')
+            *(int *)field_at(row, &f[i]) = sqlite3_column_int(st, f[i].col);
+        if (f[i].type == 'I')
+            *(int64_t *)field_at(row, &f[i]) = sqlite3_column_int64(st, f[i].col);
+    }
+    return 0;
+}
+
+void fields_free(void *row, size_t size, const struct col_field *f, size_t n)
+{
+    if (!row)
+        return;
+    for (size_t i = 0; i < n; i++)
+        if (f[i].type == 't')
+            free(*(char **)field_at(row, &f[i]));
+    memset(row, 0, size);
+}
+
+void *db_array_slot(struct db_array *a)
+{
+    assert(a && a->size > 0 && a->n <= a->cap);
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? a->cap * 2 : 16;
+        void *more = realloc(a->items, cap * a->size);
+        if (!more)
+            return NULL;
+        a->items = more;
+        a->cap = cap;
+    }
+    return (char *)a->items + a->n * a->size;
 }
 
 /* ---- connections -------------------------------------------------------- */
@@ -256,6 +401,7 @@ static int store_open_readers(store *s, const char *path, char *err, size_t errl
 
 int store_open(store **out, const char *path, char *err, size_t errlen)
 {
+    assert(out);
     *out = NULL;
     if (!path || !*path || strcmp(path, ":memory:") == 0)
         return db_fail(err, errlen, "opening the store: a database file path is needed");
@@ -310,6 +456,7 @@ void store_close(store *s)
 
 struct conn *store_reader_get(store *s)
 {
+    assert(s);
     pthread_mutex_lock(&s->rlock);
     for (;;) {
         for (int i = 0; i < STORE_READERS; i++) {
@@ -325,37 +472,65 @@ struct conn *store_reader_get(store *s)
 
 void store_reader_put(store *s, struct conn *c)
 {
+    assert(s && c >= s->readers && c < s->readers + STORE_READERS);
     pthread_mutex_lock(&s->rlock);
+    assert(s->rbusy[c - s->readers]);
     s->rbusy[c - s->readers] = 0;
     pthread_cond_signal(&s->rfree);
     pthread_mutex_unlock(&s->rlock);
 }
 
+int store_read(store *s, conn_query query, const char *sql, const struct db_arg *args, size_t n,
+               row_fn take, void *ctx, const char *what, char *err, size_t errlen)
+{
+    struct conn *c = store_reader_get(s);
+    int ret = query(c, sql, args, n, take, ctx, what, err, errlen);
+    store_reader_put(s, c);
+    return ret;
+}
+
 /* ---- write transactions ------------------------------------------------- */
+
+void store_tx_assert_live(const struct store_tx *tx)
+{
+    assert(tx && tx->live == STORE_TX_LIVE);
+}
 
 int store_tx_begin(store *s, struct store_tx *tx, char *err, size_t errlen)
 {
+    assert(s && tx);
     pthread_mutex_lock(&s->wlock);
     tx->s = s;
     tx->c = &s->writer;
+    tx->live = 0;
     if (conn_run(tx->c, "BEGIN IMMEDIATE", err, errlen) != 0) {
         pthread_mutex_unlock(&s->wlock);
         return -1;
     }
     tx->changes_at_begin = sqlite3_total_changes64(s->writer.db);
+    tx->live = STORE_TX_LIVE;
     return 0;
+}
+
+/* Marks tx ended and hands the write mutex back. */
+static void tx_release(struct store_tx *tx)
+{
+    tx->live = 0;
+    pthread_mutex_unlock(&tx->s->wlock);
 }
 
 void store_tx_rollback(struct store_tx *tx)
 {
+    store_tx_assert_live(tx);
     /* An I/O or memory error may already have rolled the transaction back. */
     if (!sqlite3_get_autocommit(tx->c->db))
         conn_run(tx->c, "ROLLBACK", NULL, 0);
-    pthread_mutex_unlock(&tx->s->wlock);
+    tx_release(tx);
 }
 
 int store_tx_commit(struct store_tx *tx, char *err, size_t errlen)
 {
+    store_tx_assert_live(tx);
     int changed = sqlite3_total_changes64(tx->c->db) != tx->changes_at_begin;
     if (conn_run(tx->c, "COMMIT", err, errlen) != 0) {
         store_tx_rollback(tx);
@@ -363,12 +538,23 @@ int store_tx_commit(struct store_tx *tx, char *err, size_t errlen)
     }
     if (changed)
         atomic_fetch_add_explicit(&tx->s->generation, 1, memory_order_release);
-    pthread_mutex_unlock(&tx->s->wlock);
+    tx_release(tx);
     return 0;
+}
+
+int store_tx_end(struct store_tx *tx, int ret, char *err, size_t errlen)
+{
+    if (ret != 0) {
+        store_tx_rollback(tx);
+        return ret;
+    }
+    return store_tx_commit(tx, err, errlen);
 }
 
 /* ---- store_tx_exec ------------------------------------------------------ */
 
+/* The texts of a saver: their count is checked at run time (a saver's SQL
+ * and parameters come from its own tables, and a mismatch is reported). */
 static int bind_texts(sqlite3_stmt *st, const char *const *params, size_t n,
                       char *err, size_t errlen)
 {
@@ -377,7 +563,7 @@ static int bind_texts(sqlite3_stmt *st, const char *const *params, size_t n,
         return db_fail(err, errlen, "statement \"%.60s\" takes %d parameters, %zu given",
                        sqlite3_sql(st), want, n);
     for (size_t i = 0; i < n; i++)
-        if (sqlite3_bind_text(st, (int)i + 1, params[i], -1, SQLITE_STATIC) != SQLITE_OK)
+        if (arg_bind(st, (int)i + 1, DB_TEXT(params[i])) != SQLITE_OK)
             return db_sqlfail(err, errlen, sqlite3_db_handle(st), "binding a parameter");
     return 0;
 }
@@ -385,6 +571,9 @@ static int bind_texts(sqlite3_stmt *st, const char *const *params, size_t n,
 int store_tx_exec(struct store_tx *tx, const char *sql, const char *const *params, size_t n,
                   char *err, size_t errlen)
 {
+    store_tx_assert_live(tx);
+    assert(sql && (params || n == 0));
+    char what[80];
     sqlite3_stmt *st = conn_stmt(tx->c, sql, err, errlen);
     if (!st)
         return -1;
@@ -392,53 +581,46 @@ int store_tx_exec(struct store_tx *tx, const char *sql, const char *const *param
         stmt_done(st);
         return -1;
     }
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        ;
-    int ret = rc == SQLITE_DONE ? 0 : db_fail(err, errlen, "running \"%.60s\": %s",
-                                              sql, sqlite3_errmsg(tx->c->db));
-    stmt_done(st);
-    return ret;
+    snprintf(what, sizeof what, "running \"%.60s\"", sql);
+    return stmt_rows(st, NULL, NULL, what, err, errlen);
 }
 
 /* ---- small queries ------------------------------------------------------ */
 
 uint64_t store_generation(store *s)
 {
+    assert(s);
     return atomic_load_explicit(&s->generation, memory_order_acquire);
+}
+
+static int take_int(const struct db_row *r)
+{
+    *(int *)r->ctx = sqlite3_column_int(r->st, 0);
+    return 0;
 }
 
 int store_schema_version(store *s)
 {
-    struct conn *c = store_reader_get(s);
-    sqlite3_stmt *st = conn_stmt(c, "PRAGMA user_version", NULL, 0);
     int v = -1;
-    if (st && sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int(st, 0);
-    stmt_done(st);
-    store_reader_put(s, c);
+    store_read(s, conn_row, "PRAGMA user_version", NULL, 0, take_int, &v,
+               "reading the schema version", NULL, 0);
     return v;
 }
 
-static int integrity_answer(sqlite3_stmt *st, char *err, size_t errlen)
+/* The first line of the check's answer: "ok", or the first fault. */
+static int take_integrity(const struct db_row *r)
 {
-    int rc = sqlite3_step(st);
-    if (rc != SQLITE_ROW)
-        return db_sqlfail(err, errlen, sqlite3_db_handle(st), "integrity check");
-    const char *first = (const char *)sqlite3_column_text(st, 0);
+    const char *first = (const char *)sqlite3_column_text(r->st, 0);
     if (first && strcmp(first, "ok") == 0)
         return 0;
-    return db_fail(err, errlen, "integrity check: %s", first ? first : "no answer");
+    return db_fail(r->err, r->errlen, "integrity check: %s", first ? first : "no answer");
 }
 
 int store_integrity_check(store *s, char *err, size_t errlen)
 {
-    struct conn *c = store_reader_get(s);
-    sqlite3_stmt *st = conn_stmt(c, "PRAGMA integrity_check", err, errlen);
-    int ret = st ? integrity_answer(st, err, errlen) : -1;
-    stmt_done(st);
-    store_reader_put(s, c);
-    return ret;
+    int ret = store_read(s, conn_row, "PRAGMA integrity_check", NULL, 0, take_integrity, NULL,
+                         "integrity check", err, errlen);
+    return ret == 1 ? db_fail(err, errlen, "integrity check: no answer") : ret;
 }
 
 int64_t store_now_ms(void)

@@ -17,6 +17,16 @@
  * not exist. Strings handed back in structs are owned by the struct and freed
  * by its *_free function.
  *
+ * Contracts: every function asserts its preconditions (assert(), enabled in
+ * every build), so a call the program itself gets wrong stops the daemon at
+ * the mistake instead of corrupting a result or a job's state. Unless a
+ * function says otherwise, store and out pointers must not be NULL; the
+ * state machine's transitions (start, succeed, fail, interrupt, cancelled)
+ * take ids the program read from the store, so an id below 1 is such a
+ * mistake. What a client or a file can send (an unknown or negative job id,
+ * an unknown state name, a malformed document) is never asserted: it gets
+ * the error return described with the function.
+ *
  * Times are milliseconds since the Unix epoch (UTC); 0 means "not yet".
  */
 #ifndef GPUPROBE_DB_STORE_H
@@ -28,12 +38,15 @@
 typedef struct store store;
 
 /* Opens (creating if needed) the database at path and migrates it to the
- * newest schema. A database newer than this binary knows is refused. */
+ * newest schema; *out is the store, to be closed with store_close. A missing
+ * path or ":memory:", and a database newer than this binary knows, are
+ * refused (-1, *out NULL). */
 int store_open(store **out, const char *path, char *err, size_t errlen);
 /* Finishes outstanding statements, checkpoints the WAL and closes. NULL is ok. */
 void store_close(store *s);
 
-/* The schema version now in force (PRAGMA user_version). */
+/* The schema version now in force (PRAGMA user_version); -1 when it cannot
+ * be read. */
 int store_schema_version(store *s);
 /* The schema version this binary migrates to. */
 int store_schema_latest(void);
@@ -51,18 +64,24 @@ int store_integrity_check(store *s, char *err, size_t errlen);
 
 /* ---- hosts and devices -------------------------------------------------- */
 
-/* Records this host (by hostname; machine_id may be empty) and returns its id. */
+/* Records this host (by hostname; machine_id may be empty or NULL) and
+ * returns its id (> 0) in *host_id. An empty hostname is refused (-1). */
 int store_host_upsert(store *s, const char *hostname, const char *machine_id,
                       int64_t *host_id, char *err, size_t errlen);
 
 /* Records one device as seen now on host_id. info_json is the device's full
  * description (as `gpuprobe devices` prints it); name and cc are copied out of
- * it into columns for queries. Marks the device present. */
+ * it into columns for queries. Marks the device present. Contract: host_id
+ * is one store_host_upsert returned. An empty uuid is refused and info_json
+ * that is not JSON fails (-1); NULL name, cc or info_json store "", "" and
+ * "{}". */
 int store_device_upsert(store *s, int64_t host_id, const char *uuid, const char *name,
                         const char *compute_capability, const char *info_json,
                         char *err, size_t errlen);
 
-/* Marks every device of host_id absent except those whose UUIDs are listed. */
+/* Marks every device of host_id absent except those whose UUIDs are listed
+ * (present_uuids[0..n); NULL entries are skipped). Contract: host_id is one
+ * store_host_upsert returned; present_uuids may be NULL only when n is 0. */
 int store_devices_mark_absent(store *s, int64_t host_id, const char *const *present_uuids,
                               size_t n, char *err, size_t errlen);
 
@@ -77,7 +96,8 @@ struct device_row {
 };
 void device_row_free(struct device_row *d);
 
-/* Returns 0 and fills out, 1 if the UUID is unknown, -1 on error. */
+/* Returns 0 and fills out (free it with device_row_free), 1 if the UUID is
+ * unknown or NULL, -1 on error; out is zeroed first in every case. */
 int store_device_get(store *s, const char *uuid, struct device_row *out,
                      char *err, size_t errlen);
 
@@ -86,7 +106,10 @@ int store_device_get(store *s, const char *uuid, struct device_row *out,
 enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_SUCCEEDED, JOB_FAILED, JOB_CANCELLED };
 #define JOB_STATE_COUNT 5
 
-/* "queued", "running", ...; job_state_parse returns -1 for an unknown name. */
+/* "queued", "running", ...; job_state_parse returns -1 for an unknown (or
+ * NULL) name. Contract: job_state_name and job_state_is_terminal take a
+ * value of enum job_state (a name from a client goes through
+ * job_state_parse first). */
 const char *job_state_name(enum job_state st);
 int job_state_parse(const char *name);
 /* succeeded, failed and cancelled are terminal. */
@@ -117,22 +140,30 @@ struct job_event {
 };
 void job_events_free(struct job_event *ev, size_t n);
 
-/* Inserts a queued job (attempt 0) and its first event ("submitted").
- * device may be NULL. */
+/* Inserts a queued job (attempt 0) and its first event ("submitted"); its
+ * id into *id_out unless id_out is NULL. device may be NULL, params_json
+ * NULL stores "{}". An empty kind, timeout_s or max_attempts below 1, and
+ * params_json that is not JSON are refused (-1). */
 int store_job_insert(store *s, const char *kind, const char *device, const char *params_json,
                      int timeout_s, int max_attempts, int64_t *id_out, char *err, size_t errlen);
 
-/* Returns 0 and fills out, 1 if there is no such job, -1 on error. */
+/* Returns 0 and fills out (free it with job_row_free), 1 if there is no
+ * such job (any id, as a client may ask for any), -1 on error; out is
+ * zeroed first in every case. */
 int store_job_get(store *s, int64_t id, struct job_row *out, char *err, size_t errlen);
 
-/* The job's events, oldest first (*ev is malloc'd; free with job_events_free). */
+/* The job's events, oldest first (*ev is malloc'd; free with
+ * job_events_free). An unknown job has none (0, *n 0). On an error *ev is
+ * NULL and *n 0. */
 int store_job_events(store *s, int64_t id, struct job_event **ev, size_t *n,
                      char *err, size_t errlen);
 
 /* Listing with keyset pagination, newest first: rows with id < before_id
  * (0 = from the newest), at most limit rows. state < 0 means any state;
  * device NULL means any device; kind NULL means any kind. result_json is not
- * loaded (left NULL). */
+ * loaded (left NULL). *rows is malloc'd (free with job_rows_free); NULL and
+ * *n 0 on an error. A limit below 1 or a state above the last is refused
+ * (-1): the filter comes from a client. */
 struct job_filter {
     int state;
     const char *device;
@@ -145,58 +176,73 @@ int store_job_list(store *s, const struct job_filter *f, struct job_row **rows, 
 void job_rows_free(struct job_row *rows, size_t n);
 
 /* Queued jobs in FIFO order (oldest first), at most limit, for the scheduler.
- * result_json and error are not loaded. */
+ * result_json and error are not loaded. *rows as for store_job_list; a limit
+ * below 1 is refused (-1). */
 int store_jobs_queued(store *s, int limit, struct job_row **rows, size_t *n,
                       char *err, size_t errlen);
 
 /* queued -> running: attempt += 1, started_ms = now, event "started".
- * Returns 1 (and changes nothing) if the job is no longer queued. */
+ * Returns 1 (and changes nothing) if the job is no longer queued (or does
+ * not exist). Contract: id > 0. */
 int store_job_start(store *s, int64_t id, char *err, size_t errlen);
 
 /* Called after the job's result has been validated: running -> succeeded with
  * result_json, finished_ms = now, event "succeeded", and, in the same
  * transaction, the kind's result rows through save (may be NULL). If save
  * fails, nothing is written and -1 is returned with its reason.
- * Returns 1 (and changes nothing) if the job is not running. */
+ * Returns 1 (and changes nothing) if the job is not running. Contract:
+ * id > 0 and result_json is not NULL (result_json that is not JSON fails,
+ * -1).
+ * A saver gets the job's live transaction (valid only until it returns:
+ * the store commits or rolls it back), the job's id and the result; it
+ * writes through store_tx_exec and returns 0, or -1 with its reason. */
 struct store_tx;
-typedef int (*store_result_saver)(struct store_tx *tx, int64_t job_id, const char *result_json,
+typedef int store_result_saver_fn(struct store_tx *tx, int64_t job_id, const char *result_json,
                                   char *err, size_t errlen);
+typedef store_result_saver_fn *store_result_saver;
 int store_job_succeed(store *s, int64_t id, const char *result_json, store_result_saver save,
                       char *err, size_t errlen);
 
 /* A job that ran outside the daemon (`gpuprobe probe --db`): inserted,
  * started and succeeded with result_json, and its rows saved through save,
  * all in one transaction, so a daemon on the same database never sees it
- * queued. max_attempts is 1. Nothing is written if save fails. */
+ * queued. max_attempts is 1. Nothing is written if save fails. The id into
+ * *id_out unless id_out is NULL. An empty kind or a timeout_s below 1 is
+ * refused (-1). Contract: result_json is not NULL. */
 int store_job_record(store *s, const char *kind, const char *device, const char *params_json,
                      int timeout_s, const char *result_json, store_result_saver save,
                      int64_t *id_out, char *err, size_t errlen);
 
 /* running -> failed with the reason (event "failed: <reason>") and, when
  * detail_json is not NULL, the failure's details (a JSON object), in one
- * transaction. Returns 1 if the job is not running. */
+ * transaction. Returns 1 if the job is not running. reason may be NULL or
+ * empty ("unknown reason"). Contract: id > 0. */
 int store_job_fail(store *s, int64_t id, const char *reason, const char *detail_json, char *err,
                    size_t errlen);
 
 /* A started job that was interrupted (its process killed by a daemon stop or
  * lost in a crash): running -> queued with the reason if attempt < max_attempts,
  * else running -> failed with "gave up after N attempts: <reason>".
- * *requeued says which. A job whose cancellation was requested ends
- * cancelled instead. Returns 1 if the job is not running. */
+ * *requeued says which (requeued may be NULL). A job whose cancellation was
+ * requested ends cancelled instead. Returns 1 if the job is not running.
+ * reason may be NULL or empty ("interrupted"). Contract: id > 0. */
 int store_job_interrupt(store *s, int64_t id, const char *reason, int *requeued,
                         char *err, size_t errlen);
 
-/* Applies store_job_interrupt to every running job; for start-up after a crash.
- * *count receives how many jobs it touched. */
+/* Applies store_job_interrupt to every running job, in one transaction;
+ * for start-up after a crash. *count (count may be NULL) receives how many
+ * jobs it touched. */
 int store_jobs_recover(store *s, const char *reason, int *count, char *err, size_t errlen);
 
 /* Cancellation. A queued job becomes cancelled at once (*state_out =
  * JOB_CANCELLED); a running job gets cancel_requested = 1 and stays running
  * until the scheduler has killed it (*state_out = JOB_RUNNING). A job already
- * terminal is left alone and its state returned. Returns 1 if no such job. */
+ * terminal is left alone and its state returned (state_out may be NULL).
+ * Returns 1 if no such job (any id, as a client may send any). */
 int store_job_cancel(store *s, int64_t id, enum job_state *state_out, char *err, size_t errlen);
 
-/* running -> cancelled, after the scheduler killed the process (event "cancelled"). */
+/* running -> cancelled, after the scheduler killed the process (event
+ * "cancelled"). Returns 1 if the job is not running. Contract: id > 0. */
 int store_job_cancelled(store *s, int64_t id, char *err, size_t errlen);
 
 /* Counts of jobs per state (indexed by enum job_state). */
@@ -205,7 +251,11 @@ int store_job_counts(store *s, int64_t counts[JOB_STATE_COUNT], char *err, size_
 /* ---- result tables (used by store_result_saver implementations in db/) ---- */
 
 /* Runs one SQL statement with text parameters inside the transaction of a
- * saver; the statement is prepared once and cached. NULL params bind NULL. */
+ * saver; the statement is prepared once and cached. NULL params bind NULL.
+ * A statement that takes another number of parameters than n, bad SQL and
+ * a failed constraint are reported (-1) and leave the transaction usable.
+ * Contract: tx is the live transaction handed to the saver; params may be
+ * NULL only when n is 0. */
 int store_tx_exec(struct store_tx *tx, const char *sql, const char *const *params, size_t n,
                   char *err, size_t errlen);
 

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "model/fail.h"
 #include "model/occupancy_json.h"
 
 #define UNCOAL_LINES 32.0   /* lines one uncoalesced load of the memory probe touches */
@@ -36,16 +37,13 @@ struct ctx {
     size_t errlen;
 };
 
-static int missing(struct ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int missing(struct ctx *c, const char *fmt, ...)
+/* A parameter no stored run gives: rc is the failure (its reason, which
+ * names the probe to run, already in c->err); the caller learns that a
+ * measurement is missing, not that the inputs are wrong. */
+static int missing(struct ctx *c, int rc)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(c->err, c->errlen, fmt, ap);
-    va_end(ap);
     *c->missing = 1;
-    return -1;
+    return rc;
 }
 
 static void set(struct mwp_param *p, double v, const json_t *run, const char *fmt, ...)
@@ -63,22 +61,23 @@ static void set(struct mwp_param *p, double v, const json_t *run, const char *fm
 
 static int need_probe(struct ctx *c, const char *probe, const char *what)
 {
-    return missing(c, "no %s for device %s: run the %s probe: POST /api/v1/jobs "
-                      "{\"kind\":\"%s\",\"device\":\"%s\"} (or gpuprobe probe %s --device %s "
-                      "--db DB)", what, c->uuid, probe, probe, c->uuid, probe, c->uuid);
+    return missing(c, model_fail(c->err, c->errlen,
+                                 "no %s for device %s: run the %s probe: POST /api/v1/jobs "
+                                 "{\"kind\":\"%s\",\"device\":\"%s\"} (or gpuprobe probe %s "
+                                 "--device %s --db DB)",
+                                 what, c->uuid, probe, probe, c->uuid, probe, c->uuid));
 }
 
 static int device_attrs(struct ctx *c, const json_t **dev)
 {
     *dev = json_object_get(c->in, "device");
     if (!json_is_object(*dev))
-        return missing(c, "device %s was never seen by this daemon", c->uuid);
+        return missing(c, model_fail(c->err, c->errlen, "device %s was never seen by this daemon",
+                                     c->uuid));
     c->hw->sm_count = (int)json_integer_value(json_object_get(*dev, "sm_count"));
     c->hw->warp_size = (int)json_integer_value(json_object_get(*dev, "warp_size"));
-    if (c->hw->sm_count < 1 || c->hw->warp_size < 1) {
-        snprintf(c->err, c->errlen, "device %s has no sm_count or warp_size", c->uuid);
-        return -1;
-    }
+    if (c->hw->sm_count < 1 || c->hw->warp_size < 1)
+        return model_fail(c->err, c->errlen, "device %s has no sm_count or warp_size", c->uuid);
     return 0;
 }
 
@@ -90,11 +89,13 @@ static int issue_cycles(struct ctx *c, const json_t *lat)
         const char *e = issue_sources[i].entry;
         double t = json_number_value(json_object_get(tp, e));
         if (!(t > 0))
-            return missing(c, "the latency run of job %lld has no throughput for '%s' (needed "
-                              "for %s issue cycles): run the latency probe on device %s with "
-                              "instructions \"all\" (POST /api/v1/jobs {\"kind\":\"latency\","
-                              "\"device\":\"%s\"})", job, e,
-                           mwp_class_name(issue_sources[i].cls), c->uuid, c->uuid);
+            return missing(c, model_fail(c->err, c->errlen,
+                                         "the latency run of job %lld has no throughput for '%s' "
+                                         "(needed for %s issue cycles): run the latency probe on "
+                                         "device %s with instructions \"all\" (POST /api/v1/jobs "
+                                         "{\"kind\":\"latency\",\"device\":\"%s\"})",
+                                         job, e, mwp_class_name(issue_sources[i].cls), c->uuid,
+                                         c->uuid));
         set(&c->hw->issue[issue_sources[i].cls], c->hw->warp_size / t, lat,
             "latency probe: %d / throughput of %s (%.4g results/clk/SM)", c->hw->warp_size, e, t);
     }
@@ -127,9 +128,13 @@ static int memory(struct ctx *c, const json_t *mem)
     double du = json_number_value(json_object_get(sc, "departure_uncoalesced"));
     long long job = json_integer_value(json_object_get(mem, "job_id"));
     if (!(lat > 0) || !(dc > 0) || !(du > 0))
-        return missing(c, "the memory run of job %lld lacks %s: run the memory probe again: "
-                          "POST /api/v1/jobs {\"kind\":\"memory\",\"device\":\"%s\"}", job,
-                       !(lat > 0) ? "device_memory_cycles.cg" : "a departure delay", c->uuid);
+        return missing(c, model_fail(c->err, c->errlen,
+                                     "the memory run of job %lld lacks %s: run the memory probe "
+                                     "again: POST /api/v1/jobs {\"kind\":\"memory\",\"device\":"
+                                     "\"%s\"}",
+                                     job, !(lat > 0) ? "device_memory_cycles.cg"
+                                                     : "a departure delay",
+                                     c->uuid));
     set(&c->hw->mem_latency, lat, mem, "memory probe: device_memory_cycles.cg median");
     set(&c->hw->delay_coal, dc, mem, "memory probe: departure.coalesced_cycles median");
     set(&c->hw->delay_uncoal, du / UNCOAL_LINES, mem,
@@ -149,9 +154,11 @@ static int bandwidths(struct ctx *c, const json_t *dev)
         double khz = json_number_value(json_object_get(dev, "memory_clock_khz"));
         double bits = json_number_value(json_object_get(dev, "memory_bus_width_bits"));
         if (!(khz > 0) || !(bits > 0))
-            return missing(c, "no device-memory bandwidth for device %s: run the validation "
-                              "(it measures it): POST /api/v1/jobs {\"kind\":"
-                              "\"model-validation\",\"device\":\"%s\"}", c->uuid, c->uuid);
+            return missing(c, model_fail(c->err, c->errlen,
+                                         "no device-memory bandwidth for device %s: run the "
+                                         "validation (it measures it): POST /api/v1/jobs "
+                                         "{\"kind\":\"model-validation\",\"device\":\"%s\"}",
+                                         c->uuid, c->uuid));
         set(&c->hw->bandwidth, 2.0 * khz * 1e3 * bits / 8.0, NULL,
             "derived, not measured: 2 x memory clock (%.0f kHz) x bus width (%.0f bits) / 8; "
             "run model-validation to measure it", khz, bits);
