@@ -42,7 +42,7 @@ static int host_upsert_tx(struct store_tx *tx, const char *hostname, const char 
                        DB_ARGS(DB_TEXT(hostname), DB_TEXT(machine_id ? machine_id : ""),
                                DB_INT(store_now_ms())),
                        take_id, host_id, "recording the host", err, errlen);
-    return ret == 1 ? db_fail(err, errlen, "recording the host: no id returned") : ret;
+    return ret == 1 ? errf(err, errlen, "recording the host: no id returned") : ret;
 }
 
 int store_host_upsert(store *s, const char *hostname, const char *machine_id,
@@ -51,7 +51,7 @@ int store_host_upsert(store *s, const char *hostname, const char *machine_id,
     struct store_tx tx;
     assert(s && host_id);
     if (!hostname || !*hostname)
-        return db_fail(err, errlen, "recording the host: empty hostname");
+        return errf(err, errlen, "recording the host: empty hostname");
     if (store_tx_begin(s, &tx, err, errlen) != 0)
         return -1;
     return store_tx_end(&tx, host_upsert_tx(&tx, hostname, machine_id, host_id, err, errlen),
@@ -74,7 +74,7 @@ int store_device_upsert(store *s, int64_t host_id, const char *uuid, const char 
     struct store_tx tx;
     assert(s && host_id > 0);
     if (!uuid || !*uuid)
-        return db_fail(err, errlen, "recording a device: empty UUID");
+        return errf(err, errlen, "recording a device: empty UUID");
     if (store_tx_begin(s, &tx, err, errlen) != 0)
         return -1;
     int ret = conn_exec(tx.c, device_upsert_sql,
@@ -111,7 +111,7 @@ static int take_gone(const struct db_row *r)
         return 0;
     char **slot = db_array_slot(&g->uuids);
     if (!slot || !(*slot = strdup(u)))
-        return db_fail(r->err, r->errlen, "listing present devices: out of memory");
+        return errf(r->err, r->errlen, "listing present devices: out of memory");
     g->uuids.n++;
     return 0;
 }
@@ -169,7 +169,7 @@ static int take_device(const struct db_row *r)
     if (fields_read(r->st, r->ctx, device_fields, DEVICE_FIELDS) == 0)
         return 0;
     device_row_free(r->ctx);
-    return db_fail(r->err, r->errlen, "reading device %s: out of memory",
+    return errf(r->err, r->errlen, "reading device %s: out of memory",
                    (const char *)sqlite3_column_text(r->st, 0));
 }
 

@@ -115,7 +115,7 @@ static int state_col(sqlite3_stmt *st, int col, enum job_state *out, char *err, 
     const char *name = (const char *)sqlite3_column_text(st, col);
     int v = job_state_parse(name);
     if (v < 0)
-        return db_fail(err, errlen, "unknown job state '%s' in the database",
+        return errf(err, errlen, "unknown job state '%s' in the database",
                        name ? name : "(null)");
     *out = (enum job_state)v;
     return 0;
@@ -130,7 +130,7 @@ static int job_from_row(sqlite3_stmt *st, struct job_row *j, char *err, size_t e
         return -1;
     if (fields_read(st, j, job_fields, JOB_FIELDS) != 0) {
         job_row_free(j);
-        return db_fail(err, errlen, "reading job %lld: out of memory",
+        return errf(err, errlen, "reading job %lld: out of memory",
                        (long long)sqlite3_column_int64(st, 0));
     }
     return 0;
@@ -146,7 +146,7 @@ static int take_listed(const struct db_row *r)
     struct db_array *a = r->ctx;
     struct job_row *j = db_array_slot(a);
     if (!j)
-        return db_fail(r->err, r->errlen, "listing jobs: out of memory");
+        return errf(r->err, r->errlen, "listing jobs: out of memory");
     if (job_from_row(r->st, j, r->err, r->errlen) != 0)
         return -1;
     a->n++;
@@ -221,7 +221,7 @@ static int job_transition(store *s, int64_t id, const char *sql, const char *tex
     struct store_tx tx;
     assert(s && id > 0);
     if (!msg)
-        return db_fail(err, errlen, "updating job %lld: out of memory", (long long)id);
+        return errf(err, errlen, "updating job %lld: out of memory", (long long)id);
     if (store_tx_begin(s, &tx, err, errlen) != 0)
         return -1;
     int ret = tx_transition(&tx, id, sql, text, to, msg, err, errlen);
@@ -285,9 +285,9 @@ int store_job_insert(store *s, const char *kind, const char *device, const char 
     int64_t id = 0;
     assert(s);
     if (!kind || !*kind)
-        return db_fail(err, errlen, "inserting a job: empty kind");
+        return errf(err, errlen, "inserting a job: empty kind");
     if (timeout_s < 1 || max_attempts < 1)
-        return db_fail(err, errlen, "inserting a job: timeout_s (%d) and max_attempts (%d) "
+        return errf(err, errlen, "inserting a job: timeout_s (%d) and max_attempts (%d) "
                        "must be at least 1", timeout_s, max_attempts);
     if (store_tx_begin(s, &tx, err, errlen) != 0)
         return -1;
@@ -310,7 +310,7 @@ static int record_tx(struct store_tx *tx, const struct job_in *j, const char *re
         ret = tx_transition(tx, *id, succeed_sql, result_json, JOB_SUCCEEDED, "succeeded",
                             err, errlen);
     if (ret == 1)   /* cannot happen inside the transaction; be strict anyway */
-        ret = db_fail(err, errlen, "recording job %lld: state changed", (long long)*id);
+        ret = errf(err, errlen, "recording job %lld: state changed", (long long)*id);
     if (ret == 0 && save)
         ret = save(tx, *id, result_json, err, errlen);
     return ret;
@@ -325,7 +325,7 @@ int store_job_record(store *s, const char *kind, const char *device, const char 
     int64_t id = 0;
     assert(s && result_json);
     if (!kind || !*kind || timeout_s < 1)
-        return db_fail(err, errlen, "recording a job: empty kind or timeout_s below 1");
+        return errf(err, errlen, "recording a job: empty kind or timeout_s below 1");
     if (store_tx_begin(s, &tx, err, errlen) != 0)
         return -1;
     int ret = store_tx_end(&tx, record_tx(&tx, &j, result_json, save, &id, err, errlen), err,
@@ -351,7 +351,7 @@ int store_job_fail(store *s, int64_t id, const char *reason, const char *detail_
     assert(s && id > 0);
     char *msg = sqlite3_mprintf("failed: %s", why);
     if (!msg)
-        return db_fail(err, errlen, "updating job %lld: out of memory", (long long)id);
+        return errf(err, errlen, "updating job %lld: out of memory", (long long)id);
     int ret = store_tx_begin(s, &tx, err, errlen);
     if (ret == 0) {
         ret = tx_transition(&tx, id, fail_sql, why, JOB_FAILED, msg, err, errlen);
@@ -437,7 +437,7 @@ static int interrupt_apply(struct store_tx *tx, int64_t id, const struct running
 {
     struct fate f;
     int ret = interrupt_fate(r, why, &f) != 0
-                  ? db_fail(err, errlen, "interrupting job %lld: out of memory", (long long)id)
+                  ? errf(err, errlen, "interrupting job %lld: out of memory", (long long)id)
                   : tx_transition(tx, id, f.sql, f.text, f.to, f.msg, err, errlen);
     *requeued = ret == 0 && f.requeue;
     sqlite3_free(f.text);
@@ -476,7 +476,7 @@ static int take_running_id(const struct db_row *r)
     struct db_array *a = r->ctx;
     int64_t *id = db_array_slot(a);
     if (!id)
-        return db_fail(r->err, r->errlen, "listing running jobs: out of memory");
+        return errf(r->err, r->errlen, "listing running jobs: out of memory");
     *id = sqlite3_column_int64(r->st, 0);
     a->n++;
     return 0;
@@ -493,7 +493,7 @@ static int recover_tx(struct store_tx *tx, const char *reason, int *count,
         int rq;
         ret = interrupt_tx(tx, ids[i], reason, &rq, err, errlen);
         if (ret == 1)   /* cannot happen inside the transaction; be strict anyway */
-            ret = db_fail(err, errlen, "recovering job %lld: no longer running",
+            ret = errf(err, errlen, "recovering job %lld: no longer running",
                           (long long)ids[i]);
     }
     free(a.items);
@@ -545,7 +545,7 @@ static int cancel_tx(struct store_tx *tx, int64_t id, enum job_state *state_out,
         ret = tx_transition(tx, id, cancel_request_sql, NULL, JOB_RUNNING, "cancel requested",
                             err, errlen);
     }
-    return ret == 1 ? db_fail(err, errlen, "cancelling job %lld: state changed",
+    return ret == 1 ? errf(err, errlen, "cancelling job %lld: state changed",
                               (long long)id) : ret;
 }
 
@@ -580,13 +580,13 @@ static int take_event(const struct db_row *r)
     struct db_array *a = r->ctx;
     struct job_event *e = db_array_slot(a);
     if (!e)
-        return db_fail(r->err, r->errlen, "reading job events: out of memory");
+        return errf(r->err, r->errlen, "reading job events: out of memory");
     memset(e, 0, sizeof *e);
     e->at_ms = sqlite3_column_int64(r->st, 0);
     if (state_col(r->st, 1, &e->state, r->err, r->errlen) != 0)
         return -1;
     if (col_strdup(r->st, 2, &e->message) != 0)
-        return db_fail(r->err, r->errlen, "reading job events: out of memory");
+        return errf(r->err, r->errlen, "reading job events: out of memory");
     a->n++;
     return 0;
 }
@@ -630,9 +630,9 @@ int store_job_list(store *s, const struct job_filter *f, struct job_row **rows, 
     *rows = NULL;
     *n = 0;
     if (f->limit < 1)
-        return db_fail(err, errlen, "listing jobs: limit %d is below 1", f->limit);
+        return errf(err, errlen, "listing jobs: limit %d is below 1", f->limit);
     if (f->state >= JOB_STATE_COUNT)
-        return db_fail(err, errlen, "listing jobs: unknown state %d", f->state);
+        return errf(err, errlen, "listing jobs: unknown state %d", f->state);
     list_sql(f, sql, sizeof sql);
     return list_query(s, sql,
                       DB_ARGS(DB_INT(f->before_id > 0 ? f->before_id : INT64_MAX),
@@ -649,7 +649,7 @@ int store_jobs_queued(store *s, int limit, struct job_row **rows, size_t *n,
     *rows = NULL;
     *n = 0;
     if (limit < 1)
-        return db_fail(err, errlen, "listing queued jobs: limit %d is below 1", limit);
+        return errf(err, errlen, "listing queued jobs: limit %d is below 1", limit);
     return list_query(s, "SELECT " JOB_COLS " FROM jobs WHERE state = 'queued' ORDER BY id"
                          " LIMIT ?1",
                       DB_ARGS(DB_INT(limit)), rows, n, err, errlen);

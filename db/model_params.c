@@ -1,6 +1,6 @@
 /*
  * The model's inputs: the newest latency, memory and validation runs of a
- * device, read from the result tables (see db/model.h for the JSON).
+ * device, read from the result tables (see db/model_store.h for the JSON).
  *
  * DESIGN
  * Four small reads on one connection (a reader's, or the writer's inside a
@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "db/model.h"
+#include "db/model_store.h"
 #include "db/results_internal.h"
 
 static int take_info(const struct db_row *r)

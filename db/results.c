@@ -50,7 +50,7 @@ int rw_fail(struct rwalk *w, const char *path, const char *key, const char *fmt,
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
-    return db_fail(w->err, w->errlen, "%s: %s", rw_join(full, sizeof full, path, key), why);
+    return errf(w->err, w->errlen, "%s: %s", rw_join(full, sizeof full, path, key), why);
 }
 
 /* The member, or NULL; fails when it is required and absent or null. */
@@ -267,7 +267,7 @@ int rw_exec_json(struct rwalk *w, const char *sql, const char **params, size_t n
         return 0;
     char *text = v ? json_dumps(v, JSON_COMPACT) : NULL;
     if (v && !text)
-        return db_fail(w->err, w->errlen, "out of memory");
+        return errf(w->err, w->errlen, "out of memory");
     params[at] = text;
     int rc = rw_exec(w, sql, params, n);
     params[at] = NULL;
@@ -292,7 +292,7 @@ int rw_kind(struct rwalk *w, const json_t *doc, const char *want)
 {
     const char *probe;
     if (!json_is_object(doc))
-        return db_fail(w->err, w->errlen, "the %s result must be a JSON object", want);
+        return errf(w->err, w->errlen, "the %s result must be a JSON object", want);
     if (rw_str(w, doc, "", "probe", RW_REQUIRED, &probe) != 0)
         return -1;
     if (strcmp(probe, want) != 0)
@@ -324,7 +324,7 @@ static int job_device_check(struct rwalk *w)
                        DB_ARGS(DB_INT(w->job_id)), take_job_device, w,
                        "reading the job of a result", w->err, w->errlen);
     if (ret == 1)
-        return db_fail(w->err, w->errlen, "saving a result: there is no job %s", w->job);
+        return errf(w->err, w->errlen, "saving a result: there is no job %s", w->job);
     return ret;
 }
 
@@ -372,7 +372,7 @@ int rw_save(struct store_tx *tx, int64_t job_id, const char *result_json, rw_wal
     json_error_t je;
     json_t *doc = json_loads(result_json ? result_json : "", JSON_REJECT_DUPLICATES, &je);
     if (!doc)
-        return db_fail(err, errlen, "the result is not JSON: %s", je.text);
+        return errf(err, errlen, "the result is not JSON: %s", je.text);
     store_tx_assert_live(tx);
     assert(job_id > 0);
     int ret = rw_walk_doc(tx, job_id, doc, walk, err, errlen);
@@ -428,7 +428,7 @@ static int suite_member(struct rwalk *w, size_t i, const json_t *v, int *saved)
     if (probes[i].walk(w, v) != 0) {
         char why[512];
         snprintf(why, sizeof why, "%s", w->err);
-        return db_fail(w->err, w->errlen, "%s.%s", name, why);
+        return errf(w->err, w->errlen, "%s.%s", name, why);
     }
     (*saved)++;
     return 0;
@@ -441,7 +441,7 @@ static int suite_walk(struct rwalk *w, const json_t *doc)
     int present = 0, saved = 0;
     char names[128];
     if (!json_is_object(doc))
-        return db_fail(w->err, w->errlen, "the suite result must be a JSON object");
+        return errf(w->err, w->errlen, "the suite result must be a JSON object");
     json_object_foreach((json_t *)doc, key, v)
         if (probe_index(key) < 0)
             return rw_fail(w, "", key, "is not a probe of the suite (%s)",
@@ -452,10 +452,10 @@ static int suite_walk(struct rwalk *w, const json_t *doc)
             return -1;
     }
     if (!present)
-        return db_fail(w->err, w->errlen, "the suite result holds no probe (%s)",
+        return errf(w->err, w->errlen, "the suite result holds no probe (%s)",
                        probe_names(names, sizeof names));
     if (!saved)
-        return db_fail(w->err, w->errlen, "no probe of the suite produced a result");
+        return errf(w->err, w->errlen, "no probe of the suite produced a result");
     return 0;
 }
 
@@ -672,10 +672,10 @@ int store_probe_result(store *s, const char *uuid, const char *probe, int64_t jo
     char names[128];
     int i = probe_index(probe);
     if (i < 0)
-        return db_fail(err, errlen, "no probe '%s' keeps results (%s)", probe ? probe : "(null)",
+        return errf(err, errlen, "no probe '%s' keeps results (%s)", probe ? probe : "(null)",
                        probe_names(names, sizeof names));
     if (job_id < 0)
-        return db_fail(err, errlen, "job id %lld is not valid", (long long)job_id);
+        return errf(err, errlen, "job id %lld is not valid", (long long)job_id);
     struct conn *c = store_reader_get(s);
     int ret = rc_serve(c, &probe_runs, uuid, probe, job_id, probes[i].read, out, err, errlen);
     store_reader_put(s, c);

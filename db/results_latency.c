@@ -106,7 +106,7 @@ static int entry_walk(struct rwalk *w, const json_t *e, const char *path, size_t
     (void)ctx;
     memset(&r, 0, sizeof r);
     if (!json_is_object(e))
-        return db_fail(w->err, w->errlen, "%s: must be an object", path);
+        return errf(w->err, w->errlen, "%s: must be an object", path);
     if (texts_walk(w, e, path, &r) != 0 || sass_walk(w, e, path, &r) != 0 ||
         figures_walk(w, e, path, &r) != 0)
         return -1;

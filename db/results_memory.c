@@ -91,7 +91,7 @@ static int point_walk(struct rwalk *w, const json_t *pt, const char *path, size_
     const char *vb;
     (void)i;
     if (!json_is_object(pt))
-        return db_fail(w->err, w->errlen, "%s: must be an object", path);
+        return errf(w->err, w->errlen, "%s: must be an object", path);
     if (unique_key(w, pt, path, "bytes", seen, bytes, &vb) != 0 ||
         figure_walk(w, pt, path, "cycles", RW_REQUIRED | RW_ERROR_OK, &sp) != 0)
         return -1;
@@ -107,7 +107,7 @@ static int level_walk(struct rwalk *w, const json_t *lv, const char *path, size_
     const char *p[6] = {w->job, w->device, load};
     (void)i;
     if (!json_is_object(lv))
-        return db_fail(w->err, w->errlen, "%s: must be an object", path);
+        return errf(w->err, w->errlen, "%s: must be an object", path);
     if (unique_key(w, lv, path, "level", seen, level, &p[3]) != 0 ||
         rw_num(w, lv, path, "cycles", 0, cycles, &p[4]) != 0 ||
         rw_num(w, lv, path, "up_to_bytes", 0, upto, &p[5]) != 0)

@@ -1,7 +1,7 @@
 /*
  * Model-validation runs: document -> model_validation_runs and
  * model_validation rows, the predictions added by the saver, and the reader
- * behind GET /api/v1/devices/{uuid}/model-validation (see db/model.h).
+ * behind GET /api/v1/devices/{uuid}/model-validation (see db/model_store.h).
  *
  * DESIGN
  * One walk reads the document and, like the probes' walks (results.c),
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db/model.h"
+#include "db/model_store.h"
 #include "db/results_internal.h"
 
 #define MAX_KERNELS 64
@@ -156,7 +156,7 @@ static int kernel_walk(struct rwalk *w, const json_t *k, const char *path, size_
     const char *p[] = {w->job, seqs, w->device, name, character, ltext, dtext,
                        t.v[0], t.v[1], t.v[2], t.error};
     int rc = ltext ? rw_exec(w, kernel_sql, p, sizeof p / sizeof p[0])
-                   : db_fail(w->err, w->errlen, "out of memory");
+                   : errf(w->err, w->errlen, "out of memory");
     free(ltext);
     free(dtext);
     return rc;
@@ -307,7 +307,7 @@ int store_model_validation(store *s, const char *uuid, int64_t job_id, json_t **
     assert(s && out);
     *out = NULL;
     if (job_id < 0)
-        return db_fail(err, errlen, "job id %lld is not valid", (long long)job_id);
+        return errf(err, errlen, "job id %lld is not valid", (long long)job_id);
     struct conn *c = store_reader_get(s);
     int ret = rc_serve(c, &vruns, uuid, "model-validation", job_id, kernels_read, out, err,
                        errlen);

@@ -354,7 +354,7 @@ static int exec_sql(sqlite3 *db, const char *sql, const char *what, char *err, s
     char *msg = NULL;
     if (sqlite3_exec(db, sql, NULL, NULL, &msg) == SQLITE_OK)
         return 0;
-    db_fail(err, errlen, "%s: %s", what, msg ? msg : sqlite3_errmsg(db));
+    errf(err, errlen, "%s: %s", what, msg ? msg : sqlite3_errmsg(db));
     sqlite3_free(msg);
     return -1;
 }
@@ -380,7 +380,7 @@ static int check_foreign_keys(sqlite3 *db, char *err, size_t errlen)
     int rc = sqlite3_step(st);
     int ret = 0;
     if (rc == SQLITE_ROW)
-        ret = db_fail(err, errlen, "foreign key check: table %s has a dangling reference",
+        ret = errf(err, errlen, "foreign key check: table %s has a dangling reference",
                       (const char *)sqlite3_column_text(st, 0));
     else if (rc != SQLITE_DONE)
         ret = db_sqlfail(err, errlen, db, "checking foreign keys");
@@ -414,7 +414,7 @@ static int migrate_one(sqlite3 *db, int from, char *err, size_t errlen)
         return 0;
     if (!sqlite3_get_autocommit(db))
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-    return db_fail(err, errlen, "migrating the schema from version %d to %d: %s",
+    return errf(err, errlen, "migrating the schema from version %d to %d: %s",
                    from, from + 1, why);
 }
 
@@ -422,20 +422,20 @@ int schema_migrate_to(sqlite3 *db, int target, char *err, size_t errlen)
 {
     int latest = store_schema_latest();
     if (target < 0 || target > latest)
-        return db_fail(err, errlen, "schema version %d is not one this gpuprobe knows (0 to %d)",
+        return errf(err, errlen, "schema version %d is not one this gpuprobe knows (0 to %d)",
                        target, latest);
     for (;;) {
         int v = 0;
         if (read_version(db, &v, err, errlen) != 0)
             return -1;
         if (v > latest)
-            return db_fail(err, errlen,
+            return errf(err, errlen,
                            "database schema version %d is newer than this gpuprobe knows "
                            "(%d); use a newer gpuprobe or another database file", v, latest);
         if (v >= target)
             return 0;
         if (v < 0)
-            return db_fail(err, errlen, "database schema version %d is not valid", v);
+            return errf(err, errlen, "database schema version %d is not valid", v);
         if (migrate_one(db, v, err, errlen) != 0)
             return -1;
     }

@@ -56,22 +56,6 @@ struct store {
 
 /* ---- errors ------------------------------------------------------------- */
 
-int db_fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
-int db_sqlfail(char *err, size_t errlen, sqlite3 *db, const char *what)
-{
-    return db_fail(err, errlen, "%s: %s", what, db ? sqlite3_errmsg(db) : "out of memory");
-}
-
 /* ---- statement cache ---------------------------------------------------- */
 
 static uint64_t sql_hash(const char *sql)
@@ -110,12 +94,12 @@ static sqlite3_stmt *cache_add(struct conn *c, const char *sql, uint64_t h,
     char *copy = strdup(sql);
     if (!copy || cache_grow(c) != 0) {
         free(copy);
-        db_fail(err, errlen, "caching a statement: out of memory");
+        errf(err, errlen, "caching a statement: out of memory");
         return NULL;
     }
     int rc = sqlite3_prepare_v3(c->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL);
     if (rc != SQLITE_OK || !st) {
-        db_fail(err, errlen, "preparing \"%.60s\": %s", sql,
+        errf(err, errlen, "preparing \"%.60s\": %s", sql,
                 rc != SQLITE_OK ? sqlite3_errmsg(c->db) : "no statement in the text");
         sqlite3_finalize(st);
         free(copy);
@@ -133,7 +117,7 @@ sqlite3_stmt *conn_stmt(struct conn *c, const char *sql, char *err, size_t errle
     if (!cs)
         return cache_add(c, sql, h, err, errlen);
     if (sqlite3_stmt_busy(cs->st)) {
-        db_fail(err, errlen, "statement \"%.60s\" is already in use", sql);
+        errf(err, errlen, "statement \"%.60s\" is already in use", sql);
         return NULL;
     }
     return cs->st;
@@ -153,7 +137,7 @@ int stmt_finish(sqlite3_stmt *st, const char *what, char *err, size_t errlen)
     int rc = sqlite3_step(st);
     int ret = 0;
     if (rc == SQLITE_ROW)
-        ret = db_fail(err, errlen, "%s: unexpected row", what);
+        ret = errf(err, errlen, "%s: unexpected row", what);
     else if (rc != SQLITE_DONE)
         ret = db_sqlfail(err, errlen, sqlite3_db_handle(st), what);
     stmt_done(st);
@@ -340,7 +324,7 @@ static int conn_pragmas(struct conn *c, char *err, size_t errlen)
         return db_sqlfail(err, errlen, c->db, "setting the busy timeout");
     if (sqlite3_exec(c->db, "PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;",
                      NULL, NULL, &msg) != SQLITE_OK) {
-        db_fail(err, errlen, "setting connection pragmas: %s", msg ? msg : "unknown error");
+        errf(err, errlen, "setting connection pragmas: %s", msg ? msg : "unknown error");
         sqlite3_free(msg);
         return -1;
     }
@@ -352,7 +336,7 @@ static int conn_open(struct conn *c, const char *path, int readonly, char *err, 
     int flags = SQLITE_OPEN_NOMUTEX
               | (readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
     if (sqlite3_open_v2(path, &c->db, flags, NULL) != SQLITE_OK) {
-        db_fail(err, errlen, "opening %s%s: %s", path, readonly ? " read-only" : "",
+        errf(err, errlen, "opening %s%s: %s", path, readonly ? " read-only" : "",
                 c->db ? sqlite3_errmsg(c->db) : "out of memory");
         conn_close(c);
         return -1;
@@ -371,7 +355,7 @@ static int writer_wal(struct conn *c, char *err, size_t errlen)
     int ok = mode && strcmp(mode, "wal") == 0;
     if (!ok) {
         if (rc == SQLITE_ROW)
-            db_fail(err, errlen, "switching to WAL: journal mode stays '%s'", mode ? mode : "?");
+            errf(err, errlen, "switching to WAL: journal mode stays '%s'", mode ? mode : "?");
         else
             db_sqlfail(err, errlen, c->db, "switching to WAL");
     }
@@ -404,12 +388,12 @@ int store_open(store **out, const char *path, char *err, size_t errlen)
     assert(out);
     *out = NULL;
     if (!path || !*path || strcmp(path, ":memory:") == 0)
-        return db_fail(err, errlen, "opening the store: a database file path is needed");
+        return errf(err, errlen, "opening the store: a database file path is needed");
     if (!sqlite3_threadsafe())
-        return db_fail(err, errlen, "opening the store: SQLite was built without thread support");
+        return errf(err, errlen, "opening the store: SQLite was built without thread support");
     store *s = store_alloc();
     if (!s)
-        return db_fail(err, errlen, "opening the store: out of memory");
+        return errf(err, errlen, "opening the store: out of memory");
     /* Migrating first leaves a refused (newer) database in its journal mode. */
     if (conn_open(&s->writer, path, 0, err, errlen) != 0
         || schema_migrate(s->writer.db, err, errlen) != 0
@@ -560,7 +544,7 @@ static int bind_texts(sqlite3_stmt *st, const char *const *params, size_t n,
 {
     int want = sqlite3_bind_parameter_count(st);
     if ((size_t)want != n)
-        return db_fail(err, errlen, "statement \"%.60s\" takes %d parameters, %zu given",
+        return errf(err, errlen, "statement \"%.60s\" takes %d parameters, %zu given",
                        sqlite3_sql(st), want, n);
     for (size_t i = 0; i < n; i++)
         if (arg_bind(st, (int)i + 1, DB_TEXT(params[i])) != SQLITE_OK)
@@ -613,14 +597,14 @@ static int take_integrity(const struct db_row *r)
     const char *first = (const char *)sqlite3_column_text(r->st, 0);
     if (first && strcmp(first, "ok") == 0)
         return 0;
-    return db_fail(r->err, r->errlen, "integrity check: %s", first ? first : "no answer");
+    return errf(r->err, r->errlen, "integrity check: %s", first ? first : "no answer");
 }
 
 int store_integrity_check(store *s, char *err, size_t errlen)
 {
     int ret = store_read(s, conn_row, "PRAGMA integrity_check", NULL, 0, take_integrity, NULL,
                          "integrity check", err, errlen);
-    return ret == 1 ? db_fail(err, errlen, "integrity check: no answer") : ret;
+    return ret == 1 ? errf(err, errlen, "integrity check: no answer") : ret;
 }
 
 int64_t store_now_ms(void)

@@ -40,6 +40,9 @@
 
 #include "db/store.h"
 
+#include "db/sql_error.h"
+#include "util/errf.h"
+
 struct cached_stmt;
 
 struct conn {
@@ -62,11 +65,7 @@ struct store_tx {
 /* Asserts that tx is an open transaction (between begin and commit/rollback). */
 void store_tx_assert_live(const struct store_tx *tx);
 
-/* Writes the formatted one-line reason into err; returns -1. */
-int db_fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-/* "<what>: <sqlite3_errmsg(db)>"; returns -1. */
-int db_sqlfail(char *err, size_t errlen, sqlite3 *db, const char *what);
+
 
 /* ---- statements ----------------------------------------------------------- */
 

@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "model/fail.h"
+#include "util/errf.h"
 #include "model/occupancy_json.h"
 
 #define UNCOAL_LINES 32.0   /* lines one uncoalesced load of the memory probe touches */
@@ -61,7 +61,7 @@ static void set(struct mwp_param *p, double v, const json_t *run, const char *fm
 
 static int need_probe(struct ctx *c, const char *probe, const char *what)
 {
-    return missing(c, model_fail(c->err, c->errlen,
+    return missing(c, errf(c->err, c->errlen,
                                  "no %s for device %s: run the %s probe: POST /api/v1/jobs "
                                  "{\"kind\":\"%s\",\"device\":\"%s\"} (or gpuprobe probe %s "
                                  "--device %s --db DB)",
@@ -72,12 +72,12 @@ static int device_attrs(struct ctx *c, const json_t **dev)
 {
     *dev = json_object_get(c->in, "device");
     if (!json_is_object(*dev))
-        return missing(c, model_fail(c->err, c->errlen, "device %s was never seen by this daemon",
+        return missing(c, errf(c->err, c->errlen, "device %s was never seen by this daemon",
                                      c->uuid));
     c->hw->sm_count = (int)json_integer_value(json_object_get(*dev, "sm_count"));
     c->hw->warp_size = (int)json_integer_value(json_object_get(*dev, "warp_size"));
     if (c->hw->sm_count < 1 || c->hw->warp_size < 1)
-        return model_fail(c->err, c->errlen, "device %s has no sm_count or warp_size", c->uuid);
+        return errf(c->err, c->errlen, "device %s has no sm_count or warp_size", c->uuid);
     return 0;
 }
 
@@ -89,7 +89,7 @@ static int issue_cycles(struct ctx *c, const json_t *lat)
         const char *e = issue_sources[i].entry;
         double t = json_number_value(json_object_get(tp, e));
         if (!(t > 0))
-            return missing(c, model_fail(c->err, c->errlen,
+            return missing(c, errf(c->err, c->errlen,
                                          "the latency run of job %lld has no throughput for '%s' "
                                          "(needed for %s issue cycles): run the latency probe on "
                                          "device %s with instructions \"all\" (POST /api/v1/jobs "
@@ -128,7 +128,7 @@ static int memory(struct ctx *c, const json_t *mem)
     double du = json_number_value(json_object_get(sc, "departure_uncoalesced"));
     long long job = json_integer_value(json_object_get(mem, "job_id"));
     if (!(lat > 0) || !(dc > 0) || !(du > 0))
-        return missing(c, model_fail(c->err, c->errlen,
+        return missing(c, errf(c->err, c->errlen,
                                      "the memory run of job %lld lacks %s: run the memory probe "
                                      "again: POST /api/v1/jobs {\"kind\":\"memory\",\"device\":"
                                      "\"%s\"}",
@@ -154,7 +154,7 @@ static int bandwidths(struct ctx *c, const json_t *dev)
         double khz = json_number_value(json_object_get(dev, "memory_clock_khz"));
         double bits = json_number_value(json_object_get(dev, "memory_bus_width_bits"));
         if (!(khz > 0) || !(bits > 0))
-            return missing(c, model_fail(c->err, c->errlen,
+            return missing(c, errf(c->err, c->errlen,
                                          "no device-memory bandwidth for device %s: run the "
                                          "validation (it measures it): POST /api/v1/jobs "
                                          "{\"kind\":\"model-validation\",\"device\":\"%s\"}",

@@ -1,6 +1,6 @@
 /*
  * The model's hardware parameters from what the probes measured (the
- * store's "model inputs", db/model.h), each with the job that measured it.
+ * store's "model inputs", db/model_store.h), each with the job that measured it.
  *
  * DESIGN
  * One table maps every parameter to its measurement:

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/fail.h"
+#include "util/errf.h"
 
 #define MAX_OPS 8
 #define OP_LEN 96
@@ -133,7 +133,7 @@ static int add_label(struct pd *p, const char *name, size_t n)
     if (p->nlb == p->caplb) {
         struct label *q = grow(p->lb, &p->caplb, sizeof *q);
         if (!q)
-            return model_fail(p->err, p->errlen, "out of memory");
+            return errf(p->err, p->errlen, "out of memory");
         p->lb = q;
     }
     copy_trim(p->lb[p->nlb].name, NAME_LEN, name, n);
@@ -161,7 +161,7 @@ static int add_insn(struct pd *p, const char *s)
     if (p->n == p->cap) {
         struct insn *q = grow(p->in, &p->cap, sizeof *q);
         if (!q)
-            return model_fail(p->err, p->errlen, "out of memory");
+            return errf(p->err, p->errlen, "out of memory");
         p->in = q;
     }
     p->in[p->n++] = in;
@@ -202,7 +202,7 @@ static void strip_comments(char *s)
     }
 }
 
-/* Finds the entry; returns its body (malloc'd) or NULL after model_fail(). */
+/* Finds the entry; returns its body (malloc'd) or NULL after errf(). */
 static char *entry_body(struct pd *p, const char *ptx, const char *entry)
 {
     const char *e = ptx;
@@ -219,14 +219,14 @@ static char *entry_body(struct pd *p, const char *ptx, const char *entry)
         e = name + n;
     }
     if (!e) {
-        model_fail(p->err, p->errlen,
+        errf(p->err, p->errlen,
                    entry ? "the PTX has no entry '%s'" : "the PTX has no entry%s",
                    entry ? entry : "");
         return NULL;
     }
     const char *open = strchr(e, '{');
     if (!open) {
-        model_fail(p->err, p->errlen, "the entry has no body");
+        errf(p->err, p->errlen, "the entry has no body");
         return NULL;
     }
     int depth = 0;
@@ -238,13 +238,13 @@ static char *entry_body(struct pd *p, const char *ptx, const char *entry)
             break;
     }
     if (!*q) {
-        model_fail(p->err, p->errlen, "the entry's body is not closed");
+        errf(p->err, p->errlen, "the entry's body is not closed");
         return NULL;
     }
     size_t len = (size_t)(q - open - 1);
     char *body = malloc(len + 1);
     if (!body) {
-        model_fail(p->err, p->errlen, "out of memory");
+        errf(p->err, p->errlen, "out of memory");
         return NULL;
     }
     memcpy(body, open + 1, len);
@@ -281,7 +281,7 @@ static int parse(struct pd *p, const char *ptx, const char *entry)
     }
     free(body);
     if (rc == 0 && p->n == 0)
-        return model_fail(p->err, p->errlen, "the entry has no instructions");
+        return errf(p->err, p->errlen, "the entry has no instructions");
     return rc;
 }
 
@@ -530,7 +530,7 @@ static int count_defs(struct pd *p)
         dest_name(&p->in[i], name, sizeof name);
         struct reg *r = get_reg(p, name);
         if (!r)
-            return model_fail(p->err, p->errlen, "out of memory");
+            return errf(p->err, p->errlen, "out of memory");
         r->defs++;
     }
     return 0;
@@ -543,7 +543,7 @@ static int values(struct pd *p)
         return -1;
     p->written = calloc(p->n > 0 ? (size_t)p->n : 1, sizeof *p->written);
     if (!p->written)
-        return model_fail(p->err, p->errlen, "out of memory");
+        return errf(p->err, p->errlen, "out of memory");
     for (int i = 0; i < p->n; i++) {
         if (!writes_first(&p->in[i]))
             continue;
@@ -686,7 +686,7 @@ static int trip_count(struct pd *p, struct loop *l)
         induction(p, l, s, &c) == 0)
         l->trips = simulate(&c, &ok);
     if (!ok)
-        return model_fail(p->err, p->errlen,
+        return errf(p->err, p->errlen,
                           "loop at label %s: its trip count cannot be derived from the PTX and "
                           "the launch (a counted loop steps a register by an immediate and "
                           "compares it with a known bound: give the parameter's value)",
@@ -701,14 +701,14 @@ static int find_loops(struct pd *p)
             continue;
         int at = label_at(p, p->in[i].arg[0]);
         if (at < 0)
-            return model_fail(p->err, p->errlen, "branch to unknown label %s", p->in[i].arg[0]);
+            return errf(p->err, p->errlen, "branch to unknown label %s", p->in[i].arg[0]);
         if (at > i) {
             p->forward_branches++;
             continue;
         }
         struct loop *q = realloc(p->loops, (size_t)(p->nloops + 1) * sizeof *q);
         if (!q)
-            return model_fail(p->err, p->errlen, "out of memory");
+            return errf(p->err, p->errlen, "out of memory");
         p->loops = q;
         struct loop *l = &p->loops[p->nloops++];
         memset(l, 0, sizeof *l);
@@ -722,7 +722,7 @@ static int find_loops(struct pd *p)
         for (int b = 0; b < p->nloops; b++) {
             const struct loop *x = &p->loops[a], *y = &p->loops[b];
             if (x->from < y->from && y->from <= x->to && x->to < y->to)
-                return model_fail(p->err, p->errlen,
+                return errf(p->err, p->errlen,
                                   "loops at %s and %s overlap without nesting", x->label,
                                   y->label);
         }
@@ -954,7 +954,7 @@ int pd_describe(const char *ptx, const char *entry, const struct pd_launch *laun
     p.errlen = errlen;
     int rc = -1;
     if (!ptx || !launch || !launch->block[0] || !launch->block[1] || !launch->block[2])
-        model_fail(err, errlen, "no PTX, or a block with a zero dimension");
+        errf(err, errlen, "no PTX, or a block with a zero dimension");
     else if (parse(&p, ptx, entry) == 0 && values(&p) == 0 && find_loops(&p) == 0) {
         count(&p);
         notes(&p);

@@ -38,7 +38,7 @@
 #include "probes/banks.h"
 #include "probes/gpu/clock.h"
 #include "probes/gpu/cubin.h"
-#include "probes/stats.h"
+#include "probes/gpu/stats.h"
 #include "util/clock.h"
 
 #define NREGS (BANKS_MAX_REG + 1)

@@ -41,7 +41,7 @@
 #include "probes/latency.h"
 #include "probes/latency_check.h"
 #include "probes/gpu/patch.h"
-#include "probes/stats.h"
+#include "probes/gpu/stats.h"
 #include "util/clock.h"
 
 #define MAX_TARGETS 512

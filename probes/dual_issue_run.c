@@ -24,7 +24,7 @@
 #include "probes/gpu/clock.h"
 #include "probes/control_codes.h"
 #include "probes/dual_issue.h"
-#include "probes/stats.h"
+#include "probes/gpu/stats.h"
 #include "util/clock.h"
 
 #define ITERS 2000                   /* loop trips: 0.3..6 million SM cycles a launch */

@@ -23,7 +23,7 @@
 #include "probes/gpu/clock.h"
 #include "probes/latency.h"
 #include "probes/latency_check.h"
-#include "probes/stats.h"
+#include "probes/gpu/stats.h"
 #include "util/clock.h"
 
 /* 4 blocks of 256 threads: 32 warps an SM, 8 chains each, all resident at

@@ -36,7 +36,7 @@
 #include <string.h>
 
 #include "probes/memory.h"
-#include "probes/stats.h"
+#include "probes/gpu/stats.h"
 
 /* 8 %: the L2 level of a real H200 (median 279 cycles) drifts by about
  * that much either way from 1 KiB to its capacity (260 to 299 cycles),

@@ -23,7 +23,7 @@
  * one untimed launch (see chase_runs) then `repeats` launches per load,
  * interleaved ca, cg, ca, cg ... so a drift in clock or temperature falls on
  * both alike; each point keeps its runs and their median, min and max
- * (probes/stats.h); levels are found on medians.
+ * (probes/gpu/stats.h); levels are found on medians.
  * Past the L2's capacity the curve climbs slowly (a random chase over a
  * warmed footprint still hits the L2 in proportion to capacity/footprint)
  * and 4 x l2_bytes does not reach device memory's level; so one more chase,
@@ -40,7 +40,7 @@
 #include "probes/gpu/clock.h"
 #include "probes/gpu/gpu.h"
 #include "probes/memory.h"
-#include "probes/stats.h"
+#include "probes/gpu/stats.h"
 #include "util/clock.h"
 
 #define DEFAULT_REPEATS 5

@@ -81,7 +81,7 @@ extern const struct val_kernel val_kernels[VK_ALL];
 char *val_ptx(enum val_kernel_id id, int cc_major, int cc_minor);
 
 /* Runs the validation measurements on a device (UUID or index), each kernel
- * timed `repeats` times (1..50). The document (db/model.h) with, per kernel,
+ * timed `repeats` times (1..50). The document (db/model_store.h) with, per kernel,
  * "ptx" (its module) for the description; NULL with the reason when nothing
  * can run. A kernel that fails or computes a wrong answer has
  * {"error": ...} as its measured_s. */

@@ -22,7 +22,7 @@
 
 #include "probes/gpu/clock.h"
 #include "probes/gpu/gpu.h"
-#include "probes/stats.h"
+#include "probes/gpu/stats.h"
 #include "probes/validation.h"
 #include "util/clock.h"
 

@@ -20,18 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const trace_arch_names[] = {"fermi", "kepler", "volta", "ampere", "hopper", NULL};
+#include "util/errf.h"
 
-static void say(char *msg, size_t msglen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(char *msg, size_t msglen, const char *fmt, ...)
-{
-    if (!msg || !msglen)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, msglen, fmt, ap);
-    va_end(ap);
-}
+const char *const trace_arch_names[] = {"fermi", "kepler", "volta", "ampere", "hopper", NULL};
 
 void trace_params_default(struct trace_params *p)
 {
@@ -216,7 +207,7 @@ int trace_params_preset(struct trace_params *p, const char *arch, char *msg, siz
         pr = strcmp(presets[i].name, arch) == 0 ? &presets[i] : NULL;
     if (!pr) {
         trace_setting_bounds(trace_setting_find("arch"), names, sizeof names);
-        say(msg, msglen, "arch: must be one of %s, not '%.32s'", names, arch);
+        errf(msg, msglen, "arch: must be one of %s, not '%.32s'", names, arch);
         return -1;
     }
     snprintf(p->arch, sizeof p->arch, "%s", pr->name);
@@ -290,18 +281,18 @@ static int refuse(const struct trace_setting *s, const char *text, char *why, si
     trace_setting_bounds(s, bounds, sizeof bounds);
     switch (s->type) {
     case TRACE_SETTING_INT:
-        say(why, whylen, "must be %s from %.0f to %.0f, not '%.32s'",
+        errf(why, whylen, "must be %s from %.0f to %.0f, not '%.32s'",
             s->pow2 ? "a power of two" : "an integer", s->min, s->max, text);
         break;
     case TRACE_SETTING_NUMBER:
-        say(why, whylen, "must be a number from %.10g to %.10g, not '%.32s'", s->min, s->max, text);
+        errf(why, whylen, "must be a number from %.10g to %.10g, not '%.32s'", s->min, s->max, text);
         break;
     case TRACE_SETTING_U64:
-        say(why, whylen, "must be a decimal integer from 0 to %llu, not '%.32s'",
+        errf(why, whylen, "must be a decimal integer from 0 to %llu, not '%.32s'",
             (unsigned long long)UINT64_MAX, text);
         break;
     case TRACE_SETTING_CHOICE:
-        say(why, whylen, "must be one of %s, not '%.32s'", bounds, text);
+        errf(why, whylen, "must be one of %s, not '%.32s'", bounds, text);
         break;
     }
     return -1;
@@ -394,17 +385,17 @@ int trace_params_set(struct trace_params *p, const char *name, const char *value
 {
     char why[200];
     if (!name || !value) {
-        say(msg, msglen, "missing setting name or value");
+        errf(msg, msglen, "missing setting name or value");
         return -1;
     }
     const struct trace_setting *s = strchr(name, '-') ? NULL : trace_setting_find(name);
     if (!s) {
-        say(msg, msglen, "unknown setting '%.40s'", name);
+        errf(msg, msglen, "unknown setting '%.40s'", name);
         return -1;
     }
     if (trace_setting_apply(p, s, value, why, sizeof why) == 0)
         return 0;
-    say(msg, msglen, "%s: %s", s->name, why);
+    errf(msg, msglen, "%s: %s", s->name, why);
     return -1;
 }
 
@@ -412,13 +403,13 @@ int trace_params_parse(struct trace_params *p, const char *assignment, char *msg
 {
     const char *eq = assignment ? strchr(assignment, '=') : NULL;
     if (!eq || eq == assignment) {
-        say(msg, msglen, "'%.40s' is not name=value", assignment ? assignment : "");
+        errf(msg, msglen, "'%.40s' is not name=value", assignment ? assignment : "");
         return -1;
     }
     char name[40];
     size_t n = (size_t)(eq - assignment);
     if (n >= sizeof name) {
-        say(msg, msglen, "unknown setting '%.*s'", (int)(n > 40 ? 40 : n), assignment);
+        errf(msg, msglen, "unknown setting '%.*s'", (int)(n > 40 ? 40 : n), assignment);
         return -1;
     }
     memcpy(name, assignment, n);
@@ -476,7 +467,7 @@ int trace_params_validate(const struct trace_params *p, char *msg, size_t msglen
     for (size_t i = 0; i < NSETTINGS; i++) {
         const struct setting *e = &settings[i];
         if (e->store == S_ENUM && !choice_ok(p, e)) {
-            say(msg, msglen, "%s: the policy has an unknown value", e->pub.name);
+            errf(msg, msglen, "%s: the policy has an unknown value", e->pub.name);
             return -1;
         }
         if ((e->store != S_U32 && e->store != S_DOUBLE) || field_ok(p, e))
@@ -485,10 +476,10 @@ int trace_params_validate(const struct trace_params *p, char *msg, size_t msglen
         json_t *v = setting_to_json(p, e);
         char *text = json_dumps(v, JSON_ENCODE_ANY | JSON_REAL_PRECISION(12));
         if (e->bit == TRACE_P_BLOCKS_PER_SM)
-            say(msg, msglen, "blocks_per_sm: %s is not from 1 to %u (resolve the parameters first)",
+            errf(msg, msglen, "blocks_per_sm: %s is not from 1 to %u (resolve the parameters first)",
                 text ? text : "?", TRACE_MAX_BLOCKS_PER_SM);
         else
-            say(msg, msglen, "%s: %s does not fit (%s)", e->pub.name, text ? text : "?", bounds);
+            errf(msg, msglen, "%s: %s does not fit (%s)", e->pub.name, text ? text : "?", bounds);
         free(text);
         json_decref(v);
         return -1;
@@ -571,11 +562,11 @@ static int apply_member(struct trace_params *p, const char *key, const json_t *v
     char buf[64];
     const struct trace_setting *s = strchr(key, '-') ? NULL : trace_setting_find(key);
     if (!s) {
-        say(msg, msglen, "unknown setting '%.40s'", key);
+        errf(msg, msglen, "unknown setting '%.40s'", key);
         return -1;
     }
     if (json_value_text(s, v, buf, sizeof buf)) {
-        say(msg, msglen, "%s: wrong JSON type", s->name);
+        errf(msg, msglen, "%s: wrong JSON type", s->name);
         return -1;
     }
     return trace_params_set(p, key, buf, msg, msglen);
@@ -584,7 +575,7 @@ static int apply_member(struct trace_params *p, const char *key, const json_t *v
 int trace_params_from_json(struct trace_params *p, const json_t *obj, char *msg, size_t msglen)
 {
     if (!json_is_object(obj)) {
-        say(msg, msglen, "parameters must be a JSON object");
+        errf(msg, msglen, "parameters must be a JSON object");
         return -1;
     }
     const json_t *arch = json_object_get(obj, "arch");

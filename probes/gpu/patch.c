@@ -28,7 +28,7 @@
 #include <time.h>
 
 #include "probes/gpu/cubin.h"
-#include "probes/stats.h"
+#include "probes/gpu/stats.h"
 
 /* Parses the buffer and finds the kernel; on success c must be freed. */
 static const struct cubin_kernel *open_kernel(struct cubin *c, const void *cubin, size_t size,

@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "db/model.h"
+#include "db/model_store.h"
 #include "model/occupancy.h"
 #include "model/occupancy_json.h"
 #include "model/params.h"

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db/model.h"
+#include "db/model_store.h"
 #include "db/store.h"
 #include "model/occupancy_json.h"
 #include "model/params.h"

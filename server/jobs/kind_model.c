@@ -5,7 +5,7 @@
  * The worker measures (probes/validation.h) and derives each kernel's
  * description from its PTX and launch (model/ptx_desc.h); the daemon's
  * saver then, in the job's transaction, stores the measurements, reads the
- * device's newest measured parameters (db/model.h, this run's bandwidths
+ * device's newest measured parameters (db/model_store.h, this run's bandwidths
  * included), predicts every kernel (model/predict.h) and stores each
  * prediction beside its measurement with the relative error, and the run's
  * geometric-mean absolute error. Missing parameters do not lose the
@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "db/model.h"
+#include "db/model_store.h"
 #include "model/occupancy_json.h"
 #include "model/params.h"
 #include "model/predict.h"

@@ -9,7 +9,7 @@
 #ifndef GPUPROBE_SERVER_JOBS_KIND_PROBES_H
 #define GPUPROBE_SERVER_JOBS_KIND_PROBES_H
 
-#include "probes/stats.h"
+#include "probes/gpu/stats.h"
 #include "server/jobs/registry.h"
 
 /* The "repeats" parameter of every kind that measures on a GPU (the probes

@@ -30,7 +30,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "db/model.h"
+#include "db/model_store.h"
 #include "db/results.h"
 #include "db/store.h"
 #include "model/mwp_cwp.h"

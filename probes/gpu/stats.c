@@ -1,7 +1,7 @@
 /*
  * Median, minimum and maximum of repeated measurements (see stats.h).
  */
-#include "probes/stats.h"
+#include "probes/gpu/stats.h"
 
 #include <stdlib.h>
 #include <string.h>

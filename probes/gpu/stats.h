@@ -2,8 +2,8 @@
  * Repeated measurements and their spread: every figure gpuprobe reports is
  * the median of its repeats, with the minimum and maximum beside it.
  */
-#ifndef GPUPROBE_PROBES_STATS_H
-#define GPUPROBE_PROBES_STATS_H
+#ifndef GPUPROBE_PROBES_GPU_STATS_H
+#define GPUPROBE_PROBES_GPU_STATS_H
 
 #include <jansson.h>
 #include <stddef.h>

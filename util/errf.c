@@ -1,12 +1,12 @@
 /*
- * model/'s failure reasons (see fail.h).
+ * The one-line failure reason (see errf.h).
  */
-#include "model/fail.h"
+#include "util/errf.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 
-int model_fail(char *err, size_t errlen, const char *fmt, ...)
+int errf(char *err, size_t errlen, const char *fmt, ...)
 {
     if (err && errlen > 0) {
         va_list ap;
