@@ -156,6 +156,7 @@ static const struct col_field device_fields[] = {
     {4, 'i', offsetof(struct device_row, present)},
     {5, 'I', offsetof(struct device_row, first_seen_ms)},
     {6, 'I', offsetof(struct device_row, last_seen_ms)},
+    {7, 't', offsetof(struct device_row, hostname)},
 };
 #define DEVICE_FIELDS (sizeof device_fields / sizeof device_fields[0])
 
@@ -163,6 +164,18 @@ void device_row_free(struct device_row *d)
 {
     fields_free(d, sizeof *d, device_fields, DEVICE_FIELDS);
 }
+
+void device_rows_free(struct device_row *rows, size_t n)
+{
+    for (size_t i = 0; rows && i < n; i++)
+        device_row_free(&rows[i]);
+    free(rows);
+}
+
+/* The columns of device_fields, in their order. */
+#define DEVICE_COLS                                                                            \
+    "SELECT d.uuid, d.name, d.compute_capability, d.info_json, d.present, d.first_seen_ms,"   \
+    " d.last_seen_ms, h.hostname FROM devices d JOIN hosts h ON h.id = d.host_id"
 
 static int take_device(const struct db_row *r)
 {
@@ -180,8 +193,36 @@ int store_device_get(store *s, const char *uuid, struct device_row *out,
     memset(out, 0, sizeof *out);
     if (!uuid)
         return 1;
-    return store_read(s, conn_row,
-                      "SELECT uuid, name, compute_capability, info_json, present, first_seen_ms,"
-                      " last_seen_ms FROM devices WHERE uuid = ?1",
-                      DB_ARGS(DB_TEXT(uuid)), take_device, out, "reading a device", err, errlen);
+    return store_read(s, conn_row, DEVICE_COLS " WHERE d.uuid = ?1", DB_ARGS(DB_TEXT(uuid)),
+                      take_device, out, "reading a device", err, errlen);
+}
+
+static int take_listed_device(const struct db_row *r)
+{
+    struct db_array *a = r->ctx;
+    struct device_row *d = db_array_slot(a);
+    if (!d)
+        return errf(r->err, r->errlen, "listing devices: out of memory");
+    memset(d, 0, sizeof *d);
+    if (fields_read(r->st, d, device_fields, DEVICE_FIELDS) != 0) {
+        device_row_free(d);
+        return errf(r->err, r->errlen, "listing devices: out of memory");
+    }
+    a->n++;
+    return 0;
+}
+
+int store_device_list(store *s, struct device_row **rows, size_t *n, char *err, size_t errlen)
+{
+    struct db_array a = {NULL, 0, 0, sizeof **rows};
+    assert(s && rows && n);
+    int ret = store_read(s, conn_rows, DEVICE_COLS " ORDER BY h.hostname, d.first_seen_ms, d.uuid",
+                         NULL, 0, take_listed_device, &a, "listing devices", err, errlen);
+    if (ret != 0) {
+        device_rows_free(a.items, a.n);
+        a.items = NULL, a.n = 0;
+    }
+    *rows = a.items;
+    *n = a.n;
+    return ret;
 }

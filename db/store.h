@@ -93,13 +93,19 @@ struct device_row {
     int present;
     int64_t first_seen_ms;
     int64_t last_seen_ms;
+    char *hostname;         /* the host it was seen on (its results' origin) */
 };
 void device_row_free(struct device_row *d);
+void device_rows_free(struct device_row *rows, size_t n);
 
 /* Returns 0 and fills out (free it with device_row_free), 1 if the UUID is
  * unknown or NULL, -1 on error; out is zeroed first in every case. */
 int store_device_get(store *s, const char *uuid, struct device_row *out,
                      char *err, size_t errlen);
+
+/* Every device the store has seen, on any host, by host then first sighting
+ * (*rows malloc'd; free with device_rows_free). */
+int store_device_list(store *s, struct device_row **rows, size_t *n, char *err, size_t errlen);
 
 /* ---- jobs ---------------------------------------------------------------- */
 
