@@ -15,8 +15,11 @@ VARIANT  ?= release
 B        := build/$(VARIANT)
 
 DEB_PACKAGES      := gcc make binutils libmicrohttpd-dev libjansson-dev libsqlite3-dev \
-                     libcmocka-dev curl jq sqlite3 procps
+                     libcmocka-dev curl jq sqlite3 procps libjs-chart.js
 DEB_BENCH_PACKAGES := wrk nginx-light
+# The browser test: Debian's chromium driven by playwright-core (tests/web/).
+# Node and npm come from Debian unless the machine has its own (NodeSource's
+# nodejs carries npm and conflicts with Debian's npm package).
 DEB_WEB_PACKAGES   := chromium
 DEB_FUZZ_PACKAGES  := clang libclang-rt-dev
 
@@ -53,14 +56,23 @@ LIB_SRC := $(wildcard util/*.c db/*.c probes/*.c probes/*/*.c trace/*.c model/*.
 ifdef TEST_KINDS
 LIB_SRC += $(wildcard tests/kinds/*.c)
 endif
-ASSETS   := $(sort $(wildcard web/*.html web/*.js web/*.css web/*.json web/*.svg))
+# The dashboard's script, /app.js, is one file built from Debian's Chart.js
+# (libjs-chart.js, never copied into this tree) and web/js/*.js in the order
+# below, wrapped in one strict-mode function: the daemon serves the dashboard
+# at fixed paths (server/api/routes.c), and one script needs no loader.
+CHARTJS  := /usr/share/javascript/chart.js/chart.min.js
+WEB_JS   := web/js/util.js web/js/charts.js web/js/overview.js web/js/device.js \
+            web/js/results_tables.js web/js/results_charts.js web/js/compare.js \
+            web/js/occupancy.js web/js/traces.js web/js/main.js
+WEB_APP  := $(B)/web/app.js
+ASSETS   := $(sort $(wildcard web/*.html web/*.css web/*.json web/*.svg)) $(WEB_APP)
 LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o) $(B)/assets.o $(B)/assets_blob.o
 MAIN_OBJ := $(B)/server/cli/main.o
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_SUPPORT := $(patsubst %.c,$(B)/%.o,$(wildcard tests/unit/support/*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 
-.PHONY: all build variant deps bench-deps web-deps fuzz-deps run test check unit integration \
+.PHONY: all build variant deps bench-deps web-deps apt-node apt-npm fuzz-deps run test check unit integration \
         dist gpu-check bench bench-trace fuzz fmt clean
 
 all: build
@@ -86,10 +98,22 @@ $(B)/server/cli/main.o: $(B)/gitrev
 FORCE:
 
 # Static files of the dashboard and the OpenAPI document are linked into the
-# binary, so a deployed gpuprobe is one file plus its libraries.
+# binary, so a deployed gpuprobe is one file plus its libraries. Each is
+# served at "/" + its file name (web/index.html and build/V/web/app.js alike).
 $(B)/assets_blob.o: $(ASSETS)
 	@mkdir -p $(B)
 	ld -r -b binary -z noexecstack -o $@ $(ASSETS)
+
+$(WEB_APP): $(CHARTJS) $(WEB_JS) Makefile
+	@mkdir -p $(dir $@)
+	@{ cat $(CHARTJS); echo; echo '/* gpuprobe dashboard: web/js/, bundled by the Makefile */'; \
+	   echo '(function () {'; echo "'use strict';"; \
+	   for f in $(WEB_JS); do echo "/* ---- $$f */"; cat "$$f"; done; \
+	   echo '})();'; } > $@.tmp && mv $@.tmp $@
+
+$(CHARTJS):
+	@echo "$@ is missing: the dashboard embeds Debian's Chart.js; run 'make deps' (apt-get install libjs-chart.js)" >&2
+	@exit 1
 
 $(B)/assets.c: $(ASSETS) Makefile
 	@mkdir -p $(B)
@@ -98,7 +122,7 @@ $(B)/assets.c: $(ASSETS) Makefile
 	   for f in $(ASSETS); do s=$$(echo "$$f" | tr -c 'A-Za-z0-9\n' '_'); \
 	     echo "extern const unsigned char _binary_$${s}_start[], _binary_$${s}_end[];"; done; \
 	   echo 'const struct asset assets[] = {'; \
-	   for f in $(ASSETS); do s=$$(echo "$$f" | tr -c 'A-Za-z0-9\n' '_'); n=$${f#web/}; \
+	   for f in $(ASSETS); do s=$$(echo "$$f" | tr -c 'A-Za-z0-9\n' '_'); n=$${f##*/}; \
 	     echo "  { \"/$$n\", _binary_$${s}_start, _binary_$${s}_end },"; done; \
 	   echo '  { 0, 0, 0 }'; echo '};'; } > $@
 
@@ -126,8 +150,18 @@ deps:
 	$(call apt_install,$(DEB_PACKAGES))
 bench-deps:
 	$(call apt_install,$(DEB_BENCH_PACKAGES))
+# npm ci only when tests/web/node_modules lacks the locked playwright-core.
+export PLAYWRIGHT_INSTALLED := const l = require("./package-lock.json").packages["node_modules/playwright-core"]; \
+  process.exit(require("./node_modules/playwright-core/package.json").version === l.version ? 0 : 1)
 web-deps:
 	$(call apt_install,$(DEB_WEB_PACKAGES))
+	@command -v node >/dev/null || { $(MAKE) --no-print-directory apt-node; }
+	@command -v npm >/dev/null || { $(MAKE) --no-print-directory apt-npm; }
+	@cd tests/web && node -e "$$PLAYWRIGHT_INSTALLED" 2>/dev/null || npm ci --no-audit --no-fund --loglevel=error
+apt-node:
+	$(call apt_install,nodejs)
+apt-npm:
+	$(call apt_install,npm)
 fuzz-deps:
 	$(call apt_install,$(DEB_FUZZ_PACKAGES))
 

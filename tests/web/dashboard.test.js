@@ -1,0 +1,541 @@
+#!/usr/bin/env node
+/*
+ * The dashboard in a real browser: playwright-core drives Debian's chromium
+ * (no browser download) against a running gpuprobe daemon, and every
+ * expectation is read from the same daemon's JSON API, so the test proves
+ * that the page shows what the API says:
+ *   - the overview lists the devices and jobs (succeeded jobs with their
+ *     badges, the reason when no GPU is attached), a job's deep link opens
+ *     its parameters, events and result, the kinds come from the API;
+ *   - every device view draws its charts with the API's number of series and
+ *     points (instruction table rows and sorting, memory curves and cache
+ *     capacities, bank map and conflict costs, control-code sweeps and wrong
+ *     answers, dual-issue bars against the reference and the peak, model
+ *     validation), and the compare view puts every device on one chart;
+ *   - the occupancy calculator's answer equals POST /api/v1/model/occupancy;
+ *   - a trace uploaded from the page is summarised per SM and its download
+ *     equals the API's sorted output;
+ *   - a job is submitted and cancelled from the page; a bad token is shown
+ *     as an error; export/import of result bundles when the API has them;
+ *   - no console error anywhere, except the 403 the bad-token step causes.
+ * It prints each view's load time (navigation start to the view's data
+ * drawn, as the page marks it) and, with GPUPROBE_SCREENSHOTS=DIR, writes a
+ * screenshot of each view there.
+ *
+ * Environment: BASE_URL (the daemon), TOKEN (a write token), FIXTURES (the
+ * trace fixtures folder), CHROMIUM (default /usr/bin/chromium),
+ * GPUPROBE_SCREENSHOTS, GPUPROBE_WEB_DEVICES (the least number of devices
+ * with all six results the database must hold; default 0).
+ * Exit status 0 when every check passed; the first failure ends the run.
+ */
+'use strict';
+
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const { chromium } = require('playwright-core');
+
+const BASE = process.env.BASE_URL;
+const TOKEN = process.env.TOKEN;
+const FIXTURES = process.env.FIXTURES;
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const SHOTS = process.env.GPUPROBE_SCREENSHOTS || '';
+const WANT_DEVICES = Number(process.env.GPUPROBE_WEB_DEVICES || 0);
+const VIEWS = ['latency', 'memory', 'banks', 'control-codes', 'dual-issue', 'model-validation'];
+const TIMEOUT_MS = 20000;
+
+const loadTimes = [];
+const consoleErrors = [];
+let allowedErrors = null; // a RegExp of console errors expected in the current step
+let step = 'start';
+
+function fail(message) {
+  throw new Error(`${step}: ${message}`);
+}
+
+function check(cond, message) {
+  if (!cond) fail(message);
+}
+
+function equal(got, want, what) {
+  if (JSON.stringify(got) !== JSON.stringify(want)) {
+    fail(`${what}: got ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`);
+  }
+}
+
+/* ---- the API, from node --------------------------------------------------- */
+
+async function apiGet(p) {
+  const r = await fetch(BASE + p);
+  if (!r.ok) throw new Error(`GET ${p} -> ${r.status}`);
+  return r.json();
+}
+
+async function apiTry(p) {
+  const r = await fetch(BASE + p);
+  return r.ok ? r.json() : null;
+}
+
+async function apiPost(p, body, token) {
+  const headers = { 'Content-Type': 'application/json' };
+  if (token) headers.Authorization = `Bearer ${token}`;
+  const r = await fetch(BASE + p, { method: 'POST', headers, body: JSON.stringify(body) });
+  return { status: r.status, body: await r.json() };
+}
+
+async function waitJob(id, states, ms = 20000) {
+  const end = Date.now() + ms;
+  for (;;) {
+    const j = await apiGet(`/api/v1/jobs/${id}`);
+    if (states.includes(j.state)) return j;
+    if (Date.now() > end) fail(`job ${id} is ${j.state}, expected ${states.join('|')}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const median = (f) => (f && typeof f.median === 'number' ? f.median : null);
+
+/* ---- the page ------------------------------------------------------------- */
+
+/* Loads the page afresh at #HASH and waits until the view named `ready` has
+ * drawn its data; records the load time the page measured. */
+async function openView(page, hash, ready, label) {
+  step = `view ${label || ready}`;
+  await page.goto('about:blank');
+  await page.goto(`${BASE}/${hash}`);
+  await page.waitForSelector(`#view[data-ready="${ready}"]`, { timeout: TIMEOUT_MS });
+  const ms = Number(await page.$eval('#view', (v) => v.dataset.readyMs));
+  loadTimes.push({ view: label || ready, ms });
+  return ms;
+}
+
+async function screenshot(page, name) {
+  if (!SHOTS) return;
+  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+}
+
+/* What each Chart.js chart under `selector` holds: per dataset its label,
+ * type, point count (before any decimation) and whether it is a marker line. */
+function charts(page, selector) {
+  return page.$$eval(`${selector} canvas`, (canvases) => canvases.map((c) => {
+    const chart = Chart.getChart(c);
+    if (!chart) return null;
+    return {
+      type: chart.config.type,
+      labels: chart.data.labels ? chart.data.labels.length : null,
+      datasets: chart.data.datasets.map((d) => ({
+        label: d.label,
+        type: d.type || chart.config.type,
+        n: (d._data || d.data).length,
+        marker: Boolean(d.marker),
+        wrong: Array.isArray(d.correct) ? d.correct.filter((x) => !x).length : null,
+        data: (d._data || d.data).map((p) => (p && typeof p === 'object' ? [p.x, p.y] : p)),
+      })),
+    };
+  }).filter(Boolean));
+}
+
+const series = (chart) => chart.datasets.filter((d) => !d.marker);
+
+/* ---- the checks ----------------------------------------------------------- */
+
+async function checkOverview(page, inv, jobs) {
+  await openView(page, '#/', 'overview');
+  const rows = await page.$$eval('#devices tbody tr', (trs) => trs.map((tr) => tr.dataset.uuid));
+  equal(rows, inv.devices.map((d) => d.uuid), 'device rows');
+  if (!inv.devices.some((d) => d.attached)) {
+    const text = await page.textContent('#devices-empty');
+    check(await page.isVisible('#devices-empty'), 'no note that no GPU is attached');
+    check(text.includes(inv.reason), `the note does not give the reason '${inv.reason}': ${text}`);
+  }
+  for (const id of jobs) {
+    const row = page.locator(`tr.job[data-job-id="${id}"]`);
+    equal(await row.getAttribute('data-state'), 'succeeded', `job ${id}'s row state`);
+    equal((await row.locator('.state').textContent()).trim(), 'succeeded', `job ${id}'s badge`);
+    equal((await row.locator('button.toggle').textContent()).trim(), String(id), `job ${id}'s id`);
+  }
+  const kinds = await page.$$eval('#kind option', (os) => os.map((o) => o.value));
+  check(kinds.includes('test') && !kinds.includes('trace-sort'), `kinds offered: ${kinds}`);
+  await screenshot(page, 'overview');
+
+  // a job's address opens its row (the new form and the old one)
+  for (const hash of [`#/?job=${jobs[0]}`, `#job=${jobs[0]}`]) {
+    await openView(page, hash, 'overview', `overview ${hash}`);
+    await page.waitForSelector(`#job-detail-${jobs[0]} table.events`, { timeout: TIMEOUT_MS });
+    const detail = await page.textContent(`#job-detail-${jobs[0]}`);
+    check(detail.includes('"echo": "first"'), `job ${jobs[0]}'s detail lacks its params/result: ${detail.slice(0, 300)}`);
+  }
+  loadTimes.splice(-2, 2);
+}
+
+async function checkLatency(page, doc) {
+  const rows = await page.$$eval('#latency-table tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+  equal(rows.length, doc.entries.length, 'instruction rows');
+  equal(rows.map((r) => r[2].replace(' (unverified)', '')), doc.entries.map((e) => e.sass_opcode), 'SASS opcodes in catalog order');
+  const safe = doc.entries.map((e) => (e.min_safe_stall ? String(e.min_safe_stall.stall) : '—'));
+  equal(rows.map((r) => r[7]), safe, 'smallest safe stalls');
+  // sorting by latency: ascending, then descending
+  const latencies = doc.entries.map((e) => median(e.latency_cycles)).filter((v) => v !== null);
+  const head = page.locator('#latency-table th', { hasText: 'Latency' }).locator('button');
+  await head.click();
+  const up = await page.$$eval('#latency-table tbody tr', (trs) => trs.map((tr) => tr.dataset.name));
+  const byName = new Map(doc.entries.map((e) => [e.name, median(e.latency_cycles)]));
+  const upVals = up.map((n) => byName.get(n)).filter((v) => v !== null);
+  equal(upVals, [...latencies].sort((a, b) => a - b), 'latency column sorted ascending');
+  equal(await page.getAttribute('#latency-table th:nth-child(4)', 'aria-sort'), 'ascending', 'aria-sort');
+  await head.click();
+  const down = await page.$$eval('#latency-table tbody tr', (trs) => trs.map((tr) => tr.dataset.name));
+  equal(down.map((n) => byName.get(n)).filter((v) => v !== null), [...latencies].sort((a, b) => b - a), 'latency column sorted descending');
+}
+
+function curvePoints(doc, load) {
+  const c = doc.curves?.[load];
+  return Array.isArray(c) ? c.filter((p) => median(p.cycles) !== null).map((p) => [p.bytes, median(p.cycles)]) : null;
+}
+
+function capacities(doc) {
+  return ['ca', 'cg'].flatMap((l) => (Array.isArray(doc.levels?.[l]) ? doc.levels[l] : []))
+    .filter((lv) => typeof lv.up_to_bytes === 'number').map((lv) => lv.up_to_bytes);
+}
+
+async function checkMemory(page, doc) {
+  const [chart] = await charts(page, '#result');
+  check(chart, 'no memory chart');
+  const curves = ['ca', 'cg'].map((l) => curvePoints(doc, l)).filter(Boolean);
+  equal(series(chart).map((d) => d.data), curves, 'the .ca and .cg curves, point by point');
+  equal(chart.datasets.filter((d) => d.marker).map((d) => d.data[0][0]), capacities(doc), 'cache capacity markers');
+}
+
+async function checkBanks(page, doc) {
+  const cells = await page.$$eval('#bank-map .reg', (rs) => rs.map((r) => r.dataset.bank));
+  const untested = (doc.untested_registers || []).map((u) => u.register);
+  equal(cells.length, Math.max(doc.map.length, ...untested.map((r) => r + 1)), 'register cells');
+  equal(cells.slice(0, doc.map.length).map(Number), doc.map, 'bank of each register');
+  doc.classes.forEach((regs, b) => equal(cells.filter((c) => c === String(b)).length, regs.length, `registers of bank ${b}`));
+  const [chart] = await charts(page, '#result');
+  const costs = Object.values(doc.costs || {});
+  equal(chart.datasets.length, 1, 'conflict cost series');
+  equal(chart.datasets[0].data, costs.map((c) => median(c.ratio)), 'conflict cost ratios');
+}
+
+async function checkControlCodes(page, doc) {
+  const swept = doc.instructions.filter((i) => !i.error && Array.isArray(i.sweep));
+  const list = await charts(page, '#sweep-grid');
+  equal(list.length, swept.length, 'one sweep chart per instruction');
+  list.forEach((chart, k) => {
+    const instr = swept[k];
+    const s = series(chart);
+    equal(s.length, 4, `${instr.name}: series (chain/stream x yield 0/1)`);
+    for (const [i, [what, y]] of [['chain', 0], ['chain', 1], ['stream', 0], ['stream', 1]].entries()) {
+      const pts = instr.sweep.filter((p) => p.yield === y && median(p[`${what}_cycles`]) !== null);
+      equal(s[i].n, pts.length, `${instr.name} ${what} yield ${y}: points`);
+      equal(s[i].wrong, pts.filter((p) => p[`${what}_correct`] === false).length, `${instr.name} ${what} yield ${y}: wrong answers marked`);
+    }
+    const markers = chart.datasets.filter((d) => d.marker).map((d) => d.data[0][0]);
+    if (typeof instr.min_safe_stall === 'number') check(markers.includes(instr.min_safe_stall), `${instr.name}: no smallest-safe-stall marker`);
+  });
+}
+
+async function checkDualIssue(page, doc) {
+  const [chart] = await charts(page, '#result');
+  const ref = (r) => /^1(-1)+$/.test(r.pattern);
+  const cats = new Set(doc.results.filter((r) => !ref(r)).map((r) => `${r.pattern}|${r.operands}`));
+  const warps = new Set(doc.results.map((r) => r.warps_per_scheduler));
+  const bars = chart.datasets.filter((d) => d.type === 'bar');
+  const lines = chart.datasets.filter((d) => d.type === 'line');
+  equal(chart.labels, cats.size, 'pattern categories');
+  equal(bars.length, warps.size, 'a bar series per warps-per-scheduler count');
+  for (const b of bars) equal(b.n, cats.size, `${b.label}: bars`);
+  equal(lines.length, doc.peak_ffma_per_sm_clock === null ? 1 : 2, 'reference and peak lines');
+  const refValue = median(doc.results.find((r) => ref(r) && r.operands === 'conflict_free' && r.warps_per_scheduler === Math.min(...warps))?.ffma_per_sm_clock);
+  check(lines[0].data.includes(refValue), `the reference line lacks the single-issue reference ${refValue}`);
+  if (doc.peak_ffma_per_sm_clock !== null) check(lines[1].data.every((v) => v === doc.peak_ffma_per_sm_clock), 'the peak line');
+}
+
+async function checkValidation(page, doc) {
+  const [chart] = await charts(page, '#result');
+  const want = doc.kernels.filter((k) => median(k.measured_s) !== null && typeof k.predicted_s === 'number');
+  const s = series(chart);
+  equal(s.length, want.length, 'a series per predicted kernel');
+  equal(s.map((d) => d.data[0]), want.map((k) => [median(k.measured_s), k.predicted_s]), 'measured and predicted times');
+  const rows = await page.$$eval('#result table.data tbody tr', (trs) => trs.length);
+  equal(rows, doc.kernels.length, 'kernel rows');
+}
+
+const DEVICE_CHECKS = {
+  latency: checkLatency,
+  memory: checkMemory,
+  banks: checkBanks,
+  'control-codes': checkControlCodes,
+  'dual-issue': checkDualIssue,
+  'model-validation': checkValidation,
+};
+
+async function checkDevices(page, withResults) {
+  for (const [k, { device, docs }] of withResults.entries()) {
+    for (const view of VIEWS) {
+      await openView(page, `#/device/${device.uuid}/${view}`, `device/${view}`, k === 0 ? `device/${view}` : `device/${view} (${device.name})`);
+      await DEVICE_CHECKS[view](page, docs[view]);
+      if (k === 0) await screenshot(page, `device-${view}`);
+    }
+  }
+  // a device's tab links keep the device and name the view (on the last page shown)
+  step = 'device tabs';
+  const first = withResults[withResults.length - 1].device;
+  await page.click('nav.tabs a[data-view="memory"]');
+  await page.waitForSelector('#view[data-ready="device/memory"]', { timeout: TIMEOUT_MS });
+  check(page.url().endsWith(`#/device/${first.uuid}/memory`), `the memory tab went to ${page.url()}`);
+}
+
+async function checkCompare(page, withResults) {
+  const n = withResults.length;
+  await openView(page, '#/compare/memory', 'compare/memory');
+  let [chart] = await charts(page, '#result');
+  const curves = withResults.flatMap((w) => ['ca', 'cg'].map((l) => curvePoints(w.docs.memory, l)).filter(Boolean));
+  equal(series(chart).map((d) => d.data), curves, `every device's memory curves on one chart (${n} devices)`);
+  equal(chart.datasets.filter((d) => d.marker).length, withResults.reduce((a, w) => a + capacities(w.docs.memory).length, 0), 'every device\'s capacity markers');
+  for (const w of withResults) check(series(chart).some((d) => d.label.startsWith(w.device.name)), `no curve labelled ${w.device.name}`);
+  await screenshot(page, 'compare-memory');
+
+  // one device by its address
+  await openView(page, `#/compare/memory?devices=${withResults[0].device.uuid}`, 'compare/memory', 'compare/memory (one device)');
+  [chart] = await charts(page, '#result');
+  equal(series(chart).length, ['ca', 'cg'].map((l) => curvePoints(withResults[0].docs.memory, l)).filter(Boolean).length, 'curves of the one device asked for');
+  loadTimes.pop();
+
+  for (const [view, ready] of [['latency', 'compare/latency'], ['dual-issue', 'compare/dual-issue'], ['model-validation', 'compare/model-validation']]) {
+    await openView(page, `#/compare/${view}`, ready);
+    [chart] = await charts(page, '#result');
+    const per = series(chart).filter((d) => d.type !== 'line' || view === 'model-validation');
+    equal(per.length, n, `${view}: a series per device`);
+    if (view === 'latency') for (const d of per) equal(d.n, withResults[0].docs.latency.entries.length, 'a bar per instruction');
+    if (view === 'model-validation') {
+      per.forEach((d, i) => equal(d.n, withResults[i].docs['model-validation'].kernels.filter((k) => typeof k.predicted_s === 'number').length, `${d.label}: kernels`));
+    }
+    await screenshot(page, `compare-${view}`);
+  }
+}
+
+async function occupancyShown(page) {
+  return {
+    blocks_per_sm: Number(await page.textContent('#occ-blocks')),
+    active_warps: Number(await page.textContent('#occ-warps')),
+    limiter: await page.textContent('#occ-limiter'),
+    occupancy: await page.textContent('#occ-occupancy'),
+    limiterRow: await page.$eval('#occ-limits tr.limiter td', (td) => td.textContent),
+  };
+}
+
+function occupancyExpected(a) {
+  return {
+    blocks_per_sm: a.blocks_per_sm,
+    active_warps: a.active_warps,
+    limiter: a.limiter,
+    occupancy: `${(a.occupancy * 100).toFixed(1)} %`,
+    limiterRow: a.limiter.replace(/_/g, ' '),
+  };
+}
+
+async function checkOccupancy(page, inv) {
+  await openView(page, '#/occupancy?cc=9.0&block=256&regs=32&smem=0', 'occupancy');
+  let api = await apiPost('/api/v1/model/occupancy', { compute_capability: '9.0', block: 256, regs: 32, smem: 0 });
+  equal(api.status, 200, 'POST occupancy');
+  equal(await occupancyShown(page), occupancyExpected(api.body), 'the calculator\'s answer (cc 9.0, 256 threads, 32 registers)');
+  let list = await charts(page, '#occ-curves-section');
+  equal(list.length, 3, 'occupancy curves');
+  equal(list.map((c) => c.datasets[0].n), [api.body.rules.max_threads_per_block / api.body.rules.warp_size, api.body.rules.max_registers_per_thread, list[2].datasets[0].n], 'points of block and register curves');
+  check(list[2].datasets[0].n >= 100, `shared-memory curve has ${list[2].datasets[0].n} points`);
+  const atRegs = list[1].datasets[0].data.find((p) => p[0] === 32);
+  equal(atRegs[1], api.body.active_warps, 'the register curve at this launch');
+  await screenshot(page, 'occupancy');
+
+  // the form, with a device: the answer equals the API's
+  step = 'occupancy form';
+  const target = inv.devices.length ? `device:${inv.devices[0].uuid}` : 'cc:8.6';
+  const body = inv.devices.length ? { device: inv.devices[0].uuid } : { compute_capability: '8.6' };
+  Object.assign(body, { block: 128, regs: 64, smem: 20000 });
+  const before = Number(await page.$eval('#view', (v) => v.dataset.readyCount));
+  await page.selectOption('#occ-target', target);
+  await page.fill('#occ-block', '128');
+  await page.fill('#occ-regs', '64');
+  await page.fill('#occ-smem', '20000');
+  await page.click('#occ-form button[type="submit"]');
+  await page.waitForFunction((n) => Number(document.getElementById('view').dataset.readyCount) > n, before, { timeout: TIMEOUT_MS });
+  api = await apiPost('/api/v1/model/occupancy', body);
+  equal(await occupancyShown(page), occupancyExpected(api.body), `the calculator's answer for ${JSON.stringify(body)}`);
+  check(page.url().includes('block=128') && page.url().includes('regs=64'), `the address does not keep the inputs: ${page.url()}`);
+  list = await charts(page, '#occ-curves-section');
+  equal(list[0].datasets[1].data[0], [128, api.body.active_warps], 'this launch on the block curve');
+}
+
+async function checkTraces(page, ctx) {
+  await openView(page, '#/traces', 'traces');
+  const file = path.join(FIXTURES, 'kernel-1.trace');
+  const apiAnswer = await fetch(`${BASE}/api/v1/traces/sort?sms=4`, {
+    method: 'POST', headers: { Authorization: `Bearer ${TOKEN}` }, body: fs.readFileSync(file),
+  });
+  equal(apiAnswer.status, 200, 'the API\'s sort');
+  const apiBody = Buffer.from(await apiAnswer.arrayBuffer());
+  const apiSummary = JSON.parse(apiAnswer.headers.get('gpuprobe-summary'));
+
+  await page.fill('#token', TOKEN);
+  await page.setInputFiles('#trace-file', file);
+  await page.fill('#trace-sms', '4');
+  const t0 = Date.now();
+  await page.click('#trace-form button[type="submit"]');
+  await page.waitForSelector('#trace-summary-section:not([hidden]) #trace-per-sm tbody tr', { timeout: TIMEOUT_MS });
+  loadTimes.push({ view: 'traces: sort kernel-1.trace', ms: Date.now() - t0 });
+  const totals = await page.textContent('#trace-totals');
+  check(totals.includes(`Records in${apiSummary.records_in}`), `totals: ${totals}`);
+  check(totals.includes(`Requests out${apiSummary.requests_out}`), `totals: ${totals}`);
+  const rows = await page.$$eval('#trace-per-sm tbody tr', (trs) => trs.length);
+  equal(rows, apiSummary.params.sms, 'per-SM rows');
+  const [chart] = await charts(page, '#trace-summary-section');
+  equal(chart.datasets.map((d) => d.n), [4, 4], 'per-SM chart');
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#trace-download')]);
+  const got = fs.readFileSync(await download.path());
+  check(got.equals(apiBody), `the download (${got.length} bytes) differs from the API's sorted trace (${apiBody.length} bytes)`);
+  check(download.suggestedFilename().endsWith('.sorted.csv'), `download name ${download.suggestedFilename()}`);
+  await screenshot(page, 'traces');
+  ctx.sorted = got.length;
+}
+
+async function checkSubmitCancel(page) {
+  await openView(page, '#/', 'overview', 'overview (submit)');
+  loadTimes.pop();
+  step = 'submit from the page';
+  await page.fill('#token', TOKEN);
+  await page.selectOption('#kind', 'test');
+  await page.fill('#params', JSON.stringify({ mode: 'sleep', seconds: 60, echo: 'from the page' }));
+  await page.click('#submit button[type="submit"]');
+  await page.waitForSelector('#submit-result:not([hidden])', { timeout: TIMEOUT_MS });
+  const text = await page.textContent('#submit-result');
+  const m = /^Job (\d+) submitted/.exec(text);
+  check(m, `submission answered: ${text}`);
+  const id = Number(m[1]);
+  const job = await apiGet(`/api/v1/jobs/${id}`);
+  equal([job.kind, job.params.echo], ['test', 'from the page'], 'the job the page submitted');
+
+  step = 'cancel from the page';
+  await page.waitForSelector(`tr.job[data-job-id="${id}"][data-state="running"]`, { timeout: TIMEOUT_MS });
+  await page.click(`tr.job[data-job-id="${id}"] button.toggle`);
+  await page.click(`#job-detail-${id} button.cancel`);
+  await page.waitForSelector(`tr.job[data-job-id="${id}"][data-state="cancelled"]`, { timeout: TIMEOUT_MS });
+  equal((await waitJob(id, ['cancelled'])).state, 'cancelled', 'the job after cancelling from the page');
+
+  step = 'a bad token';
+  const count = (await apiGet('/api/v1/jobs?limit=500')).jobs.length;
+  await page.fill('#token', 'not-the-token');
+  allowedErrors = /status of 403/;
+  await page.fill('#params', JSON.stringify({ mode: 'ok' }));
+  await page.click('#submit button[type="submit"]');
+  await page.waitForFunction(() => /^403 /.test(document.getElementById('submit-result').textContent), null, { timeout: TIMEOUT_MS });
+  const shown = await page.textContent('#submit-result');
+  check(/Forbidden/.test(shown) && (await page.getAttribute('#submit-result', 'class')).includes('bad'), `the bad token's error: ${shown}`);
+  allowedErrors = null;
+  equal((await apiGet('/api/v1/jobs?limit=500')).jobs.length, count, 'jobs after a refused submission');
+  await page.fill('#token', TOKEN);
+}
+
+/* The result bundle round trip, once the API has it: export a device from its
+ * page, import the file from the overview. */
+async function checkExportImport(page, withResults, openapi) {
+  const paths = Object.keys(openapi.paths || {});
+  if (!paths.includes('/api/v1/devices/{uuid}/export') || !paths.includes('/api/v1/import')) {
+    console.log('SKIP export/import: the API has no /api/v1/devices/{uuid}/export and /api/v1/import yet');
+    return;
+  }
+  const d = withResults[0].device;
+  await openView(page, `#/device/${d.uuid}/latency`, 'device/latency', 'device (export)');
+  loadTimes.pop();
+  step = 'export';
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('a.button.subtle')]);
+  const file = await download.path();
+  check(fs.statSync(file).size > 0, 'an empty bundle');
+  await openView(page, '#/', 'overview', 'overview (import)');
+  loadTimes.pop();
+  step = 'import';
+  await page.fill('#token', TOKEN);
+  await page.setInputFiles('#import-file', file);
+  await page.click('#import button[type="submit"]');
+  await page.waitForSelector('#import-result:not([hidden])', { timeout: TIMEOUT_MS });
+  const text = await page.textContent('#import-result');
+  check(text.startsWith('Imported'), `import answered: ${text}`);
+}
+
+async function main() {
+  for (const [k, v] of Object.entries({ BASE_URL: BASE, TOKEN, FIXTURES })) if (!v) throw new Error(`${k} is not set`);
+  if (SHOTS) fs.mkdirSync(SHOTS, { recursive: true });
+  const started = Date.now();
+
+  // what the API says, to hold the page to
+  step = 'the API';
+  const inv = await apiGet('/api/v1/devices');
+  const openapi = await apiGet('/openapi.json');
+  const withResults = [];
+  for (const device of inv.devices) {
+    const docs = {};
+    for (const v of VIEWS) docs[v] = await apiTry(`/api/v1/devices/${device.uuid}/${v}`);
+    if (VIEWS.every((v) => docs[v])) withResults.push({ device, docs });
+  }
+  check(withResults.length >= WANT_DEVICES, `${withResults.length} devices have all six results, expected at least ${WANT_DEVICES}`);
+  const jobs = [];
+  for (const echo of ['first', 'second']) {
+    const r = await apiPost('/api/v1/jobs', { kind: 'test', params: { mode: 'ok', echo } }, TOKEN);
+    equal(r.status, 202, 'submitting a test job');
+    jobs.push(r.body.id);
+  }
+  for (const id of jobs) await waitJob(id, ['succeeded']);
+
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'gpuprobe-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync',
+      '--disable-dev-shm-usage'],
+    viewport: { width: 1400, height: 900 },
+    acceptDownloads: true,
+  });
+  const ctx = {};
+  try {
+    const page = context.pages()[0] || await context.newPage();
+    page.on('console', (msg) => {
+      if (msg.type() !== 'error') return;
+      if (allowedErrors && allowedErrors.test(msg.text())) return;
+      consoleErrors.push(`${step}: ${msg.text()}`);
+    });
+    page.on('pageerror', (e) => consoleErrors.push(`${step}: uncaught ${e.message}`));
+
+    await checkOverview(page, inv, jobs);
+    if (withResults.length) {
+      await checkDevices(page, withResults);
+      await checkCompare(page, withResults);
+    } else {
+      console.log('SKIP device and compare views: no device in this database has all six results');
+    }
+    await checkOccupancy(page, inv);
+    await checkTraces(page, ctx);
+    await checkSubmitCancel(page);
+    if (withResults.length) await checkExportImport(page, withResults, openapi);
+    await openView(page, '#/no/such/page', 'unknown');
+    check((await page.textContent('#view')).includes('No such page'), 'an unknown address says so');
+    loadTimes.pop();
+    step = 'console';
+    check(consoleErrors.length === 0, `console errors:\n  ${consoleErrors.join('\n  ')}`);
+  } finally {
+    await context.close();
+    fs.rmSync(profile, { recursive: true, force: true });
+  }
+
+  console.log('view load times (navigation start to the view\'s data drawn):');
+  for (const t of loadTimes) console.log(`  ${t.view.padEnd(44)} ${String(t.ms).padStart(6)} ms`);
+  console.log(`ok: ${withResults.length} devices with results (${withResults.map((w) => w.device.name).join(', ') || 'none'}), ` +
+    `${loadTimes.length} views, no console errors, ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
+main().catch((e) => {
+  console.error(`FAIL ${e.message}`);
+  if (consoleErrors.length) console.error(`console errors so far:\n  ${consoleErrors.join('\n  ')}`);
+  process.exit(1);
+});

@@ -1,0 +1,175 @@
+/*
+ * The occupancy calculator (#/occupancy?cc=9.0|device=UUID&block=&regs=&smem=):
+ * the daemon's answer for one launch (blocks per SM, the limiter, every
+ * resource's limit) and, as NVIDIA's occupancy calculator draws them, the
+ * active warps per SM as threads per block, registers per thread and shared
+ * memory per block each vary with the others held.
+ *
+ * Every number comes from POST /api/v1/model/occupancy: the curves are that
+ * endpoint asked once per point (about 450 small requests, a few in flight
+ * at a time), so the page and the model cannot disagree. The compute
+ * capabilities offered are those docs/model.md gives rules for.
+ */
+
+const OCC_CCS = ['7.0', '7.5', '8.0', '8.6', '8.9', '9.0'];
+const OCC_PARALLEL = 6;
+const OCC_SMEM_POINTS = 192;
+
+const occ = { run: 0 };
+
+function occTargetOptions(devices, names) {
+  return [
+    el('optgroup', { label: 'Compute capability' }, OCC_CCS.map((cc) => el('option', { value: `cc:${cc}`, text: `compute capability ${cc}` }))),
+    devices.length ? el('optgroup', { label: 'Device' }, devices.map((d) =>
+      el('option', { value: `device:${d.uuid}`, text: `${names.get(d.uuid)} (cc ${d.compute_capability})` }))) : null,
+  ];
+}
+
+function occInputs() {
+  const [how, what] = $('occ-target').value.split(/:(.*)/s);
+  const body = how === 'device' ? { device: what } : { compute_capability: what };
+  body.block = Number($('occ-block').value);
+  body.regs = Number($('occ-regs').value);
+  body.smem = Number($('occ-smem').value || 0);
+  return body;
+}
+
+function occHash(body) {
+  const q = new URLSearchParams();
+  if (body.device) q.set('device', body.device);
+  else q.set('cc', body.compute_capability);
+  q.set('block', body.block);
+  q.set('regs', body.regs);
+  q.set('smem', body.smem);
+  return hashFor(['occupancy'], q);
+}
+
+function occAnswer(r) {
+  const limits = Object.entries(r.limits || {});
+  const headline = el('p', { class: 'occ-headline' },
+    el('span', { id: 'occ-blocks', class: 'big', text: String(r.blocks_per_sm) }), ' blocks per SM · ',
+    el('span', { id: 'occ-warps', class: 'big', text: `${r.active_warps}` }), ` of ${r.warps?.max_per_sm ?? '—'} warps · occupancy `,
+    el('span', { id: 'occ-occupancy', class: 'big', text: fmtPercent(r.occupancy, 1) }), ' · limited by ',
+    el('span', { id: 'occ-limiter', class: 'big', text: r.limiter || '—' }),
+    (r.limiters || []).length > 1 ? ` (as much: ${(r.limiters || []).filter((l) => l !== r.limiter).join(', ')})` : '');
+  const refused = r.refused ? el('p', { class: 'empty bad', id: 'occ-refused', text: `No block fits: ${r.refused}` }) : null;
+  const table = dataTable([
+    { head: 'Resource', value: ([k]) => k.replace(/_/g, ' ') },
+    { head: 'Blocks per SM it allows', cls: 'num', value: ([, v]) => (v === null ? 'no limit' : String(v)) },
+    { head: '', value: ([k]) => (k === r.limiter ? el('strong', { text: 'limiter' }) : (r.limiters || []).includes(k) ? 'also limits' : '') },
+  ], limits, 'Each resource\'s limit');
+  table.id = 'occ-limits';
+  for (const row of table.tBodies[0].rows) {
+    if (row.cells[0].textContent === String(r.limiter).replace(/_/g, ' ')) row.classList.add('limiter');
+  }
+  const details = kvList([
+    ['Warps per block', r.warps?.per_block],
+    ['Registers per warp (allocated)', fmtCount(r.registers?.per_warp_allocated)],
+    ['Registers per block', fmtCount(r.registers?.per_block)],
+    ['Shared memory per block (allocated)', fmtBytes(r.shared_memory?.per_block_allocated)],
+    ['Shared memory per SM (carveout)', fmtBytes(r.shared_memory?.per_sm)],
+    ['Largest dynamic shared memory', fmtBytes(r.shared_memory?.max_dynamic)],
+    ['Device', r.device ? deviceLabel(r.device) : `compute capability ${r.compute_capability}`],
+  ]);
+  return [headline, refused, el('div', { class: 'two-col' }, table, details)];
+}
+
+/* The active warps per SM at each value of one input, the others held. */
+async function occSweep(base, field, values) {
+  return pooled(values, OCC_PARALLEL, async (v) => {
+    try {
+      const r = await apiPost('/api/v1/model/occupancy', { ...base, [field]: v });
+      return { x: v, y: r.refused ? 0 : r.active_warps };
+    } catch {
+      return { x: v, y: null };
+    }
+  });
+}
+
+/* step: the x ticks' spacing. */
+function occChart(canvas, title, xTitle, points, here, maxWarps, fx, step) {
+  const xs = points.map((p) => p.x);
+  return makeChart(canvas, {
+    type: 'line',
+    data: {
+      datasets: [
+        { label: 'active warps per SM', data: points, borderColor: PALETTE[0], backgroundColor: PALETTE[0], pointRadius: 0, borderWidth: 2, stepped: 'before', spanGaps: false, clip: 6 },
+        { label: 'this launch', data: [here], borderColor: COLOR_BAD, backgroundColor: COLOR_BAD, pointRadius: 6, showLine: false, clip: 8 },
+      ],
+    },
+    options: {
+      parsing: false,
+      scales: {
+        x: { type: 'linear', min: Math.min(...xs), max: Math.max(...xs), title: axisTitle(xTitle), ticks: { callback: fx, stepSize: step } },
+        y: { min: 0, max: maxWarps, ticks: { stepSize: 8 }, title: axisTitle('active warps per SM') },
+      },
+      plugins: {
+        title: { display: true, text: title },
+        legend: { display: false },
+        decimation: { enabled: true, algorithm: 'min-max' },
+        tooltip: { callbacks: { label: (c) => `${fx(c.parsed.x)}: ${c.parsed.y} warps (${fmtPercent(c.parsed.y / maxWarps, 0)})` } },
+      },
+    },
+  });
+}
+
+async function occCalculate(ctx) {
+  occ.run += 1;
+  const run = occ.run;
+  const body = occInputs();
+  window.history.replaceState(null, '', occHash(body));
+  const out = $('occ-result');
+  let r;
+  try {
+    r = await apiPost('/api/v1/model/occupancy', body);
+  } catch (e) {
+    out.hidden = false;
+    out.replaceChildren(el('p', { class: 'empty bad', id: 'occ-error', text: e.message }));
+    $('occ-curves-section').hidden = true;
+    return;
+  }
+  if (run !== occ.run || !ctx.alive()) return;
+  out.hidden = false;
+  out.replaceChildren(...occAnswer(r).filter(Boolean));
+
+  const rules = r.rules || {};
+  const base = { ...body };
+  const unit = rules.shared_allocation_unit || 128;
+  const maxSmem = r.shared_memory?.max_dynamic ?? 49152;
+  const step = Math.max(unit, Math.ceil(maxSmem / unit / OCC_SMEM_POINTS) * unit);
+  const range = (from, to, by) => Array.from({ length: Math.floor((to - from) / by) + 1 }, (_, i) => from + i * by);
+  const warp = rules.warp_size || 32;
+  const [blocks, regs, smem] = await Promise.all([
+    occSweep(base, 'block', range(warp, rules.max_threads_per_block || 1024, warp)),
+    occSweep(base, 'regs', range(1, rules.max_registers_per_thread || 255, 1)),
+    occSweep(base, 'smem', range(0, maxSmem, step)),
+  ]);
+  if (run !== occ.run || !ctx.alive()) return;
+  destroyCharts();
+  $('occ-curves-section').hidden = false;
+  const maxWarps = rules.max_warps_per_sm || r.warps?.max_per_sm || 64;
+  const here = r.refused ? 0 : r.active_warps;
+  occChart($('occ-chart-block'), 'Threads per block', 'threads per block', blocks, { x: body.block, y: here }, maxWarps, String, 128);
+  occChart($('occ-chart-regs'), 'Registers per thread', 'registers per thread', regs, { x: body.regs, y: here }, maxWarps, String, 32);
+  occChart($('occ-chart-smem'), 'Shared memory per block', 'shared memory per block', smem, { x: body.smem, y: here }, maxWarps, fmtBytes, maxSmem > 65536 ? 32768 : 8192);
+}
+
+async function renderOccupancy(main, route, ctx) {
+  main.replaceChildren(fromTemplate('tpl-occupancy'));
+  const inv = await loadInventory(5000).catch(() => ({ devices: [] }));
+  if (!ctx.alive()) return;
+  const devices = Array.isArray(inv.devices) ? inv.devices : [];
+  const target = $('occ-target');
+  target.replaceChildren(...occTargetOptions(devices, deviceNames(devices)));
+  const q = route.query;
+  if (q.get('device')) target.value = `device:${q.get('device')}`;
+  else target.value = `cc:${q.get('cc') || '9.0'}`;
+  if (!target.value) target.value = 'cc:9.0';
+  for (const f of ['block', 'regs', 'smem']) if (q.get(f) !== null) $(`occ-${f}`).value = q.get(f);
+  $('occ-form').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    occCalculate(ctx).then(() => markReady('occupancy'));
+  });
+  await occCalculate(ctx);
+  markUpdated();
+}

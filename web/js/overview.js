@@ -1,0 +1,436 @@
+/*
+ * The overview (#/): the devices this daemon knows (attached to this host, or
+ * stored from elsewhere such as the reference data), the newest jobs, the
+ * job submission form and the import of a result bundle. The view polls the
+ * API every two seconds while it is shown; a job row expands to show its
+ * parameters, events and result, and "#job=ID" (or "#/?job=ID") opens one.
+ */
+
+const REFRESH_MS = 2000;
+const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
+const JOB_COLUMNS = 8;
+const RESULT_VIEWS = ['latency', 'memory', 'banks', 'control-codes', 'dual-issue', 'model-validation'];
+
+const overview = {
+  devicesSig: '',       // the device list's JSON text, to redraw only on change
+  kinds: [],            // from /api/v1/job-kinds, internal kinds left out
+  jobs: [],             // last page from /api/v1/jobs
+  expanded: new Set(),  // ids of jobs whose detail row is open
+  details: new Map(),   // id -> single-job JSON (with result and events)
+  notes: new Map(),     // id -> message about a cancel request
+  renderedSig: '',      // what the job table shows now, to skip redraws
+  paramsAuto: '{}',     // the params text we filled in last (user edits are kept)
+  timer: 0,
+  busy: false,
+  again: false,
+  active: false,
+};
+
+/* ---- devices ------------------------------------------------------------ */
+
+function deviceRow(d) {
+  const link = el('a', { href: hashFor(['device', d.uuid, 'latency']), text: d.name });
+  const cells = [
+    [d.index ?? '—', 'num'],
+    [link, ''],
+    [d.attached ? `${d.host || ''} (attached)` : d.host || '—', ''],
+    [d.uuid, 'mono'],
+    [d.compute_capability, ''],
+    [fmtCount(d.sm_count), 'num'],
+    [`${fmtKhz(d.clock_khz)} / ${fmtKhz(d.memory_clock_khz)}`, 'num'],
+    [fmtBytes(d.memory_bytes), 'num'],
+    [fmtBytes(d.l2_bytes), 'num'],
+    [typeof d.memory_bus_width_bits === 'number' ? `${d.memory_bus_width_bits} bit` : '—', 'num'],
+    [fmtCount(d.registers_per_sm), 'num'],
+    [fmtBytes(d.shared_memory_per_sm), 'num'],
+  ];
+  const views = el('td', { class: 'links' }, RESULT_VIEWS.map((v) =>
+    el('a', { href: hashFor(['device', d.uuid, v]), text: VIEW_TITLES[v] })));
+  return el('tr', { 'data-uuid': d.uuid, 'data-attached': d.attached ? 'true' : 'false' },
+    cells.map(([value, cls]) => el('td', { class: cls || null },
+      value instanceof Node ? value : String(value ?? '—'))), views);
+}
+
+function renderDevices(inv) {
+  const devices = Array.isArray(inv.devices) ? inv.devices : [];
+  const sig = JSON.stringify(inv);
+  if (sig === overview.devicesSig) return;
+  overview.devicesSig = sig;
+  const table = $('devices');
+  const empty = $('devices-empty');
+  const attached = devices.filter((d) => d.attached);
+  table.hidden = devices.length === 0;
+  empty.hidden = attached.length !== 0;
+  if (!attached.length) {
+    const stored = devices.length ? ` Results stored for ${devices.length} other GPU${devices.length > 1 ? 's' : ''} are listed below.` : '';
+    empty.textContent = `No GPU available: ${inv.reason || 'none found'}.${stored}`;
+  }
+  table.tBodies[0].replaceChildren(...devices.map(deviceRow));
+  fillDeviceSelect();
+}
+
+/* ---- jobs --------------------------------------------------------------- */
+
+function stateBadge(job) {
+  const text = job.cancel_requested && !TERMINAL.has(job.state) ? `${job.state} (cancelling)` : job.state;
+  return el('span', { class: `state state-${job.state}`, text });
+}
+
+function jobRow(job) {
+  const open = overview.expanded.has(job.id);
+  const toggle = el('button', {
+    type: 'button',
+    class: 'toggle',
+    'data-job-id': job.id,
+    'aria-expanded': open ? 'true' : 'false',
+    'aria-controls': `job-detail-${job.id}`,
+    'aria-label': `Job ${job.id}: ${open ? 'hide' : 'show'} details`,
+    text: String(job.id),
+  });
+  const device = el('td', { title: job.device || null, text: deviceLabel(job.device) });
+  const created = el('td', { title: job.created_at || null, text: fmtTime(job.created_at) });
+  return el('tr', { class: open ? 'job open' : 'job', 'data-job-id': job.id, 'data-state': job.state },
+    el('th', { scope: 'row' }, toggle),
+    el('td', { text: job.kind }),
+    device,
+    el('td', {}, stateBadge(job)),
+    el('td', { class: 'num', text: `${job.attempt}/${job.max_attempts}` }),
+    created,
+    durationCell(job),
+    el('td', { class: 'error', text: job.error || '' }));
+}
+
+/* A running job shows how long it has been running so far. */
+function durationCell(job) {
+  if (job.state === 'running' && job.started_at && typeof job.duration_s !== 'number') {
+    const soFar = (Date.now() - new Date(job.started_at).getTime()) / 1000;
+    return el('td', { class: 'num live', title: 'running so far', text: `${fmtDuration(Math.max(0, soFar))}…` });
+  }
+  return el('td', { class: 'num', text: fmtDuration(job.duration_s) });
+}
+
+function jsonBlock(value) {
+  return el('pre', { class: 'json', text: JSON.stringify(value, null, 2) });
+}
+
+function eventsTable(events) {
+  if (!events.length) return el('p', { class: 'hint', text: 'No events.' });
+  const head = el('tr', {}, ['Time', 'State', 'Message'].map((h) => el('th', { scope: 'col', text: h })));
+  const rows = events.map((e) => el('tr', {},
+    el('td', { title: e.at, text: fmtTime(e.at) }),
+    el('td', {}, el('span', { class: `state state-${e.state}`, text: e.state })),
+    el('td', { text: e.message || '' })));
+  return el('table', { class: 'events' }, el('thead', {}, head), el('tbody', {}, rows));
+}
+
+function detailContent(job, detail) {
+  if (!detail) return [el('p', { class: 'hint', text: 'Loading…' })];
+  if (detail.failed) return [el('p', { class: 'bad', text: detail.failed })];
+  const parts = [
+    el('div', { class: 'block' }, el('h3', { text: 'Parameters' }), jsonBlock(detail.params ?? {})),
+    el('div', { class: 'block' }, el('h3', { text: 'Events' }), eventsTable(detail.events || [])),
+    el('div', { class: 'block' }, el('h3', { text: 'Result' }),
+      detail.result == null ? el('p', { class: 'hint', text: 'No result.' }) : jsonBlock(detail.result)),
+  ];
+  if (!TERMINAL.has(job.state)) {
+    parts.push(el('div', { class: 'block actions' },
+      el('button', { type: 'button', class: 'cancel', onclick: () => cancelJob(job.id), text: 'Cancel job' }),
+      el('span', { class: 'note', role: 'status', text: overview.notes.get(job.id) || '' })));
+  } else if (job.kind === 'trace-sort' && job.state === 'succeeded') {
+    parts.push(el('div', { class: 'block actions' },
+      el('a', { href: `/api/v1/jobs/${job.id}/output`, download: `trace-${job.id}.sorted`, text: 'Download the sorted trace' })));
+  }
+  return parts;
+}
+
+function detailRow(job) {
+  return el('tr', { class: 'detail', id: `job-detail-${job.id}` },
+    el('td', { colspan: JOB_COLUMNS }, el('div', { class: 'detail-body' },
+      detailContent(job, overview.details.get(job.id)))));
+}
+
+function renderJobs() {
+  const table = $('jobs');
+  if (!overview.active || !table) return;
+  const shown = overview.jobs.filter((j) => overview.expanded.has(j.id));
+  const ticking = overview.jobs.some((j) => j.state === 'running') ? Math.floor(Date.now() / 1000) : 0;
+  const sig = JSON.stringify([overview.jobs, overview.devicesSig, ticking,
+    shown.map((j) => [overview.details.get(j.id) || null, overview.notes.get(j.id) || ''])]);
+  if (sig === overview.renderedSig) return;
+  overview.renderedSig = sig;
+
+  const focused = document.activeElement?.dataset?.jobId;
+  const rows = [];
+  for (const job of overview.jobs) {
+    rows.push(jobRow(job));
+    if (overview.expanded.has(job.id)) rows.push(detailRow(job));
+  }
+  table.tBodies[0].replaceChildren(...rows);
+  table.hidden = overview.jobs.length === 0;
+  $('jobs-empty').hidden = overview.jobs.length !== 0;
+  if (focused) table.querySelector(`button.toggle[data-job-id="${CSS.escape(focused)}"]`)?.focus();
+}
+
+/* Fetches the detail of each open job unless it is terminal and already known. */
+async function refreshDetails() {
+  const byId = new Map(overview.jobs.map((j) => [j.id, j]));
+  for (const id of [...overview.expanded]) {
+    if (!byId.has(id)) overview.expanded.delete(id);
+  }
+  await Promise.all([...overview.expanded].map(async (id) => {
+    const known = overview.details.get(id);
+    if (known && !known.failed && known.state === byId.get(id).state && TERMINAL.has(known.state)) return;
+    try {
+      overview.details.set(id, await api(`/api/v1/jobs/${encodeURIComponent(id)}`));
+    } catch (e) {
+      overview.details.set(id, { failed: `Could not load job ${id}: ${e.message}` });
+    }
+  }));
+}
+
+function setJobHash(id) {
+  const url = id === null ? '#/' : `#/?job=${id}`;
+  window.history.replaceState(null, '', url);
+}
+
+async function toggleJob(id) {
+  if (overview.expanded.has(id)) {
+    overview.expanded.delete(id);
+    setJobHash(null);
+    renderJobs();
+    return;
+  }
+  overview.expanded.add(id);
+  setJobHash(id);
+  renderJobs();
+  await refreshDetails();
+  renderJobs();
+}
+
+async function cancelJob(id) {
+  overview.notes.set(id, 'Cancelling…');
+  renderJobs();
+  try {
+    const job = await api(`/api/v1/jobs/${encodeURIComponent(id)}`, { method: 'DELETE', headers: authHeaders() });
+    overview.notes.set(id, job.state === 'cancelled' ? 'Cancelled.' : 'Cancel requested.');
+  } catch (e) {
+    overview.notes.set(id, e.message);
+  }
+  refreshNow();
+}
+
+function onJobsClick(ev) {
+  if (ev.target.closest('tr.detail')) return;
+  const row = ev.target.closest('tr.job');
+  if (!row) return;
+  if (ev.target.closest('button.toggle') === null && window.getSelection()?.toString()) return;
+  toggleJob(Number(row.dataset.jobId));
+}
+
+/* ---- polling ------------------------------------------------------------ */
+
+async function refresh() {
+  if (!overview.active) return;
+  if (overview.busy) {
+    overview.again = true;
+    return;
+  }
+  overview.busy = true;
+  clearTimeout(overview.timer);
+  try {
+    const [inv, list] = await Promise.all([loadInventory(0), api('/api/v1/jobs?limit=50')]);
+    if (!overview.active) return;
+    renderDevices(inv);
+    overview.jobs = Array.isArray(list.jobs) ? list.jobs : [];
+    await refreshDetails();
+    renderJobs();
+    markUpdated();
+  } catch (e) {
+    setStatus(`Cannot reach the daemon: ${e.message}`, true);
+  } finally {
+    overview.busy = false;
+    if (overview.active) overview.timer = setTimeout(refresh, overview.again ? 0 : REFRESH_MS);
+    overview.again = false;
+  }
+}
+
+function refreshNow() {
+  clearTimeout(overview.timer);
+  return refresh();
+}
+
+/* ---- submit form -------------------------------------------------------- */
+
+function currentKind() {
+  return overview.kinds.find((k) => k.name === $('kind').value);
+}
+
+/* Only a GPU attached to this host takes jobs; stored ones are not offered. */
+function fillDeviceSelect() {
+  const select = $('device');
+  if (!select) return;
+  const kind = currentKind();
+  const before = select.value;
+  const attached = inventoryDevices().filter((d) => d.attached);
+  let options;
+  if (kind && !kind.needs_gpu) {
+    options = [el('option', { value: '', text: 'none (CPU job)' })];
+  } else if (!attached.length) {
+    options = [el('option', { value: '', text: 'no GPU attached' })];
+  } else {
+    options = attached.map((d) =>
+      el('option', { value: d.uuid, text: `${d.index}: ${d.name} (${shortUuid(d.uuid)})` }));
+  }
+  select.replaceChildren(...options);
+  select.disabled = !kind || !kind.needs_gpu || !attached.length;
+  if ([...select.options].some((o) => o.value === before)) select.value = before;
+}
+
+function paramDefaults(kind) {
+  const out = {};
+  for (const [name, spec] of Object.entries(kind.params || {})) {
+    if (spec.default !== undefined && spec.default !== null) out[name] = spec.default;
+  }
+  return out;
+}
+
+function paramHelp(name, spec) {
+  let range = '';
+  if (spec.type === 'enum') range = ` one of ${(spec.enum || []).join(', ')}`;
+  else if (spec.minimum !== undefined || spec.maximum !== undefined) {
+    range = ` ${spec.minimum ?? '…'}..${spec.maximum ?? '…'}`;
+  }
+  const req = spec.required ? ', required' : '';
+  const desc = spec.description ? ` — ${spec.description}` : '';
+  return el('li', {}, el('code', { text: name }), ` (${spec.type}${range}${req})${desc}`);
+}
+
+function onKindChange() {
+  const kind = currentKind();
+  $('kind-summary').textContent = kind ? kind.summary || '' : '';
+  fillDeviceSelect();
+  const params = $('params');
+  const text = kind ? JSON.stringify(paramDefaults(kind), null, 2) : '{}';
+  if (params.value.trim() === '' || params.value === overview.paramsAuto) params.value = text;
+  overview.paramsAuto = text;
+  const help = kind ? Object.entries(kind.params || {}).map(([n, s]) => paramHelp(n, s)) : [];
+  $('params-help').replaceChildren(...help);
+}
+
+/* The job kinds, once per page: they do not change while the daemon runs. */
+let kindsPromise = null;
+function loadKinds() {
+  if (!kindsPromise) {
+    kindsPromise = api('/api/v1/job-kinds').then((body) => (Array.isArray(body.kinds) ? body.kinds : []));
+    kindsPromise.catch(() => { kindsPromise = null; });
+  }
+  return kindsPromise;
+}
+
+async function fillKinds() {
+  try {
+    // internal kinds (trace-sort) are created by their own endpoints, not submitted
+    overview.kinds = (await loadKinds()).filter((k) => !k.internal);
+    if (!overview.active) return;
+    $('kind').replaceChildren(...overview.kinds.map((k) =>
+      el('option', { value: k.name, text: k.needs_gpu ? `${k.name} (GPU)` : k.name })));
+    onKindChange();
+  } catch (e) {
+    showResult('submit-result', `Could not load job kinds: ${e.message}`, true);
+  }
+}
+
+function showResult(id, text, bad) {
+  const out = $(id);
+  if (!out) return;
+  out.hidden = false;
+  out.textContent = text;
+  out.classList.toggle('bad', bad);
+}
+
+function readParams() {
+  const text = $('params').value.trim() || '{}';
+  const value = JSON.parse(text);
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new Error('must be a JSON object');
+  }
+  return value;
+}
+
+async function submitJob(ev) {
+  ev.preventDefault();
+  const kind = currentKind();
+  if (!kind) {
+    showResult('submit-result', 'Pick a job kind first.', true);
+    return;
+  }
+  let params;
+  try {
+    params = readParams();
+  } catch (e) {
+    showResult('submit-result', `Parameters: ${e.message}`, true);
+    return;
+  }
+  const body = { kind: kind.name, params };
+  if (kind.needs_gpu) body.device = $('device').value || null;
+  try {
+    const job = await apiPost('/api/v1/jobs', body, authHeaders());
+    showResult('submit-result', `Job ${job.id} submitted (${job.state}).`, false);
+    refreshNow();
+  } catch (e) {
+    showResult('submit-result', e.message, true);
+  }
+}
+
+/* ---- import ------------------------------------------------------------- */
+
+async function importBundle(ev) {
+  ev.preventDefault();
+  const file = $('import-file').files[0];
+  if (!file) {
+    showResult('import-result', 'Choose a bundle file first.', true);
+    return;
+  }
+  try {
+    const answer = await api('/api/v1/import', {
+      method: 'POST',
+      headers: { 'Content-Type': file.type || 'application/octet-stream', ...authHeaders() },
+      body: file,
+    });
+    const what = answer && typeof answer === 'object' ? importSummary(answer) : '';
+    showResult('import-result', `Imported ${file.name}${what}.`, false);
+    shared.inventoryAt = 0;
+    refreshNow();
+  } catch (e) {
+    showResult('import-result', e.message, true);
+  }
+}
+
+/* ": 2 devices, 12 results" from whatever counts the answer gives. */
+function importSummary(answer) {
+  const parts = Object.entries(answer)
+    .filter(([, v]) => typeof v === 'number' || Array.isArray(v))
+    .map(([k, v]) => `${Array.isArray(v) ? v.length : v} ${k.replace(/_/g, ' ')}`);
+  return parts.length ? `: ${parts.join(', ')}` : '';
+}
+
+/* ---- the view ------------------------------------------------------------ */
+
+async function renderOverview(main, route) {
+  main.replaceChildren(fromTemplate('tpl-overview'));
+  overview.active = true;
+  overview.devicesSig = '';
+  overview.renderedSig = '';
+  const linked = Number(route.query.get('job') || route.legacyJob || NaN);
+  if (Number.isInteger(linked) && linked > 0) overview.expanded.add(linked);
+  $('kind').addEventListener('change', onKindChange);
+  $('submit').addEventListener('submit', submitJob);
+  $('import').addEventListener('submit', importBundle);
+  $('jobs').tBodies[0].addEventListener('click', onJobsClick);
+  await Promise.all([fillKinds(), refreshNow()]);
+}
+
+function leaveOverview() {
+  overview.active = false;
+  clearTimeout(overview.timer);
+}

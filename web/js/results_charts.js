@@ -1,0 +1,371 @@
+/*
+ * Result views that are mostly charts: the memory hierarchy (latency against
+ * footprint for .ca and .cg loads, cache capacities marked), the control-code
+ * sweep (cycles per stall count, wrong answers marked), dual issue (the
+ * patterns' FFMA rate against the single-issue reference and the peak) and
+ * the kernel-time model's validation (measured against predicted). The
+ * dataset builders take a device's colour and name so the compare view
+ * (compare.js) draws several devices with the same code.
+ */
+
+const LOADS = [['ca', '.ca (L1 and L2)', []], ['cg', '.cg (L2 only)', [6, 4]]];
+
+/* ---- memory ---------------------------------------------------------------- */
+
+/* The cache a level of a load reaches: .cg loads skip the L1, so their
+ * first level is the L2; the last level (no capacity) is device memory. */
+function cacheName(load, level, last) {
+  if (last) return 'device memory';
+  return `L${load === 'cg' ? level + 1 : level}`;
+}
+
+/* The latency curves of one device's memory document, and (markers) a
+ * dashed vertical line at each cache level's capacity. colors: one colour,
+ * or [colour of .ca, colour of .cg]. */
+function memoryDatasets(doc, colors, name, markers) {
+  const sets = [];
+  let top = 0;
+  const colorOf = (load) => (Array.isArray(colors) ? colors[load === 'ca' ? 0 : 1] : colors);
+  for (const [load, label, dash] of LOADS) {
+    const color = colorOf(load);
+    const curve = doc.curves?.[load];
+    if (!Array.isArray(curve)) continue;
+    const data = curve.filter((p) => median(p.cycles) !== null).map((p) => ({ x: p.bytes, y: median(p.cycles) }));
+    for (const p of data) top = Math.max(top, p.y);
+    sets.push({
+      label: `${name ? `${name} ` : ''}${label}`,
+      data,
+      borderColor: color,
+      backgroundColor: color,
+      borderDash: dash,
+      pointRadius: 2,
+      showLine: true,
+      series: `${load}`,
+    });
+  }
+  if (markers) {
+    for (const [load, label] of LOADS) {
+      const levels = doc.levels?.[load];
+      if (!Array.isArray(levels)) continue;
+      for (const lv of levels) {
+        if (typeof lv.up_to_bytes !== 'number') continue;
+        const what = `${name ? `${name}: ` : ''}${cacheName(load, lv.level, false)} as seen by ${label.split(' ')[0]}, ${fmtBytes(lv.up_to_bytes)} at ${fmtNum(lv.cycles, 3)} cycles`;
+        sets.push(vline(what, lv.up_to_bytes, 0, top * 1.05, alpha(colorOf(load), 0.6)));
+      }
+    }
+  }
+  return sets;
+}
+
+/* legendMarkers false: the capacity lines stay out of the legend (their
+ * tooltips and the levels table name them), for charts of many devices. */
+function memoryChart(canvas, datasets, legendMarkers = true) {
+  return makeChart(canvas, {
+    type: 'scatter',
+    data: { datasets },
+    options: {
+      scales: {
+        x: bytesAxis('footprint (bytes, log scale)'),
+        y: { min: 0, title: axisTitle('load-to-use latency (SM cycles)') },
+      },
+      plugins: {
+        tooltip: { callbacks: { label: pointLabel(fmtBytes, (y) => `${fmtNum(y)} cycles`) } },
+        legend: { position: 'bottom', labels: { filter: (item, data) => legendMarkers || !data.datasets[item.datasetIndex].marker } },
+      },
+    },
+  });
+}
+
+function levelRows(doc) {
+  const rows = [];
+  for (const [load, label] of LOADS) {
+    const levels = doc.levels?.[load];
+    if (Array.isArray(levels)) {
+      levels.forEach((lv, i) => rows.push({
+        load: label,
+        level: `${lv.level}: ${cacheName(load, lv.level, lv.up_to_bytes === null && i === levels.length - 1)}`,
+        cycles: fmtNum(lv.cycles),
+        upTo: lv.up_to_bytes === null ? '—' : fmtBytes(lv.up_to_bytes),
+      }));
+    } else if (levels?.error) {
+      rows.push({ load: label, level: '—', cycles: levels.error, upTo: '—' });
+    }
+  }
+  return rows;
+}
+
+function renderMemory(body, doc) {
+  const { box, canvas } = chartBox('Load latency against footprint, .ca and .cg', 'tall');
+  body.append(el('p', { class: 'hint', text: 'Pointer chase of one thread over a footprint; each point is the median of the repeats. Dashed vertical lines: the capacity of each cache level the curve shows.' }), box);
+  memoryChart(canvas, memoryDatasets(doc, [PALETTE[0], PALETTE[1]], '', true));
+  const dep = doc.departure || {};
+  body.append(el('div', { class: 'two-col' },
+    dataTable([
+      { head: 'Load', value: (r) => r.load },
+      { head: 'Level', value: (r) => r.level },
+      { head: 'Cycles', cls: 'num', value: (r) => r.cycles },
+      { head: 'Up to', cls: 'num', value: (r) => r.upTo },
+    ], levelRows(doc), 'Cache levels'),
+    kvList([
+      ['Shared memory', `${fmtFigure(doc.shared_cycles)} cycles`],
+      ['Device memory (.ca / .cg)', `${fmtFigure(doc.device_memory_cycles?.ca)} / ${fmtFigure(doc.device_memory_cycles?.cg)} cycles`],
+      ['Departure, coalesced', `${fmtFigure(dep.coalesced_cycles)} cycles`],
+      ['Departure, uncoalesced', `${fmtFigure(dep.uncoalesced_cycles)} cycles`],
+      dep.l1_hit ? ['Departure on L1 hits', `${fmtFigure(dep.l1_hit.coalesced_cycles)} / ${fmtFigure(dep.l1_hit.uncoalesced_cycles)} cycles`] : null,
+      dep.clock_overhead_cycles ? ['Clock read overhead', `${fmtFigure(dep.clock_overhead_cycles)} cycles`] : null,
+    ])));
+}
+
+/* ---- control codes ----------------------------------------------------------- */
+
+const SWEEP_SERIES = [
+  ['chain', 0, 'dependent chain, yield 0', PALETTE[0], []],
+  ['chain', 1, 'dependent chain, yield 1', PALETTE[0], [5, 3]],
+  ['stream', 0, 'independent stream, yield 0', PALETTE[2], []],
+  ['stream', 1, 'independent stream, yield 1', PALETTE[2], [5, 3]],
+];
+
+function sweepChart(canvas, instr) {
+  const sets = SWEEP_SERIES.map(([what, y, label, color, dash]) => {
+    const points = instr.sweep.filter((s) => s.yield === y && median(s[`${what}_cycles`]) !== null);
+    const ok = points.map((s) => s[`${what}_correct`] !== false);
+    return {
+      label,
+      data: points.map((s) => ({ x: s.stall, y: median(s[`${what}_cycles`]) })),
+      borderColor: color,
+      backgroundColor: color,
+      borderDash: dash,
+      borderWidth: 1.5,
+      pointStyle: ok.map((g) => (g ? 'circle' : 'crossRot')),
+      pointRadius: ok.map((g) => (g ? 2.5 : 5)),
+      pointBorderColor: ok.map((g) => (g ? color : COLOR_BAD)),
+      pointBorderWidth: ok.map((g) => (g ? 1 : 2)),
+      correct: ok,
+      showLine: true,
+    };
+  });
+  let top = 0;
+  for (const s of sets) for (const p of s.data) top = Math.max(top, p.y);
+  if (typeof instr.min_safe_stall === 'number') {
+    sets.push(vline(`smallest safe stall: ${instr.min_safe_stall}`, instr.min_safe_stall, 0, top, alpha(PALETTE[3], 0.8)));
+  }
+  if (typeof instr.compiler_stall === 'number' && instr.compiler_stall !== instr.min_safe_stall) {
+    sets.push(vline(`compiler's stall: ${instr.compiler_stall}`, instr.compiler_stall, 0, top, alpha(PALETTE[1], 0.8)));
+  }
+  const stalls = `smallest safe stall ${instr.min_safe_stall ?? 'none'}, compiler's ${instr.compiler_stall ?? '—'}`;
+  return makeChart(canvas, {
+    type: 'scatter',
+    data: { datasets: sets },
+    options: {
+      scales: {
+        x: { min: 0, max: 15, ticks: { stepSize: 1 }, title: axisTitle('stall count') },
+        y: { min: 0, title: axisTitle('cycles per instruction') },
+      },
+      plugins: {
+        title: { display: true, text: `${instr.name} (${instr.sass}): ${stalls}`, align: 'start' },
+        legend: { display: false },
+        tooltip: {
+          callbacks: {
+            label: (c) => (c.dataset.correct
+              ? `${c.dataset.label}: stall ${c.parsed.x}, ${fmtNum(c.parsed.y)} cycles, ${c.dataset.correct[c.dataIndex] ? 'right answer' : 'WRONG answer'}`
+              : c.dataset.label),
+          },
+        },
+      },
+    },
+  });
+}
+
+function renderControlCodes(body, doc) {
+  const instrs = Array.isArray(doc.instructions) ? doc.instructions : [];
+  body.append(el('p', { class: 'hint' },
+    'Each instruction\'s stall count edited from 0 to 15, with the yield bit 0 and 1: cycles per instruction of a dependent chain and of an independent stream. ',
+    el('span', { class: 'bad', text: '×' }), ' marks a run that computed a wrong answer; dashed verticals: the smallest safe stall and the compiler\'s own.'));
+  const grid = el('div', { class: 'chart-grid two', id: 'sweep-grid' });
+  const key = (color, dash, text) => el('li', {}, el('span', { class: `line-key${dash ? ' dashed' : ''}`, 'data-color': color }), text);
+  const legend = el('ul', { class: 'legend' },
+    SWEEP_SERIES.map(([, , label, color, dash]) => key(color, dash.length > 0, label)),
+    el('li', {}, el('span', { class: 'bad', text: '× ' }), 'wrong answer'),
+    key(PALETTE[3], true, 'smallest safe stall'), key(PALETTE[1], true, 'the compiler\'s stall, where it differs'));
+  for (const k of legend.querySelectorAll('.line-key')) k.style.borderColor = k.dataset.color;
+  body.append(legend, grid);
+  for (const instr of instrs) {
+    if (instr.error || !Array.isArray(instr.sweep)) {
+      grid.append(el('div', { class: 'empty', text: `${instr.name}: ${instr.error || 'no sweep'}` }));
+      continue;
+    }
+    const { box, canvas } = chartBox(`Cycles per stall count for ${instr.name}`, 'medium');
+    box.dataset.instruction = instr.name;
+    grid.append(box);
+    sweepChart(canvas, instr);
+  }
+  body.append(el('div', { class: 'scroll' }, dataTable([
+    { head: 'Instruction', value: (i) => el('code', { text: i.name }) },
+    { head: 'SASS', cls: 'mono', value: (i) => i.sass },
+    { head: 'Compiler stall / yield', cls: 'num', value: (i) => `${i.compiler_stall ?? '—'} / ${i.compiler_yield ?? '—'}` },
+    { head: 'Smallest safe stall', cls: 'num', value: (i) => i.min_safe_stall ?? '—' },
+    { head: 'Chain latency', cls: 'num', value: (i) => fmtFigure(i.chain_latency_cycles) },
+    { head: 'Chain fit (slope, from stall)', cls: 'num', value: (i) => (i.fit?.chain ? `${fmtNum(i.fit.chain.slope, 3)}, ${i.fit.chain.from_stall}` : '—') },
+  ], instrs, 'Instructions swept')));
+  const meanings = Object.entries(doc.meanings || {});
+  if (meanings.length) {
+    body.append(el('h3', { text: 'What the fields do' }), el('dl', { class: 'meanings' }, meanings.map(([k, m]) =>
+      el('div', {}, el('dt', { text: k.replace(/_/g, ' ') }), el('dd', { text: m?.text || JSON.stringify(m) })))));
+  }
+}
+
+/* ---- dual issue -------------------------------------------------------------- */
+
+const isReference = (r) => /^1(-1)+$/.test(r.pattern);
+
+/* The patterns' bars at each warps-per-scheduler count, the single-issue
+ * reference at one warp per scheduler for the same operands, and the peak. */
+function dualIssueChart(canvas, doc) {
+  const results = Array.isArray(doc.results) ? doc.results : [];
+  const cats = [];
+  const seen = new Set();
+  for (const r of results) {
+    const key = `${r.pattern}|${r.operands}`;
+    if (!isReference(r) && !seen.has(key)) {
+      seen.add(key);
+      cats.push({ pattern: r.pattern, operands: r.operands, key });
+    }
+  }
+  const warps = [...new Set(results.map((r) => r.warps_per_scheduler))].sort((a, b) => a - b);
+  const value = (pattern, operands, w) => median(results.find((r) =>
+    r.pattern === pattern && r.operands === operands && r.warps_per_scheduler === w)?.ffma_per_sm_clock);
+  const ref = new Map(results.filter((r) => isReference(r) && r.warps_per_scheduler === warps[0])
+    .map((r) => [r.operands, median(r.ffma_per_sm_clock)]));
+  const refFor = (c) => ref.get(c.operands) ?? ref.get('conflict_free') ?? null;
+  const datasets = warps.map((w, i) => ({
+    type: 'bar',
+    label: `${w} warp${w > 1 ? 's' : ''} per scheduler`,
+    data: cats.map((c) => value(c.pattern, c.operands, w)),
+    backgroundColor: alpha(PALETTE[i % PALETTE.length], 0.8),
+    order: 2,
+  }));
+  datasets.push({
+    type: 'line',
+    label: `single-issue reference (${results.find(isReference)?.pattern || '1-…-1'}, ${warps[0]} warp per scheduler)`,
+    data: cats.map(refFor),
+    borderColor: '#343a40',
+    backgroundColor: '#343a40',
+    borderDash: [6, 4],
+    pointRadius: 0,
+    stepped: 'middle',
+    order: 1,
+  });
+  if (typeof doc.peak_ffma_per_sm_clock === 'number') {
+    datasets.push({
+      type: 'line',
+      label: `peak: ${doc.peak_ffma_per_sm_clock} FFMA per SM per clock`,
+      data: cats.map(() => doc.peak_ffma_per_sm_clock),
+      borderColor: COLOR_BAD,
+      backgroundColor: COLOR_BAD,
+      pointRadius: 0,
+      order: 0,
+    });
+  }
+  return makeChart(canvas, {
+    type: 'bar',
+    data: { labels: cats.map((c) => [c.pattern, c.operands.replace(/_/g, '-')]), datasets },
+    options: {
+      scales: { y: { min: 0, title: axisTitle('FFMA per SM per clock') }, x: { ticks: { autoSkip: false } } },
+      plugins: { legend: { position: 'bottom' } },
+    },
+  });
+}
+
+function renderDualIssue(body, doc) {
+  const observed = doc.dual_issue_observed;
+  body.append(el('p', { class: `verdict ${observed ? 'good' : ''}` },
+    el('strong', { text: observed ? 'Dual issue observed. ' : 'No dual issue. ' }), doc.verdict || ''));
+  const { box, canvas } = chartBox('FFMA rate of each issue pattern against the single-issue reference and the peak', 'tall');
+  body.append(box);
+  dualIssueChart(canvas, doc);
+  const ops = Object.entries(doc.operands || {});
+  body.append(kvList([
+    ['Peak', `${doc.peak_ffma_per_sm_clock ?? '—'} FFMA per SM per clock: ${doc.peak_source || ''}`],
+    ...ops.map(([k, o]) => [`Operands “${k.replace(/_/g, '-')}”`, o.rule || '']),
+  ]));
+  const rows = Array.isArray(doc.results) ? doc.results : [];
+  body.append(el('details', { class: 'runs' }, el('summary', { text: `Every run (${rows.length})` }), el('div', { class: 'scroll' }, dataTable([
+    { head: 'Pattern', cls: 'mono', value: (r) => r.pattern },
+    { head: 'Operands', value: (r) => r.operands },
+    { head: 'Warps/scheduler', cls: 'num', value: (r) => r.warps_per_scheduler },
+    { head: 'Nominal', cls: 'num', value: (r) => fmtNum(r.nominal_ffma_per_sm_clock) },
+    { head: 'FFMA /SM/clk', cls: 'num', value: (r) => fmtFigure(r.ffma_per_sm_clock), title: (r) => figureTitle(r.ffma_per_sm_clock) },
+    { head: 'vs peak', cls: 'num', value: (r) => fmtPercent(r.efficiency_vs_peak) },
+    { head: 'vs nominal', cls: 'num', value: (r) => fmtPercent(r.efficiency_vs_nominal) },
+  ], rows))));
+}
+
+/* ---- model validation ---------------------------------------------------------- */
+
+function validationPoints(doc) {
+  return (doc.kernels || []).filter((k) => median(k.measured_s) !== null && typeof k.predicted_s === 'number')
+    .map((k) => ({ x: median(k.measured_s), y: k.predicted_s, name: k.name }));
+}
+
+/* Kernels of one device or more as measured (x) against predicted (y), on
+ * log axes, with the diagonal where the model is right. */
+function validationChart(canvas, series) {
+  const all = series.flatMap((s) => s.data);
+  const lo = Math.min(...all.flatMap((p) => [p.x, p.y])) / 1.5;
+  const hi = Math.max(...all.flatMap((p) => [p.x, p.y])) * 1.5;
+  const datasets = series.map((s) => ({ pointRadius: 5, pointHoverRadius: 7, ...s }));
+  if (all.length) {
+    datasets.push({ label: 'predicted = measured', type: 'line', data: [{ x: lo, y: lo }, { x: hi, y: hi }], borderColor: '#868e96', borderWidth: 1, pointRadius: 0, marker: true });
+    datasets.push({ label: 'a factor of 2 off', type: 'line', data: [{ x: lo, y: lo * 2 }, { x: hi / 2, y: hi }], borderColor: '#adb5bd', borderDash: [4, 4], borderWidth: 1, pointRadius: 0, marker: true });
+    datasets.push({ label: '', type: 'line', data: [{ x: lo * 2, y: lo }, { x: hi, y: hi / 2 }], borderColor: '#adb5bd', borderDash: [4, 4], borderWidth: 1, pointRadius: 0, marker: true });
+  }
+  return makeChart(canvas, {
+    type: 'scatter',
+    data: { datasets },
+    options: {
+      scales: {
+        x: { ...secondsAxis('measured time per launch'), min: lo, max: hi },
+        y: { ...secondsAxis('predicted time per launch'), min: lo, max: hi },
+      },
+      plugins: {
+        legend: { position: 'bottom', labels: { filter: (item) => item.text !== '' } },
+        tooltip: {
+          callbacks: {
+            label: (c) => (c.raw.name
+              ? `${c.dataset.label}: ${c.raw.name}: measured ${fmtSeconds(c.parsed.x)}, predicted ${fmtSeconds(c.parsed.y)}`
+              : c.dataset.label),
+          },
+        },
+      },
+    },
+  });
+}
+
+function renderValidation(body, doc) {
+  const kernels = Array.isArray(doc.kernels) ? doc.kernels : [];
+  body.append(kvList([
+    ['Geometric mean of |error|', typeof doc.gmae === 'number' ? fmtPercent(doc.gmae) : '—'],
+    ['Kernels compared', `${doc.kernels_compared ?? '—'} of ${kernels.length}`],
+    ['DRAM bandwidth', `${fmtNum(median(doc.bandwidth?.dram_bytes_per_s) / 1e9)} GB/s`],
+    ['Host link bandwidth', `${fmtNum(median(doc.bandwidth?.link_bytes_per_s) / 1e9)} GB/s`],
+    ['Parameters from', el('span', {},
+      doc.parameters_from?.latency_job ? el('a', { href: `#/?job=${doc.parameters_from.latency_job}`, text: `latency job ${doc.parameters_from.latency_job}` }) : 'no latency run',
+      ', ',
+      doc.parameters_from?.memory_job ? el('a', { href: `#/?job=${doc.parameters_from.memory_job}`, text: `memory job ${doc.parameters_from.memory_job}` }) : 'no memory run')],
+  ]));
+  const { box, canvas } = chartBox('Measured against predicted kernel time', 'tall square');
+  body.append(box, el('p', { class: 'hint', text: `Timing: ${doc.timing || '—'}.` }));
+  validationChart(canvas, validationPoints(doc).map((p, i) => ({
+    label: p.name, data: [p], borderColor: PALETTE[i % PALETTE.length], backgroundColor: alpha(PALETTE[i % PALETTE.length], 0.75),
+  })));
+  body.append(el('div', { class: 'scroll' }, dataTable([
+    { head: 'Kernel', value: (k) => el('code', { text: k.name }) },
+    { head: 'What it does', value: (k) => k.character || '' },
+    { head: 'Launch', cls: 'mono', value: (k) => (k.launch ? `${(k.launch.grid || []).join('×')} × ${(k.launch.block || []).join('×')}` : '—') },
+    { head: 'Measured', cls: 'num', value: (k) => fmtSeconds(median(k.measured_s)), title: (k) => figureTitle(k.measured_s) },
+    { head: 'Predicted', cls: 'num', value: (k) => fmtSeconds(k.predicted_s) },
+    { head: 'Error', cls: 'num', value: (k) => (typeof k.rel_error === 'number' ? `${k.rel_error > 0 ? '+' : ''}${fmtPercent(k.rel_error, 0)}` : '—') },
+    { head: 'Bound', value: (k) => k.prediction?.prediction?.bound || '—', title: (k) => k.prediction?.prediction?.case_meaning || null },
+    { head: 'Why no prediction', value: (k) => k.prediction_failure || '' },
+  ], kernels, 'The validation kernels')));
+}
