@@ -2,8 +2,9 @@
 # Proves result bundles end to end: a new database gets the reference H100 and H200 results linked into the binary (listed with host "reference" and attached false, their results served, none added again at the next start, none with --no-reference); GET /devices/{uuid}/export answers a bundle with a valid digest that `gpuprobe import` takes into another database, twice with nothing added the second time and nothing added when it goes back where it came from; POST /api/v1/import (token) the same over HTTP; refusals that name the member (format, version, sha256, not JSON) write nothing; jobs cannot target an imported device.
 . "$(dirname "$0")/lib.sh"
 
-H100=GPU-2d2157c4-361b-613f-861f-e4058e53d921
-H200=GPU-603088d2-07a2-6df4-43b3-fc69fc54f5f8
+# the GPUs the shipped reference data was measured on
+H100=$(jq -r '.devices[0].uuid' "$REPO/data/reference/h100.json")
+H200=$(jq -r '.devices[0].uuid' "$REPO/data/reference/h200.json")
 
 # cli ARGS...: gpuprobe ARGS (at most 60 s); sets RC, OUT (stdout) and ERR.
 cli() {
@@ -31,6 +32,19 @@ req GET "/api/v1/devices/$H200/latency"
 assert_json '.entries | length' 33
 req GET "/api/v1/devices/$H100/model-validation"
 assert_json .kernels_compared 8
+# The model predicts from an imported device's measurements, or from a compute
+# capability's newest ones; no token is needed for a calculation.
+kernel='"kernel":{"grid":1024,"block":256,"regs":32,"per_warp":{"fp32":100,"coalesced":2}}'
+req POST /api/v1/model/predict "{\"device\":\"$H100\",$kernel}" ""
+assert_status 200
+assert_json .device.uuid "$H100"
+assert_true '.prediction.kernel_s > 0'
+req POST /api/v1/model/predict "{\"compute_capability\":\"9.0\",$kernel}" ""
+assert_status 200
+assert_true ".device.uuid == \"$H100\" or .device.uuid == \"$H200\""
+req POST /api/v1/model/predict "{\"compute_capability\":\"8.0\",$kernel}" ""
+assert_problem 422 unknown-device
+assert_field compute_capability
 # Jobs run only on attached GPUs.
 req POST /api/v1/jobs "{\"kind\":\"latency\",\"device\":\"$H100\"}"
 assert_problem 422 unknown-device
