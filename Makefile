@@ -62,7 +62,7 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_SUPPORT := $(patsubst %.c,$(B)/%.o,$(wildcard tests/unit/support/*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 
-.PHONY: all build variant deps bench-deps web-deps fuzz-deps run test check unit integration \
+.PHONY: all build variant deps bench-deps web-deps fuzz-deps run test check unit unit-run integration \
         dist gpu-check bench bench-trace fuzz fmt clean
 
 all: build
@@ -169,7 +169,13 @@ check: $(B)/gpuprobe $(UNIT_BIN)
 	@echo "== integration tests ($(VARIANT))"
 	@tests/integration/run.sh $(B)/gpuprobe
 
-unit: $(UNIT_BIN)
+# The unit tests need the test build (it has the test job kind): `make unit`
+# builds that unless VARIANT is given.
+unit:
+	@$(MAKE) --no-print-directory unit-run \
+	    VARIANT=$(if $(filter command line,$(origin VARIANT)),$(VARIANT),test)
+
+unit-run: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do $$t; done
 
 # ---- distribution -------------------------------------------------------
