@@ -35,7 +35,7 @@ static int take_id(const struct db_row *r)
     return 0;
 }
 
-static int host_upsert_tx(struct store_tx *tx, const char *hostname, const char *machine_id,
+int store_host_upsert_tx(struct store_tx *tx, const char *hostname, const char *machine_id,
                           int64_t *host_id, char *err, size_t errlen)
 {
     int ret = conn_row(tx->c, host_upsert_sql,
@@ -54,7 +54,7 @@ int store_host_upsert(store *s, const char *hostname, const char *machine_id,
         return errf(err, errlen, "recording the host: empty hostname");
     if (store_tx_begin(s, &tx, err, errlen) != 0)
         return -1;
-    return store_tx_end(&tx, host_upsert_tx(&tx, hostname, machine_id, host_id, err, errlen),
+    return store_tx_end(&tx, store_host_upsert_tx(&tx, hostname, machine_id, host_id, err, errlen),
                         err, errlen);
 }
 
@@ -199,30 +199,29 @@ int store_device_get(store *s, const char *uuid, struct device_row *out,
 
 static int take_listed_device(const struct db_row *r)
 {
-    struct db_array *a = r->ctx;
-    struct device_row *d = db_array_slot(a);
+    struct device_row *d = db_row_slot(r, "listing devices");
     if (!d)
-        return errf(r->err, r->errlen, "listing devices: out of memory");
-    memset(d, 0, sizeof *d);
+        return -1;
     if (fields_read(r->st, d, device_fields, DEVICE_FIELDS) != 0) {
         device_row_free(d);
         return errf(r->err, r->errlen, "listing devices: out of memory");
     }
-    a->n++;
+    ((struct db_array *)r->ctx)->n++;
     return 0;
+}
+
+static void release_devices(void *rows, size_t n)
+{
+    device_rows_free(rows, n);
 }
 
 int store_device_list(store *s, struct device_row **rows, size_t *n, char *err, size_t errlen)
 {
-    struct db_array a = {NULL, 0, 0, sizeof **rows};
+    void *items = NULL;
     assert(s && rows && n);
-    int ret = store_read(s, conn_rows, DEVICE_COLS " ORDER BY h.hostname, d.first_seen_ms, d.uuid",
-                         NULL, 0, take_listed_device, &a, "listing devices", err, errlen);
-    if (ret != 0) {
-        device_rows_free(a.items, a.n);
-        a.items = NULL, a.n = 0;
-    }
-    *rows = a.items;
-    *n = a.n;
+    int ret = store_list(s, DEVICE_COLS " ORDER BY h.hostname, d.first_seen_ms, d.uuid", NULL, 0,
+                         take_listed_device, sizeof **rows, release_devices, &items, n,
+                         "listing devices", err, errlen);
+    *rows = items;
     return ret;
 }

@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "db/store_internal.h"
+#include "util/version.h"
 
 static const char *const state_names[JOB_STATE_COUNT] = {
     [JOB_QUEUED] = "queued",
@@ -67,10 +68,7 @@ int job_state_is_terminal(enum job_state st)
 
 /* ---- reading rows ------------------------------------------------------- */
 
-/* Columns 0..11; a query may add error (12), error_detail (13) and
- * result_json (14). */
-#define JOB_COLS "id, kind, device, params_json, state, attempt, max_attempts, timeout_s," \
-                 " cancel_requested, created_ms, started_ms, finished_ms"
+#define JOB_COLS STORE_JOB_COLS
 
 /* The columns of JOB_COLS and the three optional ones but id (0) and state
  * (4), which job_from_row reads itself. NULL times read as 0. */
@@ -88,6 +86,9 @@ static const struct col_field job_fields[] = {
     {12, 't', offsetof(struct job_row, error)},
     {13, 't', offsetof(struct job_row, error_detail)},
     {14, 't', offsetof(struct job_row, result_json)},
+    {15, 't', offsetof(struct job_row, gpuprobe_version)},
+    {16, 't', offsetof(struct job_row, origin_host)},
+    {17, 'I', offsetof(struct job_row, origin_job)},
 };
 #define JOB_FIELDS (sizeof job_fields / sizeof job_fields[0])
 
@@ -121,8 +122,7 @@ static int state_col(sqlite3_stmt *st, int col, enum job_state *out, char *err, 
     return 0;
 }
 
-/* A row of JOB_COLS (and the optional columns) into j. */
-static int job_from_row(sqlite3_stmt *st, struct job_row *j, char *err, size_t errlen)
+int store_job_from_row(sqlite3_stmt *st, struct job_row *j, char *err, size_t errlen)
 {
     memset(j, 0, sizeof *j);
     j->id = sqlite3_column_int64(st, 0);
@@ -138,41 +138,49 @@ static int job_from_row(sqlite3_stmt *st, struct job_row *j, char *err, size_t e
 
 static int take_job(const struct db_row *r)
 {
-    return job_from_row(r->st, r->ctx, r->err, r->errlen);
+    return store_job_from_row(r->st, r->ctx, r->err, r->errlen);
 }
 
 static int take_listed(const struct db_row *r)
 {
-    struct db_array *a = r->ctx;
-    struct job_row *j = db_array_slot(a);
-    if (!j)
-        return errf(r->err, r->errlen, "listing jobs: out of memory");
-    if (job_from_row(r->st, j, r->err, r->errlen) != 0)
+    struct job_row *j = db_row_slot(r, "listing jobs");
+    if (!j || store_job_from_row(r->st, j, r->err, r->errlen) != 0)
         return -1;
-    a->n++;
+    ((struct db_array *)r->ctx)->n++;
     return 0;
+}
+
+static void release_jobs(void *rows, size_t n)
+{
+    job_rows_free(rows, n);
 }
 
 /* Runs a listing query and hands back its rows (or none). */
 static int list_query(store *s, const char *sql, const struct db_arg *args, size_t nargs,
                       struct job_row **rows, size_t *n, char *err, size_t errlen)
 {
-    struct db_array a = {NULL, 0, 0, sizeof **rows};
-    int ret = store_read(s, conn_rows, sql, args, nargs, take_listed, &a, "listing jobs", err,
-                         errlen);
-    if (ret != 0) {
-        job_rows_free(a.items, a.n);
-        a = (struct db_array){NULL, 0, 0, sizeof **rows};
-    }
-    *rows = a.items;
-    *n = a.n;
+    void *items = NULL;
+    int ret = store_list(s, sql, args, nargs, take_listed, sizeof **rows, release_jobs, &items, n,
+                         "listing jobs", err, errlen);
+    *rows = items;
     return ret;
+}
+
+int store_device_results(store *s, const char *uuid, struct job_row **rows, size_t *n,
+                         char *err, size_t errlen)
+{
+    assert(s && uuid && rows && n);
+    return list_query(s,
+                      "SELECT " JOB_COLS ", error, error_detail, result_json, gpuprobe_version,"
+                      " origin_host, origin_job FROM jobs WHERE device = ?1 AND state = 'succeeded'"
+                      " ORDER BY finished_ms, id",
+                      DB_ARGS(DB_TEXT(uuid)), rows, n, err, errlen);
 }
 
 /* ---- writing helpers ---------------------------------------------------- */
 
-static int event_add(struct store_tx *tx, int64_t id, int64_t now, enum job_state to,
-                     const char *msg, char *err, size_t errlen)
+int store_job_event_tx(struct store_tx *tx, int64_t id, int64_t now, enum job_state to,
+                       const char *msg, char *err, size_t errlen)
 {
     return conn_exec(tx->c,
                      "INSERT INTO job_events (job_id, at_ms, state, message)"
@@ -212,7 +220,7 @@ static int tx_transition(struct store_tx *tx, int64_t id, const char *sql, const
         return -1;
     if (!changed)
         return 1;
-    return event_add(tx, id, now, to, msg, err, errlen);
+    return store_job_event_tx(tx, id, now, to, msg, err, errlen);
 }
 
 static int job_transition(store *s, int64_t id, const char *sql, const char *text,
@@ -274,7 +282,7 @@ static int job_insert_tx(struct store_tx *tx, const struct job_in *j, int64_t no
                   "inserting a job", err, errlen) != 0)
         return -1;
     *id = sqlite3_last_insert_rowid(tx->c->db);
-    return event_add(tx, *id, now, JOB_QUEUED, "submitted", err, errlen);
+    return store_job_event_tx(tx, *id, now, JOB_QUEUED, "submitted", err, errlen);
 }
 
 int store_job_insert(store *s, const char *kind, const char *device, const char *params_json,
@@ -298,6 +306,14 @@ int store_job_insert(store *s, const char *kind, const char *device, const char 
     return ret;
 }
 
+/* Records which gpuprobe stored the job's result. */
+static int stamp_version(struct store_tx *tx, int64_t id, char *err, size_t errlen)
+{
+    return conn_exec(tx->c, "UPDATE jobs SET gpuprobe_version = ?2 WHERE id = ?1",
+                     DB_ARGS(DB_INT(id), DB_TEXT(gpuprobe_version())), "stamping a job", err,
+                     errlen);
+}
+
 /* ---- a job that ran elsewhere ------------------------------------------- */
 
 static int record_tx(struct store_tx *tx, const struct job_in *j, const char *result_json,
@@ -311,6 +327,8 @@ static int record_tx(struct store_tx *tx, const struct job_in *j, const char *re
                             err, errlen);
     if (ret == 1)   /* cannot happen inside the transaction; be strict anyway */
         ret = errf(err, errlen, "recording job %lld: state changed", (long long)*id);
+    if (ret == 0)
+        ret = stamp_version(tx, *id, err, errlen);
     if (ret == 0 && save)
         ret = save(tx, *id, result_json, err, errlen);
     return ret;
@@ -378,6 +396,8 @@ int store_job_succeed(store *s, int64_t id, const char *result_json, store_resul
         return -1;
     int ret = tx_transition(&tx, id, succeed_sql, result_json, JOB_SUCCEEDED, "succeeded",
                             err, errlen);
+    if (ret == 0 && stamp_version(&tx, id, err, errlen) != 0)
+        ret = -1;
     if (ret == 0 && save && save(&tx, id, result_json, err, errlen) != 0)
         ret = -1;
     return store_tx_end(&tx, ret, err, errlen);
@@ -473,12 +493,11 @@ int store_job_interrupt(store *s, int64_t id, const char *reason, int *requeued,
 /* The id of a running job, appended to a malloc'd array. */
 static int take_running_id(const struct db_row *r)
 {
-    struct db_array *a = r->ctx;
-    int64_t *id = db_array_slot(a);
+    int64_t *id = db_row_slot(r, "listing running jobs");
     if (!id)
-        return errf(r->err, r->errlen, "listing running jobs: out of memory");
+        return -1;
     *id = sqlite3_column_int64(r->st, 0);
-    a->n++;
+    ((struct db_array *)r->ctx)->n++;
     return 0;
 }
 
@@ -569,7 +588,8 @@ int store_job_get(store *s, int64_t id, struct job_row *out, char *err, size_t e
     assert(s && out);
     memset(out, 0, sizeof *out);
     return store_read(s, conn_row,
-                      "SELECT " JOB_COLS ", error, error_detail, result_json FROM jobs"
+                      "SELECT " JOB_COLS ", error, error_detail, result_json, gpuprobe_version,"
+                      " origin_host, origin_job FROM jobs"
                       " WHERE id = ?1",
                       DB_ARGS(DB_INT(id)), take_job, out, "reading a job", err, errlen);
 }
@@ -577,35 +597,34 @@ int store_job_get(store *s, int64_t id, struct job_row *out, char *err, size_t e
 /* An event, appended to a malloc'd array. */
 static int take_event(const struct db_row *r)
 {
-    struct db_array *a = r->ctx;
-    struct job_event *e = db_array_slot(a);
+    struct job_event *e = db_row_slot(r, "reading job events");
     if (!e)
-        return errf(r->err, r->errlen, "reading job events: out of memory");
-    memset(e, 0, sizeof *e);
+        return -1;
     e->at_ms = sqlite3_column_int64(r->st, 0);
     if (state_col(r->st, 1, &e->state, r->err, r->errlen) != 0)
         return -1;
     if (col_strdup(r->st, 2, &e->message) != 0)
         return errf(r->err, r->errlen, "reading job events: out of memory");
-    a->n++;
+    ((struct db_array *)r->ctx)->n++;
     return 0;
+}
+
+static void release_events(void *ev, size_t n)
+{
+    job_events_free(ev, n);
 }
 
 int store_job_events(store *s, int64_t id, struct job_event **ev, size_t *n,
                      char *err, size_t errlen)
 {
-    struct db_array a = {NULL, 0, 0, sizeof **ev};
+    void *items = NULL;
     assert(s && ev && n);
-    int ret = store_read(s, conn_rows,
+    int ret = store_list(s,
                          "SELECT at_ms, state, message FROM job_events WHERE job_id = ?1"
                          " ORDER BY id",
-                         DB_ARGS(DB_INT(id)), take_event, &a, "reading job events", err, errlen);
-    if (ret != 0) {
-        job_events_free(a.items, a.n);
-        a = (struct db_array){NULL, 0, 0, sizeof **ev};
-    }
-    *ev = a.items;
-    *n = a.n;
+                         DB_ARGS(DB_INT(id)), take_event, sizeof **ev, release_events, &items, n,
+                         "reading job events", err, errlen);
+    *ev = items;
     return ret;
 }
 

@@ -347,7 +347,7 @@ int rw_provenance(struct rwalk *w, const json_t *doc, const char *want)
     w->device = p[P_PROV + RW_PROV_UUID];
     if (!w->tx)
         return 0;
-    snprintf(now, sizeof now, "%lld", (long long)store_now_ms());
+    snprintf(now, sizeof now, "%lld", (long long)store_tx_measured_ms(w->tx));
     p[P_NOW] = now;
     if (job_device_check(w) != 0)
         return -1;

@@ -69,7 +69,7 @@ static int run_read(struct rwalk *w, const json_t *doc, struct vrun_row *r)
 
 static int run_insert(struct rwalk *w, struct vrun_row *r)
 {
-    snprintf(r->now, sizeof r->now, "%lld", (long long)store_now_ms());
+    snprintf(r->now, sizeof r->now, "%lld", (long long)store_tx_measured_ms(w->tx));
     r->p[V_JOB] = w->job;
     r->p[V_NOW] = r->now;
     for (int i = 0; i < 3; i++) {

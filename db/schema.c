@@ -335,6 +335,16 @@ static const char schema_v5_job_error_detail[] =
     "ALTER TABLE jobs ADD COLUMN error_detail TEXT\n"
     "  CHECK (error_detail IS NULL OR json_valid(error_detail));\n";
 
+/* Where a result came from: the gpuprobe that ran the job, and for a result
+ * imported from a bundle the host and job it was measured as there (one
+ * measurement is imported once: the unique index). */
+static const char schema_v6_result_origin[] =
+    "ALTER TABLE jobs ADD COLUMN gpuprobe_version TEXT;\n"
+    "ALTER TABLE jobs ADD COLUMN origin_host TEXT;\n"
+    "ALTER TABLE jobs ADD COLUMN origin_job INTEGER;\n"
+    "CREATE UNIQUE INDEX jobs_origin ON jobs(origin_host, origin_job, device, finished_ms)\n"
+    "  WHERE origin_host IS NOT NULL;\n";
+
 /* One entry per schema version; append only. */
 static const char *const migrations[] = {
     schema_v1_core,
@@ -342,6 +352,7 @@ static const char *const migrations[] = {
     schema_v3_model_validation,
     schema_v4_machine_code_probes,
     schema_v5_job_error_detail,
+    schema_v6_result_origin,
 };
 
 int store_schema_latest(void)

@@ -301,6 +301,33 @@ void *db_array_slot(struct db_array *a)
     return (char *)a->items + a->n * a->size;
 }
 
+void *db_row_slot(const struct db_row *r, const char *what)
+{
+    void *item = db_array_slot(r->ctx);
+    struct db_array *a = r->ctx;
+    if (!item)
+        errf(r->err, r->errlen, "%s: out of memory", what);
+    else
+        memset(item, 0, a->size);
+    return item;
+}
+
+int store_list(store *s, const char *sql, const struct db_arg *args, size_t nargs, row_fn take,
+               size_t size, void (*release)(void *items, size_t n), void **items, size_t *n,
+               const char *what, char *err, size_t errlen)
+{
+    struct db_array a = {NULL, 0, 0, size};
+    assert(s && take && release && items && n);
+    int ret = store_read(s, conn_rows, sql, args, nargs, take, &a, what, err, errlen);
+    if (ret != 0) {
+        release(a.items, a.n);
+        a.items = NULL, a.n = 0;
+    }
+    *items = a.items;
+    *n = a.n;
+    return ret;
+}
+
 /* ---- connections -------------------------------------------------------- */
 
 static void conn_close(struct conn *c)
@@ -480,6 +507,11 @@ void store_tx_assert_live(const struct store_tx *tx)
     assert(tx && tx->live == STORE_TX_LIVE);
 }
 
+int64_t store_tx_measured_ms(const struct store_tx *tx)
+{
+    return tx->measured_ms > 0 ? tx->measured_ms : store_now_ms();
+}
+
 int store_tx_begin(store *s, struct store_tx *tx, char *err, size_t errlen)
 {
     assert(s && tx);
@@ -487,6 +519,7 @@ int store_tx_begin(store *s, struct store_tx *tx, char *err, size_t errlen)
     tx->s = s;
     tx->c = &s->writer;
     tx->live = 0;
+    tx->measured_ms = 0;
     if (conn_run(tx->c, "BEGIN IMMEDIATE", err, errlen) != 0) {
         pthread_mutex_unlock(&s->wlock);
         return -1;

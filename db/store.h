@@ -136,6 +136,9 @@ struct job_row {
     char *error_detail;     /* NULL, or a failure's details as a JSON object
                                ("error_class", "error_line", "error_offset") */
     char *result_json;      /* NULL unless succeeded */
+    char *gpuprobe_version; /* the gpuprobe that stored its result; NULL if unknown */
+    char *origin_host;      /* an imported result: the host it was measured on, */
+    int64_t origin_job;     /*   and its job id there; NULL/0 for a job run here */
 };
 void job_row_free(struct job_row *j);
 
@@ -250,6 +253,49 @@ int store_job_cancel(store *s, int64_t id, enum job_state *state_out, char *err,
 /* running -> cancelled, after the scheduler killed the process (event
  * "cancelled"). Returns 1 if the job is not running. Contract: id > 0. */
 int store_job_cancelled(store *s, int64_t id, char *err, size_t errlen);
+
+/* ---- results between stores ------------------------------------------------
+ * A bundle (server/bundles/) carries a device's results to another store.
+ * Exporting reads them; importing writes them as jobs that carry their
+ * origin (the host and job that measured them) and original times, saved
+ * through their kinds' savers. */
+
+/* The succeeded jobs of the device, oldest first (by finish time, then id),
+ * with result_json and provenance (*rows malloc'd; free with
+ * job_rows_free). */
+int store_device_results(store *s, const char *uuid, struct job_row **rows, size_t *n,
+                         char *err, size_t errlen);
+
+struct store_import_result {
+    const char *kind;
+    store_result_saver save;          /* the kind's saver; NULL: the job row alone */
+    const char *params_json, *result_json;
+    int timeout_s;                    /* >= 1 */
+    const char *origin_host;          /* where it was measured, */
+    int64_t origin_job;               /*   as which job there */
+    int64_t created_ms, started_ms, finished_ms;
+    const char *gpuprobe_version;     /* NULL: unknown */
+};
+
+struct store_import_device {
+    const char *host, *uuid, *name, *compute_capability, *info_json;
+    const struct store_import_result *results;   /* in the order to save them */
+    size_t nresults;
+};
+
+struct store_import_counts {
+    size_t devices_added;   /* devices the store did not know */
+    size_t results_added;
+    size_t results_held;    /* results it had already (imported, or measured here) */
+};
+
+/* Imports the devices and their results in one transaction: all of it, or
+ * nothing with the reason (a saver refusing a result names it). A device
+ * already known keeps its row; a result already held is skipped (counted in
+ * results_held), so importing the same results twice changes nothing.
+ * Contract: every string member is set (info_json may be "{}"). */
+int store_import(store *s, const struct store_import_device *dev, size_t ndev,
+                 struct store_import_counts *counts, char *err, size_t errlen);
 
 /* Counts of jobs per state (indexed by enum job_state). */
 int store_job_counts(store *s, int64_t counts[JOB_STATE_COUNT], char *err, size_t errlen);

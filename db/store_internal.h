@@ -60,7 +60,26 @@ struct store_tx {
     struct conn *c;
     int64_t changes_at_begin;   /* sqlite3_total_changes64 when the tx began */
     unsigned live;              /* STORE_TX_LIVE between begin and commit/rollback */
+    int64_t measured_ms;        /* when the results saved in it were measured; 0: now
+                                   (an import keeps the original time) */
 };
+
+/* The columns of a job row, 0..11; a query may add error (12),
+ * error_detail (13), result_json (14) and the provenance:
+ * gpuprobe_version (15), origin_host (16), origin_job (17). */
+#define STORE_JOB_COLS "id, kind, device, params_json, state, attempt, max_attempts, timeout_s," \
+                       " cancel_requested, created_ms, started_ms, finished_ms"
+/* A row of STORE_JOB_COLS (and the optional columns) into j. */
+int store_job_from_row(sqlite3_stmt *st, struct job_row *j, char *err, size_t errlen);
+/* Appends the job's event (a state it reached, with a message) in tx. */
+int store_job_event_tx(struct store_tx *tx, int64_t id, int64_t now, enum job_state to,
+                       const char *msg, char *err, size_t errlen);
+/* Records the host by name in tx; its id in *host_id. */
+int store_host_upsert_tx(struct store_tx *tx, const char *hostname, const char *machine_id,
+                         int64_t *host_id, char *err, size_t errlen);
+
+/* The time a result saved in tx was measured (tx->measured_ms, else now). */
+int64_t store_tx_measured_ms(const struct store_tx *tx);
 
 /* Asserts that tx is an open transaction (between begin and commit/rollback). */
 void store_tx_assert_live(const struct store_tx *tx);
@@ -159,6 +178,10 @@ struct db_array {
     size_t n, cap, size;
 };
 void *db_array_slot(struct db_array *a);
+/* For a row_fn collecting into the db_array r->ctx: the next item, zeroed;
+ * NULL after writing "<what>: out of memory" into r's err. The caller fills
+ * it and counts it (n++). */
+void *db_row_slot(const struct db_row *r, const char *what);
 
 /* ---- transactions and connections ------------------------------------------------- */
 
@@ -183,6 +206,14 @@ typedef int (*conn_query)(struct conn *c, const char *sql, const struct db_arg *
 /* query on a reader borrowed for it alone. */
 int store_read(store *s, conn_query query, const char *sql, const struct db_arg *args, size_t n,
                row_fn take, void *ctx, const char *what, char *err, size_t errlen);
+
+/* A listing: sql on a reader, each row collected by take (through
+ * db_row_slot) into *items, an array of size-byte items (*n of them). On
+ * failure the rows taken so far are released with release(items, n) and
+ * none are handed back. */
+int store_list(store *s, const char *sql, const struct db_arg *args, size_t nargs, row_fn take,
+               size_t size, void (*release)(void *items, size_t n), void **items, size_t *n,
+               const char *what, char *err, size_t errlen);
 
 /* schema.c: migrates the writer connection's database to the latest version,
  * each step in its own transaction with its version bump. */

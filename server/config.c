@@ -14,7 +14,7 @@
 #include "server/log.h"
 #include "util/text.h"
 
-enum key_type { KEY_STR, KEY_INT, KEY_LL, KEY_LEVEL };
+enum key_type { KEY_STR, KEY_INT, KEY_LL, KEY_LEVEL, KEY_SWITCH };
 
 struct key_desc {
     const char *name;
@@ -45,6 +45,7 @@ static const struct key_desc keys[] = {
     INT_KEY("max_attempts", max_attempts, 1, 100),
     INT_KEY("discovery_timeout_s", discovery_timeout_s, 1, 3600),
     {"log_level", KEY_LEVEL, offsetof(struct config, log_level), 0, 0, 0},
+    {"reference", KEY_SWITCH, offsetof(struct config, reference), 0, 0, 1},
 };
 
 void config_defaults(struct config *c)
@@ -64,6 +65,7 @@ void config_defaults(struct config *c)
     c->max_attempts = 3;
     c->discovery_timeout_s = 60;
     c->log_level = LOG_INFO;
+    c->reference = 1;
 }
 
 static int set_key(struct config *c, const struct key_desc *k, const char *value,
@@ -85,6 +87,13 @@ static int set_key(struct config *c, const struct key_desc *k, const char *value
             return -1;
         }
         *(int *)field = log_level_parse(value);
+        return 0;
+    case KEY_SWITCH:
+        if (strcmp(value, "on") != 0 && strcmp(value, "off") != 0) {
+            snprintf(err, errlen, "%s: expected on or off, got '%s'", k->name, value);
+            return -1;
+        }
+        *(int *)field = strcmp(value, "on") == 0;
         return 0;
     case KEY_INT:
     case KEY_LL:

@@ -30,6 +30,8 @@ struct config {
                                     waits; larger ones become a job */
     char cubin_dir[1024];        /* where jobs keep their PTX and cubins; "" = beside the
                                     database (DIR/cubins), "off" = not kept */
+    int reference;               /* import the reference data linked into the binary at
+                                    start (on, the default) or not (off) */
 };
 
 void config_defaults(struct config *c);

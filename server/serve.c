@@ -3,7 +3,8 @@
  *
  * DESIGN
  * Start-up order matters: the store first (recovering jobs a crash left
- * running, before anything could start them), then HTTP (so /healthz answers
+ * running, before anything could start them; then the reference data it
+ * lacks), then HTTP (so /healthz answers
  * and /readyz says "not yet" while discovery runs), then discovery, then the
  * scheduler. Signals are blocked in every thread and taken synchronously by
  * the main thread with sigwait, so no code runs in signal context. SIGTERM
@@ -24,6 +25,7 @@
 
 #include "server/api/routes.h"
 #include "server/app.h"
+#include "server/bundles/reference.h"
 #include "server/discovery.h"
 #include "server/http/auth.h"
 #include "server/http/http.h"
@@ -87,6 +89,21 @@ static int open_store(struct app *app, char *err, size_t errlen)
     return 0;
 }
 
+/* The reference data into the store (what it holds already is skipped).
+ * A refusal is logged, not fatal: the daemon serves without it. */
+static void import_reference(struct app *app)
+{
+    struct bundle_counts c;
+    char err[1200], q[1300];
+    if (!app->cfg.reference)
+        return;
+    if (reference_import(app->db, &c, err, sizeof err) == 0)
+        log_kv(LOG_INFO, "reference_imported", "devices=%zu results=%zu added=%zu",
+               c.devices, c.results, c.results_added);
+    else
+        log_kv(LOG_ERROR, "reference_refused", "error=%s", log_quote(q, sizeof q, err));
+}
+
 static void block_signals(sigset_t *set)
 {
     sigemptyset(set);
@@ -123,6 +140,7 @@ static int run(struct app *app, const sigset_t *sigs, char *err, size_t errlen)
     warn_if_readable(app->cfg.token_file);
     if (open_store(app, err, errlen) < 0)
         return -1;
+    import_reference(app);
     struct http_setup setup = {.cfg = &app->cfg, .auth = app->auth, .routes = routes,
                                .nroutes = route_count, .app = app};
     struct http_server *http = http_start(&setup, &port, err, errlen);

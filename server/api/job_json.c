@@ -6,23 +6,11 @@
  */
 #include "server/api/job_json.h"
 
+#include "util/rfc3339.h"
 #include "util/utf8.h"
 
 #include <stdio.h>
 #include <time.h>
-
-json_t *time_to_json(int64_t ms)
-{
-    if (ms <= 0)
-        return json_null();
-    time_t sec = (time_t)(ms / 1000);
-    struct tm tm;
-    gmtime_r(&sec, &tm);
-    char buf[40];
-    size_t n = strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(buf + n, sizeof buf - n, ".%03dZ", (int)(ms % 1000));
-    return json_string(buf);
-}
 
 static json_t *embedded(const char *text)
 {

@@ -9,9 +9,8 @@
 #include <stdint.h>
 
 #include "db/store.h"
+#include "util/rfc3339.h" /* time_to_json */
 
-/* RFC 3339 UTC with milliseconds, or JSON null for 0. */
-json_t *time_to_json(int64_t ms);
 /* The JOB object; with detail, also "result" (events are added by the caller). */
 json_t *job_to_json(const struct job_row *j, int detail);
 json_t *job_events_to_json(const struct job_event *ev, size_t n);

@@ -6,8 +6,10 @@
  * The two POSTs are calculations: they change nothing, but like every POST
  * of the API they need the bearer token (server/api/routes.c). Their bodies go through the model's own parsers (the command line
  * uses the same), whose errors name the member; this file only resolves
- * the device (attached now by index or UUID, or any device the store has
- * seen by UUID, since measurements outlive hardware), reads the device's
+ * the device (attached now by index or UUID, any device the store has seen
+ * by UUID, since measurements outlive hardware, imported ones included, or
+ * for predict a compute capability: the device of that capability with
+ * measurements, an attached one first, else the newest), reads the device's
  * measured parameters from the store, and maps failures to problems:
  * 400 invalid-request (a member, named in "field"), 422 unknown-device,
  * 409 conflict when the device lacks a measurement the model needs (the
@@ -134,18 +136,81 @@ static int check_predict_keys(struct http_req *rq, struct http_resp *rs, json_t 
 {
     const char *key;
     json_t *v;
+    int by_device = json_object_get(body, "device") != NULL;
+    int by_cc = json_object_get(body, "compute_capability") != NULL;
     json_object_foreach(body, key, v)
-        if (strcmp(key, "device") && strcmp(key, "kernel")) {
+        if (strcmp(key, "device") && strcmp(key, "compute_capability") && strcmp(key, "kernel")) {
             problem_field(rq, rs, 400, "invalid-request", key,
-                          "unknown member '%s' (expected device, kernel)", key);
+                          "unknown member '%s' (expected device or compute_capability, and "
+                          "kernel)", key);
             return -1;
         }
-    if (!json_object_get(body, "device") || !json_object_get(body, "kernel")) {
-        problem_field(rq, rs, 400, "invalid-request",
-                      json_object_get(body, "device") ? "kernel" : "device", "is required");
+    if (by_device == by_cc) {
+        problem_field(rq, rs, 400, "invalid-request", by_device ? "compute_capability" : "device",
+                      by_device ? "give device or compute_capability, not both"
+                                : "is required (or compute_capability)");
+        return -1;
+    }
+    if (!json_object_get(body, "kernel")) {
+        problem_field(rq, rs, 400, "invalid-request", "kernel", "is required");
         return -1;
     }
     return 0;
+}
+
+/* When the device's latency measurements were made (0: none). */
+static int64_t measured_at(store *db, const char *uuid)
+{
+    json_t *inputs = NULL;
+    char err[256];
+    int64_t at = 0;
+    if (store_model_inputs(db, uuid, &inputs, err, sizeof err) == 0)
+        at = json_integer_value(json_object_get(json_object_get(inputs, "latency"),
+                                                "measured_ms"));
+    json_decref(inputs);
+    return at;
+}
+
+/* The device whose measurements stand for a compute capability: an
+ * attached one first, else the one measured most recently. Fills uuid;
+ * -1 after answering (422 when no device of that capability was measured). */
+static int device_of_cc(struct http_req *rq, struct http_resp *rs, const json_t *cc,
+                        char uuid[48])
+{
+    struct device_row *rows = NULL;
+    size_t n = 0;
+    char err[256];
+    int64_t best = 0;
+    int best_attached = 0;
+    if (!json_is_string(cc)) {
+        problem_field(rq, rs, 400, "invalid-request", "compute_capability",
+                      "must be a string such as \"9.0\"");
+        return -1;
+    }
+    if (store_device_list(rq->app->db, &rows, &n, err, sizeof err) < 0) {
+        problem(rq, rs, 503, "unavailable", "the stored devices could not be read: %s", err);
+        return -1;
+    }
+    uuid[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(rows[i].compute_capability, json_string_value(cc)) != 0)
+            continue;
+        char mine[48], why[128];
+        int attached = app_resolve_device(rq->app, rows[i].uuid, -1, mine, why, sizeof why) == 0;
+        int64_t at = measured_at(rq->app->db, rows[i].uuid);
+        if (at > 0 && (attached > best_attached || (attached == best_attached && at > best))) {
+            snprintf(uuid, 48, "%s", rows[i].uuid);
+            best = at, best_attached = attached;
+        }
+    }
+    device_rows_free(rows, n);
+    if (uuid[0])
+        return 0;
+    problem_field(rq, rs, 422, "unknown-device", "compute_capability",
+                  "no device of compute capability %s has latency measurements in this store "
+                  "(import one, or run the latency and memory probes on one)",
+                  json_string_value(cc));
+    return -1;
 }
 
 /* The device's measured parameters; -1 after answering (409 when missing). */
@@ -168,6 +233,22 @@ static int device_hw(struct http_req *rq, struct http_resp *rs, const char *uuid
     return rc;
 }
 
+/* The device a prediction is for: the one named, or the one standing for
+ * the compute capability given; -1 after answering. */
+static int predict_device(struct http_req *rq, struct http_resp *rs, const json_t *body,
+                          char uuid[48], json_t **info)
+{
+    const json_t *cc = json_object_get(body, "compute_capability");
+    if (!cc)
+        return find_device(rq, rs, json_object_get(body, "device"), uuid, info);
+    if (device_of_cc(rq, rs, cc, uuid) < 0)
+        return -1;
+    json_t *named = json_string(uuid);
+    int rc = find_device(rq, rs, named, uuid, info);
+    json_decref(named);
+    return rc;
+}
+
 void h_model_predict(struct http_req *rq, struct http_resp *rs)
 {
     char uuid[48], err[512], field[64], path[80];
@@ -177,8 +258,7 @@ void h_model_predict(struct http_req *rq, struct http_resp *rs)
     const struct occ_rules *r = NULL;
     if (!body)
         return;
-    if (check_predict_keys(rq, rs, body) == 0 &&
-        find_device(rq, rs, json_object_get(body, "device"), uuid, &info) == 0 &&
+    if (check_predict_keys(rq, rs, body) == 0 && predict_device(rq, rs, body, uuid, &info) == 0 &&
         (r = rules_of(rq, rs, info, &major, &minor)) != NULL &&
         device_hw(rq, rs, uuid, &hw) == 0) {
         if (model_predict_json(json_object_get(body, "kernel"), r, &hw, &out, err, sizeof err,

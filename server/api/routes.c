@@ -19,6 +19,8 @@ const struct route routes[] = {
     {"GET", "/api/v1/devices/{uuid}/dual-issue", h_device_issue, 0, 1, 0},
     {"GET", "/api/v1/devices/{uuid}/issue", h_device_issue, 0, 1, 0}, /* the old path */
     {"GET", "/api/v1/devices/{uuid}/model-validation", h_device_model_validation, 0, 1, 0},
+    {"GET", "/api/v1/devices/{uuid}/export", h_device_export, 0, 1, 0},
+    {"POST", "/api/v1/import", h_import, 1, 1, 1},
     /* calculations: nothing is stored or run, so they need no token */
     {"POST", "/api/v1/model/occupancy", h_model_occupancy, 0, 1, 0},
     {"POST", "/api/v1/model/predict", h_model_predict, 0, 1, 0},

@@ -86,8 +86,9 @@ static int take(const char *cmd, const struct cli_option *o, const char *value)
     return 0;
 }
 
-int cli_parse(const char *cmd, const char *usage, const struct cli_option *opts,
-              const char **operand, int argc, char **argv, int *status)
+/* cli_parse with the operands going to one (at most one) or many. */
+static int parse(const char *cmd, const char *usage, const struct cli_option *opts,
+                 const char **one, struct cli_list *many, int argc, char **argv, int *status)
 {
     struct option longs[CLI_MAX_OPTIONS + 2];
     char shorts[2 * CLI_MAX_OPTIONS + 2];
@@ -110,13 +111,28 @@ int cli_parse(const char *cmd, const char *usage, const struct cli_option *opts,
         if (*status)
             return -1;
     }
-    if (operand && optind < argc)
-        *operand = argv[optind++];
+    if (one && optind < argc)
+        *one = argv[optind++];
+    while (many && optind < argc && many->n < CLI_LIST_MAX)
+        many->item[many->n++] = argv[optind++];
     if (optind < argc) {
-        *status = cli_fail(cmd, 2, "unexpected argument '%s'", argv[optind]);
+        *status = many ? cli_fail(cmd, 2, "at most %d operands", CLI_LIST_MAX)
+                       : cli_fail(cmd, 2, "unexpected argument '%s'", argv[optind]);
         return -1;
     }
     return 0;
+}
+
+int cli_parse(const char *cmd, const char *usage, const struct cli_option *opts,
+              const char **operand, int argc, char **argv, int *status)
+{
+    return parse(cmd, usage, opts, operand, NULL, argc, argv, status);
+}
+
+int cli_parse_operands(const char *cmd, const char *usage, const struct cli_option *opts,
+                       struct cli_list *operands, int argc, char **argv, int *status)
+{
+    return parse(cmd, usage, opts, NULL, operands, argc, argv, status);
 }
 
 int cli_set_int(const char *cmd, json_t *obj, const char *member, const char *option,

@@ -23,6 +23,8 @@ int cmd_devices(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_model(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_import(int argc, char **argv);
 
 /* `gpuprobe trace --help`, one line per trace setting (trace/params.c). */
 void cli_trace_usage(FILE *f);
@@ -58,6 +60,10 @@ struct cli_option {
  * (getopt's state is reset). At most CLI_MAX_OPTIONS options a table. */
 int cli_parse(const char *cmd, const char *usage, const struct cli_option *opts,
               const char **operand, int argc, char **argv, int *status);
+/* The same for a command that takes several operands (at most
+ * CLI_LIST_MAX), in order. */
+int cli_parse_operands(const char *cmd, const char *usage, const struct cli_option *opts,
+                       struct cli_list *operands, int argc, char **argv, int *status);
 
 /* Sets member of obj to the integer text, the value of --option; nothing
  * when text is NULL. 0, or 2 after the message when text is no integer. */

@@ -7,6 +7,7 @@
 
 #include "server/cli/cli.h"
 #include "server/jobs/worker.h"
+#include "util/version.h"
 
 static const char usage[] =
     "usage: gpuprobe COMMAND [options]\n"
@@ -18,6 +19,8 @@ static const char usage[] =
     "            on a GPU here and print the result\n"
     "  model     occupancy of a launch, or a kernel's time predicted from measurements\n"
     "  trace     sort a memory trace into L1 arrival order, or convert its format\n"
+    "  export    write a device's stored results as a bundle another gpuprobe imports\n"
+    "  import    read result bundles into a database\n"
     "  worker    run one job or device discovery (used by the daemon)\n"
     "\n"
     "  gpuprobe --version | --help;  gpuprobe COMMAND --help\n";
@@ -31,6 +34,8 @@ static const struct {
     {"probe", cmd_probe},
     {"model", cmd_model},
     {"trace", cmd_trace},
+    {"export", cmd_export},
+    {"import", cmd_import},
     {"worker", worker_main},
 };
 
@@ -41,7 +46,7 @@ int main(int argc, char **argv)
         return 2;
     }
     if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
-        printf("gpuprobe %s (%s)\n", GPUPROBE_VERSION, GPUPROBE_GITREV);
+        printf("gpuprobe %s\n", gpuprobe_version());
         return 0;
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||

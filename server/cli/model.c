@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "model/occupancy.h"
 #include "model/occupancy_check.h"
@@ -30,7 +31,7 @@
 static const char usage[] =
     "usage: gpuprobe model occupancy (--cc X.Y | --device N|UUID) --regs R --block B\n"
     "                      [--smem S] [--static-smem S] [--max-dynamic-smem S]\n"
-    "                      [--carveout PCT] [--barriers N] [--compact]\n"
+    "                      [--carveout PCT] [--barriers N] [--json] [--compact]\n"
     "       gpuprobe model occupancy --device N|UUID --sweep [--check] [--compact]\n"
     "       gpuprobe model predict --db PATH --device UUID|N (--kernel JSON | --ptx FILE\n"
     "                      --grid G --block B [--param NAME=V]...) [--compact]\n"
@@ -44,6 +45,8 @@ static const char usage[] =
     "    --max-dynamic-smem S  the kernel's dynamic maximum (default: 48 KiB less static)\n"
     "    --carveout PCT      preferred shared-memory carve-out, percent (default: driver's)\n"
     "    --barriers N        named barriers the kernel uses (default 1)\n"
+    "    --json              print the JSON answer even on a terminal (which gets a\n"
+    "                        short table); --compact prints it on one line\n"
     "    --sweep             ask the driver for thousands of configurations (needs a GPU)\n"
     "                        and print its answers; with --check, compare them with the\n"
     "                        rules instead (exit 1 on any disagreement)\n"
@@ -55,7 +58,7 @@ static const char usage[] =
 struct occ_opts {
     const char *cc, *device, *regs, *block, *smem, *static_smem, *max_dyn, *carveout,
         *barriers;
-    int sweep, check, compact;
+    int sweep, check, compact, json;
 };
 
 static int occ_parse_args(int argc, char **argv, struct occ_opts *o, int *status)
@@ -66,7 +69,7 @@ static int occ_parse_args(int argc, char **argv, struct occ_opts *o, int *status
         {"static-smem", .text = &o->static_smem}, {"max-dynamic-smem", .text = &o->max_dyn},
         {"carveout", .text = &o->carveout}, {"barriers", .text = &o->barriers},
         {"sweep", .flag = &o->sweep}, {"check", .flag = &o->check},
-        {"compact", .flag = &o->compact}, {0}};
+        {"compact", .flag = &o->compact}, {"json", .flag = &o->json}, {0}};
     memset(o, 0, sizeof *o);
     return cli_parse(CMD, usage, opts, NULL, argc, argv, status);
 }
@@ -118,6 +121,48 @@ static int device_cc(const char *device, int *major, int *minor)
     return status;
 }
 
+/* The answer for a person: the blocks, what limits them, every limit. */
+static void occ_table(FILE *f, const json_t *a)
+{
+    const json_t *limits = json_object_get(a, "limits"), *v;
+    const char *limiter = json_string_value(json_object_get(a, "limiter")), *name;
+    const char *refused = json_string_value(json_object_get(a, "refused"));
+    fprintf(f, "compute capability %s: %lld blocks per SM, %lld warps active of %lld "
+               "(occupancy %.0f%%)%s%s\n",
+            json_string_value(json_object_get(a, "compute_capability")),
+            json_integer_value(json_object_get(a, "blocks_per_sm")),
+            json_integer_value(json_object_get(a, "active_warps")),
+            json_integer_value(json_object_get(json_object_get(a, "warps"), "max_per_sm")),
+            100 * json_number_value(json_object_get(a, "occupancy")),
+            refused ? "; no block fits: " : "", refused ? refused : "");
+    fprintf(f, "%-14s %10s\n", "limit", "blocks/SM");
+    json_object_foreach((json_t *)limits, name, v) {
+        char n[24] = "-"; /* null: the resource sets no limit */
+        if (json_is_integer(v))
+            snprintf(n, sizeof n, "%lld", (long long)json_integer_value(v));
+        fprintf(f, "%-14s %10s%s\n", name, n,
+                limiter && strcmp(name, limiter) == 0 ? "  <- limiter" : "");
+    }
+    fprintf(f, "registers: %lld a warp as allocated, %lld a block; shared memory: %lld a "
+               "block as allocated\n",
+            json_integer_value(json_object_get(json_object_get(a, "registers"),
+                                               "per_warp_allocated")),
+            json_integer_value(json_object_get(json_object_get(a, "registers"), "per_block")),
+            json_integer_value(json_object_get(json_object_get(a, "shared_memory"),
+                                               "per_block_allocated")));
+}
+
+/* The answer as JSON, or as the table on a terminal. 0, or -1 when stdout
+ * cannot be written. */
+static int occ_print(const struct occ_opts *o, json_t *answer)
+{
+    if (o->json || o->compact || !isatty(STDOUT_FILENO))
+        return cli_print_json(answer, o->compact);
+    occ_table(stdout, answer);
+    json_decref(answer);
+    return fflush(stdout) == 0 ? 0 : -1;
+}
+
 static int occ_answer(const struct occ_opts *o)
 {
     int status;
@@ -139,7 +184,7 @@ static int occ_answer(const struct occ_opts *o)
                           "8.0, 8.6, 8.9, 9.0)", rq.cc_major, rq.cc_minor);
     if (!status && occ_compute(r, &rq.in, &res, err, sizeof err) < 0)
         status = cli_fail(CMD, 2, "%s", err);
-    if (!status && cli_print_json(occ_result_json(r, &rq.in, &res), o->compact) < 0)
+    if (!status && occ_print(o, occ_result_json(r, &rq.in, &res)) < 0)
         status = cli_fail(CMD, 1, "cannot write output");
     json_decref(req);
     return status;

@@ -11,23 +11,27 @@
 
 static const char usage[] =
     "usage: gpuprobe serve [--listen ADDR:PORT] [--db PATH] [--token-file PATH]\n"
-    "                      [--config PATH]\n"
+    "                      [--config PATH] [--no-reference]\n"
     "Runs the daemon: the HTTP JSON API and dashboard, and the job scheduler.\n"
     "  --listen ADDR:PORT  where to listen (default 127.0.0.1:8080; port 0 = any free)\n"
     "  --db PATH           the SQLite database (default ./gpuprobe.db)\n"
     "  --token-file PATH   bearer tokens for writes, one per line (no file: writes refused)\n"
     "  --config PATH       a file of 'key = value' settings (see systemd/gpuprobe.conf.example)\n"
+    "  --no-reference      do not import the reference H100/H200 results linked into the\n"
+    "                      binary (config: reference = off)\n"
     "Command-line options override the config file.\n";
 
 struct serve_args {
     const char *config, *listen, *db, *token_file;
+    int no_reference;
 };
 
 static int parse_args(int argc, char **argv, struct serve_args *a, int *status)
 {
     const struct cli_option opts[] = {
         {"listen", .text = &a->listen}, {"db", .text = &a->db},
-        {"token-file", .text = &a->token_file}, {"config", .text = &a->config}, {0}};
+        {"token-file", .text = &a->token_file}, {"config", .text = &a->config},
+        {"no-reference", .flag = &a->no_reference}, {0}};
     memset(a, 0, sizeof *a);
     return cli_parse("serve", usage, opts, NULL, argc, argv, status);
 }
@@ -39,7 +43,8 @@ static int load_config(const struct serve_args *a, struct config *cfg, char *err
         return -1;
     if ((a->listen && config_set(cfg, "listen", a->listen, err, errlen) < 0) ||
         (a->db && config_set(cfg, "db", a->db, err, errlen) < 0) ||
-        (a->token_file && config_set(cfg, "token_file", a->token_file, err, errlen) < 0))
+        (a->token_file && config_set(cfg, "token_file", a->token_file, err, errlen) < 0) ||
+        (a->no_reference && config_set(cfg, "reference", "off", err, errlen) < 0))
         return -1;
     return config_finish(cfg, err, errlen);
 }

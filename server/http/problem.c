@@ -30,6 +30,7 @@ static const struct {
     {"unavailable", "Service Unavailable"},
     {"insufficient-storage", "Insufficient Storage"},
     {"invalid-trace", "Invalid Trace"},
+    {"invalid-bundle", "Invalid Bundle"},
 };
 
 static const char *title_of(const char *slug)

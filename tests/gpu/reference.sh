@@ -12,7 +12,7 @@ trap '[ -z "${daemon:-}" ] || kill "$daemon" 2>/dev/null; rm -rf "$work"' EXIT
 tar -C "$work" -xzf "$tarball"
 bin=$(echo "$work"/*/bin/gpuprobe)
 echo tok > "$work/tokens"
-"$bin" serve --listen 127.0.0.1:0 --db "$work/reference.db" --token-file "$work/tokens" \
+"$bin" serve --listen 127.0.0.1:0 --db "$work/reference.db" --token-file "$work/tokens" --no-reference \
     2> "$work/daemon.log" &
 daemon=$!
 port=""

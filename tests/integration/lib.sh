@@ -86,9 +86,13 @@ now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
 # start_daemon_args ARGS...: runs `gpuprobe serve --listen 127.0.0.1:0 ARGS...`
 # and waits for its `msg=listening` line; sets DAEMON_PID, BASE_URL and LOG.
 start_daemon_args() {
+    # the reference data only where a test asks for it (WITH_REFERENCE=1):
+    # the others count the devices and results they made themselves
+    local reference=(--no-reference)
+    [ "${WITH_REFERENCE:-0}" = 1 ] && reference=()
     STARTS=$((STARTS + 1))
     LOG=$WORK/daemon.$STARTS.log
-    "$GPUPROBE" serve --listen 127.0.0.1:0 "$@" 2>"$LOG" >>"$WORK/daemon.stdout" &
+    "$GPUPROBE" serve --listen 127.0.0.1:0 "${reference[@]}" "$@" 2>"$LOG" >>"$WORK/daemon.stdout" &
     DAEMON_PID=$!
     echo "$DAEMON_PID" >>"$WORK/daemon.pids"
     local deadline=$((SECONDS + 30)) addr=

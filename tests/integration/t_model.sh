@@ -102,6 +102,11 @@ assert_problem 405 method-not-allowed
 run_cli model occupancy --cc 9.0 --regs 40 --block 96 --compact
 [ "$RC" -eq 0 ] || fail "model occupancy: exit $RC: $ERR"
 [ "$(printf '%s' "$OUT" | jq .blocks_per_sm)" = 16 ] || fail "model occupancy printed $OUT"
+# On a terminal (script gives it one), a short table instead of JSON.
+table=$(script -qec "'$GPUPROBE' model occupancy --cc 9.0 --regs 40 --block 96" /dev/null | tr -d '\r')
+assert_match "$table" "^compute capability 9.0: 16 blocks per SM, 48 warps active of 64 \(occupancy 75%\)" \
+    "the occupancy table's first line"
+assert_match "$table" "registers +16  <- limiter" "the limiter in the table"
 run_cli model occupancy --cc 9.0 --regs 40
 [ "$RC" -eq 2 ] || fail "model occupancy without --block: exit $RC"
 assert_match "$ERR" "block" "the usage error"

@@ -279,16 +279,17 @@ static void test_table_properties(void **state)
         if (r->write != (mutating && !calculation))
             fail_msg("%s %s: write=%d", r->method, r->pattern, r->write);
         writes += (size_t)r->write;
-        /* only the trace upload streams its body to a file */
-        assert_int_equal(r->spool, strcmp(r->pattern, "/api/v1/traces/sort") == 0);
+        /* only the uploads of a trace or a bundle stream their body to a file */
+        assert_int_equal(r->spool, strcmp(r->pattern, "/api/v1/traces/sort") == 0 ||
+                                       strcmp(r->pattern, "/api/v1/import") == 0);
         /* no two routes share method and pattern */
         for (size_t j = i + 1; j < route_count; j++)
             if (strcmp(r->method, routes[j].method) == 0 &&
                 strcmp(r->pattern, routes[j].pattern) == 0)
                 fail_msg("%s %s listed twice", r->method, r->pattern);
     }
-    assert_int_equal(writes, 3); /* POST /api/v1/jobs, DELETE /api/v1/jobs/{id},
-                                    POST /api/v1/traces/sort */
+    assert_int_equal(writes, 4); /* POST /api/v1/jobs, DELETE /api/v1/jobs/{id},
+                                    POST /api/v1/traces/sort, POST /api/v1/import */
 }
 
 int main(void)

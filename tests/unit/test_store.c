@@ -149,7 +149,7 @@ static void test_open_creates_schema(void **state)
                                          " AND name IN ('hosts', 'devices', 'jobs', 'job_events')"),
                      4);
     assert_int_equal(query_int(fx->path, "SELECT count(*) FROM sqlite_master WHERE type = 'index'"
-                                         " AND name LIKE 'jobs_%'"), 3);
+                                         " AND name LIKE 'jobs_%'"), 4); /* state, device, kind, origin */
     assert_int_equal(query_int(fx->path, "SELECT journal_mode = 'wal' FROM pragma_journal_mode"),
                      1);
 }

@@ -1,0 +1,147 @@
+/*
+ * Results that travel between stores: how an import writes them (see
+ * store.h, "Results between stores"; an export reads them with
+ * store_device_results, in jobs.c).
+ *
+ * DESIGN
+ * An import is one write transaction for the whole bundle, so a bundle is
+ * taken whole or not at all. Each device gets its host (by name) and a
+ * device row if the store has none for its UUID; a device the store already
+ * knows keeps its row, so an import never rewrites what discovery found
+ * here. Each result becomes a succeeded job carrying its origin (host, job
+ * id there) and its original times, and is saved through the job kind's
+ * saver exactly as a result run here would be, with the transaction's
+ * measured time set to the original finish, so the result tables' "newest"
+ * means newest measured, wherever it was measured. A result the store
+ * already holds is skipped: one it imported before (same origin host, job,
+ * device and finish time: the unique index), or one measured here and
+ * exported from this store (origin host = the device's host here, origin
+ * job = a job of this store with the same device and finish time).
+ */
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/store_internal.h"
+
+/* ---- import ------------------------------------------------------------- */
+
+static int take_flag(const struct db_row *r)
+{
+    *(int *)r->ctx = 1;
+    return 0;
+}
+
+/* 1 if the store holds this result already, 0 if not, -1 on error. */
+static int already_held(struct store_tx *tx, const char *uuid,
+                        const struct store_import_result *r, char *err, size_t errlen)
+{
+    int held = 0;
+    int ret = conn_rows(
+        tx->c,
+        "SELECT 1 FROM jobs j WHERE j.device = ?3 AND j.finished_ms = ?4 AND"
+        " ((j.origin_host = ?1 AND j.origin_job = ?2) OR"
+        "  (j.origin_host IS NULL AND j.id = ?2 AND EXISTS (SELECT 1 FROM devices d"
+        "   JOIN hosts h ON h.id = d.host_id WHERE d.uuid = ?3 AND h.hostname = ?1)))",
+        DB_ARGS(DB_TEXT(r->origin_host), DB_INT(r->origin_job), DB_TEXT(uuid),
+                DB_INT(r->finished_ms)),
+        take_flag, &held, "looking for an imported result", err, errlen);
+    return ret < 0 ? -1 : held;
+}
+
+/* Inserts the device unless its UUID is known; *added says which. */
+static int device_row(struct store_tx *tx, const struct store_import_device *d, int *added,
+                      char *err, size_t errlen)
+{
+    int64_t host_id = 0, now = store_now_ms();
+    if (store_host_upsert_tx(tx, d->host, "", &host_id, err, errlen) != 0)
+        return -1;
+    int64_t before = sqlite3_total_changes64(tx->c->db);
+    if (conn_exec(tx->c,
+                  "INSERT INTO devices (uuid, host_id, name, compute_capability, info_json,"
+                  " present, first_seen_ms, last_seen_ms) VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6, ?6)"
+                  " ON CONFLICT (uuid) DO NOTHING",
+                  DB_ARGS(DB_TEXT(d->uuid), DB_INT(host_id), DB_TEXT(d->name),
+                          DB_TEXT(d->compute_capability), DB_TEXT(d->info_json), DB_INT(now)),
+                  "recording an imported device", err, errlen) != 0)
+        return -1;
+    *added = sqlite3_total_changes64(tx->c->db) > before;
+    return 0;
+}
+
+/* One result as a succeeded job of this store, saved by its kind. */
+static int result_job(struct store_tx *tx, const char *uuid, const struct store_import_result *r,
+                      char *err, size_t errlen)
+{
+    char event[300];
+    if (conn_exec(tx->c,
+                  "INSERT INTO jobs (kind, device, params_json, state, attempt, max_attempts,"
+                  " timeout_s, cancel_requested, created_ms, started_ms, finished_ms,"
+                  " result_json, gpuprobe_version, origin_host, origin_job)"
+                  " VALUES (?1, ?2, ?3, 'succeeded', 1, 1, ?4, 0, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                  DB_ARGS(DB_TEXT(r->kind), DB_TEXT(uuid), DB_TEXT(r->params_json),
+                          DB_INT(r->timeout_s), DB_INT(r->created_ms), DB_INT(r->started_ms),
+                          DB_INT(r->finished_ms), DB_TEXT(r->result_json),
+                          DB_TEXT(r->gpuprobe_version), DB_TEXT(r->origin_host),
+                          DB_INT(r->origin_job)),
+                  "recording an imported result", err, errlen) != 0)
+        return -1;
+    int64_t id = sqlite3_last_insert_rowid(tx->c->db);
+    snprintf(event, sizeof event, "imported: job %lld of %.200s", (long long)r->origin_job,
+             r->origin_host);
+    if (store_job_event_tx(tx, id, store_now_ms(), JOB_SUCCEEDED, event, err, errlen) != 0)
+        return -1;
+    if (!r->save)
+        return 0;
+    tx->measured_ms = r->finished_ms;
+    int ret = r->save(tx, id, r->result_json, err, errlen);
+    tx->measured_ms = 0;
+    return ret;
+}
+
+static int import_tx(struct store_tx *tx, const struct store_import_device *dev, size_t ndev,
+                     struct store_import_counts *c, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < ndev; i++) {
+        const struct store_import_device *d = &dev[i];
+        int added = 0;
+        if (device_row(tx, d, &added, err, errlen) != 0)
+            return -1;
+        c->devices_added += (size_t)added;
+        for (size_t k = 0; k < d->nresults; k++) {
+            int held = already_held(tx, d->uuid, &d->results[k], err, errlen);
+            if (held < 0)
+                return -1;
+            if (held) {
+                c->results_held++;
+                continue;
+            }
+            if (result_job(tx, d->uuid, &d->results[k], err, errlen) != 0)
+                return -1;
+            c->results_added++;
+        }
+    }
+    return 0;
+}
+
+int store_import(store *s, const struct store_import_device *dev, size_t ndev,
+                 struct store_import_counts *counts, char *err, size_t errlen)
+{
+    struct store_tx tx;
+    struct store_import_counts c = {0};
+    assert(s && (dev || ndev == 0) && counts);
+    for (size_t i = 0; i < ndev; i++) {
+        assert(dev[i].host && dev[i].uuid && dev[i].name && dev[i].compute_capability &&
+               dev[i].info_json && (dev[i].results || dev[i].nresults == 0));
+        for (size_t k = 0; k < dev[i].nresults; k++)
+            assert(dev[i].results[k].kind && dev[i].results[k].params_json &&
+                   dev[i].results[k].result_json && dev[i].results[k].origin_host &&
+                   dev[i].results[k].timeout_s >= 1);
+    }
+    if (store_tx_begin(s, &tx, err, errlen) != 0)
+        return -1;
+    int ret = store_tx_end(&tx, import_tx(&tx, dev, ndev, &c, err, errlen), err, errlen);
+    *counts = ret == 0 ? c : (struct store_import_counts){0};
+    return ret;
+}

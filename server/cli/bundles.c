@@ -1,0 +1,142 @@
+/*
+ * `gpuprobe export` and `gpuprobe import`: result bundles on the command
+ * line (server/bundles/bundle.h, docs/bundles.md), for nodes that run no
+ * daemon and for refreshing the shipped reference data.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "server/bundles/bundle.h"
+#include "server/cli/cli.h"
+#include "util/text.h"
+
+static const char export_usage[] =
+    "usage: gpuprobe export --db PATH [--device UUID|N]... [--host NAME] -o FILE\n"
+    "Writes a result bundle: the devices named (default: every device with a result),\n"
+    "each with every stored result and its provenance, and the bundle's sha256.\n"
+    "  --device UUID|N  a device of the database, by UUID or by the index discovery\n"
+    "                   gave it on this host (repeatable)\n"
+    "  --host NAME      the host name this database's results go out under (default:\n"
+    "                   the host each was measured on; imported results keep theirs)\n"
+    "  -o FILE          where to write the bundle ('-': standard output)\n";
+
+static const char import_usage[] =
+    "usage: gpuprobe import FILE... --db PATH\n"
+    "Imports result bundles into the database: each is checked whole (format,\n"
+    "version, sha256, every result by its kind) and written whole or not at all;\n"
+    "results the database already holds are skipped, so importing twice changes\n"
+    "nothing. Prints what each bundle added, as JSON.\n";
+
+/* The UUID of a device named by its index on this host, or the name itself. */
+static const char *device_uuid(store *s, const char *name, char *buf, size_t len)
+{
+    long long index;
+    struct device_row *rows = NULL;
+    size_t n = 0;
+    char err[256], host[256] = "";
+    if (parse_ll(name, 0, 1023, &index) < 0 || store_device_list(s, &rows, &n, err, sizeof err) < 0)
+        return name;
+    gethostname(host, sizeof host - 1);
+    snprintf(buf, len, "%s", name);
+    for (size_t i = 0; i < n; i++) {
+        json_t *info = json_loads(rows[i].info_json ? rows[i].info_json : "", 0, NULL);
+        json_t *ix = json_object_get(info, "index");
+        if (json_is_integer(ix) && json_integer_value(ix) == index && rows[i].hostname &&
+            strcmp(rows[i].hostname, host) == 0)
+            snprintf(buf, len, "%s", rows[i].uuid);
+        json_decref(info);
+    }
+    device_rows_free(rows, n);
+    return buf;
+}
+
+static int write_bundle(json_t *b, const char *path)
+{
+    int to_stdout = strcmp(path, "-") == 0;
+    FILE *f = to_stdout ? stdout : fopen(path, "w");
+    if (!f)
+        return -1;
+    int rc = json_dumpf(b, f, JSON_INDENT(1)) == 0 && fputc('\n', f) != EOF ? 0 : -1;
+    if ((to_stdout ? fflush(f) : fclose(f)) != 0)
+        rc = -1;
+    return rc;
+}
+
+int cmd_export(int argc, char **argv)
+{
+    const char *db = NULL, *out = NULL, *host = NULL;
+    struct cli_list devices = {0};
+    char bufs[CLI_LIST_MAX][64], err[512];
+    const char *uuids[CLI_LIST_MAX];
+    int status, unknown;
+    const struct cli_option opts[] = {{"db", 0, .text = &db},
+                                      {"device", 0, .list = &devices},
+                                      {"host", 0, .text = &host},
+                                      {"output", 'o', .text = &out},
+                                      {0}};
+    if (cli_parse("export", export_usage, opts, NULL, argc, argv, &status) < 0)
+        return status;
+    if (!db || !out)
+        return cli_fail("export", 2, "--db PATH and -o FILE are required");
+    store *s = cli_open_store("export", db);
+    if (!s)
+        return 1;
+    for (int i = 0; i < devices.n; i++)
+        uuids[i] = device_uuid(s, devices.item[i], bufs[i], sizeof bufs[i]);
+    json_t *b = bundle_build(s, uuids, (size_t)devices.n, host, &unknown, err, sizeof err);
+    store_close(s);
+    if (!b)
+        return cli_fail("export", unknown ? 2 : 1, "%s", err);
+    status = write_bundle(b, out) == 0 ? 0 : cli_fail("export", 1, "cannot write %s", out);
+    json_decref(b);
+    return status;
+}
+
+/* Imports one file; its counts (or its refusal) as JSON. */
+static json_t *import_file(store *s, const char *path, int *failed)
+{
+    json_error_t je;
+    struct bundle_counts c;
+    char err[1024], field[200];
+    json_t *b = json_load_file(path, JSON_REJECT_DUPLICATES, &je), *res;
+    if (!b) {
+        cli_fail("import", 1, "%s: not JSON: %s (line %d)", path, je.text, je.line);
+        *failed = 1;
+        return json_pack("{s:s, s:s}", "file", path, "error", je.text);
+    }
+    if (bundle_import(s, b, &c, err, sizeof err, field, sizeof field) == 0) {
+        res = bundle_counts_json(&c);
+        json_object_set_new(res, "file", json_string(path));
+    } else {
+        cli_fail("import", 1, "%s: %s", path, err);
+        *failed = 1;
+        res = json_pack("{s:s, s:s, s:s}", "file", path, "error", err, "field", field);
+    }
+    json_decref(b);
+    return res;
+}
+
+int cmd_import(int argc, char **argv)
+{
+    const char *db = NULL;
+    struct cli_list files = {0};
+    int status, failed = 0;
+    const struct cli_option opts[] = {{"db", 0, .text = &db}, {0}};
+    if (cli_parse_operands("import", import_usage, opts, &files, argc, argv, &status) < 0)
+        return status;
+    if (!db || files.n == 0)
+        return cli_fail("import", 2, "name the bundles to import and --db PATH");
+    store *s = cli_open_store("import", db);
+    if (!s)
+        return 1;
+    json_t *out = json_array();
+    for (int i = 0; i < files.n; i++)
+        json_array_append_new(out, import_file(s, files.item[i], &failed));
+    store_close(s);
+    status = cli_print_json(json_pack("{s:o}", "imported", out), 0) == 0 ? 0
+             : cli_fail("import", 1, "cannot write output");
+    return failed ? 1 : status;
+}

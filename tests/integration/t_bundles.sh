@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Proves result bundles end to end: a new database gets the reference H100 and H200 results linked into the binary (listed with host "reference" and attached false, their results served, none added again at the next start, none with --no-reference); GET /devices/{uuid}/export answers a bundle with a valid digest that `gpuprobe import` takes into another database, twice with nothing added the second time and nothing added when it goes back where it came from; POST /api/v1/import (token) the same over HTTP; refusals that name the member (format, version, sha256, not JSON) write nothing; jobs cannot target an imported device.
+. "$(dirname "$0")/lib.sh"
+
+# the GPUs the shipped reference data was measured on
+H100=$(jq -r '.devices[0].uuid' "$REPO/data/reference/h100.json")
+H200=$(jq -r '.devices[0].uuid' "$REPO/data/reference/h200.json")
+
+# cli ARGS...: gpuprobe ARGS (at most 60 s); sets RC, OUT (stdout) and ERR.
+cli() {
+    RC=0
+    timeout 60 "$GPUPROBE" "$@" >cli.out 2>cli.err || RC=$?
+    OUT=$(cat cli.out) ERR=$(cat cli.err)
+}
+
+# ---- the reference data in a new database ------------------------------------------------
+WITH_REFERENCE=1 start_daemon
+wait_ready
+grep -q 'msg=reference_imported devices=2 results=4 added=4' "$LOG" ||
+    fail "the reference data was not imported: $(grep -m1 reference "$LOG")"
+req GET /api/v1/devices
+assert_status 200
+assert_json '[.devices[] | select(.attached == false) | [.uuid, .host, .index]] | sort' \
+    "[[\"$H100\",\"reference\",null],[\"$H200\",\"reference\",null]]"
+for dev in $H100 $H200; do
+    for path in latency memory banks control-codes dual-issue model-validation; do
+        req GET "/api/v1/devices/$dev/$path"
+        assert_status 200
+    done
+done
+req GET "/api/v1/devices/$H200/latency"
+assert_json '.entries | length' 33
+req GET "/api/v1/devices/$H100/model-validation"
+assert_json .kernels_compared 8
+# The model predicts from an imported device's measurements, or from a compute
+# capability's newest ones; no token is needed for a calculation.
+kernel='"kernel":{"grid":1024,"block":256,"regs":32,"per_warp":{"fp32":100,"coalesced":2}}'
+req POST /api/v1/model/predict "{\"device\":\"$H100\",$kernel}" ""
+assert_status 200
+assert_json .device.uuid "$H100"
+assert_true '.prediction.kernel_s > 0'
+req POST /api/v1/model/predict "{\"compute_capability\":\"9.0\",$kernel}" ""
+assert_status 200
+assert_true ".device.uuid == \"$H100\" or .device.uuid == \"$H200\""
+req POST /api/v1/model/predict "{\"compute_capability\":\"8.0\",$kernel}" ""
+assert_problem 422 unknown-device
+assert_field compute_capability
+# Jobs run only on attached GPUs.
+req POST /api/v1/jobs "{\"kind\":\"latency\",\"device\":\"$H100\"}"
+assert_problem 422 unknown-device
+
+# A device's bundle, downloaded.
+req GET "/api/v1/devices/$H200/export"
+assert_status 200
+grep -qi '^content-disposition: attachment; filename="gpuprobe-'"$H200"'.json"' "$HEADERS" ||
+    fail "no Content-Disposition on the export"
+assert_json '[.format, .version, (.devices | length), .devices[0].host]' '["gpuprobe-bundle",1,1,"reference"]'
+assert_true '.sha256 | test("^[0-9a-f]{64}$")'
+assert_json '[.devices[0].results[].kind]' '["suite","model-validation"]'
+cp "$WORK/.req.out" h200.json
+stop_daemon
+
+# Started again: nothing new to add.
+WITH_REFERENCE=1 start_daemon
+wait_ready
+grep -q 'msg=reference_imported devices=2 results=4 added=0' "$LOG" ||
+    fail "the second start added reference results again: $(grep -m1 reference "$LOG")"
+stop_daemon
+
+# ---- gpuprobe import / export ---------------------------------------------------------------
+cli import h200.json --db other.db
+[ "$RC" = 0 ] || fail "import exited $RC: $ERR"
+assert_match "$(jq -c '.imported[0] | [.devices, .devices_added, .results, .results_added]' cli.out)" \
+    '^\[1,1,2,2\]$' "the first import's counts"
+cli import h200.json h200.json --db other.db
+assert_match "$(jq -c '[.imported[] | [.results_added, .results_held]]' cli.out)" '^\[\[0,2\],\[0,2\]\]$' \
+    "importing again"
+cli export --db other.db -o back.json
+[ "$RC" = 0 ] || fail "export exited $RC: $ERR"
+[ "$(jq -r '.devices[0].results[0].job.host' back.json)" = reference ] ||
+    fail "a re-exported result lost its origin"
+cli import back.json --db "$DB"
+assert_match "$(jq -c '.imported[0] | [.results_added, .results_held]' cli.out)" '^\[0,2\]$' \
+    "a bundle back in the database it came from"
+cli export --db other.db --device GPU-ffffffff-0000-0000-0000-000000000000 -o x.json
+[ "$RC" = 2 ] && assert_match "$ERR" "no device GPU-ffffffff" "export of an unknown device"
+[ ! -e x.json ] || fail "a failed export wrote its file"
+
+# ---- POST /api/v1/import, and what it refuses ---------------------------------------------
+DB=$WORK/http.db start_daemon
+wait_ready
+REQ_BODY_FILE=h200.json req POST /api/v1/import "" ""
+assert_problem 401 unauthorized
+REQ_BODY_FILE=h200.json req POST /api/v1/import
+assert_status 200
+assert_json '[.devices_added, .results_added, .results_held]' '[1,2,0]'
+REQ_BODY_FILE=h200.json req POST /api/v1/import
+assert_json '[.devices_added, .results_added, .results_held]' '[0,0,2]'
+req GET /api/v1/devices
+assert_json '[.devices[] | [.uuid, .host, .attached]]' "[[\"$H200\",\"reference\",false]]"
+
+count_jobs() { sqlite3 -batch "$WORK/http.db" 'SELECT count(*) FROM jobs'; }
+before=$(count_jobs)
+refused() { # refused MEMBER JQ-EDIT: the edited bundle is refused naming MEMBER
+    jq "$2" h200.json >bad.json
+    REQ_BODY_FILE=bad.json req POST /api/v1/import
+    assert_problem 400 invalid-bundle
+    assert_field "$1"
+}
+refused format '.format = "zip"'
+refused version '.version = 2'
+assert_true '.detail | test("version 2 is not one this gpuprobe reads")'
+refused sha256 '.devices[0].results[0].result.repeats = 4'
+assert_true '.detail | test("does not match the content")'
+refused sha256 'del(.sha256)'
+printf '{"format":' >bad.json
+REQ_BODY_FILE=bad.json req POST /api/v1/import
+assert_problem 400 invalid-json
+[ "$(count_jobs)" = "$before" ] || fail "a refused bundle wrote jobs"
+stop_daemon

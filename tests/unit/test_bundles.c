@@ -1,0 +1,183 @@
+/*
+ * Unit tests of result bundles (server/bundles/) on the shipped reference
+ * bundle of the H200 (data/reference/h200.json, real measurements) and a
+ * real store: its digest is what bundle_digest computes; importing it adds
+ * the device and both results, a second time nothing; a bundle built from
+ * that store carries the results' origin and goes back in adding nothing;
+ * a bundle whose second result its kind refuses (digest made valid again)
+ * names that member and writes nothing, not even the first result; an
+ * unknown kind, a bad finish time, a missing host, a wrong version or a
+ * wrong digest are refused naming the member; store_import's contract
+ * (every string set) is asserted.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "server/bundles/bundle.h"
+#include "tests/unit/support/death.h"
+#include "tests/unit/support/resultdb.h"
+
+#define REFERENCE "data/reference/h200.json"
+
+static int64_t count(const struct rdb *f, const char *sql)
+{
+    return query_int(f->t->path, sql);
+}
+
+/* Imports b; asserts the answer and, on success, the counts. */
+static void import_ok(const struct rdb *f, const json_t *b, size_t added, size_t held)
+{
+    struct bundle_counts c;
+    char err[1024], field[200];
+    if (bundle_import(f->s, b, &c, err, sizeof err, field, sizeof field) != 0)
+        fail_msg("import refused at %s: %s", field, err);
+    assert_int_equal(c.results_added, added);
+    assert_int_equal(c.results_held, held);
+}
+
+static void test_import_twice(void **state)
+{
+    struct rdb *f = *state;
+    json_t *b = rdb_load(REFERENCE);
+    char hex[65];
+    assert_int_equal(bundle_digest(b, hex), 0);
+    assert_string_equal(hex, json_string_value(json_object_get(b, "sha256")));
+    import_ok(f, b, 2, 0);
+    assert_int_equal(count(f, "SELECT count(*) FROM devices WHERE present = 0"), 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM probe_runs"), 5);
+    assert_int_equal(count(f, "SELECT count(*) FROM model_validation_runs"), 1);
+    import_ok(f, b, 0, 2);
+    assert_int_equal(count(f, "SELECT count(*) FROM jobs"), 2);
+    json_decref(b);
+}
+
+static void test_round_trip(void **state)
+{
+    struct rdb *f = *state;
+    json_t *b = rdb_load(REFERENCE);
+    char err[512], hex[65];
+    int unknown;
+    import_ok(f, b, 2, 0);
+    json_t *out = bundle_build(f->s, NULL, 0, NULL, &unknown, err, sizeof err);
+    if (!out)
+        fail_msg("build: %s", err);
+    assert_int_equal(bundle_digest(out, hex), 0);
+    assert_string_equal(hex, json_string_value(json_object_get(out, "sha256")));
+    json_t *res = json_object_get(json_array_get(json_object_get(out, "devices"), 0), "results");
+    assert_int_equal(json_array_size(res), 2);
+    /* each result keeps where it was measured, and as which job */
+    json_t *was = json_object_get(json_array_get(json_object_get(json_array_get(
+                                      json_object_get(b, "devices"), 0), "results"), 1), "job");
+    json_t *is = json_object_get(json_array_get(res, 1), "job");
+    assert_true(json_equal(json_object_get(was, "host"), json_object_get(is, "host")));
+    assert_true(json_equal(json_object_get(was, "id"), json_object_get(is, "id")));
+    assert_true(json_equal(json_object_get(was, "finished_at"), json_object_get(is, "finished_at")));
+    import_ok(f, out, 0, 2);
+    const char *none[] = {"GPU-nowhere"};
+    assert_null(bundle_build(f->s, none, 1, NULL, &unknown, err, sizeof err));
+    assert_int_equal(unknown, 1);
+    json_decref(out);
+    json_decref(b);
+}
+
+/* b changed by edit (a JSON path's member set or deleted), its digest made
+ * right again unless keep_digest; must be refused naming field, writing
+ * nothing. */
+static void refused(const struct rdb *f, json_t *b, const char *field_start, int keep_digest)
+{
+    struct bundle_counts c;
+    char err[1024], field[200], hex[65];
+    if (!keep_digest) {
+        assert_int_equal(bundle_digest(b, hex), 0);
+        json_object_set_new(b, "sha256", json_string(hex));
+    }
+    assert_int_equal(bundle_import(f->s, b, &c, err, sizeof err, field, sizeof field), -1);
+    if (strncmp(field, field_start, strlen(field_start)) != 0)
+        fail_msg("refused at '%s' (%s), expected '%s'", field, err, field_start);
+    assert_int_equal(count(f, "SELECT count(*) FROM jobs"), 0);
+    assert_int_equal(count(f, "SELECT count(*) FROM devices"), 0);
+}
+
+static json_t *result_at(json_t *b, size_t i)
+{
+    return json_array_get(json_object_get(json_array_get(json_object_get(b, "devices"), 0),
+                                          "results"), i);
+}
+
+static void test_refusals(void **state)
+{
+    struct rdb *f = *state;
+    json_t *b = rdb_load(REFERENCE);
+
+    json_t *e = json_deep_copy(b); /* the model validation's kernels gone */
+    json_object_del(json_object_get(result_at(e, 1), "result"), "kernels");
+    refused(f, e, "devices[0].results[1].result", 0);
+    json_decref(e);
+
+    e = json_deep_copy(b);
+    json_object_set_new(result_at(e, 0), "kind", json_string("nosuch"));
+    refused(f, e, "devices[0].results[0].kind", 0);
+    json_decref(e);
+
+    e = json_deep_copy(b);
+    json_object_set_new(json_object_get(result_at(e, 0), "job"), "finished_at",
+                        json_string("yesterday"));
+    refused(f, e, "devices[0].results[0].job.finished_at", 0);
+    json_decref(e);
+
+    e = json_deep_copy(b);
+    json_object_del(json_array_get(json_object_get(e, "devices"), 0), "host");
+    refused(f, e, "devices[0].host", 0);
+    json_decref(e);
+
+    e = json_deep_copy(b);
+    json_object_set_new(e, "version", json_integer(2));
+    refused(f, e, "version", 0);
+    json_decref(e);
+
+    e = json_deep_copy(b); /* content changed, digest not */
+    json_object_set_new(json_array_get(json_object_get(e, "devices"), 0), "name",
+                        json_string("NVIDIA H201"));
+    refused(f, e, "sha256", 1);
+    json_decref(e);
+    json_decref(b);
+}
+
+static void import_without_kind(void *arg)
+{
+    struct rdb *f = arg;
+    char err[256];
+    store *s = NULL;
+    struct store_import_counts c;
+    struct store_import_result r = {.params_json = "{}", .result_json = "{}",
+                                    .origin_host = "h", .origin_job = 1, .timeout_s = 1};
+    struct store_import_device d = {"h", "GPU-x", "n", "9.0", "{}", &r, 1};
+    if (store_open(&s, f->t->path, err, sizeof err) != 0)
+        _exit(3);
+    store_import(s, &d, 1, &c, err, sizeof err);
+}
+
+static void test_contract(void **state)
+{
+    assert_true(dies_by_assert(import_without_kind, *state));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_import_twice, rdb_setup, rdb_teardown),
+        cmocka_unit_test_setup_teardown(test_round_trip, rdb_setup, rdb_teardown),
+        cmocka_unit_test_setup_teardown(test_refusals, rdb_setup, rdb_teardown),
+        cmocka_unit_test_setup_teardown(test_contract, rdb_setup, rdb_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
