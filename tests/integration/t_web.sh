@@ -32,13 +32,17 @@ if [ -n "${GPUPROBE_WEB_DB-}" ]; then
 fi
 SHOTS=${GPUPROBE_SCREENSHOTS:-$WORK/screenshots}
 
+# The daemon imports the shipped reference bundles (an H100 and an H200,
+# host "reference") into its new database: the device views are checked on
+# both, and the compare view puts them side by side.
+WITH_REFERENCE=1
 # shellcheck disable=SC2119 # no extra arguments: the test's db and token file
 start_daemon
 wait_ready
 
 rc=0
 BASE_URL=$BASE_URL TOKEN=$TOKEN FIXTURES=$REPO/tests/fixtures/traces CHROMIUM=$CHROMIUM \
-    GPUPROBE_SCREENSHOTS=$SHOTS GPUPROBE_WEB_DEVICES=${GPUPROBE_WEB_DEVICES:-0} \
+    GPUPROBE_SCREENSHOTS=$SHOTS GPUPROBE_WEB_DEVICES=${GPUPROBE_WEB_DEVICES:-2} \
     timeout -k 5 100 node "$WEB/dashboard.test.js" || rc=$?
 [ "$rc" -eq 0 ] || fail "the browser test failed (status $rc)"
 

@@ -124,7 +124,7 @@ async function renderDevice(main, route, ctx) {
       el('a', {
         class: 'button subtle',
         href: `/api/v1/devices/${encodeURIComponent(uuid)}/export`,
-        download: `gpuprobe-${uuid}.bundle`,
+        download: true, // the daemon's Content-Disposition names the file
         title: 'Every stored result of this device, to import into another daemon',
         text: 'Export results',
       })),

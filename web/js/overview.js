@@ -397,8 +397,7 @@ async function importBundle(ev) {
       headers: { 'Content-Type': file.type || 'application/octet-stream', ...authHeaders() },
       body: file,
     });
-    const what = answer && typeof answer === 'object' ? importSummary(answer) : '';
-    showResult('import-result', `Imported ${file.name}${what}.`, false);
+    showResult('import-result', `Imported ${file.name}: ${importSummary(answer)}.`, false);
     shared.inventoryAt = 0;
     refreshNow();
   } catch (e) {
@@ -406,12 +405,12 @@ async function importBundle(ev) {
   }
 }
 
-/* ": 2 devices, 12 results" from whatever counts the answer gives. */
-function importSummary(answer) {
-  const parts = Object.entries(answer)
-    .filter(([, v]) => typeof v === 'number' || Array.isArray(v))
-    .map(([k, v]) => `${Array.isArray(v) ? v.length : v} ${k.replace(/_/g, ' ')}`);
-  return parts.length ? `: ${parts.join(', ')}` : '';
+/* "12 results, 12 new (0 held already); 2 devices, 2 new" from POST
+ * /api/v1/import's counts. */
+function importSummary(a) {
+  const n = (v) => (typeof v === 'number' ? v : '?');
+  return `${n(a?.results)} results, ${n(a?.results_added)} new (${n(a?.results_held)} held already); ` +
+    `${n(a?.devices)} devices, ${n(a?.devices_added)} new`;
 }
 
 /* ---- the view ------------------------------------------------------------ */
