@@ -6,8 +6,8 @@
 # succeeded, a job's deep link opening its parameters, events and result, the
 # kinds offered), each device's six result views with their charts' series
 # and points, the compare view, the occupancy calculator's answer against the
-# API's, a trace sorted from the page (per-SM summary, download equal to the
-# API's output), a job submitted and cancelled from the page, a bad token's
+# API's, a trace sorted from the page, answered at once and as a job (per-SM
+# summary, download equal to the API's output), a job submitted and cancelled from the page, a bad token's
 # error, and no console errors. It prints each view's load time. Screenshots
 # of every view go to GPUPROBE_SCREENSHOTS (default: this test's folder) and
 # must come out as real images.
@@ -36,13 +36,15 @@ SHOTS=${GPUPROBE_SCREENSHOTS:-$WORK/screenshots}
 # host "reference") into its new database: the device views are checked on
 # both, and the compare view puts them side by side.
 WITH_REFERENCE=1
-# shellcheck disable=SC2119 # no extra arguments: the test's db and token file
-start_daemon
+# A trace of up to 2000 bytes is answered at once, a larger one becomes a
+# job (202): the page is tried both ways (sample.csv, kernel-1.trace).
+write_config trace_sync_limit=2000
+start_daemon --config "$CONFIG"
 wait_ready
 
 rc=0
 BASE_URL=$BASE_URL TOKEN=$TOKEN FIXTURES=$REPO/tests/fixtures/traces CHROMIUM=$CHROMIUM \
-    GPUPROBE_SCREENSHOTS=$SHOTS GPUPROBE_WEB_DEVICES=${GPUPROBE_WEB_DEVICES:-2} \
+    GPUPROBE_SCREENSHOTS=$SHOTS GPUPROBE_WEB_DEVICES=${GPUPROBE_WEB_DEVICES:-2} GPUPROBE_WEB_BOTH_SORTS=1 \
     timeout -k 5 100 node "$WEB/dashboard.test.js" || rc=$?
 [ "$rc" -eq 0 ] || fail "the browser test failed (status $rc)"
 

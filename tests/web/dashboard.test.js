@@ -14,7 +14,8 @@
  *     validation), and the compare view puts every device on one chart;
  *   - the occupancy calculator's answer equals POST /api/v1/model/occupancy;
  *   - a trace uploaded from the page is summarised per SM and its download
- *     equals the API's sorted output;
+ *     equals the API's sorted output, both when the API answers at once
+ *     and when it makes the sort a job;
  *   - a job is submitted and cancelled from the page; a bad token is shown
  *     as an error; export/import of result bundles when the API has them;
  *   - no console error anywhere, except the 403 the bad-token step causes.
@@ -25,7 +26,9 @@
  * Environment: BASE_URL (the daemon), TOKEN (a write token), FIXTURES (the
  * trace fixtures folder), CHROMIUM (default /usr/bin/chromium),
  * GPUPROBE_SCREENSHOTS, GPUPROBE_WEB_DEVICES (the least number of devices
- * with all six results the database must hold; default 0).
+ * with all six results the database must hold; default 0),
+ * GPUPROBE_WEB_BOTH_SORTS=1 (the daemon's trace_sync_limit answers
+ * sample.csv at once and sorts kernel-1.trace as a job, as t_web.sh sets it).
  * Exit status 0 when every check passed; the first failure ends the run.
  */
 'use strict';
@@ -337,7 +340,8 @@ function occupancyExpected(a) {
 }
 
 async function checkOccupancy(page, inv) {
-  await openView(page, '#/occupancy?cc=9.0&block=256&regs=32&smem=0', 'occupancy');
+  await openView(page, '#/occupancy?cc=9.0&block=256&regs=32&smem=0', 'occupancy', 'occupancy (answer and curves)');
+  loadTimes.push({ view: 'occupancy (answer alone)', ms: Number(await page.getAttribute('#occ-result', 'data-answer-ms')) });
   let api = await apiPost('/api/v1/model/occupancy', { compute_capability: '9.0', block: 256, regs: 32, smem: 0 });
   equal(api.status, 200, 'POST occupancy');
   equal(await occupancyShown(page), occupancyExpected(api.body), 'the calculator\'s answer (cc 9.0, 256 threads, 32 registers)');
@@ -368,36 +372,56 @@ async function checkOccupancy(page, inv) {
   equal(list[0].datasets[1].data[0], [128, api.body.active_warps], 'this launch on the block curve');
 }
 
-async function checkTraces(page, ctx) {
-  await openView(page, '#/traces', 'traces');
-  const file = path.join(FIXTURES, 'kernel-1.trace');
-  const apiAnswer = await fetch(`${BASE}/api/v1/traces/sort?sms=4`, {
+/* The API's sorted trace and summary for FILE: the 200 answer, or for a 202
+ * the job's output once it has succeeded. */
+async function apiSort(file, query) {
+  const r = await fetch(`${BASE}/api/v1/traces/sort?${query}`, {
     method: 'POST', headers: { Authorization: `Bearer ${TOKEN}` }, body: fs.readFileSync(file),
   });
-  equal(apiAnswer.status, 200, 'the API\'s sort');
-  const apiBody = Buffer.from(await apiAnswer.arrayBuffer());
-  const apiSummary = JSON.parse(apiAnswer.headers.get('gpuprobe-summary'));
+  if (r.status === 200) {
+    return { sync: true, body: Buffer.from(await r.arrayBuffer()), summary: JSON.parse(r.headers.get('gpuprobe-summary')) };
+  }
+  equal(r.status, 202, `the API's sort of ${path.basename(file)}`);
+  const job = await waitJob((await r.json()).id, ['succeeded']);
+  const out = await fetch(`${BASE}/api/v1/jobs/${job.id}/output`);
+  equal(out.status, 200, 'the sorted trace of the job');
+  const { sms, ...summary } = job.result;
+  return { sync: false, body: Buffer.from(await out.arrayBuffer()), summary };
+}
 
-  await page.fill('#token', TOKEN);
+/* Sorts FILE from the page with SMS SMs and holds the summary, the per-SM
+ * table and chart and the download to the API's answer for the same file. */
+async function sortFromPage(page, name, sms) {
+  const file = path.join(FIXTURES, name);
+  const want = await apiSort(file, `sms=${sms}`);
+  step = `traces: ${name} (${want.sync ? 'answered at once' : 'a job'})`;
+  await page.evaluate(() => { document.getElementById('trace-summary-section').hidden = true; });
   await page.setInputFiles('#trace-file', file);
-  await page.fill('#trace-sms', '4');
+  await page.fill('#trace-sms', String(sms));
   const t0 = Date.now();
   await page.click('#trace-form button[type="submit"]');
   await page.waitForSelector('#trace-summary-section:not([hidden]) #trace-per-sm tbody tr', { timeout: TIMEOUT_MS });
-  loadTimes.push({ view: 'traces: sort kernel-1.trace', ms: Date.now() - t0 });
+  loadTimes.push({ view: `traces: sort ${name} (${want.sync ? '200' : '202, job'})`, ms: Date.now() - t0 });
   const totals = await page.textContent('#trace-totals');
-  check(totals.includes(`Records in${apiSummary.records_in}`), `totals: ${totals}`);
-  check(totals.includes(`Requests out${apiSummary.requests_out}`), `totals: ${totals}`);
-  const rows = await page.$$eval('#trace-per-sm tbody tr', (trs) => trs.length);
-  equal(rows, apiSummary.params.sms, 'per-SM rows');
+  check(totals.includes(`Records in${want.summary.records_in}`), `totals: ${totals}`);
+  check(totals.includes(`Requests out${want.summary.requests_out}`), `totals: ${totals}`);
+  equal(await page.$$eval('#trace-per-sm tbody tr', (trs) => trs.length), sms, 'per-SM rows');
   const [chart] = await charts(page, '#trace-summary-section');
-  equal(chart.datasets.map((d) => d.n), [4, 4], 'per-SM chart');
+  equal(chart.datasets.map((d) => d.n), [sms, sms], 'per-SM chart');
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('#trace-download')]);
   const got = fs.readFileSync(await download.path());
-  check(got.equals(apiBody), `the download (${got.length} bytes) differs from the API's sorted trace (${apiBody.length} bytes)`);
-  check(download.suggestedFilename().endsWith('.sorted.csv'), `download name ${download.suggestedFilename()}`);
+  check(got.equals(want.body), `the download (${got.length} bytes) differs from the API's sorted trace (${want.body.length} bytes)`);
+  return want.sync;
+}
+
+async function checkTraces(page) {
+  await openView(page, '#/traces', 'traces');
+  await page.fill('#token', TOKEN);
+  // t_web.sh's trace_sync_limit answers the small CSV at once and makes the
+  // Accel-Sim trace a job: both ways of the API are shown
+  const syncs = [await sortFromPage(page, 'sample.csv', 2), await sortFromPage(page, 'kernel-1.trace', 4)];
+  if (process.env.GPUPROBE_WEB_BOTH_SORTS === '1') equal(syncs, [true, false], 'sorts answered at once, by a job');
   await screenshot(page, 'traces');
-  ctx.sorted = got.length;
 }
 
 async function checkSubmitCancel(page) {
@@ -497,7 +521,6 @@ async function main() {
     viewport: { width: 1400, height: 900 },
     acceptDownloads: true,
   });
-  const ctx = {};
   try {
     const page = context.pages()[0] || await context.newPage();
     page.on('console', (msg) => {
@@ -515,7 +538,7 @@ async function main() {
       console.log('SKIP device and compare views: no device in this database has all six results');
     }
     await checkOccupancy(page, inv);
-    await checkTraces(page, ctx);
+    await checkTraces(page);
     await checkSubmitCancel(page);
     if (withResults.length) await checkExportImport(page, withResults, openapi);
     await openView(page, '#/no/such/page', 'unknown');

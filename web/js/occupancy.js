@@ -131,6 +131,7 @@ async function occCalculate(ctx) {
   if (run !== occ.run || !ctx.alive()) return;
   out.hidden = false;
   out.replaceChildren(...occAnswer(r).filter(Boolean));
+  out.dataset.answerMs = String(Math.round(performance.now())); // the curves follow
 
   const rules = r.rules || {};
   const base = { ...body };

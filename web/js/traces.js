@@ -132,9 +132,9 @@ function traceMessage(text, bad) {
   out.classList.toggle('bad', bad);
 }
 
-/* Follows a 202's job until it ends. */
+/* Follows a 202's job until it ends, asking often at first. */
 async function followSortJob(id, name, ctx) {
-  for (;;) {
+  for (let wait = 100; ; wait = Math.min(TRACE_POLL_MS, wait * 2)) {
     const job = await api(`/api/v1/jobs/${id}`);
     if (!ctx.alive()) return;
     if (job.state === 'succeeded') {
@@ -148,7 +148,7 @@ async function followSortJob(id, name, ctx) {
       return;
     }
     traceMessage(`Job ${id} is ${job.state}…`, false);
-    await new Promise((r) => setTimeout(r, TRACE_POLL_MS));
+    await new Promise((r) => setTimeout(r, wait));
   }
 }
 
