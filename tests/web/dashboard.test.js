@@ -288,6 +288,15 @@ async function checkDevices(page, withResults) {
   await page.click('nav.tabs a[data-view="memory"]');
   await page.waitForSelector('#view[data-ready="device/memory"]', { timeout: TIMEOUT_MS });
   check(page.url().endsWith(`#/device/${first.uuid}/memory`), `the memory tab went to ${page.url()}`);
+
+  // a run that is not there: the API's 404 detail in place of the result
+  allowedErrors = /status of 404/;
+  await openView(page, `#/device/${first.uuid}/memory?job=999999`, 'device/memory', 'device/memory (no such run)');
+  loadTimes.pop();
+  const problem = await fetch(`${BASE}/api/v1/devices/${first.uuid}/memory?job=999999`).then((r) => r.json());
+  const shown = await page.textContent('#result .missing');
+  check(shown.includes(problem.detail), `the missing result shows '${shown}', not the API's detail '${problem.detail}'`);
+  allowedErrors = null;
 }
 
 async function checkCompare(page, withResults) {
