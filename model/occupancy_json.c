@@ -52,7 +52,8 @@ static int fail(char *err, size_t errlen, char *field, size_t fieldlen, const ch
 
 static int known_member(const char *key)
 {
-    if (strcmp(key, "compute_capability") == 0 || strcmp(key, "device") == 0)
+    if (strcmp(key, "compute_capability") == 0 || strcmp(key, "device") == 0 ||
+        strcmp(key, "curves") == 0)
         return 1;
     for (size_t i = 0; i < NMEMBERS; i++)
         if (strcmp(members[i].name, key) == 0)
@@ -122,6 +123,10 @@ int occ_request_parse(const json_t *req, struct occ_request *out, char *err, siz
     for (size_t i = 0; i < NMEMBERS; i++)
         if (parse_int_member(req, &members[i], &out->in, err, errlen, field, fieldlen) < 0)
             return -1;
+    const json_t *curves = json_object_get(req, "curves");
+    if (curves && !json_is_boolean(curves))
+        return fail(err, errlen, field, fieldlen, "curves", "must be true or false");
+    out->curves = json_is_true(curves);
     return parse_target(req, out, err, errlen, field, fieldlen);
 }
 
@@ -146,6 +151,18 @@ json_t *occ_rules_json(const struct occ_rules *r)
                      "reserved_shared_memory_per_block", r->smem_reserved_per_block,
                      "shared_allocation_unit", r->smem_alloc_unit, "carveout_bytes", steps,
                      "barriers_per_block_slot", r->barrier_factor);
+}
+
+void occ_known_ccs(char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < occ_rules_count() && used < len; i++) {
+        const struct occ_rules *r = occ_rules_at(i);
+        int n = snprintf(buf + used, len - used, "%s%d.%d", i ? ", " : "", r->cc_major,
+                         r->cc_minor);
+        used += n > 0 ? (size_t)n : 0;
+    }
 }
 
 static json_t *bound(int v)

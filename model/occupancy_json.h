@@ -13,7 +13,8 @@
  * regs (per thread, required), smem (dynamic shared bytes, default 0),
  * static_smem (0), max_dynamic_smem (the kernel's maximum; default: the
  * per-block limit less static), carveout (percent, default: the driver's),
- * barriers (named barriers used, default 1).
+ * barriers (named barriers used, default 1), curves (true: the answer adds
+ * the occupancy curves of occupancy_curves.h; default false).
  */
 #ifndef GPUPROBE_MODEL_OCCUPANCY_JSON_H
 #define GPUPROBE_MODEL_OCCUPANCY_JSON_H
@@ -27,6 +28,7 @@ struct occ_request {
     struct occ_input in;
     int cc_major, cc_minor;      /* -1 when the request names a device instead */
     const json_t *device;        /* the request's "device" (borrowed), or NULL */
+    int curves;                  /* "curves": true asks for occupancy_curves.h too */
 };
 
 /* Parses "X.Y"; -1 when it is not that form. */
@@ -38,6 +40,8 @@ int occ_request_parse(const json_t *req, struct occ_request *out, char *err, siz
 
 /* The rules row as JSON (every number the calculation used). */
 json_t *occ_rules_json(const struct occ_rules *r);
+/* The compute capabilities there are rules for, as "7.0, 7.5, ..." in buf. */
+void occ_known_ccs(char *buf, size_t len);
 
 /* The answer: {"compute_capability","blocks_per_sm","limiter","limiters",
  * "refused","limits":{resource: blocks|null},"warps":{..},"registers":{..},

@@ -26,7 +26,9 @@ struct app {
     struct config cfg;
     store *db;
     struct auth *auth;
-    struct scheduler *sched;
+    /* set once discovery has sized it, while HTTP already answers: until
+     * then requests see NULL (jobs wait in the store, readyz says 503) */
+    struct scheduler *_Atomic sched;
     char self_exe[4096];           /* this binary, for spawning workers */
     char hostname[256];
     int64_t host_id;

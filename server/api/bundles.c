@@ -30,8 +30,7 @@ void h_device_export(struct http_req *rq, struct http_resp *rs)
     http_json(rs, 200, b);
     snprintf(disposition, sizeof disposition, "attachment; filename=\"gpuprobe-%.60s.json\"",
              uuid);
-    rs->extra_header = "Content-Disposition";
-    rs->extra_value = strdup(disposition);
+    http_add_header(rs, "Content-Disposition", strdup(disposition));
 }
 
 void h_import(struct http_req *rq, struct http_resp *rs)

@@ -29,6 +29,7 @@ void h_job_get(struct http_req *rq, struct http_resp *rs);
 void h_job_cancel(struct http_req *rq, struct http_resp *rs);
 void h_static(struct http_req *rq, struct http_resp *rs);
 void h_model_occupancy(struct http_req *rq, struct http_resp *rs);
+void h_model_occupancy_rules(struct http_req *rq, struct http_resp *rs);
 void h_model_predict(struct http_req *rq, struct http_resp *rs);
 void h_device_model_validation(struct http_req *rq, struct http_resp *rs);
 void h_traces_sort(struct http_req *rq, struct http_resp *rs);

@@ -3,9 +3,11 @@
  * /api/v1/devices/{uuid}/model-validation: the kernel-time model over HTTP.
  *
  * DESIGN
- * The two POSTs are calculations: they change nothing, but like every POST
- * of the API they need the bearer token (server/api/routes.c). Their bodies go through the model's own parsers (the command line
- * uses the same), whose errors name the member; this file only resolves
+ * The two POSTs are calculations: they change nothing, so they need no
+ * token (server/api/routes.c); GET /api/v1/model/occupancy lists the rules
+ * the calculator knows. Their bodies go through the model's own parsers
+ * (the command line uses the same), whose errors name the member; this
+ * file only resolves
  * the device (attached now by index or UUID, any device the store has seen
  * by UUID, since measurements outlive hardware, imported ones included, or
  * for predict a compute capability: the device of that capability with
@@ -21,6 +23,7 @@
 
 #include "db/model_store.h"
 #include "model/occupancy.h"
+#include "model/occupancy_curves.h"
 #include "model/occupancy_json.h"
 #include "model/params.h"
 #include "model/predict.h"
@@ -88,15 +91,25 @@ static const struct occ_rules *rules_of(struct http_req *rq, struct http_resp *r
     if (occ_parse_cc(json_string_value(json_object_get(info, "compute_capability")), major,
                      minor) == 0)
         r = occ_rules_for(*major, *minor);
+    char known[128];
+    occ_known_ccs(known, sizeof known);
     if (!r)
         problem_field(rq, rs, 422, "unknown-device", "device",
-                      "no occupancy rules for the device's compute capability %s (known: "
-                      "7.0, 7.5, 8.0, 8.6, 8.9, 9.0)",
-                      json_string_value(json_object_get(info, "compute_capability")));
+                      "no occupancy rules for the device's compute capability %s (known: %s)",
+                      json_string_value(json_object_get(info, "compute_capability")), known);
     return r;
 }
 
 /* ---- occupancy ------------------------------------------------------------------- */
+
+void h_model_occupancy_rules(struct http_req *rq, struct http_resp *rs)
+{
+    (void)rq;
+    json_t *list = json_array();
+    for (size_t i = 0; i < occ_rules_count(); i++)
+        json_array_append_new(list, occ_rules_json(occ_rules_at(i)));
+    http_json(rs, 200, json_pack("{s:o}", "rules", list));
+}
 
 void h_model_occupancy(struct http_req *rq, struct http_resp *rs)
 {
@@ -107,6 +120,8 @@ void h_model_occupancy(struct http_req *rq, struct http_resp *rs)
     if (!body)
         return;
     const struct occ_rules *r = NULL;
+    char known[128];
+    occ_known_ccs(known, sizeof known);
     if (occ_request_parse(body, &req, err, sizeof err, field, sizeof field) < 0)
         problem_field(rq, rs, 400, "invalid-request", field, "%s", err);
     else if (req.device && find_device(rq, rs, req.device, uuid, &info) < 0)
@@ -115,8 +130,8 @@ void h_model_occupancy(struct http_req *rq, struct http_resp *rs)
         r = rules_of(rq, rs, info, &req.cc_major, &req.cc_minor);
     else if (!(r = occ_rules_for(req.cc_major, req.cc_minor)))
         problem_field(rq, rs, 422, "invalid-request", "compute_capability",
-                      "no occupancy rules for compute capability %d.%d (known: 7.0, 7.5, 8.0, "
-                      "8.6, 8.9, 9.0)", req.cc_major, req.cc_minor);
+                      "no occupancy rules for compute capability %d.%d (known: %s)",
+                      req.cc_major, req.cc_minor, known);
     if (r && occ_compute(r, &req.in, &res, err, sizeof err) < 0) {
         problem_field(rq, rs, 400, "invalid-request", "", "%s", err);
         r = NULL;
@@ -124,6 +139,8 @@ void h_model_occupancy(struct http_req *rq, struct http_resp *rs)
     if (r) {
         json_t *out = occ_result_json(r, &req.in, &res);
         json_object_set_new(out, "device", uuid[0] ? json_string(uuid) : json_null());
+        if (req.curves)
+            json_object_set_new(out, "curves", occ_curves_json(r, &req.in));
         http_json(rs, 200, out);
     }
     json_decref(info);

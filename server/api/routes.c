@@ -22,6 +22,7 @@ const struct route routes[] = {
     {"GET", "/api/v1/devices/{uuid}/export", h_device_export, 0, 1, 0},
     {"POST", "/api/v1/import", h_import, 1, 1, 1},
     /* calculations: nothing is stored or run, so they need no token */
+    {"GET", "/api/v1/model/occupancy", h_model_occupancy_rules, 0, 1, 0},
     {"POST", "/api/v1/model/occupancy", h_model_occupancy, 0, 1, 0},
     {"POST", "/api/v1/model/predict", h_model_predict, 0, 1, 0},
     {"GET", "/api/v1/job-kinds", h_job_kinds, 0, 1, 0},

@@ -15,7 +15,7 @@
  *   - a body up to trace_sync_limit is waited for (scheduler_wait, at most
  *     SYNC_WAIT_S): a succeeded job's output is opened, unlinked and
  *     streamed back with the summary's totals in the Gpuprobe-Summary
- *     header; a failed one is a problem (a bad trace is 400 invalid-trace
+ *     header and the job's id in Gpuprobe-Job; a failed one is a problem (a bad trace is 400 invalid-trace
  *     with the worker's "line" and "offset"), and nothing is left behind;
  *     a job still unfinished after SYNC_WAIT_S is answered 202 as below;
  *   - a larger body is answered 202 with the job at once; its output is
@@ -40,6 +40,8 @@
 
 #define SYNC_WAIT_S 600
 #define SUMMARY_HEADER "Gpuprobe-Summary"
+/* the job that sorted it, whose result holds the whole summary (per SM too) */
+#define JOB_HEADER "Gpuprobe-Job"
 #define PATH_BYTES 1400
 
 /* ---- parameters -------------------------------------------------------------- */
@@ -130,8 +132,11 @@ static void send_output(struct http_req *rq, struct http_resp *rs, const struct 
     json_t *result = json_loads(j->result_json ? j->result_json : "", 0, NULL);
     http_file(rs, 200, content_type(json_string_value(json_object_get(params, "out_format"))), fd,
               (unsigned long long)st.st_size);
-    rs->extra_header = SUMMARY_HEADER;
-    rs->extra_value = result ? summary_header(result) : NULL;
+    http_add_header(rs, SUMMARY_HEADER, result ? summary_header(result) : NULL);
+    char *id = NULL;
+    if (asprintf(&id, "%lld", (long long)j->id) < 0)
+        id = NULL;
+    http_add_header(rs, JOB_HEADER, id);
     json_decref(params);
     json_decref(result);
 }
@@ -167,7 +172,12 @@ static void answer_when_done(struct http_req *rq, struct http_resp *rs, int64_t 
 {
     struct job_row j;
     char err[256];
-    int rc = scheduler_wait(rq->app->sched, id, SYNC_WAIT_S * 1000, &j, err, sizeof err);
+    struct scheduler *sched = rq->app->sched;
+    if (!scheduler_running(sched)) { /* starting or stopping: the job waits in the queue */
+        respond_accepted(rq, rs, id);
+        return;
+    }
+    int rc = scheduler_wait(sched, id, SYNC_WAIT_S * 1000, &j, err, sizeof err);
     if (rc < 0) {
         problem(rq, rs, 503, "unavailable", "the sort job %lld could not be read: %s",
                 (long long)id, err);

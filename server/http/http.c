@@ -59,6 +59,12 @@ static struct MHD_Response *make_response(struct http_resp *rs)
         rs->len, rs->body, rs->body_static ? MHD_RESPMEM_PERSISTENT : MHD_RESPMEM_MUST_FREE);
 }
 
+static void free_extra_headers(struct http_resp *rs)
+{
+    for (size_t i = 0; i < HTTP_MAX_EXTRA_HEADERS; i++)
+        free(rs->extra[i].value);
+}
+
 static enum MHD_Result send_response(struct MHD_Connection *c, struct http_resp *rs)
 {
     struct MHD_Response *r = make_response(rs);
@@ -67,12 +73,12 @@ static enum MHD_Result send_response(struct MHD_Connection *c, struct http_resp 
             close(rs->fd);
         else if (!rs->body_static)
             free(rs->body);
-        free(rs->extra_value);
+        free_extra_headers(rs);
         return MHD_NO;
     }
-    if (rs->extra_header && rs->extra_value)
-        MHD_add_response_header(r, rs->extra_header, rs->extra_value);
-    free(rs->extra_value);
+    for (size_t i = 0; i < HTTP_MAX_EXTRA_HEADERS && rs->extra[i].name; i++)
+        MHD_add_response_header(r, rs->extra[i].name, rs->extra[i].value);
+    free_extra_headers(rs);
     if (rs->content_type)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, rs->content_type);
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");

@@ -4,6 +4,8 @@
  */
 #include "server/http/message.h"
 
+#include <assert.h>
+
 #include <microhttpd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,4 +86,18 @@ void http_copy(struct http_resp *rs, int status, const char *ctype, const void *
         memcpy(rs->body, data, len);
     else
         rs->status = 500;
+}
+
+void http_add_header(struct http_resp *rs, const char *name, char *value)
+{
+    if (!value)
+        return;
+    for (size_t i = 0; i < HTTP_MAX_EXTRA_HEADERS; i++)
+        if (!rs->extra[i].name) {
+            rs->extra[i].name = name;
+            rs->extra[i].value = value;
+            return;
+        }
+    assert(!"more headers than HTTP_MAX_EXTRA_HEADERS");
+    free(value);
 }

@@ -13,6 +13,7 @@ struct app;
 struct MHD_Connection;
 
 #define HTTP_MAX_PARAMS 4
+#define HTTP_MAX_EXTRA_HEADERS 2
 
 /* The content type of every JSON body the API answers (docs/api.md). */
 #define HTTP_JSON "application/json; charset=utf-8"
@@ -41,8 +42,10 @@ struct http_resp {
     int has_fd;                          /* body streamed from fd (closed when sent) */
     int fd;
     unsigned long long fd_len;
-    const char *extra_header;            /* one more header, e.g. a summary */
-    char *extra_value;                   /* malloc'd; freed with the response */
+    struct {                             /* headers a handler adds (http_add_header) */
+        const char *name;
+        char *value;                     /* malloc'd; freed with the response */
+    } extra[HTTP_MAX_EXTRA_HEADERS];
 };
 
 /* A query-string argument, or NULL. */
@@ -63,6 +66,9 @@ void http_static(struct http_resp *rs, int status, const char *ctype, const void
 void http_file(struct http_resp *rs, int status, const char *ctype, int fd, unsigned long long len);
 /* Sets a body copied from data. */
 void http_copy(struct http_resp *rs, int status, const char *ctype, const void *data, size_t len);
+/* Adds a header to the response, taking value (malloc'd; NULL adds nothing,
+ * as when building it ran out of memory). At most HTTP_MAX_EXTRA_HEADERS. */
+void http_add_header(struct http_resp *rs, const char *name, char *value);
 
 struct http_server;
 

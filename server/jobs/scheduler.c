@@ -529,6 +529,7 @@ static void wait_for_an_end(struct scheduler *s, uint64_t seen, int64_t deadline
 int scheduler_wait(struct scheduler *s, int64_t job_id, int timeout_ms, struct job_row *j,
                    char *err, size_t errlen)
 {
+    assert(s);
     int64_t deadline = mono_ms() + timeout_ms;
     for (;;) {
         pthread_mutex_lock(&s->ended_lock);

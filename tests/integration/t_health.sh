@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Proves /healthz, /readyz (ready with no GPU, saying why) and /openapi.json answer as documented, JSON as application/json; charset=utf-8, and every request logged in one key=value line.
+# Proves /healthz, /readyz (ready with no GPU, saying why) and /openapi.json answer as documented, JSON as application/json; charset=utf-8, and every request logged in one key=value line. While discovery still runs, readyz is 503 and a trace sort or a job is queued (202) and runs once the scheduler starts.
 . "$(dirname "$0")/lib.sh"
 
 start_daemon
@@ -34,4 +34,25 @@ grep -qE 'level=info msg=request method=GET path=/healthz status=200 bytes=[0-9]
 grep -qE 'msg=request method=GET path=/api/v1/nowhere status=404 bytes=[0-9]+ ms=' "$LOG" ||
     fail "no request line for the 404"
 
+stop_daemon
+
+# While discovery is still under way HTTP answers, and what needs the
+# scheduler waits for it: a libcuda that is a FIFO holds the discovery
+# worker in dlopen until this test opens the other end.
+mkfifo "$WORK/libcuda.fifo"
+GPUPROBE_LIBCUDA=$WORK/libcuda.fifo start_daemon
+req GET /readyz
+assert_status 503
+assert_json .discovery pending
+REQ_CONTENT_TYPE=text/csv REQ_BODY_FILE=$REPO/tests/fixtures/traces/sample.csv req POST "/api/v1/traces/sort?sms=2"
+assert_status 202
+early_sort=$(json .id)
+assert_json .state queued
+submit '{"kind":"test","params":{}}'
+early_job=$JOB_ID
+: >"$WORK/libcuda.fifo" # opened and closed: dlopen reads an empty file and fails
+wait_ready
+assert_json .discovery "done"
+wait_job_state "$early_sort" succeeded 30
+wait_job_state "$early_job" succeeded 30
 stop_daemon

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Proves the kernel-time model's surface on a machine without a GPU: occupancy by compute
+# Proves the kernel-time model's surface on a machine without a GPU: occupancy (its rules, curves) by compute
 # capability over HTTP (a calculation: no token needed) and on the command line, refusals naming the
 # field; a prediction refused with 409 naming the probe to run until the device has latency and
 # memory measurements (seeded into the database as rows), then answered with the values used and
@@ -96,8 +96,28 @@ req POST /api/v1/model/occupancy '{"device":0,"regs":1,"block":32}'
 assert_problem 422 unknown-device
 req POST /api/v1/model/occupancy '{"compute_capability":"9.0",'
 assert_problem 400 invalid-json
-req GET /api/v1/model/occupancy
+req PUT /api/v1/model/occupancy '{}'
 assert_problem 405 method-not-allowed
+# The rules the calculator knows, one row per compute capability, without a token.
+req GET /api/v1/model/occupancy "" ""
+assert_status 200
+assert_json '[.rules[].compute_capability] | join(",")' "7.0,7.5,8.0,8.6,8.9,9.0"
+assert_json '.rules[] | select(.compute_capability == "9.0") | .max_warps_per_sm' 64
+# The curves, asked for: each point the same as asking for that launch alone.
+req POST /api/v1/model/occupancy '{"compute_capability":"9.0","regs":40,"block":96,"curves":true}' ""
+assert_status 200
+assert_json '.curves | keys | join(",")' "block,regs,smem"
+assert_json '.curves.block.x | length' 32
+assert_json '.curves.regs.x | length' 255
+assert_json '.curves.block.active_warps[(.curves.block.x | index(96))]' 48
+curve_regs_128=$(json '.curves.regs.active_warps[(.curves.regs.x | index(128))]')
+req POST /api/v1/model/occupancy '{"compute_capability":"9.0","regs":128,"block":96}' ""
+assert_json .active_warps "$curve_regs_128"
+req POST /api/v1/model/occupancy '{"compute_capability":"9.0","regs":40,"block":96,"curves":"yes"}'
+assert_problem 400 invalid-request
+assert_field curves
+req POST /api/v1/model/occupancy '{"compute_capability":"6.1","regs":1,"block":32}'
+assert_match "$(json .detail)" "known: 7.0, 7.5, 8.0, 8.6, 8.9, 9.0" "the known capabilities"
 
 run_cli model occupancy --cc 9.0 --regs 40 --block 96 --compact
 [ "$RC" -eq 0 ] || fail "model occupancy: exit $RC: $ERR"

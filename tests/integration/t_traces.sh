@@ -121,6 +121,14 @@ assert_json .records_in 14
 assert_json .requests_out "$out_lines"
 assert_json .params.sms 4
 assert_true 'has("sms") | not'
+# The answer names its job, whose result holds the per-SM part too.
+sync_job=$(header gpuprobe-job)
+[[ "$sync_job" =~ ^[0-9]+$ ]] || fail "Gpuprobe-Job: '$sync_job'"
+req GET "/api/v1/jobs/$sync_job"
+assert_json .kind trace-sort
+assert_json .state succeeded
+assert_json .result.records_in 14
+assert_json '.result.sms | length' 4
 sort_http "sms=4&out-format=bin" "$FIX/sample.csv"
 assert_status 200
 [ "$(header content-type)" = application/octet-stream ] || fail "binary Content-Type: $(header content-type)"
@@ -210,6 +218,7 @@ assert_json .result.input_format nvbit
 req GET "/api/v1/jobs/$id/output"
 assert_status 200
 same "$WORK/.req.out" nv-sync.csv "the job's output and the synchronous answer"
+[ "$(header gpuprobe-job)" = "$id" ] || fail "output's Gpuprobe-Job: $(header gpuprobe-job)"
 BODY=$(header gpuprobe-summary)
 assert_json .records_in 320
 uploads_hold "trace-$id.out"

@@ -29,6 +29,7 @@
 
 #include "model/occupancy.h"
 #include "model/occupancy_check.h"
+#include "model/occupancy_curves.h"
 #include "model/occupancy_json.h"
 #include "probes/occupancy_sweep.h"
 
@@ -291,6 +292,71 @@ static void test_request_parsing(void **state)
     assert_int_equal(parse("{\"compute_capability\":\"9.0\",\"regs\":1,\"block\":\"1\"}", &rq,
                            field), -1);
     assert_string_equal(field, "block");
+    assert_int_equal(rq.curves, 0);
+    assert_int_equal(parse("{\"compute_capability\":\"9.0\",\"regs\":1,\"block\":1,"
+                           "\"curves\":true}", &rq, field), 0);
+    assert_int_equal(rq.curves, 1);
+    assert_int_equal(parse("{\"compute_capability\":\"9.0\",\"regs\":1,\"block\":1,"
+                           "\"curves\":1}", &rq, field), -1);
+    assert_string_equal(field, "curves");
+}
+
+/* The warps one curve gives at x; -1 when x is not on it. */
+static int warps_at(const json_t *curves, const char *name, int x)
+{
+    const json_t *c = json_object_get(curves, name), *xs = json_object_get(c, "x");
+    assert_int_equal(json_array_size(xs), json_array_size(json_object_get(c, "active_warps")));
+    for (size_t i = 0; i < json_array_size(xs); i++)
+        if (json_integer_value(json_array_get(xs, i)) == x)
+            return (int)json_integer_value(json_array_get(json_object_get(c, "active_warps"), i));
+    return -1;
+}
+
+static size_t points(const json_t *curves, const char *name)
+{
+    return json_array_size(json_object_get(json_object_get(curves, name), "x"));
+}
+
+static void test_curves(void **state)
+{
+    (void)state;
+    const struct occ_rules *r = occ_rules_for(9, 0);
+    struct occ_input in;
+    occ_input_init(&in, 256, 32);
+    json_t *c = occ_curves_json(r, &in);
+    assert_non_null(c);
+    /* every warp of a block, every register count, every 128-byte unit up to 48 KiB */
+    assert_int_equal(points(c, "block"), 32);
+    assert_int_equal(points(c, "regs"), 255);
+    assert_int_equal(points(c, "smem"), 49152 / 128 + 1);
+    assert_int_equal(warps_at(c, "block", 256), 64);
+    assert_int_equal(warps_at(c, "block", 1024), 64);
+    assert_int_equal(warps_at(c, "block", 992), 62); /* two blocks of 31 warps */
+    /* 255 registers: 8192 a warp, 2 warps per sub-partition, one block of 8 */
+    assert_int_equal(warps_at(c, "regs", 255), 8);
+    assert_int_equal(warps_at(c, "regs", 64), 32);
+    /* 48 KiB + 1 KiB reserve: 4 blocks in the 228 KiB carve-out */
+    assert_int_equal(warps_at(c, "smem", 49152), 32);
+    assert_int_equal(warps_at(c, "smem", 0), 64);
+    json_decref(c);
+
+    /* a block the registers refuse counts 0 */
+    occ_input_init(&in, 1024, 32);
+    c = occ_curves_json(r, &in);
+    assert_int_equal(warps_at(c, "regs", 64), 32);
+    assert_int_equal(warps_at(c, "regs", 65), 0);
+    json_decref(c);
+
+    /* a kernel that opted in sweeps to the opt-in limit, not to its own bound */
+    occ_input_init(&in, 128, 32);
+    in.max_dynamic_smem = 1 << 30;
+    c = occ_curves_json(r, &in);
+    assert_int_equal(points(c, "smem"), 232448 / 128 + 1);
+    assert_int_equal(warps_at(c, "smem", 232448), 4);
+    json_decref(c);
+
+    in.block_threads = 0; /* invalid input: no curves */
+    assert_null(occ_curves_json(r, &in));
 }
 
 static void test_answer_json(void **state)
@@ -428,6 +494,7 @@ int main(void)
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_request_parsing),
         cmocka_unit_test(test_answer_json),
+        cmocka_unit_test(test_curves),
         cmocka_unit_test(test_every_captured_configuration_agrees),
         cmocka_unit_test(test_a_tampered_capture_fails),
         cmocka_unit_test(test_sweep_kernels_get_their_registers),

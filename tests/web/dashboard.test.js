@@ -350,14 +350,14 @@ function occupancyExpected(a) {
 
 async function checkOccupancy(page, inv) {
   await openView(page, '#/occupancy?cc=9.0&block=256&regs=32&smem=0', 'occupancy', 'occupancy (answer and curves)');
-  loadTimes.push({ view: 'occupancy (answer alone)', ms: Number(await page.getAttribute('#occ-result', 'data-answer-ms')) });
-  let api = await apiPost('/api/v1/model/occupancy', { compute_capability: '9.0', block: 256, regs: 32, smem: 0 });
+  let api = await apiPost('/api/v1/model/occupancy', { compute_capability: '9.0', block: 256, regs: 32, smem: 0, curves: true });
   equal(api.status, 200, 'POST occupancy');
   equal(await occupancyShown(page), occupancyExpected(api.body), 'the calculator\'s answer (cc 9.0, 256 threads, 32 registers)');
   let list = await charts(page, '#occ-curves-section');
   equal(list.length, 3, 'occupancy curves');
-  equal(list.map((c) => c.datasets[0].n), [api.body.rules.max_threads_per_block / api.body.rules.warp_size, api.body.rules.max_registers_per_thread, list[2].datasets[0].n], 'points of block and register curves');
-  check(list[2].datasets[0].n >= 100, `shared-memory curve has ${list[2].datasets[0].n} points`);
+  equal(list.map((c) => c.datasets[0].n), [api.body.rules.max_threads_per_block / api.body.rules.warp_size, api.body.rules.max_registers_per_thread, 49152 / api.body.rules.shared_allocation_unit + 1], 'points of the block, register and shared-memory curves');
+  const apiCurves = ['block', 'regs', 'smem'].map((k) => api.body.curves[k].x.map((x, i) => [x, api.body.curves[k].active_warps[i]]));
+  equal(list.map((c) => c.datasets[0].data), apiCurves, 'the three curves, point by point, as the API gives them');
   const atRegs = list[1].datasets[0].data.find((p) => p[0] === 32);
   equal(atRegs[1], api.body.active_warps, 'the register curve at this launch');
   await screenshot(page, 'occupancy');

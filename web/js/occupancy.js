@@ -5,21 +5,17 @@
  * active warps per SM as threads per block, registers per thread and shared
  * memory per block each vary with the others held.
  *
- * Every number comes from POST /api/v1/model/occupancy: the curves are that
- * endpoint asked once per point (about 450 small requests, a few in flight
- * at a time), so the page and the model cannot disagree. The compute
- * capabilities offered are those docs/model.md gives rules for.
+ * Every number comes from the daemon: the answer and its curves from one
+ * POST /api/v1/model/occupancy with "curves": true, so the page and the
+ * model cannot disagree, and the compute capabilities offered from GET
+ * /api/v1/model/occupancy, the rules the calculator knows.
  */
-
-const OCC_CCS = ['7.0', '7.5', '8.0', '8.6', '8.9', '9.0'];
-const OCC_PARALLEL = 6;
-const OCC_SMEM_POINTS = 192;
 
 const occ = { run: 0 };
 
-function occTargetOptions(devices, names) {
+function occTargetOptions(ccs, devices, names) {
   return [
-    el('optgroup', { label: 'Compute capability' }, OCC_CCS.map((cc) => el('option', { value: `cc:${cc}`, text: `compute capability ${cc}` }))),
+    el('optgroup', { label: 'Compute capability' }, ccs.map((cc) => el('option', { value: `cc:${cc}`, text: `compute capability ${cc}` }))),
     devices.length ? el('optgroup', { label: 'Device' }, devices.map((d) =>
       el('option', { value: `device:${d.uuid}`, text: `${names.get(d.uuid)} (cc ${d.compute_capability})` }))) : null,
   ];
@@ -74,16 +70,9 @@ function occAnswer(r) {
   return [headline, refused, el('div', { class: 'two-col' }, table, details)];
 }
 
-/* The active warps per SM at each value of one input, the others held. */
-async function occSweep(base, field, values) {
-  return pooled(values, OCC_PARALLEL, async (v) => {
-    try {
-      const r = await apiPost('/api/v1/model/occupancy', { ...base, [field]: v });
-      return { x: v, y: r.refused ? 0 : r.active_warps };
-    } catch {
-      return { x: v, y: null };
-    }
-  });
+/* One curve of the answer as chart points. */
+function occPoints(curve) {
+  return (curve?.x || []).map((x, i) => ({ x, y: curve.active_warps[i] }));
 }
 
 /* step: the x ticks' spacing. */
@@ -121,7 +110,7 @@ async function occCalculate(ctx) {
   const out = $('occ-result');
   let r;
   try {
-    r = await apiPost('/api/v1/model/occupancy', body);
+    r = await apiPost('/api/v1/model/occupancy', { ...body, curves: true });
   } catch (e) {
     out.hidden = false;
     out.replaceChildren(el('p', { class: 'empty bad', id: 'occ-error', text: e.message }));
@@ -131,37 +120,30 @@ async function occCalculate(ctx) {
   if (run !== occ.run || !ctx.alive()) return;
   out.hidden = false;
   out.replaceChildren(...occAnswer(r).filter(Boolean));
-  out.dataset.answerMs = String(Math.round(performance.now())); // the curves follow
 
   const rules = r.rules || {};
-  const base = { ...body };
-  const unit = rules.shared_allocation_unit || 128;
   const maxSmem = r.shared_memory?.max_dynamic ?? 49152;
-  const step = Math.max(unit, Math.ceil(maxSmem / unit / OCC_SMEM_POINTS) * unit);
-  const range = (from, to, by) => Array.from({ length: Math.floor((to - from) / by) + 1 }, (_, i) => from + i * by);
-  const warp = rules.warp_size || 32;
-  const [blocks, regs, smem] = await Promise.all([
-    occSweep(base, 'block', range(warp, rules.max_threads_per_block || 1024, warp)),
-    occSweep(base, 'regs', range(1, rules.max_registers_per_thread || 255, 1)),
-    occSweep(base, 'smem', range(0, maxSmem, step)),
-  ]);
-  if (run !== occ.run || !ctx.alive()) return;
   destroyCharts();
   $('occ-curves-section').hidden = false;
   const maxWarps = rules.max_warps_per_sm || r.warps?.max_per_sm || 64;
   const here = r.refused ? 0 : r.active_warps;
-  occChart($('occ-chart-block'), 'Threads per block', 'threads per block', blocks, { x: body.block, y: here }, maxWarps, String, 128);
-  occChart($('occ-chart-regs'), 'Registers per thread', 'registers per thread', regs, { x: body.regs, y: here }, maxWarps, String, 32);
-  occChart($('occ-chart-smem'), 'Shared memory per block', 'shared memory per block', smem, { x: body.smem, y: here }, maxWarps, fmtBytes, maxSmem > 65536 ? 32768 : 8192);
+  const c = r.curves || {};
+  occChart($('occ-chart-block'), 'Threads per block', 'threads per block', occPoints(c.block), { x: body.block, y: here }, maxWarps, String, 128);
+  occChart($('occ-chart-regs'), 'Registers per thread', 'registers per thread', occPoints(c.regs), { x: body.regs, y: here }, maxWarps, String, 32);
+  occChart($('occ-chart-smem'), 'Shared memory per block', 'shared memory per block', occPoints(c.smem), { x: body.smem, y: here }, maxWarps, fmtBytes, maxSmem > 65536 ? 32768 : 8192);
 }
 
 async function renderOccupancy(main, route, ctx) {
   main.replaceChildren(fromTemplate('tpl-occupancy'));
-  const inv = await loadInventory(5000).catch(() => ({ devices: [] }));
+  const [inv, known] = await Promise.all([
+    loadInventory(5000).catch(() => ({ devices: [] })),
+    api('/api/v1/model/occupancy').catch(() => ({ rules: [] })),
+  ]);
   if (!ctx.alive()) return;
   const devices = Array.isArray(inv.devices) ? inv.devices : [];
+  const ccs = (known.rules || []).map((x) => x.compute_capability);
   const target = $('occ-target');
-  target.replaceChildren(...occTargetOptions(devices, deviceNames(devices)));
+  target.replaceChildren(...occTargetOptions(ccs, devices, deviceNames(devices)));
   const q = route.query;
   if (q.get('device')) target.value = `device:${q.get('device')}`;
   else target.value = `cc:${q.get('cc') || '9.0'}`;

@@ -5,10 +5,9 @@
  * list), then show the summary, the per-SM table and chart, and offer the
  * sorted trace for download.
  *
- * A small trace is answered at once with the sorted file and the summary's
- * totals in the Gpuprobe-Summary header; that answer does not name its job,
- * so the per-SM part is read from the newest succeeded trace-sort job whose
- * result has the same totals. A large one is answered 202 with the job,
+ * A small trace is answered at once with the sorted file, the summary's
+ * totals in the Gpuprobe-Summary header and its job in Gpuprobe-Job, whose
+ * result adds the per-SM part. A large one is answered 202 with the job,
  * which this page follows until it ends; its output is then served by
  * /api/v1/jobs/{id}/output.
  */
@@ -43,27 +42,6 @@ function traceQuery(params) {
     if (v !== '') q.set(name.replace(/_/g, '-'), v);
   }
   return q.toString();
-}
-
-/* JSON text with keys sorted, to compare two documents. */
-function canonical(v) {
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (v && typeof v === 'object') return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`).join(',')}}`;
-  return JSON.stringify(v);
-}
-
-/* The result of the succeeded sort whose totals are these. */
-async function findSortJob(totals) {
-  const want = canonical(totals);
-  const list = await api('/api/v1/jobs?kind=trace-sort&state=succeeded&limit=10');
-  for (const j of list.jobs || []) {
-    const job = await api(`/api/v1/jobs/${j.id}`);
-    if (job.result) {
-      const { sms, ...rest } = job.result;
-      if (canonical(rest) === want) return job;
-    }
-  }
-  return null;
 }
 
 function traceTotals(s, jobId) {
@@ -189,7 +167,9 @@ async function sortTrace(ev, params, ctx) {
   if (tracePage.url) URL.revokeObjectURL(tracePage.url);
   tracePage.url = URL.createObjectURL(blob);
   const ext = totals?.output_format === 'bin' ? 'bin' : 'csv';
-  const job = totals ? await findSortJob(totals).catch(() => null) : null;
+  // the answer names its job, whose result holds the per-SM part as well
+  const jobId = response.headers.get('Gpuprobe-Job');
+  const job = jobId ? await api(`/api/v1/jobs/${jobId}`).catch(() => null) : null;
   if (!ctx.alive()) return;
   traceMessage(`Sorted ${file.name}: ${fmtCount(totals?.requests_out)} requests.`, false);
   const { sms } = job?.result || {};

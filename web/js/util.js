@@ -208,21 +208,6 @@ function apiPost(path, body, headers = {}) {
   });
 }
 
-/* Runs fn over items with at most `limit` in flight; answers results in order. */
-async function pooled(items, limit, fn) {
-  const out = new Array(items.length);
-  let next = 0;
-  async function worker() {
-    while (next < items.length) {
-      const i = next;
-      next += 1;
-      out[i] = await fn(items[i], i);
-    }
-  }
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
-}
-
 /* ---- token and status --------------------------------------------------------- */
 
 function authHeaders() {
