@@ -167,9 +167,7 @@ void device_row_free(struct device_row *d)
 
 void device_rows_free(struct device_row *rows, size_t n)
 {
-    for (size_t i = 0; rows && i < n; i++)
-        device_row_free(&rows[i]);
-    free(rows);
+    fields_free_rows(rows, n, sizeof *rows, device_fields, DEVICE_FIELDS);
 }
 
 /* The columns of device_fields, in their order. */

@@ -99,9 +99,7 @@ void job_row_free(struct job_row *j)
 
 void job_rows_free(struct job_row *rows, size_t n)
 {
-    for (size_t i = 0; rows && i < n; i++)
-        job_row_free(&rows[i]);
-    free(rows);
+    fields_free_rows(rows, n, sizeof *rows, job_fields, JOB_FIELDS);
 }
 
 void job_events_free(struct job_event *ev, size_t n)

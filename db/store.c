@@ -287,6 +287,14 @@ void fields_free(void *row, size_t size, const struct col_field *f, size_t n)
     memset(row, 0, size);
 }
 
+void fields_free_rows(void *rows, size_t nrows, size_t size, const struct col_field *f,
+                      size_t n)
+{
+    for (size_t i = 0; rows && i < nrows; i++)
+        fields_free((char *)rows + i * size, size, f, n);
+    free(rows);
+}
+
 void *db_array_slot(struct db_array *a)
 {
     assert(a && a->size > 0 && a->n <= a->cap);

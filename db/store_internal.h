@@ -168,6 +168,9 @@ struct col_field {
 int fields_read(sqlite3_stmt *st, void *row, const struct col_field *f, size_t n);
 /* Frees the 't' members of row and zeroes its size bytes. NULL row is ok. */
 void fields_free(void *row, size_t size, const struct col_field *f, size_t n);
+/* fields_free on each of the nrows size-byte rows, then the array itself. */
+void fields_free_rows(void *rows, size_t nrows, size_t size, const struct col_field *f,
+                      size_t n);
 
 /* Rows collected into a malloc'd array of size-byte items: db_array_slot
  * hands back the free slot after the n items (growing the array, which
