@@ -345,6 +345,33 @@ static const char schema_v6_result_origin[] =
     "CREATE UNIQUE INDEX jobs_origin ON jobs(origin_host, origin_job, device, finished_ms)\n"
     "  WHERE origin_host IS NOT NULL;\n";
 
+/* The fleet: the newest value of every fleet figure of each device
+ * (fleet/metrics.h), written with the result it comes from, numbers in
+ * value and categories (a bank map, a verdict) in text; the results waiting
+ * for the upstream gpuprobe to acknowledge them (server/push); and named
+ * settings of the store itself (the version of the figures' rules). */
+static const char schema_v7_fleet[] =
+    "CREATE TABLE device_metrics (\n"
+    "  device      TEXT NOT NULL,\n"
+    "  metric      TEXT NOT NULL,\n"
+    "  value       REAL,\n"
+    "  text        TEXT,\n"
+    "  job_id      INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,\n"
+    "  measured_ms INTEGER NOT NULL,\n"
+    "  PRIMARY KEY (device, metric),\n"
+    "  CHECK ((value IS NULL) <> (text IS NULL))) WITHOUT ROWID;\n"
+    "CREATE INDEX device_metrics_job ON device_metrics(job_id);\n"
+    "CREATE TABLE outbox (\n"
+    "  job_id          INTEGER PRIMARY KEY REFERENCES jobs(id) ON DELETE CASCADE,\n"
+    "  created_ms      INTEGER NOT NULL,\n"
+    "  attempts        INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),\n"
+    "  next_attempt_ms INTEGER NOT NULL,\n"
+    "  last_error      TEXT,\n"
+    "  refused         INTEGER NOT NULL DEFAULT 0 CHECK (refused IN (0, 1)));\n"
+    "CREATE TABLE store_meta (\n"
+    "  name  TEXT NOT NULL PRIMARY KEY,\n"
+    "  value TEXT NOT NULL);\n";
+
 /* One entry per schema version; append only. */
 static const char *const migrations[] = {
     schema_v1_core,
@@ -353,6 +380,7 @@ static const char *const migrations[] = {
     schema_v4_machine_code_probes,
     schema_v5_job_error_detail,
     schema_v6_result_origin,
+    schema_v7_fleet,
 };
 
 int store_schema_latest(void)

@@ -52,6 +52,8 @@ struct store {
     struct conn readers[STORE_READERS];
     int rbusy[STORE_READERS];
     _Atomic uint64_t generation;
+    store_result_hook_fn *result_hook;  /* db/fleet_store.h */
+    void *result_hook_ctx;
 };
 
 /* ---- errors ------------------------------------------------------------- */
@@ -156,8 +158,14 @@ int conn_run(struct conn *c, const char *sql, char *err, size_t errlen)
 
 static int arg_bind(sqlite3_stmt *st, int i, struct db_arg a)
 {
-    return a.is_text ? sqlite3_bind_text(st, i, a.t, -1, SQLITE_STATIC)
-                     : sqlite3_bind_int64(st, i, a.i);
+    switch (a.type) {
+    case DB_ARG_TEXT:
+        return sqlite3_bind_text(st, i, a.t, -1, SQLITE_STATIC);
+    case DB_ARG_REAL:
+        return sqlite3_bind_double(st, i, a.r);
+    default:
+        return sqlite3_bind_int64(st, i, a.i);
+    }
 }
 
 int stmt_bind(sqlite3_stmt *st, const struct db_arg *args, size_t n, const char *what,
@@ -608,6 +616,27 @@ int store_tx_exec(struct store_tx *tx, const char *sql, const char *const *param
     }
     snprintf(what, sizeof what, "running \"%.60s\"", sql);
     return stmt_rows(st, NULL, NULL, what, err, errlen);
+}
+
+/* ---- results saved ------------------------------------------------------ */
+
+void store_set_result_hook(store *s, store_result_hook_fn *fn, void *ctx)
+{
+    assert(s);
+    s->result_hook = fn;
+    s->result_hook_ctx = ctx;
+}
+
+int store_tx_save_result(struct store_tx *tx, int64_t job_id, const char *result_json,
+                         store_result_saver save, char *err, size_t errlen)
+{
+    store_tx_assert_live(tx);
+    if (save && save(tx, job_id, result_json, err, errlen) != 0)
+        return -1;
+    store *s = tx->s;
+    return s->result_hook
+               ? s->result_hook(s->result_hook_ctx, tx, job_id, result_json, err, errlen)
+               : 0;
 }
 
 /* ---- small queries ------------------------------------------------------ */

@@ -39,6 +39,7 @@
 #include <stdint.h>
 
 #include "db/store.h"
+#include "db/fleet_store.h"
 
 #include "db/sql_error.h"
 #include "util/errf.h"
@@ -80,6 +81,10 @@ int store_host_upsert_tx(struct store_tx *tx, const char *hostname, const char *
 
 /* The time a result saved in tx was measured (tx->measured_ms, else now). */
 int64_t store_tx_measured_ms(const struct store_tx *tx);
+/* Saves a succeeded job's result rows through save (may be NULL), then tells
+ * the store's result hook (db/fleet_store.h): the one way a result is saved. */
+int store_tx_save_result(struct store_tx *tx, int64_t job_id, const char *result_json,
+                         store_result_saver save, char *err, size_t errlen);
 
 /* Asserts that tx is an open transaction (between begin and commit/rollback). */
 void store_tx_assert_live(const struct store_tx *tx);
@@ -99,15 +104,18 @@ int stmt_finish(sqlite3_stmt *st, const char *what, char *err, size_t errlen);
 /* Runs a cached parameterless statement to completion. */
 int conn_run(struct conn *c, const char *sql, char *err, size_t errlen);
 
-/* A value for one statement parameter: an integer, or a text bound without
- * a copy (it must outlive the statement's use; NULL binds SQL NULL). */
+/* A value for one statement parameter: an integer, a real, or a text bound
+ * without a copy (it must outlive the statement's use; NULL binds SQL NULL). */
+enum db_arg_type { DB_ARG_INT, DB_ARG_TEXT, DB_ARG_REAL };
 struct db_arg {
-    int is_text;
+    enum db_arg_type type;
     int64_t i;
     const char *t;
+    double r;
 };
-#define DB_INT(v) ((struct db_arg){0, (int64_t)(v), NULL})
-#define DB_TEXT(v) ((struct db_arg){1, 0, (v)})
+#define DB_INT(v) ((struct db_arg){DB_ARG_INT, (int64_t)(v), NULL, 0})
+#define DB_TEXT(v) ((struct db_arg){DB_ARG_TEXT, 0, (v), 0})
+#define DB_REAL(v) ((struct db_arg){DB_ARG_REAL, 0, NULL, (v)})
 /* The two arguments (args, n) that a list of DB_INT / DB_TEXT makes. */
 #define DB_ARGS(...) (const struct db_arg[]){__VA_ARGS__}, \
                      sizeof((const struct db_arg[]){__VA_ARGS__}) / sizeof(struct db_arg)

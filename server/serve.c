@@ -31,6 +31,7 @@
 #include "server/http/http.h"
 #include "server/jobs/scheduler.h"
 #include "server/log.h"
+#include "server/store_open.h"
 
 /* One daemon per database: a second one would re-run the first one's jobs
  * as "interrupted". The lock lives beside the database (never on the file
@@ -74,10 +75,13 @@ static int open_store(struct app *app, char *err, size_t errlen)
     char why[512];
     if (lock_database(app->cfg.db, err, errlen) < 0)
         return -1;
-    if (store_open(&app->db, app->cfg.db, why, sizeof why) < 0) {
+    size_t rederived = 0;
+    if (gpuprobe_store_open(&app->db, app->cfg.db, &rederived, why, sizeof why) < 0) {
         snprintf(err, errlen, "cannot open database %.400s: %.500s", app->cfg.db, why);
         return -1;
     }
+    if (rederived)
+        log_kv(LOG_INFO, "fleet_figures_derived", "results=%zu", rederived);
     int n = 0;
     if (store_jobs_recover(app->db, "the daemon stopped without finishing the job (crash or kill)",
                            &n, why, sizeof why) < 0) {

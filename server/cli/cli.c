@@ -18,6 +18,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "server/store_open.h"
 #include "util/text.h"
 
 int cli_fail(const char *cmd, int status, const char *fmt, ...)
@@ -153,7 +154,7 @@ store *cli_open_store(const char *cmd, const char *path)
 {
     store *s;
     char err[512];
-    if (store_open(&s, path, err, sizeof err) != 0)
+    if (gpuprobe_store_open(&s, path, NULL, err, sizeof err) != 0)
         cli_fail(cmd, 1, "%s", err);
     return s;
 }

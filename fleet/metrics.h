@@ -1,0 +1,66 @@
+/*
+ * Fleet figures: the scalars and categories a result document holds that
+ * make sense to compare across GPUs of one model (docs/fleet.md lists them).
+ *
+ * DESIGN
+ * A figure is named the way Prometheus names a sample: a family and its
+ * labels, `gpuprobe_instruction_latency_cycles{instr="ffma"}`, so /metrics
+ * prints the name as it is (adding the GPU's labels) and the fleet view
+ * keys its distributions by it. The families are a table (name, unit, help,
+ * the labels they take, numeric or categorical); each probe's document is
+ * read by one small function that emits figures of those families. A number
+ * is a median of the probe's repeats where the document has repeats. A
+ * figure the document lacks is simply not emitted: a probe that could not
+ * measure something says so in its document, and the fleet never compares
+ * a guess. Reading is strict about types but not about presence, so a result
+ * of an older gpuprobe yields the figures it has.
+ * Pure C over jansson: no store, no server.
+ */
+#ifndef GPUPROBE_FLEET_METRICS_H
+#define GPUPROBE_FLEET_METRICS_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+/* Bumped whenever what a document yields changes: stored figures derived
+ * under another version are derived again (fleet/record.h). */
+#define FLEET_METRICS_VERSION "1"
+
+#define FLEET_NAME_BYTES 160
+#define FLEET_TEXT_BYTES 72
+
+struct fleet_family {
+    const char *name;        /* gpuprobe_... */
+    const char *unit;        /* "cycles", "bytes", "per_sm_clock", "seconds", "mhz", "" */
+    const char *help;
+    const char *labels;      /* the labels it takes, comma-separated ("" for none) */
+    int categorical;         /* a category compared by equality, not a number */
+};
+
+/* The families, in a fixed order. */
+size_t fleet_family_count(void);
+const struct fleet_family *fleet_family_at(size_t i);
+/* The family of a figure's name ("fam{...}" or "fam"), or NULL. */
+const struct fleet_family *fleet_family_of(const char *metric);
+
+struct fleet_metric {
+    char name[FLEET_NAME_BYTES];  /* family{label="value",...} */
+    double value;
+    char text[FLEET_TEXT_BYTES];  /* the category; "" for a number */
+};
+
+struct fleet_metrics {
+    struct fleet_metric *v;
+    size_t n, cap;
+    int out_of_memory;
+};
+
+void fleet_metrics_init(struct fleet_metrics *m);
+void fleet_metrics_free(struct fleet_metrics *m);
+
+/* Appends the figures of one result document of a job kind (latency,
+ * memory, banks, control-codes, dual-issue, suite, model-validation); other
+ * kinds yield none. 0, or -1 when memory ran out. */
+int fleet_metrics_from_result(const char *kind, const json_t *result, struct fleet_metrics *out);
+
+#endif

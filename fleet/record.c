@@ -1,0 +1,54 @@
+/*
+ * Fleet figures kept with the results (see record.h).
+ */
+#include "fleet/record.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+
+#include "fleet/metrics.h"
+#include "util/errf.h"
+
+int fleet_record_result(struct store_tx *tx, int64_t job_id, const char *result_json, char *err,
+                        size_t errlen)
+{
+    struct store_job_brief job;
+    if (store_job_brief_tx(tx, job_id, &job, err, errlen) != 0)
+        return -1;
+    if (!job.device[0])
+        return 0; /* a CPU job: no GPU to compare */
+    json_t *doc = json_loads(result_json, 0, NULL);
+    if (!doc)
+        return 0; /* the saver vetted the document; one that is not JSON yields nothing */
+    struct fleet_metrics m;
+    fleet_metrics_init(&m);
+    int rc = fleet_metrics_from_result(job.kind, doc, &m);
+    json_decref(doc);
+    struct store_metric *rows = m.n ? calloc(m.n, sizeof *rows) : NULL;
+    if (rc != 0 || (m.n && !rows)) {
+        free(rows);
+        fleet_metrics_free(&m);
+        return errf(err, errlen, "the fleet figures of job %lld: out of memory",
+                    (long long)job_id);
+    }
+    for (size_t i = 0; i < m.n; i++)
+        rows[i] = (struct store_metric){m.v[i].name, m.v[i].value,
+                                        m.v[i].text[0] ? m.v[i].text : NULL};
+    rc = store_device_metrics_put(tx, job.device, job_id, rows, m.n, err, errlen);
+    free(rows);
+    fleet_metrics_free(&m);
+    return rc;
+}
+
+static int record_hook(void *ctx, struct store_tx *tx, int64_t job_id, const char *result_json,
+                       char *err, size_t errlen)
+{
+    (void)ctx;
+    return fleet_record_result(tx, job_id, result_json, err, errlen);
+}
+
+int fleet_record_refresh(store *s, size_t *results, char *err, size_t errlen)
+{
+    return store_device_metrics_rebuild(s, "fleet_metrics_version", FLEET_METRICS_VERSION,
+                                        record_hook, NULL, results, err, errlen);
+}

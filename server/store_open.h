@@ -1,0 +1,24 @@
+/*
+ * Opening the store as gpuprobe uses it: the database with, installed, the
+ * work every saved result does besides its own rows.
+ *
+ * DESIGN
+ * The daemon and every command that writes results (probe --db, import,
+ * push) open the store here, so a result saved by any of them also stores
+ * the device's fleet figures (fleet/record.h) in the same transaction, and
+ * figures derived under older rules are derived again once.
+ */
+#ifndef GPUPROBE_SERVER_STORE_OPEN_H
+#define GPUPROBE_SERVER_STORE_OPEN_H
+
+#include <stddef.h>
+
+#include "db/store.h"
+
+/* store_open, the result hook, then the figures brought up to date;
+ * *rederived (may be NULL) says how many results they were derived from
+ * again (0: they were current). -1 with the reason. */
+int gpuprobe_store_open(store **out, const char *path, size_t *rederived, char *err,
+                        size_t errlen);
+
+#endif

@@ -1,0 +1,224 @@
+/*
+ * Unit tests of the fleet figures (fleet/metrics.h, fleet/record.h) on the
+ * shipped reference H200 bundle (real measurements): the figures each probe
+ * yields, named as Prometheus names samples, a label value escaped, every
+ * figure's family in the table; a document without a member yields the
+ * others; and in a real store, importing the bundle stores the device's
+ * figures in the import's transaction, an older result imported later
+ * changes none of them, and figures derived under other rules are derived
+ * again once.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fleet/metrics.h"
+#include "fleet/record.h"
+#include "server/bundles/bundle.h"
+#include "server/store_open.h"
+#include "tests/unit/support/resultdb.h"
+
+#define REFERENCE "data/reference/h200.json"
+
+/* The result document of kind in the reference bundle (borrowed from b). */
+static const json_t *result_of(const json_t *b, const char *kind)
+{
+    size_t i;
+    const json_t *r;
+    json_array_foreach(json_object_get(json_array_get(json_object_get(b, "devices"), 0),
+                                       "results"), i, r)
+        if (strcmp(json_string_value(json_object_get(r, "kind")), kind) == 0)
+            return json_object_get(r, "result");
+    fail_msg("no %s result in %s", kind, REFERENCE);
+    return NULL;
+}
+
+static const struct fleet_metric *find(const struct fleet_metrics *m, const char *name)
+{
+    for (size_t i = 0; i < m->n; i++)
+        if (strcmp(m->v[i].name, name) == 0)
+            return &m->v[i];
+    return NULL;
+}
+
+static double value_of(const struct fleet_metrics *m, const char *name)
+{
+    const struct fleet_metric *f = find(m, name);
+    if (!f)
+        fail_msg("no figure %s", name);
+    return f->value;
+}
+
+static size_t count_family(const struct fleet_metrics *m, const char *family)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < m->n; i++)
+        if (fleet_family_of(m->v[i].name) == fleet_family_of(family))
+            n++;
+    return n;
+}
+
+static void test_suite_figures(void **state)
+{
+    (void)state;
+    json_t *b = rdb_load(REFERENCE);
+    const json_t *suite = result_of(b, "suite");
+    struct fleet_metrics m;
+    fleet_metrics_init(&m);
+    assert_int_equal(fleet_metrics_from_result("suite", suite, &m), 0);
+    /* 33 catalog instructions x latency, issue, throughput */
+    assert_int_equal(count_family(&m, "gpuprobe_instruction_latency_cycles"), 33);
+    assert_int_equal(count_family(&m, "gpuprobe_instruction_throughput_per_sm_clock"), 33);
+    /* 15 patterns at 1-4 warps per scheduler */
+    assert_int_equal(count_family(&m, "gpuprobe_dual_issue_ffma_per_sm_clock"), 60);
+    assert_true(fabs(value_of(&m, "gpuprobe_instruction_latency_cycles{instr=\"ffma\"}") - 4.0) <
+                1e-9);
+    double l1 = value_of(&m, "gpuprobe_memory_latency_cycles{load=\"ca\",level=\"1\"}");
+    assert_true(l1 > 31.9 && l1 < 32.1);
+    assert_true(value_of(&m, "gpuprobe_memory_capacity_bytes{load=\"cg\",level=\"1\"}") ==
+                43514752.0);
+    /* the rising last level has no capacity */
+    assert_null(find(&m, "gpuprobe_memory_capacity_bytes{load=\"ca\",level=\"3\"}"));
+    assert_true(value_of(&m, "gpuprobe_register_banks") == 2.0);
+    const struct fleet_metric *map = find(&m, "gpuprobe_register_bank_map");
+    assert_non_null(map);
+    assert_true(strncmp(map->text, "2 classes, map ", 15) == 0);
+    assert_string_equal(find(&m, "gpuprobe_dual_issue_observed")->text, "no");
+    assert_true(value_of(&m, "gpuprobe_min_safe_stall{instr=\"ffma\"}") == 4.0);
+    double clock = value_of(&m, "gpuprobe_sm_clock_mhz{probe=\"latency\"}");
+    assert_true(clock > 1900 && clock < 2000);
+    for (size_t i = 0; i < m.n; i++)
+        if (!fleet_family_of(m.v[i].name))
+            fail_msg("%s has no family", m.v[i].name);
+    fleet_metrics_free(&m);
+
+    fleet_metrics_init(&m);
+    assert_int_equal(fleet_metrics_from_result("model-validation", result_of(b, "model-validation"),
+                                               &m),
+                     0);
+    assert_int_equal(count_family(&m, "gpuprobe_validation_kernel_seconds"), 8);
+    assert_true(value_of(&m, "gpuprobe_dram_bandwidth_bytes_per_second") > 4e12);
+    fleet_metrics_free(&m);
+    json_decref(b);
+}
+
+static void test_missing_members_and_escaping(void **state)
+{
+    (void)state;
+    struct fleet_metrics m;
+    fleet_metrics_init(&m);
+    json_t *doc = rdb_parse("{\"entries\":[{\"name\":\"we\\\"ird\\\\\",\"latency_cycles\":"
+                            "{\"median\":7}},{\"name\":\"nolat\",\"issue_cycles\":1.5}],"
+                            "\"clock_mhz\":{\"before\":1500}}");
+    assert_int_equal(fleet_metrics_from_result("latency", doc, &m), 0);
+    assert_int_equal(m.n, 2); /* no clock without both readings */
+    assert_string_equal(m.v[0].name, "gpuprobe_instruction_latency_cycles{instr=\"we\\\"ird\\\\\"}");
+    assert_string_equal(m.v[1].name, "gpuprobe_instruction_issue_cycles{instr=\"nolat\"}");
+    assert_true(m.v[1].value == 1.5);
+    json_decref(doc);
+    /* kinds without figures, and a document that is not an object */
+    assert_int_equal(fleet_metrics_from_result("trace-sort", json_object(), &m), 0);
+    assert_int_equal(m.n, 2);
+    fleet_metrics_free(&m);
+}
+
+static int64_t count(const struct rdb *f, const char *sql)
+{
+    return query_int(f->t->path, sql);
+}
+
+static int fleet_setup(void **state)
+{
+    if (rdb_setup(state) != 0)
+        return -1;
+    struct rdb *f = *state;
+    char err[512];
+    store_close(f->s);
+    if (gpuprobe_store_open(&f->s, f->t->path, NULL, err, sizeof err) != 0) {
+        print_error("%s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+static void import_bundle(store *s, const json_t *b)
+{
+    struct bundle_counts c;
+    char err[1024], field[200];
+    if (bundle_import(s, b, &c, err, sizeof err, field, sizeof field) != 0)
+        fail_msg("import refused at %s: %s", field, err);
+}
+
+static void test_stored_with_the_import(void **state)
+{
+    struct rdb *f = *state;
+    json_t *b = rdb_load(REFERENCE);
+    import_bundle(f->s, b);
+    /* the suite's and the validation's figures, each from its own job */
+    assert_int_equal(count(f, "SELECT count(*) FROM device_metrics"), 211);
+    assert_int_equal(count(f, "SELECT count(DISTINCT job_id) FROM device_metrics"), 2);
+    assert_int_equal(count(f, "SELECT count(*) FROM device_metrics WHERE measured_ms ="
+                              " (SELECT finished_ms FROM jobs WHERE id = job_id)"),
+                     211);
+
+    /* an older measurement of the same device, imported later, changes nothing */
+    json_t *older = json_deep_copy(b);
+    json_t *res = json_object_get(json_array_get(json_object_get(older, "devices"), 0), "results");
+    json_t *job = json_object_get(json_array_get(res, 0), "job");
+    json_object_set_new(job, "id", json_integer(999));
+    json_object_set_new(job, "finished_at", json_string("2020-01-01T00:00:00.000Z"));
+    json_object_set_new(json_object_get(json_object_get(json_array_get(res, 0), "result"),
+                                        "latency"),
+                        "entries", json_array());
+    json_array_remove(res, 1);
+    char hex[65];
+    assert_int_equal(bundle_digest(older, hex), 0);
+    json_object_set_new(older, "sha256", json_string(hex));
+    import_bundle(f->s, older);
+    assert_int_equal(count(f, "SELECT count(*) FROM jobs"), 3);
+    assert_int_equal(count(f, "SELECT count(*) FROM device_metrics WHERE job_id ="
+                              " (SELECT max(id) FROM jobs)"),
+                     0);
+    json_decref(older);
+    json_decref(b);
+}
+
+static void test_derived_again_under_new_rules(void **state)
+{
+    struct rdb *f = *state;
+    json_t *b = rdb_load(REFERENCE);
+    import_bundle(f->s, b);
+    json_decref(b);
+    size_t n = 99;
+    char err[512];
+    assert_int_equal(fleet_record_refresh(f->s, &n, err, sizeof err), 0);
+    assert_int_equal(n, 0); /* current: nothing to do */
+    /* as if the figures had been derived by other rules */
+    exec_plain(f->t->path, "UPDATE store_meta SET value = 'old'"
+                           " WHERE name = 'fleet_metrics_version'; DELETE FROM device_metrics");
+    assert_int_equal(fleet_record_refresh(f->s, &n, err, sizeof err), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(count(f, "SELECT count(*) FROM device_metrics"), 211);
+    assert_int_equal(count(f, "SELECT count(*) FROM device_metrics WHERE measured_ms ="
+                              " (SELECT finished_ms FROM jobs WHERE id = job_id)"),
+                     211);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_suite_figures),
+        cmocka_unit_test(test_missing_members_and_escaping),
+        cmocka_unit_test_setup_teardown(test_stored_with_the_import, fleet_setup, rdb_teardown),
+        cmocka_unit_test_setup_teardown(test_derived_again_under_new_rules, fleet_setup,
+                                        rdb_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
