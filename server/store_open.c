@@ -6,11 +6,11 @@
 #include "db/fleet_store.h"
 #include "fleet/record.h"
 
-static int on_result_saved(void *ctx, struct store_tx *tx, int64_t job_id, const char *result_json,
+static int on_result_saved(void *ctx, struct store_tx *tx, int64_t job_id, const json_t *result,
                            char *err, size_t errlen)
 {
     struct fleet_index *fleet = ctx;
-    return fleet_record_result(tx, job_id, result_json, fleet, err, errlen);
+    return fleet_record_result(tx, job_id, result, fleet, err, errlen);
 }
 
 int gpuprobe_store_open(store **out, const char *path, struct fleet_index *fleet,

@@ -22,6 +22,12 @@
  * to the other class), slower device memory (bandwidth -20 %). Their UUIDs
  * and faults are listed in DIR/planted.tsv ("uuid<TAB>fault<TAB>figure
  * family"); every bundle is DIR/NNNNN.json with a valid sha256.
+ *
+ *   fleet-synth --digest DIR N
+ *
+ * reads DIR/00000.json .. the N-th back, parses each and checks its digest,
+ * and prints how many it did per second: the least work any import of them
+ * must do, the benchmark's baseline.
  * Not part of gpuprobe: it links the bundle code only for the digest.
  */
 #include <errno.h>
@@ -31,8 +37,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "server/bundles/bundle.h"
+#include "util/jsonfile.h"
 
 #define SIGMA 0.005
 
@@ -280,8 +288,35 @@ static json_t *gpu(const json_t *ref, const char *model, size_t index, const cha
 static int usage(void)
 {
     fprintf(stderr, "usage: fleet-synth --out DIR --gpus N --hosts H --seed S --outliers K "
-                    "REFERENCE.json[=MODEL] ...\n");
+                    "REFERENCE.json[=MODEL] ...\n       fleet-synth --digest DIR N\n");
     return 2;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* The baseline: parse and digest each bundle, as an import must. */
+static int digest_all(const char *dir, long n)
+{
+    double t0 = now_s();
+    for (long g = 0; g < n; g++) {
+        char path[4200], hex[65];
+        snprintf(path, sizeof path, "%s/%05ld.json", dir, g);
+        json_t *b = json_load_path(path, JSON_REJECT_DUPLICATES, NULL);
+        if (!b || bundle_digest(b, hex) != 0 ||
+            strcmp(hex, json_string_value(json_object_get(b, "sha256")) ?: "") != 0) {
+            fprintf(stderr, "fleet-synth: %s: not a bundle with a valid digest\n", path);
+            return 1;
+        }
+        json_decref(b);
+    }
+    double dt = now_s() - t0;
+    printf("%ld bundles parsed and digested in %.3f s: %.1f per second\n", n, dt, n / dt);
+    return 0;
 }
 
 static long number(const char *s)
@@ -299,6 +334,8 @@ int main(int argc, char **argv)
     json_t *refs[8];
     const char *models[8];
     size_t nrefs = 0;
+    if (argc == 4 && strcmp(argv[1], "--digest") == 0)
+        return number(argv[3]) > 0 ? digest_all(argv[2], number(argv[3])) : usage();
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (i + 1 < argc && strcmp(a, "--out") == 0)
