@@ -4,6 +4,7 @@
 #include <assert.h>
 #include <sqlite3.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "db/fleet_store.h"
@@ -36,49 +37,165 @@ int store_job_brief_tx(struct store_tx *tx, int64_t job_id, struct store_job_bri
 
 /* ---- writing figures -------------------------------------------------------- */
 
-static const char put_sql[] =
-    "INSERT INTO device_metrics (device, metric, value, text, job_id, measured_ms)"
-    " VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
-    " ON CONFLICT (device, metric) DO UPDATE SET value = excluded.value,"
-    " text = excluded.text, job_id = excluded.job_id, measured_ms = excluded.measured_ms"
-    " WHERE excluded.measured_ms >= device_metrics.measured_ms";
+/* A row's figures are lines "NAME<TAB>NUMBER" or "NAME<TAB>=CATEGORY": text,
+ * so a reader needs no dictionary, and short (a suite's 211 figures in
+ * about 15 kB). Numbers are written in C's hexadecimal form (%a): exact,
+ * and several times cheaper to print than 17 decimal digits. */
+static char *encode_figures(const struct store_metric *m, size_t n)
+{
+    size_t cap = 64, len = 0;
+    char *out = malloc(cap);
+    for (size_t i = 0; out && i < n; i++) {
+        assert(!strpbrk(m[i].name, "\t\n") && (!m[i].text || !strpbrk(m[i].text, "\t\n")));
+        size_t need = strlen(m[i].name) + (m[i].text ? strlen(m[i].text) : 32) + 4;
+        if (len + need >= cap) {
+            while (len + need >= cap)
+                cap *= 2;
+            char *more = realloc(out, cap);
+            if (!more) {
+                free(out);
+                return NULL;
+            }
+            out = more;
+        }
+        len += (size_t)(m[i].text ? snprintf(out + len, cap - len, "%s\t=%s\n", m[i].name,
+                                             m[i].text)
+                                  : snprintf(out + len, cap - len, "%s\t%a\n", m[i].name,
+                                             m[i].value));
+    }
+    if (out)
+        out[len] = '\0';
+    return out;
+}
 
-int store_device_metrics_put(struct store_tx *tx, const char *device, int64_t job_id,
-                             const struct store_metric *m, size_t n, char *err, size_t errlen)
+static const char put_sql[] =
+    "INSERT INTO device_figures (device, kind, job_id, measured_ms, figures)"
+    " VALUES (?1, ?2, ?3, ?4, ?5)"
+    " ON CONFLICT (device, kind) DO UPDATE SET job_id = excluded.job_id,"
+    " measured_ms = excluded.measured_ms, figures = excluded.figures"
+    " WHERE excluded.measured_ms >= device_figures.measured_ms";
+
+int store_device_metrics_put(struct store_tx *tx, const char *device, const char *kind,
+                             int64_t job_id, const struct store_metric *m, size_t n, char *err,
+                             size_t errlen)
 {
     store_tx_assert_live(tx);
-    assert(device && *device && job_id > 0 && (m || n == 0));
-    int64_t at = store_tx_measured_ms(tx);
-    for (size_t i = 0; i < n; i++) {
-        struct db_arg value = m[i].text ? DB_TEXT(NULL) : DB_REAL(m[i].value);
-        if (conn_exec(tx->c, put_sql,
-                      DB_ARGS(DB_TEXT(device), DB_TEXT(m[i].name), value, DB_TEXT(m[i].text),
-                              DB_INT(job_id), DB_INT(at)),
-                      "storing a fleet figure", err, errlen) != 0)
-            return -1;
-    }
-    return 0;
+    assert(device && *device && kind && job_id > 0 && (m || n == 0));
+    char *text = encode_figures(m, n);
+    if (!text)
+        return errf(err, errlen, "storing the fleet figures: out of memory");
+    int rc = conn_exec(tx->c, put_sql,
+                       DB_ARGS(DB_TEXT(device), DB_TEXT(kind), DB_INT(job_id),
+                               DB_INT(store_tx_measured_ms(tx)), DB_TEXT(text)),
+                       "storing the fleet figures", err, errlen);
+    free(text);
+    return rc;
 }
 
 /* ---- reading figures -------------------------------------------------------- */
 
-struct each_metric {
-    int (*fn)(void *ctx, const struct store_metric_row *r);
-    void *ctx;
+/* One figure of one row, while a device's rows are merged. */
+struct figure {
+    const char *name, *value; /* into the row's copied text */
+    int64_t job_id, measured_ms;
 };
 
-static int take_metric(const struct db_row *r)
+struct merging {
+    int (*fn)(void *ctx, const struct store_metric_row *r);
+    void *ctx;
+    char *device;              /* the device whose rows are gathered */
+    char **texts;              /* their figures texts (owned) */
+    size_t ntexts, captexts;
+    struct figure *f;
+    size_t n, cap;
+};
+
+static int by_name_newest_first(const void *a, const void *b)
 {
-    const struct each_metric *e = r->ctx;
-    struct store_metric_row row = {
-        .device = (const char *)sqlite3_column_text(r->st, 0),
-        .metric = (const char *)sqlite3_column_text(r->st, 1),
-        .value = sqlite3_column_double(r->st, 2),
-        .text = (const char *)sqlite3_column_text(r->st, 3),
-        .job_id = sqlite3_column_int64(r->st, 4),
-        .measured_ms = sqlite3_column_int64(r->st, 5),
-    };
-    return e->fn(e->ctx, &row);
+    const struct figure *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    if (c)
+        return c;
+    return (x->measured_ms < y->measured_ms) - (x->measured_ms > y->measured_ms);
+}
+
+/* Hands the gathered device's figures to fn, the newest of each name, and
+ * forgets them. */
+static int flush_device(struct merging *g)
+{
+    int rc = 0;
+    qsort(g->f, g->n, sizeof *g->f, by_name_newest_first);
+    for (size_t i = 0; i < g->n && rc == 0; i++) {
+        if (i && strcmp(g->f[i].name, g->f[i - 1].name) == 0)
+            continue;
+        struct store_metric_row row = {g->device, g->f[i].name, 0, NULL, g->f[i].job_id,
+                                       g->f[i].measured_ms};
+        if (g->f[i].value[0] == '=')
+            row.text = g->f[i].value + 1;
+        else
+            row.value = strtod(g->f[i].value, NULL);
+        rc = g->fn(g->ctx, &row);
+    }
+    for (size_t i = 0; i < g->ntexts; i++)
+        free(g->texts[i]);
+    g->ntexts = g->n = 0;
+    free(g->device);
+    g->device = NULL;
+    return rc;
+}
+
+/* Splits a row's text into figures (the text becomes the gatherer's). */
+static int gather(struct merging *g, char *text, int64_t job_id, int64_t measured_ms)
+{
+    if (g->ntexts == g->captexts) {
+        size_t cap = g->captexts ? g->captexts * 2 : 8;
+        char **t = realloc(g->texts, cap * sizeof *t);
+        if (!t)
+            return -1;
+        g->texts = t;
+        g->captexts = cap;
+    }
+    g->texts[g->ntexts++] = text;
+    for (char *line = text, *next; *line; line = next) {
+        char *tab = strchr(line, '\t');
+        next = strchr(line, '\n');
+        next = next ? next + 1 : line + strlen(line);
+        if (!tab || tab > next)
+            continue; /* not a figure line: nothing this gpuprobe wrote */
+        next[-1] = '\0';
+        *tab = '\0';
+        if (g->n == g->cap) {
+            size_t cap = g->cap ? g->cap * 2 : 256;
+            struct figure *f = realloc(g->f, cap * sizeof *f);
+            if (!f)
+                return -1;
+            g->f = f;
+            g->cap = cap;
+        }
+        g->f[g->n++] = (struct figure){line, tab + 1, job_id, measured_ms};
+    }
+    return 0;
+}
+
+static int take_figures(const struct db_row *r)
+{
+    struct merging *g = r->ctx;
+    const char *device = (const char *)sqlite3_column_text(r->st, 0);
+    int rc = 0;
+    if (g->device && strcmp(g->device, device) != 0)
+        rc = flush_device(g);
+    if (rc != 0)
+        return rc;
+    char *text = strdup((const char *)sqlite3_column_text(r->st, 3));
+    if (!g->device)
+        g->device = strdup(device);
+    if (!text || !g->device || gather(g, text, sqlite3_column_int64(r->st, 1),
+                                      sqlite3_column_int64(r->st, 2)) != 0) {
+        if (text && (!g->ntexts || g->texts[g->ntexts - 1] != text))
+            free(text);
+        return errf(r->err, r->errlen, "reading fleet figures: out of memory");
+    }
+    return 0;
 }
 
 int store_device_metrics_each(store *s, const char *device,
@@ -86,17 +203,25 @@ int store_device_metrics_each(store *s, const char *device,
                               char *err, size_t errlen)
 {
     assert(s && fn);
-    struct each_metric e = {fn, ctx};
-    if (device)
-        return store_read(s, conn_rows,
-                          "SELECT device, metric, value, text, job_id, measured_ms"
-                          " FROM device_metrics WHERE device = ?1 ORDER BY metric",
-                          DB_ARGS(DB_TEXT(device)), take_metric, &e, "reading fleet figures",
-                          err, errlen);
-    return store_read(s, conn_rows,
-                      "SELECT device, metric, value, text, job_id, measured_ms"
-                      " FROM device_metrics ORDER BY device, metric",
-                      NULL, 0, take_metric, &e, "reading fleet figures", err, errlen);
+    struct merging g = {.fn = fn, .ctx = ctx};
+    int rc = device
+                 ? store_read(s, conn_rows,
+                              "SELECT device, job_id, measured_ms, figures FROM device_figures"
+                              " WHERE device = ?1",
+                              DB_ARGS(DB_TEXT(device)), take_figures, &g,
+                              "reading fleet figures", err, errlen)
+                 : store_read(s, conn_rows,
+                              "SELECT device, job_id, measured_ms, figures FROM device_figures"
+                              " ORDER BY device",
+                              NULL, 0, take_figures, &g, "reading fleet figures", err, errlen);
+    if (rc == 0 && g.device)
+        rc = flush_device(&g);
+    for (size_t i = 0; i < g.ntexts; i++)
+        free(g.texts[i]);
+    free(g.texts);
+    free(g.f);
+    free(g.device);
+    return rc;
 }
 
 /* ---- deriving them again --------------------------------------------------- */
@@ -162,7 +287,7 @@ int store_device_metrics_rebuild(store *s, const char *setting, const char *vers
     struct replay p = {&tx, fn, ctx, 0};
     /* results are read on a reader while this transaction writes: the
      * writer's changes are not theirs to see, and they change no result */
-    int ret = conn_exec(tx.c, "DELETE FROM device_metrics", NULL, 0,
+    int ret = conn_exec(tx.c, "DELETE FROM device_figures", NULL, 0,
                         "clearing the fleet figures", err, errlen);
     if (ret == 0)
         ret = store_read(s, conn_rows,

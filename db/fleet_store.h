@@ -1,6 +1,6 @@
 /*
  * What the store keeps for the fleet: each device's newest fleet figures
- * (device_metrics), named settings of the store (store_meta), and the hook
+ * (device_figures), named settings of the store (store_meta), and the hook
  * through which the layer above learns of every result saved.
  *
  * DESIGN
@@ -9,7 +9,9 @@
  * and the hook lets that caller add them in the very transaction that saves
  * the result, whichever way it arrives (a job the scheduler finished,
  * `gpuprobe probe --db`, an import), so a result and its figures are never
- * stored apart.
+ * stored apart. A result's figures are one row (per device and result
+ * kind), not one row each: a central takes thousands of results a second,
+ * and 200 index updates per result would be most of its work.
  */
 #ifndef GPUPROBE_DB_FLEET_STORE_H
 #define GPUPROBE_DB_FLEET_STORE_H
@@ -50,11 +52,14 @@ struct store_metric {
     const char *text;
 };
 
-/* Writes the device's figures as measured by job_id at the transaction's
- * measured time, each replacing the stored one unless that one was measured
- * later (an older result imported afterwards changes nothing). */
-int store_device_metrics_put(struct store_tx *tx, const char *device, int64_t job_id,
-                             const struct store_metric *m, size_t n, char *err, size_t errlen);
+/* Writes the figures of job_id's result (of kind, on device) as measured at
+ * the transaction's measured time, replacing the device's figures from its
+ * last result of that kind unless that one was measured later (an older
+ * result imported afterwards changes nothing). Contract: names and texts
+ * hold no tab or newline (fleet/metrics.h makes them so). */
+int store_device_metrics_put(struct store_tx *tx, const char *device, const char *kind,
+                             int64_t job_id, const struct store_metric *m, size_t n, char *err,
+                             size_t errlen);
 
 /* A stored figure, as handed to a reader's callback (valid during the call). */
 struct store_metric_row {
@@ -65,8 +70,9 @@ struct store_metric_row {
     int64_t job_id;
     int64_t measured_ms;
 };
-/* Calls fn for every figure of device (every device when NULL), ordered by
- * device then name; stops at fn's first nonzero answer and returns it. */
+/* Calls fn for every figure of device (every device when NULL), each the
+ * newest of the device's rows that has it, ordered by device then name;
+ * stops at fn's first nonzero answer and returns it. */
 int store_device_metrics_each(store *s, const char *device,
                               int (*fn)(void *ctx, const struct store_metric_row *r), void *ctx,
                               char *err, size_t errlen);

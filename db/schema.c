@@ -345,22 +345,21 @@ static const char schema_v6_result_origin[] =
     "CREATE UNIQUE INDEX jobs_origin ON jobs(origin_host, origin_job, device, finished_ms)\n"
     "  WHERE origin_host IS NOT NULL;\n";
 
-/* The fleet: the newest value of every fleet figure of each device
- * (fleet/metrics.h), written with the result it comes from, numbers in
- * value and categories (a bank map, a verdict) in text; the results waiting
+/* The fleet: each device's fleet figures (fleet/metrics.h) from its newest
+ * result of each kind, one row per device and kind written with the result
+ * it comes from (a device's newest value of a figure is the newest of its
+ * rows that has it; db/fleet_store.c says the encoding); the results waiting
  * for the upstream gpuprobe to acknowledge them (server/push); and named
  * settings of the store itself (the version of the figures' rules). */
 static const char schema_v7_fleet[] =
-    "CREATE TABLE device_metrics (\n"
+    "CREATE TABLE device_figures (\n"
     "  device      TEXT NOT NULL,\n"
-    "  metric      TEXT NOT NULL,\n"
-    "  value       REAL,\n"
-    "  text        TEXT,\n"
+    "  kind        TEXT NOT NULL,\n"
     "  job_id      INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,\n"
     "  measured_ms INTEGER NOT NULL,\n"
-    "  PRIMARY KEY (device, metric),\n"
-    "  CHECK ((value IS NULL) <> (text IS NULL))) WITHOUT ROWID;\n"
-    "CREATE INDEX device_metrics_job ON device_metrics(job_id);\n"
+    "  figures     TEXT NOT NULL,\n"
+    "  PRIMARY KEY (device, kind)) WITHOUT ROWID;\n"
+    "CREATE INDEX device_figures_job ON device_figures(job_id);\n"
     "CREATE TABLE outbox (\n"
     "  job_id          INTEGER PRIMARY KEY REFERENCES jobs(id) ON DELETE CASCADE,\n"
     "  created_ms      INTEGER NOT NULL,\n"

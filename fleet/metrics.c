@@ -424,6 +424,11 @@ int fleet_figures_check(const json_t *doc, char *err, size_t errlen)
         snprintf(err, errlen, "probe: must be \"%s\"", FLEET_FIGURES_KIND);
         return -1;
     }
+    if (!json_is_string(json_object_get(doc, "kind")) ||
+        strlen(json_string_value(json_object_get(doc, "kind"))) >= 32) {
+        snprintf(err, errlen, "kind: must be the job kind the figures came from");
+        return -1;
+    }
     if (!json_is_object(dev) || !json_is_string(json_object_get(dev, "uuid"))) {
         snprintf(err, errlen, "device.uuid: must be a string");
         return -1;

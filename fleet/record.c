@@ -5,6 +5,7 @@
 
 #include <jansson.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "fleet/index.h"
 #include "fleet/metrics.h"
@@ -31,7 +32,13 @@ int fleet_record_result(struct store_tx *tx, int64_t job_id, const json_t *resul
     for (size_t i = 0; i < m.n; i++)
         rows[i] = (struct store_metric){m.v[i].name, m.v[i].value,
                                         m.v[i].text[0] ? m.v[i].text : NULL};
-    rc = store_device_metrics_put(tx, job.device, job_id, rows, m.n, err, errlen);
+    /* figures alone stand for a result of the kind they came from: a device's
+     * suite and validation figures are two rows, as when they came whole */
+    const char *kind = strcmp(job.kind, FLEET_FIGURES_KIND) == 0
+                           ? json_string_value(json_object_get(result, "kind"))
+                           : job.kind;
+    rc = store_device_metrics_put(tx, job.device, kind ? kind : job.kind, job_id, rows, m.n,
+                                  err, errlen);
     if (rc == 0 && ix)
         fleet_index_touch(ix, job.device, store_tx_generation(tx));
     free(rows);

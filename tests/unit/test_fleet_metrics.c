@@ -5,8 +5,9 @@
  * figure's family in the table; a document without a member yields the
  * others; and in a real store, importing the bundle stores the device's
  * figures in the import's transaction, an older result imported later
- * changes none of them, and figures derived under other rules are derived
- * again once.
+ * changes none of them, a newer result of another kind replaces only the
+ * figures it has, and figures derived under other rules are derived again
+ * once.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -184,6 +185,46 @@ static int64_t count(const struct rdb *f, const char *sql)
     return query_int(f->t->path, sql);
 }
 
+struct tally {
+    size_t figures, fresh;   /* fresh: measured when their job finished */
+    int64_t last_job;
+};
+
+static int tally_figure(void *ctx, const struct store_metric_row *r)
+{
+    struct tally *t = ctx;
+    t->figures++;
+    t->last_job = r->job_id;
+    return 0;
+}
+
+/* One named figure, as the store hands it out. */
+struct pick {
+    const char *name;
+    double value;
+    int64_t job_id;
+};
+
+static int pick_figure(void *ctx, const struct store_metric_row *r)
+{
+    struct pick *p = ctx;
+    if (strcmp(r->metric, p->name) == 0) {
+        p->value = r->value;
+        p->job_id = r->job_id;
+    }
+    return 0;
+}
+
+/* The device's figures as the store hands them out. */
+static struct tally figures_of(const struct rdb *f, const char *uuid)
+{
+    struct tally t = {0, 0, 0};
+    char err[256];
+    if (store_device_metrics_each(f->s, uuid, tally_figure, &t, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    return t;
+}
+
 static int fleet_setup(void **state)
 {
     if (rdb_setup(state) != 0)
@@ -212,11 +253,13 @@ static void test_stored_with_the_import(void **state)
     json_t *b = rdb_load(REFERENCE);
     import_bundle(f->s, b);
     /* the suite's and the validation's figures, each from its own job */
-    assert_int_equal(count(f, "SELECT count(*) FROM device_metrics"), 211);
-    assert_int_equal(count(f, "SELECT count(DISTINCT job_id) FROM device_metrics"), 2);
-    assert_int_equal(count(f, "SELECT count(*) FROM device_metrics WHERE measured_ms ="
+    const char *uuid = json_string_value(
+        json_object_get(json_array_get(json_object_get(b, "devices"), 0), "uuid"));
+    assert_int_equal(figures_of(f, uuid).figures, 211);
+    assert_int_equal(count(f, "SELECT count(*) FROM device_figures"), 2);
+    assert_int_equal(count(f, "SELECT count(*) FROM device_figures WHERE measured_ms ="
                               " (SELECT finished_ms FROM jobs WHERE id = job_id)"),
-                     211);
+                     2);
 
     /* an older measurement of the same device, imported later, changes nothing */
     json_t *older = json_deep_copy(b);
@@ -233,10 +276,43 @@ static void test_stored_with_the_import(void **state)
     json_object_set_new(older, "sha256", json_string(hex));
     import_bundle(f->s, older);
     assert_int_equal(count(f, "SELECT count(*) FROM jobs"), 3);
-    assert_int_equal(count(f, "SELECT count(*) FROM device_metrics WHERE job_id ="
+    assert_int_equal(count(f, "SELECT count(*) FROM device_figures WHERE job_id ="
                               " (SELECT max(id) FROM jobs)"),
                      0);
+    assert_int_equal(figures_of(f, uuid).figures, 211);
     json_decref(older);
+
+    /* a newer latency result replaces the suite's latency figures alone */
+    json_t *newer = json_deep_copy(b);
+    res = json_object_get(json_array_get(json_object_get(newer, "devices"), 0), "results");
+    json_t *lat = json_deep_copy(json_object_get(
+        json_object_get(json_array_get(res, 0), "result"), "latency"));
+    json_t *e0 = json_array_get(json_object_get(lat, "entries"), 0);
+    const char *instr = json_string_value(json_object_get(e0, "name"));
+    json_object_set_new(json_object_get(e0, "latency_cycles"), "median", json_real(9.0));
+    json_t *r0 = json_array_get(res, 0);
+    json_object_set_new(r0, "kind", json_string("latency"));
+    json_object_set_new(r0, "result", lat);
+    job = json_object_get(r0, "job");
+    json_object_set_new(job, "id", json_integer(998));
+    json_object_set_new(job, "finished_at", json_string("2030-01-01T00:00:00.000Z"));
+    json_array_remove(res, 1);
+    assert_int_equal(bundle_digest(newer, hex), 0);
+    json_object_set_new(newer, "sha256", json_string(hex));
+    import_bundle(f->s, newer);
+    char name[128];
+    snprintf(name, sizeof name, "gpuprobe_instruction_latency_cycles{instr=\"%s\"}", instr);
+    struct pick p = {name, -1, 0};
+    char err[256];
+    assert_int_equal(store_device_metrics_each(f->s, uuid, pick_figure, &p, err, sizeof err), 0);
+    assert_true(p.value == 9.0);
+    assert_int_equal(p.job_id, count(f, "SELECT max(id) FROM jobs"));
+    /* the memory figures are still the suite's */
+    struct pick mem = {"gpuprobe_shared_memory_latency_cycles", -1, 0};
+    assert_int_equal(store_device_metrics_each(f->s, uuid, pick_figure, &mem, err, sizeof err), 0);
+    assert_true(mem.value > 20 && mem.job_id < p.job_id);
+    assert_int_equal(figures_of(f, uuid).figures, 211);
+    json_decref(newer);
     json_decref(b);
 }
 
@@ -252,13 +328,14 @@ static void test_derived_again_under_new_rules(void **state)
     assert_int_equal(n, 0); /* current: nothing to do */
     /* as if the figures had been derived by other rules */
     exec_plain(f->t->path, "UPDATE store_meta SET value = 'old'"
-                           " WHERE name = 'fleet_metrics_version'; DELETE FROM device_metrics");
+                           " WHERE name = 'fleet_metrics_version'; DELETE FROM device_figures");
     assert_int_equal(fleet_record_refresh(f->s, &n, err, sizeof err), 0);
     assert_int_equal(n, 2);
-    assert_int_equal(count(f, "SELECT count(*) FROM device_metrics"), 211);
-    assert_int_equal(count(f, "SELECT count(*) FROM device_metrics WHERE measured_ms ="
+    assert_int_equal(count(f, "SELECT count(*) FROM device_figures"), 2);
+    assert_int_equal(count(f, "SELECT count(*) FROM device_figures WHERE measured_ms ="
                               " (SELECT finished_ms FROM jobs WHERE id = job_id)"),
-                     211);
+                     2);
+    assert_int_equal(figures_of(f, "GPU-83728c7f-37c5-5036-6036-f6d65f32a360").figures, 211);
 }
 
 int main(void)
