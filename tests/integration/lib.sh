@@ -268,3 +268,21 @@ wait_ready() {
         sleep 0.1
     done
 }
+
+# ---- fleets --------------------------------------------------------------
+
+# synth_fleet DIR [GPUS [ARGS...]]: the synthetic fleet of t_fleet and t_web,
+# as bundles in DIR (bench/fleet/synth.c): GPUS (default 31) GPUs of 3 models
+# on 8 hosts, the reference H100 and H200 measurements with seeded noise (the
+# H200's a second time as "Synthetic GPU (H200 data)"), 4 planted faults
+# listed in DIR/planted.tsv; ARGS go to fleet-synth (--figures: figures alone).
+synth_fleet() {
+    local synth ref=$REPO/data/reference dir=$1 gpus=${2:-31}
+    shift $(($# < 2 ? $# : 2))
+    synth=$(dirname "$GPUPROBE")/bench/fleet-synth
+    [ -x "$synth" ] || fail "$synth is missing: make builds it with the tests"
+    mkdir -p "$dir"
+    "$synth" --out "$dir" --gpus "$gpus" --hosts 8 --seed 11 --outliers 4 "$@" \
+        "$ref/h100.json" "$ref/h200.json" "$ref/h200.json=Synthetic GPU (H200 data)" ||
+        fail "fleet-synth $dir failed"
+}

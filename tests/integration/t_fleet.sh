@@ -2,19 +2,9 @@
 # Proves the fleet view end to end: a synthetic fleet of 30 GPUs of 3 models on 8 hosts (bench/fleet/synth.c: the reference H100 and H200 measurements with seeded noise, the H200's a second time under another model name, 4 planted faults) pushed into a daemon over POST /api/v1/import; GET /api/v1/fleet lists each model with its devices and hosts, every figure's distribution, and as outliers exactly the planted GPUs, each on the figure its fault moved; ?model= and ?host= restrict what is listed; GET /api/v1/fleet/distribution gives one figure's sorted values with the planted GPU marked and the bounds; a GPU pushed after a view shows in the next one; a restart answers the same; bad arguments are 400 naming them, an unknown figure 404.
 . "$(dirname "$0")/lib.sh"
 
-SYNTH=$(dirname "$GPUPROBE")/bench/fleet-synth
-[ -x "$SYNTH" ] || fail "$SYNTH is missing: make builds it with the tests"
-REF=$REPO/data/reference
-mkdir -p fleet
-synth() {
-    "$SYNTH" --hosts 8 --seed 11 --outliers 4 "$@" \
-        "$REF/h100.json" "$REF/h200.json" "$REF/h200.json=Synthetic GPU (H200 data)" ||
-        fail "fleet-synth $* failed"
-}
-synth --out fleet --gpus 31
+synth_fleet fleet
 # the same fleet as a node with upstream_content = figures sends it
-mkdir -p figures
-synth --out figures --gpus 32 --figures
+synth_fleet figures 32 --figures
 planted=$(cut -f1 fleet/planted.tsv | sort | paste -sd,)
 
 start_daemon

@@ -111,6 +111,7 @@ cli convert "$FIX/sample.csv" -o x.csv --sms 2
 [ "$RC" -eq 2 ] || fail "convert --sms exited $RC, expected 2"
 
 # ---- the daemon: sorting while the client waits --------------------------------------------
+# (at once, without wait_ready: a sort posted while discovery runs waits for the scheduler)
 start_daemon
 sort_http "sms=4" "$FIX/sample.csv"
 assert_status 200
@@ -204,6 +205,7 @@ stop_daemon
 # ---- the daemon: the job path ----------------------------------------------------------------
 write_config trace_sync_limit=1024 upload_limit=16384
 start_daemon --config "$CONFIG"
+wait_ready
 [ "$(stat -c %s "$FIX/nvbit_memtrace.txt")" -gt 1024 ] || fail "the NVBit fixture is too small for the job path"
 sort_http "sms=2&schedule=gto&seed=7&in-format=nvbit" "$FIX/nvbit_memtrace.txt"
 assert_status 202
@@ -253,6 +255,7 @@ stop_daemon
 # ---- the daemon: a waiting sort takes a CPU slot like every CPU job -----------------------------
 write_config cpu_workers=1
 start_daemon --config "$CONFIG"
+wait_ready
 submit '{"kind":"test","params":{"mode":"sleep","seconds":2}}'
 sleeper=$JOB_ID
 wait_job_state "$sleeper" running 10

@@ -8,7 +8,9 @@
 # and points, the compare view, the occupancy calculator's answer against the
 # API's, a trace sorted from the page, answered at once and as a job (per-SM
 # summary, download equal to the API's output), a job submitted and cancelled from the page, a bad token's
-# error, and no console errors. It prints each view's load time. Screenshots
+# error, the fleet page before and after a synthetic fleet is pushed (as
+# t_fleet.sh makes it: 31 GPUs of 3 models on 8 hosts, 4 planted faults) with
+# its distributions, and no console errors. It prints each view's load time. Screenshots
 # of every view go to GPUPROBE_SCREENSHOTS (default: this test's folder) and
 # must come out as real images.
 #
@@ -42,9 +44,14 @@ write_config trace_sync_limit=2000
 start_daemon --config "$CONFIG"
 wait_ready
 
+# The synthetic fleet the browser test pushes (POST /api/v1/import) once it
+# has seen the fleet page of the reference data alone.
+synth_fleet fleet
+
 rc=0
 BASE_URL=$BASE_URL TOKEN=$TOKEN FIXTURES=$REPO/tests/fixtures/traces CHROMIUM=$CHROMIUM \
     GPUPROBE_SCREENSHOTS=$SHOTS GPUPROBE_WEB_DEVICES=${GPUPROBE_WEB_DEVICES:-2} GPUPROBE_WEB_BOTH_SORTS=1 \
+    GPUPROBE_WEB_FLEET=$WORK/fleet \
     timeout -k 5 100 node "$WEB/dashboard.test.js" || rc=$?
 [ "$rc" -eq 0 ] || fail "the browser test failed (status $rc)"
 

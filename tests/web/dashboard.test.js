@@ -18,6 +18,14 @@
  *     and when it makes the sort a job;
  *   - a job is submitted and cancelled from the page; a bad token is shown
  *     as an error; export/import of result bundles when the API has them;
+ *   - the fleet page (#/fleet) as GET /api/v1/fleet answers it: the rule,
+ *     each model's GPUs, hosts and outliers, the outliers table row by row,
+ *     the figures (sorted by outliers), the devices with their outlier counts
+ *     highlighted, filtered by model and by host as the API filters them;
+ *     the links of an outlier to its job and to the device's result; a
+ *     figure's distribution (GET /api/v1/fleet/distribution) with every
+ *     value a point, the outliers and the bounds, the linked device marked;
+ *     a category's bars; before a fleet is pushed, what to do instead;
  *   - no console error anywhere, except the 403 the bad-token step causes.
  * It prints each view's load time (navigation start to the view's data
  * drawn, as the page marks it) and, with GPUPROBE_SCREENSHOTS=DIR, writes a
@@ -28,7 +36,9 @@
  * GPUPROBE_SCREENSHOTS, GPUPROBE_WEB_DEVICES (the least number of devices
  * with all six results the database must hold; default 0),
  * GPUPROBE_WEB_BOTH_SORTS=1 (the daemon's trace_sync_limit answers
- * sample.csv at once and sorts kernel-1.trace as a job, as t_web.sh sets it).
+ * sample.csv at once and sorts kernel-1.trace as a job, as t_web.sh sets it),
+ * GPUPROBE_WEB_FLEET=DIR (bundles written by fleet-synth, pushed with POST
+ * /api/v1/import between the fleet page before and after).
  * Exit status 0 when every check passed; the first failure ends the run.
  */
 'use strict';
@@ -44,6 +54,7 @@ const FIXTURES = process.env.FIXTURES;
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const SHOTS = process.env.GPUPROBE_SCREENSHOTS || '';
 const WANT_DEVICES = Number(process.env.GPUPROBE_WEB_DEVICES || 0);
+const FLEET = process.env.GPUPROBE_WEB_FLEET || '';
 const VIEWS = ['latency', 'memory', 'banks', 'control-codes', 'dual-issue', 'model-validation'];
 const TIMEOUT_MS = 20000;
 
@@ -131,6 +142,8 @@ function charts(page, selector) {
         type: d.type || chart.config.type,
         n: (d._data || d.data).length,
         marker: Boolean(d.marker),
+        device: d.device || null,
+        pointLabels: Array.isArray(d.pointLabels) ? d.pointLabels : null,
         wrong: Array.isArray(d.correct) ? d.correct.filter((x) => !x).length : null,
         data: (d._data || d.data).map((p) => (p && typeof p === 'object' ? [p.x, p.y] : p)),
       })),
@@ -496,6 +509,183 @@ async function checkExportImport(page, withResults, openapi) {
   check(text.startsWith('Imported'), `import answered: ${text}`);
 }
 
+/* ---- the fleet ---------------------------------------------------------------- */
+
+const cells = (page, rows) => page.$$eval(rows, (trs) => trs.map((tr) => ({
+  name: tr.dataset.name || null,
+  text: [...tr.cells].map((c) => c.textContent),
+  warn: [...tr.cells].map((c) => Boolean(c.querySelector('.warn'))),
+  links: [...tr.querySelectorAll('a')].map((a) => a.getAttribute('href')),
+})));
+
+const modelSection = (model) => `section.fleet-model[data-model=${JSON.stringify(model)}]`;
+
+const relativeText = (o) => (typeof o.relative === 'number' ? `${o.relative > 0 ? '+' : ''}${(o.relative * 100).toFixed(1)} %` : '—');
+
+/* The fleet page against GET /api/v1/fleet (QUERY: its filters): the rule,
+ * the models' counts, each model's outliers row by row, the figures, the
+ * devices and their outlier counts. */
+async function checkFleetShown(page, query) {
+  const fleet = await apiGet(`/api/v1/fleet${query}`);
+  const rule = await page.textContent('#fleet-rule');
+  check(rule.includes(fleet.rule.text), `the rule's text is not the API's: ${rule}`);
+  for (const v of [`${fleet.rule.k} robust sigmas`, String(fleet.rule.mad_scale), `${Math.round(fleet.rule.min_relative * 100)} %`, `${fleet.rule.min_devices} GPUs`]) {
+    check(rule.includes(v), `the rule lacks ${v}: ${rule}`);
+  }
+  const models = await cells(page, '#fleet-models tbody tr');
+  equal(models.map((r) => [r.text[0], ...[2, 3, 4, 5, 6].map((i) => Number(r.text[i]))]),
+    fleet.models.map((m) => [m.model, m.devices, m.hosts, m.devices_with_outliers, m.outliers.length, m.figures.length]),
+    'models: GPUs, hosts, GPUs with outliers, outliers, figures');
+  for (const m of fleet.models) {
+    const rows = await cells(page, `${modelSection(m.model)} table.sortable:not([id]) tbody tr`);
+    const outliers = rows.slice(0, m.outliers.length);
+    equal(outliers.map((r) => [r.name, r.text[1], r.text[2], r.text[5], r.text[6], r.text[7]]),
+      m.outliers.map((o) => [o.uuid, o.host, o.metric, typeof o.deviation_mads === 'number' ? String(Number(o.deviation_mads.toPrecision(3))) : '—', relativeText(o), `job ${o.job_id}`]),
+      `${m.model}: the outliers (device, host, figure, robust sigmas, relative, job)`);
+    for (const [i, r] of outliers.entries()) {
+      const o = m.outliers[i];
+      check(r.links[0].startsWith(`#/device/${o.uuid}/`) && r.links[0].endsWith(`?job=${o.job_id}`), `${o.uuid} ${o.metric}: the device link ${r.links[0]}`);
+      const q = new URLSearchParams(r.links[1].split('?')[1]);
+      equal([r.links[1].split('?')[0], q.get('model'), q.get('metric'), q.get('device')], ['#/fleet/distribution', m.model, o.metric, o.uuid], `${o.uuid} ${o.metric}: the distribution link`);
+      equal(r.links[2], `#/?job=${o.job_id}`, `${o.uuid} ${o.metric}: the job link`);
+    }
+    const figures = rows.slice(m.outliers.length);
+    equal(figures.map((r) => r.name), m.figures.map((f) => f.metric), `${m.model}: the figures, in the API's order`);
+    equal(figures.map((r) => [Number(r.text[1]), Number(r.text[6])]), m.figures.map((f) => [f.n, f.outliers]), `${m.model}: each figure's n and outliers`);
+  }
+  const devices = await cells(page, '#fleet-devices tbody tr');
+  equal(devices.map((r) => [r.name, r.text[1], r.text[2], Number(r.text[4])]), fleet.devices.map((d) => [d.uuid, d.host, d.model, d.outliers]), 'devices: host, model, outliers');
+  equal(devices.map((r) => r.warn[4]), fleet.devices.map((d) => d.outliers > 0), 'devices with outliers highlighted');
+  return fleet;
+}
+
+/* Waits until the view has been drawn again after an action. */
+async function redrawn(page, action, ready) {
+  const before = Number(await page.$eval('#view', (v) => v.dataset.readyCount));
+  await action();
+  await page.waitForFunction(([n, name]) => Number(document.getElementById('view').dataset.readyCount) > n &&
+    document.getElementById('view').dataset.ready === name, [before, ready], { timeout: TIMEOUT_MS });
+}
+
+/* A distribution's chart against GET /api/v1/fleet/distribution: every
+ * value a point (or, for a category, every GPU in a bar), the outliers, the
+ * bounds, the marked device. */
+async function checkDistribution(page, model, metric, device) {
+  const dist = await apiGet(`/api/v1/fleet/distribution?${new URLSearchParams({ model, metric })}`);
+  const [chart] = await charts(page, '#fleet-dist');
+  check(chart, 'no distribution chart');
+  const mine = dist.values.find((v) => v.uuid === device);
+  check(mine, `${device} has no value of ${metric}`);
+  const marked = chart.datasets.filter((d) => d.device);
+  equal(marked.map((d) => d.device), [device], 'the marked device');
+  check(marked[0].pointLabels.some((t) => t && t.includes(device) && t.includes(mine.host)), `the marked device is not labelled: ${marked[0].pointLabels}`);
+  const shown = await page.textContent('#fleet-marked');
+  check(shown.includes(device) && shown.includes(mine.host), `the marked line: ${shown}`);
+  if (dist.categorical) {
+    equal(chart.type, 'bar', `${metric}: a bar chart`);
+    const texts = [...new Set(dist.values.map((v) => v.text))];
+    equal(chart.labels, texts.length, `${metric}: a bar per value`);
+    const bars = chart.datasets[0].data;
+    equal(bars.reduce((a, b) => a + b, 0), dist.n, `${metric}: every GPU in a bar`);
+    equal(bars[texts.indexOf(dist.mode)], dist.mode_devices, `${metric}: the norm's bar`);
+    equal(bars[texts.indexOf(mine.text)] > 0, true, `${metric}: the marked device's bar`);
+    return dist;
+  }
+  const points = chart.datasets.filter((d) => !d.marker && !d.device);
+  equal(points.flatMap((d) => d.data).map((p) => p[1]).sort((a, b) => a - b), dist.values.map((v) => v.value), `${metric}: a point per value`);
+  equal(points.find((d) => d.label === 'outlier').n, dist.values.filter((v) => v.outlier).length, `${metric}: the outliers`);
+  const lines = chart.datasets.filter((d) => d.marker).map((d) => d.data[0][1]);
+  for (const y of [dist.low, dist.high, dist.median]) check(lines.includes(y), `${metric}: no line at ${y} (lines ${lines})`);
+  equal(marked[0].data.map((p) => p[1]), [mine.value], 'the marked device\'s value');
+  return dist;
+}
+
+/* Pushes every bundle fleet-synth wrote in DIR. */
+async function pushFleet(dir) {
+  step = `pushing the fleet in ${dir}`;
+  const files = fs.readdirSync(dir).filter((f) => /^\d+\.json$/.test(f)).sort();
+  check(files.length > 0, 'no bundles');
+  for (const f of files) {
+    const r = await fetch(`${BASE}/api/v1/import`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${TOKEN}` },
+      body: fs.readFileSync(path.join(dir, f)),
+    });
+    equal(r.status, 200, `importing ${f}`);
+  }
+  return files.length;
+}
+
+async function checkFleet(page) {
+  // before the fleet: the reference data is no fleet, and the page says what to do
+  await openView(page, '#/fleet', 'fleet', 'fleet (reference data only)');
+  let fleet = await checkFleetShown(page, '');
+  if (!fleet.models.some((m) => m.devices >= fleet.rule.min_devices)) {
+    const text = await page.textContent('#fleet-empty');
+    check(text.includes('/api/v1/import') && text.includes('docs/fleet.md'), `what to do without a fleet: ${text}`);
+  }
+  if (FLEET) {
+    const t0 = Date.now();
+    const n = await pushFleet(FLEET);
+    console.log(`pushed ${n} bundles of a synthetic fleet in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  }
+
+  await openView(page, '#/fleet', 'fleet');
+  fleet = await checkFleetShown(page, '');
+  await screenshot(page, 'fleet');
+  const m = fleet.models.find((x) => x.outliers.some((o) => typeof o.value === 'number'));
+  if (!m) {
+    check(!FLEET, 'the pushed fleet has no outliers');
+    console.log('SKIP fleet filters and distributions: no outliers in this database');
+    return;
+  }
+  const o = m.outliers.find((x) => typeof x.value === 'number');
+
+  step = 'fleet: filtered by model and host';
+  await redrawn(page, () => page.selectOption('#fleet-model', m.model), 'fleet');
+  check(page.url().endsWith(`#/fleet?${new URLSearchParams({ model: m.model })}`), `the model filter's address: ${page.url()}`);
+  const one = await checkFleetShown(page, `?${new URLSearchParams({ model: m.model })}`);
+  equal(one.models.map((x) => x.model), [m.model], 'the models of the model filter');
+  await redrawn(page, () => page.selectOption('#fleet-host', o.host), 'fleet');
+  const query = `?${new URLSearchParams({ model: m.model, host: o.host })}`;
+  check(page.url().endsWith(`#/fleet${query}`), `the host filter's address: ${page.url()}`);
+  const host = await checkFleetShown(page, query);
+  check(host.devices.length > 0 && host.devices.every((d) => d.host === o.host), `the API's devices on ${o.host}`);
+
+  step = 'fleet: an outlier\'s figure';
+  const section = modelSection(m.model);
+  await redrawn(page, () => page.click(`${section} tr[data-name="${o.uuid}"] a[href^="#/fleet/distribution"] >> nth=0`), 'fleet/distribution');
+  const q = new URLSearchParams(page.url().split('?')[1]);
+  await checkDistribution(page, q.get('model'), q.get('metric'), q.get('device'));
+
+  // a deep link straight to a distribution, the device marked
+  await openView(page, `#/fleet/distribution?${new URLSearchParams({ model: m.model, metric: o.metric, device: o.uuid })}`, 'fleet/distribution');
+  await checkDistribution(page, m.model, o.metric, o.uuid);
+  await screenshot(page, 'fleet-distribution');
+
+  // a category: the bank map, with the GPU whose map differs marked if there is one
+  const cat = fleet.models.flatMap((x) => x.outliers.filter((y) => typeof y.text === 'string').map((y) => [x.model, y]))[0];
+  const [catModel, catMetric, catDevice] = cat ? [cat[0], cat[1].metric, cat[1].uuid]
+    : [m.model, 'gpuprobe_register_bank_map', fleet.devices.find((d) => d.model === m.model).uuid];
+  await openView(page, `#/fleet/distribution?${new URLSearchParams({ model: catModel, metric: catMetric, device: catDevice })}`, 'fleet/distribution', 'fleet/distribution (a category)');
+  await checkDistribution(page, catModel, catMetric, catDevice);
+
+  // an outlier's links: the device's result of that job, and the job
+  step = 'fleet: an outlier\'s links';
+  await openView(page, `#/fleet?${new URLSearchParams({ model: m.model })}`, 'fleet', 'fleet (one model)');
+  const row = `${section} tr[data-name="${o.uuid}"] >> nth=0`;
+  await page.click(`${row} >> a[href^="#/device/"]`);
+  await page.waitForSelector('#view[data-ready^="device/"]', { timeout: TIMEOUT_MS });
+  const provenance = await page.textContent('.provenance');
+  check(provenance.includes(`job ${o.job_id}`), `the device's result is not job ${o.job_id}'s: ${provenance}`);
+  await page.goBack();
+  await page.waitForSelector('#view[data-ready="fleet"]', { timeout: TIMEOUT_MS });
+  await page.click(`${row} >> a[href="#/?job=${o.job_id}"]`);
+  await page.waitForSelector(`#job-detail-${o.job_id} table.events`, { timeout: TIMEOUT_MS });
+  const job = await apiGet(`/api/v1/jobs/${o.job_id}`);
+  equal(await page.getAttribute(`tr.job[data-job-id="${o.job_id}"]`, 'data-state'), job.state, 'the job an outlier links to');
+}
+
 async function main() {
   for (const [k, v] of Object.entries({ BASE_URL: BASE, TOKEN, FIXTURES })) if (!v) throw new Error(`${k} is not set`);
   if (SHOTS) fs.mkdirSync(SHOTS, { recursive: true });
@@ -550,6 +740,7 @@ async function main() {
     await checkTraces(page);
     await checkSubmitCancel(page);
     if (withResults.length) await checkExportImport(page, withResults, openapi);
+    await checkFleet(page);
     await openView(page, '#/no/such/page', 'unknown');
     check((await page.textContent('#view')).includes('No such page'), 'an unknown address says so');
     loadTimes.pop();

@@ -2,7 +2,7 @@
  * Charts: the dashboard's settings for Chart.js (Debian's libjs-chart.js,
  * bundled ahead of these files by the Makefile) and the few helpers the
  * views share: a registry so a view's charts are destroyed when the view
- * changes, a byte axis on a log scale, vertical marker lines, a palette.
+ * changes, a byte axis on a log scale, marker lines, point labels, a palette.
  *
  * Every chart is drawn without animation (a view with a few thousand points
  * draws at once); line charts with many points parse nothing and may be
@@ -97,13 +97,14 @@ function secondsAxis(title) {
   };
 }
 
-/* A vertical line from (x, y0) to (x, y1) as a dataset of a scatter/line
- * chart: a cache capacity, a smallest safe stall. */
-function vline(label, x, y0, y1, color) {
+/* A line from p0 to p1 ({x, y}) as a dataset of a scatter/line chart,
+ * marked as a marker (not data): a cache capacity, a smallest safe stall,
+ * a fleet figure's bounds. */
+function segment(label, p0, p1, color) {
   return {
     label,
     type: 'line',
-    data: [{ x, y: y0 }, { x, y: y1 }],
+    data: [p0, p1],
     borderColor: color,
     backgroundColor: color,
     borderDash: [5, 4],
@@ -115,6 +116,41 @@ function vline(label, x, y0, y1, color) {
     marker: true,
   };
 }
+
+function vline(label, x, y0, y1, color) {
+  return segment(label, { x, y: y0 }, { x, y: y1 }, color);
+}
+
+function hline(label, y, x0, x1, color) {
+  return segment(label, { x: x0, y }, { x: x1, y }, color);
+}
+
+/* A plugin writing a dataset's pointLabels[i] (text or null) beside its
+ * point or bar i, kept inside the chart area: the GPU a fleet chart marks.
+ * Chart.js has no labels of its own; give it in the config's plugins. */
+const pointLabels = {
+  id: 'pointLabels',
+  afterDatasetsDraw(chart) {
+    const { ctx, chartArea } = chart;
+    ctx.save();
+    ctx.font = `600 12px ${Chart.defaults.font.family}`;
+    ctx.fillStyle = cssVar('--fg');
+    ctx.textBaseline = 'middle';
+    chart.data.datasets.forEach((ds, i) => {
+      const meta = chart.getDatasetMeta(i);
+      if (!Array.isArray(ds.pointLabels) || meta.hidden) return;
+      meta.data.forEach((elem, k) => {
+        const text = ds.pointLabels[k];
+        if (!text) return;
+        const { x, y } = elem.getProps(['x', 'y'], true);
+        const right = x + 12 + ctx.measureText(text).width <= chartArea.right;
+        ctx.textAlign = right ? 'left' : 'right';
+        ctx.fillText(text, right ? x + 12 : x - 12, Math.max(chartArea.top + 8, y - 12));
+      });
+    });
+    ctx.restore();
+  },
+};
 
 /* A tooltip line "label: (x, y)" with formatters. */
 function pointLabel(fx, fy) {

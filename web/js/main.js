@@ -8,6 +8,9 @@
  *   #/compare/VIEW[?devices=U,U] devices side by side
  *   #/occupancy[?cc=|device=&block=&regs=&smem=]
  *   #/traces
+ *   #/fleet[?model=M&host=H]    every GPU compared with its model's peers
+ *   #/fleet/distribution?model=M&metric=NAME[&device=UUID]  one figure's
+ *                               distribution, the device marked
  * A view is rendered by an async function(main, route, ctx); ctx.alive()
  * turns false once the address changed again, so a slow answer for an old
  * view is dropped. When a view has drawn its data, #view gets
@@ -21,6 +24,7 @@ const VIEWS = {
   compare: { render: renderCompare, title: (r) => `Compare ${COMPARE_VIEWS[r.parts[1]] || ''}` },
   occupancy: { render: renderOccupancy, title: () => 'Occupancy calculator' },
   traces: { render: renderTraces, title: () => 'Traces' },
+  fleet: { render: renderFleet, title: (r) => (r.parts[1] === 'distribution' ? 'Fleet distribution' : 'Fleet') },
 };
 
 const router = { generation: 0, leave: null };
@@ -36,6 +40,7 @@ function readyName(route) {
   const name = route.parts[0] || 'overview';
   if (name === 'device') return `device/${RESULT_RENDERERS[route.parts[2]] ? route.parts[2] : 'latency'}`;
   if (name === 'compare') return `compare/${COMPARE_VIEWS[route.parts[1]] ? route.parts[1] : 'memory'}`;
+  if (name === 'fleet') return route.parts[1] === 'distribution' ? 'fleet/distribution' : 'fleet';
   return name;
 }
 

@@ -3,7 +3,8 @@
  * stored from elsewhere such as the reference data), the newest jobs, the
  * job submission form and the import of a result bundle. The view polls the
  * API every two seconds while it is shown; a job row expands to show its
- * parameters, events and result, and "#job=ID" (or "#/?job=ID") opens one.
+ * parameters, events and result, and "#job=ID" (or "#/?job=ID") opens one,
+ * listed last when it is older than the newest 50.
  */
 
 const REFRESH_MS = 2000;
@@ -16,6 +17,7 @@ const overview = {
   kinds: [],            // from /api/v1/job-kinds, internal kinds left out
   jobs: [],             // last page from /api/v1/jobs
   expanded: new Set(),  // ids of jobs whose detail row is open
+  linked: 0,            // the job the address names (#/?job=ID), 0 if none
   details: new Map(),   // id -> single-job JSON (with result and events)
   notes: new Map(),     // id -> message about a cancel request
   renderedSig: '',      // what the job table shows now, to skip redraws
@@ -227,6 +229,24 @@ function onJobsClick(ev) {
   toggleJob(Number(row.dataset.jobId));
 }
 
+/* The job the address names stays listed when it is older than the newest
+ * 50 (a fleet page's link to the job that measured a figure): fetched by
+ * itself, listed last. Its answer is its detail too. */
+async function withLinkedJob(jobs) {
+  const id = overview.linked;
+  if (!id || jobs.some((j) => j.id === id)) return jobs;
+  const known = overview.details.get(id);
+  if (known && !known.failed && TERMINAL.has(known.state)) return [...jobs, known];
+  try {
+    const job = await api(`/api/v1/jobs/${encodeURIComponent(id)}`);
+    overview.details.set(id, job);
+    return [...jobs, job];
+  } catch (e) {
+    if (e.status === 404) overview.linked = 0; // no such job: asked once, not every refresh
+    return jobs;
+  }
+}
+
 /* ---- polling ------------------------------------------------------------ */
 
 async function refresh() {
@@ -241,7 +261,7 @@ async function refresh() {
     const [inv, list] = await Promise.all([loadInventory(0), api('/api/v1/jobs?limit=50')]);
     if (!overview.active) return;
     renderDevices(inv);
-    overview.jobs = Array.isArray(list.jobs) ? list.jobs : [];
+    overview.jobs = await withLinkedJob(Array.isArray(list.jobs) ? list.jobs : []);
     await refreshDetails();
     renderJobs();
     markUpdated();
@@ -421,7 +441,8 @@ async function renderOverview(main, route) {
   overview.devicesSig = '';
   overview.renderedSig = '';
   const linked = Number(route.query.get('job') || route.legacyJob || NaN);
-  if (Number.isInteger(linked) && linked > 0) overview.expanded.add(linked);
+  overview.linked = Number.isInteger(linked) && linked > 0 ? linked : 0;
+  if (overview.linked) overview.expanded.add(linked);
   $('kind').addEventListener('change', onKindChange);
   $('submit').addEventListener('submit', submitJob);
   $('import').addEventListener('submit', importBundle);
