@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "server/http/auth.h"
+#include "server/http/req_stats.h"
 #include "server/http/resp_cache.h"
 
 int app_resolve_device(struct app *app, const char *uuid_or_null, long long index, char *uuid,
@@ -55,5 +56,6 @@ void app_release(struct app *app)
     gpu_inventory_free(&app->inv);
     free(app->devices_body);
     resp_cache_free(app->job_cache);
+    req_stats_free(app->req_stats);
     pthread_mutex_destroy(&app->inv_lock);
 }

@@ -18,6 +18,7 @@
 
 struct auth;
 struct scheduler;
+struct req_stats;
 struct resp_cache;
 
 enum discovery_state { DISCOVERY_PENDING, DISCOVERY_DONE, DISCOVERY_FAILED };
@@ -40,6 +41,7 @@ struct app {
     size_t devices_body_len;
 
     struct resp_cache *job_cache;  /* encoded job listings, by query and store generation */
+    struct req_stats *req_stats;   /* the transport's request counts, read by /metrics */
 };
 
 /* Fills app from cfg (a copy is kept); the store, tokens, scheduler and
