@@ -32,7 +32,8 @@ enum worker_failure {
 /* "crash", "timeout", "exit_status", "invalid_document": the reason label. */
 const char *worker_failure_name(enum worker_failure why);
 
-/* The most job kinds counted; the registry's test checks that it fits. */
+/* The most job kinds counted (tests/unit/test_metrics_page.c checks that the
+ * registry fits). */
 #define WORKER_FAILURE_KINDS 64
 
 /* Counts one failure of a job of kind k. Contract: k is one of the
