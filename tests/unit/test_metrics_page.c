@@ -18,6 +18,8 @@
  *   families in the table's order, a device name with quotes escaped, and
  *   a device not asked for left out.
  * - the build and the store's size (the file and its write-ahead log).
+ * - docs/metrics.md has a row for every family written, and names every
+ *   label of the figures' families.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -430,6 +432,67 @@ static void test_build_and_store(void **state)
     free(text);
 }
 
+/* ---- the page's documentation ---------------------------------------------------- */
+
+/* The line of docs/metrics.md's table that starts with `name` (a copy), or
+ * NULL. */
+static char *doc_row(const char *doc, const char *name)
+{
+    char key[200];
+    snprintf(key, sizeof key, "| `%s` |", name);
+    const char *at = strstr(doc, key);
+    return at ? strndup(at, strcspn(at, "\n")) : NULL;
+}
+
+/* docs/metrics.md has a row for every family the code writes, the figures'
+ * with each of their labels. */
+static void test_docs_list_every_family(void **state)
+{
+    struct rdb *f = *state;
+    char err[512];
+    char *doc = must_read_file("docs/metrics.md", NULL);
+    import_reference(f->s, "data/reference/h200.json");
+    struct req_stats *s = req_stats_new(NTABLE);
+    req_stats_observe(s, 0, 200, 0.01);
+    struct metrics_device dev = {H200, "NVIDIA H200", "reference", -1};
+    struct prom_page p = {0};
+    metrics_write_build_and_store(f->t->path, &p);
+    assert_int_equal(metrics_write_jobs(f->s, &p, err, sizeof err), 0);
+    metrics_write_worker_failures(&p);
+    metrics_write_http(s, table, &p);
+    assert_int_equal(metrics_write_figures(f->s, &dev, 1, &p, err, sizeof err), 0);
+    char *text = take(&p);
+    assert_true(check_page(text) >= 20);
+    for (const char *t = strstr(text, "# TYPE "); t; t = strstr(t + 1, "# TYPE ")) {
+        char name[160];
+        sample_name(t + 7, name, sizeof name);
+        char *row = doc_row(doc, name);
+        if (!row)
+            fail_msg("docs/metrics.md has no row for %s", name);
+        free(row);
+    }
+    for (size_t i = 0; i < fleet_family_count(); i++) {
+        const struct fleet_family *fam = fleet_family_at(i);
+        char *row = doc_row(doc, fam->name);
+        if (!row)
+            fail_msg("docs/metrics.md has no row for %s", fam->name);
+        char labels[200];
+        snprintf(labels, sizeof labels, "%s", fam->labels);
+        for (char *save, *l = strtok_r(labels, ",", &save); l; l = strtok_r(NULL, ",", &save)) {
+            char quoted[64];
+            snprintf(quoted, sizeof quoted, "`%s`", l);
+            if (!strstr(row, quoted))
+                fail_msg("docs/metrics.md's row of %s does not name its label %s", fam->name, l);
+        }
+        if (fam->categorical && !strstr(row, "`" METRICS_LABEL_CATEGORY "`"))
+            fail_msg("docs/metrics.md's row of %s does not name the label value", fam->name);
+        free(row);
+    }
+    free(text);
+    req_stats_free(s);
+    free(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -440,6 +503,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reference_figures, store_setup, rdb_teardown),
         cmocka_unit_test_setup_teardown(test_device_not_attached, store_setup, rdb_teardown),
         cmocka_unit_test_setup_teardown(test_build_and_store, store_setup, rdb_teardown),
+        cmocka_unit_test_setup_teardown(test_docs_list_every_family, store_setup, rdb_teardown),
     };
     return cmocka_run_group_tests_name("metrics_page", tests, NULL, NULL);
 }
