@@ -37,12 +37,10 @@
 
 #include "fleet/metrics.h"
 #include "server/api/metrics.h"
-#include "server/bundles/bundle.h"
 #include "server/http/req_stats.h"
 #include "server/http/route.h"
 #include "server/jobs/registry.h"
 #include "server/jobs/worker_failures.h"
-#include "server/store_open.h"
 #include "tests/unit/support/resultdb.h"
 
 #define H200 "GPU-83728c7f-37c5-5036-6036-f6d65f32a360"
@@ -285,27 +283,11 @@ static void test_worker_failures(void **state)
 
 /* ---- a store ------------------------------------------------------------------ */
 
-static int store_setup(void **state)
-{
-    if (rdb_setup(state) != 0)
-        return -1;
-    struct rdb *f = *state;
-    char err[512];
-    store_close(f->s);
-    if (gpuprobe_store_open(&f->s, f->t->path, NULL, err, sizeof err) != 0) {
-        print_error("%s\n", err);
-        return -1;
-    }
-    return 0;
-}
-
+/* A reference bundle (data/reference/) into s. */
 static void import_reference(store *s, const char *path)
 {
-    struct bundle_counts c;
-    char err[1024], field[200];
     json_t *b = rdb_load(path);
-    if (bundle_import(s, b, &c, err, sizeof err, field, sizeof field) != 0)
-        fail_msg("import of %s refused at %s: %s", path, field, err);
+    rdb_import(s, b);
     json_decref(b);
 }
 
@@ -499,11 +481,11 @@ int main(void)
         cmocka_unit_test(test_http_requests_and_durations),
         cmocka_unit_test(test_http_counts_from_threads),
         cmocka_unit_test(test_worker_failures),
-        cmocka_unit_test_setup_teardown(test_jobs, store_setup, rdb_teardown),
-        cmocka_unit_test_setup_teardown(test_reference_figures, store_setup, rdb_teardown),
-        cmocka_unit_test_setup_teardown(test_device_not_attached, store_setup, rdb_teardown),
-        cmocka_unit_test_setup_teardown(test_build_and_store, store_setup, rdb_teardown),
-        cmocka_unit_test_setup_teardown(test_docs_list_every_family, store_setup, rdb_teardown),
+        cmocka_unit_test_setup_teardown(test_jobs, rdb_setup_gpuprobe, rdb_teardown),
+        cmocka_unit_test_setup_teardown(test_reference_figures, rdb_setup_gpuprobe, rdb_teardown),
+        cmocka_unit_test_setup_teardown(test_device_not_attached, rdb_setup_gpuprobe, rdb_teardown),
+        cmocka_unit_test_setup_teardown(test_build_and_store, rdb_setup_gpuprobe, rdb_teardown),
+        cmocka_unit_test_setup_teardown(test_docs_list_every_family, rdb_setup_gpuprobe, rdb_teardown),
     };
     return cmocka_run_group_tests_name("metrics_page", tests, NULL, NULL);
 }
