@@ -82,7 +82,7 @@ void config_defaults(struct config *c)
     c->metrics_devices = METRICS_DEVICES_LOCAL;
 }
 
-/* A KEY_WORD setting: value must be one of k->words. */
+/* A KEY_WORD setting: value must be one of the key's words (key_words). */
 static int set_word(const struct key_desc *k, int *field, const char *value, char *err,
                     size_t errlen)
 {
