@@ -135,7 +135,7 @@ void metrics_write_http(const struct req_stats *s, const struct route *routes,
             uint64_t n = req_stats_requests(s, r, status);
             if (!n)
                 continue;
-            char code[8];
+            char code[12]; /* room for any int: the compiler cannot see status <= 599 */
             snprintf(code, sizeof code, "%d", status);
             struct prom_label l[3];
             route_labels(routes, nroutes, r, l);
