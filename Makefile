@@ -21,6 +21,10 @@ DEB_BENCH_PACKAGES := wrk nginx-light
 # Node and npm come from Debian unless the machine has its own (NodeSource's
 # nodejs carries npm and conflicts with Debian's npm package).
 DEB_WEB_PACKAGES   := chromium
+# The /metrics test (tests/integration/t_metrics.sh): promtool lints the page
+# and a real Prometheus scrapes it; Debian's prometheus package has both. On a
+# machine with systemd, installing it also starts its own service on :9090.
+DEB_TEST_PACKAGES  := prometheus
 DEB_FUZZ_PACKAGES  := clang libclang-rt-dev
 
 CFLAGS_COMMON := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wformat=2 \
@@ -75,7 +79,7 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_SUPPORT := $(patsubst %.c,$(B)/%.o,$(wildcard tests/unit/support/*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 
-.PHONY: all build variant deps bench-deps web-deps apt-node apt-npm fuzz-deps run test check unit unit-run integration \
+.PHONY: all build variant deps test-deps bench-deps web-deps apt-node apt-npm fuzz-deps run test check unit unit-run integration \
         dist gpu-check bench bench-trace bench-fleet fuzz fmt clean
 
 all: build
@@ -170,6 +174,8 @@ endef
 
 deps:
 	$(call apt_install,$(DEB_PACKAGES))
+test-deps:
+	$(call apt_install,$(DEB_TEST_PACKAGES))
 bench-deps:
 	$(call apt_install,$(DEB_BENCH_PACKAGES))
 # npm ci only when tests/web/node_modules lacks the locked playwright-core.
@@ -198,7 +204,7 @@ run: deps build
 	build/release/gpuprobe serve --listen $(LISTEN) --db var/gpuprobe.db --token-file var/tokens
 
 # ---- tests --------------------------------------------------------------
-test: deps web-deps
+test: deps test-deps web-deps
 	@$(MAKE) --no-print-directory build
 	@$(MAKE) --no-print-directory check VARIANT=test
 	@$(MAKE) --no-print-directory check VARIANT=asan

@@ -691,3 +691,30 @@ int store_job_counts(store *s, int64_t counts[JOB_STATE_COUNT], char *err, size_
     return store_read(s, conn_rows, "SELECT state, count(*) FROM jobs GROUP BY state", NULL, 0,
                       take_count, counts, "counting jobs", err, errlen);
 }
+
+struct kind_counts {
+    int (*fn)(void *ctx, const char *kind, enum job_state st, int64_t n);
+    void *ctx;
+};
+
+static int take_kind_count(const struct db_row *r)
+{
+    const struct kind_counts *k = r->ctx;
+    enum job_state js = JOB_QUEUED;
+    if (state_col(r->st, 1, &js, r->err, r->errlen) != 0)
+        return -1;
+    return k->fn(k->ctx, (const char *)sqlite3_column_text(r->st, 0), js,
+                 sqlite3_column_int64(r->st, 2));
+}
+
+int store_job_counts_by_kind(store *s,
+                             int (*fn)(void *ctx, const char *kind, enum job_state st, int64_t n),
+                             void *ctx, char *err, size_t errlen)
+{
+    assert(s && fn);
+    struct kind_counts k = {fn, ctx};
+    return store_read(s, conn_rows,
+                      "SELECT kind, state, count(*) FROM jobs GROUP BY kind, state"
+                      " ORDER BY kind, state",
+                      NULL, 0, take_kind_count, &k, "counting jobs by kind", err, errlen);
+}

@@ -303,6 +303,12 @@ int store_import(store *s, const struct store_import_device *dev, size_t ndev,
 
 /* Counts of jobs per state (indexed by enum job_state). */
 int store_job_counts(store *s, int64_t counts[JOB_STATE_COUNT], char *err, size_t errlen);
+/* Calls fn with the number of jobs of each kind in each state that has any,
+ * ordered by kind then state; stops at fn's first nonzero answer and
+ * returns it. */
+int store_job_counts_by_kind(store *s,
+                             int (*fn)(void *ctx, const char *kind, enum job_state st, int64_t n),
+                             void *ctx, char *err, size_t errlen);
 
 /* ---- result tables (used by store_result_saver implementations in db/) ---- */
 

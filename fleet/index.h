@@ -6,8 +6,8 @@
  * DESIGN
  * A fleet view compares every figure of every GPU of a model: at 10,000
  * GPUs that is two million numbers, which SQLite reads in seconds but a
- * page of memory holds. So the daemon loads them once (device_metrics and
- * devices) and keeps them current cheaply: the store's result hook marks a
+ * page of memory holds. So the daemon loads them once (device_figures
+ * and devices) and keeps them current cheaply: the store's result hook marks a
  * device touched (fleet_index_touch, inside the transaction that saves the
  * result, with the store generation of that moment), and the next reader
  * re-reads the touched devices alone. The generation says when the touch

@@ -11,6 +11,7 @@
 
 #include "fleet/index.h"
 #include "server/http/auth.h"
+#include "server/http/req_stats.h"
 #include "server/http/resp_cache.h"
 
 int app_resolve_device(struct app *app, const char *uuid_or_null, long long index, char *uuid,
@@ -58,5 +59,6 @@ void app_release(struct app *app)
     free(app->devices_body);
     resp_cache_free(app->job_cache);
     fleet_index_free(app->fleet);
+    req_stats_free(app->req_stats);
     pthread_mutex_destroy(&app->inv_lock);
 }

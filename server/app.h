@@ -18,6 +18,7 @@
 
 struct auth;
 struct scheduler;
+struct req_stats;
 struct resp_cache;
 struct fleet_index;
 
@@ -42,6 +43,7 @@ struct app {
 
     struct resp_cache *job_cache;  /* encoded job listings, by query and store generation */
     struct fleet_index *fleet;     /* the devices compared with their peers (fleet/index.h) */
+    struct req_stats *req_stats;   /* the transport's request counts, read by /metrics */
 };
 
 /* Fills app from cfg (a copy is kept); the store, tokens, scheduler and

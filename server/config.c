@@ -5,6 +5,7 @@
  */
 #include "server/config.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -14,7 +15,7 @@
 #include "server/log.h"
 #include "util/text.h"
 
-enum key_type { KEY_STR, KEY_INT, KEY_LL, KEY_LEVEL, KEY_SWITCH };
+enum key_type { KEY_STR, KEY_INT, KEY_LL, KEY_LEVEL, KEY_SWITCH, KEY_WORD };
 
 struct key_desc {
     const char *name;
@@ -46,6 +47,18 @@ static const struct key_desc keys[] = {
     INT_KEY("discovery_timeout_s", discovery_timeout_s, 1, 3600),
     {"log_level", KEY_LEVEL, offsetof(struct config, log_level), 0, 0, 0},
     {"reference", KEY_SWITCH, offsetof(struct config, reference), 0, 0, 1},
+
+    /* GET /metrics */
+    {"metrics_devices", KEY_WORD, offsetof(struct config, metrics_devices), 0, 0, 0},
+};
+
+/* The values of each KEY_WORD key (NULL-terminated), stored as an int: the
+ * value's place in its list. */
+static const struct {
+    const char *key;
+    const char *const *words;
+} key_words[] = {
+    {"metrics_devices", (const char *const[]){"local", "all", NULL}}, /* enum metrics_devices */
 };
 
 void config_defaults(struct config *c)
@@ -66,6 +79,30 @@ void config_defaults(struct config *c)
     c->discovery_timeout_s = 60;
     c->log_level = LOG_INFO;
     c->reference = 1;
+    c->metrics_devices = METRICS_DEVICES_LOCAL;
+}
+
+/* A KEY_WORD setting: value must be one of the key's words (key_words). */
+static int set_word(const struct key_desc *k, int *field, const char *value, char *err,
+                    size_t errlen)
+{
+    const char *const *words = NULL;
+    for (size_t i = 0; i < sizeof key_words / sizeof key_words[0]; i++)
+        if (strcmp(key_words[i].key, k->name) == 0)
+            words = key_words[i].words;
+    assert(words); /* every KEY_WORD key has its list */
+    char known[128] = "";
+    size_t used = 0;
+    for (int i = 0; words[i]; i++) {
+        if (strcmp(words[i], value) == 0) {
+            *field = i;
+            return 0;
+        }
+        used += (size_t)snprintf(known + used, used < sizeof known ? sizeof known - used : 0,
+                                 "%s%s", i ? " or " : "", words[i]);
+    }
+    snprintf(err, errlen, "%s: expected %s, got '%s'", k->name, known, value);
+    return -1;
 }
 
 static int set_key(struct config *c, const struct key_desc *k, const char *value,
@@ -95,6 +132,8 @@ static int set_key(struct config *c, const struct key_desc *k, const char *value
         }
         *(int *)field = strcmp(value, "on") == 0;
         return 0;
+    case KEY_WORD:
+        return set_word(k, (int *)field, value, err, errlen);
     case KEY_INT:
     case KEY_LL:
         if (parse_ll(value, k->min, k->max, &v) < 0) {

@@ -32,6 +32,14 @@ struct config {
                                     database (DIR/cubins), "off" = not kept */
     int reference;               /* import the reference data linked into the binary at
                                     start (on, the default) or not (off) */
+
+    /* GET /metrics (docs/metrics.md) */
+    int metrics_devices;         /* enum metrics_devices: whose probe figures it serves */
+};
+
+enum metrics_devices {
+    METRICS_DEVICES_LOCAL,       /* the devices of this host (the default) */
+    METRICS_DEVICES_ALL,         /* every device the store holds (a central, the reference) */
 };
 
 void config_defaults(struct config *c);

@@ -29,6 +29,7 @@
 #include "server/discovery.h"
 #include "server/http/auth.h"
 #include "server/http/http.h"
+#include "server/http/req_stats.h"
 #include "server/jobs/scheduler.h"
 #include "server/log.h"
 #include "server/store_open.h"
@@ -150,8 +151,13 @@ static int run(struct app *app, const sigset_t *sigs, char *err, size_t errlen)
     if (open_store(app, err, errlen) < 0)
         return -1;
     import_reference(app);
+    app->req_stats = req_stats_new(route_count);
+    if (!app->req_stats) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
     struct http_setup setup = {.cfg = &app->cfg, .auth = app->auth, .routes = routes,
-                               .nroutes = route_count, .app = app};
+                               .nroutes = route_count, .app = app, .stats = app->req_stats};
     struct http_server *http = http_start(&setup, &port, err, errlen);
     if (!http)
         return -1;

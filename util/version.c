@@ -7,3 +7,8 @@ const char *gpuprobe_version(void)
 {
     return GPUPROBE_VERSION " (" GPUPROBE_GITREV ")";
 }
+
+const char *gpuprobe_revision(void)
+{
+    return GPUPROBE_GITREV;
+}

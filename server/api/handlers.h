@@ -15,6 +15,7 @@
 
 void h_healthz(struct http_req *rq, struct http_resp *rs);
 void h_readyz(struct http_req *rq, struct http_resp *rs);
+void h_metrics(struct http_req *rq, struct http_resp *rs);
 void h_devices_list(struct http_req *rq, struct http_resp *rs);
 void h_device_get(struct http_req *rq, struct http_resp *rs);
 void h_device_latency(struct http_req *rq, struct http_resp *rs);

@@ -9,6 +9,7 @@
 const struct route routes[] = {
     {"GET", "/healthz", h_healthz, 0, 1, 0},
     {"GET", "/readyz", h_readyz, 0, 1, 0},
+    {"GET", "/metrics", h_metrics, 0, 1, 0},
     {"GET", "/openapi.json", h_static, 0, 1, 0},
     {"GET", "/api/v1/devices", h_devices_list, 0, 1, 0},
     {"GET", "/api/v1/devices/{uuid}", h_device_get, 0, 1, 0},

@@ -36,11 +36,9 @@
 #include "server/jobs/kind_trace.h"
 #include "server/jobs/protocol.h"
 #include "server/jobs/scheduler.h"
-#include "util/clock.h"
 #include "util/text.h"
 
 #define SYNC_WAIT_S 600
-#define START_WAIT_MS 60000
 #define SUMMARY_HEADER "Gpuprobe-Summary"
 /* the job that sorted it, whose result holds the whole summary (per SM too) */
 #define JOB_HEADER "Gpuprobe-Job"
@@ -169,31 +167,17 @@ static void refuse(struct http_req *rq, struct http_resp *rs, const struct job_r
     }
 }
 
-/* The scheduler, once the daemon's start-up has made it (discovery runs while
- * HTTP already answers): a client that asked for its sort at start-up waits
- * for it like any other. NULL after START_WAIT_MS (a start-up that failed
- * ends the daemon; this request must not hold its stop). */
-static struct scheduler *started_scheduler(struct app *app)
-{
-    struct scheduler *s;
-    int64_t until = mono_ms() + START_WAIT_MS;
-    while (!(s = app->sched) && mono_ms() < until)
-        usleep(20 * 1000);
-    return s;
-}
-
 /* Waits for the job and answers with its outcome; 202 if it takes too long. */
 static void answer_when_done(struct http_req *rq, struct http_resp *rs, int64_t id)
 {
     struct job_row j;
     char err[256];
-    int64_t deadline = mono_ms() + SYNC_WAIT_S * 1000;
-    struct scheduler *sched = started_scheduler(rq->app);
-    if (!scheduler_running(sched)) { /* stopping: the job waits in the queue */
+    struct scheduler *sched = rq->app->sched;
+    if (!scheduler_running(sched)) { /* starting or stopping: the job waits in the queue */
         respond_accepted(rq, rs, id);
         return;
     }
-    int rc = scheduler_wait(sched, id, (int)(deadline - mono_ms()), &j, err, sizeof err);
+    int rc = scheduler_wait(sched, id, SYNC_WAIT_S * 1000, &j, err, sizeof err);
     if (rc < 0) {
         problem(rq, rs, 503, "unavailable", "the sort job %lld could not be read: %s",
                 (long long)id, err);

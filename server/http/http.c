@@ -27,6 +27,7 @@
 
 #include "server/http/auth.h"
 #include "server/http/problem.h"
+#include "server/http/req_stats.h"
 #include "server/http/route.h"
 #include "server/log.h"
 #include "util/clock.h"
@@ -225,16 +226,20 @@ static void dispatch(struct conn_ctx *cx, struct http_resp *rs)
     cx->route->handler(&cx->rq, rs);
 }
 
-/* Sends the answer and logs the request in one line: what was asked, what
- * was answered, how big, how long it took (a server error as a warning). */
+/* Sends the answer, logs the request in one line (what was asked, what was
+ * answered, how big, how long it took; a server error as a warning) and
+ * counts it under its route, or under none (req_stats.h). */
 static enum MHD_Result answer(struct MHD_Connection *c, struct conn_ctx *cx, struct http_resp *rs)
 {
     char q[600];
     int status = rs->status;
     unsigned long long bytes = rs->has_fd ? rs->fd_len : rs->len;
     enum MHD_Result r = send_response(c, rs);
+    double took = mono_s() - cx->started_s;
     log_kv(status >= 500 ? LOG_WARN : LOG_INFO, "request", "method=%s path=%s status=%d bytes=%llu ms=%.1f", cx->rq.method,
-           log_quote(q, sizeof q, cx->rq.path), status, bytes, (mono_s() - cx->started_s) * 1e3);
+           log_quote(q, sizeof q, cx->rq.path), status, bytes, took * 1e3);
+    size_t route = cx->route ? (size_t)(cx->route - cx->setup->routes) : cx->setup->nroutes;
+    req_stats_observe(cx->setup->stats, route, status, took);
     return r;
 }
 

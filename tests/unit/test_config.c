@@ -7,7 +7,8 @@
  * `key = value` lines around comments, blank lines, spaces, tabs and CRLF,
  * stops at the first bad line with "PATH:LINE: reason", and names a missing
  * file; config_split_listen splits IPv4, bracketed IPv6 and host-name
- * listen addresses and refuses malformed ones without touching its outputs.
+ * listen addresses and refuses malformed ones without touching its outputs;
+ * metrics_devices takes local (the default) or all and nothing else.
  * Files are written to a fresh mkdtemp directory removed by the teardown.
  */
 #include <setjmp.h>
@@ -255,6 +256,28 @@ static void test_set_log_level_refused_keeps_level(void **state)
     assert_int_equal(c.log_level, LOG_WARN);
 }
 
+/* metrics_devices: local by default, local or all, nothing else. */
+static void test_set_metrics_devices(void **state)
+{
+    (void)state;
+    struct config c;
+    char err[256];
+    config_defaults(&c);
+    assert_int_equal(c.metrics_devices, METRICS_DEVICES_LOCAL);
+    assert_int_equal(config_set(&c, "metrics_devices", "all", err, sizeof err), 0);
+    assert_int_equal(c.metrics_devices, METRICS_DEVICES_ALL);
+    static const char *const bad[] = {"ALL", "", "remote", "all "};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char want[128];
+        assert_int_equal(config_set(&c, "metrics_devices", bad[i], err, sizeof err), -1);
+        snprintf(want, sizeof want, "metrics_devices: expected local or all, got '%s'", bad[i]);
+        assert_string_equal(err, want);
+        assert_int_equal(c.metrics_devices, METRICS_DEVICES_ALL);
+    }
+    assert_int_equal(config_set(&c, "metrics_devices", "local", err, sizeof err), 0);
+    assert_int_equal(c.metrics_devices, METRICS_DEVICES_LOCAL);
+}
+
 /* ---- config_load_file -------------------------------------------------------- */
 
 static void test_load_file(void **state)
@@ -469,6 +492,7 @@ int main(void)
         cmocka_unit_test(test_set_unknown_key),
         cmocka_unit_test(test_set_log_level),
         cmocka_unit_test(test_set_log_level_refused_keeps_level),
+        cmocka_unit_test(test_set_metrics_devices),
         cmocka_unit_test_setup_teardown(test_load_file, setup_tmp, teardown_tmp),
         cmocka_unit_test_setup_teardown(test_load_empty_and_comment_only_files, setup_tmp,
                                         teardown_tmp),

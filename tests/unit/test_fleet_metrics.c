@@ -23,7 +23,6 @@
 #include "fleet/metrics.h"
 #include "fleet/record.h"
 #include "server/bundles/bundle.h"
-#include "server/store_open.h"
 #include "tests/unit/support/resultdb.h"
 
 #define REFERENCE "data/reference/h200.json"
@@ -225,33 +224,11 @@ static struct tally figures_of(const struct rdb *f, const char *uuid)
     return t;
 }
 
-static int fleet_setup(void **state)
-{
-    if (rdb_setup(state) != 0)
-        return -1;
-    struct rdb *f = *state;
-    char err[512];
-    store_close(f->s);
-    if (gpuprobe_store_open(&f->s, f->t->path, NULL, NULL, err, sizeof err) != 0) {
-        print_error("%s\n", err);
-        return -1;
-    }
-    return 0;
-}
-
-static void import_bundle(store *s, const json_t *b)
-{
-    struct bundle_counts c;
-    char err[1024], field[200];
-    if (bundle_import(s, b, &c, err, sizeof err, field, sizeof field) != 0)
-        fail_msg("import refused at %s: %s", field, err);
-}
-
 static void test_stored_with_the_import(void **state)
 {
     struct rdb *f = *state;
     json_t *b = rdb_load(REFERENCE);
-    import_bundle(f->s, b);
+    rdb_import(f->s, b);
     /* the suite's and the validation's figures, each from its own job */
     const char *uuid = json_string_value(
         json_object_get(json_array_get(json_object_get(b, "devices"), 0), "uuid"));
@@ -274,7 +251,7 @@ static void test_stored_with_the_import(void **state)
     char hex[65];
     assert_int_equal(bundle_digest(older, hex), 0);
     json_object_set_new(older, "sha256", json_string(hex));
-    import_bundle(f->s, older);
+    rdb_import(f->s, older);
     assert_int_equal(count(f, "SELECT count(*) FROM jobs"), 3);
     assert_int_equal(count(f, "SELECT count(*) FROM device_figures WHERE job_id ="
                               " (SELECT max(id) FROM jobs)"),
@@ -299,7 +276,7 @@ static void test_stored_with_the_import(void **state)
     json_array_remove(res, 1);
     assert_int_equal(bundle_digest(newer, hex), 0);
     json_object_set_new(newer, "sha256", json_string(hex));
-    import_bundle(f->s, newer);
+    rdb_import(f->s, newer);
     char name[128];
     snprintf(name, sizeof name, "gpuprobe_instruction_latency_cycles{instr=\"%s\"}", instr);
     struct pick p = {name, -1, 0};
@@ -320,7 +297,7 @@ static void test_derived_again_under_new_rules(void **state)
 {
     struct rdb *f = *state;
     json_t *b = rdb_load(REFERENCE);
-    import_bundle(f->s, b);
+    rdb_import(f->s, b);
     json_decref(b);
     size_t n = 99;
     char err[512];
@@ -344,8 +321,8 @@ int main(void)
         cmocka_unit_test(test_suite_figures),
         cmocka_unit_test(test_missing_members_and_escaping),
         cmocka_unit_test(test_figures_alone),
-        cmocka_unit_test_setup_teardown(test_stored_with_the_import, fleet_setup, rdb_teardown),
-        cmocka_unit_test_setup_teardown(test_derived_again_under_new_rules, fleet_setup,
+        cmocka_unit_test_setup_teardown(test_stored_with_the_import, rdb_setup_gpuprobe, rdb_teardown),
+        cmocka_unit_test_setup_teardown(test_derived_again_under_new_rules, rdb_setup_gpuprobe,
                                         rdb_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include "db/results.h"
+#include "server/bundles/bundle.h"
+#include "server/store_open.h"
 
 /* ---- the store ------------------------------------------------------------------- */
 
@@ -37,6 +39,28 @@ int rdb_setup(void **state)
     }
     *state = f;
     return 0;
+}
+
+int rdb_setup_gpuprobe(void **state)
+{
+    if (rdb_setup(state) != 0)
+        return -1;
+    struct rdb *f = *state;
+    char err[512];
+    store_close(f->s);
+    if (gpuprobe_store_open(&f->s, f->t->path, NULL, NULL, err, sizeof err) != 0) {
+        print_error("%s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+void rdb_import(store *s, const json_t *bundle)
+{
+    struct bundle_counts c;
+    char err[1024], field[200];
+    if (bundle_import(s, bundle, &c, err, sizeof err, field, sizeof field) != 0)
+        fail_msg("import refused at %s: %s", field, err);
 }
 
 int rdb_teardown(void **state)

@@ -26,6 +26,12 @@ struct rdb {
 /* cmocka setup and teardown: *state is a struct rdb. */
 int rdb_setup(void **state);
 int rdb_teardown(void **state);
+/* rdb_setup with the store opened as the daemon opens it (gpuprobe_store_open:
+ * each saved result's fleet figures stored with it). */
+int rdb_setup_gpuprobe(void **state);
+/* Imports a result bundle into s, failing the test with the reason and the
+ * field when it is refused. */
+void rdb_import(store *s, const json_t *bundle);
 
 /* A JSON document from text, or from the file at path (from the repository
  * root), duplicate keys refused; rdb_load_or reads text when path is absent. */
