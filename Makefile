@@ -15,7 +15,11 @@ VARIANT  ?= release
 B        := build/$(VARIANT)
 
 DEB_PACKAGES      := gcc make binutils libmicrohttpd-dev libjansson-dev libsqlite3-dev \
-                     nettle-dev libcmocka-dev curl jq sqlite3 procps libjs-chart.js
+                     nettle-dev libcurl4-openssl-dev libcmocka-dev curl jq sqlite3 procps \
+                     libjs-chart.js
+# The Slurm fan-out's test (tests/integration/t_slurm.sh) runs a real
+# single-node Slurm on loopback.
+DEB_TEST_PACKAGES  := slurmctld slurmd slurm-client munge
 DEB_BENCH_PACKAGES := wrk nginx-light
 # The browser test: Debian's chromium driven by playwright-core (tests/web/).
 # Node and npm come from Debian unless the machine has its own (NodeSource's
@@ -26,7 +30,7 @@ DEB_FUZZ_PACKAGES  := clang libclang-rt-dev
 CFLAGS_COMMON := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wformat=2 \
                  -Wstrict-prototypes -Wmissing-prototypes -Wvla -g -I. -I$(B) -MMD -MP \
                  -DGPUPROBE_VERSION='"$(VERSION)"' -DGPUPROBE_GITREV='"$(GITREV)"'
-LDLIBS := -lmicrohttpd -ljansson -lsqlite3 -lnettle -ldl -lpthread -lm
+LDLIBS := -lmicrohttpd -ljansson -lsqlite3 -lnettle -lcurl -ldl -lpthread -lm
 
 ifeq ($(VARIANT),release)
   VCFLAGS := -O2 -D_FORTIFY_SOURCE=2 -fstack-protector-strong
@@ -74,7 +78,7 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_SUPPORT := $(patsubst %.c,$(B)/%.o,$(wildcard tests/unit/support/*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 
-.PHONY: all build variant deps bench-deps web-deps apt-node apt-npm fuzz-deps run test check unit unit-run integration \
+.PHONY: all build variant deps test-deps bench-deps web-deps apt-node apt-npm fuzz-deps run test check unit unit-run integration \
         dist gpu-check bench bench-trace fuzz fmt clean
 
 all: build
@@ -163,6 +167,8 @@ endef
 
 deps:
 	$(call apt_install,$(DEB_PACKAGES))
+test-deps:
+	$(call apt_install,$(DEB_TEST_PACKAGES))
 bench-deps:
 	$(call apt_install,$(DEB_BENCH_PACKAGES))
 # npm ci only when tests/web/node_modules lacks the locked playwright-core.
@@ -191,7 +197,7 @@ run: deps build
 	build/release/gpuprobe serve --listen $(LISTEN) --db var/gpuprobe.db --token-file var/tokens
 
 # ---- tests --------------------------------------------------------------
-test: deps web-deps
+test: deps test-deps web-deps
 	@$(MAKE) --no-print-directory build
 	@$(MAKE) --no-print-directory check VARIANT=test
 	@$(MAKE) --no-print-directory check VARIANT=asan

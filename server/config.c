@@ -46,7 +46,18 @@ static const struct key_desc keys[] = {
     INT_KEY("discovery_timeout_s", discovery_timeout_s, 1, 3600),
     {"log_level", KEY_LEVEL, offsetof(struct config, log_level), 0, 0, 0},
     {"reference", KEY_SWITCH, offsetof(struct config, reference), 0, 0, 1},
+    /* the fleet (docs/fleet.md) */
+    STR_KEY("upstream", upstream),
+    STR_KEY("upstream_token_file", upstream_token_file),
+    INT_KEY("upstream_retry_max_s", upstream_retry_max_s, 1, 86400),
+    {"import_limit", KEY_LL, offsetof(struct config, import_limit), 0, 1024, 1LL << 40},
 };
+
+static void config_fleet_defaults(struct config *c)
+{
+    c->upstream_retry_max_s = 600;
+    c->import_limit = 64LL << 20;
+}
 
 void config_defaults(struct config *c)
 {
@@ -66,6 +77,7 @@ void config_defaults(struct config *c)
     c->discovery_timeout_s = 60;
     c->log_level = LOG_INFO;
     c->reference = 1;
+    config_fleet_defaults(c);
 }
 
 static int set_key(struct config *c, const struct key_desc *k, const char *value,
@@ -197,6 +209,23 @@ static void beside_database(const struct config *cfg, const char *name, char *ou
     snprintf(out, len, "%.*s/%s", dirlen, slash ? cfg->db : ".", name);
 }
 
+/* An upstream is an http(s) URL and comes with its token. */
+static int check_upstream(const struct config *cfg, char *err, size_t errlen)
+{
+    if (!cfg->upstream[0])
+        return 0;
+    if (strncmp(cfg->upstream, "http://", 7) != 0 && strncmp(cfg->upstream, "https://", 8) != 0) {
+        snprintf(err, errlen, "upstream: expected an http:// or https:// URL, got '%.900s'",
+                 cfg->upstream);
+        return -1;
+    }
+    if (!cfg->upstream_token_file[0]) {
+        snprintf(err, errlen, "upstream: needs upstream_token_file, the central's write token");
+        return -1;
+    }
+    return 0;
+}
+
 int config_finish(struct config *cfg, char *err, size_t errlen)
 {
     char host[128];
@@ -211,5 +240,5 @@ int config_finish(struct config *cfg, char *err, size_t errlen)
         snprintf(err, errlen, "listen address '%s' is not HOST:PORT", cfg->listen);
         return -1;
     }
-    return 0;
+    return check_upstream(cfg, err, errlen);
 }

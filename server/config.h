@@ -32,6 +32,12 @@ struct config {
                                     database (DIR/cubins), "off" = not kept */
     int reference;               /* import the reference data linked into the binary at
                                     start (on, the default) or not (off) */
+
+    /* ---- the fleet: this node's results pushed to a central gpuprobe ---- */
+    char upstream[1024];         /* the central's base URL; "" = results stay here */
+    char upstream_token_file[1024]; /* its first line is the central's write token */
+    int upstream_retry_max_s;    /* the cap of the backoff between failed pushes */
+    long long import_limit;      /* bytes accepted in a bundle POSTed to /api/v1/import */
 };
 
 void config_defaults(struct config *c);
