@@ -131,6 +131,21 @@ int outbox_due_all(store *s, int64_t now, char *err, size_t errlen)
     return store_tx_end(&tx, ret, err, errlen);
 }
 
+static int take_nothing(const struct db_row *r)
+{
+    (void)r;
+    return 0;
+}
+
+int outbox_held(store *s, int64_t job_id, char *err, size_t errlen)
+{
+    assert(s);
+    int rc = store_read(s, conn_row, "SELECT 1 FROM outbox WHERE job_id = ?1",
+                        DB_ARGS(DB_INT(job_id)), take_nothing, NULL, "reading the outbox", err,
+                        errlen);
+    return rc < 0 ? -1 : rc == 0;
+}
+
 int outbox_list(store *s, int limit, struct outbox_row **rows, size_t *n, char *err,
                 size_t errlen)
 {

@@ -142,7 +142,8 @@ static void sleep_ms(int64_t ms)
 
 /* Pushes every row not refused once (in batches: a row pushed is gone or
  * has moved on, so the next batch reads the rest). */
-static int drain_round(store *s, const struct push_target *t, char *err, size_t errlen)
+static int drain_round(store *s, const struct push_target *t, struct push_tally *tally,
+                       char *err, size_t errlen)
 {
     int64_t round_start = store_now_ms();
     for (;;) {
@@ -157,6 +158,8 @@ static int drain_round(store *s, const struct push_target *t, char *err, size_t 
         for (size_t i = 0; i < n && rc == 0; i++) {
             struct push_outcome o;
             rc = push_row(s, t, &rows[i], store_now_ms(), &o, err, errlen);
+            tally->acknowledged += rc == 0 && o.verdict == PUSH_ACKNOWLEDGED;
+            tally->refused += rc == 0 && o.verdict == PUSH_REFUSED;
         }
         outbox_rows_free(rows, n);
         if (rc != 0)
@@ -164,31 +167,33 @@ static int drain_round(store *s, const struct push_target *t, char *err, size_t 
     }
 }
 
-/* Every row waiting is due for the drain: the daemon's backoff times are
- * not the CLI's, which waits by its own rounds. */
-static int make_all_due(store *s, int64_t now, size_t *left, size_t *refused, char *err,
+/* Every row waiting is due for the drain (the daemon's backoff times are
+ * not the CLI's, which waits by its own rounds); the outbox's counts into
+ * tally. */
+static int make_all_due(store *s, int64_t now, struct push_tally *tally, char *err,
                         size_t errlen)
 {
     struct outbox_summary m;
     if (outbox_summary_get(s, &m, err, errlen) != 0)
         return -1;
-    *left = (size_t)m.pending;
-    *refused = (size_t)m.refused;
+    tally->left = (size_t)m.pending;
+    tally->refused_held = (size_t)m.refused;
     outbox_summary_free(&m);
-    return *left ? outbox_due_all(s, now, err, errlen) : 0;
+    return tally->left ? outbox_due_all(s, now, err, errlen) : 0;
 }
 
-int push_drain(store *s, const struct push_target *t, int tries, size_t *left, size_t *refused,
+int push_drain(store *s, const struct push_target *t, int tries, struct push_tally *tally,
                char *err, size_t errlen)
 {
+    memset(tally, 0, sizeof *tally);
     for (int round = 1;; round++) {
-        if (make_all_due(s, store_now_ms(), left, refused, err, errlen) != 0)
+        if (make_all_due(s, store_now_ms(), tally, err, errlen) != 0)
             return -1;
-        if (*left == 0 || round > tries)
+        if (tally->left == 0 || round > tries)
             return 0;
         if (round > 1)
             sleep_ms(push_backoff_ms(round - 1, t->retry_max_ms, push_jitter()));
-        if (drain_round(s, t, err, errlen) != 0)
+        if (drain_round(s, t, tally, err, errlen) != 0)
             return -1;
     }
 }

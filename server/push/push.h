@@ -47,12 +47,18 @@ struct push_outcome {
 int push_row(store *s, const struct push_target *t, const struct outbox_row *row, int64_t now,
              struct push_outcome *o, char *err, size_t errlen);
 
+/* What a drain did: rows acknowledged and refused by it, and over the
+ * whole outbox once it ended, rows still waiting and rows refused. */
+struct push_tally {
+    size_t acknowledged, refused;
+    size_t left, refused_held;
+};
+
 /* The CLI's drain: pushes every row not refused, in rounds, waiting
  * between rounds as the backoff says (capped by t->retry_max_ms), until
- * none is left to try or `tries` rounds were made. *left: rows still
- * waiting, *refused: rows refused (both over the whole outbox). -1 when
- * the store failed. */
-int push_drain(store *s, const struct push_target *t, int tries, size_t *left, size_t *refused,
+ * none is left to try or `tries` rounds were made. -1 when the store
+ * failed. */
+int push_drain(store *s, const struct push_target *t, int tries, struct push_tally *tally,
                char *err, size_t errlen);
 
 /* A random 32-bit number for the backoff's jitter. */
