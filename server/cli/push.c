@@ -82,7 +82,7 @@ static void newest_error(store *s, char *buf, size_t len)
 int cmd_push(int argc, char **argv)
 {
     const char *db = NULL, *url = NULL, *token_file = NULL, *tries_text = NULL;
-    int status, tries;
+    int status, tries = PUSH_TRIES_DEFAULT;
     const struct cli_option opts[] = {{"db", .text = &db}, {"upstream", .text = &url},
                                       {"token-file", .text = &token_file},
                                       {"tries", .text = &tries_text}, {0}};
