@@ -4,18 +4,7 @@
 
 UP_TOKEN_FILE=$WORK/upstream-token
 NODE_DB=$WORK/node.db
-NODE_LOG=
-NODE_PID=
-NODE_STARTS=0
 printf '%s\n' "$TOKEN" >"$UP_TOKEN_FILE"
-
-node_cleanup() {
-    if [ -n "$NODE_PID" ] && kill -0 "$NODE_PID" 2>/dev/null; then
-        kill -KILL "$NODE_PID" 2>/dev/null || true
-    fi
-    cleanup
-}
-trap node_cleanup EXIT
 
 # as_host NAME CMD...: CMD in a UTS namespace of its own whose host name is NAME,
 # so the central can tell this node's results from its own.
@@ -25,44 +14,37 @@ as_host() {
     unshare --uts sh -c 'hostname "$0" && exec "$@"' "$name" "$@"
 }
 
+# The central and the node are both lib.sh daemons: `central` and `node` make
+# one of them the current one (BASE_URL, DAEMON_PID, LOG) for lib.sh's functions.
+central() { BASE_URL=$CENTRAL DAEMON_PID=$CENTRAL_PID LOG=$CENTRAL_LOG; }
+node() { BASE_URL=$NODE DAEMON_PID=$NODE_PID LOG=$NODE_LOG; }
+keep_central() { CENTRAL=$BASE_URL CENTRAL_PID=$DAEMON_PID CENTRAL_LOG=$LOG; }
+keep_node() { NODE=$BASE_URL NODE_PID=$DAEMON_PID NODE_LOG=$LOG; }
+NODE_PID= CENTRAL_PID=
+both_cleanup() {
+    DAEMON_PID=$NODE_PID cleanup
+    DAEMON_PID=$CENTRAL_PID cleanup
+}
+trap both_cleanup EXIT
+
 # start_central [ARGS...]: the central on CENTRAL_PORT (any port the first time).
 start_central() {
     start_daemon --listen "127.0.0.1:${CENTRAL_PORT:-0}" "$@"
-    CENTRAL=$BASE_URL CENTRAL_PID=$DAEMON_PID CENTRAL_LOG=$LOG
+    keep_central
     CENTRAL_PORT=${BASE_URL##*:}
 }
-
-stop_central() { BASE_URL=$CENTRAL DAEMON_PID=$CENTRAL_PID LOG=$CENTRAL_LOG; stop_daemon; }
+stop_central() { central; stop_daemon; CENTRAL_PID=; }
 
 # start_node: the node daemon, host node-a, two stand-in GPUs, pushing to the central.
 start_node() {
-    NODE_STARTS=$((NODE_STARTS + 1))
-    NODE_LOG=$WORK/node.$NODE_STARTS.log
     write_config "upstream=http://127.0.0.1:$CENTRAL_PORT" "upstream_token_file=$UP_TOKEN_FILE" \
         upstream_retry_max_s=2
-    # unshare execs the shell, which execs the daemon: $! is the daemon
-    GPUPROBE_STANDIN_GPUS=2 unshare --uts sh -c 'hostname node-a && exec "$@"' sh \
-        "$GPUPROBE" serve --listen 127.0.0.1:0 --no-reference --db "$NODE_DB" \
-        --token-file "$TOKEN_FILE" --config "$CONFIG" 2>"$NODE_LOG" &
-    NODE_PID=$!
-    echo "$NODE_PID" >>"$WORK/daemon.pids"
-    local deadline=$((SECONDS + 30)) addr=
-    while [ -z "$addr" ]; do
-        addr=$(grep -m1 'msg=listening' "$NODE_LOG" | grep -o 'addr=[0-9.]*:[0-9]*' | cut -d= -f2 || true)
-        kill -0 "$NODE_PID" 2>/dev/null || fail "the node exited: $(tail -n 5 "$NODE_LOG")"
-        [ "$SECONDS" -ge "$deadline" ] && fail "the node did not listen within 30 s"
-        [ -z "$addr" ] && sleep 0.05
-    done
-    NODE=http://$addr
+    DAEMON_PREFIX=(env GPUPROBE_STANDIN_GPUS=2 unshare --uts sh -c 'hostname node-a && exec "$@"' sh)
+    start_daemon_args --db "$NODE_DB" --token-file "$TOKEN_FILE" --config "$CONFIG"
+    DAEMON_PREFIX=()
+    keep_node
 }
-
-stop_node() {
-    kill -TERM "$NODE_PID"
-    local rc=0
-    wait "$NODE_PID" || rc=$?
-    NODE_PID=
-    [ "$rc" -eq 0 ] || fail "the node exited $rc after SIGTERM: $(tail -n 5 "$NODE_LOG")"
-}
+stop_node() { node; stop_daemon; NODE_PID=; }
 
 # on URL: the following requests go there.
 on() { BASE_URL=$1; }
