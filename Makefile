@@ -152,6 +152,12 @@ $(B)/tests/%: tests/unit/%.c $(LIB_OBJ) $(UNIT_SUPPORT)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $(filter %.c %.o,$^) $(LDFLAGS) $(LDLIBS) -lcmocka
 
+# The synthetic fleet of the fleet benchmark and tests (bench/fleet/synth.c).
+FLEET_SYNTH := $(B)/bench/fleet-synth
+$(FLEET_SYNTH): bench/fleet/synth.c $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $(filter %.c %.o,$^) $(LDFLAGS) $(LDLIBS)
+
 # ---- set-up -------------------------------------------------------------
 # Installs only what is missing; a machine that has everything is not touched.
 define apt_install
@@ -203,7 +209,7 @@ test: deps test-deps web-deps
 	@$(MAKE) --no-print-directory check VARIANT=asan
 	@$(MAKE) --no-print-directory dist-check
 
-check: $(B)/gpuprobe $(UNIT_BIN)
+check: $(B)/gpuprobe $(UNIT_BIN) $(FLEET_SYNTH)
 	@echo "== unit tests ($(VARIANT))"
 	@set -e; for t in $(UNIT_BIN); do echo "-- $$t"; ASAN_OPTIONS=detect_leaks=1 $$t; done
 	@echo "== integration tests ($(VARIANT))"

@@ -28,6 +28,10 @@ typedef int store_result_hook_fn(void *ctx, struct store_tx *tx, int64_t job_id,
  * shared between threads. */
 void store_set_result_hook(store *s, store_result_hook_fn *fn, void *ctx);
 
+/* The store's generation when tx began (store_generation): the commit of tx
+ * makes it larger. */
+uint64_t store_tx_generation(const struct store_tx *tx);
+
 /* The job a result belongs to, read inside tx: its kind and device ("" for
  * a CPU job), and whether it was imported (origin_host set). 0, or -1. */
 struct store_job_brief {

@@ -620,6 +620,12 @@ int store_tx_exec(struct store_tx *tx, const char *sql, const char *const *param
 
 /* ---- results saved ------------------------------------------------------ */
 
+uint64_t store_tx_generation(const struct store_tx *tx)
+{
+    store_tx_assert_live(tx);
+    return store_generation(tx->s);
+}
+
 void store_set_result_hook(store *s, store_result_hook_fn *fn, void *ctx)
 {
     assert(s);

@@ -6,11 +6,12 @@
 #include <jansson.h>
 #include <stdlib.h>
 
+#include "fleet/index.h"
 #include "fleet/metrics.h"
 #include "util/errf.h"
 
-int fleet_record_result(struct store_tx *tx, int64_t job_id, const char *result_json, char *err,
-                        size_t errlen)
+int fleet_record_result(struct store_tx *tx, int64_t job_id, const char *result_json,
+                        struct fleet_index *ix, char *err, size_t errlen)
 {
     struct store_job_brief job;
     if (store_job_brief_tx(tx, job_id, &job, err, errlen) != 0)
@@ -35,6 +36,8 @@ int fleet_record_result(struct store_tx *tx, int64_t job_id, const char *result_
         rows[i] = (struct store_metric){m.v[i].name, m.v[i].value,
                                         m.v[i].text[0] ? m.v[i].text : NULL};
     rc = store_device_metrics_put(tx, job.device, job_id, rows, m.n, err, errlen);
+    if (rc == 0 && ix)
+        fleet_index_touch(ix, job.device, store_tx_generation(tx));
     free(rows);
     fleet_metrics_free(&m);
     return rc;
@@ -44,7 +47,7 @@ static int record_hook(void *ctx, struct store_tx *tx, int64_t job_id, const cha
                        char *err, size_t errlen)
 {
     (void)ctx;
-    return fleet_record_result(tx, job_id, result_json, err, errlen);
+    return fleet_record_result(tx, job_id, result_json, NULL, err, errlen);
 }
 
 int fleet_record_refresh(store *s, size_t *results, char *err, size_t errlen)

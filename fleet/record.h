@@ -19,9 +19,12 @@
 
 #include "db/fleet_store.h"
 
-/* Stores the figures of job_id's result (a store_result_hook_fn's work). */
-int fleet_record_result(struct store_tx *tx, int64_t job_id, const char *result_json, char *err,
-                        size_t errlen);
+struct fleet_index;
+
+/* Stores the figures of job_id's result (a store_result_hook_fn's work) and
+ * marks the device touched in ix (may be NULL: no index in this process). */
+int fleet_record_result(struct store_tx *tx, int64_t job_id, const char *result_json,
+                        struct fleet_index *ix, char *err, size_t errlen);
 
 /* Derives every device's figures again from its stored results when they
  * were derived under another version, in one transaction; *results says how

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fleet/index.h"
 #include "server/http/auth.h"
 #include "server/http/resp_cache.h"
 
@@ -44,6 +45,7 @@ void app_init(struct app *app, const struct config *cfg)
     /* Workers are this very binary, even if the file on disk is replaced. */
     snprintf(app->self_exe, sizeof app->self_exe, "/proc/self/exe");
     app->job_cache = resp_cache_new(32);
+    app->fleet = fleet_index_new();
     if (gethostname(app->hostname, sizeof app->hostname - 1) < 0)
         snprintf(app->hostname, sizeof app->hostname, "unknown");
 }
@@ -55,5 +57,6 @@ void app_release(struct app *app)
     gpu_inventory_free(&app->inv);
     free(app->devices_body);
     resp_cache_free(app->job_cache);
+    fleet_index_free(app->fleet);
     pthread_mutex_destroy(&app->inv_lock);
 }

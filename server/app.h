@@ -19,6 +19,7 @@
 struct auth;
 struct scheduler;
 struct resp_cache;
+struct fleet_index;
 
 enum discovery_state { DISCOVERY_PENDING, DISCOVERY_DONE, DISCOVERY_FAILED };
 
@@ -40,6 +41,7 @@ struct app {
     size_t devices_body_len;
 
     struct resp_cache *job_cache;  /* encoded job listings, by query and store generation */
+    struct fleet_index *fleet;     /* the devices compared with their peers (fleet/index.h) */
 };
 
 /* Fills app from cfg (a copy is kept); the store, tokens, scheduler and

@@ -75,10 +75,15 @@ static void warn_if_readable(const char *token_file)
 static int open_store(struct app *app, char *err, size_t errlen)
 {
     char why[512];
+    if (!app->fleet || !app->job_cache) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
     if (lock_database(app->cfg.db, err, errlen) < 0)
         return -1;
     size_t rederived = 0;
-    if (gpuprobe_store_open(&app->db, app->cfg.db, &rederived, why, sizeof why) < 0) {
+    if (gpuprobe_store_open(&app->db, app->cfg.db, app->fleet, &rederived, why,
+                            sizeof why) < 0) {
         snprintf(err, errlen, "cannot open database %.400s: %.500s", app->cfg.db, why);
         return -1;
     }

@@ -10,19 +10,19 @@
 static int on_result_saved(void *ctx, struct store_tx *tx, int64_t job_id, const char *result_json,
                            char *err, size_t errlen)
 {
-    (void)ctx;
-    if (fleet_record_result(tx, job_id, result_json, err, errlen) != 0)
+    struct fleet_index *fleet = ctx;
+    if (fleet_record_result(tx, job_id, result_json, fleet, err, errlen) != 0)
         return -1;
     return push_enqueue(tx, job_id, err, errlen);
 }
 
-int gpuprobe_store_open(store **out, const char *path, size_t *rederived, char *err,
-                        size_t errlen)
+int gpuprobe_store_open(store **out, const char *path, struct fleet_index *fleet,
+                        size_t *rederived, char *err, size_t errlen)
 {
     size_t n = 0;
     if (store_open(out, path, err, errlen) != 0)
         return -1;
-    store_set_result_hook(*out, on_result_saved, NULL);
+    store_set_result_hook(*out, on_result_saved, fleet);
     if (fleet_record_refresh(*out, &n, err, errlen) != 0) {
         store_close(*out);
         *out = NULL;

@@ -17,10 +17,13 @@
 
 #include "db/store.h"
 
-/* store_open, the result hook, then the figures brought up to date;
+struct fleet_index;
+
+/* store_open, the result hook (which also tells fleet, when not NULL, of
+ * each device whose figures changed), then the figures brought up to date;
  * *rederived (may be NULL) says how many results they were derived from
  * again (0: they were current). -1 with the reason. */
-int gpuprobe_store_open(store **out, const char *path, size_t *rederived, char *err,
-                        size_t errlen);
+int gpuprobe_store_open(store **out, const char *path, struct fleet_index *fleet,
+                        size_t *rederived, char *err, size_t errlen);
 
 #endif

@@ -37,6 +37,8 @@ void h_job_output(struct http_req *rq, struct http_resp *rs);
 void h_device_export(struct http_req *rq, struct http_resp *rs);
 void h_import(struct http_req *rq, struct http_resp *rs);
 void h_upstream(struct http_req *rq, struct http_resp *rs);
+void h_fleet(struct http_req *rq, struct http_resp *rs);
+void h_fleet_distribution(struct http_req *rq, struct http_resp *rs);
 
 /* 0 when every query argument is one of known (NULL-terminated) and none
  * is given twice; else -1 with rs holding the 400 naming the argument. */

@@ -22,6 +22,8 @@ const struct route routes[] = {
     {"GET", "/api/v1/devices/{uuid}/export", h_device_export, 0, 1, 0},
     {"GET", "/api/v1/upstream", h_upstream, 0, 1, 0},
     {"POST", "/api/v1/import", h_import, 1, 1, ROUTE_SPOOL_BUNDLE},
+    {"GET", "/api/v1/fleet", h_fleet, 0, 1, 0},
+    {"GET", "/api/v1/fleet/distribution", h_fleet_distribution, 0, 1, 0},
     /* calculations: nothing is stored or run, so they need no token */
     {"GET", "/api/v1/model/occupancy", h_model_occupancy_rules, 0, 1, 0},
     {"POST", "/api/v1/model/occupancy", h_model_occupancy, 0, 1, 0},

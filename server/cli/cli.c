@@ -154,7 +154,7 @@ store *cli_open_store(const char *cmd, const char *path)
 {
     store *s;
     char err[512];
-    if (gpuprobe_store_open(&s, path, NULL, err, sizeof err) != 0)
+    if (gpuprobe_store_open(&s, path, NULL, NULL, err, sizeof err) != 0)
         cli_fail(cmd, 1, "%s", err);
     return s;
 }

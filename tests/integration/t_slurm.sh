@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Proves the Slurm fan-out on a real single-node Slurm (Debian's slurmctld, slurmd and munge, configured here on loopback in this test's folder: its own slurm.conf, ports, state and spool, munge key and socket; proctrack/linuxproc, task/none, no cgroups): `gpuprobe fleet slurm --submit` writes and submits the job array against a real central daemon, the array's task runs the stand-in suite on the node's two stand-in GPUs from a bundle folder, and the central lists both GPUs with the node's host and their results; with --nodelist each task is pinned to its node, with --nodes the script asks for whole nodes. Every daemon is stopped and its files removed however the test ends; a Slurm daemon that does not start fails the test with its log.
+# Proves the Slurm fan-out on a real single-node Slurm (Debian's slurmctld, slurmd and munge, configured here on loopback in this test's folder: its own slurm.conf, ports, state and spool, munge key and socket; proctrack/linuxproc, task/none, no cgroups): `gpuprobe fleet slurm --submit` writes and submits the job array against a real central daemon, the array's task runs the stand-in suite on the node's two stand-in GPUs from a bundle folder, and the central lists both GPUs with the node's host and their results, and its fleet view compares them; with --nodelist each task is pinned to its node, with --nodes the script asks for whole nodes. Every daemon is stopped and its files removed however the test ends; a Slurm daemon that does not start fails the test with its log.
 . "$(dirname "$0")/lib.sh"
 
 S=$WORK/slurm
@@ -140,6 +140,11 @@ central_standins() {
         req GET "/api/v1/devices/$uuid/memory"
         assert_status 200
     done
+    # the fleet view compares them with the fleet figures of the replayed suite
+    req GET "/api/v1/fleet?host=$HOST"
+    assert_status 200
+    assert_json '[.models[] | [.model, .devices, .hosts]]' '[["NVIDIA H200 (stand-in)",2,1]]'
+    assert_true "[.devices[] | select(.host == \"$HOST\") | .figures > 100] == [true,true]"
 }
 
 # ---- --nodelist: submitted held, each task pinned to its node, released -------------------

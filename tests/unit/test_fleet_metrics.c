@@ -124,7 +124,9 @@ static void test_missing_members_and_escaping(void **state)
     assert_true(m.v[1].value == 1.5);
     json_decref(doc);
     /* kinds without figures, and a document that is not an object */
-    assert_int_equal(fleet_metrics_from_result("trace-sort", json_object(), &m), 0);
+    json_t *empty = json_object();
+    assert_int_equal(fleet_metrics_from_result("trace-sort", empty, &m), 0);
+    json_decref(empty);
     assert_int_equal(m.n, 2);
     fleet_metrics_free(&m);
 }
@@ -141,7 +143,7 @@ static int fleet_setup(void **state)
     struct rdb *f = *state;
     char err[512];
     store_close(f->s);
-    if (gpuprobe_store_open(&f->s, f->t->path, NULL, err, sizeof err) != 0) {
+    if (gpuprobe_store_open(&f->s, f->t->path, NULL, NULL, err, sizeof err) != 0) {
         print_error("%s\n", err);
         return -1;
     }

@@ -36,7 +36,7 @@ static int setup(void **state)
         return -1;
     struct rdb *f = *state;
     store_close(f->s);
-    if (gpuprobe_store_open(&f->s, f->t->path, NULL, err, sizeof err) != 0) {
+    if (gpuprobe_store_open(&f->s, f->t->path, NULL, NULL, err, sizeof err) != 0) {
         print_error("%s\n", err);
         return -1;
     }
@@ -248,7 +248,7 @@ static void bundle_of_one_job(void **state)
     struct bundle_counts c;
     char path[300];
     snprintf(path, sizeof path, "%s.central", f->t->path);
-    assert_int_equal(gpuprobe_store_open(&central, path, NULL, err, sizeof err), 0);
+    assert_int_equal(gpuprobe_store_open(&central, path, NULL, NULL, err, sizeof err), 0);
     assert_int_equal(bundle_import(central, b, &c, err, sizeof err, field, sizeof field), 0);
     assert_int_equal(c.results_added, 1);
     assert_int_equal(bundle_import(central, b, &c, err, sizeof err, field, sizeof field), 0);

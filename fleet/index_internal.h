@@ -1,0 +1,73 @@
+/*
+ * The fleet index's insides, shared by index.c (loading and keeping it
+ * current) and view.c (distributions, outliers, the JSON views).
+ */
+#ifndef GPUPROBE_FLEET_INDEX_INTERNAL_H
+#define GPUPROBE_FLEET_INDEX_INTERNAL_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "fleet/index.h"
+#include "fleet/strtab.h"
+
+#define NO_TEXT UINT32_MAX
+
+/* One figure of one device. */
+struct fval {
+    uint32_t metric;      /* id in ix->metrics */
+    uint32_t text;        /* id in ix->texts for a category, else NO_TEXT */
+    double value;
+    int64_t job_id;
+};
+
+struct fdev {
+    uint32_t uuid;        /* id in ix->names, also this device's index */
+    uint32_t host;        /* id in ix->names */
+    uint32_t model;       /* index in ix->models */
+    struct fval *v;       /* sorted by metric id */
+    size_t n;
+};
+
+/* One figure's distribution over one model. */
+struct fdist {
+    int present;          /* some device of the model has it */
+    int categorical;
+    struct fleet_dist d;  /* numbers */
+    uint32_t mode;        /* categories: the most common text, NO_TEXT if none holds > half */
+    size_t mode_count, n_text;
+};
+
+struct fmodel {
+    uint32_t name;        /* id in ix->names */
+    uint32_t cc;          /* id in ix->names */
+    int stale;            /* a device changed since dists were computed */
+    struct fdist *dists;  /* by metric id, ndists of them */
+    size_t ndists;
+};
+
+/* A device whose figures a transaction may have changed. */
+struct touched {
+    char uuid[48];
+    uint64_t gen;
+};
+
+struct fleet_index {
+    pthread_mutex_t lock;
+    int loaded;
+    struct strtab names;     /* uuids, hosts, model names, capabilities */
+    struct strtab metrics;   /* figure names */
+    struct strtab texts;     /* categories */
+    struct fdev *devs;       /* devs[i] for device id i of dev_ids */
+    struct strtab dev_ids;   /* uuid -> device index */
+    size_t ndevs, capdevs;
+    struct fmodel *models;
+    size_t nmodels, capmodels;
+    struct touched *touched;
+    size_t ntouched, captouched;
+};
+
+/* Computes the distributions of every stale model. 0, or -1 (memory). */
+int fleet_models_refresh(struct fleet_index *ix);
+
+#endif

@@ -1,0 +1,468 @@
+/*
+ * The fleet's distributions, outliers and views (see index.h).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fleet/index_internal.h"
+#include "fleet/metrics.h"
+#include "util/errf.h"
+
+/* ---- distributions --------------------------------------------------------- */
+
+/* A category's count within one figure of one model. */
+struct tally {
+    uint32_t text;
+    size_t count;
+};
+
+static int refresh_categories(const struct fleet_index *ix, uint32_t model, struct fdist *dists,
+                              size_t nm)
+{
+    struct tally **t = calloc(nm, sizeof *t);
+    size_t *nt = calloc(nm, sizeof *nt);
+    int rc = t && nt ? 0 : -1;
+    for (size_t i = 0; i < ix->ndevs && rc == 0; i++) {
+        const struct fdev *d = &ix->devs[i];
+        if (d->model != model)
+            continue;
+        for (size_t k = 0; k < d->n && rc == 0; k++) {
+            const struct fval *v = &d->v[k];
+            if (v->text == NO_TEXT)
+                continue;
+            size_t j = 0;
+            while (j < nt[v->metric] && t[v->metric][j].text != v->text)
+                j++;
+            if (j == nt[v->metric]) {
+                struct tally *more = realloc(t[v->metric], (j + 1) * sizeof *more);
+                if (!more) {
+                    rc = -1;
+                    break;
+                }
+                t[v->metric] = more;
+                more[j] = (struct tally){v->text, 0};
+                nt[v->metric]++;
+            }
+            t[v->metric][j].count++;
+        }
+    }
+    for (size_t k = 0; k < nm && rc == 0; k++) {
+        if (!nt[k])
+            continue;
+        struct fdist *f = &dists[k];
+        f->present = f->categorical = 1;
+        f->mode = NO_TEXT;
+        size_t best = 0, total = 0;
+        for (size_t j = 0; j < nt[k]; j++) {
+            total += t[k][j].count;
+            if (t[k][j].count > best) {
+                best = t[k][j].count;
+                f->mode = t[k][j].text;
+            }
+        }
+        f->n_text = total;
+        f->mode_count = best;
+        if (2 * best <= total)
+            f->mode = NO_TEXT; /* no majority: no norm to differ from */
+    }
+    for (size_t k = 0; t && k < nm; k++)
+        free(t[k]);
+    free(t);
+    free(nt);
+    return rc;
+}
+
+/* Gathers the model's numbers figure by figure (offsets, then values) and
+ * computes each distribution. */
+static int refresh_numbers(const struct fleet_index *ix, uint32_t model, struct fdist *dists,
+                           size_t nm)
+{
+    size_t *start = calloc(nm + 1, sizeof *start);
+    if (!start)
+        return -1;
+    for (size_t i = 0; i < ix->ndevs; i++)
+        if (ix->devs[i].model == model)
+            for (size_t k = 0; k < ix->devs[i].n; k++)
+                if (ix->devs[i].v[k].text == NO_TEXT)
+                    start[ix->devs[i].v[k].metric + 1]++;
+    for (size_t k = 0; k < nm; k++)
+        start[k + 1] += start[k];
+    size_t total = start[nm];
+    double *vals = malloc((total ? total : 1) * sizeof *vals);
+    double *scratch = malloc((total ? total : 1) * sizeof *scratch);
+    size_t *fill = calloc(nm, sizeof *fill);
+    int rc = vals && scratch && fill ? 0 : -1;
+    for (size_t i = 0; i < ix->ndevs && rc == 0; i++)
+        if (ix->devs[i].model == model)
+            for (size_t k = 0; k < ix->devs[i].n; k++) {
+                const struct fval *v = &ix->devs[i].v[k];
+                if (v->text == NO_TEXT)
+                    vals[start[v->metric] + fill[v->metric]++] = v->value;
+            }
+    for (size_t k = 0; k < nm && rc == 0; k++) {
+        size_t n = start[k + 1] - start[k];
+        if (!n)
+            continue;
+        dists[k].present = 1;
+        fleet_dist_of(vals + start[k], n, scratch, &dists[k].d);
+    }
+    free(start);
+    free(vals);
+    free(scratch);
+    free(fill);
+    return rc;
+}
+
+int fleet_models_refresh(struct fleet_index *ix)
+{
+    size_t nm = ix->metrics.n;
+    for (size_t m = 0; m < ix->nmodels; m++) {
+        struct fmodel *model = &ix->models[m];
+        if (!model->stale && model->ndists == nm)
+            continue;
+        struct fdist *dists = calloc(nm ? nm : 1, sizeof *dists);
+        if (!dists || refresh_numbers(ix, (uint32_t)m, dists, nm) != 0 ||
+            refresh_categories(ix, (uint32_t)m, dists, nm) != 0) {
+            free(dists);
+            return -1;
+        }
+        free(model->dists);
+        model->dists = dists;
+        model->ndists = nm;
+        model->stale = 0;
+    }
+    return 0;
+}
+
+/* ---- outliers ---------------------------------------------------------------- */
+
+/* Whether v of a device is an outlier of its model; *mads as fleet_is_outlier. */
+static int outlying(const struct fmodel *m, const struct fleet_rule *rule, const struct fval *v,
+                    double *mads)
+{
+    const struct fdist *f = &m->dists[v->metric];
+    *mads = 0;
+    if (v->text != NO_TEXT)
+        return f->mode != NO_TEXT && f->n_text >= rule->min_devices && v->text != f->mode;
+    return fleet_is_outlier(rule, &f->d, v->value, mads);
+}
+
+static json_t *number_or_null(double x)
+{
+    return isfinite(x) ? json_real(x) : json_null();
+}
+
+static json_t *outlier_json(const struct fleet_index *ix, const struct fdev *d,
+                            const struct fmodel *m, const struct fval *v, double mads)
+{
+    const struct fdist *f = &m->dists[v->metric];
+    json_t *o = json_pack("{s:s, s:s, s:s}", "uuid", strtab_str(&ix->names, d->uuid), "host",
+                          strtab_str(&ix->names, d->host), "metric",
+                          strtab_str(&ix->metrics, v->metric));
+    if (!o)
+        return NULL;
+    if (v->text != NO_TEXT) {
+        json_object_set_new(o, "text", json_string(strtab_str(&ix->texts, v->text)));
+        json_object_set_new(o, "mode", json_string(strtab_str(&ix->texts, f->mode)));
+    } else {
+        json_object_set_new(o, "value", json_real(v->value));
+        json_object_set_new(o, "median", json_real(f->d.median));
+        json_object_set_new(o, "deviation_mads", number_or_null(mads));
+        json_object_set_new(o, "relative", f->d.median != 0
+                                               ? json_real((v->value - f->d.median) /
+                                                           fabs(f->d.median))
+                                               : json_null());
+    }
+    json_object_set_new(o, "job_id", json_integer(v->job_id));
+    return o;
+}
+
+/* ---- the view ------------------------------------------------------------------ */
+
+static int matches(const char *want, const char *have)
+{
+    return !want || !*want || strcmp(want, have) == 0;
+}
+
+static int by_name(const void *a, const void *b, void *t)
+{
+    const struct strtab *tab = t;
+    return strcmp(strtab_str(tab, *(const uint32_t *)a), strtab_str(tab, *(const uint32_t *)b));
+}
+
+/* Figure ids sorted by name (ids are in order of first sight). */
+static uint32_t *metrics_by_name(const struct fleet_index *ix)
+{
+    uint32_t *ids = malloc((ix->metrics.n ? ix->metrics.n : 1) * sizeof *ids);
+    if (!ids)
+        return NULL;
+    for (uint32_t i = 0; i < ix->metrics.n; i++)
+        ids[i] = i;
+    qsort_r(ids, ix->metrics.n, sizeof *ids, by_name, (void *)&ix->metrics);
+    return ids;
+}
+
+static json_t *figure_json(const struct fleet_index *ix, uint32_t id, const struct fdist *f,
+                           size_t outliers)
+{
+    const char *name = strtab_str(&ix->metrics, id);
+    const struct fleet_family *fam = fleet_family_of(name);
+    json_t *j = json_pack("{s:s, s:s, s:s, s:I}", "metric", name, "family", fam ? fam->name : "",
+                          "unit", fam ? fam->unit : "", "outliers", (json_int_t)outliers);
+    if (!j)
+        return NULL;
+    if (f->categorical) {
+        json_object_set_new(j, "categorical", json_true());
+        json_object_set_new(j, "n", json_integer((json_int_t)f->n_text));
+        json_object_set_new(j, "mode", f->mode == NO_TEXT
+                                           ? json_null()
+                                           : json_string(strtab_str(&ix->texts, f->mode)));
+        json_object_set_new(j, "mode_devices", json_integer((json_int_t)f->mode_count));
+    } else {
+        json_object_set_new(j, "n", json_integer((json_int_t)f->d.n));
+        json_object_set_new(j, "median", json_real(f->d.median));
+        json_object_set_new(j, "mad", json_real(f->d.mad));
+        json_object_set_new(j, "min", json_real(f->d.min));
+        json_object_set_new(j, "max", json_real(f->d.max));
+    }
+    return j;
+}
+
+/* Counts for one model under the rule: outliers per figure, per device;
+ * and its outliers (restricted by host) appended to list. */
+static int model_outliers(const struct fleet_index *ix, uint32_t model,
+                          const struct fleet_query *q, size_t *per_metric, size_t *per_dev,
+                          json_t *list)
+{
+    const struct fmodel *m = &ix->models[model];
+    for (size_t i = 0; i < ix->ndevs; i++) {
+        const struct fdev *d = &ix->devs[i];
+        if (d->model != model || !d->n)
+            continue;
+        int listed = matches(q->host, strtab_str(&ix->names, d->host));
+        for (size_t k = 0; k < d->n; k++) {
+            double mads;
+            if (!outlying(m, &q->rule, &d->v[k], &mads))
+                continue;
+            per_metric[d->v[k].metric]++;
+            per_dev[i]++;
+            if (listed && json_array_append_new(list, outlier_json(ix, d, m, &d->v[k], mads)))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+static json_t *rule_json(const struct fleet_rule *r)
+{
+    return json_pack("{s:f, s:f, s:f, s:I, s:s}", "k", r->k, "mad_scale", FLEET_MAD_SCALE,
+                     "min_relative", r->min_relative, "min_devices", (json_int_t)r->min_devices,
+                     "text",
+                     "a number is an outlier when at least min_devices GPUs of its model have "
+                     "it and |x - median| > k x mad_scale x MAD and |x - median| > min_relative "
+                     "x |median|; a category is when more than half the GPUs of its model "
+                     "share another value");
+}
+
+static json_t *model_json(const struct fleet_index *ix, uint32_t model,
+                          const struct fleet_query *q, const uint32_t *order, size_t *per_dev)
+{
+    const struct fmodel *m = &ix->models[model];
+    size_t nm = ix->metrics.n;
+    size_t *per_metric = calloc(nm ? nm : 1, sizeof *per_metric);
+    json_t *outliers = json_array(), *figures = json_array();
+    if (!per_metric || !outliers || !figures ||
+        model_outliers(ix, model, q, per_metric, per_dev, outliers) != 0) {
+        free(per_metric);
+        json_decref(outliers);
+        json_decref(figures);
+        return NULL;
+    }
+    size_t devices = 0, with_outliers = 0;
+    struct strtab hosts;
+    strtab_init(&hosts);
+    for (size_t i = 0; i < ix->ndevs; i++)
+        if (ix->devs[i].model == model && ix->devs[i].n) {
+            devices++;
+            with_outliers += per_dev[i] > 0;
+            strtab_intern(&hosts, strtab_str(&ix->names, ix->devs[i].host));
+        }
+    for (size_t k = 0; k < nm; k++)
+        if (order[k] < m->ndists && m->dists[order[k]].present)
+            json_array_append_new(figures,
+                                  figure_json(ix, order[k], &m->dists[order[k]],
+                                              per_metric[order[k]]));
+    json_t *j = json_pack("{s:s, s:s, s:I, s:I, s:I, s:o, s:o}", "model",
+                          strtab_str(&ix->names, m->name), "compute_capability",
+                          strtab_str(&ix->names, m->cc), "devices", (json_int_t)devices,
+                          "hosts", (json_int_t)hosts.n, "devices_with_outliers",
+                          (json_int_t)with_outliers, "figures", figures, "outliers", outliers);
+    strtab_free(&hosts);
+    free(per_metric);
+    return j;
+}
+
+static json_t *devices_json(const struct fleet_index *ix, const struct fleet_query *q,
+                            const size_t *per_dev)
+{
+    json_t *list = json_array();
+    for (size_t i = 0; list && i < ix->ndevs; i++) {
+        const struct fdev *d = &ix->devs[i];
+        const char *model = strtab_str(&ix->names, ix->models[d->model].name);
+        if (!d->n || !matches(q->model, model) ||
+            !matches(q->host, strtab_str(&ix->names, d->host)))
+            continue;
+        json_array_append_new(list, json_pack("{s:s, s:s, s:s, s:I, s:I}", "uuid",
+                                              strtab_str(&ix->names, d->uuid), "host",
+                                              strtab_str(&ix->names, d->host), "model", model,
+                                              "figures", (json_int_t)d->n, "outliers",
+                                              (json_int_t)per_dev[i]));
+    }
+    return list;
+}
+
+json_t *fleet_index_view(struct fleet_index *ix, const struct fleet_query *q)
+{
+    pthread_mutex_lock(&ix->lock);
+    json_t *out = NULL, *models = json_array();
+    uint32_t *order = NULL;
+    size_t *per_dev = calloc(ix->ndevs ? ix->ndevs : 1, sizeof *per_dev);
+    if (!models || !per_dev || fleet_models_refresh(ix) != 0 || !(order = metrics_by_name(ix)))
+        goto done;
+    for (size_t m = 0; m < ix->nmodels; m++) {
+        if (!matches(q->model, strtab_str(&ix->names, ix->models[m].name)))
+            continue;
+        json_t *mj = model_json(ix, (uint32_t)m, q, order, per_dev);
+        if (!mj)
+            goto done;
+        /* a model none of whose devices has a figure is no comparison */
+        if (json_integer_value(json_object_get(mj, "devices")) == 0)
+            json_decref(mj);
+        else if (json_array_append_new(models, mj) != 0)
+            goto done;
+    }
+    out = json_pack("{s:o, s:O, s:o}", "rule", rule_json(&q->rule), "models", models, "devices",
+                    devices_json(ix, q, per_dev));
+done:
+    pthread_mutex_unlock(&ix->lock);
+    json_decref(models);
+    free(order);
+    free(per_dev);
+    return out;
+}
+
+/* ---- one figure's distribution -------------------------------------------------- */
+
+static const struct fval *value_of(const struct fdev *d, uint32_t metric)
+{
+    size_t lo = 0, hi = d->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (d->v[mid].metric < metric)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < d->n && d->v[lo].metric == metric ? &d->v[lo] : NULL;
+}
+
+/* One device's value of the figure, for sorting. */
+struct point {
+    const struct fdev *d;
+    const struct fval *v;
+    const char *text;
+    int outlier;
+};
+
+static int by_value(const void *a, const void *b)
+{
+    const struct point *x = a, *y = b;
+    if (x->text || y->text)
+        return strcmp(x->text ? x->text : "", y->text ? y->text : "");
+    return (x->v->value > y->v->value) - (x->v->value < y->v->value);
+}
+
+static json_t *point_json(const struct fleet_index *ix, const struct point *p)
+{
+    json_t *e = json_pack("{s:s, s:s, s:I, s:b}", "uuid", strtab_str(&ix->names, p->d->uuid),
+                          "host", strtab_str(&ix->names, p->d->host), "job_id",
+                          (json_int_t)p->v->job_id, "outlier", p->outlier);
+    if (e)
+        json_object_set_new(e, p->text ? "text" : "value",
+                            p->text ? json_string(p->text) : json_real(p->v->value));
+    return e;
+}
+
+/* The points of figure fid over model mid, sorted; *n of them. */
+static struct point *points_of(const struct fleet_index *ix, uint32_t mid, uint32_t fid,
+                               const struct fleet_rule *rule, size_t *n)
+{
+    const struct fmodel *m = &ix->models[mid];
+    struct point *p = malloc((ix->ndevs ? ix->ndevs : 1) * sizeof *p);
+    *n = 0;
+    for (size_t i = 0; p && i < ix->ndevs; i++) {
+        const struct fdev *d = &ix->devs[i];
+        const struct fval *v = d->model == mid ? value_of(d, fid) : NULL;
+        double mads;
+        if (v)
+            p[(*n)++] = (struct point){d, v,
+                                       v->text != NO_TEXT ? strtab_str(&ix->texts, v->text)
+                                                          : NULL,
+                                       outlying(m, rule, v, &mads)};
+    }
+    if (p)
+        qsort(p, *n, sizeof *p, by_value);
+    return p;
+}
+
+json_t *fleet_index_distribution(struct fleet_index *ix, const char *model, const char *metric,
+                                 const struct fleet_rule *rule, int *unknown, char *err,
+                                 size_t errlen)
+{
+    *unknown = 0;
+    pthread_mutex_lock(&ix->lock);
+    json_t *out = NULL, *values = NULL;
+    struct point *p = NULL;
+    size_t n = 0, outliers = 0;
+    uint32_t mid = UINT32_MAX, fid = strtab_find(&ix->metrics, metric);
+    for (size_t m = 0; m < ix->nmodels; m++)
+        if (strcmp(strtab_str(&ix->names, ix->models[m].name), model) == 0)
+            mid = (uint32_t)m;
+    if (fleet_models_refresh(ix) != 0) {
+        errf(err, errlen, "out of memory");
+        goto done;
+    }
+    if (mid == UINT32_MAX || fid == UINT32_MAX || !ix->models[mid].dists[fid].present) {
+        *unknown = 1;
+        errf(err, errlen, mid == UINT32_MAX ? "no GPU of model '%s' has fleet figures"
+                                            : "no GPU of model '%s' has the figure '%s'",
+             model, metric);
+        goto done;
+    }
+    const struct fdist *f = &ix->models[mid].dists[fid];
+    if (!(p = points_of(ix, mid, fid, rule, &n)) || !(values = json_array())) {
+        errf(err, errlen, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+        outliers += p[i].outlier;
+        json_array_append_new(values, point_json(ix, &p[i]));
+    }
+    out = figure_json(ix, fid, f, outliers);
+    if (out) {
+        json_object_set_new(out, "model", json_string(model));
+        if (!f->categorical) {
+            double low, high;
+            fleet_outlier_bounds(rule, &f->d, &low, &high);
+            json_object_set_new(out, "low", json_real(low));
+            json_object_set_new(out, "high", json_real(high));
+        }
+        json_object_set(out, "values", values);
+    }
+done:
+    pthread_mutex_unlock(&ix->lock);
+    json_decref(values);
+    free(p);
+    return out;
+}

@@ -1,0 +1,108 @@
+/*
+ * GET /api/v1/fleet and /api/v1/fleet/distribution: the GPUs this store
+ * knows compared with their peers of the same model (fleet/index.h).
+ *
+ * DESIGN
+ * The index is brought up to the store before each answer (cheap: only
+ * the devices a result touched since are read again); the answer itself is
+ * computed by fleet/ under its own lock. The outlier rule's parameters may
+ * be given in the query, checked like every argument: an unknown or
+ * repeated argument or a value out of range is 400 naming it.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "fleet/index.h"
+#include "server/api/handlers.h"
+#include "server/app.h"
+#include "server/http/problem.h"
+
+/* A real query argument within [lo, hi]; 1 when absent (keeps *out). */
+static int real_arg(struct http_req *rq, struct http_resp *rs, const char *name, double lo,
+                    double hi, double *out)
+{
+    const char *text = http_query(rq, name);
+    if (!text)
+        return 1;
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (!*text || *end || errno || !isfinite(v) || v < lo || v > hi) {
+        problem_field(rq, rs, 400, "invalid-request", name, "%s must be a number from %g to %g",
+                      name, lo, hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* The rule with the query's overrides; -1 with the 400 in rs. */
+static int rule_from_query(struct http_req *rq, struct http_resp *rs, struct fleet_rule *r)
+{
+    double min_devices = (double)r->min_devices;
+    if (real_arg(rq, rs, "k", 0.5, 100, &r->k) < 0 ||
+        real_arg(rq, rs, "min_relative", 0, 10, &r->min_relative) < 0 ||
+        real_arg(rq, rs, "min_devices", 2, 1e6, &min_devices) < 0)
+        return -1;
+    if (min_devices != floor(min_devices)) {
+        problem_field(rq, rs, 400, "invalid-request", "min_devices",
+                      "min_devices must be a whole number");
+        return -1;
+    }
+    r->min_devices = (size_t)min_devices;
+    return 0;
+}
+
+/* The index, current; -1 with the 503 in rs. */
+static int synced(struct http_req *rq, struct http_resp *rs)
+{
+    char err[512];
+    if (fleet_index_sync(rq->app->fleet, rq->app->db, err, sizeof err) == 0)
+        return 0;
+    problem(rq, rs, 503, "unavailable", "the fleet figures could not be read: %s", err);
+    return -1;
+}
+
+void h_fleet(struct http_req *rq, struct http_resp *rs)
+{
+    static const char *const known[] = {"model", "host", "k", "min_relative", "min_devices",
+                                        NULL};
+    struct fleet_query q = {http_query(rq, "model"), http_query(rq, "host"), FLEET_RULE_DEFAULT};
+    if (query_only(rq, rs, known) < 0 || rule_from_query(rq, rs, &q.rule) < 0 ||
+        synced(rq, rs) < 0)
+        return;
+    json_t *view = fleet_index_view(rq->app->fleet, &q);
+    if (!view) {
+        problem(rq, rs, 500, "internal", "the fleet view could not be built: out of memory");
+        return;
+    }
+    http_json(rs, 200, view);
+}
+
+void h_fleet_distribution(struct http_req *rq, struct http_resp *rs)
+{
+    static const char *const known[] = {"model", "metric", "k", "min_relative", "min_devices",
+                                        NULL};
+    struct fleet_rule rule = FLEET_RULE_DEFAULT;
+    const char *model = http_query(rq, "model"), *metric = http_query(rq, "metric");
+    if (query_only(rq, rs, known) < 0 || rule_from_query(rq, rs, &rule) < 0)
+        return;
+    if (!model || !*model || !metric || !*metric) {
+        const char *missing = !model || !*model ? "model" : "metric";
+        problem_field(rq, rs, 400, "invalid-request", missing, "%s is required", missing);
+        return;
+    }
+    if (synced(rq, rs) < 0)
+        return;
+    char err[512];
+    int unknown;
+    json_t *d = fleet_index_distribution(rq->app->fleet, model, metric, &rule, &unknown, err,
+                                         sizeof err);
+    if (d)
+        http_json(rs, 200, d);
+    else if (unknown)
+        problem(rq, rs, 404, "not-found", "%s", err);
+    else
+        problem(rq, rs, 500, "internal", "the distribution could not be built: %s", err);
+}
