@@ -79,7 +79,7 @@ UNIT_SUPPORT := $(patsubst %.c,$(B)/%.o,$(wildcard tests/unit/support/*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 
 .PHONY: all build variant deps test-deps bench-deps web-deps apt-node apt-npm fuzz-deps run test check unit unit-run integration \
-        dist gpu-check bench bench-trace fuzz fmt clean
+        dist gpu-check bench bench-trace bench-fleet fuzz fmt clean
 
 all: build
 build:
@@ -244,6 +244,12 @@ fuzz: deps fuzz-deps
 
 bench: deps bench-deps build
 	@bench/http/run.sh build/release/gpuprobe
+
+# A central taking a simulated fleet of 10,000 GPUs (needs ~8 GB free).
+bench-fleet: deps
+	@$(MAKE) --no-print-directory variant VARIANT=release
+	@$(MAKE) --no-print-directory build/release/bench/fleet-synth VARIANT=release
+	@bench/fleet/run.sh build/release/gpuprobe build/release/bench/fleet-synth
 
 # The trace sorter on generated 10M and 100M-record traces (needs ~5 GB free).
 bench-trace: deps

@@ -14,6 +14,7 @@
 #ifndef GPUPROBE_DB_FLEET_STORE_H
 #define GPUPROBE_DB_FLEET_STORE_H
 
+#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,7 +24,7 @@
  * saver, with the job's id and its result; a nonzero answer rolls the whole
  * transaction back (-1 with the reason in err). */
 typedef int store_result_hook_fn(void *ctx, struct store_tx *tx, int64_t job_id,
-                                 const char *result_json, char *err, size_t errlen);
+                                 const json_t *result, char *err, size_t errlen);
 /* Installs the hook (NULL removes it). Contract: called before the store is
  * shared between threads. */
 void store_set_result_hook(store *s, store_result_hook_fn *fn, void *ctx);

@@ -93,7 +93,7 @@ static int result_job(struct store_tx *tx, const char *uuid, const struct store_
     if (store_job_event_tx(tx, id, store_now_ms(), JOB_SUCCEEDED, event, err, errlen) != 0)
         return -1;
     tx->measured_ms = r->finished_ms;
-    int ret = store_tx_save_result(tx, id, r->result_json, r->save, err, errlen);
+    int ret = store_tx_save_result(tx, id, r->result_json, r->result, r->save, err, errlen);
     tx->measured_ms = 0;
     return ret;
 }

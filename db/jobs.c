@@ -328,7 +328,7 @@ static int record_tx(struct store_tx *tx, const struct job_in *j, const char *re
     if (ret == 0)
         ret = stamp_version(tx, *id, err, errlen);
     if (ret == 0)
-        ret = store_tx_save_result(tx, *id, result_json, save, err, errlen);
+        ret = store_tx_save_result(tx, *id, result_json, NULL, save, err, errlen);
     return ret;
 }
 
@@ -396,7 +396,7 @@ int store_job_succeed(store *s, int64_t id, const char *result_json, store_resul
                             err, errlen);
     if (ret == 0 && stamp_version(&tx, id, err, errlen) != 0)
         ret = -1;
-    if (ret == 0 && store_tx_save_result(&tx, id, result_json, save, err, errlen) != 0)
+    if (ret == 0 && store_tx_save_result(&tx, id, result_json, NULL, save, err, errlen) != 0)
         ret = -1;
     return store_tx_end(&tx, ret, err, errlen);
 }

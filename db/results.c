@@ -366,18 +366,12 @@ int rw_walk_doc(struct store_tx *tx, int64_t job_id, const json_t *doc, rw_walk_
     return walk(&w, doc);
 }
 
-int rw_save(struct store_tx *tx, int64_t job_id, const char *result_json, rw_walk_fn walk,
-            char *err, size_t errlen)
+int rw_save(struct store_tx *tx, int64_t job_id, const json_t *doc, rw_walk_fn walk, char *err,
+            size_t errlen)
 {
-    json_error_t je;
-    json_t *doc = json_loads(result_json ? result_json : "", JSON_REJECT_DUPLICATES, &je);
-    if (!doc)
-        return errf(err, errlen, "the result is not JSON: %s", je.text);
     store_tx_assert_live(tx);
     assert(job_id > 0);
-    int ret = rw_walk_doc(tx, job_id, doc, walk, err, errlen);
-    json_decref(doc);
-    return ret;
+    return rw_walk_doc(tx, job_id, doc, walk, err, errlen);
 }
 
 /* ---- the probes that keep results ---------------------------------------------------- */

@@ -82,9 +82,9 @@ results_check_fn results_latency_check, results_memory_check, results_banks_chec
 
 /* The savers (store_result_saver_fn, see store.h), for store_job_succeed and
  * store_job_record: the check, then the rows of job_id inserted in tx.
- * result_json that is not a well-formed document is refused (-1) and writes
- * nothing (text that is not JSON at all is refused before anything else is
- * looked at). Contract: tx is the live transaction the store hands a saver
+ * A result that is not a well-formed document is refused (-1) and writes
+ * nothing (text that is not JSON at all the store refuses before a saver
+ * sees it). Contract: tx is the live transaction the store hands a saver
  * and job_id the id of its job (> 0). */
 store_result_saver_fn results_latency_save, results_memory_save, results_banks_save,
     results_control_codes_save, results_dual_issue_save, results_suite_save;

@@ -149,10 +149,9 @@ int results_dual_issue_walk(struct rwalk *w, const json_t *doc);
  * job_id > 0. */
 int rw_walk_doc(struct store_tx *tx, int64_t job_id, const json_t *doc, rw_walk_fn walk,
                 char *err, size_t errlen);
-/* Parses result_json and runs walk over it in tx; the body of every saver.
- * Text that is not JSON is refused (-1) first; a document is walked only
- * under the contract: tx is live and job_id > 0. */
-int rw_save(struct store_tx *tx, int64_t job_id, const char *result_json, rw_walk_fn walk,
+/* Runs walk over the result in tx; the body of every saver. Contract: tx
+ * is live and job_id > 0. */
+int rw_save(struct store_tx *tx, int64_t job_id, const json_t *doc, rw_walk_fn walk,
             char *err, size_t errlen);
 
 /* Defines a probe's public check (results_check_fn) and saver
@@ -163,10 +162,9 @@ int rw_save(struct store_tx *tx, int64_t job_id, const char *result_json, rw_wal
     {                                                                                          \
         return rw_walk_doc(NULL, 0, doc, walk, err, errlen);                                   \
     }                                                                                          \
-    int save(struct store_tx *tx, int64_t job_id, const char *result_json, char *err,          \
-             size_t errlen)                                                                    \
+    int save(struct store_tx *tx, int64_t job_id, const json_t *doc, char *err, size_t errlen) \
     {                                                                                          \
-        return rw_save(tx, job_id, result_json, walk, err, errlen);                            \
+        return rw_save(tx, job_id, doc, walk, err, errlen);                                    \
     }
 
 /* ---- reading ------------------------------------------------------------- */

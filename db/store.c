@@ -634,15 +634,26 @@ void store_set_result_hook(store *s, store_result_hook_fn *fn, void *ctx)
 }
 
 int store_tx_save_result(struct store_tx *tx, int64_t job_id, const char *result_json,
-                         store_result_saver save, char *err, size_t errlen)
+                         const json_t *result, store_result_saver save, char *err,
+                         size_t errlen)
 {
     store_tx_assert_live(tx);
-    if (save && save(tx, job_id, result_json, err, errlen) != 0)
-        return -1;
     store *s = tx->s;
-    return s->result_hook
-               ? s->result_hook(s->result_hook_ctx, tx, job_id, result_json, err, errlen)
-               : 0;
+    if (!save && !s->result_hook)
+        return 0;
+    json_t *parsed = NULL;
+    if (!result) {
+        json_error_t je;
+        parsed = json_loads(result_json ? result_json : "", JSON_REJECT_DUPLICATES, &je);
+        if (!parsed)
+            return errf(err, errlen, "the result is not JSON: %s", je.text);
+        result = parsed;
+    }
+    int rc = save ? save(tx, job_id, result, err, errlen) : 0;
+    if (rc == 0 && s->result_hook)
+        rc = s->result_hook(s->result_hook_ctx, tx, job_id, result, err, errlen);
+    json_decref(parsed);
+    return rc;
 }
 
 /* ---- small queries ------------------------------------------------------ */

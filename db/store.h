@@ -32,6 +32,7 @@
 #ifndef GPUPROBE_DB_STORE_H
 #define GPUPROBE_DB_STORE_H
 
+#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -203,10 +204,11 @@ int store_job_start(store *s, int64_t id, char *err, size_t errlen);
  * id > 0 and result_json is not NULL (result_json that is not JSON fails,
  * -1).
  * A saver gets the job's live transaction (valid only until it returns:
- * the store commits or rolls it back), the job's id and the result; it
- * writes through store_tx_exec and returns 0, or -1 with its reason. */
+ * the store commits or rolls it back), the job's id and the result as the
+ * store parsed it once for the saver and the result hook; it writes through
+ * store_tx_exec and returns 0, or -1 with its reason. */
 struct store_tx;
-typedef int store_result_saver_fn(struct store_tx *tx, int64_t job_id, const char *result_json,
+typedef int store_result_saver_fn(struct store_tx *tx, int64_t job_id, const json_t *result,
                                   char *err, size_t errlen);
 typedef store_result_saver_fn *store_result_saver;
 int store_job_succeed(store *s, int64_t id, const char *result_json, store_result_saver save,
@@ -270,6 +272,8 @@ struct store_import_result {
     const char *kind;
     store_result_saver save;          /* the kind's saver; NULL: the job row alone */
     const char *params_json, *result_json;
+    const json_t *result;             /* result_json parsed, when the caller has it (NULL:
+                                         the store parses it) */
     int timeout_s;                    /* >= 1 */
     const char *origin_host;          /* where it was measured, */
     int64_t origin_job;               /*   as which job there */

@@ -82,9 +82,12 @@ int store_host_upsert_tx(struct store_tx *tx, const char *hostname, const char *
 /* The time a result saved in tx was measured (tx->measured_ms, else now). */
 int64_t store_tx_measured_ms(const struct store_tx *tx);
 /* Saves a succeeded job's result rows through save (may be NULL), then tells
- * the store's result hook (db/fleet_store.h): the one way a result is saved. */
+ * the store's result hook (db/fleet_store.h): the one way a result is saved.
+ * result is result_json parsed when the caller has it; NULL: parsed here,
+ * once, for both (text that is not JSON is refused). */
 int store_tx_save_result(struct store_tx *tx, int64_t job_id, const char *result_json,
-                         store_result_saver save, char *err, size_t errlen);
+                         const json_t *result, store_result_saver save, char *err,
+                         size_t errlen);
 
 /* Asserts that tx is an open transaction (between begin and commit/rollback). */
 void store_tx_assert_live(const struct store_tx *tx);

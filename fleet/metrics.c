@@ -4,6 +4,7 @@
 #include "fleet/metrics.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -340,6 +341,23 @@ static const struct {
 };
 #define NREADERS (sizeof readers / sizeof readers[0])
 
+/* A figures document's figures, as they are (fleet_figures_check vetted them). */
+static void figures(const json_t *doc, struct fleet_metrics *m)
+{
+    const char *name;
+    const json_t *v;
+    json_object_foreach((json_t *)json_object_get(doc, "figures"), name, v) {
+        struct fleet_metric *f = slot(m);
+        if (!f)
+            return;
+        snprintf(f->name, sizeof f->name, "%s", name);
+        if (json_is_string(v))
+            snprintf(f->text, sizeof f->text, "%s", json_string_value(v));
+        else
+            f->value = json_number_value(v);
+    }
+}
+
 /* 1 for the kinds whose result is a suite document: the suite, and the
  * test build's stand-in, which replays a real one (tests/kinds/standin.c). */
 static int is_suite(const char *kind)
@@ -351,6 +369,10 @@ int fleet_metrics_from_result(const char *kind, const json_t *result, struct fle
 {
     if (!json_is_object(result))
         return 0;
+    if (strcmp(kind, FLEET_FIGURES_KIND) == 0) {
+        figures(result, out);
+        return out->out_of_memory ? -1 : 0;
+    }
     for (size_t i = 0; i < NREADERS; i++) {
         if (is_suite(kind)) {
             const json_t *part = json_object_get(result, readers[i].kind);
@@ -361,4 +383,77 @@ int fleet_metrics_from_result(const char *kind, const json_t *result, struct fle
         }
     }
     return out->out_of_memory ? -1 : 0;
+}
+
+/* ---- figures alone ------------------------------------------------------- */
+
+/* The "device" of a result, or of the first suite member that has one. */
+static const json_t *device_of(const json_t *result)
+{
+    const json_t *dev = json_object_get(result, "device");
+    const char *key;
+    const json_t *part;
+    if (json_is_object(dev))
+        return dev;
+    json_object_foreach((json_t *)result, key, part)
+        if (json_is_object(json_object_get(part, "device")))
+            return json_object_get(part, "device");
+    return NULL;
+}
+
+json_t *fleet_figures_doc(const char *kind, const json_t *result)
+{
+    struct fleet_metrics m;
+    fleet_metrics_init(&m);
+    const json_t *dev = device_of(result);
+    if (fleet_metrics_from_result(kind, result, &m) != 0 || m.n == 0 || !dev) {
+        fleet_metrics_free(&m);
+        return NULL;
+    }
+    json_t *figs = json_object();
+    for (size_t i = 0; figs && i < m.n; i++)
+        json_object_set_new(figs, m.v[i].name,
+                            m.v[i].text[0] ? json_string(m.v[i].text) : json_real(m.v[i].value));
+    fleet_metrics_free(&m);
+    return json_pack("{s:s, s:s, s:{s:O*, s:O*, s:O*}, s:o}", "probe", FLEET_FIGURES_KIND,
+                     "kind", kind, "device", "uuid", json_object_get(dev, "uuid"), "name",
+                     json_object_get(dev, "name"), "compute_capability",
+                     json_object_get(dev, "compute_capability"), "figures", figs);
+}
+
+#define MAX_FIGURES 4096
+
+int fleet_figures_check(const json_t *doc, char *err, size_t errlen)
+{
+    const json_t *figs = json_object_get(doc, "figures");
+    const json_t *dev = json_object_get(doc, "device");
+    if (!json_is_object(doc) || strcmp(text_of(doc, "probe"), FLEET_FIGURES_KIND) != 0) {
+        snprintf(err, errlen, "probe: must be \"%s\"", FLEET_FIGURES_KIND);
+        return -1;
+    }
+    if (!json_is_object(dev) || !json_is_string(json_object_get(dev, "uuid"))) {
+        snprintf(err, errlen, "device.uuid: must be a string");
+        return -1;
+    }
+    if (!json_is_object(figs) || json_object_size(figs) > MAX_FIGURES) {
+        snprintf(err, errlen, "figures: must be an object of at most %d figures", MAX_FIGURES);
+        return -1;
+    }
+    const char *name;
+    const json_t *v;
+    json_object_foreach((json_t *)figs, name, v) {
+        const struct fleet_family *fam = fleet_family_of(name);
+        int ok = fam && strlen(name) < FLEET_NAME_BYTES &&
+                 (fam->categorical
+                      ? json_is_string(v) && strlen(json_string_value(v)) < FLEET_TEXT_BYTES
+                      : json_is_number(v) && isfinite(json_number_value(v)));
+        if (!ok) {
+            snprintf(err, errlen, "figures.%.120s: %s", name,
+                     !fam ? "not a fleet figure this gpuprobe knows"
+                          : fam->categorical ? "must be a short string (a category)"
+                                             : "must be a finite number");
+            return -1;
+        }
+    }
+    return 0;
 }

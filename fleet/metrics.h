@@ -59,8 +59,23 @@ void fleet_metrics_init(struct fleet_metrics *m);
 void fleet_metrics_free(struct fleet_metrics *m);
 
 /* Appends the figures of one result document of a job kind (latency,
- * memory, banks, control-codes, dual-issue, suite, model-validation); other
- * kinds yield none. 0, or -1 when memory ran out. */
+ * memory, banks, control-codes, dual-issue, suite, model-validation, and
+ * fleet-figures); other kinds yield none. 0, or -1 when memory ran out. */
 int fleet_metrics_from_result(const char *kind, const json_t *result, struct fleet_metrics *out);
+
+/* ---- figures alone -------------------------------------------------------
+ * A node may send a central the figures of a result instead of the result
+ * (upstream_content = figures): a document of the job kind "fleet-figures",
+ * {"probe":"fleet-figures","kind":KIND,"device":{..},"figures":{NAME:
+ * number | "category", ...}}, about 15 kB where a suite's result is 250 kB.
+ * The central compares it like any result; it has no result rows to show. */
+#define FLEET_FIGURES_KIND "fleet-figures"
+
+/* The figures document of a result of kind (a new reference; NULL when the
+ * result yields no figure or memory ran out). */
+json_t *fleet_figures_doc(const char *kind, const json_t *result);
+/* 0 when doc is a figures document whose every figure is of a known family
+ * and of its type; -1 with the first fault in err. */
+int fleet_figures_check(const json_t *doc, char *err, size_t errlen);
 
 #endif

@@ -10,7 +10,7 @@
 #include "fleet/metrics.h"
 #include "util/errf.h"
 
-int fleet_record_result(struct store_tx *tx, int64_t job_id, const char *result_json,
+int fleet_record_result(struct store_tx *tx, int64_t job_id, const json_t *result,
                         struct fleet_index *ix, char *err, size_t errlen)
 {
     struct store_job_brief job;
@@ -18,13 +18,9 @@ int fleet_record_result(struct store_tx *tx, int64_t job_id, const char *result_
         return -1;
     if (!job.device[0])
         return 0; /* a CPU job: no GPU to compare */
-    json_t *doc = json_loads(result_json, 0, NULL);
-    if (!doc)
-        return 0; /* the saver vetted the document; one that is not JSON yields nothing */
     struct fleet_metrics m;
     fleet_metrics_init(&m);
-    int rc = fleet_metrics_from_result(job.kind, doc, &m);
-    json_decref(doc);
+    int rc = fleet_metrics_from_result(job.kind, result, &m);
     struct store_metric *rows = m.n ? calloc(m.n, sizeof *rows) : NULL;
     if (rc != 0 || (m.n && !rows)) {
         free(rows);
@@ -43,11 +39,11 @@ int fleet_record_result(struct store_tx *tx, int64_t job_id, const char *result_
     return rc;
 }
 
-static int record_hook(void *ctx, struct store_tx *tx, int64_t job_id, const char *result_json,
+static int record_hook(void *ctx, struct store_tx *tx, int64_t job_id, const json_t *result,
                        char *err, size_t errlen)
 {
     (void)ctx;
-    return fleet_record_result(tx, job_id, result_json, NULL, err, errlen);
+    return fleet_record_result(tx, job_id, result, NULL, err, errlen);
 }
 
 int fleet_record_refresh(store *s, size_t *results, char *err, size_t errlen)

@@ -23,7 +23,7 @@ struct fleet_index;
 
 /* Stores the figures of job_id's result (a store_result_hook_fn's work) and
  * marks the device touched in ix (may be NULL: no index in this process). */
-int fleet_record_result(struct store_tx *tx, int64_t job_id, const char *result_json,
+int fleet_record_result(struct store_tx *tx, int64_t job_id, const json_t *result,
                         struct fleet_index *ix, char *err, size_t errlen);
 
 /* Derives every device's figures again from its stored results when they

@@ -21,7 +21,16 @@
  * lower SM clock (-15 %), another register bank map (two registers moved
  * to the other class), slower device memory (bandwidth -20 %). Their UUIDs
  * and faults are listed in DIR/planted.tsv ("uuid<TAB>fault<TAB>figure
- * family"); every bundle is DIR/NNNNN.json with a valid sha256.
+ * family"); every bundle is DIR/NNNNN.json with a valid sha256. With
+ * --figures each result is replaced by its fleet figures alone (kind
+ * fleet-figures, fleet/metrics.h), as a node with upstream_content =
+ * figures sends it.
+ *
+ *   fleet-synth --digest DIR N
+ *
+ * reads DIR/00000.json .. the N-th back, parses each and checks its digest,
+ * and prints how many it did per second: the least work any import of them
+ * must do, the benchmark's baseline.
  * Not part of gpuprobe: it links the bundle code only for the digest.
  */
 #include <errno.h>
@@ -31,8 +40,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "fleet/metrics.h"
 #include "server/bundles/bundle.h"
+#include "util/jsonfile.h"
 
 #define SIGMA 0.005
 
@@ -235,8 +247,24 @@ static void set_identity(json_t *v, const char *uuid, const char *name)
     }
 }
 
+/* Each result replaced by its figures document. */
+static int to_figures(json_t *dev)
+{
+    size_t i;
+    json_t *res;
+    json_array_foreach(json_object_get(dev, "results"), i, res) {
+        const char *kind = json_string_value(json_object_get(res, "kind"));
+        json_t *doc = fleet_figures_doc(kind, json_object_get(res, "result"));
+        if (!doc)
+            return -1;
+        json_object_set_new(res, "result", doc);
+        json_object_set_new(res, "kind", json_string(FLEET_FIGURES_KIND));
+    }
+    return 0;
+}
+
 static json_t *gpu(const json_t *ref, const char *model, size_t index, const char *host,
-                   int fault, struct rng *r, char uuid[48])
+                   int fault, int figures_only, struct rng *r, char uuid[48])
 {
     json_t *b = json_deep_copy(ref);
     json_t *dev = json_array_get(json_object_get(b, "devices"), 0);
@@ -246,6 +274,10 @@ static json_t *gpu(const json_t *ref, const char *model, size_t index, const cha
     if (model)
         json_object_set_new(dev, "name", json_string(model));
     set_identity(dev, uuid, model);
+    json_t *info = json_object_get(dev, "info");
+    json_object_set_new(info, "uuid", json_string(uuid));
+    if (model)
+        json_object_set_new(info, "name", json_string(model));
     size_t i;
     json_t *res;
     json_array_foreach(json_object_get(dev, "results"), i, res) {
@@ -267,7 +299,7 @@ static json_t *gpu(const json_t *ref, const char *model, size_t index, const cha
                    0.8);
     json_object_del(b, "sha256");
     char hex[65];
-    if (bundle_digest(b, hex) != 0) {
+    if ((figures_only && to_figures(dev) != 0) || bundle_digest(b, hex) != 0) {
         json_decref(b);
         return NULL;
     }
@@ -280,8 +312,35 @@ static json_t *gpu(const json_t *ref, const char *model, size_t index, const cha
 static int usage(void)
 {
     fprintf(stderr, "usage: fleet-synth --out DIR --gpus N --hosts H --seed S --outliers K "
-                    "REFERENCE.json[=MODEL] ...\n");
+                    "[--figures] REFERENCE.json[=MODEL] ...\n       fleet-synth --digest DIR N\n");
     return 2;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* The baseline: parse and digest each bundle, as an import must. */
+static int digest_all(const char *dir, long n)
+{
+    double t0 = now_s();
+    for (long g = 0; g < n; g++) {
+        char path[4200], hex[65];
+        snprintf(path, sizeof path, "%s/%05ld.json", dir, g);
+        json_t *b = json_load_path(path, JSON_REJECT_DUPLICATES, NULL);
+        if (!b || bundle_digest(b, hex) != 0 ||
+            strcmp(hex, json_string_value(json_object_get(b, "sha256")) ?: "") != 0) {
+            fprintf(stderr, "fleet-synth: %s: not a bundle with a valid digest\n", path);
+            return 1;
+        }
+        json_decref(b);
+    }
+    double dt = now_s() - t0;
+    printf("%ld bundles parsed and digested in %.3f s: %.1f per second\n", n, dt, n / dt);
+    return 0;
 }
 
 static long number(const char *s)
@@ -296,9 +355,12 @@ int main(int argc, char **argv)
 {
     const char *out = NULL;
     long gpus = -1, hosts = -1, seed = 1, outliers = 0;
+    int figures_only = 0;
     json_t *refs[8];
     const char *models[8];
     size_t nrefs = 0;
+    if (argc == 4 && strcmp(argv[1], "--digest") == 0)
+        return number(argv[3]) > 0 ? digest_all(argv[2], number(argv[3])) : usage();
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (i + 1 < argc && strcmp(a, "--out") == 0)
@@ -311,6 +373,8 @@ int main(int argc, char **argv)
             seed = number(argv[++i]);
         else if (i + 1 < argc && strcmp(a, "--outliers") == 0)
             outliers = number(argv[++i]);
+        else if (strcmp(a, "--figures") == 0)
+            figures_only = 1;
         else if (a[0] != '-' && nrefs < 8) {
             char path[4096];
             snprintf(path, sizeof path, "%s", a);
@@ -342,7 +406,7 @@ int main(int argc, char **argv)
         snprintf(host, sizeof host, "node%04ld", g % hosts);
         int fault = g < outliers ? (int)(g % NFAULTS) : -1;
         json_t *b = gpu(refs[g % (long)nrefs], models[g % (long)nrefs], (size_t)g, host, fault,
-                        &r, uuid);
+                        figures_only, &r, uuid);
         snprintf(path, sizeof path, "%s/%05ld.json", out, g);
         if (!b || json_dump_file(b, path, JSON_COMPACT | JSON_REAL_PRECISION(17)) != 0) {
             fprintf(stderr, "fleet-synth: cannot write %s\n", path);

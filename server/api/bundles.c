@@ -9,6 +9,7 @@
 #include "server/api/handlers.h"
 #include "server/app.h"
 #include "server/bundles/bundle.h"
+#include "util/jsonfile.h"
 
 void h_device_export(struct http_req *rq, struct http_resp *rs)
 {
@@ -42,7 +43,7 @@ void h_import(struct http_req *rq, struct http_resp *rs)
         problem(rq, rs, 400, "invalid-request", "the body is empty: send a result bundle");
         return;
     }
-    json_t *b = json_load_file(rq->body_file, JSON_REJECT_DUPLICATES, &je);
+    json_t *b = json_load_path(rq->body_file, JSON_REJECT_DUPLICATES, &je);
     if (!b) {
         problem_json(rq, rs, &je);
         return;

@@ -14,23 +14,29 @@
 
 /* ---- the digest ------------------------------------------------------------ */
 
+static int hash_chunk(const char *buffer, size_t size, void *data)
+{
+    sha256_update(data, size, (const uint8_t *)buffer);
+    return 0;
+}
+
+/* The canonical form goes straight into the hash: a bundle's text is never
+ * held whole. */
 int bundle_digest(const json_t *bundle, char hex[65])
 {
     json_t *copy = json_copy((json_t *)bundle);
-    char *text = NULL;
-    if (copy) {
-        json_object_del(copy, "sha256");
-        text = json_dumps(copy, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
-    }
-    json_decref(copy);
-    if (!text)
+    if (!copy)
         return -1;
+    json_object_del(copy, "sha256");
     struct sha256_ctx ctx;
     uint8_t d[SHA256_DIGEST_SIZE];
     sha256_init(&ctx);
-    sha256_update(&ctx, strlen(text), (const uint8_t *)text);
+    int rc = json_dump_callback(copy, hash_chunk, &ctx,
+                                JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+    json_decref(copy);
+    if (rc != 0)
+        return -1;
     sha256_digest(&ctx, sizeof d, d);
-    free(text);
     for (size_t i = 0; i < sizeof d; i++)
         snprintf(hex + 2 * i, 3, "%02x", d[i]);
     return 0;

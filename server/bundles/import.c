@@ -126,6 +126,7 @@ static int read_result(struct reader *r, const json_t *res, struct store_import_
         return refuse(r, "result", "must be an object");
     if (k->check_result && k->check_result(doc, why, sizeof why) < 0)
         return refuse(r, "result", "%s", why);
+    out->result = doc; /* the bundle outlives the import: the store need not parse it again */
     out->result_json = text_of(r, doc);
     return out->result_json ? 0 : refuse(r, "result", "out of memory");
 }

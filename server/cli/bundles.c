@@ -11,6 +11,7 @@
 
 #include "server/bundles/bundle.h"
 #include "server/cli/cli.h"
+#include "util/jsonfile.h"
 #include "util/text.h"
 
 static const char export_usage[] =
@@ -101,7 +102,7 @@ static json_t *import_file(store *s, const char *path, int *failed)
     json_error_t je;
     struct bundle_counts c;
     char err[1024], field[200];
-    json_t *b = json_load_file(path, JSON_REJECT_DUPLICATES, &je), *res;
+    json_t *b = json_load_path(path, JSON_REJECT_DUPLICATES, &je), *res;
     if (!b) {
         cli_fail("import", 1, "%s: not JSON: %s (line %d)", path, je.text, je.line);
         *failed = 1;

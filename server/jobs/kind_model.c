@@ -193,19 +193,6 @@ static int save_parsed(struct store_tx *tx, int64_t job_id, const json_t *doc, c
     return rc;
 }
 
-static int validation_save(struct store_tx *tx, int64_t job_id, const char *result_json,
-                           char *err, size_t errlen)
-{
-    json_error_t je;
-    json_t *doc = json_loads(result_json ? result_json : "", JSON_REJECT_DUPLICATES, &je);
-    if (!doc) {
-        snprintf(err, errlen, "the result is not JSON: %s", je.text);
-        return -1;
-    }
-    int rc = save_parsed(tx, job_id, doc, err, errlen);
-    json_decref(doc);
-    return rc;
-}
 
 const struct job_kind kind_model_validation = {
     .name = "model-validation",
@@ -213,5 +200,5 @@ const struct job_kind kind_model_validation = {
                "MWP/CWP model from the device's stored latency and memory measurements; "
                "device-memory and host-link bandwidth measured too",
     .needs_gpu = 1, .default_timeout_s = VALIDATION_TIMEOUT_S, JOB_PARAMS(validation_params),
-    .run = validation_job, .check_result = results_validation_check, .save = validation_save,
+    .run = validation_job, .check_result = results_validation_check, .save = save_parsed,
 };

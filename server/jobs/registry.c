@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "server/jobs/kind_fleet.h"
 #include "server/jobs/kind_model.h"
 #include "server/jobs/kind_probes.h"
 #include "server/jobs/kind_trace.h"
@@ -22,6 +23,7 @@ static const struct job_kind *const builtin_kinds[] = {
     &kind_suite,
     &kind_model_validation,
     &kind_trace_sort,
+    &kind_fleet_figures,
     NULL,
 };
 

@@ -6,9 +6,15 @@ SYNTH=$(dirname "$GPUPROBE")/bench/fleet-synth
 [ -x "$SYNTH" ] || fail "$SYNTH is missing: make builds it with the tests"
 REF=$REPO/data/reference
 mkdir -p fleet
-"$SYNTH" --out fleet --gpus 31 --hosts 8 --seed 11 --outliers 4 \
-    "$REF/h100.json" "$REF/h200.json" "$REF/h200.json=Synthetic GPU (H200 data)" ||
-    fail "fleet-synth failed"
+synth() {
+    "$SYNTH" --hosts 8 --seed 11 --outliers 4 "$@" \
+        "$REF/h100.json" "$REF/h200.json" "$REF/h200.json=Synthetic GPU (H200 data)" ||
+        fail "fleet-synth $* failed"
+}
+synth --out fleet --gpus 31
+# the same fleet as a node with upstream_content = figures sends it
+mkdir -p figures
+synth --out figures --gpus 32 --figures
 planted=$(cut -f1 fleet/planted.tsv | sort | paste -sd,)
 
 start_daemon
@@ -87,6 +93,20 @@ assert_status 200
 req GET /api/v1/fleet
 assert_json '.devices | length' 31
 assert_json '[.models[].outliers[].uuid] | unique | join(",")' "$planted"
+
+# a GPU whose results came as figures alone (kind fleet-figures) is compared like the others
+REQ_BODY_FILE=figures/00031.json req POST /api/v1/import
+assert_status 200
+assert_json .results_added 2
+req GET /api/v1/fleet
+assert_json '.devices | length' 32
+assert_json '[.devices[] | select(.uuid | endswith("00000000001f")) | .figures]' '[211]'
+assert_json '[.models[].outliers[].uuid] | unique | join(",")' "$planted"
+# figures of a result the central holds whole are the same measurement: held, not added
+REQ_BODY_FILE=figures/00030.json req POST /api/v1/import
+assert_status 200
+assert_json '[.results_added, .results_held]' '[0,2]'
+req GET /api/v1/fleet
 before=$(printf '%s' "$BODY" | jq -S '.models')
 
 # a restart loads the same fleet from the store

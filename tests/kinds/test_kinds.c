@@ -379,13 +379,11 @@ static int result_check(const json_t *result, char *err, size_t errlen)
     return i < 0 ? -1 : result_probes[i].check(result, err, errlen);
 }
 
-static int result_save(struct store_tx *tx, int64_t job_id, const char *result_json, char *err,
+static int result_save(struct store_tx *tx, int64_t job_id, const json_t *result, char *err,
                        size_t errlen)
 {
-    json_t *doc = json_loads(result_json, 0, NULL);
-    int i = result_probe(doc, err, errlen);
-    json_decref(doc);
-    return i < 0 ? -1 : result_probes[i].save(tx, job_id, result_json, err, errlen);
+    int i = result_probe(result, err, errlen);
+    return i < 0 ? -1 : result_probes[i].save(tx, job_id, result, err, errlen);
 }
 
 static const struct job_kind test_result_kind = {

@@ -131,6 +131,54 @@ static void test_missing_members_and_escaping(void **state)
     fleet_metrics_free(&m);
 }
 
+static void test_figures_alone(void **state)
+{
+    (void)state;
+    json_t *b = rdb_load(REFERENCE);
+    const json_t *suite = result_of(b, "suite");
+    json_t *doc = fleet_figures_doc("suite", suite);
+    assert_non_null(doc);
+    char err[256];
+    assert_int_equal(fleet_figures_check(doc, err, sizeof err), 0);
+    assert_string_equal(json_string_value(json_object_get(doc, "kind")), "suite");
+    /* the figures read back from it are the result's own */
+    struct fleet_metrics direct, again;
+    fleet_metrics_init(&direct);
+    fleet_metrics_init(&again);
+    assert_int_equal(fleet_metrics_from_result("suite", suite, &direct), 0);
+    assert_int_equal(fleet_metrics_from_result(FLEET_FIGURES_KIND, doc, &again), 0);
+    assert_int_equal(direct.n, again.n);
+    for (size_t i = 0; i < direct.n; i++) {
+        const struct fleet_metric *f = find(&again, direct.v[i].name);
+        assert_non_null(f);
+        assert_true(f->value == direct.v[i].value);
+        assert_string_equal(f->text, direct.v[i].text);
+    }
+    fleet_metrics_free(&direct);
+    fleet_metrics_free(&again);
+    /* refusals name the figure */
+    json_t *figs = json_object_get(doc, "figures");
+    json_object_set_new(figs, "gpuprobe_made_up", json_integer(1));
+    assert_int_equal(fleet_figures_check(doc, err, sizeof err), -1);
+    assert_string_equal(err, "figures.gpuprobe_made_up: not a fleet figure this gpuprobe knows");
+    json_object_del(figs, "gpuprobe_made_up");
+    json_object_set_new(figs, "gpuprobe_register_banks", json_string("two"));
+    assert_int_equal(fleet_figures_check(doc, err, sizeof err), -1);
+    assert_string_equal(err, "figures.gpuprobe_register_banks: must be a finite number");
+    json_object_set_new(figs, "gpuprobe_register_banks", json_integer(2));
+    json_object_set_new(figs, "gpuprobe_dual_issue_observed", json_integer(0));
+    assert_int_equal(fleet_figures_check(doc, err, sizeof err), -1);
+    json_object_set_new(doc, "probe", json_string("latency"));
+    assert_int_equal(fleet_figures_check(doc, err, sizeof err), -1);
+    assert_string_equal(err, "probe: must be \"fleet-figures\"");
+    json_decref(doc);
+    /* a result with no figures has no figures document */
+    json_t *empty = json_object();
+    assert_null(fleet_figures_doc("trace-sort", empty));
+    json_decref(empty);
+    json_decref(b);
+}
+
 static int64_t count(const struct rdb *f, const char *sql)
 {
     return query_int(f->t->path, sql);
@@ -218,6 +266,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_suite_figures),
         cmocka_unit_test(test_missing_members_and_escaping),
+        cmocka_unit_test(test_figures_alone),
         cmocka_unit_test_setup_teardown(test_stored_with_the_import, fleet_setup, rdb_teardown),
         cmocka_unit_test_setup_teardown(test_derived_again_under_new_rules, fleet_setup,
                                         rdb_teardown),

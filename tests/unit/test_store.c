@@ -622,12 +622,14 @@ static char saver_saw_json[64];
 static const char saver_sql[] =
     "INSERT INTO hosts (hostname, machine_id, first_seen_ms, last_seen_ms) VALUES (?, ?, 0, 0)";
 
-static int saver_failing(struct store_tx *tx, int64_t job_id, const char *result_json,
-                         char *e, size_t elen)
+static int saver_failing(struct store_tx *tx, int64_t job_id, const json_t *result, char *e,
+                         size_t elen)
 {
     const char *p[] = { "written-by-saver", "m" };
     saver_saw_id = job_id;
-    snprintf(saver_saw_json, sizeof saver_saw_json, "%s", result_json);
+    char *text = json_dumps(result, JSON_COMPACT);
+    snprintf(saver_saw_json, sizeof saver_saw_json, "%s", text ? text : "");
+    free(text);
     if (store_tx_exec(tx, saver_sql, p, 2, e, elen) != 0)
         return -1;
     snprintf(e, elen, "saving rows: disk on fire");
@@ -658,10 +660,10 @@ static void test_saver_failure_rolls_back(void **state)
     OK(store_job_fail(fx->s, id, "result not saved", NULL, err, sizeof err));   /* still running */
 }
 
-static int saver_ok(struct store_tx *tx, int64_t job_id, const char *result_json,
-                    char *e, size_t elen)
+static int saver_ok(struct store_tx *tx, int64_t job_id, const json_t *result, char *e,
+                    size_t elen)
 {
-    (void)result_json;
+    (void)result;
     char name[32];
     snprintf(name, sizeof name, "job-%lld", (long long)job_id);
     const char *p[] = { name, "m" };

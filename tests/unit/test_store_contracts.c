@@ -137,11 +137,11 @@ static const char latency_doc[] =
     "\"after\":1},\"repeats\":1,\"wall_s\":1,\"entries\":[]}";
 
 /* A saver that hands the latency saver its transaction but no job. */
-static int saver_without_job(struct store_tx *tx, int64_t job_id, const char *result_json,
+static int saver_without_job(struct store_tx *tx, int64_t job_id, const json_t *result,
                              char *err, size_t errlen)
 {
     (void)job_id;
-    return results_latency_save(tx, 0, result_json, err, errlen);
+    return results_latency_save(tx, 0, result, err, errlen);
 }
 
 static void save_without_job(void *arg)
@@ -155,7 +155,9 @@ static void save_without_transaction(void *arg)
 {
     char err[256];
     (void)arg;
-    results_latency_save(NULL, 1, latency_doc, err, sizeof err);
+    json_t *doc = json_loads(latency_doc, 0, NULL);
+    results_latency_save(NULL, 1, doc, err, sizeof err);
+    json_decref(doc);
 }
 
 static void test_saver_contracts(void **state)
