@@ -15,7 +15,11 @@ VARIANT  ?= release
 B        := build/$(VARIANT)
 
 DEB_PACKAGES      := gcc make binutils libmicrohttpd-dev libjansson-dev libsqlite3-dev \
-                     nettle-dev libcmocka-dev curl jq sqlite3 procps libjs-chart.js
+                     nettle-dev libcurl4-openssl-dev libcmocka-dev curl jq sqlite3 procps \
+                     libjs-chart.js
+# The Slurm fan-out's test (tests/integration/t_slurm.sh) runs a real
+# single-node Slurm on loopback.
+DEB_TEST_PACKAGES  := slurmctld slurmd slurm-client munge
 DEB_BENCH_PACKAGES := wrk nginx-light
 # The browser test: Debian's chromium driven by playwright-core (tests/web/).
 # Node and npm come from Debian unless the machine has its own (NodeSource's
@@ -30,7 +34,7 @@ DEB_FUZZ_PACKAGES  := clang libclang-rt-dev
 CFLAGS_COMMON := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wformat=2 \
                  -Wstrict-prototypes -Wmissing-prototypes -Wvla -g -I. -I$(B) -MMD -MP \
                  -DGPUPROBE_VERSION='"$(VERSION)"' -DGPUPROBE_GITREV='"$(GITREV)"'
-LDLIBS := -lmicrohttpd -ljansson -lsqlite3 -lnettle -ldl -lpthread -lm
+LDLIBS := -lmicrohttpd -ljansson -lsqlite3 -lnettle -lcurl -ldl -lpthread -lm
 
 ifeq ($(VARIANT),release)
   VCFLAGS := -O2 -D_FORTIFY_SOURCE=2 -fstack-protector-strong

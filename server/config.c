@@ -50,6 +50,13 @@ static const struct key_desc keys[] = {
 
     /* GET /metrics */
     {"metrics_devices", KEY_WORD, offsetof(struct config, metrics_devices), 0, 0, 0},
+
+    /* the fleet (docs/fleet.md) */
+    STR_KEY("upstream", upstream),
+    STR_KEY("upstream_token_file", upstream_token_file),
+    INT_KEY("upstream_retry_max_s", upstream_retry_max_s, 1, 86400),
+    {"import_limit", KEY_LL, offsetof(struct config, import_limit), 0, 1024, 1LL << 40},
+    {"upstream_content", KEY_WORD, offsetof(struct config, upstream_content), 0, 0, 0},
 };
 
 /* The values of each KEY_WORD key (NULL-terminated), stored as an int: the
@@ -59,6 +66,7 @@ static const struct {
     const char *const *words;
 } key_words[] = {
     {"metrics_devices", (const char *const[]){"local", "all", NULL}}, /* enum metrics_devices */
+    {"upstream_content", (const char *const[]){"full", "figures", NULL}}, /* enum upstream_content */
 };
 
 void config_defaults(struct config *c)
@@ -80,6 +88,8 @@ void config_defaults(struct config *c)
     c->log_level = LOG_INFO;
     c->reference = 1;
     c->metrics_devices = METRICS_DEVICES_LOCAL;
+    c->upstream_retry_max_s = 600;
+    c->import_limit = 64LL << 20;
 }
 
 /* A KEY_WORD setting: value must be one of the key's words (key_words). */
@@ -236,6 +246,23 @@ static void beside_database(const struct config *cfg, const char *name, char *ou
     snprintf(out, len, "%.*s/%s", dirlen, slash ? cfg->db : ".", name);
 }
 
+/* An upstream is an http(s) URL and comes with its token. */
+static int check_upstream(const struct config *cfg, char *err, size_t errlen)
+{
+    if (!cfg->upstream[0])
+        return 0;
+    if (strncmp(cfg->upstream, "http://", 7) != 0 && strncmp(cfg->upstream, "https://", 8) != 0) {
+        snprintf(err, errlen, "upstream: expected an http:// or https:// URL, got '%.900s'",
+                 cfg->upstream);
+        return -1;
+    }
+    if (!cfg->upstream_token_file[0]) {
+        snprintf(err, errlen, "upstream: needs upstream_token_file, the central's write token");
+        return -1;
+    }
+    return 0;
+}
+
 int config_finish(struct config *cfg, char *err, size_t errlen)
 {
     char host[128];
@@ -250,5 +277,5 @@ int config_finish(struct config *cfg, char *err, size_t errlen)
         snprintf(err, errlen, "listen address '%s' is not HOST:PORT", cfg->listen);
         return -1;
     }
-    return 0;
+    return check_upstream(cfg, err, errlen);
 }

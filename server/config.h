@@ -35,11 +35,23 @@ struct config {
 
     /* GET /metrics (docs/metrics.md) */
     int metrics_devices;         /* enum metrics_devices: whose probe figures it serves */
+
+    /* ---- the fleet: this node's results pushed to a central gpuprobe ---- */
+    char upstream[1024];         /* the central's base URL; "" = results stay here */
+    char upstream_token_file[1024]; /* its first line is the central's write token */
+    int upstream_retry_max_s;    /* the cap of the backoff between failed pushes */
+    long long import_limit;      /* bytes accepted in a bundle POSTed to /api/v1/import */
+    int upstream_content;        /* enum upstream_content: what a push carries */
 };
 
 enum metrics_devices {
     METRICS_DEVICES_LOCAL,       /* the devices of this host (the default) */
     METRICS_DEVICES_ALL,         /* every device the store holds (a central, the reference) */
+};
+
+enum upstream_content {
+    UPSTREAM_CONTENT_FULL,       /* the whole result, as the node stored it (the default) */
+    UPSTREAM_CONTENT_FIGURES,    /* its fleet figures alone (kind fleet-figures, docs/fleet.md) */
 };
 
 void config_defaults(struct config *c);

@@ -32,6 +32,8 @@
 #include "server/http/req_stats.h"
 #include "server/jobs/scheduler.h"
 #include "server/log.h"
+#include "server/push/client.h"
+#include "server/push/pusher.h"
 #include "server/store_open.h"
 
 /* One daemon per database: a second one would re-run the first one's jobs
@@ -156,11 +158,18 @@ static int run(struct app *app, const sigset_t *sigs, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return -1;
     }
+    struct pusher *pusher = pusher_start(app->db, &app->cfg, why, sizeof why);
+    if (!pusher && why[0]) {
+        snprintf(err, errlen, "upstream: %s", why);
+        return -1;
+    }
     struct http_setup setup = {.cfg = &app->cfg, .auth = app->auth, .routes = routes,
                                .nroutes = route_count, .app = app, .stats = app->req_stats};
     struct http_server *http = http_start(&setup, &port, err, errlen);
-    if (!http)
+    if (!http) {
+        pusher_stop(pusher);
         return -1;
+    }
     char host[128];
     config_split_listen(app->cfg.listen, host, sizeof host, &(int){0});
     log_kv(LOG_INFO, "listening", "addr=%s:%d db=%s writes=%s version=%s", host, port,
@@ -178,6 +187,7 @@ static int run(struct app *app, const sigset_t *sigs, char *err, size_t errlen)
     http_quiesce(http);
     http_stop(http);
     scheduler_stop(app->sched);
+    pusher_stop(pusher);
     log_kv(LOG_INFO, "stopped", "status=%d", status ? 1 : 0);
     return status;
 }
@@ -189,6 +199,8 @@ int serve_run(const struct config *cfg, char *err, size_t errlen)
     log_set_level((enum log_level)cfg->log_level);
     umask(027); /* the database and its WAL are for the service and its group */
     block_signals(&sigs);
+    if (push_client_init(err, errlen) < 0)
+        return -1; /* before any thread: libcurl's global set-up is not thread-safe */
     app_init(&app, cfg);
     int rc = run(&app, &sigs, err, errlen);
     app_release(&app);

@@ -5,12 +5,15 @@
 
 #include "db/fleet_store.h"
 #include "fleet/record.h"
+#include "server/push/push.h"
 
 static int on_result_saved(void *ctx, struct store_tx *tx, int64_t job_id, const json_t *result,
                            char *err, size_t errlen)
 {
     struct fleet_index *fleet = ctx;
-    return fleet_record_result(tx, job_id, result, fleet, err, errlen);
+    if (fleet_record_result(tx, job_id, result, fleet, err, errlen) != 0)
+        return -1;
+    return push_enqueue(tx, job_id, err, errlen);
 }
 
 int gpuprobe_store_open(store **out, const char *path, struct fleet_index *fleet,

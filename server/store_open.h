@@ -5,8 +5,10 @@
  * DESIGN
  * The daemon and every command that writes results (probe --db, import,
  * push) open the store here, so a result saved by any of them also stores
- * the device's fleet figures (fleet/record.h) in the same transaction, and
- * figures derived under older rules are derived again once.
+ * the device's fleet figures (fleet/record.h) and, when the store names an
+ * upstream, its row of the outbox (server/push/push.h) in the same
+ * transaction, and figures derived under older rules are derived again
+ * once.
  */
 #ifndef GPUPROBE_SERVER_STORE_OPEN_H
 #define GPUPROBE_SERVER_STORE_OPEN_H

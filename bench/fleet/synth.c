@@ -247,22 +247,6 @@ static void set_identity(json_t *v, const char *uuid, const char *name)
     }
 }
 
-/* Each result replaced by its figures document. */
-static int to_figures(json_t *dev)
-{
-    size_t i;
-    json_t *res;
-    json_array_foreach(json_object_get(dev, "results"), i, res) {
-        const char *kind = json_string_value(json_object_get(res, "kind"));
-        json_t *doc = fleet_figures_doc(kind, json_object_get(res, "result"));
-        if (!doc)
-            return -1;
-        json_object_set_new(res, "result", doc);
-        json_object_set_new(res, "kind", json_string(FLEET_FIGURES_KIND));
-    }
-    return 0;
-}
-
 static json_t *gpu(const json_t *ref, const char *model, size_t index, const char *host,
                    int fault, int figures_only, struct rng *r, char uuid[48])
 {
@@ -297,13 +281,15 @@ static json_t *gpu(const json_t *ref, const char *model, size_t index, const cha
                                                    "bandwidth"),
                                    "dram_bytes_per_s"),
                    0.8);
+    char hex[65], err[64];
     json_object_del(b, "sha256");
-    char hex[65];
-    if ((figures_only && to_figures(dev) != 0) || bundle_digest(b, hex) != 0) {
+    int ok = figures_only ? bundle_to_figures(b, err, sizeof err) > 0
+                          : bundle_digest(b, hex) == 0 &&
+                                json_object_set_new(b, "sha256", json_string(hex)) == 0;
+    if (!ok) {
         json_decref(b);
         return NULL;
     }
-    json_object_set_new(b, "sha256", json_string(hex));
     return b;
 }
 

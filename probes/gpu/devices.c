@@ -236,9 +236,12 @@ int gpu_discover(struct gpu_inventory *inv)
     memset(inv, 0, sizeof *inv);
     read_driver_version(inv->driver_version, sizeof inv->driver_version);
     api = cuda_load(inv->reason, sizeof inv->reason);
-    if (api == NULL)
-        return 0;
-    return discover_with(api, inv);
+    int rc = api == NULL ? 0 : discover_with(api, inv);
+#ifdef GPUPROBE_TEST_BUILD
+    if (rc == 0)
+        rc = standin_gpus_add(inv);
+#endif
+    return rc;
 }
 
 void gpu_inventory_free(struct gpu_inventory *inv)

@@ -47,6 +47,13 @@ struct gpu_inventory {
 /* Fills inv with what is attached. Returns 0 always for "no driver" and "no
  * GPU" (count 0, reason set); -1 only when memory runs out. */
 int gpu_discover(struct gpu_inventory *inv);
+
+#ifdef GPUPROBE_TEST_BUILD
+/* Test build only (tests/kinds/standin.c): appends the stand-in GPUs that
+ * GPUPROBE_STANDIN_GPUS asks for, after the real ones. -1 when they could
+ * not be made. */
+int standin_gpus_add(struct gpu_inventory *inv);
+#endif
 void gpu_inventory_free(struct gpu_inventory *inv);
 
 /* {"driver_version":..., "cuda_driver_version":"13.0", "reason":null|"...",

@@ -37,6 +37,7 @@ void h_traces_sort(struct http_req *rq, struct http_resp *rs);
 void h_job_output(struct http_req *rq, struct http_resp *rs);
 void h_device_export(struct http_req *rq, struct http_resp *rs);
 void h_import(struct http_req *rq, struct http_resp *rs);
+void h_upstream(struct http_req *rq, struct http_resp *rs);
 void h_fleet(struct http_req *rq, struct http_resp *rs);
 void h_fleet_distribution(struct http_req *rq, struct http_resp *rs);
 

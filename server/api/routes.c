@@ -21,7 +21,8 @@ const struct route routes[] = {
     {"GET", "/api/v1/devices/{uuid}/issue", h_device_issue, 0, 1, 0}, /* the old path */
     {"GET", "/api/v1/devices/{uuid}/model-validation", h_device_model_validation, 0, 1, 0},
     {"GET", "/api/v1/devices/{uuid}/export", h_device_export, 0, 1, 0},
-    {"POST", "/api/v1/import", h_import, 1, 1, 1},
+    {"GET", "/api/v1/upstream", h_upstream, 0, 1, 0},
+    {"POST", "/api/v1/import", h_import, 1, 1, ROUTE_SPOOL_BUNDLE},
     {"GET", "/api/v1/fleet", h_fleet, 0, 1, 0},
     {"GET", "/api/v1/fleet/distribution", h_fleet_distribution, 0, 1, 0},
     /* calculations: nothing is stored or run, so they need no token */
@@ -34,7 +35,7 @@ const struct route routes[] = {
     {"GET", "/api/v1/jobs/{id}", h_job_get, 0, 1, 0},
     {"DELETE", "/api/v1/jobs/{id}", h_job_cancel, 1, 1, 0},
     {"GET", "/api/v1/jobs/{id}/output", h_job_output, 0, 1, 0},
-    {"POST", "/api/v1/traces/sort", h_traces_sort, 1, 1, 1},
+    {"POST", "/api/v1/traces/sort", h_traces_sort, 1, 1, ROUTE_SPOOL},
     {"GET", "/", h_static, 0, 0, 0},
     {"GET", "/index.html", h_static, 0, 0, 0},
     {"GET", "/app.js", h_static, 0, 0, 0},

@@ -58,13 +58,6 @@ static json_t *parsed(const char *text)
     return j ? j : json_object();
 }
 
-/* 1 if jobs of this kind leave result rows (the results a bundle carries). */
-static int kind_keeps_results(const char *kind)
-{
-    const struct job_kind *k = job_kind_find(kind);
-    return k && k->save && k->needs_gpu;
-}
-
 /* One result: where it was measured (its origin, kept through exports),
  * its job and its document. */
 static json_t *result_json(const struct job_row *j, const char *here)
@@ -82,6 +75,20 @@ static json_t *result_json(const struct job_row *j, const char *here)
                      parsed(j->result_json));
 }
 
+/* The device with the results of rows that bundles carry. */
+static json_t *device_with(const struct device_row *d, const struct job_row *rows, size_t n,
+                           const char *publish_host)
+{
+    const char *host = publish_host ? publish_host : d->hostname;
+    json_t *results = json_array();
+    for (size_t i = 0; i < n; i++)
+        if (job_kind_keeps_results(rows[i].kind))
+            json_array_append_new(results, result_json(&rows[i], host));
+    return json_pack("{s:s, s:s, s:s, s:s, s:o, s:o}", "uuid", d->uuid, "name", d->name, "compute_capability",
+                     d->compute_capability, "host", host, "info", parsed(d->info_json), "results",
+                     results);
+}
+
 /* The device with its results; NULL with err. An empty result list is
  * left to the caller. */
 static json_t *device_json(store *s, const struct device_row *d, const char *publish_host,
@@ -91,15 +98,9 @@ static json_t *device_json(store *s, const struct device_row *d, const char *pub
     size_t n = 0;
     if (store_device_results(s, d->uuid, &rows, &n, err, errlen) < 0)
         return NULL;
-    const char *host = publish_host ? publish_host : d->hostname;
-    json_t *results = json_array();
-    for (size_t i = 0; i < n; i++)
-        if (kind_keeps_results(rows[i].kind))
-            json_array_append_new(results, result_json(&rows[i], host));
+    json_t *j = device_with(d, rows, n, publish_host);
     job_rows_free(rows, n);
-    return json_pack("{s:s, s:s, s:s, s:s, s:o, s:o}", "uuid", d->uuid, "name", d->name, "compute_capability",
-                     d->compute_capability, "host", host, "info", parsed(d->info_json), "results",
-                     results);
+    return j;
 }
 
 static int wanted(const char *uuid, const char *const *uuids, size_t n)
@@ -144,12 +145,28 @@ static int add_devices(store *s, json_t *list, const struct device_row *rows, si
     return 0;
 }
 
+/* The bundle of the devices in list, stamped and digested; NULL with err. */
+static json_t *envelope(json_t *list, char *err, size_t errlen)
+{
+    char now[RFC3339_LEN], hex[65];
+    rfc3339_format(store_now_ms(), now);
+    json_t *b = json_pack("{s:s, s:i, s:s, s:s, s:O}", "format", BUNDLE_FORMAT, "version",
+                          BUNDLE_VERSION, "exported_at", now, "exported_by", gpuprobe_version(),
+                          "devices", list);
+    if (b && bundle_digest(b, hex) == 0) {
+        json_object_set_new(b, "sha256", json_string(hex));
+        return b;
+    }
+    snprintf(err, errlen, "out of memory");
+    json_decref(b);
+    return NULL;
+}
+
 json_t *bundle_build(store *s, const char *const *uuids, size_t n, const char *publish_host,
                      int *unknown, char *err, size_t errlen)
 {
     struct device_row *rows = NULL;
     size_t nrows = 0;
-    char now[RFC3339_LEN], hex[65];
     *unknown = 0;
     if (store_device_list(s, &rows, &nrows, err, errlen) < 0)
         return NULL;
@@ -159,19 +176,38 @@ json_t *bundle_build(store *s, const char *const *uuids, size_t n, const char *p
         *unknown = 1;
         snprintf(err, errlen, "no device %s in this store", absent);
     } else if (add_devices(s, list, rows, nrows, uuids, n, publish_host, err, errlen) == 0) {
-        rfc3339_format(store_now_ms(), now);
-        b = json_pack("{s:s, s:i, s:s, s:s, s:O}", "format", BUNDLE_FORMAT, "version",
-                      BUNDLE_VERSION, "exported_at", now, "exported_by", gpuprobe_version(),
-                      "devices", list);
+        b = envelope(list, err, errlen);
     }
     json_decref(list);
     device_rows_free(rows, nrows);
-    if (b && bundle_digest(b, hex) == 0) {
-        json_object_set_new(b, "sha256", json_string(hex));
-        return b;
+    return b;
+}
+
+json_t *bundle_build_job(store *s, int64_t job_id, int *gone, char *err, size_t errlen)
+{
+    struct job_row job;
+    struct device_row dev;
+    json_t *b = NULL;
+    *gone = 0;
+    int rc = store_job_get(s, job_id, &job, err, errlen);
+    if (rc == 0 && (job.state != JOB_SUCCEEDED || !job.device || !job_kind_keeps_results(job.kind)))
+        rc = 1;
+    int drc = rc == 0 ? store_device_get(s, job.device, &dev, err, errlen) : 1;
+    if (rc == 1 || (rc == 0 && drc == 1)) {
+        *gone = 1;
+        snprintf(err, errlen, "job %lld is no result of a device that bundles carry",
+                 (long long)job_id);
+    } else if (rc == 0 && drc == 0) {
+        json_t *list = json_array();
+        json_t *d = device_with(&dev, &job, 1, NULL);
+        if (d && json_array_append_new(list, d) == 0)
+            b = envelope(list, err, errlen);
+        else
+            snprintf(err, errlen, "out of memory");
+        json_decref(list);
     }
-    if (b)
-        snprintf(err, errlen, "out of memory");
-    json_decref(b);
-    return NULL;
+    if (drc == 0)
+        device_row_free(&dev);
+    job_row_free(&job);
+    return b;
 }

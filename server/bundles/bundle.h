@@ -25,6 +25,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "db/store.h"
 
@@ -38,6 +39,18 @@
  * in err; *unknown is set when a named device is not in the store. */
 json_t *bundle_build(store *s, const char *const *uuids, size_t n, const char *publish_host,
                      int *unknown, char *err, size_t errlen);
+
+/* The bundle of one result: job_id's device with that job alone (what a
+ * node pushes upstream), the results published under the device's host.
+ * NULL with the reason in err; *gone is set when the job is no succeeded
+ * result of a kind that bundles carry (or no longer exists). */
+json_t *bundle_build_job(store *s, int64_t job_id, int *gone, char *err, size_t errlen);
+
+/* Turns every result of bundle into its fleet figures (kind fleet-figures,
+ * fleet/metrics.h: what a node with upstream_content = figures sends), drops
+ * the results that yield none, and digests it again. The number of results
+ * kept; -1 with the reason in err. */
+long bundle_to_figures(json_t *bundle, char *err, size_t errlen);
 
 /* The hex SHA-256 of bundle's canonical form, "sha256" left out. -1 when
  * out of memory. */

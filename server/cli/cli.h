@@ -25,6 +25,8 @@ int cmd_model(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_import(int argc, char **argv);
+int cmd_push(int argc, char **argv);
+int cmd_fleet(int argc, char **argv);
 
 /* `gpuprobe trace --help`, one line per trace setting (trace/params.c). */
 void cli_trace_usage(FILE *f);

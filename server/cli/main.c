@@ -16,11 +16,14 @@ static const char usage[] =
     "  serve     run the daemon: HTTP JSON API, dashboard, job scheduler\n"
     "  devices   print the attached GPUs as JSON\n"
     "  probe     run a probe (latency, memory, banks, control-codes, dual-issue, suite)\n"
-    "            on a GPU here and print the result\n"
+    "            on GPUs here and print the result (--push: send it to a central)\n"
     "  model     occupancy of a launch, or a kernel's time predicted from measurements\n"
     "  trace     sort a memory trace into L1 arrival order, or convert its format\n"
     "  export    write a device's stored results as a bundle another gpuprobe imports\n"
     "  import    read result bundles into a database\n"
+    "  push      send a database's waiting results to a central gpuprobe\n"
+    "  fleet     characterize a cluster: a Slurm job array that runs the suite on\n"
+    "            every GPU of every node and pushes the results to a central gpuprobe\n"
     "  worker    run one job or device discovery (used by the daemon)\n"
     "\n"
     "  gpuprobe --version | --help;  gpuprobe COMMAND --help\n";
@@ -36,6 +39,8 @@ static const struct {
     {"trace", cmd_trace},
     {"export", cmd_export},
     {"import", cmd_import},
+    {"push", cmd_push},
+    {"fleet", cmd_fleet},
     {"worker", worker_main},
 };
 

@@ -23,12 +23,17 @@
 #include "server/cli/cli.h"
 #include "server/jobs/registry.h"
 #include "server/cli/probe_table.h"
+#include "server/cli/push.h"
+#include "db/outbox.h"
+#include "probes/gpu/devices.h"
 
 static const char usage[] =
     "usage: gpuprobe probe latency|memory|banks|control-codes|dual-issue|suite\n"
-    "                      --device N|UUID [--repeats N] [--instructions LIST] [--sample N]\n"
-    "                      [--db PATH] [--json] [--compact] [--keep-cubins DIR]\n"
-    "Runs a probe on one GPU in this process (no daemon needed) and prints the result.\n"
+    "                      --device N|UUID|all [--repeats N] [--instructions LIST] [--sample N]\n"
+    "                      [--db PATH] [--push URL --token-file F [--tries N]\n"
+    "                      [--content full|figures]] [--json]\n"
+    "                      [--compact] [--keep-cubins DIR]\n"
+    "Runs a probe on GPUs in this process (no daemon needed) and prints the result.\n"
     "  latency        latency and throughput of each instruction of the catalog\n"
     "  memory         load latency over footprints, cache levels, shared memory, departure\n"
     "  banks          register banks: conflicting registers, their cost, reuse flags\n"
@@ -36,7 +41,8 @@ static const char usage[] =
     "  dual-issue     whether two FFMAs of one warp issue in one cycle\n"
     "  suite          every probe, one after the other\n"
     "options:\n"
-    "  --device N|UUID      the GPU, by index or UUID (see gpuprobe devices); required\n"
+    "  --device N|UUID|all  the GPU, by index or UUID (see gpuprobe devices), or every\n"
+    "                       attached GPU one after the other; required\n"
     "  --repeats N          measurements of each figure, 1 to 50 (default 5; 3 for banks,\n"
     "                       control-codes and dual-issue)\n"
     "  --instructions LIST  latency only: catalog names separated by commas (default all)\n"
@@ -44,6 +50,13 @@ static const char usage[] =
     "                       0 to 10000 (default 64)\n"
     "  --db PATH            also store the result in this database as a succeeded job\n"
     "                       of that kind, so gpuprobe serve on it serves the result\n"
+    "  --push URL           send each result to the central gpuprobe at URL (POST\n"
+    "                       URL/api/v1/import), stored first in --db's outbox, or in a\n"
+    "                       temporary database without --db\n"
+    "  --token-file F       with --push: the central's write token, the first line of F\n"
+    "  --tries N            with --push: rounds of pushing, 1 to 100 (default 5)\n"
+    "  --content full|figures  with --push: the whole result (default) or its fleet\n"
+    "                       figures alone (docs/fleet.md)\n"
     "  --json               print the JSON result document even on a terminal\n"
     "  --compact            print the JSON document on one line (implies --json)\n"
     "  --keep-cubins DIR    write every compiled module's PTX and cubin into DIR\n"
@@ -53,12 +66,22 @@ static const char usage[] =
     "instruction the compiler's stall, latency, smallest safe stall and fits, then the\n"
     "meanings; dual-issue: the verdict and the rate of each configuration); otherwise,\n"
     "or with --json, the JSON document.\n"
-    "Exit status: 0 measured, 1 the probe could not run (no driver, no GPU, unknown\n"
-    "device) or the result could not be stored, 2 bad usage; the reason is one line\n"
-    "on stderr.\n";
+    "Exit status: 0 measured (and with --push, every result acknowledged by the\n"
+    "central), 1 a probe could not run (no driver, no GPU, unknown device), a result\n"
+    "could not be stored, or the central did not acknowledge every result (they stay\n"
+    "in --db's outbox for gpuprobe push), 2 bad usage; the reason is one line on stderr.\n"
+#ifdef GPUPROBE_TEST_BUILD
+    "Test build: suite-standin replays the reference H200's suite on the stand-in GPUs\n"
+    "that GPUPROBE_STANDIN_GPUS=N lists (tests/kinds/standin.c; no GPU touched).\n"
+#endif
+    ;
 
-static const char *const probe_kinds[] = {"latency",    "memory", "banks", "control-codes",
-                                           "dual-issue", "suite",  NULL};
+static const char *const probe_kinds[] = {
+    "latency", "memory", "banks", "control-codes", "dual-issue", "suite",
+#ifdef GPUPROBE_TEST_BUILD
+    "suite-standin", /* a STAND-IN replaying a real suite (tests/kinds/standin.c) */
+#endif
+    NULL};
 
 /* "latency, memory, ..., suite" into buf, for messages; returns buf. */
 static const char *kind_names(char *buf, size_t len)
@@ -72,6 +95,9 @@ static const char *kind_names(char *buf, size_t len)
 
 struct probe_opts {
     const char *kind, *device, *db, *instructions, *repeats, *sample, *cubin_dir;
+    struct cli_push_args push;
+    struct push_target target;   /* with --push: checked from push */
+    int tries;
     int json, compact;
 };
 
@@ -83,7 +109,9 @@ static int parse_args(int argc, char **argv, struct probe_opts *o, int *status)
         {"device", .text = &o->device}, {"repeats", .text = &o->repeats},
         {"instructions", .text = &o->instructions}, {"db", .text = &o->db},
         {"sample", .text = &o->sample}, {"json", .flag = &o->json},
-        {"compact", .flag = &o->compact}, {"keep-cubins", .text = &o->cubin_dir}, {0}};
+        {"compact", .flag = &o->compact}, {"keep-cubins", .text = &o->cubin_dir},
+        {"push", .text = &o->push.url}, {"token-file", .text = &o->push.token_file},
+        {"tries", .text = &o->push.tries}, {"content", .text = &o->push.content}, {0}};
     char names[128];
     memset(o, 0, sizeof *o);
     if (cli_parse("probe", usage, opts, &o->kind, argc, argv, status) < 0)
@@ -92,7 +120,12 @@ static int parse_args(int argc, char **argv, struct probe_opts *o, int *status)
         *status = cli_fail("probe", 2, "name a probe: %s (see --help)",
                            kind_names(names, sizeof names));
     else if (!o->device)
-        *status = cli_fail("probe", 2, "--device N|UUID is required (see gpuprobe devices)");
+        *status = cli_fail("probe", 2, "--device N|UUID|all is required (see gpuprobe devices)");
+    else if (!o->push.url && (o->push.token_file || o->push.tries || o->push.content))
+        *status = cli_fail("probe", 2, "--token-file, --tries and --content go with --push URL");
+    else if (o->push.url &&
+             (*status = cli_push_setup("probe", &o->push, &o->target, &o->tries)))
+        ;
     else {
         o->json |= o->compact; /* --compact implies --json */
         if (o->cubin_dir)
@@ -195,34 +228,138 @@ static int print_result(const json_t *result, const struct probe_opts *o)
     return fflush(stdout) == 0 ? 0 : -1;
 }
 
-/* Measures, checks, prints and (with a store) records. */
+/* Measures one device, checks, prints and (with a store) records as *id. */
 static int run_probe(const struct job_kind *k, const json_t *params, const struct probe_opts *o,
-                     store *s)
+                     const char *device, store *s, int64_t *id)
 {
-    struct job_ctx ctx = {.job_id = 0, .device_uuid = o->device};
+    struct job_ctx ctx = {.job_id = 0, .device_uuid = device};
     char err[1024] = "";
-    int64_t id = 0;
     json_t *result = k->run(&ctx, params, err, sizeof err);
     if (!result)
-        return cli_fail("probe", 1, "%s", err[0] ? err : "the probe failed without a reason");
+        return cli_fail("probe", 1, "%s%s%s", device, ": ",
+                        err[0] ? err : "the probe failed without a reason");
     int status = 0;
     if (print_result(result, o) < 0)
         status = cli_fail("probe", 1, "cannot write the result");
     else if (k->check_result && k->check_result(result, err, sizeof err) < 0)
         status = cli_fail("probe", 1, "the probe produced an invalid result: %s", err);
-    else if (s && store_result(s, k, params, result, &id, err, sizeof err) < 0)
-        status = cli_fail("probe", 1, "storing the result in %s failed: %s", o->db, err);
-    else if (s)
-        fprintf(stderr, "gpuprobe probe: stored as job %lld in %s\n", (long long)id, o->db);
+    else if (s && store_result(s, k, params, result, id, err, sizeof err) < 0)
+        status = cli_fail("probe", 1, "storing the result in %s failed: %s",
+                          o->db ? o->db : "the push database", err);
+    else if (s && o->db)
+        fprintf(stderr, "gpuprobe probe: stored as job %lld in %s\n", (long long)*id, o->db);
     json_decref(result);
     return status;
+}
+
+/* The devices to measure: the one named, or with "all" every attached GPU
+ * (*n 0 after the message when there is none). *list is malloc'd. */
+static int devices_to_probe(const char *device, char ***list, size_t *n)
+{
+    struct gpu_inventory inv;
+    *n = 0;
+    *list = NULL;
+    if (strcmp(device, "all") != 0) {
+        *list = malloc(sizeof **list);
+        if (!*list || !((*list)[0] = strdup(device)))
+            return cli_fail("probe", 1, "out of memory");
+        *n = 1;
+        return 0;
+    }
+    if (gpu_discover(&inv) < 0)
+        return cli_fail("probe", 1, "out of memory");
+    int status = 0;
+    if (inv.count == 0)
+        status = cli_fail("probe", 1, "--device all: no GPU attached (%s)", inv.reason);
+    else if (!(*list = calloc(inv.count, sizeof **list)))
+        status = cli_fail("probe", 1, "out of memory");
+    for (size_t i = 0; status == 0 && i < inv.count; i++)
+        if (!((*list)[(*n)++] = strdup(inv.devices[i].uuid)))
+            status = cli_fail("probe", 1, "out of memory");
+    gpu_inventory_free(&inv);
+    return status;
+}
+
+/* Measures every device of the list (going on after a failure), then
+ * pushes what was recorded; the first failure's status. */
+static int probe_devices(const struct job_kind *k, const json_t *params,
+                         const struct probe_opts *o, char **devices, size_t n, store *s)
+{
+    int64_t *ids = calloc(n ? n : 1, sizeof *ids);
+    size_t recorded = 0;
+    int status = ids ? 0 : cli_fail("probe", 1, "out of memory");
+    for (size_t i = 0; ids && i < n; i++) {
+        int rc = run_probe(k, params, o, devices[i], s, &ids[recorded]);
+        recorded += rc == 0 && s;
+        status = status ? status : rc;
+    }
+    if (ids && o->push.url && recorded) {
+        int rc = cli_push_results("probe", s, &o->target, o->tries, ids, recorded);
+        status = status ? status : rc;
+    }
+    free(ids);
+    return status;
+}
+
+/* The store results go to: --db, or with --push alone a temporary one in
+ * tmp (a folder made for it); NULL without either, or after the message. */
+static store *open_results_store(const struct probe_opts *o, char *tmp, size_t len, int *status)
+{
+    char path[4200], err[512];
+    store *s = NULL;
+    *status = 0;
+    tmp[0] = '\0';
+    if (o->db)
+        s = cli_open_store("probe", o->db);
+    else if (o->push.url) {
+        snprintf(tmp, len, "%s/gpuprobe-push-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+        if (!mkdtemp(tmp)) {
+            *status = cli_fail("probe", 1, "cannot make a temporary folder %s", tmp);
+            tmp[0] = '\0';
+            return NULL;
+        }
+        snprintf(path, sizeof path, "%s/results.db", tmp);
+        s = cli_open_store("probe", path);
+    } else
+        return NULL;
+    if (s && o->push.url && outbox_set_upstream(s, o->push.url, err, sizeof err) != 0) {
+        *status = cli_fail("probe", 1, "%s", err);
+        store_close(s);
+        return NULL;
+    }
+    if (!s)
+        *status = 1;
+    return s;
+}
+
+/* Removes the temporary database and its folder. */
+static void remove_temporary(const char *tmp)
+{
+    static const char *const files[] = {"results.db", "results.db-wal", "results.db-shm"};
+    char path[4200];
+    if (!tmp[0])
+        return;
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", tmp, files[i]);
+        unlink(path);
+    }
+    rmdir(tmp);
+}
+
+static void free_list(char **list, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(list[i]);
+    free(list);
 }
 
 int cmd_probe(int argc, char **argv)
 {
     struct probe_opts o;
     int status;
-    char names[128];
+    char names[128], tmp[4096];
+    char **devices = NULL;
+    size_t ndevices = 0;
     if (parse_args(argc, argv, &o, &status) < 0)
         return status;
     const struct job_kind *k = find_probe(o.kind);
@@ -232,9 +369,14 @@ int cmd_probe(int argc, char **argv)
     json_t *params = make_params(k, &o, &status);
     if (!params)
         return status;
-    store *s = o.db ? cli_open_store("probe", o.db) : NULL;
-    status = o.db && !s ? 1 : run_probe(k, params, &o, s);
+    store *s = open_results_store(&o, tmp, sizeof tmp, &status);
+    if (status == 0)
+        status = devices_to_probe(o.device, &devices, &ndevices);
+    if (status == 0)
+        status = probe_devices(k, params, &o, devices, ndevices, s);
+    free_list(devices, ndevices);
     json_decref(params);
     store_close(s);
+    remove_temporary(tmp);
     return status;
 }

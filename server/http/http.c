@@ -127,9 +127,18 @@ static int is_json_media_type(const char *ct)
     return next == '\0' || next == ';' || next == ' ' || next == '\t';
 }
 
+/* The most bytes the route's body may have. */
+static long long body_cap(const struct conn_ctx *cx)
+{
+    const struct config *cfg = cx->setup->cfg;
+    if (cx->route->spool == ROUTE_SPOOL_BUNDLE)
+        return cfg->import_limit;
+    return cx->route->spool ? cfg->upload_limit : cfg->body_limit;
+}
+
 static int check_body_headers(struct conn_ctx *cx, struct http_resp *rs)
 {
-    long long limit = cx->route->spool ? cx->setup->cfg->upload_limit : cx->setup->cfg->body_limit;
+    long long limit = body_cap(cx);
     const char *cl = http_header(&cx->rq, MHD_HTTP_HEADER_CONTENT_LENGTH);
     if (cl && strtoll(cl, NULL, 10) > limit) {
         problem(&cx->rq, rs, 413, "payload-too-large",
@@ -184,7 +193,7 @@ static void spool(struct conn_ctx *cx, const char *data, size_t n)
 {
     if (cx->too_large || cx->spool_failed)
         return;
-    if (cx->body.len + n > (size_t)cx->setup->cfg->upload_limit) {
+    if (cx->body.len + n > (size_t)body_cap(cx)) {
         cx->too_large = 1;
         return;
     }
@@ -212,7 +221,7 @@ static void dispatch(struct conn_ctx *cx, struct http_resp *rs)
 {
     if (cx->too_large) {
         problem(&cx->rq, rs, 413, "payload-too-large", "the body exceeds %lld bytes",
-                cx->route->spool ? cx->setup->cfg->upload_limit : cx->setup->cfg->body_limit);
+                body_cap(cx));
         return;
     }
     if (cx->spool_failed) {

@@ -19,10 +19,13 @@ struct route {
     route_handler handler;
     int write;               /* needs a bearer token */
     int documented;          /* 0 only for the dashboard's static files */
-    int spool;               /* body streamed to a file under upload_dir, capped by
-                                upload_limit, any content type (traces); else JSON in
-                                memory capped by body_limit */
+    int spool;               /* ROUTE_SPOOL: body streamed to a file under upload_dir,
+                                capped by upload_limit, any content type (traces);
+                                ROUTE_SPOOL_BUNDLE: the same capped by import_limit (a
+                                bundle is parsed whole in memory); 0: JSON in memory
+                                capped by body_limit */
 };
+enum { ROUTE_SPOOL = 1, ROUTE_SPOOL_BUNDLE = 2 };
 
 /* Finds the route of table[0..n) for method+path. Returns it, or NULL with
  * *path_known set when the path matches some route under another method

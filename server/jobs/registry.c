@@ -64,6 +64,12 @@ const struct job_kind *job_kind_find(const char *name)
     return NULL;
 }
 
+int job_kind_keeps_results(const char *name)
+{
+    const struct job_kind *k = name ? job_kind_find(name) : NULL;
+    return k && k->save && k->needs_gpu;
+}
+
 static const char *type_name(enum param_type t)
 {
     static const char *const names[] = {"integer", "number", "string", "boolean", "enum"};

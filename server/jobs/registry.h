@@ -88,6 +88,9 @@ struct job_kind {
 
 const struct job_kind *job_kind_find(const char *name);
 size_t job_kind_count(void);
+/* 1 if jobs of the kind called name measure a GPU and leave result rows:
+ * the results that bundles carry and that a node pushes upstream. */
+int job_kind_keeps_results(const char *name);
 const struct job_kind *job_kind_at(size_t i);
 
 /* Checks params (an object, or NULL for "all defaults") against the kind's

@@ -104,15 +104,37 @@ check_devices() {
     fi
 }
 
+# Pushing to a central (libcurl and what it pulls in) works from the bundle:
+# libcurl is carried in lib/, and `gpuprobe push` sets it up and drains an
+# empty outbox in an empty environment.
+check_push() {
+    local out rc=0
+    if [[ ! -e $top/lib/libcurl.so.4 ]]; then
+        fail "lib/ lacks libcurl.so.4 (gpuprobe push, upstream =)"
+        return
+    fi
+    printf 'unused\n' >"$work/token"
+    out=$(run_clean push --db "$work/push.db" --upstream http://127.0.0.1:9 \
+        --token-file "$work/token" 2>&1) || rc=$?
+    if ((rc == 0)) && grep -q '"left": 0' <<<"$out"; then
+        pass "gpuprobe push from the bundle: libcurl loads, an empty outbox drains"
+    else
+        fail "gpuprobe push from the bundle exited $rc: $(head -c 300 <<<"$out")"
+    fi
+}
+
 # The job kinds compiled into the test build (tests/kinds/) must not ship.
 check_no_test_kinds() {
-    local err rc=0
-    err=$(run_clean worker --kind test 2>&1 >/dev/null) || rc=$?
-    if ((rc != 0)) && grep -q "no job kind 'test'" <<<"$err"; then
-        pass "the shipped binary has no test job kinds"
-    else
-        fail "the shipped binary knows job kind 'test' (exit $rc: $err)"
-    fi
+    local err rc kind
+    for kind in test suite-standin; do
+        rc=0
+        err=$(run_clean worker --kind "$kind" 2>&1 >/dev/null) || rc=$?
+        if ((rc != 0)) && grep -q "no job kind '$kind'" <<<"$err"; then
+            pass "the shipped binary has no test job kind $kind"
+        else
+            fail "the shipped binary knows job kind '$kind' (exit $rc: $err)"
+        fi
+    done
 }
 
 main() {
@@ -135,6 +157,7 @@ main() {
     check_version
     check_libraries
     check_devices
+    check_push
     check_no_test_kinds
     if ((failures == 0)); then
         echo "dist-check: PASS ($(basename "$tarball"))"

@@ -12,6 +12,7 @@ TOKEN2=it-token-second-line
 TOKEN_FILE=$WORK/tokens
 CONFIG=$WORK/gpuprobe.conf
 STARTS=0
+DAEMON_PREFIX=()
 DAEMON_PID=
 BASE_URL=
 LOG=
@@ -92,7 +93,9 @@ start_daemon_args() {
     [ "${WITH_REFERENCE:-0}" = 1 ] && reference=()
     STARTS=$((STARTS + 1))
     LOG=$WORK/daemon.$STARTS.log
-    "$GPUPROBE" serve --listen 127.0.0.1:0 "${reference[@]}" "$@" 2>"$LOG" >>"$WORK/daemon.stdout" &
+    # DAEMON_PREFIX (an array, may be empty): what runs the daemon, such as a
+    # namespace of its own; it must exec the daemon, so that $! is the daemon
+    "${DAEMON_PREFIX[@]}" "$GPUPROBE" serve --listen 127.0.0.1:0 "${reference[@]}" "$@" 2>"$LOG" >>"$WORK/daemon.stdout" &
     DAEMON_PID=$!
     echo "$DAEMON_PID" >>"$WORK/daemon.pids"
     local deadline=$((SECONDS + 30)) addr=

@@ -399,5 +399,8 @@ static const struct job_kind test_result_kind = {
     .save = result_save,
 };
 
+/* tests/kinds/standin.c */
+extern const struct job_kind test_standin_kind;
+
 const struct job_kind *const test_job_kinds[] = {&test_kind, &test_gpu_kind, &test_bad_edit_kind,
-                                                 &test_result_kind, NULL};
+                                                 &test_result_kind, &test_standin_kind, NULL};
