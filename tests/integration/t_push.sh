@@ -181,6 +181,8 @@ stop_node
 stop_central
 start_central
 start_node upstream_content=figures
+on "$NODE"
+wait_ready
 grep -q 'msg=pusher_started .* content=figures' "$NODE_LOG" || fail "the pusher does not say it sends figures"
 node_job 1
 FIG_JOB=$JOB_ID
