@@ -29,8 +29,15 @@ void fleet_index_free(struct fleet_index *ix)
         return;
     for (size_t i = 0; i < ix->ndevs; i++)
         free(ix->devs[i].v);
-    for (size_t i = 0; i < ix->nmodels; i++)
+    for (size_t i = 0; i < ix->nmodels; i++) {
         free(ix->models[i].dists);
+        free(ix->models[i].hits);
+    }
+    for (size_t i = 0; i < ix->nencoded; i++)
+        free(ix->encoded[i]);
+    free(ix->encoded);
+    free(ix->dev_order);
+    free(ix->model_order);
     free(ix->devs);
     free(ix->models);
     free(ix->touched);
@@ -227,7 +234,8 @@ static int reload_device(struct fleet_index *ix, store *s, const char *uuid, cha
     return read_figures(ix, s, uuid, err, errlen);
 }
 
-int fleet_index_sync(struct fleet_index *ix, store *s, char *err, size_t errlen)
+int fleet_index_sync(struct fleet_index *ix, store *s, uint64_t *version, char *err,
+                     size_t errlen)
 {
     pthread_mutex_lock(&ix->lock);
     uint64_t gen = store_generation(s);
@@ -236,8 +244,10 @@ int fleet_index_sync(struct fleet_index *ix, store *s, char *err, size_t errlen)
         ix->ntouched = 0;
         rc = load_all(ix, s, err, errlen);
         ix->loaded = rc == 0;
+        ix->version++;
     } else {
         size_t keep = 0;
+        ix->version += ix->ntouched > 0;
         for (size_t i = 0; i < ix->ntouched && rc == 0; i++) {
             rc = reload_device(ix, s, ix->touched[i].uuid, err, errlen);
             /* committed or rolled back once the generation moved on */
@@ -247,6 +257,8 @@ int fleet_index_sync(struct fleet_index *ix, store *s, char *err, size_t errlen)
         if (rc == 0)
             ix->ntouched = keep;
     }
+    if (version)
+        *version = ix->version;
     pthread_mutex_unlock(&ix->lock);
     return rc;
 }

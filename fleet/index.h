@@ -39,8 +39,11 @@ void fleet_index_touch(struct fleet_index *ix, const char *device, uint64_t gen)
 
 /* Brings the index up to the store: the first call loads everything, later
  * ones re-read the devices touched since (and any device new to the store).
- * 0, or -1 with the reason. */
-int fleet_index_sync(struct fleet_index *ix, store *s, char *err, size_t errlen);
+ * 0 with the index's version in *version (when not NULL: equal versions
+ * give equal views, so an answer can be kept under it), or -1 with the
+ * reason. */
+int fleet_index_sync(struct fleet_index *ix, store *s, uint64_t *version, char *err,
+                     size_t errlen);
 
 /* What a view asks for: NULL or "" for any. */
 struct fleet_query {
@@ -49,14 +52,17 @@ struct fleet_query {
     struct fleet_rule rule;
 };
 
-/* GET /api/v1/fleet: the rule, per model its devices, hosts, every
- * figure's distribution with its outlier count, and its outliers (each
- * with device, host, figure, value, median, deviation, the job that
- * measured it); and the devices matching the query with their outlier
- * counts. Models and outliers are restricted by model, devices and
- * outliers by host; distributions are always of the whole model. NULL when
- * memory ran out. Docs: docs/api.md "Fleet". */
-json_t *fleet_index_view(struct fleet_index *ix, const struct fleet_query *q);
+/* GET /api/v1/fleet, as JSON text (malloc'd, *len bytes): the rule, per
+ * model its devices, hosts, every figure's distribution with its outlier
+ * count, and its outliers (each with device, host, figure, value, median,
+ * deviation, the job that measured it); and the devices matching the query
+ * with their outlier counts. Models and outliers are restricted by model,
+ * devices and outliers by host; distributions are always of the whole
+ * model. NULL when memory ran out. Docs: docs/api.md "Fleet".
+ * Text rather than a json_t: at 10,000 GPUs the device list is most of the
+ * answer, and writing it from names encoded once costs a tenth of building
+ * and encoding 10,000 objects. */
+char *fleet_index_view(struct fleet_index *ix, const struct fleet_query *q, size_t *len);
 
 /* GET /api/v1/fleet/distribution: one figure of one model, every device's
  * value (sorted) with host, job and whether it is an outlier, and the

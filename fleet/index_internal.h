@@ -38,12 +38,23 @@ struct fdist {
     size_t mode_count, n_text;
 };
 
+/* An outlier: device index and the place of the value in its v[]. */
+struct fhit {
+    uint32_t dev, k;
+};
+
 struct fmodel {
     uint32_t name;        /* id in ix->names */
     uint32_t cc;          /* id in ix->names */
     int stale;            /* a device changed since dists were computed */
     struct fdist *dists;  /* by metric id, ndists of them */
     size_t ndists;
+    /* the outliers under `rule`, valid while `judged` (cleared with the
+     * dists): a view after a push judges the changed model alone */
+    int judged;
+    struct fleet_rule rule;
+    struct fhit *hits;
+    size_t nhits;
 };
 
 /* A device whose figures a transaction may have changed. */
@@ -55,6 +66,13 @@ struct touched {
 struct fleet_index {
     pthread_mutex_t lock;
     int loaded;
+    uint64_t version;        /* moves whenever devices are (re)read: what views depend on */
+    char **encoded;          /* names[id] as JSON text, made on first use (view.c) */
+    size_t nencoded;
+    /* the order views list things in, whatever order they were loaded in:
+     * devices by model name, host and UUID, models by name (view.c) */
+    uint32_t *dev_order, *model_order;
+    uint64_t order_version;  /* the version they were made at; 0: never */
     struct strtab names;     /* uuids, hosts, model names, capabilities */
     struct strtab metrics;   /* figure names */
     struct strtab texts;     /* categories */

@@ -82,6 +82,13 @@ void fleet_dist_of(double *values, size_t n, double *scratch, struct fleet_dist 
     out->mad = median(scratch, n);
 }
 
+double fleet_outlier_half_width(const struct fleet_rule *r, const struct fleet_dist *d)
+{
+    double a = r->k * (FLEET_MAD_SCALE * d->mad);
+    double b = r->min_relative * fabs(d->median);
+    return d->n >= r->min_devices ? (a > b ? a : b) : -1;
+}
+
 int fleet_is_outlier(const struct fleet_rule *r, const struct fleet_dist *d, double x,
                      double *mads)
 {
@@ -89,16 +96,15 @@ int fleet_is_outlier(const struct fleet_rule *r, const struct fleet_dist *d, dou
     double sigma = FLEET_MAD_SCALE * d->mad;
     if (mads)
         *mads = sigma > 0 ? diff / sigma : (diff > 0 ? INFINITY : 0);
-    return d->n >= r->min_devices && diff > r->k * sigma &&
-           diff > r->min_relative * fabs(d->median);
+    double half = fleet_outlier_half_width(r, d);
+    return half >= 0 && diff > half;
 }
 
 void fleet_outlier_bounds(const struct fleet_rule *r, const struct fleet_dist *d, double *low,
                           double *high)
 {
-    double a = r->k * FLEET_MAD_SCALE * d->mad;
-    double b = r->min_relative * fabs(d->median);
-    double half = d->n >= r->min_devices ? (a > b ? a : b) : 0;
+    double half = fleet_outlier_half_width(r, d);
+    half = half < 0 ? 0 : half;
     *low = d->median - half;
     *high = d->median + half;
 }

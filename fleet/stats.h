@@ -57,6 +57,12 @@ void fleet_dist_of(double *values, size_t n, double *scratch, struct fleet_dist 
 int fleet_is_outlier(const struct fleet_rule *r, const struct fleet_dist *d, double x,
                      double *mads);
 
+/* The half-width of the band around the median inside which a value is no
+ * outlier: x is one exactly when |x - median| > the half-width (what
+ * fleet_is_outlier decides, without a division per value); a negative
+ * half-width when d has too few devices to judge. */
+double fleet_outlier_half_width(const struct fleet_rule *r, const struct fleet_dist *d);
+
 /* The bounds outside which a value is an outlier (what a chart draws):
  * low and high; both are the median when there are too few devices. */
 void fleet_outlier_bounds(const struct fleet_rule *r, const struct fleet_dist *d, double *low,

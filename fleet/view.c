@@ -2,12 +2,15 @@
  * The fleet's distributions, outliers and views (see index.h).
  */
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fleet/index_internal.h"
 #include "fleet/metrics.h"
 #include "util/errf.h"
+#include "util/text.h"
 
 /* ---- distributions --------------------------------------------------------- */
 
@@ -131,21 +134,40 @@ int fleet_models_refresh(struct fleet_index *ix)
         model->dists = dists;
         model->ndists = nm;
         model->stale = 0;
+        model->judged = 0;
     }
     return 0;
 }
 
 /* ---- outliers ---------------------------------------------------------------- */
 
-/* Whether v of a device is an outlier of its model; *mads as fleet_is_outlier. */
-static int outlying(const struct fmodel *m, const struct fleet_rule *rule, const struct fval *v,
-                    double *mads)
+/* A model judged under a rule: each figure's half-width (fleet_outlier_half_width)
+ * worked out once, so a value costs a subtraction and a comparison. */
+struct judge {
+    const struct fmodel *m;
+    const struct fleet_rule *rule;
+    double *half;               /* by figure id; < 0: not judged */
+};
+
+static int judge_init(struct judge *j, const struct fmodel *m, const struct fleet_rule *rule)
 {
-    const struct fdist *f = &m->dists[v->metric];
-    *mads = 0;
+    j->m = m;
+    j->rule = rule;
+    j->half = malloc((m->ndists ? m->ndists : 1) * sizeof *j->half);
+    for (size_t k = 0; j->half && k < m->ndists; k++)
+        j->half[k] = m->dists[k].present && !m->dists[k].categorical
+                         ? fleet_outlier_half_width(rule, &m->dists[k].d)
+                         : -1;
+    return j->half ? 0 : -1;
+}
+
+/* Whether v of a device is an outlier of its model. */
+static int outlying(const struct judge *j, const struct fval *v)
+{
+    const struct fdist *f = &j->m->dists[v->metric];
     if (v->text != NO_TEXT)
-        return f->mode != NO_TEXT && f->n_text >= rule->min_devices && v->text != f->mode;
-    return fleet_is_outlier(rule, &f->d, v->value, mads);
+        return f->mode != NO_TEXT && f->n_text >= j->rule->min_devices && v->text != f->mode;
+    return j->half[v->metric] >= 0 && fabs(v->value - f->d.median) > j->half[v->metric];
 }
 
 static json_t *number_or_null(double x)
@@ -154,9 +176,12 @@ static json_t *number_or_null(double x)
 }
 
 static json_t *outlier_json(const struct fleet_index *ix, const struct fdev *d,
-                            const struct fmodel *m, const struct fval *v, double mads)
+                            const struct judge *jd, const struct fval *v)
 {
-    const struct fdist *f = &m->dists[v->metric];
+    const struct fdist *f = &jd->m->dists[v->metric];
+    double mads = 0;
+    if (v->text == NO_TEXT)
+        fleet_is_outlier(jd->rule, &f->d, v->value, &mads);
     json_t *o = json_pack("{s:s, s:s, s:s}", "uuid", strtab_str(&ix->names, d->uuid), "host",
                           strtab_str(&ix->names, d->host), "metric",
                           strtab_str(&ix->metrics, v->metric));
@@ -229,27 +254,117 @@ static json_t *figure_json(const struct fleet_index *ix, uint32_t id, const stru
     return j;
 }
 
+static int model_by_name(const void *a, const void *b, void *ctx)
+{
+    const struct fleet_index *ix = ctx;
+    return strcmp(strtab_str(&ix->names, ix->models[*(const uint32_t *)a].name),
+                  strtab_str(&ix->names, ix->models[*(const uint32_t *)b].name));
+}
+
+static int device_in_order(const void *a, const void *b, void *ctx)
+{
+    const struct fleet_index *ix = ctx;
+    const struct fdev *x = &ix->devs[*(const uint32_t *)a], *y = &ix->devs[*(const uint32_t *)b];
+    int c = x->model == y->model ? 0
+                                 : strcmp(strtab_str(&ix->names, ix->models[x->model].name),
+                                          strtab_str(&ix->names, ix->models[y->model].name));
+    if (!c)
+        c = strcmp(strtab_str(&ix->names, x->host), strtab_str(&ix->names, y->host));
+    return c ? c : strcmp(strtab_str(&ix->names, x->uuid), strtab_str(&ix->names, y->uuid));
+}
+
+/* ix->dev_order and ix->model_order for the index's version. */
+static int order_index(struct fleet_index *ix)
+{
+    if (ix->order_version == ix->version && ix->dev_order)
+        return 0;
+    uint32_t *d = malloc((ix->ndevs ? ix->ndevs : 1) * sizeof *d);
+    uint32_t *m = malloc((ix->nmodels ? ix->nmodels : 1) * sizeof *m);
+    if (!d || !m) {
+        free(d);
+        free(m);
+        return -1;
+    }
+    for (uint32_t i = 0; i < ix->ndevs; i++)
+        d[i] = i;
+    for (uint32_t i = 0; i < ix->nmodels; i++)
+        m[i] = i;
+    qsort_r(d, ix->ndevs, sizeof *d, device_in_order, ix);
+    qsort_r(m, ix->nmodels, sizeof *m, model_by_name, ix);
+    free(ix->dev_order);
+    free(ix->model_order);
+    ix->dev_order = d;
+    ix->model_order = m;
+    ix->order_version = ix->version;
+    return 0;
+}
+
+static int same_rule(const struct fleet_rule *a, const struct fleet_rule *b)
+{
+    return a->k == b->k && a->min_relative == b->min_relative && a->min_devices == b->min_devices;
+}
+
+/* The model's outliers under rule into m->hits, unless they are there. */
+static int judge_model(struct fleet_index *ix, uint32_t model, const struct fleet_rule *rule)
+{
+    struct fmodel *m = &ix->models[model];
+    if (m->judged && same_rule(&m->rule, rule))
+        return 0;
+    struct judge jd;
+    if (judge_init(&jd, m, rule) != 0)
+        return -1;
+    size_t n = 0, cap = 0;
+    struct fhit *hits = NULL;
+    int rc = 0;
+    for (size_t o = 0; o < ix->ndevs && rc == 0; o++) {
+        uint32_t i = ix->dev_order[o];
+        const struct fdev *d = &ix->devs[i];
+        if (d->model != model)
+            continue;
+        for (size_t k = 0; k < d->n; k++) {
+            if (!outlying(&jd, &d->v[k]))
+                continue;
+            if (n == cap) {
+                struct fhit *more = realloc(hits, (cap = cap ? 2 * cap : 64) * sizeof *more);
+                if (!more) {
+                    rc = -1;
+                    break;
+                }
+                hits = more;
+            }
+            hits[n++] = (struct fhit){i, (uint32_t)k};
+        }
+    }
+    free(jd.half);
+    if (rc != 0) {
+        free(hits);
+        return -1;
+    }
+    free(m->hits);
+    *m = (struct fmodel){.name = m->name, .cc = m->cc, .stale = m->stale, .dists = m->dists,
+                         .ndists = m->ndists, .judged = 1, .rule = *rule, .hits = hits,
+                         .nhits = n};
+    return 0;
+}
+
 /* Counts for one model under the rule: outliers per figure, per device;
  * and its outliers (restricted by host) appended to list. */
-static int model_outliers(const struct fleet_index *ix, uint32_t model,
+static int model_outliers(struct fleet_index *ix, uint32_t model,
                           const struct fleet_query *q, size_t *per_metric, size_t *per_dev,
                           json_t *list)
 {
+    if (judge_model(ix, model, &q->rule) != 0)
+        return -1;
     const struct fmodel *m = &ix->models[model];
-    for (size_t i = 0; i < ix->ndevs; i++) {
-        const struct fdev *d = &ix->devs[i];
-        if (d->model != model || !d->n)
-            continue;
-        int listed = matches(q->host, strtab_str(&ix->names, d->host));
-        for (size_t k = 0; k < d->n; k++) {
-            double mads;
-            if (!outlying(m, &q->rule, &d->v[k], &mads))
-                continue;
-            per_metric[d->v[k].metric]++;
-            per_dev[i]++;
-            if (listed && json_array_append_new(list, outlier_json(ix, d, m, &d->v[k], mads)))
-                return -1;
-        }
+    struct judge jd = {m, &q->rule, NULL};
+    for (size_t h = 0; h < m->nhits; h++) {
+        const struct fdev *d = &ix->devs[m->hits[h].dev];
+        const struct fval *v = &d->v[m->hits[h].k];
+        per_metric[v->metric]++;
+        per_dev[m->hits[h].dev]++;
+        if (matches(q->host, strtab_str(&ix->names, d->host)) &&
+            json_array_append_new(list, outlier_json(ix, d, &jd, v)))
+            return -1;
     }
     return 0;
 }
@@ -265,7 +380,7 @@ static json_t *rule_json(const struct fleet_rule *r)
                      "share another value");
 }
 
-static json_t *model_json(const struct fleet_index *ix, uint32_t model,
+static json_t *model_json(struct fleet_index *ix, uint32_t model,
                           const struct fleet_query *q, const uint32_t *order, size_t *per_dev)
 {
     const struct fmodel *m = &ix->models[model];
@@ -303,37 +418,93 @@ static json_t *model_json(const struct fleet_index *ix, uint32_t model,
     return j;
 }
 
-static json_t *devices_json(const struct fleet_index *ix, const struct fleet_query *q,
-                            const size_t *per_dev)
+/* names[id] as JSON text, encoded on first use and kept; NULL (memory). */
+static const char *encoded_name(struct fleet_index *ix, uint32_t id)
 {
-    json_t *list = json_array();
-    for (size_t i = 0; list && i < ix->ndevs; i++) {
-        const struct fdev *d = &ix->devs[i];
-        const char *model = strtab_str(&ix->names, ix->models[d->model].name);
-        if (!d->n || !matches(q->model, model) ||
-            !matches(q->host, strtab_str(&ix->names, d->host)))
-            continue;
-        json_array_append_new(list, json_pack("{s:s, s:s, s:s, s:I, s:I}", "uuid",
-                                              strtab_str(&ix->names, d->uuid), "host",
-                                              strtab_str(&ix->names, d->host), "model", model,
-                                              "figures", (json_int_t)d->n, "outliers",
-                                              (json_int_t)per_dev[i]));
+    if (id >= ix->nencoded) {
+        size_t n = ix->names.n > id ? ix->names.n : id + 1;
+        char **more = realloc(ix->encoded, n * sizeof *more);
+        if (!more)
+            return NULL;
+        memset(more + ix->nencoded, 0, (n - ix->nencoded) * sizeof *more);
+        ix->encoded = more;
+        ix->nencoded = n;
     }
-    return list;
+    if (!ix->encoded[id]) {
+        json_t *j = json_string(strtab_str(&ix->names, id));
+        ix->encoded[id] = j ? json_dumps(j, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+        json_decref(j);
+    }
+    return ix->encoded[id];
 }
 
-json_t *fleet_index_view(struct fleet_index *ix, const struct fleet_query *q)
+static int append_str(struct buf *b, const char *s)
+{
+    return s ? buf_append(b, s, strlen(s), SIZE_MAX) : -1;
+}
+
+/* The devices matching q with their outlier counts, a JSON array into b. */
+static int devices_text(struct fleet_index *ix, const struct fleet_query *q,
+                        const size_t *per_dev, struct buf *b)
+{
+    int rc = append_str(b, "[");
+    const char *sep = "";
+    for (size_t o = 0; rc == 0 && o < ix->ndevs; o++) {
+        uint32_t i = ix->dev_order[o];
+        const struct fdev *d = &ix->devs[i];
+        uint32_t model = ix->models[d->model].name;
+        if (!d->n || !matches(q->model, strtab_str(&ix->names, model)) ||
+            !matches(q->host, strtab_str(&ix->names, d->host)))
+            continue;
+        char counts[64];
+        snprintf(counts, sizeof counts, ",\"figures\":%zu,\"outliers\":%zu}", d->n, per_dev[i]);
+        rc = append_str(b, sep) | append_str(b, "{\"uuid\":") |
+             append_str(b, encoded_name(ix, d->uuid)) | append_str(b, ",\"host\":") |
+             append_str(b, encoded_name(ix, d->host)) | append_str(b, ",\"model\":") |
+             append_str(b, encoded_name(ix, model)) | append_str(b, counts);
+        sep = ",";
+    }
+    return rc | append_str(b, "]");
+}
+
+/* The rule and the models (jansson), then the device list spliced in
+ * before the closing brace. */
+static char *view_text(struct fleet_index *ix, const struct fleet_query *q, json_t *models,
+                       const size_t *per_dev, size_t *len)
+{
+    json_t *head = json_pack("{s:o, s:O}", "rule", rule_json(&q->rule), "models", models);
+    char *text = head ? json_dumps(head, JSON_COMPACT) : NULL;
+    json_decref(head);
+    struct buf b = {0};
+    size_t n = text ? strlen(text) : 0;
+    int rc = n >= 2 && text[n - 1] == '}' ? 0 : -1;
+    if (rc == 0)
+        rc = buf_append(&b, text, n - 1, SIZE_MAX) | append_str(&b, ",\"devices\":") |
+             devices_text(ix, q, per_dev, &b) | append_str(&b, "}");
+    free(text);
+    if (rc != 0) {
+        buf_free(&b);
+        return NULL;
+    }
+    *len = b.len;
+    return b.data;
+}
+
+char *fleet_index_view(struct fleet_index *ix, const struct fleet_query *q, size_t *len)
 {
     pthread_mutex_lock(&ix->lock);
-    json_t *out = NULL, *models = json_array();
+    char *out = NULL;
+    json_t *models = json_array();
     uint32_t *order = NULL;
     size_t *per_dev = calloc(ix->ndevs ? ix->ndevs : 1, sizeof *per_dev);
-    if (!models || !per_dev || fleet_models_refresh(ix) != 0 || !(order = metrics_by_name(ix)))
+    if (!models || !per_dev || fleet_models_refresh(ix) != 0 || order_index(ix) != 0 ||
+        !(order = metrics_by_name(ix)))
         goto done;
-    for (size_t m = 0; m < ix->nmodels; m++) {
+    for (size_t o = 0; o < ix->nmodels; o++) {
+        uint32_t m = ix->model_order[o];
         if (!matches(q->model, strtab_str(&ix->names, ix->models[m].name)))
             continue;
-        json_t *mj = model_json(ix, (uint32_t)m, q, order, per_dev);
+        json_t *mj = model_json(ix, m, q, order, per_dev);
         if (!mj)
             goto done;
         /* a model none of whose devices has a figure is no comparison */
@@ -342,8 +513,7 @@ json_t *fleet_index_view(struct fleet_index *ix, const struct fleet_query *q)
         else if (json_array_append_new(models, mj) != 0)
             goto done;
     }
-    out = json_pack("{s:o, s:O, s:o}", "rule", rule_json(&q->rule), "models", models, "devices",
-                    devices_json(ix, q, per_dev));
+    out = view_text(ix, q, models, per_dev, len);
 done:
     pthread_mutex_unlock(&ix->lock);
     json_decref(models);
@@ -398,21 +568,24 @@ static json_t *point_json(const struct fleet_index *ix, const struct point *p)
 static struct point *points_of(const struct fleet_index *ix, uint32_t mid, uint32_t fid,
                                const struct fleet_rule *rule, size_t *n)
 {
-    const struct fmodel *m = &ix->models[mid];
+    struct judge jd;
     struct point *p = malloc((ix->ndevs ? ix->ndevs : 1) * sizeof *p);
     *n = 0;
-    for (size_t i = 0; p && i < ix->ndevs; i++) {
+    if (!p || judge_init(&jd, &ix->models[mid], rule) != 0) {
+        free(p);
+        return NULL;
+    }
+    for (size_t i = 0; i < ix->ndevs; i++) {
         const struct fdev *d = &ix->devs[i];
         const struct fval *v = d->model == mid ? value_of(d, fid) : NULL;
-        double mads;
         if (v)
             p[(*n)++] = (struct point){d, v,
                                        v->text != NO_TEXT ? strtab_str(&ix->texts, v->text)
                                                           : NULL,
-                                       outlying(m, rule, v, &mads)};
+                                       outlying(&jd, v)};
     }
-    if (p)
-        qsort(p, *n, sizeof *p, by_value);
+    free(jd.half);
+    qsort(p, *n, sizeof *p, by_value);
     return p;
 }
 

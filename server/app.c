@@ -45,7 +45,8 @@ void app_init(struct app *app, const struct config *cfg)
     pthread_mutex_init(&app->inv_lock, NULL);
     /* Workers are this very binary, even if the file on disk is replaced. */
     snprintf(app->self_exe, sizeof app->self_exe, "/proc/self/exe");
-    app->job_cache = resp_cache_new(32);
+    app->resp_cache = resp_cache_new(32);
+    app->fleet_cache = resp_cache_new(8);
     app->fleet = fleet_index_new();
     if (gethostname(app->hostname, sizeof app->hostname - 1) < 0)
         snprintf(app->hostname, sizeof app->hostname, "unknown");
@@ -57,7 +58,8 @@ void app_release(struct app *app)
     auth_free(app->auth);
     gpu_inventory_free(&app->inv);
     free(app->devices_body);
-    resp_cache_free(app->job_cache);
+    resp_cache_free(app->resp_cache);
+    resp_cache_free(app->fleet_cache);
     fleet_index_free(app->fleet);
     req_stats_free(app->req_stats);
     pthread_mutex_destroy(&app->inv_lock);

@@ -41,7 +41,9 @@ struct app {
     char *devices_body;            /* GET /api/v1/devices, encoded */
     size_t devices_body_len;
 
-    struct resp_cache *job_cache;  /* encoded job listings, by query and store generation */
+    struct resp_cache *resp_cache; /* encoded listings (jobs, devices), by query and store
+                                      generation */
+    struct resp_cache *fleet_cache; /* encoded fleet views, by query and fleet index version */
     struct fleet_index *fleet;     /* the devices compared with their peers (fleet/index.h) */
     struct req_stats *req_stats;   /* the transport's request counts, read by /metrics */
 };

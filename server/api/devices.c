@@ -63,13 +63,11 @@ void h_devices_list(struct http_req *rq, struct http_resp *rs)
 {
     struct app *app = rq->app;
     struct device_row *rows = NULL;
-    size_t n = 0, len;
-    char err[256], *body;
+    size_t n = 0;
+    char err[256];
     uint64_t gen = store_generation(app->db); /* read before the data it tags */
-    if (resp_cache_get(app->job_cache, "devices", gen, &body, &len)) {
-        rs->status = 200, rs->content_type = HTTP_JSON, rs->body = body, rs->len = len;
+    if (respond_cached(rs, app->resp_cache, "devices", gen))
         return;
-    }
     json_t *doc = attached_devices(app);
     if (!doc) {
         problem(rq, rs, 503, "unavailable", "device discovery has not finished yet");
@@ -86,8 +84,7 @@ void h_devices_list(struct http_req *rq, struct http_resp *rs)
             json_array_append_new(devices, stored_device(&rows[i]));
     device_rows_free(rows, n);
     http_json(rs, 200, doc);
-    if (rs->status == 200)
-        resp_cache_put(app->job_cache, "devices", gen, rs->body, rs->len);
+    keep_response(rs, app->resp_cache, "devices", gen);
 }
 
 /* The attached device with this UUID as JSON, or NULL. */

@@ -5,7 +5,10 @@
  * DESIGN
  * The index is brought up to the store before each answer (cheap: only
  * the devices a result touched since are read again); the answer itself is
- * computed by fleet/ under its own lock. The outlier rule's parameters may
+ * computed by fleet/ under its own lock. A fleet view is kept (encoded,
+ * app->fleet_cache) under the query and the index's version: dashboards
+ * poll it, and at 10,000 GPUs it is 1.4 MB that takes ~80 ms to compute,
+ * while the fleet changes only when a result arrives. The outlier rule's parameters may
  * be given in the query, checked like every argument: an unknown or
  * repeated argument or a value out of range is 400 naming it.
  */
@@ -54,11 +57,11 @@ static int rule_from_query(struct http_req *rq, struct http_resp *rs, struct fle
     return 0;
 }
 
-/* The index, current; -1 with the 503 in rs. */
-static int synced(struct http_req *rq, struct http_resp *rs)
+/* The index, current, and its version into *version; -1 with the 503 in rs. */
+static int synced(struct http_req *rq, struct http_resp *rs, uint64_t *version)
 {
     char err[512];
-    if (fleet_index_sync(rq->app->fleet, rq->app->db, err, sizeof err) == 0)
+    if (fleet_index_sync(rq->app->fleet, rq->app->db, version, err, sizeof err) == 0)
         return 0;
     problem(rq, rs, 503, "unavailable", "the fleet figures could not be read: %s", err);
     return -1;
@@ -69,15 +72,24 @@ void h_fleet(struct http_req *rq, struct http_resp *rs)
     static const char *const known[] = {"model", "host", "k", "min_relative", "min_devices",
                                         NULL};
     struct fleet_query q = {http_query(rq, "model"), http_query(rq, "host"), FLEET_RULE_DEFAULT};
+    uint64_t version;
+    char key[1200];
     if (query_only(rq, rs, known) < 0 || rule_from_query(rq, rs, &q.rule) < 0 ||
-        synced(rq, rs) < 0)
+        synced(rq, rs, &version) < 0)
         return;
-    json_t *view = fleet_index_view(rq->app->fleet, &q);
+    /* the view of an unchanged fleet is the same answer: kept until a device changes */
+    snprintf(key, sizeof key, "fleet\x1f%s\x1f%s\x1f%a\x1f%a\x1f%zu", q.model ? q.model : "",
+             q.host ? q.host : "", q.rule.k, q.rule.min_relative, q.rule.min_devices);
+    if (respond_cached(rs, rq->app->fleet_cache, key, version))
+        return;
+    size_t len;
+    char *view = fleet_index_view(rq->app->fleet, &q, &len);
     if (!view) {
         problem(rq, rs, 500, "internal", "the fleet view could not be built: out of memory");
         return;
     }
-    http_json(rs, 200, view);
+    respond_json_text(rs, view, len);
+    keep_response(rs, rq->app->fleet_cache, key, version);
 }
 
 void h_fleet_distribution(struct http_req *rq, struct http_resp *rs)
@@ -93,7 +105,7 @@ void h_fleet_distribution(struct http_req *rq, struct http_resp *rs)
         problem_field(rq, rs, 400, "invalid-request", missing, "%s is required", missing);
         return;
     }
-    if (synced(rq, rs) < 0)
+    if (synced(rq, rs, NULL) < 0)
         return;
     char err[512];
     int unknown;

@@ -13,6 +13,8 @@
 #include "server/http/problem.h"
 #include "server/jobs/registry.h"
 
+struct resp_cache;
+
 void h_healthz(struct http_req *rq, struct http_resp *rs);
 void h_readyz(struct http_req *rq, struct http_resp *rs);
 void h_metrics(struct http_req *rq, struct http_resp *rs);
@@ -44,6 +46,16 @@ void h_fleet_distribution(struct http_req *rq, struct http_resp *rs);
 /* 0 when every query argument is one of known (NULL-terminated) and none
  * is given twice; else -1 with rs holding the 400 naming the argument. */
 int query_only(struct http_req *rq, struct http_resp *rs, const char *const *known);
+
+/* A 200 answer of JSON text body (malloc'd, len bytes; rs takes it). */
+void respond_json_text(struct http_resp *rs, char *body, size_t len);
+/* A 200 JSON answer kept under key at generation gen (resp_cache_get): 1
+ * with rs filled, 0 when there is none. */
+int respond_cached(struct http_resp *rs, struct resp_cache *c, const char *key, uint64_t gen);
+/* Keeps rs's answer under key at gen (the generation read before the data
+ * it was made from) when it is a 200. */
+void keep_response(const struct http_resp *rs, struct resp_cache *c, const char *key,
+                   uint64_t gen);
 
 /* The job named by the path's {id}: 0 with j filled (free it with
  * job_row_free); else non-zero with rs holding the 400, 404 or 503. */

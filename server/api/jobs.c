@@ -283,19 +283,14 @@ void h_jobs_list(struct http_req *rq, struct http_resp *rs)
 {
     struct job_filter f;
     struct job_row *rows = NULL;
-    size_t n = 0, len;
-    char err[256], key[700], *body;
+    size_t n = 0;
+    char err[256], key[700];
     if (list_filter(rq, rs, &f) < 0)
         return;
     list_key(&f, key, sizeof key);
     uint64_t gen = store_generation(rq->app->db); /* read before the data it tags */
-    if (resp_cache_get(rq->app->job_cache, key, gen, &body, &len)) {
-        rs->status = 200;
-        rs->content_type = HTTP_JSON;
-        rs->body = body;
-        rs->len = len;
+    if (respond_cached(rs, rq->app->resp_cache, key, gen))
         return;
-    }
     /* one row more than the page: a next link only when there is a next page */
     struct job_filter page = f;
     page.limit = f.limit + 1;
@@ -310,8 +305,7 @@ void h_jobs_list(struct http_req *rq, struct http_resp *rs)
     json_t *next = n > shown ? next_link(&f, rows[shown - 1].id) : json_null();
     job_rows_free(rows, n);
     http_json(rs, 200, json_pack("{s:o, s:o}", "jobs", jobs, "next", next));
-    if (rs->status == 200)
-        resp_cache_put(rq->app->job_cache, key, gen, rs->body, rs->len);
+    keep_response(rs, rq->app->resp_cache, key, gen);
 }
 
 int job_from_path(struct http_req *rq, struct http_resp *rs, struct job_row *j)

@@ -3,12 +3,13 @@
  *
  * DESIGN
  * Dashboards poll the same listings every few seconds, and a listing only
- * changes when the store commits a write. Each entry is tagged with the
- * store's write generation at the time its data was read; an entry whose tag
- * differs from the current generation is stale and never served. The table is
- * small and fixed (oldest entry replaced first); one mutex guards it, held
- * only to compare keys and copy bytes. Not for data that changes without a
- * store write (nothing served today does).
+ * changes when the data behind it does. Each entry is tagged with a
+ * generation of that data (the store's write generation for listings read
+ * from the store, the fleet index's version for fleet views) read before
+ * the data was; an entry whose tag differs from the current generation is
+ * stale and never served. The table is small and fixed (oldest entry
+ * replaced first); one mutex guards it, held only to compare keys and copy
+ * bytes. Not for data that changes without its generation moving.
  */
 #ifndef GPUPROBE_SERVER_HTTP_RESP_CACHE_H
 #define GPUPROBE_SERVER_HTTP_RESP_CACHE_H

@@ -106,6 +106,7 @@ static void test_rule(void **state)
     /* too few peers */
     d.n = 4;
     assert_false(fleet_is_outlier(&r, &d, 1000, NULL));
+    assert_true(fleet_outlier_half_width(&r, &d) < 0);
     double low, high;
     fleet_outlier_bounds(&r, &d, &low, &high);
     assert_true(low == 100 && high == 100);
@@ -113,6 +114,9 @@ static void test_rule(void **state)
     d.mad = 1;
     fleet_outlier_bounds(&r, &d, &low, &high);
     assert_true(fabs(high - (100 + 6 * 1.4826)) < 1e-9 && fabs(low - (100 - 6 * 1.4826)) < 1e-9);
+    /* the half-width is the larger of the two bounds: 2 % of the median here */
+    d.mad = 0.01;
+    assert_true(fleet_outlier_half_width(&r, &d) == 0.02 * 100);
 }
 
 static void test_strtab(void **state)
