@@ -9,7 +9,9 @@
  * binary writer (trace/binfmt.h; the header carries threads_per_block, so
  * the sorter needs no --threads-per-block) or the CSV writer
  * (trace/csv.h). Nothing is held in memory. OUT is written as OUT.part and
- * renamed, never left half-written; -o - writes to standard output. One
+ * renamed, never left half-written (but a device or FIFO, /dev/null say, is
+ * written in place: a rename would replace it); -o - writes to standard
+ * output. One
  * line on stderr describes the kernel and counts the records (--quiet: not).
  */
 #include <errno.h>
@@ -19,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "server/cli/cli.h"
@@ -71,7 +74,8 @@ static const char *usage(void)
 
 /* The output: a binary writer or a CSV buffer over one descriptor. */
 struct out {
-    int fd, to_stdout, csv;
+    int fd, own_fd, csv;
+    int direct; /* writing to OUT itself (standard output, a device, a FIFO): no rename */
     char part[PATH_MAX + 8];
     struct trace_bin_writer *bin;
     struct trace_wbuf wbuf;
@@ -93,14 +97,22 @@ static int fd_flush(void *ctx, const char *data, size_t n)
     return 0;
 }
 
+/* Opens OUT.part; standard output for "-"; OUT itself when it exists and
+ * is not a regular file (a device such as /dev/null, a FIFO), which a
+ * rename would replace. */
 static int out_open(struct out *o, const char *path, const struct synth_kernel *k)
 {
-    o->to_stdout = strcmp(path, "-") == 0;
-    if (!o->to_stdout && snprintf(o->part, sizeof o->part, "%s.part", path) >= (int)sizeof o->part)
+    struct stat st;
+    int special = strcmp(path, "-") != 0 && stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+    o->direct = strcmp(path, "-") == 0 || special;
+    if (!o->direct && snprintf(o->part, sizeof o->part, "%s.part", path) >= (int)sizeof o->part)
         return cli_fail(CMD, 2, "the output path is too long");
-    o->fd = o->to_stdout ? STDOUT_FILENO : open(o->part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const char *name = special ? path : o->part;
+    o->fd = strcmp(path, "-") == 0 ? STDOUT_FILENO
+                                   : open(name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    o->own_fd = o->fd != STDOUT_FILENO;
     if (o->fd < 0)
-        return cli_fail(CMD, 1, "cannot create %s: %s", o->part, strerror(errno));
+        return cli_fail(CMD, 1, "cannot create %s: %s", name, strerror(errno));
     if (o->csv) {
         trace_wbuf_init(&o->wbuf, o->buf, sizeof o->buf, fd_flush, &o->fd);
         return trace_csv_write_in_header(&o->wbuf) == 0 ? 0 : cli_fail(CMD, 1, "cannot write the output");
@@ -123,9 +135,9 @@ static int out_close(struct out *o, const char *path, int ok)
     } else if (trace_bin_writer_close(o->bin, &err) < 0) {
         ok = 0;
     }
-    if (!o->to_stdout) {
-        if (close(o->fd) < 0)
-            ok = 0;
+    if (o->own_fd && close(o->fd) < 0)
+        ok = 0;
+    if (!o->direct) {
         if (ok && rename(o->part, path) < 0)
             ok = 0;
         if (!ok)
