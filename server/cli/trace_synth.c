@@ -28,6 +28,7 @@
 #include "trace/binfmt.h"
 #include "trace/csv.h"
 #include "trace/synth.h"
+#include "util/fdio.h"
 
 #define CMD "trace synth"
 
@@ -84,17 +85,7 @@ struct out {
 
 static int fd_flush(void *ctx, const char *data, size_t n)
 {
-    int fd = *(int *)ctx;
-    while (n) {
-        ssize_t w = write(fd, data, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        data += w;
-        n -= (size_t)w;
-    }
-    return 0;
+    return fd_write_all(*(int *)ctx, data, n, FD_CURRENT);
 }
 
 /* Opens OUT.part; standard output for "-"; OUT itself when it exists and
