@@ -23,6 +23,8 @@ int cmd_devices(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_model(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
+/* `gpuprobe trace synth` (server/cli/trace_synth.c), dispatched by cmd_trace. */
+int cmd_trace_synth(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_push(int argc, char **argv);

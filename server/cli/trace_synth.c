@@ -1,0 +1,225 @@
+/*
+ * `gpuprobe trace synth`: writes the synthetic memory trace of a described
+ * kernel (trace/synth.h, docs/trace-synth.md) as a requests file that
+ * `gpuprobe trace sort` and `trace convert` read.
+ *
+ * DESIGN
+ * A thin driver: the options become a struct synth_opts, synth_resolve
+ * checks them against the pattern, and synth_run streams the records to the
+ * binary writer (trace/binfmt.h; the header carries threads_per_block, so
+ * the sorter needs no --threads-per-block) or the CSV writer
+ * (trace/csv.h). Nothing is held in memory. OUT is written as OUT.part and
+ * renamed, never left half-written (but a device or FIFO, /dev/null say, is
+ * written in place: a rename would replace it); -o - writes to standard
+ * output. One
+ * line on stderr describes the kernel and counts the records (--quiet: not).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "server/cli/cli.h"
+#include "trace/binfmt.h"
+#include "trace/csv.h"
+#include "trace/synth.h"
+#include "util/fdio.h"
+
+#define CMD "trace synth"
+
+static const char usage_head[] =
+    "usage: gpuprobe trace synth --pattern NAME --size N[,M,K] -o OUT [options]\n"
+    "Writes the global-memory requests of a described CUDA kernel, generated from\n"
+    "its index arithmetic (docs/trace-synth.md), as a trace that `gpuprobe trace\n"
+    "sort` reads: each thread's loads and stores in program order, thread by thread.\n"
+    "options:\n"
+    "  --pattern NAME          the kernel (below)\n"
+    "  --size N[,M,K]          its sizes in elements (one value: all equal)\n"
+    "  --tile T                tiled patterns: the tile's extent (default 16; the\n"
+    "                          block is then T x T)\n"
+    "  --block BXxBY           untiled patterns: the thread block (default 16x16;\n"
+    "                          1-D patterns: BX, default 256)\n"
+    "  --elem-size E           bytes per element and request: 1, 2, 4, 8 or 16\n"
+    "                          (default 4, float)\n"
+    "  --stride S              strided: elements between reads (default 32)\n"
+    "  -o, --output OUT        the file to write ('-': standard output)\n"
+    "  --out-format F          bin (default; docs/trace-format.md) or csv\n"
+    "                          (tid,pc,addr,width,dep)\n"
+    "  --quiet                 no description of the kernel on stderr\n"
+    "patterns (--size):\n";
+
+static const char usage_tail[] =
+    "PCs are 16 x the memory instruction's place in the kernel's source; the\n"
+    "dependency flags and array addresses: docs/trace-synth.md.\n"
+    "Exit status: 0 done; 1 the output cannot be written; 2 bad usage.\n";
+
+/* The help text: the fixed parts around one entry per pattern. */
+static const char *usage(void)
+{
+    static char text[4096];
+    size_t n = (size_t)snprintf(text, sizeof text, "%s", usage_head);
+    for (size_t i = 0; i < synth_pattern_count() && n < sizeof text; i++) {
+        const struct synth_pattern *p = synth_pattern_at(i);
+        n += (size_t)snprintf(text + n, sizeof text - n, "  %-16s --size %s\n      %s\n", p->name,
+                              p->sizes, p->summary);
+    }
+    if (n < sizeof text)
+        snprintf(text + n, sizeof text - n, "%s", usage_tail);
+    return text;
+}
+
+/* The output: a binary writer or a CSV buffer over one descriptor. */
+struct out {
+    int fd, own_fd, csv;
+    int direct; /* writing to OUT itself (standard output, a device, a FIFO): no rename */
+    char part[PATH_MAX + 8];
+    struct trace_bin_writer *bin;
+    struct trace_wbuf wbuf;
+    char buf[1 << 16];
+};
+
+static int fd_flush(void *ctx, const char *data, size_t n)
+{
+    return fd_write_all(*(int *)ctx, data, n, FD_CURRENT);
+}
+
+/* Opens OUT.part; standard output for "-"; OUT itself when it exists and
+ * is not a regular file (a device such as /dev/null, a FIFO), which a
+ * rename would replace. */
+static int out_open(struct out *o, const char *path, const struct synth_kernel *k)
+{
+    struct stat st;
+    int special = strcmp(path, "-") != 0 && stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+    o->direct = strcmp(path, "-") == 0 || special;
+    if (!o->direct && snprintf(o->part, sizeof o->part, "%s.part", path) >= (int)sizeof o->part)
+        return cli_fail(CMD, 2, "the output path is too long");
+    const char *name = special ? path : o->part;
+    o->fd = strcmp(path, "-") == 0 ? STDOUT_FILENO
+                                   : open(name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    o->own_fd = o->fd != STDOUT_FILENO;
+    if (o->fd < 0)
+        return cli_fail(CMD, 1, "cannot create %s: %s", name, strerror(errno));
+    if (o->csv) {
+        trace_wbuf_init(&o->wbuf, o->buf, sizeof o->buf, fd_flush, &o->fd);
+        return trace_csv_write_in_header(&o->wbuf) == 0 ? 0 : cli_fail(CMD, 1, "cannot write the output");
+    }
+    struct trace_bin_header h;
+    struct trace_err err;
+    trace_bin_header_init(&h, TRACE_BIN_REQUESTS, NULL);
+    h.threads_per_block = k->threads_per_block;
+    o->bin = trace_bin_writer_fd(o->fd, 0, &h, &err);
+    return o->bin ? 0 : cli_fail(CMD, 1, "%s", err.msg);
+}
+
+/* Finishes the output; on failure (or when ok is 0) removes the part file. */
+static int out_close(struct out *o, const char *path, int ok)
+{
+    struct trace_err err = {0};
+    if (o->csv) {
+        if (trace_wbuf_flush(&o->wbuf) < 0)
+            ok = 0;
+    } else if (trace_bin_writer_close(o->bin, &err) < 0) {
+        ok = 0;
+    }
+    if (o->own_fd && close(o->fd) < 0)
+        ok = 0;
+    if (!o->direct) {
+        if (ok && rename(o->part, path) < 0)
+            ok = 0;
+        if (!ok)
+            unlink(o->part);
+    }
+    return ok ? 0 : -1;
+}
+
+static int take_options(struct synth_opts *so, const char *size, const char *tile,
+                        const char *block, const char *elem, const char *stride)
+{
+    char why[256];
+    if (size && synth_parse_size(size, so, why, sizeof why) < 0)
+        return cli_fail(CMD, 2, "%s", why);
+    if (block && synth_parse_block(block, so, why, sizeof why) < 0)
+        return cli_fail(CMD, 2, "%s", why);
+    struct {
+        const char *text, *name;
+        uint64_t max, *v;
+    } nums[] = {{tile, "--tile", 32, &so->tile}, {stride, "--stride", 1ull << 32, &so->stride}};
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
+        char *end;
+        if (!nums[i].text)
+            continue;
+        errno = 0;
+        unsigned long long v = strtoull(nums[i].text, &end, 10);
+        if (errno || *end || end == nums[i].text || nums[i].text[0] == '-' || v < 1 || v > nums[i].max)
+            return cli_fail(CMD, 2, "%s takes 1 to %" PRIu64 ", not '%s'", nums[i].name, nums[i].max,
+                            nums[i].text);
+        *nums[i].v = v;
+    }
+    if (elem) {
+        char *end;
+        unsigned long v = strtoul(elem, &end, 10);
+        if (*end || end == elem || !trace_width_valid((uint32_t)v) || v > 16)
+            return cli_fail(CMD, 2, "--elem-size takes 1, 2, 4, 8 or 16, not '%s'", elem);
+        so->elem = (uint32_t)v;
+    }
+    return 0;
+}
+
+int cmd_trace_synth(int argc, char **argv)
+{
+    const char *pattern = NULL, *size = NULL, *tile = NULL, *block = NULL, *elem = NULL,
+               *stride = NULL, *output = NULL, *format = NULL;
+    int quiet = 0, status;
+    const struct cli_option opts[] = {
+        {"pattern", 0, .text = &pattern}, {"size", 0, .text = &size},
+        {"tile", 0, .text = &tile},       {"block", 0, .text = &block},
+        {"elem-size", 0, .text = &elem},  {"stride", 0, .text = &stride},
+        {"output", 'o', .text = &output}, {"out-format", 0, .text = &format},
+        {"quiet", 0, .flag = &quiet},     {0}};
+    if (cli_parse(CMD, usage(), opts, NULL, argc, argv, &status) < 0)
+        return status;
+    if (!pattern)
+        return cli_fail(CMD, 2, "--pattern NAME is required (see gpuprobe trace synth --help)");
+    const struct synth_pattern *p = synth_pattern_find(pattern);
+    if (!p)
+        return cli_fail(CMD, 2, "unknown pattern '%s' (see gpuprobe trace synth --help)", pattern);
+    if (!output)
+        return cli_fail(CMD, 2, "-o OUT is required ('-' for standard output)");
+    struct out *o = calloc(1, sizeof *o);
+    if (!o)
+        return cli_fail(CMD, 1, "out of memory");
+    if (format && strcmp(format, "csv") != 0 && strcmp(format, "bin") != 0) {
+        free(o);
+        return cli_fail(CMD, 2, "--out-format takes bin or csv, not '%s'", format);
+    }
+    o->csv = format && strcmp(format, "csv") == 0;
+
+    struct synth_opts so = {0};
+    struct synth_kernel k;
+    char why[256];
+    if ((status = take_options(&so, size, tile, block, elem, stride)) != 0 ||
+        (synth_resolve(p, &so, &k, why, sizeof why) < 0 && (status = cli_fail(CMD, 2, "%s", why))) ||
+        (status = out_open(o, output, &k)) != 0) {
+        free(o);
+        return status;
+    }
+    uint64_t records = 0;
+    int rc = o->csv ? synth_run(&k, trace_csv_sink, &o->wbuf, &records)
+                    : synth_run(&k, trace_bin_write_rec, o->bin, &records);
+    if (out_close(o, output, rc == 0) < 0) {
+        free(o);
+        return cli_fail(CMD, 1, "cannot write %s", output);
+    }
+    free(o);
+    if (!quiet) {
+        char desc[512];
+        synth_describe(&k, desc, sizeof desc);
+        fprintf(stderr, "%s; %" PRIu64 " records\n", desc, records);
+    }
+    return 0;
+}

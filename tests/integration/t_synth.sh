@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Proves `gpuprobe trace synth` end to end (docs/trace-synth.md): the help lists every pattern; a tiled matrix multiply with partial edge tiles synthesized as binary and as CSV agree (through trace convert) and sort with the block size taken from the binary header, records in equal to the records written and, rows being 128-byte aligned, exactly one L1 request per 16 records (line128); the untiled kernels need more requests than the tiled one and A x B^T the most; a FIFO given as OUT is written in place, not replaced; bad patterns, sizes, tiles and blocks are refused with status 2 and an unwritable OUT with status 1, leaving no file; and tests/gpu/kernels/synth/compare.sh accepts the trace moved to other bases and PCs and shuffled, and rejects it with one address changed or one record dropped.
+. "$(dirname "$0")/lib.sh"
+
+COMPARE=$REPO/tests/gpu/kernels/synth/compare.sh
+
+# synth ARGS...: gpuprobe trace synth ARGS; sets RC (stdout in synth.out, stderr in synth.err).
+synth() {
+    RC=0
+    timeout 60 "$GPUPROBE" trace synth "$@" >synth.out 2>synth.err || RC=$?
+}
+synth_ok() {
+    synth "$@"
+    [ "$RC" -eq 0 ] || fail "gpuprobe trace synth $* exited $RC: $(head -c 400 synth.err)"
+}
+# refused STATUS ARGS...: exits STATUS with one line on stderr, and leaves no out.* file.
+refused() {
+    local want=$1
+    shift
+    synth "$@"
+    [ "$RC" -eq "$want" ] || fail "gpuprobe trace synth $* exited $RC, expected $want: $(cat synth.err)"
+    [ "$(wc -l <synth.err)" -eq 1 ] || fail "gpuprobe trace synth $*: expected one line on stderr: $(cat synth.err)"
+    if ls out.* >/dev/null 2>&1; then fail "gpuprobe trace synth $* left $(ls out.*)"; fi
+}
+# sorted FILE ARGS...: sorts FILE; sets IN, OUT_REQ (records in, requests out).
+sorted() {
+    local f=$1
+    shift
+    timeout 60 "$GPUPROBE" trace sort "$f" -o sorted.bin --out-format bin --quiet --summary-json sum.json "$@" \
+        2>sort.err || fail "trace sort $f $*: $(head -c 400 sort.err)"
+    IN=$(jq -r .records_in sum.json)
+    OUT_REQ=$(jq -r .requests_out sum.json)
+}
+# records: the record count trace synth printed.
+records() { sed -n 's/.*; \([0-9]*\) records$/\1/p' synth.err; }
+
+# ---- help ----
+synth_ok --help
+for p in matmul-naive matmul-naive-bt matmul-tiled matmul-tiled-bt transpose-naive transpose-tiled \
+         stencil7 reduce stream strided; do
+    grep -q "^  $p " synth.out || fail "trace synth --help does not list $p"
+done
+timeout 10 "$GPUPROBE" trace --help | grep -q "trace synth" || fail "trace --help does not mention trace synth"
+
+# ---- binary and CSV agree; the sorter reads the block size from the header ----
+synth_ok --pattern matmul-tiled --size 40 --tile 16 -o tiled.bin
+n_bin=$(records)
+grep -q "grid 3x3 block 16x16" synth.err || fail "matmul-tiled 40: $(cat synth.err)"
+synth_ok --pattern matmul-tiled --size 40 --tile 16 -o tiled.csv --out-format csv
+[ "$(records)" = "$n_bin" ] || fail "bin and csv record counts differ: $n_bin, $(records)"
+[ "$(($(wc -l <tiled.csv) - 1))" = "$n_bin" ] || fail "tiled.csv does not hold $n_bin records"
+timeout 30 "$GPUPROBE" trace convert tiled.bin -o back.csv --out-format csv || fail "trace convert tiled.bin"
+cmp -s back.csv tiled.csv || fail "trace convert of the binary synth differs from the CSV synth"
+sorted tiled.bin
+[ "$IN" = "$n_bin" ] || fail "sort read $IN records of $n_bin"
+[ "$(jq -r .params.threads_per_block sum.json)" = 256 ] || fail "the sort did not take 256 threads per block from the header"
+
+# ---- coalescing: 64 floats a row, 16x16 tiles: one 128-byte line per half-warp ----
+synth_ok --pattern matmul-tiled --size 64 -o t.bin
+sorted t.bin --arch fermi
+tiled_out=$OUT_REQ
+[ $((IN % 16)) -eq 0 ] && [ "$OUT_REQ" -eq $((IN / 16)) ] || fail "matmul-tiled 64: $IN records gave $OUT_REQ requests, expected $((IN / 16))"
+synth_ok --pattern matmul-naive --size 64 -o n.bin
+sorted n.bin --arch fermi
+naive_out=$OUT_REQ
+synth_ok --pattern matmul-naive-bt --size 64 -o bt.bin
+sorted bt.bin --arch fermi
+bt_out=$OUT_REQ
+[ "$tiled_out" -lt "$naive_out" ] && [ "$naive_out" -lt "$bt_out" ] ||
+    fail "requests out: tiled $tiled_out, naive $naive_out, naive-bt $bt_out: expected increasing"
+
+# ---- a FIFO is written in place ----
+mkfifo pipe
+cat pipe >from_pipe &
+reader=$!
+synth_ok --pattern stream --size 1000 -o pipe --out-format csv --quiet
+wait "$reader"
+[ -p pipe ] || fail "the FIFO given as OUT was replaced"
+synth_ok --pattern stream --size 1000 -o - --out-format csv --quiet
+cmp -s synth.out from_pipe || fail "what went through the FIFO differs from standard output"
+
+# ---- refusals ----
+refused 2 --pattern nosuch --size 4 -o out.bin
+refused 2 --pattern matmul-naive -o out.bin
+refused 2 --pattern matmul-naive --size 4,4 -o out.bin
+refused 2 --pattern matmul-naive --size 4 --tile 16 -o out.bin
+refused 2 --pattern matmul-tiled --size 4 --tile 64 -o out.bin
+refused 2 --pattern matmul-tiled --size 4 --block 8x8 -o out.bin
+refused 2 --pattern stream --size 4 --block 32x2 -o out.bin
+refused 2 --pattern stream --size 0 -o out.bin
+refused 2 --pattern stream --size 4 --elem-size 3 -o out.bin
+refused 2 --pattern stream --size 4 --out-format json -o out.bin
+refused 2 --pattern stream --size 4
+refused 1 --pattern stream --size 4 -o nodir/out.bin
+
+# ---- compare.sh: the comparison a captured trace will get ----
+synth_ok --pattern matmul-tiled --size 20 --tile 16 -o small.csv --out-format csv
+bases=$(sed -n 's/.*; A@\(0x[0-9a-f]*\), B@\(0x[0-9a-f]*\), C@\(0x[0-9a-f]*\);.*/\1,\2,\3/p' synth.err)
+[ -n "$bases" ] || fail "no array bases in: $(cat synth.err)"
+IFS=, read -r a b c <<<"$bases"
+# "captured": arrays at other addresses, PCs at 0x2000 + 3 x pc, records shuffled.
+moved=0x7f0000000000,0x7f0000100000,0x7f0000300000
+{
+    head -1 small.csv
+    tail -n +2 small.csv | while IFS=, read -r tid pc addr width dep; do
+        if ((addr >= c)); then na=$((addr - c + 0x7f0000300000))
+        elif ((addr >= b)); then na=$((addr - b + 0x7f0000100000))
+        else na=$((addr - a + 0x7f0000000000)); fi
+        printf '%s,0x%x,0x%x,%s,%s\n' "$tid" $((0x2000 + 3 * pc)) "$na" "$width" "$dep"
+    done | shuf
+} >captured.csv
+"$COMPARE" small.csv "$bases" captured.csv "$moved" >cmp.out || fail "compare.sh: $(cat cmp.out)"
+grep -q "^equal: $(($(wc -l <small.csv) - 1)) records" cmp.out || fail "compare.sh: $(cat cmp.out)"
+# one address changed (by one element), then one record dropped
+line=$(sed -n 40p captured.csv)
+IFS=, read -r tid pc addr width dep <<<"$line"
+sed "40s/.*/$tid,$pc,$(printf '0x%x' $((addr + 4))),$width,$dep/" captured.csv >bad_addr.csv
+RC=0; "$COMPARE" small.csv "$bases" bad_addr.csv "$moved" >cmp.out || RC=$?
+[ "$RC" -eq 1 ] || fail "compare.sh accepted a changed address (exit $RC): $(cat cmp.out)"
+sed 40d captured.csv >dropped.csv
+RC=0; "$COMPARE" small.csv "$bases" dropped.csv "$moved" >cmp.out || RC=$?
+[ "$RC" -eq 1 ] || fail "compare.sh accepted a dropped record (exit $RC): $(cat cmp.out)"
+RC=0; "$COMPARE" small.csv "$bases" >cmp.out 2>&1 || RC=$?
+[ "$RC" -eq 2 ] || fail "compare.sh with two arguments exited $RC"
