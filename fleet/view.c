@@ -76,41 +76,33 @@ static int refresh_categories(const struct fleet_index *ix, uint32_t model, stru
     return rc;
 }
 
-/* Gathers the model's numbers figure by figure (offsets, then values) and
- * computes each distribution. */
+/* Gathers the model's numbers figure by figure and computes each
+ * distribution. A device holds a figure at most once, so each figure's
+ * column has room for every device of the model: one pass fills them. */
 static int refresh_numbers(const struct fleet_index *ix, uint32_t model, struct fdist *dists,
                            size_t nm)
 {
-    size_t *start = calloc(nm + 1, sizeof *start);
-    if (!start)
-        return -1;
+    size_t ndev = 0;
     for (size_t i = 0; i < ix->ndevs; i++)
-        if (ix->devs[i].model == model)
-            for (size_t k = 0; k < ix->devs[i].n; k++)
-                if (ix->devs[i].v[k].text == NO_TEXT)
-                    start[ix->devs[i].v[k].metric + 1]++;
-    for (size_t k = 0; k < nm; k++)
-        start[k + 1] += start[k];
-    size_t total = start[nm];
-    double *vals = malloc((total ? total : 1) * sizeof *vals);
-    double *scratch = malloc((total ? total : 1) * sizeof *scratch);
-    size_t *fill = calloc(nm, sizeof *fill);
+        ndev += ix->devs[i].model == model;
+    size_t cells = (nm ? nm : 1) * (ndev ? ndev : 1);
+    double *vals = malloc(cells * sizeof *vals);
+    double *scratch = malloc((ndev ? ndev : 1) * sizeof *scratch);
+    size_t *fill = calloc(nm ? nm : 1, sizeof *fill);
     int rc = vals && scratch && fill ? 0 : -1;
     for (size_t i = 0; i < ix->ndevs && rc == 0; i++)
         if (ix->devs[i].model == model)
             for (size_t k = 0; k < ix->devs[i].n; k++) {
                 const struct fval *v = &ix->devs[i].v[k];
                 if (v->text == NO_TEXT)
-                    vals[start[v->metric] + fill[v->metric]++] = v->value;
+                    vals[v->metric * ndev + fill[v->metric]++] = v->value;
             }
     for (size_t k = 0; k < nm && rc == 0; k++) {
-        size_t n = start[k + 1] - start[k];
-        if (!n)
+        if (!fill[k])
             continue;
         dists[k].present = 1;
-        fleet_dist_of(vals + start[k], n, scratch, &dists[k].d);
+        fleet_dist_of(vals + k * ndev, fill[k], scratch, &dists[k].d);
     }
-    free(start);
     free(vals);
     free(scratch);
     free(fill);
