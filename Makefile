@@ -59,7 +59,7 @@ CFLAGS  := $(CFLAGS_COMMON) $(VCFLAGS) $(EXTRA_CFLAGS)
 LDFLAGS := $(VLDFLAGS) $(EXTRA_LDFLAGS)
 
 # Library code: everything but the entry point, so unit tests link the same objects.
-LIB_SRC := $(wildcard util/*.c db/*.c probes/*.c probes/*/*.c trace/*.c model/*.c fleet/*.c) \
+LIB_SRC := $(wildcard util/*.c db/*.c probes/*.c probes/*/*.c trace/*.c cache/*.c model/*.c fleet/*.c) \
            $(filter-out server/cli/main.c,$(wildcard server/*.c server/*/*.c))
 ifdef TEST_KINDS
 LIB_SRC += $(wildcard tests/kinds/*.c)

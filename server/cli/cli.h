@@ -23,6 +23,8 @@ int cmd_devices(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_model(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
+/* `gpuprobe trace cache` (server/cli/trace_cache.c), reached through cmd_trace. */
+int cmd_trace_cache(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_push(int argc, char **argv);
