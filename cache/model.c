@@ -154,10 +154,11 @@ static int finish(struct run *r, struct cache_result *res)
         if (!(cfg->engines & CACHE_ENGINE_REUSE))
             continue;
         struct cache_level_result *l = &res->r[CACHE_REUSE][lv];
-        double *p = malloc(cfg->geom[lv].lines * sizeof *p);
+        uint64_t span = cache_assoc_span(&cfg->geom[lv]);
+        double *p = malloc(span * sizeof *p);
         if (!p)
             return -1;
-        cache_assoc_conflict_prob(&cfg->geom[lv], p);
+        cache_assoc_conflict_prob(&cfg->geom[lv], p, span);
         for (uint32_t s = 0; s < sms; s++)
             cache_counts_add(&l->total, &l->sm[s]);
         if (lv == CACHE_L1) {

@@ -25,9 +25,10 @@ int cache_reuse_init(struct cache_reuse *r, const struct cache_geom *g, const st
     memset(r, 0, sizeof *r);
     r->g = g;
     r->tm = *tm;
-    r->hit_at = calloc(g->lines, sizeof *r->hit_at);
-    r->sector_hits_at = calloc(g->lines, sizeof *r->sector_hits_at);
-    if (!r->hit_at || !r->sector_hits_at || cache_linemap_init(&r->map) ||
+    r->span = cache_assoc_span(g);
+    r->n_at = calloc(r->span, sizeof *r->n_at);
+    r->sectors_at = calloc(r->span, sizeof *r->sectors_at);
+    if (!r->n_at || !r->sectors_at || cache_linemap_init(&r->map) ||
         cache_stack_init(&r->st) || cache_mshr_init(&r->ms, tm->mshr)) {
         cache_reuse_free(r);
         return -1;
@@ -40,9 +41,9 @@ void cache_reuse_free(struct cache_reuse *r)
     cache_linemap_free(&r->map);
     cache_stack_free(&r->st);
     cache_mshr_free(&r->ms);
-    free(r->hit_at);
-    free(r->sector_hits_at);
-    r->hit_at = r->sector_hits_at = NULL;
+    free(r->n_at);
+    free(r->sectors_at);
+    r->n_at = r->sectors_at = NULL;
 }
 
 int64_t cache_reuse_access(struct cache_reuse *r, uint64_t line, uint32_t want, uint64_t t,
@@ -61,44 +62,77 @@ int64_t cache_reuse_access(struct cache_reuse *r, uint64_t line, uint32_t want, 
         return cache_line_fill(l, want, t, CACHE_MISS_COMPULSORY, &r->tm, &r->ms, c);
     }
     r->hist.bin[cache_rd_bin(d)]++;
-    if (d >= r->g->lines)
+    if (d >= r->g->lines) {
+        if (d < r->span) {
+            r->n_at[d]++;
+            r->sectors_at[d] += (uint32_t)__builtin_popcount(want);
+        }
         return cache_line_fill(l, want, t, CACHE_MISS_CAPACITY, &r->tm, &r->ms, c);
+    }
     enum cache_outcome out;
     uint64_t sh = c->sector_hits;
     uint32_t below = cache_line_resident(l, want, t, &r->tm, &r->ms, c, &out);
     if (out == CACHE_OUT_HIT) {
-        r->hit_at[d]++;
-        r->sector_hits_at[d] += c->sector_hits - sh;
+        r->n_at[d]++;
+        r->sectors_at[d] += c->sector_hits - sh;
     }
     return below;
 }
 
-void cache_assoc_conflict_prob(const struct cache_geom *g, double *p)
+/* P(Binomial(d, q) < a), the chance a line reused at distance d is still in
+ * its set: the sum of the first a terms, in linear steps from (1-q)^d while
+ * that does not underflow, else in log space. */
+static double stays(uint64_t d, double q, uint32_t a)
 {
-    uint32_t a = g->assoc, n = g->lines;
-    if (g->sets == 1) {          /* fully associative: d < lines never conflicts */
-        memset(p, 0, n * sizeof *p);
+    double lr = log1p(-q), ratio = q / (1 - q), sum = 0;
+    if ((double)d * -lr < 600) {
+        double term = exp((double)d * lr);
+        for (uint32_t k = 0; k < a && k <= d; k++) {
+            sum += term;
+            term *= (double)(d - k) / (double)(k + 1) * ratio;
+        }
+    } else {
+        double lt = (double)d * lr, lratio = log(ratio);
+        for (uint32_t k = 0; k < a && k <= d; k++) {
+            sum += exp(lt);
+            lt += log((double)(d - k) / (double)(k + 1)) + lratio;
+        }
+    }
+    return sum < 0 ? 0 : sum > 1 ? 1 : sum;
+}
+
+uint64_t cache_assoc_span(const struct cache_geom *g)
+{
+    if (g->sets == 1)
+        return g->lines;
+    double q = 1.0 / g->sets;
+    uint64_t max = (uint64_t)g->lines * CACHE_ASSOC_SPAN_MAX;
+    /* stays() falls with d: bisect for the first d >= lines under 1e-9 */
+    uint64_t lo = g->lines, hi = max;
+    if (stays(lo, q, g->assoc) < 1e-9)
+        return lo;
+    if (stays(hi, q, g->assoc) >= 1e-9)
+        return max;
+    while (lo + 1 < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (stays(mid, q, g->assoc) < 1e-9)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return hi;
+}
+
+void cache_assoc_conflict_prob(const struct cache_geom *g, double *p, uint64_t n)
+{
+    if (g->sets == 1) { /* fully associative: conflicts never, beyond lines always */
+        for (uint64_t d = 0; d < n; d++)
+            p[d] = d < g->lines ? 0 : 1;
         return;
     }
-    double q = 1.0 / g->sets, lq = log(q), lr = log1p(-q);
-    for (uint32_t d = 0; d < n; d++) {
-        if (d < a) {
-            p[d] = 0;
-            continue;
-        }
-        if (d > a && p[d - 1] >= 1.0 - 1e-15) {
-            p[d] = 1.0;
-            continue;
-        }
-        /* P(X < a) = sum_{k < a} C(d,k) q^k (1-q)^(d-k), terms in log space */
-        double lt = (double)d * lr, below = 0;
-        for (uint32_t k = 0; k < a; k++) {
-            below += exp(lt);
-            lt += log((double)(d - k) / (double)(k + 1)) + lq - lr;
-        }
-        double v = 1.0 - below;
-        p[d] = v < 0 ? 0 : v > 1 ? 1 : v;
-    }
+    double q = 1.0 / g->sets;
+    for (uint64_t d = 0; d < n; d++)
+        p[d] = d < g->assoc ? 0 : d > g->assoc && p[d - 1] >= 1.0 - 1e-15 ? 1.0 : 1.0 - stays(d, q, g->assoc);
 }
 
 void cache_estimate_of(const struct cache_counts *c, struct cache_estimate *e)
@@ -115,17 +149,26 @@ void cache_estimate_of(const struct cache_counts *c, struct cache_estimate *e)
 }
 
 void cache_reuse_estimate(const struct cache_reuse *r, const double *p, const struct cache_counts *c,
-                          double share_of_hits, struct cache_estimate *e)
+                          double share, struct cache_estimate *e)
 {
-    double lost = 0, lost_sectors = 0;
-    for (uint32_t d = 0; d < r->g->lines; d++) {
-        if (p[d] == 0 || !r->hit_at[d])
+    double lost = 0, lost_sectors = 0, won = 0, won_sectors = 0;
+    uint64_t lines = r->g->lines;
+    for (uint64_t d = 0; d < r->span; d++) {
+        if (!r->n_at[d])
             continue;
-        lost += p[d] * (double)r->hit_at[d];
-        lost_sectors += p[d] * (double)r->sector_hits_at[d];
+        if (d < lines) {
+            lost += p[d] * (double)r->n_at[d];
+            lost_sectors += p[d] * (double)r->sectors_at[d];
+        } else {
+            won += (1 - p[d]) * (double)r->n_at[d];
+            won_sectors += (1 - p[d]) * (double)r->sectors_at[d];
+        }
     }
     cache_estimate_of(c, e);
-    e->hits -= lost * share_of_hits;
-    e->sector_hits -= lost_sectors * share_of_hits;
-    e->miss[CACHE_MISS_CONFLICT] += lost * share_of_hits;
+    e->hits += (won - lost) * share;
+    e->sector_hits += (won_sectors - lost_sectors) * share;
+    e->miss[CACHE_MISS_CONFLICT] += lost * share;
+    e->miss[CACHE_MISS_CAPACITY] -= won * share;
+    e->below -= won * share;
+    e->below_sectors -= won_sectors * share;
 }

@@ -59,9 +59,17 @@ struct cache_reuse {
     struct cache_stack st;
     struct cache_mshr ms;
     struct cache_rdhist hist;
-    uint64_t *hit_at;              /* [lines]: hits at each distance */
-    uint64_t *sector_hits_at;      /* [lines]: their sector hits */
+    uint64_t span;                 /* distances with counts below: [0, span) */
+    uint64_t *n_at;                /* [span]: d < lines hits, d >= lines capacity misses */
+    uint64_t *sectors_at;          /* [span]: their sector hits; their sectors asked for */
 };
+
+/* The span's limit, in multiples of the cache's lines. */
+#define CACHE_ASSOC_SPAN_MAX 4u
+
+/* The span of g: the first d >= lines where P(Binomial(d, 1/S) < A) < 1e-9,
+ * at most CACHE_ASSOC_SPAN_MAX * lines; lines for a fully associative cache. */
+uint64_t cache_assoc_span(const struct cache_geom *g);
 
 /* g must be checked and outlive r. 0, or -1 out of memory. */
 int cache_reuse_init(struct cache_reuse *r, const struct cache_geom *g, const struct cache_timing *tm);
@@ -71,14 +79,14 @@ void cache_reuse_free(struct cache_reuse *r);
 int64_t cache_reuse_access(struct cache_reuse *r, uint64_t line, uint32_t want, uint64_t t,
                            struct cache_counts *c);
 
-/* P(d) for every d < g->lines, into p (g->lines doubles). */
-void cache_assoc_conflict_prob(const struct cache_geom *g, double *p);
+/* P(d) for every d < n, into p (n doubles; n is normally the span). */
+void cache_assoc_conflict_prob(const struct cache_geom *g, double *p, uint64_t n);
 
 /* The corrected estimate of counts c (all of r's requests, or a share:
- * share_of_hits scales the correction, 1 for r's own totals). p from
- * cache_assoc_conflict_prob. */
+ * share scales the correction, 1 for r's own totals). p from
+ * cache_assoc_conflict_prob over r->span. */
 void cache_reuse_estimate(const struct cache_reuse *r, const double *p, const struct cache_counts *c,
-                          double share_of_hits, struct cache_estimate *e);
+                          double share, struct cache_estimate *e);
 
 /* An estimate with no correction (exact counts as doubles). */
 void cache_estimate_of(const struct cache_counts *c, struct cache_estimate *e);
