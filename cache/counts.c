@@ -36,6 +36,11 @@ int cache_mshr_init(struct cache_mshr *m, uint32_t cap)
     return 0;
 }
 
+void cache_mshr_reset(struct cache_mshr *m)
+{
+    m->n = m->head = 0;
+}
+
 void cache_mshr_free(struct cache_mshr *m)
 {
     free(m->t);
@@ -47,7 +52,7 @@ static uint32_t fetch(uint32_t sectors, uint64_t t, const struct cache_timing *t
                       struct cache_mshr *ms, struct cache_counts *c)
 {
     c->below++;
-    c->below_sectors += (uint32_t)__builtin_popcount(sectors);
+    c->below_sectors += cache_popcount(sectors);
     if (ms->cap) {
         /* the oldest of the last cap fetches still in flight: all busy */
         if (ms->n == ms->cap && ms->t[ms->head] + tm->latency > t)
@@ -65,7 +70,7 @@ uint32_t cache_line_fill(struct cache_line *l, uint32_t want, uint64_t t, enum c
                          struct cache_counts *c)
 {
     c->requests++;
-    c->sectors += (uint32_t)__builtin_popcount(want);
+    c->sectors += cache_popcount(want);
     c->miss[cls]++;
     l->sectors = want;
     l->ready = t + tm->latency;
@@ -79,7 +84,7 @@ uint32_t cache_line_resident(struct cache_line *l, uint32_t want, uint64_t t,
 {
     uint32_t missing = want & ~l->sectors;
     c->requests++;
-    c->sectors += (uint32_t)__builtin_popcount(want);
+    c->sectors += cache_popcount(want);
     *out = CACHE_OUT_MISS;
     if (t < l->ready) {
         if (l->merges < tm->max_merge) {
@@ -94,7 +99,7 @@ uint32_t cache_line_resident(struct cache_line *l, uint32_t want, uint64_t t,
         l->merges = 0;
         return fetch(want, t, tm, ms, c);
     }
-    c->sector_hits += (uint32_t)__builtin_popcount(want & l->sectors);
+    c->sector_hits += cache_popcount(want & l->sectors);
     if (!missing) {
         c->hits++;
         *out = CACHE_OUT_HIT;

@@ -45,6 +45,14 @@ enum cache_miss {
     CACHE_MISS_CLASSES
 };
 
+/* Bits set in a sector mask (no popcount instruction is assumed). */
+static inline uint32_t cache_popcount(uint32_t v)
+{
+    v = v - ((v >> 1) & 0x55555555u);
+    v = (v & 0x33333333u) + ((v >> 2) & 0x33333333u);
+    return (((v + (v >> 4)) & 0x0f0f0f0fu) * 0x01010101u) >> 24;
+}
+
 /* "compulsory", "capacity", "associativity", "sector", "latency", "mshr". */
 const char *cache_miss_name(enum cache_miss m);
 
@@ -74,6 +82,7 @@ struct cache_mshr {
 };
 int cache_mshr_init(struct cache_mshr *m, uint32_t cap);
 void cache_mshr_free(struct cache_mshr *m);
+void cache_mshr_reset(struct cache_mshr *m);
 
 /* What became of a request (for the reuse engine's histograms). */
 enum cache_outcome { CACHE_OUT_HIT, CACHE_OUT_MISS };

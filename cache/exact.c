@@ -26,6 +26,14 @@ void cache_exact_free(struct cache_exact *e)
     cache_mshr_free(&e->ms);
 }
 
+void cache_exact_reset(struct cache_exact *e)
+{
+    cache_linemap_reset(&e->map);
+    cache_lru_reset(&e->sa);
+    cache_lru_reset(&e->fa);
+    cache_mshr_reset(&e->ms);
+}
+
 int64_t cache_exact_access(struct cache_exact *e, uint64_t line, uint32_t want, uint64_t t,
                            struct cache_counts *c)
 {

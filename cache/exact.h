@@ -33,6 +33,8 @@ struct cache_exact {
 /* g must be checked and outlive e. 0, or -1 out of memory. */
 int cache_exact_init(struct cache_exact *e, const struct cache_geom *g, const struct cache_timing *tm);
 void cache_exact_free(struct cache_exact *e);
+/* Back to an empty cache that has seen nothing, keeping the memory. */
+void cache_exact_reset(struct cache_exact *e);
 
 /* One request for `want` sectors of line number `line` at time t, counted
  * in c. Returns the sectors fetched from below (0: none), or -1 out of

@@ -11,6 +11,24 @@
 #include "trace/readfile.h"
 #include "trace/scan.h"
 
+/* The SM and seq of record k: what the index pass reads (in place in a
+ * binary file on a little-endian host). */
+static void get_place(const struct cache_input *in, uint64_t k, struct trace_out *o)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (in->binary) {
+        const uint8_t *p = in->bin.data + k * TRACE_BIN_OUT_BYTES;
+        memcpy(&o->seq, p, 8);
+        memcpy(&o->sm, p + 32, 4);
+        return;
+    }
+#endif
+    if (in->binary)
+        trace_bin_get_out(&in->bin, k, o);
+    else
+        *o = in->recs[k];
+}
+
 static void get_any(const struct cache_input *in, uint64_t k, struct trace_out *o)
 {
     if (in->binary)
@@ -110,12 +128,39 @@ static void at_record(const struct cache_input *in, uint64_t k, struct trace_err
         trace_err_set(err, k + 2, 0, "sm %u, seq %llu: %s", o->sm, (unsigned long long)o->seq, why);
 }
 
+/* Makes room for SM sm in the index. 0 or -1. */
+static int index_room(struct cache_input *in, uint32_t sm, uint32_t *cap)
+{
+    if (sm < *cap)
+        return 0;
+    uint32_t n = *cap ? *cap : 64;
+    while (n <= sm)
+        n *= 2;
+    uint64_t *st = realloc(in->start, n * sizeof *st);
+    if (st)
+        in->start = st;
+    uint64_t *len = realloc(in->len, n * sizeof *len);
+    if (len)
+        in->len = len;
+    if (!st || !len)
+        return -1;
+    memset(in->start + *cap, 0, (n - *cap) * sizeof *st);
+    memset(in->len + *cap, 0, (n - *cap) * sizeof *len);
+    *cap = n;
+    return 0;
+}
+
+/* One sequential pass: checks the order and notes each SM's run. (No
+ * searching: a fault maps a whole large folio, so probing a big file at
+ * scattered places would map most of it.) */
 static int build_index(struct cache_input *in, struct trace_err *err)
 {
     struct trace_out o, prev = {0};
-    uint32_t sms = 0;
+    uint32_t cap = 0;
+    if (index_room(in, 0, &cap))
+        goto nomem;
     for (uint64_t k = 0; k < in->count; k++) {
-        get_any(in, k, &o);
+        get_place(in, k, &o);
         if (o.sm >= CACHE_INPUT_MAX_SMS) {
             at_record(in, k, err, "SM id too large", &o);
             return TRACE_EINPUT;
@@ -129,42 +174,23 @@ static int build_index(struct cache_input *in, struct trace_err *err)
             at_record(in, k, err, "seq must count 0, 1, 2 ... within each SM", &o);
             return TRACE_EINPUT;
         }
-        if (o.sm + 1 > sms)
-            sms = o.sm + 1;
+        if (!same) {
+            if (index_room(in, o.sm, &cap))
+                goto nomem;
+            in->start[o.sm] = k;
+            in->sms = o.sm + 1;
+        }
+        in->len[o.sm]++;
         prev = o;
         if (in->binary && (k & 0xffff) == 0xffff)
             trace_bin_release(&in->bin, k - 0xffff, k);
     }
-    in->sms = sms;
-    in->start = calloc(sms ? sms : 1, sizeof *in->start);
-    in->len = calloc(sms ? sms : 1, sizeof *in->len);
-    if (!in->start || !in->len) {
-        trace_err_set(err, 0, 0, "out of memory");
-        return TRACE_ENOMEM;
-    }
-    /* each SM's records are contiguous: its first record and the count */
-    for (uint64_t k = 0; k < in->count;) {
-        get_any(in, k, &o);
-        in->start[o.sm] = k;
-        uint64_t n = 0;
-        /* the last record of this SM: seq = n - 1; find by the next SM's start */
-        uint64_t lo = k, hi = in->count;  /* first index with a different sm, by bisection */
-        while (lo + 1 < hi) {
-            uint64_t mid = lo + (hi - lo) / 2;
-            struct trace_out m;
-            get_any(in, mid, &m);
-            if (m.sm == o.sm)
-                lo = mid;
-            else
-                hi = mid;
-        }
-        n = hi - k;
-        in->len[o.sm] = n;
-        k = hi;
-    }
     if (in->binary)
         trace_bin_release(&in->bin, 0, in->count);
     return 0;
+nomem:
+    trace_err_set(err, 0, 0, "out of memory");
+    return TRACE_ENOMEM;
 }
 
 int cache_input_open(struct cache_input *in, const char *path, struct trace_err *err)

@@ -20,6 +20,7 @@
 #define GPUPROBE_CACHE_INPUT_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "trace/binfmt.h"
 #include "trace/params.h"
@@ -47,6 +48,34 @@ void cache_input_close(struct cache_input *in);
 
 /* Record i (< len[sm]) of SM sm's stream. */
 void cache_input_get(const struct cache_input *in, uint32_t sm, uint64_t i, struct trace_out *o);
+
+/* What the model needs of record i of SM sm: its seq, address and width
+ * (a binary file's fields read in place, without decoding the rest). */
+static inline void cache_input_req(const struct cache_input *in, uint32_t sm, uint64_t i, uint64_t *seq,
+                                   uint64_t *addr, uint32_t *width)
+{
+    uint64_t k = in->start[sm] + i;
+    if (!in->binary) {
+        *seq = in->recs[k].seq;
+        *addr = in->recs[k].addr;
+        *width = in->recs[k].width;
+        return;
+    }
+    const uint8_t *p = in->bin.data + k * TRACE_BIN_OUT_BYTES;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint16_t w;
+    memcpy(seq, p, 8);
+    memcpy(addr, p + 24, 8);
+    memcpy(&w, p + 36, 2);
+    *width = w;
+#else
+    struct trace_out o;
+    trace_bin_out_decode(p, &o);
+    *seq = o.seq;
+    *addr = o.addr;
+    *width = o.width;
+#endif
+}
 
 /* Drops the pages of SM sm's records before i from memory (binary files;
  * harmless otherwise). */

@@ -8,12 +8,8 @@
 #include <string.h>
 
 #define INITIAL_BUCKETS 1024u
+#define hash cache_linemap_hash
 
-static inline uint64_t hash(uint64_t key)
-{
-    key *= 0x9E3779B97F4A7C15ull;
-    return key ^ (key >> 29);
-}
 
 int cache_linemap_init(struct cache_linemap *m)
 {
@@ -34,6 +30,12 @@ void cache_linemap_free(struct cache_linemap *m)
     free(m->b);
     free(m->lines);
     memset(m, 0, sizeof *m);
+}
+
+void cache_linemap_reset(struct cache_linemap *m)
+{
+    memset(m->b, 0, (m->mask + 1) * sizeof *m->b);
+    m->n = 0;
 }
 
 static int grow(struct cache_linemap *m)

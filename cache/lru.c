@@ -40,6 +40,13 @@ void cache_lru_free(struct cache_lru *c)
     memset(c, 0, sizeof *c);
 }
 
+void cache_lru_reset(struct cache_lru *c)
+{
+    memset(c->used, 0, c->sets * sizeof *c->used);
+    for (uint32_t s = 0; s < c->sets; s++)
+        c->head[s] = c->tail[s] = CACHE_NONE;
+}
+
 static void unlink_slot(struct cache_lru *c, uint32_t set, uint32_t s)
 {
     uint32_t p = c->prev[s], n = c->next[s];

@@ -26,6 +26,8 @@ struct cache_lru {
 /* sets * assoc slots, all empty. 0, or -1 out of memory. */
 int cache_lru_init(struct cache_lru *c, uint32_t sets, uint32_t assoc);
 void cache_lru_free(struct cache_lru *c);
+/* Empties every set. */
+void cache_lru_reset(struct cache_lru *c);
 
 /* Makes slot (of set) the most recent. */
 void cache_lru_touch(struct cache_lru *c, uint32_t set, uint32_t slot);

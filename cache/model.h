@@ -15,7 +15,14 @@
  * This treats every SM as issuing at the same rate, the simplest order
  * that neither favours one SM nor lets one run ahead; docs/cache-model.md
  * discusses it. The L2's share of each SM (its requests and their hits)
- * is counted too. Everything is one pass over the input, one thread.
+ * is counted too.
+ * Two passes, one thread: the L1 pass runs the SMs one after the other
+ * (the input is SM-major; one SM's L1 structures are built, used while
+ * they sit in the processor's caches, and freed), spilling what each L1
+ * fetches to a temporary file (spill.h); the L2 pass walks the spilled
+ * fetches in the lockstep order above — the same order as feeding the L2
+ * during a lockstep L1 walk, since an L1 depends only on its own SM.
+ * Memory: one SM's L1 state, the L2's, and windows of the two files.
  */
 #ifndef GPUPROBE_CACHE_MODEL_H
 #define GPUPROBE_CACHE_MODEL_H
@@ -37,6 +44,7 @@ struct cache_config {
     struct cache_timing timing[2];
     int engines;                     /* CACHE_ENGINE_* bits */
     int l2;                          /* model the L2 too */
+    const char *tmpdir;              /* for the L2 pass's spill; NULL: $TMPDIR, else /tmp */
 };
 
 /* One engine's view of one level. */

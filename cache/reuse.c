@@ -46,6 +46,16 @@ void cache_reuse_free(struct cache_reuse *r)
     r->n_at = r->sectors_at = NULL;
 }
 
+void cache_reuse_reset(struct cache_reuse *r)
+{
+    cache_linemap_reset(&r->map);
+    cache_stack_reset(&r->st);
+    cache_mshr_reset(&r->ms);
+    memset(&r->hist, 0, sizeof r->hist);
+    memset(r->n_at, 0, r->span * sizeof *r->n_at);
+    memset(r->sectors_at, 0, r->span * sizeof *r->sectors_at);
+}
+
 int64_t cache_reuse_access(struct cache_reuse *r, uint64_t line, uint32_t want, uint64_t t,
                            struct cache_counts *c)
 {
@@ -53,7 +63,7 @@ int64_t cache_reuse_access(struct cache_reuse *r, uint64_t line, uint32_t want, 
     uint32_t id = cache_linemap_get(&r->map, line, &fresh);
     if (id == CACHE_NONE)
         return -1;
-    uint64_t d = cache_stack_access(&r->st, id, fresh);
+    uint64_t d = cache_stack_access(&r->st, r->map.lines, id, fresh);
     if (d == (uint64_t)-2)
         return -1;
     struct cache_line *l = r->map.lines + id;
@@ -65,7 +75,7 @@ int64_t cache_reuse_access(struct cache_reuse *r, uint64_t line, uint32_t want, 
     if (d >= r->g->lines) {
         if (d < r->span) {
             r->n_at[d]++;
-            r->sectors_at[d] += (uint32_t)__builtin_popcount(want);
+            r->sectors_at[d] += cache_popcount(want);
         }
         return cache_line_fill(l, want, t, CACHE_MISS_CAPACITY, &r->tm, &r->ms, c);
     }

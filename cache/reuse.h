@@ -74,6 +74,8 @@ uint64_t cache_assoc_span(const struct cache_geom *g);
 /* g must be checked and outlive r. 0, or -1 out of memory. */
 int cache_reuse_init(struct cache_reuse *r, const struct cache_geom *g, const struct cache_timing *tm);
 void cache_reuse_free(struct cache_reuse *r);
+/* Back to a level that has seen nothing, keeping the memory. */
+void cache_reuse_reset(struct cache_reuse *r);
 
 /* One request, as cache_exact_access (counts before the correction). */
 int64_t cache_reuse_access(struct cache_reuse *r, uint64_t line, uint32_t want, uint64_t t,

@@ -9,6 +9,9 @@
 #include "cache/linemap.h"
 
 #define MIN_CAP 4096u
+/* Reuses at most this many positions back are counted on the owner array
+ * (a cache line or two) instead of the tree. */
+#define SCAN_GAP 32u
 
 int cache_stack_init(struct cache_stack *s)
 {
@@ -16,9 +19,7 @@ int cache_stack_init(struct cache_stack *s)
     s->cap = MIN_CAP;
     s->tree = calloc(s->cap, sizeof *s->tree);
     s->owner = malloc(s->cap * sizeof *s->owner);
-    s->pos_cap = MIN_CAP;
-    s->pos = malloc(s->pos_cap * sizeof *s->pos);
-    if (!s->tree || !s->owner || !s->pos) {
+    if (!s->tree || !s->owner) {
         cache_stack_free(s);
         return -1;
     }
@@ -29,8 +30,13 @@ void cache_stack_free(struct cache_stack *s)
 {
     free(s->tree);
     free(s->owner);
-    free(s->pos);
     memset(s, 0, sizeof *s);
+}
+
+void cache_stack_reset(struct cache_stack *s)
+{
+    memset(s->tree, 0, s->cap * sizeof *s->tree);
+    s->next = s->live = s->holes = 0;
 }
 
 static inline void add(uint32_t *tree, uint32_t cap, uint32_t i, uint32_t v)
@@ -48,9 +54,9 @@ static inline uint32_t prefix(const uint32_t *tree, uint32_t i)
     return sum;
 }
 
-/* Renumbers the live marks 0..live-1 in order, into a tree of 2 * live
- * (at least MIN_CAP) positions. */
-static int compact(struct cache_stack *s)
+/* Renumbers the marks 0..live-1 in order, into a tree of 2 * live (at
+ * least MIN_CAP) positions and no holes. */
+static int compact(struct cache_stack *s, struct cache_line *lines)
 {
     uint32_t cap = s->live * 2 > MIN_CAP ? s->live * 2 : MIN_CAP;
     uint32_t *owner = malloc(cap * sizeof *owner);
@@ -66,14 +72,8 @@ static int compact(struct cache_stack *s)
         if (id == CACHE_NONE)
             continue;
         owner[k] = id;
-        s->pos[id] = k;
-        tree[k] = 1;
+        lines[id].slot = k;
         k++;
-    }
-    for (uint32_t i = 0; i < cap; i++) {  /* O(n) Fenwick build */
-        uint32_t j = i | (i + 1);
-        if (j < cap)
-            tree[j] += tree[i];
     }
     free(s->owner);
     free(s->tree);
@@ -81,34 +81,33 @@ static int compact(struct cache_stack *s)
     s->tree = tree;
     s->cap = cap;
     s->next = k;
+    s->holes = 0;
     return 0;
 }
 
-uint64_t cache_stack_access(struct cache_stack *s, uint32_t id, int fresh)
+uint64_t cache_stack_access(struct cache_stack *s, struct cache_line *lines, uint32_t id, int fresh)
 {
-    if (s->next == s->cap && compact(s))
+    if (s->next == s->cap && compact(s, lines))
         return (uint64_t)-2;
     uint64_t d;
     if (fresh) {
-        if (id >= s->pos_cap) {
-            uint32_t nc = s->pos_cap * 2;
-            uint32_t *p = realloc(s->pos, (size_t)nc * sizeof *p);
-            if (!p)
-                return (uint64_t)-2;
-            s->pos = p;
-            s->pos_cap = nc;
-        }
         s->live++;
         d = CACHE_DIST_INF;
     } else {
-        uint32_t p = s->pos[id];
-        d = s->live - prefix(s->tree, p);
-        add(s->tree, s->cap, p, (uint32_t)-1);
+        uint32_t p = lines[id].slot, gap = s->next - 1 - p;
+        if (gap <= SCAN_GAP) { /* a recent reuse (the common case): count the marks */
+            d = 0;
+            for (uint32_t q = p + 1; q < s->next; q++)
+                d += s->owner[q] != CACHE_NONE;
+        } else { /* positions p+1 .. next-1, less the holes among them */
+            d = (uint64_t)gap - (s->holes - prefix(s->tree, p));
+        }
+        add(s->tree, s->cap, p, 1);
+        s->holes++;
         s->owner[p] = CACHE_NONE;
     }
     uint32_t now = s->next++;
     s->owner[now] = id;
-    s->pos[id] = now;
-    add(s->tree, s->cap, now, 1);
+    lines[id].slot = now;
     return d;
 }

@@ -121,6 +121,7 @@ static void test_stack_distances(void **state)
         struct cache_stack st;
         assert_int_equal(cache_stack_init(&st), 0);
         uint32_t *id_of = malloc(universe * sizeof *id_of), *stack = malloc(universe * sizeof *stack);
+        struct cache_line *lines = calloc(universe, sizeof *lines);
         uint32_t ids = 0, depth = 0;
         for (uint32_t k = 0; k < universe; k++)
             id_of[k] = UINT32_MAX;
@@ -129,7 +130,7 @@ static void test_stack_distances(void **state)
             int fresh = id_of[x] == UINT32_MAX;
             if (fresh)
                 id_of[x] = ids++;
-            uint64_t d = cache_stack_access(&st, id_of[x], fresh);
+            uint64_t d = cache_stack_access(&st, lines, id_of[x], fresh);
             /* the naive LRU stack: position of x from the top */
             uint32_t p = 0;
             while (p < depth && stack[p] != x)
@@ -146,6 +147,7 @@ static void test_stack_distances(void **state)
         }
         free(id_of);
         free(stack);
+        free(lines);
         cache_stack_free(&st);
     }
 }
