@@ -84,7 +84,7 @@ UNIT_SUPPORT := $(patsubst %.c,$(B)/%.o,$(wildcard tests/unit/support/*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 
 .PHONY: all build variant deps test-deps bench-deps web-deps apt-node apt-npm fuzz-deps run test check unit unit-run integration \
-        dist gpu-check bench bench-trace bench-fleet fuzz fmt clean
+        dist gpu-check bench bench-trace bench-cache bench-fleet fuzz fmt clean
 
 all: build
 build:
@@ -259,6 +259,10 @@ bench-fleet: deps
 # The trace sorter on generated 10M and 100M-record traces (needs ~5 GB free).
 bench-trace: deps
 	@bench/trace/run.sh
+
+# The cache model's engines against the sorter alone (bench/cache/RESULTS.md).
+bench-cache: deps
+	@bench/cache/run.sh
 
 fmt:
 	clang-format -i $$(git ls-files '*.c' '*.h')

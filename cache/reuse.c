@@ -179,6 +179,6 @@ void cache_reuse_estimate(const struct cache_reuse *r, const double *p, const st
     e->sector_hits += (won_sectors - lost_sectors) * share;
     e->miss[CACHE_MISS_CONFLICT] += lost * share;
     e->miss[CACHE_MISS_CAPACITY] -= won * share;
-    e->below -= won * share;
-    e->below_sectors -= won_sectors * share;
+    e->below += (lost - won) * share;
+    e->below_sectors += (lost_sectors - won_sectors) * share;
 }

@@ -18,8 +18,8 @@
  * evicted when at least A of the d other lines fell into its set, with
  * probability P(d) = P(Binomial(d, 1/S) >= A); that share of the hits at
  * d becomes associativity misses (expected values, so not integers).
- * The correction changes counts, not the stream: what goes below (to L2)
- * is what the fully associative model sends.
+ * The correction changes counts (to_next_level included), not the stream:
+ * what the L2 is fed is what the fully associative model sends.
  * Costs: O(log n) per request; memory the line map, the stack (8 bytes a
  * distinct line) and 16 bytes a line of the cache.
  */

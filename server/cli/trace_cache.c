@@ -160,7 +160,7 @@ static void print_table(const struct cache_result *res, const struct cache_confi
         geom_line("L2", &cfg->geom[1], &cfg->timing[1]);
     printf("\n%-9s %12s %7s %7s", "", "requests", "hit%", "sect%");
     for (int i = 0; i < CACHE_MISS_CLASSES; i++)
-        printf(" %11.11s", cache_miss_name((enum cache_miss)i));
+        printf(" %11s", i == CACHE_MISS_CONFLICT ? "assoc" : cache_miss_name((enum cache_miss)i));
     printf(" %11s\n", "to next");
     for (int lv = 0; lv < (res->l2 ? 2 : 1); lv++)
         for (int e = 0; e < 2; e++) {
