@@ -136,7 +136,9 @@ static int l1_pass(struct run *r, const struct cache_input *in, uint32_t s)
     cache_input_release(in, s, in->len[s]);
     if (r->rd1_on) {
         struct cache_level_result *l = &r->res->r[CACHE_REUSE][CACHE_L1];
-        cache_reuse_estimate(&r->rd1, r->p1, cr, 1.0, &l->est_sm[s]);
+        struct cache_correction k;
+        cache_reuse_correction(&r->rd1, r->p1, &k);
+        cache_estimate_corrected(cr, &k, 1.0, &l->est_sm[s]);
         cache_rdhist_add(&l->hist, &r->rd1.hist);
     }
     return 0;
@@ -273,10 +275,12 @@ static int finish(struct run *r, struct cache_result *res)
             return -1;
         cache_assoc_conflict_prob(&cfg->geom[lv], p, span);
         /* one L2 for all SMs: each SM takes its share of the correction */
-        cache_reuse_estimate(&r->rd2, p, &l->total, 1.0, &l->est);
+        struct cache_correction k;
+        cache_reuse_correction(&r->rd2, p, &k);
+        cache_estimate_corrected(&l->total, &k, 1.0, &l->est);
         for (uint32_t s = 0; s < sms; s++)
-            cache_reuse_estimate(&r->rd2, p, &l->sm[s],
-                                 cache_rate((double)l->sm[s].hits, (double)l->total.hits), &l->est_sm[s]);
+            cache_estimate_corrected(&l->sm[s], &k, cache_rate((double)l->sm[s].hits, (double)l->total.hits),
+                                     &l->est_sm[s]);
         l->hist = r->rd2.hist;
         free(p);
     }

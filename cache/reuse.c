@@ -158,27 +158,31 @@ void cache_estimate_of(const struct cache_counts *c, struct cache_estimate *e)
     e->mshr_full = (double)c->mshr_full;
 }
 
-void cache_reuse_estimate(const struct cache_reuse *r, const double *p, const struct cache_counts *c,
-                          double share, struct cache_estimate *e)
+void cache_reuse_correction(const struct cache_reuse *r, const double *p, struct cache_correction *k)
 {
-    double lost = 0, lost_sectors = 0, won = 0, won_sectors = 0;
     uint64_t lines = r->g->lines;
+    *k = (struct cache_correction){0, 0, 0, 0};
     for (uint64_t d = 0; d < r->span; d++) {
         if (!r->n_at[d])
             continue;
         if (d < lines) {
-            lost += p[d] * (double)r->n_at[d];
-            lost_sectors += p[d] * (double)r->sectors_at[d];
+            k->lost += p[d] * (double)r->n_at[d];
+            k->lost_sectors += p[d] * (double)r->sectors_at[d];
         } else {
-            won += (1 - p[d]) * (double)r->n_at[d];
-            won_sectors += (1 - p[d]) * (double)r->sectors_at[d];
+            k->won += (1 - p[d]) * (double)r->n_at[d];
+            k->won_sectors += (1 - p[d]) * (double)r->sectors_at[d];
         }
     }
+}
+
+void cache_estimate_corrected(const struct cache_counts *c, const struct cache_correction *k, double share,
+                              struct cache_estimate *e)
+{
     cache_estimate_of(c, e);
-    e->hits += (won - lost) * share;
-    e->sector_hits += (won_sectors - lost_sectors) * share;
-    e->miss[CACHE_MISS_CONFLICT] += lost * share;
-    e->miss[CACHE_MISS_CAPACITY] -= won * share;
-    e->below += (lost - won) * share;
-    e->below_sectors += (lost_sectors - won_sectors) * share;
+    e->hits += (k->won - k->lost) * share;
+    e->sector_hits += (k->won_sectors - k->lost_sectors) * share;
+    e->miss[CACHE_MISS_CONFLICT] += k->lost * share;
+    e->miss[CACHE_MISS_CAPACITY] -= k->won * share;
+    e->below += (k->lost - k->won) * share;
+    e->below_sectors += (k->lost_sectors - k->won_sectors) * share;
 }

@@ -84,11 +84,18 @@ int64_t cache_reuse_access(struct cache_reuse *r, uint64_t line, uint32_t want, 
 /* P(d) for every d < n, into p (n doubles; n is normally the span). */
 void cache_assoc_conflict_prob(const struct cache_geom *g, double *p, uint64_t n);
 
-/* The corrected estimate of counts c (all of r's requests, or a share:
- * share scales the correction, 1 for r's own totals). p from
- * cache_assoc_conflict_prob over r->span. */
-void cache_reuse_estimate(const struct cache_reuse *r, const double *p, const struct cache_counts *c,
-                          double share, struct cache_estimate *e);
+/* The associativity correction of everything r has seen: the expected hits
+ * lost to conflicts (at d < lines) and won back (at d >= lines), and their
+ * sectors. p from cache_assoc_conflict_prob over r->span. */
+struct cache_correction {
+    double lost, lost_sectors, won, won_sectors;
+};
+void cache_reuse_correction(const struct cache_reuse *r, const double *p, struct cache_correction *k);
+
+/* The corrected estimate of counts c: c with share of the correction k
+ * applied (1 for the counts k was made from). */
+void cache_estimate_corrected(const struct cache_counts *c, const struct cache_correction *k, double share,
+                              struct cache_estimate *e);
 
 /* An estimate with no correction (exact counts as doubles). */
 void cache_estimate_of(const struct cache_counts *c, struct cache_estimate *e);

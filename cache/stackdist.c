@@ -12,12 +12,16 @@
 /* Reuses at most this many positions back are counted on the owner array
  * (a cache line or two) instead of the tree. */
 #define SCAN_GAP 32u
+/* The tree counts holes per block of BLOCK positions (within a block they
+ * are counted on the owner array, two processor cache lines): a tree 32
+ * times smaller stays in the processor's caches. */
+#define BLOCK 32u
 
 int cache_stack_init(struct cache_stack *s)
 {
     memset(s, 0, sizeof *s);
     s->cap = MIN_CAP;
-    s->tree = calloc(s->cap, sizeof *s->tree);
+    s->tree = calloc(s->cap / BLOCK + 1, sizeof *s->tree);
     s->owner = malloc(s->cap * sizeof *s->owner);
     if (!s->tree || !s->owner) {
         cache_stack_free(s);
@@ -35,7 +39,7 @@ void cache_stack_free(struct cache_stack *s)
 
 void cache_stack_reset(struct cache_stack *s)
 {
-    memset(s->tree, 0, s->cap * sizeof *s->tree);
+    memset(s->tree, 0, (s->cap / BLOCK + 1) * sizeof *s->tree);
     s->next = s->live = s->holes = 0;
 }
 
@@ -45,13 +49,23 @@ static inline void add(uint32_t *tree, uint32_t cap, uint32_t i, uint32_t v)
         tree[i] += v;
 }
 
-/* Marks at positions [0, i]. */
-static inline uint32_t prefix(const uint32_t *tree, uint32_t i)
+/* Entries [0, i] of the tree. */
+static inline uint32_t prefix(const uint32_t *tree, int64_t i)
 {
     uint32_t sum = 0;
     for (int64_t k = i; k >= 0; k = (k & (k + 1)) - 1)
         sum += tree[k];
     return sum;
+}
+
+/* Holes at positions [0, p]: the tree's whole blocks before p's, then p's
+ * block counted on the owner array. */
+static inline uint32_t holes_upto(const struct cache_stack *s, uint32_t p)
+{
+    uint32_t b = p / BLOCK, n = prefix(s->tree, (int64_t)b - 1);
+    for (uint32_t q = b * BLOCK; q <= p; q++)
+        n += s->owner[q] == CACHE_NONE;
+    return n;
 }
 
 /* Renumbers the marks 0..live-1 in order, into a tree of 2 * live (at
@@ -60,7 +74,7 @@ static int compact(struct cache_stack *s, struct cache_line *lines)
 {
     uint32_t cap = s->live * 2 > MIN_CAP ? s->live * 2 : MIN_CAP;
     uint32_t *owner = malloc(cap * sizeof *owner);
-    uint32_t *tree = calloc(cap, sizeof *tree);
+    uint32_t *tree = calloc(cap / BLOCK + 1, sizeof *tree);
     if (!owner || !tree) {
         free(owner);
         free(tree);
@@ -100,9 +114,9 @@ uint64_t cache_stack_access(struct cache_stack *s, struct cache_line *lines, uin
             for (uint32_t q = p + 1; q < s->next; q++)
                 d += s->owner[q] != CACHE_NONE;
         } else { /* positions p+1 .. next-1, less the holes among them */
-            d = (uint64_t)gap - (s->holes - prefix(s->tree, p));
+            d = (uint64_t)gap - (s->holes - holes_upto(s, p));
         }
-        add(s->tree, s->cap, p, 1);
+        add(s->tree, s->cap / BLOCK + 1, p / BLOCK, 1);
         s->holes++;
         s->owner[p] = CACHE_NONE;
     }

@@ -10,7 +10,9 @@
  * tree counts the other positions, the *holes* (accesses that are no
  * longer their line's last): marks after p = positions after p - holes
  * after p, a prefix sum in O(log n), and the previous position becomes a
- * hole. A first access (most of a streaming kernel's) touches no tree at
+ * hole. The tree counts holes per block of 32 positions (within a block
+ * they are read off the position array), so it is 32 times smaller than
+ * the positions and stays in the processor's caches. A first access (most of a streaming kernel's) touches no tree at
  * all. Positions are not the stream's whole length: when they run out,
  * the marks (one per line seen) are renumbered in order into a tree with
  * no holes and twice their number of positions, so the tree stays
@@ -29,7 +31,7 @@
 #define CACHE_DIST_INF UINT64_MAX  /* first access to a line */
 
 struct cache_stack {
-    uint32_t *tree;    /* Fenwick tree of holes over positions [0, cap) */
+    uint32_t *tree;    /* Fenwick tree of holes per block of 32 positions */
     uint32_t *owner;   /* line at each position, CACHE_NONE when unmarked */
     uint32_t cap, next, live;
     uint32_t holes;    /* in the tree */

@@ -246,7 +246,9 @@ static void test_correction_near_exact(void **state)
     double *p = malloc(r.span * sizeof *p);
     cache_assoc_conflict_prob(&g, p, r.span);
     struct cache_estimate est;
-    cache_reuse_estimate(&r, p, &cr, 1.0, &est);
+    struct cache_correction k;
+    cache_reuse_correction(&r, p, &k);
+    cache_estimate_corrected(&cr, &k, 1.0, &est);
     double exact = (double)ce.hits, fa = (double)cr.hits;
     print_message("exact hits %.0f, fully associative %.0f, corrected %.1f\n", exact, fa, est.hits);
     assert_true(fa > exact);
