@@ -7,7 +7,8 @@
  * A thin driver: the options become a struct cache_config (geometry from
  * --arch, then --l1/--l2 over it; timing from the sorted file's own
  * parameters — M as the latency, its MSHR count — or the architecture's
- * trace preset for CSV input, then --latency/--mshr/--merge), the input is
+ * trace preset for CSV input, then --latency/--mshr/--merge; with --device,
+ * the capacities come from the device's stored memory result), the input is
  * opened by cache_input_open, the model run by cache_model_run. On a
  * terminal a table, otherwise (or with --json) the JSON document of
  * cache_result_to_json. `trace` dispatches here when its first word is
@@ -20,6 +21,7 @@
 
 #include "cache/input.h"
 #include "cache/model.h"
+#include "db/results.h"
 #include "server/cli/cli.h"
 #include "trace/readfile.h"
 
@@ -34,6 +36,11 @@ static const char usage[] =
     "sector, latency, mshr.\n"
     "options:\n"
     "  --arch A            cache geometry preset: hopper (default) or fermi\n"
+    "  --device UUID       the capacities measured on this device (its newest memory\n"
+    "                      result in --db): the L1 the largest footprint the memory\n"
+    "                      probe still found at L1 latency, the L2 the driver's L2\n"
+    "                      size, each rounded down to whole ways of the preset's sets\n"
+    "  --db PATH           the database holding the device's results (with --device)\n"
     "  --l1 SIZE,ASSOC,LINE,SECTOR\n"
     "                      the L1 of each SM, e.g. 224K,448,128,32 (ASSOC 'full':\n"
     "                      fully associative); overrides the preset\n"
@@ -53,6 +60,7 @@ static const char usage[] =
 
 struct opts {
     const char *input, *arch, *l1, *l2, *set_index, *engine, *latency, *mshr, *merge, *l2_latency;
+    const char *device, *db;
     int json;
 };
 
@@ -68,12 +76,80 @@ static int number(const char *opt, const char *text, uint32_t max, uint32_t *v)
     return 0;
 }
 
-/* The geometry: the preset, then --l1/--l2, then --set-index. */
+/* A number member of a JSON object, 0 when absent. */
+static uint64_t member_u64(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
+}
+
+/* Resizes g to hold at most `bytes`, keeping its sets: whole ways of lines. */
+static int resize(struct cache_geom *g, uint64_t bytes)
+{
+    char msg[256];
+    uint64_t way = (uint64_t)g->sets * g->line, ways = bytes / way;
+    if (ways == 0)
+        return -1;
+    g->size = ways * way;
+    g->assoc = (uint32_t)ways;
+    return cache_geom_check(g, msg, sizeof msg);
+}
+
+/* --device: the L1 capacity from the newest memory result (its first
+ * level's up_to_bytes, the largest footprint still at L1 latency; a
+ * document's next_bytes, the first one past it, when the result has it),
+ * the L2 from the device's l2_bytes. docs/cache-model.md, "Geometry". */
+static int device_geometry(const struct opts *o, struct cache_config *cfg)
+{
+    char err[512];
+    if (!o->db)
+        return cli_fail(CMD, 2, "--device needs --db PATH (the database with its results)");
+    store *s = cli_open_store(CMD, o->db);
+    if (!s)
+        return 1;
+    json_t *res = NULL, *info = NULL;
+    struct device_row d;
+    int rc = store_device_get(s, o->device, &d, err, sizeof err);
+    if (rc == 0 && d.info_json)
+        info = json_loads(d.info_json, 0, NULL);
+    if (rc == 0)
+        device_row_free(&d);
+    int got = rc == 0 ? store_probe_result(s, o->device, "memory", 0, &res, err, sizeof err) : rc;
+    store_close(s);
+    if (rc != 0 || got != 0) {
+        json_decref(info);
+        return cli_fail(CMD, 1, "%s: %s", o->device,
+                        rc < 0 || got < 0 ? err
+                        : rc == 1         ? "no such device in the database"
+                                          : "no memory result for this device (run gpuprobe probe memory)");
+    }
+    uint64_t l1 = 0, l2 = member_u64(info, "l2_bytes");
+    size_t i;
+    json_t *lv;
+    json_array_foreach(json_object_get(json_object_get(res, "levels"), "ca"), i, lv) {
+        if (member_u64(lv, "level") == 1)
+            l1 = member_u64(lv, "up_to_bytes");
+    }
+    json_decref(res);
+    json_decref(info);
+    if (!l1 || resize(&cfg->geom[0], l1))
+        return cli_fail(CMD, 1, "%s: the memory result has no usable L1 level", o->device);
+    if (l2 && resize(&cfg->geom[1], l2))
+        return cli_fail(CMD, 1, "%s: l2_bytes %llu does not fit the L2's sets", o->device,
+                        (unsigned long long)l2);
+    return 0;
+}
+
+/* The geometry: the preset, the device's capacities, then --l1/--l2, then
+ * --set-index. */
 static int geometry(const struct opts *o, struct cache_config *cfg)
 {
     char msg[256];
+    int rc;
     if (cache_arch_geometry(o->arch, &cfg->geom[0], &cfg->geom[1], msg, sizeof msg))
         return cli_fail(CMD, 2, "--arch: %s", msg);
+    if (o->device && (rc = device_geometry(o, cfg)) != 0)
+        return rc;
     if (o->l1 && cache_geom_parse(o->l1, &cfg->geom[0], msg, sizeof msg))
         return cli_fail(CMD, 2, "--l1: %s", msg);
     cfg->l2 = !(o->l2 && strcmp(o->l2, "none") == 0);
@@ -226,6 +302,7 @@ int cmd_trace_cache(int argc, char **argv)
         {"engine", 0, &o.engine, NULL, NULL},     {"latency", 0, &o.latency, NULL, NULL},
         {"mshr", 0, &o.mshr, NULL, NULL},         {"merge", 0, &o.merge, NULL, NULL},
         {"l2-latency", 0, &o.l2_latency, NULL, NULL}, {"json", 0, NULL, &o.json, NULL},
+        {"device", 0, &o.device, NULL, NULL},     {"db", 0, &o.db, NULL, NULL},
         {NULL, 0, NULL, NULL, NULL}};
     int status;
     if (cli_parse(CMD, usage, table, &o.input, argc, argv, &status) < 0)

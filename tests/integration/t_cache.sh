@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Proves `gpuprobe trace cache` end to end: the committed NVBit and Accel-Sim fixtures sorted (binary and CSV) and modelled, the same answer from both forms; the JSON's counts consistent (every L1 request a hit or one miss class, the L2 fed by the L1's fetches); a cyclic trace worked by hand (300 lines read three times: all hits after the first pass in 512 lines, none in 256 — LRU's cyclic pathology — with both engines equal on fully associative caches, and the set-associative correction reported); --engine, --set-index, and refusals with one line and status 2 (usage) or 1 (input).
+# Proves `gpuprobe trace cache` end to end (and --device over the imported H100 reference result): the committed NVBit and Accel-Sim fixtures sorted (binary and CSV) and modelled, the same answer from both forms; the JSON's counts consistent (every L1 request a hit or one miss class, the L2 fed by the L1's fetches); a cyclic trace worked by hand (300 lines read three times: all hits after the first pass in 512 lines, none in 256 — LRU's cyclic pathology — with both engines equal on fully associative caches, and the set-associative correction reported); --engine, --set-index, and refusals with one line and status 2 (usage) or 1 (input).
 . "$(dirname "$0")/lib.sh"
 
 # cache ARGS...: runs trace cache; BODY its stdout, RC its status, ERR its stderr.
@@ -86,6 +86,18 @@ assert_json .geometry.l1.set_index xor
 cache cyclic.csv --l2 none --engine reuse --json
 assert_json '.engines.reuse.l2' null
 assert_json '.geometry.l2' null
+
+# ---- --device: the capacities of the H100 reference result ---------------------------------
+"$GPUPROBE" import "$REPO/data/reference/h100.json" --db ref.db >/dev/null || fail "import the H100 reference bundle"
+uuid=$(jq -r '.devices[0].uuid' "$REPO/data/reference/h100.json")
+cache cyclic.csv --device "$uuid" --db ref.db
+[ "$RC" -eq 0 ] || fail "trace cache --device: exit $RC: $ERR"
+# the L1 plateau holds up to 220416 bytes: 430 ways of 4 sets of 128 B; the L2 the 50 MiB l2_bytes
+assert_json .geometry.l1.size 220160
+assert_json .geometry.l1.sets 4
+assert_json .geometry.l2.size 52428800
+refused 1 cyclic.csv --device GPU-00000000-0000-0000-0000-000000000000 --db ref.db
+refused 2 cyclic.csv --device "$uuid"
 
 # ---- refusals ----------------------------------------------------------------------------
 refused 2 cyclic.csv --l1 100,4,128,32
