@@ -23,6 +23,7 @@ struct run {
     struct cache_reuse rd1, rd2;
     int ex1_on, rd1_on, ex2_on, rd2_on;
     double *p1;                      /* the L1's conflict probabilities, over its span */
+    struct cache_correction k1;      /* the L1 corrections of all SMs, summed */
     struct cache_spill spill[2];     /* per engine: what the L1s sent below */
     int spill_on[2];
 };
@@ -139,6 +140,10 @@ static int l1_pass(struct run *r, const struct cache_input *in, uint32_t s)
         struct cache_correction k;
         cache_reuse_correction(&r->rd1, r->p1, &k);
         cache_estimate_corrected(cr, &k, 1.0, &l->est_sm[s]);
+        r->k1.lost += k.lost;
+        r->k1.lost_sectors += k.lost_sectors;
+        r->k1.won += k.won;
+        r->k1.won_sectors += k.won_sectors;
         cache_rdhist_add(&l->hist, &r->rd1.hist);
     }
     return 0;
@@ -228,20 +233,6 @@ static int alloc_level(struct cache_level_result *l, uint32_t sms)
     return l->sm && l->est_sm ? 0 : -1;
 }
 
-/* Adds b to a. */
-static void estimate_add(struct cache_estimate *a, const struct cache_estimate *b)
-{
-    a->requests += b->requests;
-    a->hits += b->hits;
-    a->sectors += b->sectors;
-    a->sector_hits += b->sector_hits;
-    for (int m = 0; m < CACHE_MISS_CLASSES; m++)
-        a->miss[m] += b->miss[m];
-    a->below += b->below;
-    a->below_sectors += b->below_sectors;
-    a->mshr_full += b->mshr_full;
-}
-
 /* Totals and the L2's correction, once the passes are done. */
 static int finish(struct run *r, struct cache_result *res)
 {
@@ -263,10 +254,9 @@ static int finish(struct run *r, struct cache_result *res)
         struct cache_level_result *l = &res->r[CACHE_REUSE][lv];
         for (uint32_t s = 0; s < sms; s++)
             cache_counts_add(&l->total, &l->sm[s]);
-        if (lv == CACHE_L1) { /* the per-SM estimates were made by l1_pass */
-            memset(&l->est, 0, sizeof l->est);
-            for (uint32_t s = 0; s < sms; s++)
-                estimate_add(&l->est, &l->est_sm[s]);
+        if (lv == CACHE_L1) { /* the per-SM estimates were made by l1_pass; the
+                               * correction is linear, so the total's is their sum */
+            cache_estimate_corrected(&l->total, &r->k1, 1.0, &l->est);
             continue;
         }
         uint64_t span = cache_assoc_span(&cfg->geom[lv]);
