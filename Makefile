@@ -59,7 +59,7 @@ CFLAGS  := $(CFLAGS_COMMON) $(VCFLAGS) $(EXTRA_CFLAGS)
 LDFLAGS := $(VLDFLAGS) $(EXTRA_LDFLAGS)
 
 # Library code: everything but the entry point, so unit tests link the same objects.
-LIB_SRC := $(wildcard util/*.c db/*.c probes/*.c probes/*/*.c trace/*.c model/*.c fleet/*.c) \
+LIB_SRC := $(wildcard util/*.c db/*.c probes/*.c probes/*/*.c trace/*.c cache/*.c model/*.c fleet/*.c) \
            $(filter-out server/cli/main.c,$(wildcard server/*.c server/*/*.c))
 ifdef TEST_KINDS
 LIB_SRC += $(wildcard tests/kinds/*.c)
@@ -84,7 +84,7 @@ UNIT_SUPPORT := $(patsubst %.c,$(B)/%.o,$(wildcard tests/unit/support/*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 
 .PHONY: all build variant deps test-deps bench-deps web-deps apt-node apt-npm fuzz-deps run test check unit unit-run integration \
-        dist gpu-check bench bench-trace bench-fleet fuzz fmt clean
+        dist gpu-check bench bench-trace bench-cache bench-fleet fuzz fmt clean
 
 all: build
 build:
@@ -259,6 +259,10 @@ bench-fleet: deps
 # The trace sorter on generated 10M and 100M-record traces (needs ~5 GB free).
 bench-trace: deps
 	@bench/trace/run.sh
+
+# The cache model's engines against the sorter alone (bench/cache/RESULTS.md).
+bench-cache: deps
+	@bench/cache/run.sh
 
 fmt:
 	clang-format -i $$(git ls-files '*.c' '*.h')

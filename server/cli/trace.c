@@ -30,6 +30,7 @@ static const char usage_head[] =
     "usage: gpuprobe trace sort IN -o OUT [options]\n"
     "       gpuprobe trace convert IN -o OUT [--in-format F] [--out-format F] [--pc-flags FILE]\n"
     "       gpuprobe trace synth --pattern NAME --size N[,M,K] -o OUT (see trace synth --help)\n"
+    "       gpuprobe trace cache SORTED [options]   (L1/L2 hit rates: trace cache --help)\n"
     "sort     orders the trace's memory requests as they reach each SM's L1\n"
     "         (docs/trace-sort.md) and writes them as sm,seq,tid,pc,addr,width,dep\n"
     "convert  rewrites a trace in another format: requests (any input format) to\n"
@@ -251,6 +252,8 @@ int cmd_trace(int argc, char **argv)
     int done = 0, status;
     if (argc > 1 && strcmp(argv[1], "synth") == 0)
         return cmd_trace_synth(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "cache") == 0)
+        return cmd_trace_cache(argc - 1, argv + 1);
     trace_params_default(&o.p);
     status = parse_args(argc, argv, &o, &done);
     if (status || done)

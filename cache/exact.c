@@ -1,0 +1,66 @@
+/*
+ * The exact engine (exact.h).
+ */
+#include "cache/exact.h"
+
+#include <string.h>
+
+int cache_exact_init(struct cache_exact *e, const struct cache_geom *g, const struct cache_timing *tm)
+{
+    memset(e, 0, sizeof *e);
+    e->g = g;
+    e->tm = *tm;
+    if (cache_linemap_init(&e->map) || cache_lru_init(&e->sa, g->sets, g->assoc) ||
+        cache_lru_init(&e->fa, 1, g->lines) || cache_mshr_init(&e->ms, tm->mshr)) {
+        cache_exact_free(e);
+        return -1;
+    }
+    return 0;
+}
+
+void cache_exact_free(struct cache_exact *e)
+{
+    cache_linemap_free(&e->map);
+    cache_lru_free(&e->sa);
+    cache_lru_free(&e->fa);
+    cache_mshr_free(&e->ms);
+}
+
+void cache_exact_reset(struct cache_exact *e)
+{
+    cache_linemap_reset(&e->map);
+    cache_lru_reset(&e->sa);
+    cache_lru_reset(&e->fa);
+    cache_mshr_reset(&e->ms);
+}
+
+int64_t cache_exact_access(struct cache_exact *e, uint64_t line, uint32_t want, uint64_t t,
+                           struct cache_counts *c)
+{
+    int fresh;
+    uint32_t id = cache_linemap_get(&e->map, line, &fresh), ev;
+    if (id == CACHE_NONE)
+        return -1;
+    struct cache_line *lines = e->map.lines, *l = lines + id;
+    int shadow_hit = l->shadow != CACHE_NONE;
+    if (shadow_hit) {
+        cache_lru_touch(&e->fa, 0, l->shadow);
+    } else {
+        l->shadow = cache_lru_insert(&e->fa, 0, id, &ev);
+        if (ev != CACHE_NONE)
+            lines[ev].shadow = CACHE_NONE;
+    }
+    uint32_t set = cache_set_of(e->g, line);
+    if (l->slot != CACHE_NONE) {
+        enum cache_outcome out;
+        cache_lru_touch(&e->sa, set, l->slot);
+        return cache_line_resident(l, want, t, &e->tm, &e->ms, c, &out);
+    }
+    enum cache_miss cls = fresh ? CACHE_MISS_COMPULSORY
+                          : shadow_hit ? CACHE_MISS_CONFLICT
+                                       : CACHE_MISS_CAPACITY;
+    l->slot = cache_lru_insert(&e->sa, set, id, &ev);
+    if (ev != CACHE_NONE)
+        lines[ev].slot = CACHE_NONE;
+    return cache_line_fill(l, want, t, cls, &e->tm, &e->ms, c);
+}

@@ -1,0 +1,103 @@
+/*
+ * Cache geometry: size, associativity, line and sector size and the
+ * set-index function of one cache level, as the cache model (cache/) uses
+ * it; the presets of the architectures gpuprobe knows.
+ *
+ * DESIGN
+ * A geometry is given as the four numbers users write ("SIZE,ASSOC,LINE,
+ * SECTOR", SIZE with an optional K/KiB/M/MiB suffix, ASSOC "full" or 0 for
+ * a fully associative cache) plus the set-index function; cache_geom_check
+ * derives the counts every engine needs (lines, sets, sectors per line) and
+ * refuses what the engines cannot model, with one message. Lines are
+ * addressed by line number (address / line); the set of a line is
+ * cache_set_of's, the one place the set-index functions live:
+ *   modulo: line % sets;
+ *   xor:    (line ^ line >> b ^ line >> 2b) % sets, b = ceil(log2(sets)) —
+ *           the upper address bits folded into the index, the classic
+ *           conflict-avoiding hash (a bijection of each 2^b-line block when
+ *           sets is a power of two).
+ * The hardware's own mapping of Hopper's L1 is not known (docs/
+ * cache-model.md says why and how a probe would find it).
+ * Presets: docs/cache-model.md, "Geometry", gives each number's source.
+ */
+#ifndef GPUPROBE_CACHE_GEOMETRY_H
+#define GPUPROBE_CACHE_GEOMETRY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum cache_set_index { CACHE_SET_MODULO = 0, CACHE_SET_XOR = 1 };
+
+/* Limits of what the engines model: slot numbers are 32-bit, a line's
+ * sectors are one 32-bit mask. */
+#define CACHE_MAX_LINES (1u << 26)
+#define CACHE_MAX_SECTORS 32u
+
+struct cache_geom {
+    uint64_t size;                 /* bytes */
+    uint32_t assoc;                /* ways; 0 before check: fully associative */
+    uint32_t line;                 /* bytes, a power of two */
+    uint32_t sector;               /* bytes, a power of two dividing line */
+    enum cache_set_index index;
+    /* derived by cache_geom_check: */
+    uint32_t lines, sets, sectors_per_line;
+    uint32_t set_bits;             /* ceil(log2(sets)), for xor */
+    uint32_t line_shift, sector_shift;
+};
+
+/* Parses "SIZE,ASSOC,LINE,SECTOR" into g (index left as it was) and checks
+ * it. 0, or -1 with msg. */
+int cache_geom_parse(const char *text, struct cache_geom *g, char *msg, size_t msglen);
+
+/* Checks g and fills its derived fields (assoc 0 becomes lines). 0, or -1
+ * with msg: sizes not powers of two, a size that is not a whole number of
+ * sets, more than CACHE_MAX_LINES lines or CACHE_MAX_SECTORS sectors. */
+int cache_geom_check(struct cache_geom *g, char *msg, size_t msglen);
+
+/* "modulo", "xor"; cache_set_index_parse gives -1 for another name. */
+const char *cache_set_index_name(enum cache_set_index i);
+int cache_set_index_parse(const char *name);
+
+/* The set of line number `line` (g checked). */
+static inline uint32_t cache_set_of(const struct cache_geom *g, uint64_t line)
+{
+    if (g->sets == 1)
+        return 0;
+    if (g->index == CACHE_SET_XOR) {
+        uint32_t b = g->set_bits;
+        line ^= (line >> b) ^ (line >> (2 * b));
+    }
+    if ((g->sets & (g->sets - 1)) == 0)
+        return (uint32_t)(line & (g->sets - 1));
+    return (uint32_t)(line % g->sets);
+}
+
+/* The sectors of g's line `addr / line` that a request [addr, addr+width)
+ * touches, as a mask (bit i: sector i of the line). The sorter's merged
+ * request keeps one thread's address and a power-of-two width covering the
+ * merged bytes (docs/trace-sort.md), so the bytes taken are the
+ * width-aligned block holding addr, clipped to the line. */
+static inline uint32_t cache_sectors_of(const struct cache_geom *g, uint64_t addr, uint32_t width)
+{
+    uint64_t w = width ? width : 1;
+    uint64_t first = addr & ~(w - 1), last = first + w - 1;
+    uint64_t base = addr & ~((uint64_t)g->line - 1);
+    if (first < base)
+        first = base;
+    if (last > base + g->line - 1)
+        last = base + g->line - 1;
+    uint32_t s0 = (uint32_t)((first - base) >> g->sector_shift);
+    uint32_t s1 = (uint32_t)((last - base) >> g->sector_shift);
+    uint32_t n = s1 - s0 + 1;
+    return (n >= 32 ? 0xffffffffu : ((1u << n) - 1)) << s0;
+}
+
+/* Fills the L1 and L2 geometry of an architecture ("hopper", "fermi");
+ * -1 with msg for another name. */
+int cache_arch_geometry(const char *arch, struct cache_geom *l1, struct cache_geom *l2, char *msg,
+                        size_t msglen);
+
+/* The names cache_arch_geometry knows, NULL-terminated. */
+extern const char *const cache_arch_names[];
+
+#endif

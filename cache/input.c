@@ -1,0 +1,230 @@
+/*
+ * The sorted stream as the cache model reads it (input.h): detection, the
+ * CSV reader of sorted records, the SM index.
+ */
+#include "cache/input.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace/csv.h"
+#include "trace/readfile.h"
+#include "trace/scan.h"
+
+/* The SM and seq of record k: what the index pass reads (in place in a
+ * binary file on a little-endian host). */
+static void get_place(const struct cache_input *in, uint64_t k, struct trace_out *o)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (in->binary) {
+        const uint8_t *p = in->bin.data + k * TRACE_BIN_OUT_BYTES;
+        memcpy(&o->seq, p, 8);
+        memcpy(&o->sm, p + 32, 4);
+        return;
+    }
+#endif
+    if (in->binary)
+        trace_bin_get_out(&in->bin, k, o);
+    else
+        *o = in->recs[k];
+}
+
+static void get_any(const struct cache_input *in, uint64_t k, struct trace_out *o)
+{
+    if (in->binary)
+        trace_bin_get_out(&in->bin, k, o);
+    else
+        *o = in->recs[k];
+}
+
+void cache_input_get(const struct cache_input *in, uint32_t sm, uint64_t i, struct trace_out *o)
+{
+    get_any(in, in->start[sm] + i, o);
+}
+
+void cache_input_release(const struct cache_input *in, uint32_t sm, uint64_t i)
+{
+    if (in->binary && i)
+        trace_bin_release(&in->bin, in->start[sm], in->start[sm] + i);
+}
+
+void cache_input_close(struct cache_input *in)
+{
+    if (in->binary)
+        trace_bin_close(&in->bin);
+    free(in->recs);
+    free(in->start);
+    free(in->len);
+    memset(in, 0, sizeof *in);
+}
+
+/* ---- CSV ----------------------------------------------------------------------- */
+
+static int csv_line(struct trace_text *t, struct trace_cur *c, struct trace_out *o)
+{
+    uint64_t v[7];
+    for (int i = 0; i < 7; i++) {
+        const char *at = c->p;
+        if (!trace_cur_u64(c, i == 3 || i == 4, &v[i]))
+            return trace_text_bad(t, at, "field %d: a number expected", i + 1);
+        if (i < 6 && !trace_cur_lit(c, ","))
+            return trace_text_bad(t, c->p, "',' expected after field %d", i + 1);
+        if (i == 0 && v[0] >= CACHE_INPUT_MAX_SMS)
+            return trace_text_bad(t, at, "sm must be below %u", CACHE_INPUT_MAX_SMS);
+        if (i == 5 && (v[5] == 0 || v[5] > 65536 || (v[5] & (v[5] - 1))))
+            return trace_text_bad(t, at, "width must be a power of two up to 65536");
+        if (i == 6 && v[6] > 1)
+            return trace_text_bad(t, at, "dep must be 0 or 1");
+    }
+    if (c->p != c->e)
+        return trace_text_bad(t, c->p, "unexpected text after the 7 fields");
+    *o = (struct trace_out){(uint32_t)v[0], v[1], v[2], v[3], v[4], (uint32_t)v[5], (uint32_t)v[6]};
+    return 0;
+}
+
+static int read_csv(struct cache_input *in, const struct trace_mapped *m, struct trace_err *err)
+{
+    struct trace_text t;
+    struct trace_cur c;
+    uint64_t cap = 0;
+    trace_text_init(&t, m->data, m->len, err);
+    if (!trace_text_line(&t, &c) || (size_t)(c.e - c.p) != strlen(TRACE_CSV_OUT_HEADER) ||
+        memcmp(c.p, TRACE_CSV_OUT_HEADER, strlen(TRACE_CSV_OUT_HEADER)) != 0) {
+        trace_err_set(err, 1, 0,
+                      "not a sorted trace: expected a sorted binary file or the CSV header '%s' "
+                      "(run gpuprobe trace sort first)",
+                      TRACE_CSV_OUT_HEADER);
+        return TRACE_EINPUT;
+    }
+    while (trace_text_line(&t, &c)) {
+        if (c.p == c.e)
+            return trace_text_bad(&t, c.p, "blank line");
+        if (in->count == cap) {
+            cap = cap ? cap * 2 : 4096;
+            struct trace_out *r = realloc(in->recs, cap * sizeof *r);
+            if (!r)
+                return trace_text_fail(&t, TRACE_ENOMEM, "out of memory");
+            in->recs = r;
+        }
+        int rc = csv_line(&t, &c, &in->recs[in->count]);
+        if (rc)
+            return rc;
+        in->count++;
+    }
+    return 0;
+}
+
+/* ---- the index ------------------------------------------------------------------- */
+
+/* Where record k is, for messages: its line (CSV) or byte offset (binary). */
+static void at_record(const struct cache_input *in, uint64_t k, struct trace_err *err, const char *why,
+                      const struct trace_out *o)
+{
+    if (in->binary)
+        trace_err_set(err, 0, TRACE_BIN_HEADER_BYTES + k * TRACE_BIN_OUT_BYTES,
+                      "record %llu (sm %u, seq %llu): %s", (unsigned long long)k, o->sm,
+                      (unsigned long long)o->seq, why);
+    else
+        trace_err_set(err, k + 2, 0, "sm %u, seq %llu: %s", o->sm, (unsigned long long)o->seq, why);
+}
+
+/* Makes room for SM sm in the index. 0 or -1. */
+static int index_room(struct cache_input *in, uint32_t sm, uint32_t *cap)
+{
+    if (sm < *cap)
+        return 0;
+    uint32_t n = *cap ? *cap : 64;
+    while (n <= sm)
+        n *= 2;
+    uint64_t *st = realloc(in->start, n * sizeof *st);
+    if (st)
+        in->start = st;
+    uint64_t *len = realloc(in->len, n * sizeof *len);
+    if (len)
+        in->len = len;
+    if (!st || !len)
+        return -1;
+    memset(in->start + *cap, 0, (n - *cap) * sizeof *st);
+    memset(in->len + *cap, 0, (n - *cap) * sizeof *len);
+    *cap = n;
+    return 0;
+}
+
+/* One sequential pass: checks the order and notes each SM's run. (No
+ * searching: a fault maps a whole large folio, so probing a big file at
+ * scattered places would map most of it.) */
+static int build_index(struct cache_input *in, struct trace_err *err)
+{
+    struct trace_out o, prev = {0};
+    uint32_t cap = 0;
+    if (index_room(in, 0, &cap))
+        goto nomem;
+    for (uint64_t k = 0; k < in->count; k++) {
+        get_place(in, k, &o);
+        if (o.sm >= CACHE_INPUT_MAX_SMS) {
+            at_record(in, k, err, "SM id too large", &o);
+            return TRACE_EINPUT;
+        }
+        int same = k > 0 && o.sm == prev.sm;
+        if (k > 0 && o.sm < prev.sm) {
+            at_record(in, k, err, "records are not SM-major (the sorter's order)", &o);
+            return TRACE_EINPUT;
+        }
+        if (o.seq != (same ? prev.seq + 1 : 0)) {
+            at_record(in, k, err, "seq must count 0, 1, 2 ... within each SM", &o);
+            return TRACE_EINPUT;
+        }
+        if (!same) {
+            if (index_room(in, o.sm, &cap))
+                goto nomem;
+            in->start[o.sm] = k;
+            in->sms = o.sm + 1;
+        }
+        in->len[o.sm]++;
+        prev = o;
+        if (in->binary && (k & 0xffff) == 0xffff)
+            trace_bin_release(&in->bin, k - 0xffff, k);
+    }
+    if (in->binary)
+        trace_bin_release(&in->bin, 0, in->count);
+    return 0;
+nomem:
+    trace_err_set(err, 0, 0, "out of memory");
+    return TRACE_ENOMEM;
+}
+
+int cache_input_open(struct cache_input *in, const char *path, struct trace_err *err)
+{
+    memset(in, 0, sizeof *in);
+    struct trace_mapped m;
+    if (trace_map_file(path, &m, err))
+        return TRACE_ENOMEM;
+    int is_bin = m.len >= 8 && memcmp(m.data, TRACE_BIN_MAGIC, 8) == 0;
+    int rc = 0;
+    if (!is_bin)
+        rc = read_csv(in, &m, err);
+    trace_unmap_file(&m);
+    if (rc) {
+        cache_input_close(in);
+        return rc;
+    }
+    if (is_bin) {
+        if (trace_bin_open(path, &in->bin, err)) {
+            memset(in, 0, sizeof *in);
+            return TRACE_EINPUT;
+        }
+        in->binary = 1;
+        if (in->bin.h.kind != TRACE_BIN_SORTED) {
+            cache_input_close(in);
+            trace_err_set(err, 0, 0, "a requests file, not a sorted one: run gpuprobe trace sort first");
+            return TRACE_EINPUT;
+        }
+        in->count = in->bin.count;
+        in->has_params = 1;
+        in->params = in->bin.h.params;
+    }
+    rc = build_index(in, err);
+    if (rc)
+        cache_input_close(in);
+    return rc;
+}

@@ -1,0 +1,97 @@
+/*
+ * Exact LRU over set-associative slots (lru.h): a recency list per set.
+ */
+#include "cache/lru.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache/linemap.h"
+
+int cache_lru_init(struct cache_lru *c, uint32_t sets, uint32_t assoc)
+{
+    size_t slots = (size_t)sets * assoc;
+    memset(c, 0, sizeof *c);
+    c->sets = sets;
+    c->assoc = assoc;
+    c->owner = malloc(slots * sizeof *c->owner);
+    c->prev = malloc(slots * sizeof *c->prev);
+    c->next = malloc(slots * sizeof *c->next);
+    c->head = malloc(sets * sizeof *c->head);
+    c->tail = malloc(sets * sizeof *c->tail);
+    c->used = calloc(sets, sizeof *c->used);
+    if (!c->owner || !c->prev || !c->next || !c->head || !c->tail || !c->used) {
+        cache_lru_free(c);
+        return -1;
+    }
+    for (uint32_t s = 0; s < sets; s++)
+        c->head[s] = c->tail[s] = CACHE_NONE;
+    return 0;
+}
+
+void cache_lru_free(struct cache_lru *c)
+{
+    free(c->owner);
+    free(c->prev);
+    free(c->next);
+    free(c->head);
+    free(c->tail);
+    free(c->used);
+    memset(c, 0, sizeof *c);
+}
+
+void cache_lru_reset(struct cache_lru *c)
+{
+    memset(c->used, 0, c->sets * sizeof *c->used);
+    for (uint32_t s = 0; s < c->sets; s++)
+        c->head[s] = c->tail[s] = CACHE_NONE;
+}
+
+static void unlink_slot(struct cache_lru *c, uint32_t set, uint32_t s)
+{
+    uint32_t p = c->prev[s], n = c->next[s];
+    if (p != CACHE_NONE)
+        c->next[p] = n;
+    else
+        c->head[set] = n;
+    if (n != CACHE_NONE)
+        c->prev[n] = p;
+    else
+        c->tail[set] = p;
+}
+
+static void push_head(struct cache_lru *c, uint32_t set, uint32_t s)
+{
+    uint32_t h = c->head[set];
+    c->prev[s] = CACHE_NONE;
+    c->next[s] = h;
+    if (h != CACHE_NONE)
+        c->prev[h] = s;
+    else
+        c->tail[set] = s;
+    c->head[set] = s;
+}
+
+void cache_lru_touch(struct cache_lru *c, uint32_t set, uint32_t slot)
+{
+    if (c->head[set] == slot)
+        return;
+    unlink_slot(c, set, slot);
+    push_head(c, set, slot);
+}
+
+uint32_t cache_lru_insert(struct cache_lru *c, uint32_t set, uint32_t owner, uint32_t *evicted)
+{
+    uint32_t s;
+    if (c->used[set] < c->assoc) {
+        s = set * c->assoc + c->used[set]++;
+        *evicted = CACHE_NONE;
+    } else {
+        s = c->tail[set];
+        *evicted = c->owner[s];
+        unlink_slot(c, set, s);
+    }
+    c->owner[s] = owner;
+    push_head(c, set, s);
+    return s;
+}

@@ -1,0 +1,40 @@
+/*
+ * Exact LRU replacement over a set-associative array of slots: what the
+ * exact engine's cache and its fully associative shadow are made of.
+ *
+ * DESIGN
+ * Slot s belongs to set s / assoc. Each set keeps its slots on a doubly
+ * linked recency list (head: most recent, tail: least), so a hit, a fill
+ * and an eviction cost O(1) whatever the associativity — Hopper's L1 is
+ * modelled with hundreds of ways, where a scan of the set per access would
+ * dominate. A slot holds its owner (a line index of the level's line map),
+ * and the caller keeps the reverse link (cache_line.slot / .shadow), which
+ * an eviction hands back so it can be cleared. Sets fill slot by slot
+ * before the first eviction.
+ */
+#ifndef GPUPROBE_CACHE_LRU_H
+#define GPUPROBE_CACHE_LRU_H
+
+#include <stdint.h>
+
+struct cache_lru {
+    uint32_t sets, assoc;
+    uint32_t *owner, *prev, *next;   /* per slot */
+    uint32_t *head, *tail, *used;    /* per set */
+};
+
+/* sets * assoc slots, all empty. 0, or -1 out of memory. */
+int cache_lru_init(struct cache_lru *c, uint32_t sets, uint32_t assoc);
+void cache_lru_free(struct cache_lru *c);
+/* Empties every set. */
+void cache_lru_reset(struct cache_lru *c);
+
+/* Makes slot (of set) the most recent. */
+void cache_lru_touch(struct cache_lru *c, uint32_t set, uint32_t slot);
+
+/* Puts owner in set as its most recent line, in an empty slot or in place of
+ * the least recent; *evicted gets the owner put out, or CACHE_NONE. Returns
+ * the slot. */
+uint32_t cache_lru_insert(struct cache_lru *c, uint32_t set, uint32_t owner, uint32_t *evicted);
+
+#endif

@@ -1,0 +1,314 @@
+/*
+ * The cache model's driver (model.h): the lockstep walk over the SMs'
+ * streams, the engines' instances, the correction at the end.
+ */
+#include "cache/model.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache/exact.h"
+#include "cache/spill.h"
+
+/* How many requests ahead the L1 pass asks for the line map's buckets:
+ * the lookups are the engines' cache misses, and the stream is known. */
+#define PREFETCH_AHEAD 24
+
+/* What one run holds. */
+struct run {
+    const struct cache_config *cfg;
+    struct cache_result *res;
+    struct cache_exact ex1, ex2;     /* the current SM's L1, and the L2 */
+    struct cache_reuse rd1, rd2;
+    int ex1_on, rd1_on, ex2_on, rd2_on;
+    double *p1;                      /* the L1's conflict probabilities, over its span */
+    struct cache_correction k1;      /* the L1 corrections of all SMs, summed */
+    struct cache_spill spill[2];     /* per engine: what the L1s sent below */
+    int spill_on[2];
+};
+
+double cache_rate(double h, double n)
+{
+    return n > 0 ? h / n : 0;
+}
+
+static void sm_free(struct run *r)
+{
+    if (r->ex1_on)
+        cache_exact_free(&r->ex1);
+    if (r->rd1_on)
+        cache_reuse_free(&r->rd1);
+    r->ex1_on = r->rd1_on = 0;
+}
+
+/* The L1s of the next SM: built for the first, emptied for the others. */
+static int sm_init(struct run *r)
+{
+    const struct cache_config *cfg = r->cfg;
+    if (r->ex1_on)
+        cache_exact_reset(&r->ex1);
+    if (r->rd1_on)
+        cache_reuse_reset(&r->rd1);
+    if (r->ex1_on || r->rd1_on)
+        return 0;
+    if ((cfg->engines & CACHE_ENGINE_EXACT) && cache_exact_init(&r->ex1, &cfg->geom[0], &cfg->timing[0]))
+        return -1;
+    r->ex1_on = (cfg->engines & CACHE_ENGINE_EXACT) != 0;
+    if ((cfg->engines & CACHE_ENGINE_REUSE) && cache_reuse_init(&r->rd1, &cfg->geom[0], &cfg->timing[0]))
+        return -1;
+    r->rd1_on = (cfg->engines & CACHE_ENGINE_REUSE) != 0;
+    return 0;
+}
+
+static void run_free(struct run *r)
+{
+    sm_free(r);
+    if (r->ex2_on)
+        cache_exact_free(&r->ex2);
+    if (r->rd2_on)
+        cache_reuse_free(&r->rd2);
+    for (int e = 0; e < 2; e++)
+        if (r->spill_on[e])
+            cache_spill_close(&r->spill[e]);
+    free(r->p1);
+}
+
+static int run_init(struct run *r, const struct cache_config *cfg, struct cache_result *res)
+{
+    memset(r, 0, sizeof *r);
+    r->cfg = cfg;
+    r->res = res;
+    for (int e = 0; e < 2; e++) {
+        if (!cfg->l2 || !(cfg->engines & (1 << e)))
+            continue;
+        if (cache_spill_open(&r->spill[e], res->sms, cfg->tmpdir))
+            return -1;
+        r->spill_on[e] = 1;
+    }
+    if (cfg->l2 && (cfg->engines & CACHE_ENGINE_EXACT)) {
+        if (cache_exact_init(&r->ex2, &cfg->geom[1], &cfg->timing[1]))
+            return -1;
+        r->ex2_on = 1;
+    }
+    if (cfg->engines & CACHE_ENGINE_REUSE) {
+        uint64_t span = cache_assoc_span(&cfg->geom[0]);
+        if (!(r->p1 = malloc(span * sizeof *r->p1)))
+            return -1;
+        cache_assoc_conflict_prob(&cfg->geom[0], r->p1, span);
+    }
+    return 0;
+}
+
+/* SM s's whole stream through its L1s; what they fetch goes to the spills. */
+static int l1_pass(struct run *r, const struct cache_input *in, uint32_t s)
+{
+    const struct cache_geom *g1 = &r->cfg->geom[0];
+    struct cache_counts *ce = &r->res->r[CACHE_EXACT][CACHE_L1].sm[s];
+    struct cache_counts *cr = &r->res->r[CACHE_REUSE][CACHE_L1].sm[s];
+    for (uint64_t i = 0; i < in->len[s]; i++) {
+        uint64_t seq, addr;
+        uint32_t width;
+        if (i + PREFETCH_AHEAD < in->len[s]) {
+            cache_input_req(in, s, i + PREFETCH_AHEAD, &seq, &addr, &width);
+            if (r->ex1_on)
+                cache_linemap_prefetch(&r->ex1.map, addr >> g1->line_shift);
+            if (r->rd1_on)
+                cache_linemap_prefetch(&r->rd1.map, addr >> g1->line_shift);
+        }
+        cache_input_req(in, s, i, &seq, &addr, &width);
+        uint64_t line = addr >> g1->line_shift;
+        uint32_t want = cache_sectors_of(g1, addr, width);
+        if (r->ex1_on) {
+            int64_t b = cache_exact_access(&r->ex1, line, want, seq, ce);
+            if (b < 0 || (b && r->spill_on[CACHE_EXACT] &&
+                          cache_spill_add(&r->spill[CACHE_EXACT], s, seq, line, (uint32_t)b)))
+                return -1;
+        }
+        if (r->rd1_on) {
+            int64_t b = cache_reuse_access(&r->rd1, line, want, seq, cr);
+            if (b < 0 || (b && r->spill_on[CACHE_REUSE] &&
+                          cache_spill_add(&r->spill[CACHE_REUSE], s, seq, line, (uint32_t)b)))
+                return -1;
+        }
+        if ((i & 0xffff) == 0xffff)
+            cache_input_release(in, s, i);
+    }
+    cache_input_release(in, s, in->len[s]);
+    if (r->rd1_on) {
+        struct cache_level_result *l = &r->res->r[CACHE_REUSE][CACHE_L1];
+        struct cache_correction k;
+        cache_reuse_correction(&r->rd1, r->p1, &k);
+        cache_estimate_corrected(cr, &k, 1.0, &l->est_sm[s]);
+        r->k1.lost += k.lost;
+        r->k1.lost_sectors += k.lost_sectors;
+        r->k1.won += k.won;
+        r->k1.won_sectors += k.won_sectors;
+        cache_rdhist_add(&l->hist, &r->rd1.hist);
+    }
+    return 0;
+}
+
+/* The L2 of engine e over the spilled fetches, in lockstep: round i takes
+ * the fetches of seq i of SM 0, 1, 2 ... in turn — the order in which they
+ * would have left the L1s had all SMs advanced one request a round. */
+static int l2_pass(struct run *r, int e)
+{
+    struct cache_spill *sp = &r->spill[e];
+    struct cache_counts *c = r->res->r[e][CACHE_L2].sm;
+    uint64_t *at = calloc(sp->sms ? sp->sms : 1, sizeof *at), t = 0;
+    uint32_t *active = malloc((sp->sms ? sp->sms : 1) * sizeof *active), n = 0;
+    if (!at || !active || cache_spill_map(sp)) {
+        free(at);
+        free(active);
+        return -1;
+    }
+    for (uint32_t s = 0; s < sp->sms; s++)
+        if (sp->len[s])
+            active[n++] = s;
+    int rc = 0;
+    while (n && rc == 0) {
+        /* the next round with a fetch: the smallest seq among the SMs' next */
+        uint64_t round = UINT64_MAX;
+        for (uint32_t k = 0; k < n; k++) {
+            uint64_t q = cache_spill_get(sp, active[k], at[active[k]])->seq;
+            round = q < round ? q : round;
+        }
+        uint32_t keep = 0;
+        for (uint32_t k = 0; k < n && rc == 0; k++) {
+            uint32_t s = active[k];
+            const struct cache_fetch *f;
+            while (at[s] < sp->len[s] && (f = cache_spill_get(sp, s, at[s]))->seq == round) {
+                int64_t b = e == CACHE_EXACT ? cache_exact_access(&r->ex2, f->line, f->sectors, t, &c[s])
+                                             : cache_reuse_access(&r->rd2, f->line, f->sectors, t, &c[s]);
+                t++;
+                if (b < 0)
+                    rc = -1;
+                if ((++at[s] & 0x3fff) == 0)
+                    cache_spill_release(sp, s, at[s]);
+                if (at[s] < sp->len[s]) /* used a round later: ask for its bucket now */
+                    cache_linemap_prefetch(e == CACHE_EXACT ? &r->ex2.map : &r->rd2.map,
+                                           cache_spill_get(sp, s, at[s])->line);
+            }
+            if (at[s] < sp->len[s])
+                active[keep++] = s;
+        }
+        n = keep;
+    }
+    free(at);
+    free(active);
+    return rc;
+}
+
+static int walk(struct run *r, const struct cache_input *in)
+{
+    for (uint32_t s = 0; s < in->sms; s++) {
+        if (!in->len[s])
+            continue;
+        if (sm_init(r) || l1_pass(r, in, s))
+            return -1;
+    }
+    sm_free(r);
+    if (r->spill_on[CACHE_EXACT]) {
+        if (l2_pass(r, CACHE_EXACT))
+            return -1;
+        cache_exact_free(&r->ex2); /* its counts are in res: make room for the reuse L2 */
+        r->ex2_on = 0;
+    }
+    if (r->spill_on[CACHE_REUSE]) {
+        /* one L2 at a time: the reuse one is built once the exact one is done with */
+        if (cache_reuse_init(&r->rd2, &r->cfg->geom[1], &r->cfg->timing[1]))
+            return -1;
+        r->rd2_on = 1;
+        if (l2_pass(r, CACHE_REUSE))
+            return -1;
+    }
+    return 0;
+}
+
+static int alloc_level(struct cache_level_result *l, uint32_t sms)
+{
+    l->sm = calloc(sms ? sms : 1, sizeof *l->sm);
+    l->est_sm = calloc(sms ? sms : 1, sizeof *l->est_sm);
+    return l->sm && l->est_sm ? 0 : -1;
+}
+
+/* Totals and the L2's correction, once the passes are done. */
+static int finish(struct run *r, struct cache_result *res)
+{
+    const struct cache_config *cfg = r->cfg;
+    uint32_t sms = res->sms;
+    for (int lv = 0; lv < 2; lv++) {
+        if (lv == CACHE_L2 && !cfg->l2)
+            continue;
+        if (cfg->engines & CACHE_ENGINE_EXACT) {
+            struct cache_level_result *l = &res->r[CACHE_EXACT][lv];
+            for (uint32_t s = 0; s < sms; s++) {
+                cache_counts_add(&l->total, &l->sm[s]);
+                cache_estimate_of(&l->sm[s], &l->est_sm[s]);
+            }
+            cache_estimate_of(&l->total, &l->est);
+        }
+        if (!(cfg->engines & CACHE_ENGINE_REUSE))
+            continue;
+        struct cache_level_result *l = &res->r[CACHE_REUSE][lv];
+        for (uint32_t s = 0; s < sms; s++)
+            cache_counts_add(&l->total, &l->sm[s]);
+        if (lv == CACHE_L1) { /* the per-SM estimates were made by l1_pass; the
+                               * correction is linear, so the total's is their sum */
+            cache_estimate_corrected(&l->total, &r->k1, 1.0, &l->est);
+            continue;
+        }
+        uint64_t span = cache_assoc_span(&cfg->geom[lv]);
+        double *p = malloc(span * sizeof *p);
+        if (!p)
+            return -1;
+        cache_assoc_conflict_prob(&cfg->geom[lv], p, span);
+        /* one L2 for all SMs: each SM takes its share of the correction */
+        struct cache_correction k;
+        cache_reuse_correction(&r->rd2, p, &k);
+        cache_estimate_corrected(&l->total, &k, 1.0, &l->est);
+        for (uint32_t s = 0; s < sms; s++)
+            cache_estimate_corrected(&l->sm[s], &k, cache_rate((double)l->sm[s].hits, (double)l->total.hits),
+                                     &l->est_sm[s]);
+        l->hist = r->rd2.hist;
+        free(p);
+    }
+    return 0;
+}
+
+int cache_model_run(const struct cache_input *in, const struct cache_config *cfg,
+                    struct cache_result *res, char *msg, size_t msglen)
+{
+    memset(res, 0, sizeof *res);
+    res->sms = in->sms;
+    res->records = in->count;
+    res->engines = cfg->engines;
+    res->l2 = cfg->l2;
+    for (int e = 0; e < 2; e++)
+        for (int lv = 0; lv < 2; lv++)
+            if (alloc_level(&res->r[e][lv], in->sms)) {
+                snprintf(msg, msglen, "out of memory");
+                return -1;
+            }
+    struct run r;
+    int rc = run_init(&r, cfg, res);
+    if (rc == 0)
+        rc = walk(&r, in);
+    if (rc == 0)
+        rc = finish(&r, res);
+    run_free(&r);
+    if (rc)
+        snprintf(msg, msglen, "out of memory, or the temporary file of the L2 pass failed");
+    return rc;
+}
+
+void cache_result_free(struct cache_result *res)
+{
+    for (int e = 0; e < 2; e++)
+        for (int lv = 0; lv < 2; lv++) {
+            free(res->r[e][lv].sm);
+            free(res->r[e][lv].est_sm);
+        }
+    memset(res, 0, sizeof *res);
+}

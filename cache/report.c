@@ -1,0 +1,145 @@
+/*
+ * The cache model's result as JSON (model.h, cache_result_to_json): one
+ * document shape for the CLI's --json and any later API route.
+ *
+ * DESIGN
+ * Counts of the exact engine are integers; the reuse engine's are expected
+ * values after the associativity correction, reals. Each level of each
+ * engine: {"requests", "hits", "hit_rate", "sectors", "sector_hits",
+ * "sector_hit_rate", "misses": {class: n}, "to_next_level": {"requests",
+ * "sectors"}, "mshr_full", "sms": [...the same per SM, with "sm"]}. The
+ * difference is reuse minus exact, in hit-rate points.
+ */
+#include <math.h>
+
+#include "cache/model.h"
+
+static json_t *num(int exact, double v)
+{
+    return exact ? json_integer((json_int_t)llround(v)) : json_real(v);
+}
+
+static json_t *stats_json(const struct cache_estimate *e, int exact)
+{
+    json_t *o = json_object(), *m = json_object(), *below = json_object();
+    if (!o || !m || !below) {
+        json_decref(o);
+        json_decref(m);
+        json_decref(below);
+        return NULL;
+    }
+    json_object_set_new(o, "requests", num(exact, e->requests));
+    json_object_set_new(o, "hits", num(exact, e->hits));
+    json_object_set_new(o, "hit_rate", json_real(cache_rate(e->hits, e->requests)));
+    json_object_set_new(o, "sectors", num(exact, e->sectors));
+    json_object_set_new(o, "sector_hits", num(exact, e->sector_hits));
+    json_object_set_new(o, "sector_hit_rate", json_real(cache_rate(e->sector_hits, e->sectors)));
+    for (int i = 0; i < CACHE_MISS_CLASSES; i++)
+        json_object_set_new(m, cache_miss_name((enum cache_miss)i), num(exact, e->miss[i]));
+    json_object_set_new(o, "misses", m);
+    json_object_set_new(below, "requests", num(exact, e->below));
+    json_object_set_new(below, "sectors", num(exact, e->below_sectors));
+    json_object_set_new(o, "to_next_level", below);
+    json_object_set_new(o, "mshr_full", num(exact, e->mshr_full));
+    return o;
+}
+
+static json_t *level_json(const struct cache_level_result *l, uint32_t sms, int exact)
+{
+    json_t *o = stats_json(&l->est, exact), *arr = json_array();
+    if (!o || !arr) {
+        json_decref(o);
+        json_decref(arr);
+        return NULL;
+    }
+    for (uint32_t s = 0; s < sms; s++) {
+        if (!l->sm[s].requests)
+            continue;
+        json_t *x = stats_json(&l->est_sm[s], exact);
+        if (!x)
+            break;
+        json_object_set_new(x, "sm", json_integer(s));
+        json_array_append_new(arr, x);
+    }
+    json_object_set_new(o, "sms", arr);
+    return o;
+}
+
+static json_t *hist_json(const struct cache_rdhist *h)
+{
+    json_t *o = json_object(), *bins = json_array();
+    if (!o || !bins) {
+        json_decref(o);
+        json_decref(bins);
+        return NULL;
+    }
+    int last = -1;
+    for (int k = 0; k < CACHE_RD_BINS; k++)
+        if (h->bin[k])
+            last = k;
+    for (int k = 0; k <= last; k++) {
+        uint64_t lo = k ? (uint64_t)1 << (k - 1) : 0, hi = k ? ((uint64_t)1 << k) - 1 : 0;
+        json_t *b = json_pack("{s:I, s:I, s:I}", "from", (json_int_t)lo, "to",
+                              (json_int_t)(k == CACHE_RD_BINS - 1 ? -1 : (json_int_t)hi), "count",
+                              (json_int_t)h->bin[k]);
+        json_array_append_new(bins, b);
+    }
+    json_object_set_new(o, "bins", bins);
+    json_object_set_new(o, "compulsory", json_integer((json_int_t)h->cold));
+    return o;
+}
+
+static json_t *geom_json(const struct cache_geom *g, const struct cache_timing *t)
+{
+    return json_pack("{s:I, s:i, s:i, s:i, s:i, s:i, s:s, s:i, s:i, s:i}", "size", (json_int_t)g->size,
+                     "assoc", (int)g->assoc, "line", (int)g->line, "sector", (int)g->sector, "sets",
+                     (int)g->sets, "lines", (int)g->lines, "set_index", cache_set_index_name(g->index),
+                     "latency", (int)t->latency, "mshr", (int)t->mshr, "max_merge", (int)t->max_merge);
+}
+
+json_t *cache_result_to_json(const struct cache_result *res, const struct cache_config *cfg)
+{
+    static const char *const lvname[2] = {"l1", "l2"}, *const engname[2] = {"exact", "reuse"};
+    json_t *doc = json_object(), *geo = json_object(), *eng = json_object(), *diff = json_object();
+    if (!doc || !geo || !eng || !diff) {
+        json_decref(doc);
+        json_decref(geo);
+        json_decref(eng);
+        json_decref(diff);
+        return NULL;
+    }
+    int levels = res->l2 ? 2 : 1;
+    json_object_set_new(doc, "records", json_integer((json_int_t)res->records));
+    json_object_set_new(doc, "sms", json_integer(res->sms));
+    for (int lv = 0; lv < levels; lv++)
+        json_object_set_new(geo, lvname[lv], geom_json(&cfg->geom[lv], &cfg->timing[lv]));
+    json_object_set_new(doc, "geometry", geo);
+    for (int e = 0; e < 2; e++) {
+        if (!(res->engines & (1 << e)))
+            continue;
+        json_t *x = json_object();
+        for (int lv = 0; lv < levels; lv++) {
+            json_t *l = level_json(&res->r[e][lv], res->sms, e == CACHE_EXACT);
+            if (l && e == CACHE_REUSE)
+                json_object_set_new(l, "histogram", hist_json(&res->r[e][lv].hist));
+            json_object_set_new(x, lvname[lv], l);
+        }
+        json_object_set_new(eng, engname[e], x);
+    }
+    json_object_set_new(doc, "engines", eng);
+    if (res->engines == CACHE_ENGINE_BOTH) {
+        for (int lv = 0; lv < levels; lv++) {
+            const struct cache_estimate *a = &res->r[CACHE_EXACT][lv].est, *b = &res->r[CACHE_REUSE][lv].est;
+            json_object_set_new(
+                diff, lvname[lv],
+                json_pack("{s:f, s:f}", "hit_rate",
+                          cache_rate(b->hits, b->requests) - cache_rate(a->hits, a->requests),
+                          "sector_hit_rate",
+                          cache_rate(b->sector_hits, b->sectors) - cache_rate(a->sector_hits, a->sectors)));
+        }
+        json_object_set_new(doc, "difference", diff);
+    } else {
+        json_decref(diff);
+    }
+    return doc;
+}

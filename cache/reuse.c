@@ -1,0 +1,188 @@
+/*
+ * The reuse-distance engine (reuse.h) and the associativity correction.
+ */
+#include "cache/reuse.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void cache_rdhist_add(struct cache_rdhist *a, const struct cache_rdhist *b)
+{
+    for (int i = 0; i < CACHE_RD_BINS; i++)
+        a->bin[i] += b->bin[i];
+    a->cold += b->cold;
+}
+
+unsigned cache_rd_bin(uint64_t d)
+{
+    unsigned k = d ? 64u - (unsigned)__builtin_clzll(d) : 0;
+    return k < CACHE_RD_BINS ? k : CACHE_RD_BINS - 1;
+}
+
+int cache_reuse_init(struct cache_reuse *r, const struct cache_geom *g, const struct cache_timing *tm)
+{
+    memset(r, 0, sizeof *r);
+    r->g = g;
+    r->tm = *tm;
+    r->span = cache_assoc_span(g);
+    r->n_at = calloc(r->span, sizeof *r->n_at);
+    r->sectors_at = calloc(r->span, sizeof *r->sectors_at);
+    if (!r->n_at || !r->sectors_at || cache_linemap_init(&r->map) ||
+        cache_stack_init(&r->st) || cache_mshr_init(&r->ms, tm->mshr)) {
+        cache_reuse_free(r);
+        return -1;
+    }
+    return 0;
+}
+
+void cache_reuse_free(struct cache_reuse *r)
+{
+    cache_linemap_free(&r->map);
+    cache_stack_free(&r->st);
+    cache_mshr_free(&r->ms);
+    free(r->n_at);
+    free(r->sectors_at);
+    r->n_at = r->sectors_at = NULL;
+}
+
+void cache_reuse_reset(struct cache_reuse *r)
+{
+    cache_linemap_reset(&r->map);
+    cache_stack_reset(&r->st);
+    cache_mshr_reset(&r->ms);
+    memset(&r->hist, 0, sizeof r->hist);
+    memset(r->n_at, 0, r->span * sizeof *r->n_at);
+    memset(r->sectors_at, 0, r->span * sizeof *r->sectors_at);
+}
+
+int64_t cache_reuse_access(struct cache_reuse *r, uint64_t line, uint32_t want, uint64_t t,
+                           struct cache_counts *c)
+{
+    int fresh;
+    uint32_t id = cache_linemap_get(&r->map, line, &fresh);
+    if (id == CACHE_NONE)
+        return -1;
+    uint64_t d = cache_stack_access(&r->st, r->map.lines, id, fresh);
+    if (d == (uint64_t)-2)
+        return -1;
+    struct cache_line *l = r->map.lines + id;
+    if (fresh) {
+        r->hist.cold++;
+        return cache_line_fill(l, want, t, CACHE_MISS_COMPULSORY, &r->tm, &r->ms, c);
+    }
+    r->hist.bin[cache_rd_bin(d)]++;
+    if (d >= r->g->lines) {
+        if (d < r->span) {
+            r->n_at[d]++;
+            r->sectors_at[d] += cache_popcount(want);
+        }
+        return cache_line_fill(l, want, t, CACHE_MISS_CAPACITY, &r->tm, &r->ms, c);
+    }
+    enum cache_outcome out;
+    uint64_t sh = c->sector_hits;
+    uint32_t below = cache_line_resident(l, want, t, &r->tm, &r->ms, c, &out);
+    if (out == CACHE_OUT_HIT) {
+        r->n_at[d]++;
+        r->sectors_at[d] += c->sector_hits - sh;
+    }
+    return below;
+}
+
+/* P(Binomial(d, q) < a), the chance a line reused at distance d is still in
+ * its set: the sum of the first a terms, in linear steps from (1-q)^d while
+ * that does not underflow, else in log space. */
+static double stays(uint64_t d, double q, uint32_t a)
+{
+    double lr = log1p(-q), ratio = q / (1 - q), sum = 0;
+    if ((double)d * -lr < 600) {
+        double term = exp((double)d * lr);
+        for (uint32_t k = 0; k < a && k <= d; k++) {
+            sum += term;
+            term *= (double)(d - k) / (double)(k + 1) * ratio;
+        }
+    } else {
+        double lt = (double)d * lr, lratio = log(ratio);
+        for (uint32_t k = 0; k < a && k <= d; k++) {
+            sum += exp(lt);
+            lt += log((double)(d - k) / (double)(k + 1)) + lratio;
+        }
+    }
+    return sum < 0 ? 0 : sum > 1 ? 1 : sum;
+}
+
+uint64_t cache_assoc_span(const struct cache_geom *g)
+{
+    if (g->sets == 1)
+        return g->lines;
+    double q = 1.0 / g->sets;
+    uint64_t max = (uint64_t)g->lines * CACHE_ASSOC_SPAN_MAX;
+    /* stays() falls with d: bisect for the first d >= lines under 1e-9 */
+    uint64_t lo = g->lines, hi = max;
+    if (stays(lo, q, g->assoc) < 1e-9)
+        return lo;
+    if (stays(hi, q, g->assoc) >= 1e-9)
+        return max;
+    while (lo + 1 < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (stays(mid, q, g->assoc) < 1e-9)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return hi;
+}
+
+void cache_assoc_conflict_prob(const struct cache_geom *g, double *p, uint64_t n)
+{
+    if (g->sets == 1) { /* fully associative: conflicts never, beyond lines always */
+        for (uint64_t d = 0; d < n; d++)
+            p[d] = d < g->lines ? 0 : 1;
+        return;
+    }
+    double q = 1.0 / g->sets;
+    for (uint64_t d = 0; d < n; d++)
+        p[d] = d < g->assoc ? 0 : d > g->assoc && p[d - 1] >= 1.0 - 1e-15 ? 1.0 : 1.0 - stays(d, q, g->assoc);
+}
+
+void cache_estimate_of(const struct cache_counts *c, struct cache_estimate *e)
+{
+    e->requests = (double)c->requests;
+    e->hits = (double)c->hits;
+    e->sectors = (double)c->sectors;
+    e->sector_hits = (double)c->sector_hits;
+    for (int i = 0; i < CACHE_MISS_CLASSES; i++)
+        e->miss[i] = (double)c->miss[i];
+    e->below = (double)c->below;
+    e->below_sectors = (double)c->below_sectors;
+    e->mshr_full = (double)c->mshr_full;
+}
+
+void cache_reuse_correction(const struct cache_reuse *r, const double *p, struct cache_correction *k)
+{
+    uint64_t lines = r->g->lines;
+    *k = (struct cache_correction){0, 0, 0, 0};
+    for (uint64_t d = 0; d < r->span; d++) {
+        if (!r->n_at[d])
+            continue;
+        if (d < lines) {
+            k->lost += p[d] * (double)r->n_at[d];
+            k->lost_sectors += p[d] * (double)r->sectors_at[d];
+        } else {
+            k->won += (1 - p[d]) * (double)r->n_at[d];
+            k->won_sectors += (1 - p[d]) * (double)r->sectors_at[d];
+        }
+    }
+}
+
+void cache_estimate_corrected(const struct cache_counts *c, const struct cache_correction *k, double share,
+                              struct cache_estimate *e)
+{
+    cache_estimate_of(c, e);
+    e->hits += (k->won - k->lost) * share;
+    e->sector_hits += (k->won_sectors - k->lost_sectors) * share;
+    e->miss[CACHE_MISS_CONFLICT] += k->lost * share;
+    e->miss[CACHE_MISS_CAPACITY] -= k->won * share;
+    e->below += (k->lost - k->won) * share;
+    e->below_sectors += (k->lost_sectors - k->won_sectors) * share;
+}

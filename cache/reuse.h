@@ -1,0 +1,103 @@
+/*
+ * The reuse-distance engine: one cache level modelled from the stack
+ * distances of its stream, after Nugteren et al., "A detailed GPU cache
+ * model based on reuse distance theory" (HPCA 2014), on the order the
+ * sorter reconstructs.
+ *
+ * DESIGN
+ * Each request's stack distance d (stackdist.h) decides it for a fully
+ * associative LRU cache of the level's lines: d infinite is a compulsory
+ * miss, d >= lines a capacity miss, d < lines a resident line, handed to
+ * counts.h for the latency (in flight), MSHR and sector rules the exact
+ * engine uses too — the method's latency and MSHR corrections, applied
+ * exactly over the request times rather than estimated. The
+ * distances go into a histogram (log2 bins), and the hits at each d < lines
+ * into an exact per-distance count, from which cache_reuse_finish applies
+ * the method's associativity correction: with S sets of A ways and lines
+ * placed in sets uniformly at random, a line reused at distance d has been
+ * evicted when at least A of the d other lines fell into its set, with
+ * probability P(d) = P(Binomial(d, 1/S) >= A); that share of the hits at
+ * d becomes associativity misses (expected values, so not integers).
+ * The correction changes counts (to_next_level included), not the stream:
+ * what the L2 is fed is what the fully associative model sends.
+ * Costs: O(log n) per request; memory the line map, the stack (8 bytes a
+ * distinct line) and 16 bytes a line of the cache.
+ */
+#ifndef GPUPROBE_CACHE_REUSE_H
+#define GPUPROBE_CACHE_REUSE_H
+
+#include "cache/counts.h"
+#include "cache/geometry.h"
+#include "cache/linemap.h"
+#include "cache/stackdist.h"
+
+/* Bins of the reuse-distance histogram: bin 0 holds d = 0, bin k >= 1
+ * holds 2^(k-1) <= d < 2^k; compulsory accesses are counted apart. */
+#define CACHE_RD_BINS 34
+
+struct cache_rdhist {
+    uint64_t bin[CACHE_RD_BINS];
+    uint64_t cold;                 /* first accesses (infinite distance) */
+};
+
+/* Adds b to a. */
+void cache_rdhist_add(struct cache_rdhist *a, const struct cache_rdhist *b);
+/* The bin of distance d (d finite). */
+unsigned cache_rd_bin(uint64_t d);
+
+/* Counts with the associativity correction applied: expected values. */
+struct cache_estimate {
+    double requests, hits, sectors, sector_hits;
+    double miss[CACHE_MISS_CLASSES];
+    double below, below_sectors, mshr_full;
+};
+
+struct cache_reuse {
+    const struct cache_geom *g;
+    struct cache_timing tm;
+    struct cache_linemap map;
+    struct cache_stack st;
+    struct cache_mshr ms;
+    struct cache_rdhist hist;
+    uint64_t span;                 /* distances with counts below: [0, span) */
+    uint64_t *n_at;                /* [span]: d < lines hits, d >= lines capacity misses */
+    uint64_t *sectors_at;          /* [span]: their sector hits; their sectors asked for */
+};
+
+/* The span's limit, in multiples of the cache's lines. */
+#define CACHE_ASSOC_SPAN_MAX 4u
+
+/* The span of g: the first d >= lines where P(Binomial(d, 1/S) < A) < 1e-9,
+ * at most CACHE_ASSOC_SPAN_MAX * lines; lines for a fully associative cache. */
+uint64_t cache_assoc_span(const struct cache_geom *g);
+
+/* g must be checked and outlive r. 0, or -1 out of memory. */
+int cache_reuse_init(struct cache_reuse *r, const struct cache_geom *g, const struct cache_timing *tm);
+void cache_reuse_free(struct cache_reuse *r);
+/* Back to a level that has seen nothing, keeping the memory. */
+void cache_reuse_reset(struct cache_reuse *r);
+
+/* One request, as cache_exact_access (counts before the correction). */
+int64_t cache_reuse_access(struct cache_reuse *r, uint64_t line, uint32_t want, uint64_t t,
+                           struct cache_counts *c);
+
+/* P(d) for every d < n, into p (n doubles; n is normally the span). */
+void cache_assoc_conflict_prob(const struct cache_geom *g, double *p, uint64_t n);
+
+/* The associativity correction of everything r has seen: the expected hits
+ * lost to conflicts (at d < lines) and won back (at d >= lines), and their
+ * sectors. p from cache_assoc_conflict_prob over r->span. */
+struct cache_correction {
+    double lost, lost_sectors, won, won_sectors;
+};
+void cache_reuse_correction(const struct cache_reuse *r, const double *p, struct cache_correction *k);
+
+/* The corrected estimate of counts c: c with share of the correction k
+ * applied (1 for the counts k was made from). */
+void cache_estimate_corrected(const struct cache_counts *c, const struct cache_correction *k, double share,
+                              struct cache_estimate *e);
+
+/* An estimate with no correction (exact counts as doubles). */
+void cache_estimate_of(const struct cache_counts *c, struct cache_estimate *e);
+
+#endif

@@ -1,0 +1,51 @@
+/*
+ * Stack (reuse) distances of a stream of line indices: for each access, how
+ * many distinct other lines were accessed since the previous access to the
+ * same line — the depth at which an LRU stack finds it.
+ *
+ * DESIGN
+ * Bennett and Kruskal's method on a Fenwick tree: every access takes the
+ * next position; a line's last access is its mark, and the distance of an
+ * access is the number of marks after its line's previous position. The
+ * tree counts the other positions, the *holes* (accesses that are no
+ * longer their line's last): marks after p = positions after p - holes
+ * after p, a prefix sum in O(log n), and the previous position becomes a
+ * hole. The tree counts holes per block of 32 positions (within a block
+ * they are read off the position array), so it is 32 times smaller than
+ * the positions and stays in the processor's caches. A first access (most of a streaming kernel's) touches no tree at
+ * all. Positions are not the stream's whole length: when they run out,
+ * the marks (one per line seen) are renumbered in order into a tree with
+ * no holes and twice their number of positions, so the tree stays
+ * O(distinct lines) and the cost amortised O(log n) per access, whatever
+ * the stream's length. A line's position is kept in its own state (the
+ * slot field of struct cache_line, which the reuse engine does not
+ * otherwise use), read in the same cache line as the rest of its state.
+ */
+#ifndef GPUPROBE_CACHE_STACKDIST_H
+#define GPUPROBE_CACHE_STACKDIST_H
+
+#include <stdint.h>
+
+#include "cache/linemap.h"
+
+#define CACHE_DIST_INF UINT64_MAX  /* first access to a line */
+
+struct cache_stack {
+    uint32_t *tree;    /* Fenwick tree of holes per block of 32 positions */
+    uint32_t *owner;   /* line at each position, CACHE_NONE when unmarked */
+    uint32_t cap, next, live;
+    uint32_t holes;    /* in the tree */
+};
+
+/* 0, or -1 out of memory. */
+int cache_stack_init(struct cache_stack *s);
+void cache_stack_free(struct cache_stack *s);
+/* Forgets every access, keeping the memory. */
+void cache_stack_reset(struct cache_stack *s);
+
+/* An access to line index id, whose state is lines[id] (its slot holds its
+ * position; set here). Returns its distance (CACHE_DIST_INF when fresh), or
+ * -2 (as uint64_t) out of memory. */
+uint64_t cache_stack_access(struct cache_stack *s, struct cache_line *lines, uint32_t id, int fresh);
+
+#endif

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# The cache model against the hardware (issue 13, items 2 and 4), on a GPU
+# machine with Nsight Compute, from the `make dist` bundle:
+#   1. a synthesized trace equals the captured trace of the same kernel
+#      (tests/gpu/kernels/synth/compare.sh) for the tiled and naive matrix
+#      multiply, the transposes and the stream at sizes with partial tiles;
+#   2. for each kernel of tests/gpu/kernels/synth/ (and the vector add and
+#      matrix multiplies of tests/gpu/kernels/capture/): the trace captured
+#      (gpuprobe trace capture), sorted for Hopper (trace sort --arch
+#      hopper), its L1 and L2 hit rates predicted by both engines (trace
+#      cache --json), and the same launch measured by ncu: the capture's
+#      third launch is the original kernel (counting, recording, original),
+#      profiled alone with caches flushed (ncu's default --cache-control all),
+#      as the model starts cold.
+# tests/gpu/check_cache.py writes the table (cache.md) and the mean absolute
+# differences. Output in $OUT (default tests/gpu/results/latest-cache).
+#   tests/gpu/cache_check.sh [BUNDLE.tar.gz]
+set -uo pipefail
+
+tarball=${1:-$(ls dist/gpuprobe-*.tar.gz 2>/dev/null | head -n1)}
+[ -f "$tarball" ] || { echo "cache_check: no bundle; run 'make dist' first" >&2; exit 2; }
+NCU=${NCU:-$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)}
+[ -x "$NCU" ] || { echo "cache_check: no ncu" >&2; exit 2; }
+out=${OUT:-tests/gpu/results/latest-cache}
+mkdir -p "$out"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+tar -C "$work" -xzf "$tarball"
+bin=$(echo "$work"/*/bin/gpuprobe)
+sx=tests/fixtures/ptx/synth
+cx=tests/fixtures/ptx/capture
+fail=0
+
+metrics=l1tex__t_sector_hit_rate.pct,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,\
+l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,\
+l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,lts__t_sector_hit_rate.pct,lts__t_sector_op_read_hit_rate.pct,\
+lts__t_sectors_op_read.sum,lts__t_sectors_op_write.sum,gpc__cycles_elapsed.max,sm__cycles_elapsed.avg.per_second
+
+nvidia-smi --query-gpu=name,uuid,driver_version,memory.total,clocks.max.sm --format=csv,noheader \
+    > "$out/gpu.csv" 2>/dev/null || true
+"$bin" --version > "$out/version.txt"
+
+# ---- 1. synthesized = captured ---------------------------------------------------------
+# same PATTERN SIZE PTX GRID BLOCK PARAMS... [--ignore-pc]: capture, synthesize, compare
+same() {
+    local pattern=$1 size=$2 ptx=$3 grid=$4 block=$5 flags=
+    shift 5
+    [ "${!#}" = --ignore-pc ] && { flags=--ignore-pc; set -- "${@:1:$(($# - 1))}"; }
+    local c=$work/same-$pattern
+    if ! "$bin" trace capture --ptx "$ptx" --grid "$grid" --block "$block" "$@" -o "$c.trace" \
+        > "$c.json" 2> "$c.err"; then
+        echo "FAIL same $pattern: capture: $(tail -n2 "$c.err")"; fail=$((fail + 1)); return
+    fi
+    "$bin" trace convert "$c.trace" -o "$c.csv" --out-format csv
+    local bases sbases tile=()
+    bases=$(python3 -c "import json,sys; print(','.join(hex(b['address']) for b in json.load(open(sys.argv[1]))['buffers']))" "$c.json")
+    case $pattern in *tiled*) tile=(--tile 16) ;; esac
+    "$bin" trace synth --pattern "$pattern" --size "$size" "${tile[@]}" --out-format csv \
+        -o "$c.synth.csv" 2> "$c.synth.err"
+    sbases=$(grep -o '@0x[0-9a-f]*' "$c.synth.err" | tr -d @ | paste -sd,)
+    if sh tests/gpu/kernels/synth/compare.sh $flags "$c.synth.csv" "$sbases" "$c.csv" "$bases" \
+        > "$out/same-$pattern.txt" 2>&1; then
+        echo "PASS same $pattern ($size): $(($(wc -l < "$c.csv") - 1)) records equal"
+    else
+        echo "FAIL same $pattern ($size): $(head -n3 "$out/same-$pattern.txt")"; fail=$((fail + 1))
+    fi
+}
+m40=6400 # 40 x 40 floats
+same matmul-tiled 40 $sx/matmul-tiled.ptx 3,3 16,16 --param 0=buf:$m40:randf:1 \
+    --param 1=buf:$m40:randf:2 --param 2=buf:$m40 --param 3=40 --param 4=40 --param 5=40
+same matmul-naive 40 $sx/matmul-naive.ptx 3,3 16,16 --param 0=buf:$m40:randf:1 \
+    --param 1=buf:$m40:randf:2 --param 2=buf:$m40 --param 3=40 --param 4=40 --param 5=40
+same matmul-naive-bt 40 $sx/matmul-naive-bt.ptx 3,3 16,16 --param 0=buf:$m40:randf:1 \
+    --param 1=buf:$m40:randf:2 --param 2=buf:$m40 --param 3=40 --param 4=40 --param 5=40
+same transpose-tiled 40,24 $sx/transpose-tiled.ptx 2,3 16,16 --param 0=buf:3840:randf:3 \
+    --param 1=buf:3840 --param 2=40 --param 3=24
+same stream 1000 $sx/stream.ptx 4 256 --param 0=buf:4000:randf:4 --param 1=buf:4000 --param 2=1000
+
+# ---- 2. predicted vs measured hit rates ----------------------------------------------------
+# hits CASE PTX GRID BLOCK PARAMS...: capture under ncu, sort, cache
+hits() {
+    local case=$1 ptx=$2 grid=$3 block=$4
+    shift 4
+    local c=$work/$case
+    if ! "$NCU" --csv --log-file "$out/$case.ncu.csv" --launch-skip 2 --launch-count 1 \
+        --metrics "$metrics" "$bin" trace capture --ptx "$ptx" --grid "$grid" --block "$block" "$@" \
+        -o "$c.trace" > "$out/$case.capture.json" 2> "$c.err"; then
+        echo "FAIL $case: capture under ncu: $(tail -n2 "$c.err")"; fail=$((fail + 1)); return
+    fi
+    "$bin" trace sort "$c.trace" -o "$c.sorted" --out-format bin --arch hopper --quiet \
+        --summary-json "$out/$case.sort.json" &&
+        "$bin" trace cache "$c.sorted" --arch hopper --json > "$out/$case.cache.json" ||
+        { echo "FAIL $case: sort or cache"; fail=$((fail + 1)); return; }
+    echo "ran $case: $(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['records'])" "$out/$case.cache.json") records"
+}
+n=256; m=$((n * n * 4))
+for p in matmul-naive matmul-naive-bt matmul-tiled matmul-tiled-bt; do
+    hits $p-$n $sx/$p.ptx 16,16 16,16 --param 0=buf:$m:randf:1 --param 1=buf:$m:randf:2 \
+        --param 2=buf:$m --param 3=$n --param 4=$n --param 5=$n
+done
+n=128; m=$((n * n * 4))
+hits matmul-naive-$n $sx/matmul-naive.ptx 8,8 16,16 --param 0=buf:$m:randf:1 \
+    --param 1=buf:$m:randf:2 --param 2=buf:$m --param 3=$n --param 4=$n --param 5=$n
+hits matmul-tiled-$n $sx/matmul-tiled.ptx 8,8 16,16 --param 0=buf:$m:randf:1 \
+    --param 1=buf:$m:randf:2 --param 2=buf:$m --param 3=$n --param 4=$n --param 5=$n
+t=$((1024 * 1024 * 4))
+hits transpose-naive-1024 $sx/transpose-naive.ptx 64,64 16,16 --param 0=buf:$t:randf:3 \
+    --param 1=buf:$t --param 2=1024 --param 3=1024
+hits transpose-tiled-1024 $sx/transpose-tiled.ptx 64,64 16,16 --param 0=buf:$t:randf:3 \
+    --param 1=buf:$t --param 2=1024 --param 3=1024
+s=$((64 * 64 * 64 * 4))
+hits stencil7-64 $sx/stencil7.ptx 4,4 16,16 --param 0=buf:$s:randf:5 --param 1=buf:$s \
+    --param 2=64 --param 3=64 --param 4=64
+hits reduce-1M $sx/reduce.ptx 2048 256 --shared 1024 --param 0=buf:4194304:randf:6 \
+    --param 1=buf:8192 --param 2=1048576
+hits stream-1M $sx/stream.ptx 4096 256 --param 0=buf:4194304:randf:7 --param 1=buf:4194304 \
+    --param 2=1048576
+hits strided-256k-s8 $sx/strided.ptx 1024 256 --param 0=buf:8388608:randf:8 \
+    --param 1=buf:1048576 --param 2=262144 --param 3=8
+hits strided-64k-s33 $sx/strided.ptx 256 256 --param 0=buf:8650752:randf:9 \
+    --param 1=buf:262144 --param 2=65536 --param 3=33
+[ -f $cx/vecadd.ptx ] && hits vecadd-1M $cx/vecadd.ptx 4096 256 --param 0=buf:4194304:randf:1 \
+    --param 1=buf:4194304:randf:2 --param 2=buf:4194304 --param 3=1048576
+
+python3 tests/gpu/check_cache.py "$out" | tee "$out/cache.md"
+echo "cache_check: $fail failures"
+[ "$fail" = 0 ]

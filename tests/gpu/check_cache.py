@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""The cache model's predictions beside ncu's measurements (tests/gpu/cache_check.sh).
+
+For every CASE with CASE.cache.json (gpuprobe trace cache --json) and
+CASE.ncu.csv (ncu --csv of the same launch) in DIR, prints one table row:
+the L1 and L2 sector hit rates each engine predicts, the measured ones, and
+the differences in percentage points; then the mean absolute differences.
+Measured L1: global loads' sector hit rate (lookup hits / sectors), since
+stores do not allocate in L1; also the L1's hit rate over all its traffic.
+Measured L2: the sector hit rate over all traffic (lts__t_sector_hit_rate)
+and over reads.
+    check_cache.py DIR
+"""
+import csv
+import glob
+import json
+import os
+import sys
+
+
+def ncu_metrics(path):
+    """Metric name -> value (float) from ncu's CSV log."""
+    values = {}
+    with open(path, newline="") as f:
+        lines = [l for l in f if l.startswith('"')]
+    for row in csv.DictReader(lines):
+        try:
+            values[row["Metric Name"]] = float(row["Metric Value"].replace(",", ""))
+        except (KeyError, ValueError):
+            pass
+    return values
+
+
+def pct(x):
+    return "%.1f" % x if x is not None else "n/a"
+
+
+def main():
+    d = sys.argv[1]
+    rows, diffs = [], {"l1_exact": [], "l1_reuse": [], "l2_exact": [], "l2_reuse": []}
+    for cache_path in sorted(glob.glob(os.path.join(d, "*.cache.json"))):
+        case = os.path.basename(cache_path)[: -len(".cache.json")]
+        ncu_path = os.path.join(d, case + ".ncu.csv")
+        if not os.path.exists(ncu_path):
+            continue
+        c = json.load(open(cache_path))
+        m = ncu_metrics(ncu_path)
+        eng = c["engines"]
+        pred = {
+            (lvl, e): 100.0 * eng[e][lvl]["sector_hit_rate"]
+            for e in eng
+            for lvl in ("l1", "l2")
+            if lvl in eng[e]
+        }
+        ld = m.get("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum")
+        hit = m.get("l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum")
+        l1_meas = 100.0 * hit / ld if ld else None
+        l2_meas = m.get("lts__t_sector_hit_rate.pct")
+        for key, meas in (("l1", l1_meas), ("l2", l2_meas)):
+            for e in ("exact", "reuse"):
+                if meas is not None and (key, e) in pred:
+                    diffs["%s_%s" % (key, e)].append(abs(pred[(key, e)] - meas))
+        rows.append(
+            "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |"
+            % (
+                case,
+                c["records"],
+                pct(pred.get(("l1", "exact"))),
+                pct(pred.get(("l1", "reuse"))),
+                pct(l1_meas),
+                pct(m.get("l1tex__t_sector_hit_rate.pct")),
+                pct(pred.get(("l2", "exact"))),
+                pct(pred.get(("l2", "reuse"))),
+                pct(l2_meas),
+                pct(m.get("lts__t_sector_op_read_hit_rate.pct")),
+            )
+        )
+    print("| kernel | records | L1 exact | L1 reuse | L1 ncu (global ld) | L1 ncu (all) "
+          "| L2 exact | L2 reuse | L2 ncu (all) | L2 ncu (reads) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("\n".join(rows))
+    print()
+    for k, v in diffs.items():
+        if v:
+            print("mean |predicted - measured| %s: %.1f percentage points over %d kernels"
+                  % (k.replace("_", " "), sum(v) / len(v), len(v)))
+    return 0 if rows else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Proves `gpuprobe trace cache` end to end (and --device over the imported H100 reference result): the committed NVBit and Accel-Sim fixtures sorted (binary and CSV) and modelled, the same answer from both forms; the JSON's counts consistent (every L1 request a hit or one miss class, the L2 fed by the L1's fetches); a cyclic trace worked by hand (300 lines read three times: all hits after the first pass in 512 lines, none in 256 — LRU's cyclic pathology — with both engines equal on fully associative caches, and the set-associative correction reported); --engine, --set-index, and refusals with one line and status 2 (usage) or 1 (input).
+. "$(dirname "$0")/lib.sh"
+
+# cache ARGS...: runs trace cache; BODY its stdout, RC its status, ERR its stderr.
+cache() {
+    RC=0
+    timeout 60 "$GPUPROBE" trace cache "$@" >cache.out 2>cache.err || RC=$?
+    BODY=$(cat cache.out) ERR=$(cat cache.err)
+    REQ_METHOD=CLI REQ_PATH="trace cache $*" STATUS=$RC
+}
+
+# refused STATUS ARGS...: trace cache exits STATUS with one line on stderr.
+refused() {
+    local want=$1
+    shift
+    cache "$@"
+    [ "$RC" -eq "$want" ] || fail "trace cache $*: exit $RC, expected $want; stderr: $ERR"
+    [ -n "$ERR" ] && [ "$(wc -l <cache.err)" -eq 1 ] || fail "trace cache $*: expected one line on stderr, got: $ERR"
+}
+
+# consistent: in the last JSON, every engine's L1 requests are the records and split into hits and misses.
+consistent() {
+    assert_true '[.engines[] | .l1 | (.requests - .hits - (.misses | add)) | fabs < 1e-6] | all'
+    assert_true '.records as $n | [.engines[] | .l1.requests == $n] | all'
+    assert_true '.records as $n | .engines.exact.l1.sms | map(.requests) | add == $n'
+    assert_true '.engines.exact.l2 == null or .engines.exact.l2.requests == .engines.exact.l1.to_next_level.requests'
+}
+
+# ---- the fixtures, sorted and modelled ---------------------------------------------------
+for fx in nvbit_memtrace.txt kernel-1.trace; do
+    "$GPUPROBE" trace sort "$REPO/tests/fixtures/traces/$fx" -o "$fx.bin" --out-format bin --arch hopper --quiet ||
+        fail "trace sort $fx"
+    "$GPUPROBE" trace sort "$REPO/tests/fixtures/traces/$fx" -o "$fx.csv" --arch hopper --quiet --summary-json "$fx.sum.json" ||
+        fail "trace sort $fx (csv)"
+    cache "$fx.bin"
+    [ "$RC" -eq 0 ] || fail "trace cache $fx.bin: exit $RC: $ERR"
+    consistent
+    assert_json .records "$(jq .requests_out "$fx.sum.json")"
+    assert_true '.engines.exact.l1.hit_rate >= 0 and .engines.reuse.l1.hit_rate <= 1'
+    assert_true '(.difference.l1.hit_rate | type) == "number"'
+    assert_json .geometry.l1.latency 200 # the sort's lat_min, from the binary header
+    bin_engines=$(json .engines)
+    # the CSV form has no parameters: give the same timing, expect the same counts
+    cache "$fx.csv" --latency 200 --mshr 512
+    [ "$RC" -eq 0 ] || fail "trace cache $fx.csv: exit $RC: $ERR"
+    [ "$(json .engines)" = "$bin_engines" ] || fail "$fx: the CSV and binary forms give different results"
+done
+
+# ---- a cyclic trace worked by hand -------------------------------------------------------
+# SM 0 reads lines 0..299 (128 B apart) three times, then SM 1 reads line 0 once.
+{
+    echo "sm,seq,tid,pc,addr,width,dep"
+    seq=0
+    for pass in 1 2 3; do
+        for ((l = 0; l < 300; l++)); do
+            printf '0,%d,0,0x10,0x%x,4,0\n' "$seq" $((0x100000 + l * 128))
+            seq=$((seq + 1))
+        done
+    done
+    echo "1,0,32,0x10,0x100000,4,0"
+} >cyclic.csv
+cache cyclic.csv --l1 64K,full,128,32 --latency 0 --mshr 0
+[ "$RC" -eq 0 ] || fail "cyclic: exit $RC: $ERR"
+consistent
+for e in exact reuse; do
+    assert_true ".engines.$e.l1.hits == 600 and .engines.$e.l1.misses.compulsory == 301"
+done
+# the L2 sees SM 0's 300 first reads, and SM 1's line 0 (a hit: SM 0 fetched it in round 0)
+assert_json .engines.exact.l2.requests 301
+assert_json .engines.exact.l2.hits 1
+assert_json '.engines.exact.l2.sms | map(select(.sm == 1)) | .[0].hits' 1
+cache cyclic.csv --l1 32K,full,128,32 --latency 0 --engine both
+assert_json .engines.exact.l1.hits 0
+assert_json .engines.exact.l1.misses.capacity 600
+assert_true '.engines.reuse.l1.misses.capacity == 600 and .engines.reuse.l1.hits == 0'
+# a histogram: SM 0's reuses are all at distance 299 (bin 256-511)
+assert_true '.engines.reuse.l1.histogram.bins | map(select(.from == 256)) | .[0].count == 600'
+# set-associative: 4 ways, the exact engine and the corrected estimate both report associativity misses
+cache cyclic.csv --l1 64K,4,128,32 --latency 0
+assert_true '.engines.exact.l1.misses.associativity + .engines.exact.l1.misses.capacity + .engines.exact.l1.hits == 600'
+assert_true '.engines.reuse.l1.misses.associativity > 0'
+cache cyclic.csv --l1 64K,4,128,32 --latency 0 --set-index xor --engine exact
+assert_json '.engines | keys' '["exact"]'
+assert_json .geometry.l1.set_index xor
+cache cyclic.csv --l2 none --engine reuse --json
+assert_json '.engines.reuse.l2' null
+assert_json '.geometry.l2' null
+
+# ---- --device: the capacities of the H100 reference result ---------------------------------
+"$GPUPROBE" import "$REPO/data/reference/h100.json" --db ref.db >/dev/null || fail "import the H100 reference bundle"
+uuid=$(jq -r '.devices[0].uuid' "$REPO/data/reference/h100.json")
+cache cyclic.csv --device "$uuid" --db ref.db
+[ "$RC" -eq 0 ] || fail "trace cache --device: exit $RC: $ERR"
+# the L1 plateau holds up to 220416 bytes: 430 ways of 4 sets of 128 B; the L2 the 50 MiB l2_bytes
+assert_json .geometry.l1.size 220160
+assert_json .geometry.l1.sets 4
+assert_json .geometry.l2.size 52428800
+refused 1 cyclic.csv --device GPU-00000000-0000-0000-0000-000000000000 --db ref.db
+refused 2 cyclic.csv --device "$uuid"
+
+# ---- refusals ----------------------------------------------------------------------------
+refused 2 cyclic.csv --l1 100,4,128,32
+refused 2 cyclic.csv --set-index hash
+refused 2 cyclic.csv --engine fast
+refused 2 cyclic.csv --arch volta
+refused 2 cyclic.csv --l2 1M,16,64,32
+refused 2 cyclic.csv --latency -1
+refused 2
+refused 1 "$REPO/tests/fixtures/traces/sample.csv" # requests, not a sorted trace
+assert_match "$ERR" "trace sort" "the hint to sort first"
+printf 'sm,seq,tid,pc,addr,width,dep\n0,0,0,0x10,0x1000,4,0\n0,2,0,0x10,0x1000,4,0\n' >gap.csv
+refused 1 gap.csv
+assert_match "$ERR" "line 3" "the line of the bad record"
+refused 1 absent.bin
+cache --help
+[ "$RC" -eq 0 ] || fail "trace cache --help exited $RC"
+assert_match "$BODY" "--set-index" "trace cache --help"
+echo "t_cache: ok"

@@ -1,0 +1,235 @@
+/*
+ * Unit tests of the cache model's input and driver (cache/input.c,
+ * cache/model.c, cache/report.c): the same sorted stream as CSV and as a
+ * binary file gives the same index and the same counts (and the binary
+ * file's parameters); streams out of the sorter's order, a requests file,
+ * a file with no header are refused with the line or byte offset; the
+ * lockstep walk feeds the L2 in the documented interleaving (worked by
+ * hand: two SMs reading the same lines); the JSON document carries both
+ * engines, their difference and the histogram.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cache/input.h"
+#include "cache/model.h"
+#include "tests/unit/support/tmpfile.h"
+#include "trace/binfmt.h"
+
+static int setup(void **state)
+{
+    return tmp_setup(state, "cache", "t.csv");
+}
+
+static int teardown(void **state)
+{
+    struct tmp *t = *state;
+    unlink(tmp_path(t, "t.bin"));
+    return tmp_teardown(state);
+}
+
+/* SM 0 reads lines A B A; SM 1 reads A C (A = 0x1000, B = 0x2000, C = 0x3000). */
+static const char two_sms_csv[] = "sm,seq,tid,pc,addr,width,dep\n"
+                                  "0,0,0,0x10,0x1000,4,0\n"
+                                  "0,1,0,0x10,0x2000,4,0\n"
+                                  "0,2,0,0x10,0x1000,4,0\n"
+                                  "1,0,32,0x10,0x1000,4,0\n"
+                                  "1,1,32,0x10,0x3000,4,0\n";
+
+/* Writes n sorted records to a binary file whose header says lat_min 7, mshr 3. */
+static void write_bin_recs(const char *path, const struct trace_out *o, size_t n)
+{
+    struct trace_err err = {0};
+    struct trace_params p;
+    trace_params_default(&p);
+    p.lat_min = 7;
+    p.mshr = 3;
+    trace_params_resolve(&p, 256);
+    struct trace_bin_header h;
+    trace_bin_header_init(&h, TRACE_BIN_SORTED, &p);
+    struct trace_bin_writer *w = trace_bin_writer_open(path, &h, &err);
+    assert_non_null(w);
+    assert_int_equal(trace_bin_write_out(w, o, n), 0);
+    assert_int_equal(trace_bin_writer_close(w, &err), 0);
+}
+
+/* The same records as a CSV text, as a binary file. */
+static void write_bin(const char *path, const char *csv_text)
+{
+    struct cache_input in;
+    struct trace_err err = {0};
+    char tmp[200];
+    snprintf(tmp, sizeof tmp, "%s.src.csv", path);
+    write_file(tmp, csv_text);
+    assert_int_equal(cache_input_open(&in, tmp, &err), 0);
+    write_bin_recs(path, in.recs, in.count);
+    cache_input_close(&in);
+    unlink(tmp);
+}
+
+static struct cache_config config(int engines, uint32_t latency)
+{
+    struct cache_config cfg;
+    char msg[256];
+    memset(&cfg, 0, sizeof cfg);
+    assert_int_equal(cache_arch_geometry("hopper", &cfg.geom[0], &cfg.geom[1], msg, sizeof msg), 0);
+    cfg.timing[0] = (struct cache_timing){latency, 0, 8};
+    cfg.timing[1] = (struct cache_timing){0, 0, 8};
+    cfg.engines = engines;
+    cfg.l2 = 1;
+    return cfg;
+}
+
+static void test_csv_and_binary(void **state)
+{
+    struct tmp *t = *state;
+    const char *csv = tmp_path(t, "t.csv"), *bin = tmp_path(t, "t.bin");
+    write_file(csv, two_sms_csv);
+    write_bin(bin, two_sms_csv);
+    struct cache_input a, b;
+    struct trace_err err = {0};
+    assert_int_equal(cache_input_open(&a, csv, &err), 0);
+    if (cache_input_open(&b, bin, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(a.binary, 0);
+    assert_int_equal(b.binary, 1);
+    assert_int_equal(a.has_params, 0);
+    assert_int_equal(b.has_params, 1);
+    assert_int_equal(b.params.lat_min, 7);
+    assert_int_equal(a.sms, 2);
+    assert_int_equal(b.sms, 2);
+    assert_int_equal(a.len[0], 3);
+    assert_int_equal(b.len[1], 2);
+    assert_int_equal(b.start[1], 3);
+    struct trace_out x, y;
+    cache_input_get(&a, 1, 1, &x);
+    cache_input_get(&b, 1, 1, &y);
+    assert_true(x.sm == y.sm && x.seq == y.seq && x.tid == y.tid && x.pc == y.pc && x.addr == y.addr &&
+                x.width == y.width && x.dep == y.dep);
+    assert_int_equal(x.addr, 0x3000);
+
+    struct cache_config cfg = config(CACHE_ENGINE_BOTH, 0);
+    struct cache_result ra, rb;
+    char msg[256];
+    assert_int_equal(cache_model_run(&a, &cfg, &ra, msg, sizeof msg), 0);
+    assert_int_equal(cache_model_run(&b, &cfg, &rb, msg, sizeof msg), 0);
+    for (int e = 0; e < 2; e++)
+        for (int lv = 0; lv < 2; lv++)
+            assert_memory_equal(&ra.r[e][lv].total, &rb.r[e][lv].total, sizeof ra.r[e][lv].total);
+    cache_result_free(&ra);
+    cache_result_free(&rb);
+    cache_input_close(&a);
+    cache_input_close(&b);
+}
+
+/* Round 0: SM 0 A (L1 and L2 compulsory), SM 1 A (L1 compulsory, L2 hit);
+ * round 1: SM 0 B, SM 1 C (compulsory both); round 2: SM 0 A (L1 hit). */
+static void test_lockstep_l2(void **state)
+{
+    struct tmp *t = *state;
+    const char *csv = tmp_path(t, "t.csv");
+    write_file(csv, two_sms_csv);
+    struct cache_input in;
+    struct trace_err err = {0};
+    assert_int_equal(cache_input_open(&in, csv, &err), 0);
+    struct cache_config cfg = config(CACHE_ENGINE_BOTH, 0);
+    struct cache_result res;
+    char msg[256];
+    assert_int_equal(cache_model_run(&in, &cfg, &res, msg, sizeof msg), 0);
+    for (int e = 0; e < 2; e++) {
+        const struct cache_level_result *l1 = &res.r[e][CACHE_L1], *l2 = &res.r[e][CACHE_L2];
+        assert_int_equal(l1->total.requests, 5);
+        assert_int_equal(l1->total.hits, 1);
+        assert_int_equal(l1->sm[0].hits, 1);
+        assert_int_equal(l2->total.requests, 4);
+        assert_int_equal(l2->total.hits, 1);
+        assert_int_equal(l2->sm[1].hits, 1);
+        assert_int_equal(l2->sm[0].hits, 0);
+        assert_int_equal(l2->total.miss[CACHE_MISS_COMPULSORY], 3);
+        assert_true(l1->est.hits == 1.0);
+    }
+    /* the reuse histogram: SM 0's A at distance 1; 4 first uses */
+    assert_int_equal(res.r[CACHE_REUSE][CACHE_L1].hist.cold, 4);
+    assert_int_equal(res.r[CACHE_REUSE][CACHE_L1].hist.bin[1], 1);
+
+    json_t *j = cache_result_to_json(&res, &cfg);
+    assert_non_null(j);
+    assert_int_equal(json_integer_value(json_object_get(j, "records")), 5);
+    json_t *ex = json_object_get(json_object_get(j, "engines"), "exact");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(ex, "l2"), "hits")), 1);
+    assert_int_equal(json_array_size(json_object_get(json_object_get(ex, "l1"), "sms")), 2);
+    json_t *rd = json_object_get(json_object_get(j, "engines"), "reuse");
+    assert_non_null(json_object_get(json_object_get(rd, "l1"), "histogram"));
+    assert_non_null(json_object_get(json_object_get(j, "difference"), "l1"));
+    json_decref(j);
+    cache_result_free(&res);
+    cache_input_close(&in);
+}
+
+static void expect_refused(const char *path, const char *text, uint64_t line, const char *what)
+{
+    struct cache_input in;
+    struct trace_err err = {0};
+    write_file(path, text);
+    assert_int_equal(cache_input_open(&in, path, &err), TRACE_EINPUT);
+    assert_int_equal(err.line, line);
+    if (!strstr(err.msg, what))
+        fail_msg("'%s' does not say '%s'", err.msg, what);
+}
+
+static void test_refusals(void **state)
+{
+    struct tmp *t = *state;
+    const char *csv = tmp_path(t, "t.csv");
+    const char *h = "sm,seq,tid,pc,addr,width,dep\n";
+    char buf[400];
+    expect_refused(csv, "tid,pc,addr,width,dep\n0,0x10,0x1000,4,0\n", 1, "trace sort");
+    snprintf(buf, sizeof buf, "%s0,0,0,0x10,0x1000,4,0\n0,2,0,0x10,0x1000,4,0\n", h);
+    expect_refused(csv, buf, 3, "seq");
+    snprintf(buf, sizeof buf, "%s1,0,0,0x10,0x1000,4,0\n0,0,0,0x10,0x1000,4,0\n", h);
+    expect_refused(csv, buf, 3, "SM-major");
+    snprintf(buf, sizeof buf, "%s0,0,0,0x10,0x1000,3,0\n", h);
+    expect_refused(csv, buf, 2, "width");
+    snprintf(buf, sizeof buf, "%s0,0,0,0x10,0x1000,4,0,9\n", h);
+    expect_refused(csv, buf, 2, "unexpected");
+
+    /* a requests file is not a sorted one */
+    const char *bin = tmp_path(t, "t.bin");
+    struct trace_bin_header hd;
+    struct trace_err err = {0};
+    trace_bin_header_init(&hd, TRACE_BIN_REQUESTS, NULL);
+    struct trace_bin_writer *w = trace_bin_writer_open(bin, &hd, &err);
+    struct trace_rec r = {0, 0x10, 0x1000, 4, 0};
+    assert_int_equal(trace_bin_write_rec(w, &r), 0);
+    assert_int_equal(trace_bin_writer_close(w, &err), 0);
+    struct cache_input in;
+    assert_int_equal(cache_input_open(&in, bin, &err), TRACE_EINPUT);
+    assert_non_null(strstr(err.msg, "trace sort"));
+
+    /* seq out of order in a binary file: the byte offset of the record */
+    const struct trace_out bad[2] = {{0, 0, 0, 0x10, 0x1000, 4, 0}, {0, 5, 0, 0x10, 0x1000, 4, 0}};
+    write_bin_recs(bin, bad, 2);
+    assert_int_equal(cache_input_open(&in, bin, &err), TRACE_EINPUT);
+    assert_int_equal(err.offset, TRACE_BIN_HEADER_BYTES + TRACE_BIN_OUT_BYTES);
+
+    assert_int_equal(cache_input_open(&in, tmp_path(t, "absent"), &err), TRACE_ENOMEM);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_csv_and_binary, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lockstep_l2, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
