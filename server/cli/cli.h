@@ -23,6 +23,7 @@ int cmd_devices(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_model(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
+int cmd_trace_capture(int argc, char **argv); /* trace_capture.c */
 int cmd_export(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_push(int argc, char **argv);

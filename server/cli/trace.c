@@ -248,6 +248,8 @@ int cmd_trace(int argc, char **argv)
 {
     struct trace_opts o = {0};
     int done = 0, status;
+    if (argc > 1 && strcmp(argv[1], "capture") == 0)
+        return cmd_trace_capture(argc - 1, argv + 1);
     trace_params_default(&o.p);
     status = parse_args(argc, argv, &o, &done);
     if (status || done)
