@@ -209,8 +209,9 @@ static json_t *compare(const struct run *r, int *same)
     for (size_t i = 0; i < r->k.nparams; i++) {
         if (!r->values[i].is_buffer)
             continue;
-        json_t *b = json_pack("{s:s, s:I}", "param", r->k.params[i].name, "bytes",
-                              (json_int_t)r->values[i].bytes);
+        json_t *b = json_pack("{s:s, s:I, s:I}", "param", r->k.params[i].name, "bytes",
+                              (json_int_t)r->values[i].bytes, "address",
+                              (json_int_t)r->dev[i]); /* where the trace's addresses point */
         for (int p = PASS_COUNT; p <= PASS_RECORD; p++) {
             const unsigned char *x = r->after[p][i], *y = r->after[PASS_ORIGINAL][i];
             uint64_t n = r->values[i].bytes, at = 0;

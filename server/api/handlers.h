@@ -34,6 +34,7 @@ void h_model_occupancy_rules(struct http_req *rq, struct http_resp *rs);
 void h_model_predict(struct http_req *rq, struct http_resp *rs);
 void h_device_model_validation(struct http_req *rq, struct http_resp *rs);
 void h_traces_sort(struct http_req *rq, struct http_resp *rs);
+void h_traces_capture(struct http_req *rq, struct http_resp *rs); /* traces_capture.c */
 void h_job_output(struct http_req *rq, struct http_resp *rs);
 void h_device_export(struct http_req *rq, struct http_resp *rs);
 void h_import(struct http_req *rq, struct http_resp *rs);

@@ -34,6 +34,7 @@
 #include "server/api/handlers.h"
 #include "server/app.h"
 #include "server/jobs/kind_trace.h"
+#include "server/jobs/kind_trace_capture.h"
 #include "server/jobs/protocol.h"
 #include "server/jobs/scheduler.h"
 #include "util/text.h"
@@ -130,9 +131,13 @@ static void send_output(struct http_req *rq, struct http_resp *rs, const struct 
         unlink(path); /* streamed from its open descriptor */
     json_t *params = json_loads(j->params_json ? j->params_json : "", 0, NULL);
     json_t *result = json_loads(j->result_json ? j->result_json : "", 0, NULL);
-    http_file(rs, 200, content_type(json_string_value(json_object_get(params, "out_format"))), fd,
-              (unsigned long long)st.st_size);
-    http_add_header(rs, SUMMARY_HEADER, result ? summary_header(result) : NULL);
+    int captured = strcmp(j->kind, kind_trace_capture.name) == 0; /* a binary trace, no summary */
+    http_file(rs, 200,
+              captured ? "application/octet-stream"
+                       : content_type(json_string_value(json_object_get(params, "out_format"))),
+              fd, (unsigned long long)st.st_size);
+    if (!captured)
+        http_add_header(rs, SUMMARY_HEADER, result ? summary_header(result) : NULL);
     char *id = NULL;
     if (asprintf(&id, "%lld", (long long)j->id) < 0)
         id = NULL;
@@ -249,10 +254,11 @@ void h_job_output(struct http_req *rq, struct http_resp *rs)
     struct job_row j;
     if (job_from_path(rq, rs, &j) != 0)
         return;
-    if (strcmp(j.kind, kind_trace_sort.name) != 0)
+    if (strcmp(j.kind, kind_trace_sort.name) != 0 && strcmp(j.kind, kind_trace_capture.name) != 0)
         problem(rq, rs, 404, "not-found",
-                "job %lld is a %s job: only %s jobs (POST /api/v1/traces/sort) have an output file",
-                (long long)j.id, j.kind, kind_trace_sort.name);
+                "job %lld is a %s job: only %s and %s jobs (POST /api/v1/traces/sort, "
+                "/api/v1/traces/capture) have an output file",
+                (long long)j.id, j.kind, kind_trace_sort.name, kind_trace_capture.name);
     else if (j.state != JOB_SUCCEEDED)
         problem(rq, rs, 404, "not-found", "job %lld is %s: %s", (long long)j.id,
                 job_state_name(j.state),
