@@ -33,7 +33,8 @@ def p(entry, i):
 # Each case: (expected record count, function(res) -> {tid: [(pc, addr), ...]} or None).
 def vecadd(res, n=1000, threads=1024):
     a, b, c = (base(res, p("vecadd", i)) for i in range(3))
-    return {t: [(0, a + 4 * t), (1, b + 4 * t), (2, c + 4 * t)] if t < n else [] for t in range(threads)}
+    # nvcc loads b[i] first (pc 0), then a[i] (pc 1)
+    return {t: [(0, b + 4 * t), (1, a + 4 * t), (2, c + 4 * t)] if t < n else [] for t in range(threads)}
 
 
 def naive(res, n=64, tile=16):
