@@ -46,7 +46,8 @@ static const char usage[] =
     "  -o, --output TRACE    the trace, written as TRACE.part and renamed\n"
     "  --max-records N       refuse a kernel making more accesses (default 134217728)\n"
     "  --emit-ptx OUT        also write the instrumented (recording) PTX; alone, print\n"
-    "                        the sites and run nothing\n"
+    "                        the sites and run nothing (no GPU needed)\n"
+    "  --emit-count          with --emit-ptx: write the counting rewrite instead\n"
     "The result (stdout, JSON): the sites, what is not covered (atomics, generic\n"
     "accesses, cp.async, calls), records in all and per site, the same-answer check\n"
     "per buffer, and the times of the three passes.\n"
@@ -55,12 +56,14 @@ static const char usage[] =
 struct capture_opts {
     const char *ptx, *entry, *grid, *block, *shared, *device, *output, *max_records, *emit;
     struct cli_list params;
+    int emit_count;
 };
 
-static int emit_ptx(const char *text, const struct ptxi_kernel *k, const char *path)
+static int emit_ptx(const char *text, const struct ptxi_kernel *k, const char *path,
+                    int counting)
 {
     char err[256];
-    char *out = ptxi_rewrite(text, k, PTXI_RECORD, err, sizeof err);
+    char *out = ptxi_rewrite(text, k, counting ? PTXI_COUNT : PTXI_RECORD, err, sizeof err);
     if (!out)
         return cli_fail("trace capture", 1, "%s", err);
     int rc = text_file_write(path, out, strlen(out), err, sizeof err) < 0
@@ -77,7 +80,7 @@ static int rewrite_only(const struct capture_opts *o, const char *text)
     char err[512];
     if (ptxi_analyze(text, o->entry, &k, err, sizeof err) < 0)
         return cli_fail("trace capture", 1, "%s: %s", o->ptx, err);
-    int rc = emit_ptx(text, &k, o->emit);
+    int rc = emit_ptx(text, &k, o->emit, o->emit_count);
     if (rc == 0 && cli_print_json(capture_sites_json(&k), 0) < 0)
         rc = 1;
     ptxi_kernel_free(&k);
@@ -118,7 +121,8 @@ int cmd_trace_capture(int argc, char **argv)
         {"param", 0, NULL, NULL, &o.params},    {"shared", 0, &o.shared, NULL, NULL},
         {"device", 0, &o.device, NULL, NULL},   {"output", 'o', &o.output, NULL, NULL},
         {"max-records", 0, &o.max_records, NULL, NULL},
-        {"emit-ptx", 0, &o.emit, NULL, NULL},   {NULL, 0, NULL, NULL, NULL}};
+        {"emit-ptx", 0, &o.emit, NULL, NULL},   {"emit-count", 0, NULL, &o.emit_count, NULL},
+        {NULL, 0, NULL, NULL, NULL}};
     int status;
     if (cli_parse("trace capture", usage, opts, NULL, argc, argv, &status) < 0)
         return status;
@@ -142,7 +146,7 @@ int cmd_trace_capture(int argc, char **argv)
         if (status == 0 && o.emit) {
             struct ptxi_kernel k;
             if (ptxi_analyze(text, o.entry, &k, err, sizeof err) == 0) {
-                status = emit_ptx(text, &k, o.emit);
+                status = emit_ptx(text, &k, o.emit, o.emit_count);
                 ptxi_kernel_free(&k);
             }
         }
