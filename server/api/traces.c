@@ -201,11 +201,11 @@ static void answer_when_done(struct http_req *rq, struct http_resp *rs, int64_t 
 
 /* ---- the request --------------------------------------------------------------------- */
 
-/* Moves the body to upload_dir/trace-XXXXXX.in; that path into path. */
-static int keep_body(struct http_req *rq, char *path, size_t len)
+int upload_keep_body(struct http_req *rq, const char *prefix, const char *suffix, char *path,
+                     size_t len)
 {
-    snprintf(path, len, "%s/trace-XXXXXX.in", rq->app->cfg.upload_dir);
-    int fd = mkostemps(path, 3, O_CLOEXEC);
+    snprintf(path, len, "%s/%sXXXXXX%s", rq->app->cfg.upload_dir, prefix, suffix);
+    int fd = mkostemps(path, (int)strlen(suffix), O_CLOEXEC);
     if (fd < 0)
         return -1;
     close(fd);
@@ -230,7 +230,7 @@ void h_traces_sort(struct http_req *rq, struct http_resp *rs)
     json_t *params = sort_params(rq, rs, base_name(rq->body_file));
     if (!params)
         return;
-    if (keep_body(rq, path, sizeof path) < 0) {
+    if (upload_keep_body(rq, "trace-", ".in", path, sizeof path) < 0) {
         problem(rq, rs, 500, "internal", "the trace could not be kept for the job: %s",
                 strerror(errno));
     } else {

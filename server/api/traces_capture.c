@@ -127,24 +127,6 @@ static int capture_device(struct http_req *rq, struct http_resp *rs, const char 
     return -1;
 }
 
-/* Moves the body to upload_dir/capture-XXXXXX.ptx; that path into path. */
-static int keep_body(struct http_req *rq, char *path, size_t len)
-{
-    snprintf(path, len, "%s/capture-XXXXXX.ptx", rq->app->cfg.upload_dir);
-    int fd = mkostemps(path, 4, O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    close(fd);
-    if (rename(rq->body_file, path) < 0) {
-        int e = errno;
-        unlink(path);
-        errno = e;
-        return -1;
-    }
-    rq->body_file_taken = 1;
-    return 0;
-}
-
 void h_traces_capture(struct http_req *rq, struct http_resp *rs)
 {
     struct capture_query *q = calloc(1, sizeof *q);
@@ -158,7 +140,7 @@ void h_traces_capture(struct http_req *rq, struct http_resp *rs)
     if (!rq->body_file || rq->body_len == 0) {
         problem(rq, rs, 400, "invalid-request", "the body is empty: send the PTX module");
     } else if ((params = capture_params(rq, rs, q)) && capture_device(rq, rs, q->device, uuid) == 0) {
-        if (keep_body(rq, path, sizeof path) < 0) {
+        if (upload_keep_body(rq, "capture-", ".ptx", path, sizeof path) < 0) {
             problem(rq, rs, 500, "internal", "the PTX could not be kept for the job: %s",
                     strerror(errno));
         } else {

@@ -27,15 +27,6 @@
 
 /* ---- the schema ---------------------------------------------------------------- */
 
-static int check_file(const struct param_spec *p, const json_t *v, char *why, size_t len)
-{
-    (void)p;
-    if (json_string_value(v)[0] != '\0')
-        return 0;
-    snprintf(why, len, "must not be empty");
-    return -1;
-}
-
 static int check_dims(const struct param_spec *p, const json_t *v, char *why, size_t len)
 {
     unsigned d[3];
@@ -73,13 +64,13 @@ static int check_args(const struct param_spec *p, const json_t *v, char *why, si
 }
 
 static const struct param_spec schema[] = {
-    {.name = "ptx", .type = PARAM_STRING, .required = 1, .check = check_file,
+    {.name = "ptx", .type = PARAM_STRING, .required = 1, .check = trace_job_check_file,
      .description = "the PTX module: a path from the command line, a file name in upload_dir "
                     "when the daemon runs the job"},
-    {.name = "output", .type = PARAM_STRING, .check = check_file,
+    {.name = "output", .type = PARAM_STRING, .check = trace_job_check_file,
      .description = "where the binary trace goes (written as OUTPUT.part, then renamed); a "
                     "daemon job that names none writes trace-<job id>.out in upload_dir"},
-    {.name = "entry", .type = PARAM_STRING, .check = check_file,
+    {.name = "entry", .type = PARAM_STRING, .check = trace_job_check_file,
      .description = "the kernel (.entry) to capture; may be left out when the module has one"},
     {.name = "grid", .type = PARAM_STRING, .required = 1, .check = check_dims,
      .description = "blocks of the launch: X[,Y[,Z]]"},
@@ -103,20 +94,6 @@ static const char *param_str(const json_t *params, const char *name)
     return json_string_value(json_object_get(params, name));
 }
 
-/* A file parameter: a path, or for the daemon a name inside upload_dir. */
-static int resolve(const struct job_ctx *ctx, const char *what, const char *value, char *out,
-                   size_t len, char *err, size_t errlen)
-{
-    const char *dir = ctx->upload_dir;
-    if (dir && !trace_sort_plain_name(value))
-        return snprintf(err, errlen, "%s: '%.100s' is not a file name of the upload folder",
-                        what, value), -1;
-    int n = dir ? snprintf(out, len, "%s/%s", dir, value) : snprintf(out, len, "%s", value);
-    if (n < 0 || (size_t)n >= len)
-        return snprintf(err, errlen, "%s: the path is too long", what), -1;
-    return 0;
-}
-
 struct paths {
     char ptx[PATH_MAX], output[PATH_MAX];
 };
@@ -125,10 +102,12 @@ static int paths_of(const struct job_ctx *ctx, const json_t *params, struct path
                     size_t errlen)
 {
     const char *output = param_str(params, "output");
-    if (resolve(ctx, "ptx", param_str(params, "ptx"), p->ptx, sizeof p->ptx, err, errlen) < 0)
+    if (trace_job_resolve_file(ctx, "ptx", param_str(params, "ptx"), p->ptx, sizeof p->ptx, err,
+                               errlen) < 0)
         return -1;
     if (output)
-        return resolve(ctx, "output", output, p->output, sizeof p->output, err, errlen);
+        return trace_job_resolve_file(ctx, "output", output, p->output, sizeof p->output, err,
+                                      errlen);
     if (ctx->upload_dir && ctx->job_id > 0) {
         trace_sort_job_output(ctx->upload_dir, ctx->job_id, p->output, sizeof p->output);
         return 0;

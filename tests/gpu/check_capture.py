@@ -37,35 +37,35 @@ def vecadd(res, n=1000, threads=1024):
     return {t: [(0, b + 4 * t), (1, a + 4 * t), (2, c + 4 * t)] if t < n else [] for t in range(threads)}
 
 
-def naive(res, n=64, tile=16):
-    a, b, c = (base(res, p("matmul_naive", i)) for i in range(3))
-    seq = {}
+def tiles(n, tile):
+    """(tid, row, col) of every thread of an n x n launch in tile x tile blocks."""
     for by in range(n // tile):
         for bx in range(n // tile):
             for ty in range(tile):
                 for tx in range(tile):
-                    tid = ((by * (n // tile) + bx) * tile + ty) * tile + tx
-                    row, col = by * tile + ty, bx * tile + tx
-                    s = []
-                    for k in range(n):  # nvcc loads B first (pc 0), then A (pc 1)
-                        s += [(0, b + 4 * (k * n + col)), (1, a + 4 * (row * n + k))]
-                    seq[tid] = s + [(2, c + 4 * (row * n + col))]
+                    yield ((by * (n // tile) + bx) * tile + ty) * tile + tx, by * tile + ty, bx * tile + tx
+
+
+def naive(res, n=64, tile=16):
+    a, b, c = (base(res, p("matmul_naive", i)) for i in range(3))
+    seq = {}
+    for tid, row, col in tiles(n, tile):
+        s = []
+        for k in range(n):  # nvcc loads B first (pc 0), then A (pc 1)
+            s += [(0, b + 4 * (k * n + col)), (1, a + 4 * (row * n + k))]
+        seq[tid] = s + [(2, c + 4 * (row * n + col))]
     return seq
 
 
 def tiled(res, n=64, tile=16):
     a, b, c = (base(res, p("matmul_tiled", i)) for i in range(3))
     seq = {}
-    for by in range(n // tile):
-        for bx in range(n // tile):
-            for ty in range(tile):
-                for tx in range(tile):
-                    tid = ((by * (n // tile) + bx) * tile + ty) * tile + tx
-                    row, col = by * tile + ty, bx * tile + tx
-                    s = []
-                    for t in range(n // tile):
-                        s += [(0, a + 4 * (row * n + t * tile + tx)), (1, b + 4 * ((t * tile + ty) * n + col))]
-                    seq[tid] = s + [(2, c + 4 * (row * n + col))]
+    for tid, row, col in tiles(n, tile):
+        tx, ty = col % tile, row % tile
+        s = []
+        for t in range(n // tile):
+            s += [(0, a + 4 * (row * n + t * tile + tx)), (1, b + 4 * ((t * tile + ty) * n + col))]
+        seq[tid] = s + [(2, c + 4 * (row * n + col))]
     return seq
 
 

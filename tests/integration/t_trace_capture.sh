@@ -7,16 +7,6 @@ UPLOADS=$WORK/uploads
 
 cli() { RC=0; timeout 30 "$GPUPROBE" trace capture "$@" >cli.out 2>cli.err || RC=$?; }
 
-uploads_hold() {
-    local deadline=$(($(now_ms) + 3000)) got
-    while :; do
-        got=$(ls "$UPLOADS" 2>/dev/null | sort | paste -sd' ' || true)
-        [ "$got" = "$1" ] && return 0
-        [ "$(now_ms)" -ge "$deadline" ] && fail "upload_dir holds '$got', expected '$1'"
-        sleep 0.05
-    done
-}
-
 # capture_http QUERY FILE [TOKEN]: POSTs FILE to /api/v1/traces/capture?QUERY.
 capture_http() {
     REQ_CONTENT_TYPE=text/plain REQ_BODY_FILE=$2 req POST "/api/v1/traces/capture?$1" "" "${3-$TOKEN}"

@@ -124,24 +124,31 @@ static void test_nvcc_kernels(void **state)
     check_sites("chase_vec4.ptx", "copy4", copy4, 4);
 }
 
+/* The line at *p into buf (truncated to fit); *p moves past it. 0 at the end. */
+static int next_line(const char **p, char *buf, size_t len)
+{
+    if (!**p)
+        return 0;
+    const char *end = strchr(*p, '\n');
+    size_t n = end ? (size_t)(end - *p) : strlen(*p);
+    snprintf(buf, len, "%.*s", (int)(n < len - 1 ? n : len - 1), *p);
+    *p += n + (end != NULL);
+    return 1;
+}
+
 /* Lines holding ld.global/st.global outside comments: an independent count. */
 static size_t count_global_lines(const char *ptx)
 {
     size_t n = 0;
-    const char *line = ptx;
-    while (*line) {
-        const char *end = strchr(line, '\n');
-        size_t len = end ? (size_t)(end - line) : strlen(line);
-        char buf[512];
-        snprintf(buf, sizeof buf, "%.*s", (int)(len < sizeof buf - 1 ? len : sizeof buf - 1),
-                 line);
+    const char *at = ptx;
+    char buf[512];
+    while (next_line(&at, buf, sizeof buf)) {
         char *c = strstr(buf, "//");
         if (c)
             *c = '\0';
         if (strstr(buf, "ld.global") || strstr(buf, "st.global") ||
             strstr(buf, "ld.volatile.global") || strstr(buf, "st.relaxed.gpu.global"))
             n++;
-        line += len + (end != NULL);
     }
     return n;
 }
@@ -199,19 +206,14 @@ static size_t occurrences(const char *hay, const char *needle)
 static void assert_subsequence(const char *orig, const char *out)
 {
     const char *o = orig, *at = out;
-    while (*o) {
-        const char *end = strchr(o, '\n');
-        size_t len = end ? (size_t)(end - o) : strlen(o);
-        char line[512];
-        snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line - 1 ? len : sizeof line - 1),
-                 o);
+    char line[512];
+    while (next_line(&o, line, sizeof line)) {
         if (line[0]) {
             const char *hit = strstr(at, line);
             if (!hit)
                 fail_msg("original line '%s' is missing or out of order", line);
             at = hit + strlen(line);
         }
-        o += len + (end != NULL);
     }
 }
 
