@@ -181,9 +181,10 @@ static int run_passes(struct run *r, char *err, size_t errlen)
                         (unsigned long long)r->count, (unsigned long long)max), -1;
     size_t bytes = (size_t)(r->count ? r->count : 1) * PTXI_RECORD_BYTES;
     if (gpu_check(&r->g, r->g.cu->cuMemAlloc(&r->records, bytes), "cuMemAlloc (records)", err,
-                  errlen) < 0 ||
-        !(r->host_records = malloc(bytes)))
-        return r->host_records ? -1 : (snprintf(err, errlen, "out of memory for the records"), -1);
+                  errlen) < 0)
+        return -1;
+    if (!(r->host_records = malloc(bytes)))
+        return snprintf(err, errlen, "out of memory for the records (%zu bytes)", bytes), -1;
     if (run_pass(r, PASS_RECORD, r->count, err, errlen) < 0 ||
         read_counter(r, &r->recorded, err, errlen) < 0)
         return -1;
