@@ -29,6 +29,7 @@
 static const char usage_head[] =
     "usage: gpuprobe trace sort IN -o OUT [options]\n"
     "       gpuprobe trace convert IN -o OUT [--in-format F] [--out-format F] [--pc-flags FILE]\n"
+    "       gpuprobe trace capture --ptx FILE ... (a kernel's trace on a GPU: trace capture --help)\n"
     "sort     orders the trace's memory requests as they reach each SM's L1\n"
     "         (docs/trace-sort.md) and writes them as sm,seq,tid,pc,addr,width,dep\n"
     "convert  rewrites a trace in another format: requests (any input format) to\n"
