@@ -90,6 +90,12 @@ struct capture_req {
  * the PTX, the parameters or the launch shape are at fault (not the GPU). */
 json_t *capture_run(const struct capture_req *r, char *err, size_t errlen, int *input_fault);
 
+/* The slots of n device records (PTXI_RECORD_BYTES each, as the recording
+ * pass left them) in the trace's order: by thread id, each thread's slots
+ * increasing. order holds n entries. 0, or -1 when memory runs out or n is
+ * over 2^32-1 (capture_order.c). */
+int capture_order(const unsigned char *recs, uint64_t n, uint32_t *order);
+
 /* The sites and uncovered accesses of k as JSON (also part of the result). */
 json_t *capture_sites_json(const struct ptxi_kernel *k);
 

@@ -237,29 +237,19 @@ static json_t *compare(const struct run *r, int *same)
 
 /* ---- the trace ---------------------------------------------------------------------- */
 
-static int by_key(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* Writes the records thread-major (key: tid << 32 | slot, so each thread's
- * slots keep their order) to output.part, then renames it. */
+/* Writes the records thread-major (capture_order: by thread, each thread's
+ * slots in order) to output.part, then renames it. */
 static int write_trace(struct run *r, char *err, size_t errlen)
 {
     uint64_t n = r->count;
-    uint64_t *keys = malloc((n ? n : 1) * sizeof *keys);
+    uint32_t *order = malloc((n ? n : 1) * sizeof *order);
     char part[4096];
     struct trace_err terr = {0};
     double t0 = mono_s();
-    if (!keys)
-        return snprintf(err, errlen, "out of memory for sorting the records"), -1;
-    for (uint64_t s = 0; s < n; s++) {
-        uint32_t tid;
-        memcpy(&tid, r->host_records + s * PTXI_RECORD_BYTES + 8, 4);
-        keys[s] = (uint64_t)tid << 32 | s;
+    if (!order || capture_order(r->host_records, n, order) < 0) {
+        free(order);
+        return snprintf(err, errlen, "out of memory for ordering the records"), -1;
     }
-    qsort(keys, n, sizeof *keys, by_key);
     struct trace_bin_header h;
     trace_bin_header_init(&h, TRACE_BIN_REQUESTS, NULL);
     h.threads_per_block = r->req->block[0] * r->req->block[1] * r->req->block[2];
@@ -267,7 +257,7 @@ static int write_trace(struct run *r, char *err, size_t errlen)
     struct trace_bin_writer *w = trace_bin_writer_open(part, &h, &terr);
     int rc = w ? 0 : -1;
     for (uint64_t i = 0; i < n && rc == 0; i++) {
-        const unsigned char *rec = r->host_records + (keys[i] & 0xffffffffu) * PTXI_RECORD_BYTES;
+        const unsigned char *rec = r->host_records + (size_t)order[i] * PTXI_RECORD_BYTES;
         uint32_t tid, pc;
         struct trace_rec t = {0};
         memcpy(&t.addr, rec, 8);
@@ -287,7 +277,7 @@ static int write_trace(struct run *r, char *err, size_t errlen)
     }
     if (w && trace_bin_writer_close(w, rc == 0 ? &terr : NULL) < 0)
         rc = -1;
-    free(keys);
+    free(order);
     if (rc == 0 && rename(part, r->req->output) < 0) {
         snprintf(terr.msg, sizeof terr.msg, "cannot rename the .part file");
         rc = -1;

@@ -355,6 +355,42 @@ static void test_bind(void **state)
     free(ptx);
 }
 
+/* ---- the records' order ------------------------------------------------------- */
+
+static const unsigned char *order_recs;
+
+static int by_tid_then_slot(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b, tx, ty;
+    memcpy(&tx, order_recs + (size_t)x * PTXI_RECORD_BYTES + 8, 4);
+    memcpy(&ty, order_recs + (size_t)y * PTXI_RECORD_BYTES + 8, 4);
+    return tx != ty ? (tx > ty) - (tx < ty) : (x > y) - (x < y);
+}
+
+static void test_order(void **state)
+{
+    (void)state;
+    /* threads interleaved as a GPU interleaves them, ids over both 16-bit digits */
+    enum { N = 200000 };
+    unsigned char *recs = calloc(N, PTXI_RECORD_BYTES);
+    uint32_t *got = malloc(N * sizeof *got), *want = malloc(N * sizeof *want);
+    uint64_t state64 = 42;
+    for (uint32_t s = 0; s < N; s++) {
+        state64 = state64 * 6364136223846793005ull + 1442695040888963407ull;
+        uint32_t tid = (uint32_t)(state64 >> 33) % 5000u * 70001u; /* up to ~3.5e8 */
+        memcpy(recs + (size_t)s * PTXI_RECORD_BYTES + 8, &tid, 4);
+        want[s] = s;
+    }
+    order_recs = recs;
+    qsort(want, N, sizeof *want, by_tid_then_slot);
+    assert_int_equal(capture_order(recs, N, got), 0);
+    assert_memory_equal(got, want, N * sizeof *got);
+    assert_int_equal(capture_order(recs, 0, got), 0);
+    free(recs);
+    free(got);
+    free(want);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -367,6 +403,7 @@ int main(void)
         cmocka_unit_test(test_values),
         cmocka_unit_test(test_fills),
         cmocka_unit_test(test_bind),
+        cmocka_unit_test(test_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
