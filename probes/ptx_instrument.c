@@ -403,10 +403,10 @@ static int reg_bits(const char *t, const struct stmts *ss, const char *reg)
         if (s->kind != PTXS_DIRECTIVE || strncmp(t + s->start, ".reg", 4) != 0)
             continue;
         const char *d = t + s->start, *e = t + s->end;
-        int bits = strstr(d, ".b32") && strstr(d, ".b32") < e ? 32
-                   : strstr(d, ".u32") && strstr(d, ".u32") < e ? 32
-                   : strstr(d, ".s32") && strstr(d, ".s32") < e ? 32
-                                                                 : 64;
+        size_t dl = s->end - s->start;
+        int bits = memmem(d, dl, ".b32", 4) || memmem(d, dl, ".u32", 4) || memmem(d, dl, ".s32", 4)
+                       ? 32
+                       : 64;
         for (const char *p = strchr(d, '%'); p && p < e; p = strchr(p + 1, '%')) {
             size_t n = 1;
             while (ident_char(p[n]))
@@ -430,7 +430,8 @@ static int read_address(const char *t, const struct stmts *ss, const struct ptxs
                         struct ptxi_site *site, char *err, size_t errlen)
 {
     size_t idx = site->is_store ? 0 : 1;
-    if (s->nops <= idx || t[s->op_at[idx]] != '[')
+    if (s->nops <= idx || t[s->op_at[idx]] != '[' || s->op_len[idx] < 2 ||
+        t[s->op_at[idx] + s->op_len[idx] - 1] != ']')
         return fail(err, errlen, "line %u: no [address] operand in '%s'", s->line, site->text), -1;
     char a[160];
     size_t n = s->op_len[idx] - 2 < sizeof a - 1 ? s->op_len[idx] - 2 : sizeof a - 1;
