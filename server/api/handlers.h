@@ -36,6 +36,12 @@ void h_model_occupancy_rules(struct http_req *rq, struct http_resp *rs);
 void h_model_predict(struct http_req *rq, struct http_resp *rs);
 void h_device_model_validation(struct http_req *rq, struct http_resp *rs);
 void h_traces_sort(struct http_req *rq, struct http_resp *rs);
+void h_traces_capture(struct http_req *rq, struct http_resp *rs); /* traces_capture.c */
+/* A spool route's body moved to upload_dir/PREFIX + 6 random characters +
+ * SUFFIX (the request no longer owns it); that path into path. 0, or -1 with
+ * errno (traces.c). */
+int upload_keep_body(struct http_req *rq, const char *prefix, const char *suffix, char *path,
+                     size_t len);
 void h_job_output(struct http_req *rq, struct http_resp *rs);
 void h_device_export(struct http_req *rq, struct http_resp *rs);
 void h_import(struct http_req *rq, struct http_resp *rs);

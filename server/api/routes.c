@@ -36,6 +36,7 @@ const struct route routes[] = {
     {"DELETE", "/api/v1/jobs/{id}", h_job_cancel, 1, 1, 0},
     {"GET", "/api/v1/jobs/{id}/output", h_job_output, 0, 1, 0},
     {"POST", "/api/v1/traces/sort", h_traces_sort, 1, 1, ROUTE_SPOOL},
+    {"POST", "/api/v1/traces/capture", h_traces_capture, 1, 1, ROUTE_SPOOL},
     {"GET", "/", h_static, 0, 0, 0},
     {"GET", "/index.html", h_static, 0, 0, 0},
     {"GET", "/app.js", h_static, 0, 0, 0},

@@ -34,6 +34,7 @@
 #include "server/api/handlers.h"
 #include "server/app.h"
 #include "server/jobs/kind_trace.h"
+#include "server/jobs/kind_trace_capture.h"
 #include "server/jobs/protocol.h"
 #include "server/jobs/scheduler.h"
 #include "util/text.h"
@@ -130,9 +131,13 @@ static void send_output(struct http_req *rq, struct http_resp *rs, const struct 
         unlink(path); /* streamed from its open descriptor */
     json_t *params = json_loads(j->params_json ? j->params_json : "", 0, NULL);
     json_t *result = json_loads(j->result_json ? j->result_json : "", 0, NULL);
-    http_file(rs, 200, content_type(json_string_value(json_object_get(params, "out_format"))), fd,
-              (unsigned long long)st.st_size);
-    http_add_header(rs, SUMMARY_HEADER, result ? summary_header(result) : NULL);
+    int captured = strcmp(j->kind, kind_trace_capture.name) == 0; /* a binary trace, no summary */
+    http_file(rs, 200,
+              captured ? "application/octet-stream"
+                       : content_type(json_string_value(json_object_get(params, "out_format"))),
+              fd, (unsigned long long)st.st_size);
+    if (!captured)
+        http_add_header(rs, SUMMARY_HEADER, result ? summary_header(result) : NULL);
     char *id = NULL;
     if (asprintf(&id, "%lld", (long long)j->id) < 0)
         id = NULL;
@@ -196,11 +201,11 @@ static void answer_when_done(struct http_req *rq, struct http_resp *rs, int64_t 
 
 /* ---- the request --------------------------------------------------------------------- */
 
-/* Moves the body to upload_dir/trace-XXXXXX.in; that path into path. */
-static int keep_body(struct http_req *rq, char *path, size_t len)
+int upload_keep_body(struct http_req *rq, const char *prefix, const char *suffix, char *path,
+                     size_t len)
 {
-    snprintf(path, len, "%s/trace-XXXXXX.in", rq->app->cfg.upload_dir);
-    int fd = mkostemps(path, 3, O_CLOEXEC);
+    snprintf(path, len, "%s/%sXXXXXX%s", rq->app->cfg.upload_dir, prefix, suffix);
+    int fd = mkostemps(path, (int)strlen(suffix), O_CLOEXEC);
     if (fd < 0)
         return -1;
     close(fd);
@@ -225,7 +230,7 @@ void h_traces_sort(struct http_req *rq, struct http_resp *rs)
     json_t *params = sort_params(rq, rs, base_name(rq->body_file));
     if (!params)
         return;
-    if (keep_body(rq, path, sizeof path) < 0) {
+    if (upload_keep_body(rq, "trace-", ".in", path, sizeof path) < 0) {
         problem(rq, rs, 500, "internal", "the trace could not be kept for the job: %s",
                 strerror(errno));
     } else {
@@ -249,10 +254,11 @@ void h_job_output(struct http_req *rq, struct http_resp *rs)
     struct job_row j;
     if (job_from_path(rq, rs, &j) != 0)
         return;
-    if (strcmp(j.kind, kind_trace_sort.name) != 0)
+    if (strcmp(j.kind, kind_trace_sort.name) != 0 && strcmp(j.kind, kind_trace_capture.name) != 0)
         problem(rq, rs, 404, "not-found",
-                "job %lld is a %s job: only %s jobs (POST /api/v1/traces/sort) have an output file",
-                (long long)j.id, j.kind, kind_trace_sort.name);
+                "job %lld is a %s job: only %s and %s jobs (POST /api/v1/traces/sort, "
+                "/api/v1/traces/capture) have an output file",
+                (long long)j.id, j.kind, kind_trace_sort.name, kind_trace_capture.name);
     else if (j.state != JOB_SUCCEEDED)
         problem(rq, rs, 404, "not-found", "job %lld is %s: %s", (long long)j.id,
                 job_state_name(j.state),

@@ -27,6 +27,7 @@ int cmd_trace(int argc, char **argv);
 int cmd_trace_synth(int argc, char **argv);
 /* `gpuprobe trace cache` (server/cli/trace_cache.c), reached through cmd_trace. */
 int cmd_trace_cache(int argc, char **argv);
+int cmd_trace_capture(int argc, char **argv); /* trace_capture.c */
 int cmd_export(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_push(int argc, char **argv);

@@ -31,6 +31,7 @@ static const char usage_head[] =
     "       gpuprobe trace convert IN -o OUT [--in-format F] [--out-format F] [--pc-flags FILE]\n"
     "       gpuprobe trace synth --pattern NAME --size N[,M,K] -o OUT (see trace synth --help)\n"
     "       gpuprobe trace cache SORTED [options]   (L1/L2 hit rates: trace cache --help)\n"
+    "       gpuprobe trace capture --ptx FILE ... (a kernel's trace on a GPU: trace capture --help)\n"
     "sort     orders the trace's memory requests as they reach each SM's L1\n"
     "         (docs/trace-sort.md) and writes them as sm,seq,tid,pc,addr,width,dep\n"
     "convert  rewrites a trace in another format: requests (any input format) to\n"
@@ -254,6 +255,8 @@ int cmd_trace(int argc, char **argv)
         return cmd_trace_synth(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "cache") == 0)
         return cmd_trace_cache(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "capture") == 0)
+        return cmd_trace_capture(argc - 1, argv + 1);
     trace_params_default(&o.p);
     status = parse_args(argc, argv, &o, &done);
     if (status || done)

@@ -27,7 +27,7 @@
 
 /* ---- the schema -------------------------------------------------------------- */
 
-static int check_file(const struct param_spec *p, const json_t *v, char *why, size_t len)
+int trace_job_check_file(const struct param_spec *p, const json_t *v, char *why, size_t len)
 {
     (void)p;
     if (json_string_value(v)[0] != '\0')
@@ -62,13 +62,13 @@ static int check_setting(const struct param_spec *p, const json_t *v, char *why,
 }
 
 static struct param_spec schema[NPARAMS] = {
-    {.name = "input", .type = PARAM_STRING, .required = 1, .check = check_file,
+    {.name = "input", .type = PARAM_STRING, .required = 1, .check = trace_job_check_file,
      .description = "the trace to sort: a path from the command line, a file name in "
                     "upload_dir when the daemon runs the job"},
-    {.name = "output", .type = PARAM_STRING, .check = check_file,
+    {.name = "output", .type = PARAM_STRING, .check = trace_job_check_file,
      .description = "where the sorted trace goes (written as OUTPUT.part, then renamed); a "
                     "daemon job that names none writes trace-<job id>.out in upload_dir"},
-    {.name = "pc_flags", .type = PARAM_STRING, .check = check_file,
+    {.name = "pc_flags", .type = PARAM_STRING, .check = trace_job_check_file,
      .description = "a per-PC dependency flag table (pc,dep lines) replacing the input's flags"},
 };
 static char descriptions[TRACE_SETTING_COUNT][400];
@@ -176,9 +176,8 @@ static const char *param_str(const json_t *params, const char *name)
     return json_string_value(json_object_get(params, name));
 }
 
-/* A file parameter: a path, or for the daemon a name inside upload_dir. */
-static int resolve_file(const struct job_ctx *ctx, const char *what, const char *value, char *out,
-                        size_t len, char *err, size_t errlen)
+int trace_job_resolve_file(const struct job_ctx *ctx, const char *what, const char *value,
+                           char *out, size_t len, char *err, size_t errlen)
 {
     const char *dir = ctx->upload_dir;
     if (dir && !trace_sort_plain_name(value)) {
@@ -204,14 +203,14 @@ static int files_of(const struct job_ctx *ctx, const json_t *params, struct path
     const char *flags = param_str(params, "pc_flags");
     *f = (struct trace_files){.input = p->input, .output = p->output,
                               .pc_flags = flags ? p->pc_flags : NULL, .tmpdir = ctx->upload_dir};
-    if (!input || resolve_file(ctx, "input", input, p->input, sizeof p->input, err, errlen))
+    if (!input || trace_job_resolve_file(ctx, "input", input, p->input, sizeof p->input, err, errlen))
         return input ? -1 : (snprintf(err, errlen, "input: is required"), -1);
-    if (flags && resolve_file(ctx, "pc_flags", flags, p->pc_flags, sizeof p->pc_flags, err, errlen))
+    if (flags && trace_job_resolve_file(ctx, "pc_flags", flags, p->pc_flags, sizeof p->pc_flags, err, errlen))
         return -1;
     if (output && !ctx->upload_dir && strcmp(output, "-") == 0)
         f->output = "-";
     else if (output)
-        return resolve_file(ctx, "output", output, p->output, sizeof p->output, err, errlen);
+        return trace_job_resolve_file(ctx, "output", output, p->output, sizeof p->output, err, errlen);
     else if (ctx->upload_dir && ctx->job_id > 0)
         trace_sort_job_output(ctx->upload_dir, ctx->job_id, p->output, sizeof p->output);
     else

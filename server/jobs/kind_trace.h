@@ -42,6 +42,16 @@ json_t *trace_sort_params_check(const json_t *given, char *err, size_t errlen, c
 /* The output file of a daemon job that names none: upload_dir/trace-ID.out. */
 void trace_sort_job_output(const char *upload_dir, int64_t job_id, char *buf, size_t len);
 
+/* The check of a file parameter (not empty), shared by the kinds whose
+ * parameters name files (trace-sort, trace-capture). */
+int trace_job_check_file(const struct param_spec *p, const json_t *v, char *why, size_t len);
+
+/* A file parameter as a path: the value itself from the command line, or
+ * ctx->upload_dir/value for the daemon, where value must be a plain name.
+ * 0, or -1 with "what: reason" in err. */
+int trace_job_resolve_file(const struct job_ctx *ctx, const char *what, const char *value,
+                           char *out, size_t len, char *err, size_t errlen);
+
 /* 1 if name may be a file of upload_dir: 1-200 bytes of letters, digits,
  * '.', '_' and '-', not starting with '.'. */
 int trace_sort_plain_name(const char *name);

@@ -13,6 +13,7 @@
 #include "server/jobs/kind_model.h"
 #include "server/jobs/kind_probes.h"
 #include "server/jobs/kind_trace.h"
+#include "server/jobs/kind_trace_capture.h"
 
 static const struct job_kind *const builtin_kinds[] = {
     &kind_latency,
@@ -23,6 +24,7 @@ static const struct job_kind *const builtin_kinds[] = {
     &kind_suite,
     &kind_model_validation,
     &kind_trace_sort,
+    &kind_trace_capture,
     &kind_fleet_figures,
     NULL,
 };

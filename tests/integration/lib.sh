@@ -236,6 +236,19 @@ assert_match() {
 
 # ---- jobs ----------------------------------------------------------------
 
+# uploads_hold NAMES: the daemon's upload_dir, $UPLOADS (set by the test),
+# holds exactly these files (space separated) within 3 s (a request's own
+# spool file goes when its answer has been sent).
+uploads_hold() {
+    local deadline=$(($(now_ms) + 3000)) got
+    while :; do
+        got=$(ls "$UPLOADS" 2>/dev/null | sort | paste -sd' ' || true)
+        [ "$got" = "$1" ] && return 0
+        [ "$(now_ms)" -ge "$deadline" ] && fail "upload_dir holds '$got', expected '$1'"
+        sleep 0.05
+    done
+}
+
 # submit BODY: POST /api/v1/jobs with the valid token, expects 202; sets JOB_ID.
 submit() {
     req POST /api/v1/jobs "$1"

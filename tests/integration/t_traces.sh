@@ -29,17 +29,6 @@ sort_http() {
     BODY=$(head -c 8000 "$WORK/http.out" | tr -d '\000')
 }
 
-# uploads_hold NAMES: upload_dir holds exactly these files (space separated)
-# within 3 s (the request's own spool file goes when its answer has been sent).
-uploads_hold() {
-    local deadline=$(($(now_ms) + 3000)) got
-    while :; do
-        got=$(ls "$UPLOADS" 2>/dev/null | sort | paste -sd' ' || true)
-        [ "$got" = "$1" ] && return 0
-        [ "$(now_ms)" -ge "$deadline" ] && fail "upload_dir holds '$got', expected '$1'"
-        sleep 0.05
-    done
-}
 
 # ---- the CLI: convert round trips --------------------------------------------------------
 cli_ok --help

@@ -279,9 +279,12 @@ static void test_table_properties(void **state)
         if (r->write != (mutating && !calculation))
             fail_msg("%s %s: write=%d", r->method, r->pattern, r->write);
         writes += (size_t)r->write;
-        /* only the uploads of a trace or a bundle stream their body to a file;
-           a bundle's is capped by import_limit, being parsed whole in memory */
-        int want = strcmp(r->pattern, "/api/v1/traces/sort") == 0   ? ROUTE_SPOOL
+        /* only the uploads of a trace, a PTX module to capture or a bundle stream
+           their body to a file; a bundle's is capped by import_limit, being parsed
+           whole in memory */
+        int want = strcmp(r->pattern, "/api/v1/traces/sort") == 0 ||
+                           strcmp(r->pattern, "/api/v1/traces/capture") == 0
+                       ? ROUTE_SPOOL
                    : strcmp(r->pattern, "/api/v1/import") == 0 ? ROUTE_SPOOL_BUNDLE
                                                                 : 0;
         assert_int_equal(r->spool, want);
@@ -291,8 +294,9 @@ static void test_table_properties(void **state)
                 strcmp(r->pattern, routes[j].pattern) == 0)
                 fail_msg("%s %s listed twice", r->method, r->pattern);
     }
-    assert_int_equal(writes, 4); /* POST /api/v1/jobs, DELETE /api/v1/jobs/{id},
-                                    POST /api/v1/traces/sort, POST /api/v1/import */
+    assert_int_equal(writes, 5); /* POST /api/v1/jobs, DELETE /api/v1/jobs/{id},
+                                    POST /api/v1/traces/sort, POST /api/v1/traces/capture,
+                                    POST /api/v1/import */
 }
 
 int main(void)
