@@ -88,7 +88,10 @@ uint32_t cache_line_resident(struct cache_line *l, uint32_t want, uint64_t t,
     *out = CACHE_OUT_MISS;
     if (t < l->ready) {
         if (l->merges < tm->max_merge) {
-            c->miss[CACHE_MISS_LATENCY]++;
+            /* every wanted sector already on its way: the request waits on
+             * that fetch (what a tag lookup counts as a hit, nothing goes
+             * below); a sector not yet asked for is a sector miss of its own */
+            c->miss[missing ? CACHE_MISS_SECTOR : CACHE_MISS_LATENCY]++;
             l->merges++;
             l->sectors |= missing;
             return missing ? fetch(missing, t, tm, ms, c) : 0;

@@ -5,10 +5,13 @@ For every CASE with CASE.cache.json (gpuprobe trace cache --json) and
 CASE.ncu.csv (ncu --csv of the same launch) in DIR, prints one table row:
 the L1 and L2 sector hit rates each engine predicts, the measured ones, and
 the differences in percentage points; then the mean absolute differences.
-Measured L1: global loads' sector hit rate (lookup hits / sectors), since
-stores do not allocate in L1; also the L1's hit rate over all its traffic.
-Measured L2: the sector hit rate over all traffic (lts__t_sector_hit_rate)
-and over reads.
+Predicted L1: the lookup hit rate as ncu counts it (the line present or its
+fetch in flight: the model's hits plus its latency misses, which merge into
+the fetch under way), and the data hit rate (present only). Measured L1:
+global loads' sector lookup hit rate, since stores do not allocate in L1;
+also the L1's hit rate over all its traffic. Measured L2: the sector hit
+rate over reads (compared), and over all traffic (writes hit the L2 once
+allocated; the trace does not tell stores from loads).
     check_cache.py DIR
 """
 import csv
@@ -46,38 +49,46 @@ def main():
         c = json.load(open(cache_path))
         m = ncu_metrics(ncu_path)
         eng = c["engines"]
-        pred = {
-            (lvl, e): 100.0 * eng[e][lvl]["sector_hit_rate"]
-            for e in eng
-            for lvl in ("l1", "l2")
-            if lvl in eng[e]
-        }
+        # L1: what ncu's tag lookup counts as a hit: the line present, or its
+        # fetch in flight (the model's "latency" misses merge into that fetch
+        # and send nothing to L2). L2: the sector hit rate, against reads
+        # (the trace does not tell stores from loads).
+        pred = {}
+        for e in eng:
+            l1 = eng[e].get("l1")
+            if l1:
+                pred[("l1", e)] = 100.0 * (l1["hits"] + l1["misses"]["latency"]) / max(l1["requests"], 1)
+                pred[("l1data", e)] = 100.0 * l1["sector_hit_rate"]
+            if "l2" in eng[e]:
+                pred[("l2", e)] = 100.0 * eng[e]["l2"]["sector_hit_rate"]
         ld = m.get("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum")
         hit = m.get("l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum")
         l1_meas = 100.0 * hit / ld if ld else None
-        l2_meas = m.get("lts__t_sector_hit_rate.pct")
+        l2_meas = m.get("lts__t_sector_op_read_hit_rate.pct")
         for key, meas in (("l1", l1_meas), ("l2", l2_meas)):
             for e in ("exact", "reuse"):
                 if meas is not None and (key, e) in pred:
                     diffs["%s_%s" % (key, e)].append(abs(pred[(key, e)] - meas))
         rows.append(
-            "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |"
+            "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |"
             % (
                 case,
                 c["records"],
                 pct(pred.get(("l1", "exact"))),
                 pct(pred.get(("l1", "reuse"))),
+                pct(pred.get(("l1data", "exact"))),
                 pct(l1_meas),
                 pct(m.get("l1tex__t_sector_hit_rate.pct")),
                 pct(pred.get(("l2", "exact"))),
                 pct(pred.get(("l2", "reuse"))),
                 pct(l2_meas),
-                pct(m.get("lts__t_sector_op_read_hit_rate.pct")),
+                pct(m.get("lts__t_sector_hit_rate.pct")),
             )
         )
-    print("| kernel | records | L1 exact | L1 reuse | L1 ncu (global ld) | L1 ncu (all) "
-          "| L2 exact | L2 reuse | L2 ncu (all) | L2 ncu (reads) |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| kernel | sorted requests | L1 lookup hit, exact | L1 lookup hit, reuse "
+          "| L1 data hit, exact | L1 ncu (global ld lookup hit) | L1 ncu (all traffic) "
+          "| L2 exact | L2 reuse | L2 ncu (reads) | L2 ncu (all traffic) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     print("\n".join(rows))
     print()
     for k, v in diffs.items():
