@@ -25,9 +25,10 @@
 
 #include "trace/binfmt.h"
 #include "trace/csv.h"
-#include "util/fdio.h"
+#include "trace/outq.h"
 #include "trace/readfile.h"
 #include "trace/spool.h"
+#include "trace/tmpfile.h"
 
 #define CSV_BUF_BYTES ((size_t)256 << 10)
 
@@ -86,13 +87,14 @@ struct out {
     struct trace_wbuf wb;        /* CSV output */
     char *buf;
     int fd;                      /* CSV output's descriptor; -1 once closed */
+    struct trace_outq *q;        /* the writer thread both formats write through */
     int write_errno;
 };
 
-static int fd_flush(void *ctx, const char *data, size_t n)
+static int q_flush(void *ctx, const char *data, size_t n)
 {
     struct out *o = ctx;
-    if (fd_write_all(o->fd, data, n, FD_CURRENT) == 0)
+    if (trace_outq_write(o->q, data, n) == 0)
         return 0;
     o->write_errno = errno ? errno : EIO;
     return -1;
@@ -107,16 +109,23 @@ static int out_open(struct run *r, struct out *o, const struct trace_bin_header 
     if (fd < 0)
         return fail(r, TRACE_FAULT_OTHER, NULL, "output %s: %s",
                     r->to_stdout ? "(standard output)" : r->part, strerror(errno));
+    o->q = trace_outq_new(fd, 0);
+    if (!o->q) {
+        close(fd);
+        return fail(r, TRACE_FAULT_OTHER, NULL, "out of memory for the output buffers");
+    }
     if (h) {
         struct trace_err te = {0};
         o->bw = trace_bin_writer_fd(fd, 1, h, &te);
+        if (o->bw)
+            trace_bin_writer_set_output(o->bw, trace_outq_write, trace_outq_drain, o->q);
         return o->bw ? 0 : fail(r, TRACE_FAULT_OTHER, NULL, "output: %s", te.msg);
     }
     o->fd = fd;
     o->buf = malloc(CSV_BUF_BYTES);
     if (!o->buf)
         return fail(r, TRACE_FAULT_OTHER, NULL, "out of memory for the output buffer");
-    trace_wbuf_init(&o->wb, o->buf, CSV_BUF_BYTES, fd_flush, o);
+    trace_wbuf_init(&o->wb, o->buf, CSV_BUF_BYTES, q_flush, o);
     return 0;
 }
 
@@ -137,13 +146,18 @@ static int rec_sink(void *ctx, const struct trace_rec *rec)
 static int out_close(struct out *o, char *msg, size_t len)
 {
     int rc = 0;
-    if (o->bw) {
+    if (o->bw) { /* the writer drains the queue before its header patch and close */
         struct trace_err te = {0};
         rc = trace_bin_writer_close(o->bw, &te);
         snprintf(msg, len, "%s", te.msg);
         o->bw = NULL;
     } else if (o->fd >= 0) {
         rc = o->buf ? trace_wbuf_flush(&o->wb) : 0;
+        if (trace_outq_free(o->q) && !rc) {
+            o->write_errno = errno;
+            rc = -1;
+        }
+        o->q = NULL;
         if (close(o->fd) && !rc) {
             o->write_errno = errno;
             rc = -1;
@@ -151,15 +165,32 @@ static int out_close(struct out *o, char *msg, size_t len)
         snprintf(msg, len, "%s", strerror(o->write_errno ? o->write_errno : EIO));
         o->fd = -1;
     }
+    trace_outq_free(o->q); /* binary output, or a failed open: nothing left to write */
+    o->q = NULL;
     free(o->buf);
     o->buf = NULL;
     return rc;
 }
 
+/* Replaces an existing regular OUTPUT by swapping it with the part file,
+ * then removes the old one (now the part file). A plain rename over an
+ * existing file makes ext4 (auto_da_alloc) write the new file's data out
+ * inside the rename, which cost seconds on a large output; the swap is as
+ * atomic and does not. 0 when swapped, -1 to fall back to rename. */
+static int swap_into_place(const struct run *r)
+{
+    struct stat st;
+    if (lstat(r->f->output, &st) || !S_ISREG(st.st_mode) ||
+        renameat2(AT_FDCWD, r->part, AT_FDCWD, r->f->output, RENAME_EXCHANGE))
+        return -1;
+    unlink(r->part);
+    return 0;
+}
+
 /* Renames the part file into place. */
 static int commit(struct run *r)
 {
-    if (!r->to_stdout && rename(r->part, r->f->output))
+    if (!r->to_stdout && swap_into_place(r) && rename(r->part, r->f->output))
         return fail(r, TRACE_FAULT_OTHER, NULL, "renaming %s: %s", r->part, strerror(errno));
     r->committed = 1;
     return 0;
@@ -236,10 +267,57 @@ static int open_through_spool(struct run *r)
     return rc;
 }
 
+/* CSV input: reader -> binary requests in a private temporary file. A CSV
+ * trace is usually thread-major already (what `trace convert` writes from a
+ * binary file): the copy is then the sorter's input as it is, with no spool
+ * runs to write, read and merge; otherwise trace_input_open spools it. */
+static int open_through_copy(struct run *r)
+{
+    struct trace_err te = {0};
+    struct trace_read_stats st = {0};
+    char path[300];
+    int named;
+    r->from_spool = 1;
+    int fd = trace_tmp_open(r->f->tmpdir, "requests", path, sizeof path, &named);
+    int wfd = fd < 0 ? -1 : dup(fd); /* the writer closes its own; fd keeps path valid */
+    if (wfd < 0) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        return fail(r, TRACE_FAULT_OTHER, NULL, "temporary file in %s: %s",
+                    trace_tmpdir(r->f->tmpdir), strerror(e));
+    }
+    struct trace_bin_header h;
+    trace_bin_header_init(&h, TRACE_BIN_REQUESTS, NULL);
+    struct trace_bin_writer *w = trace_bin_writer_fd(wfd, 1, &h, &te);
+    int rc = w ? trace_read_path(r->f->input, r->p.in_format, r->flags_loaded ? &r->flags : NULL,
+                                 trace_bin_write_rec, w, &st, NULL, &te)
+               : TRACE_ENOMEM;
+    if (rc < 0) {
+        rc = read_outcome(r, r->f->input, rc, &te);
+        if (w)
+            trace_bin_writer_close(w, NULL);
+    } else if (trace_bin_writer_close(w, &te)) { /* also when rc > 0: the writer says why */
+        rc = fail(r, TRACE_FAULT_OTHER, NULL, "copying the trace: %s", te.msg);
+    } else {
+        struct trace_sort_opts o = {.tmpdir = r->f->tmpdir};
+        rc = trace_input_open(&r->in, path, &o, &te);
+        r->in_open = rc == 0;
+        if (rc)
+            rc = fail(r, TRACE_FAULT_OTHER, NULL, "opening the copy of the trace: %s", te.msg);
+    }
+    if (named)
+        unlink(path);
+    close(fd); /* the mapping keeps the file */
+    return rc;
+}
+
 static int open_input(struct run *r)
 {
     if (detect(r))
         return -1;
+    if (r->p.in_format == TRACE_FMT_CSV)
+        return open_through_copy(r);
     if (r->p.in_format != TRACE_FMT_BIN || r->flags_loaded)
         return open_through_spool(r);
     struct trace_err te = {0};

@@ -114,7 +114,15 @@ void trace_text_init(struct trace_text *t, const char *buf, size_t len, struct t
     t->buf = t->next = t->ls = buf;
     t->end = buf + len;
     t->line = 0;
+    t->base = 0;
     t->err = err;
+}
+
+void trace_text_next_chunk(struct trace_text *t, const char *buf, size_t len, uint64_t base)
+{
+    t->buf = t->next = t->ls = buf;
+    t->end = buf + len;
+    t->base = base;
 }
 
 int trace_text_line(struct trace_text *t, struct trace_cur *c)
@@ -133,7 +141,7 @@ int trace_text_line(struct trace_text *t, struct trace_cur *c)
 
 static uint64_t line_offset(const struct trace_text *t)
 {
-    return (uint64_t)(t->ls - t->buf);
+    return t->base + (uint64_t)(t->ls - t->buf);
 }
 
 int trace_text_bad(const struct trace_text *t, const char *at, const char *fmt, ...)
