@@ -506,9 +506,6 @@ struct trace_bin_writer {
     struct trace_bin_header h;
     uint64_t count, last_tid;
     int thread_major;
-    int (*write_fn)(void *ctx, const void *p, size_t n); /* NULL: fd_write_all */
-    int (*drain_fn)(void *ctx);
-    void *out_ctx;
     size_t used;
     char msg[160];
     uint8_t buf[WBUF];
@@ -518,8 +515,7 @@ static int wflush(struct trace_bin_writer *w)
 {
     if (w->failed)
         return -1;
-    if (w->used && (w->write_fn ? w->write_fn(w->out_ctx, w->buf, w->used)
-                                : fd_write_all(w->fd, w->buf, w->used, FD_CURRENT))) {
+    if (w->used && fd_write_all(w->fd, w->buf, w->used, FD_CURRENT)) {
         w->failed = 1;
         snprintf(w->msg, sizeof w->msg, "write: %s", strerror(errno));
         return -1;
@@ -605,21 +601,9 @@ void trace_bin_writer_set_threads_per_block(struct trace_bin_writer *w, uint32_t
     w->h.threads_per_block = tpb;
 }
 
-void trace_bin_writer_set_output(struct trace_bin_writer *w, int (*write_fn)(void *ctx, const void *p, size_t n),
-                                 int (*drain_fn)(void *ctx), void *ctx)
-{
-    w->write_fn = write_fn;
-    w->drain_fn = drain_fn;
-    w->out_ctx = ctx;
-}
-
 int trace_bin_writer_close(struct trace_bin_writer *w, struct trace_err *err)
 {
     int rc = wflush(w);
-    if (rc == 0 && w->drain_fn && w->drain_fn(w->out_ctx)) {
-        snprintf(w->msg, sizeof w->msg, "write: %s", strerror(errno));
-        rc = -1;
-    }
     if (rc == 0 && w->start >= 0) {
         w->h.count = w->count;
         if (w->h.kind == TRACE_BIN_REQUESTS && w->thread_major)

@@ -130,13 +130,6 @@ void trace_bin_writer_set_input(struct trace_bin_writer *w, uint64_t input_recor
  * whose geometry is known only once read (NVBit, Accel-Sim). Only a seekable
  * output gets it: on a pipe the header stays as first written. */
 void trace_bin_writer_set_threads_per_block(struct trace_bin_writer *w, uint32_t tpb);
-/* Sends the writer's bytes through write_fn(ctx, p, n) (0, or -1 with
- * errno) instead of write(2) on its descriptor, e.g. to a writer thread
- * (outq.h). drain_fn(ctx) is called at close before the header is patched
- * with pwrite, so the patch lands after every byte handed on. Set it before
- * the first record. */
-void trace_bin_writer_set_output(struct trace_bin_writer *w, int (*write_fn)(void *ctx, const void *p, size_t n),
-                                 int (*drain_fn)(void *ctx), void *ctx);
 /* Flushes, patches the header where possible, closes; frees w. 0 or -1. */
 int trace_bin_writer_close(struct trace_bin_writer *w, struct trace_err *err);
 

@@ -2,27 +2,24 @@
  * The output's writer thread (see outq.h).
  *
  * DESIGN
- * Buffers [done, filled) are submitted and belong to the thread, buffer
+ * Buffers [done, filled) are submitted and belong to the thread; buffer
  * filled % BUFS is the producer's while filled - done < BUFS. One mutex and
- * two conditions: `work` wakes the thread (a buffer was submitted, or stop),
- * `room` wakes the producer (a buffer was written).
+ * two conditions: `work` wakes the thread (a buffer was submitted, or
+ * stop), `room` wakes the producer (a buffer went through).
  */
 #include "trace/outq.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/fdio.h"
-
 struct trace_outq {
-    int fd;
-    size_t cap;
-    char *buf[TRACE_OUTQ_BUFS];
+    trace_out_sink sink;
+    void *ctx;
+    struct trace_out *buf[TRACE_OUTQ_BUFS];
     size_t len[TRACE_OUTQ_BUFS];
-    unsigned done, filled;  /* buffers written, buffers submitted (counters) */
-    int stop, err;          /* err: errno of the first failed write */
+    unsigned done, filled; /* buffers handed on, buffers submitted (counters) */
+    int stop, rc;          /* rc: the sink's first non-zero return */
     int threaded;
     pthread_t th;
     pthread_mutex_t mu;
@@ -39,12 +36,12 @@ static void *writer(void *arg)
         if (q->done == q->filled)
             break;
         unsigned i = q->done % TRACE_OUTQ_BUFS;
-        int failed = q->err != 0;
+        int failed = q->rc;
         pthread_mutex_unlock(&q->mu);
-        int e = failed || fd_write_all(q->fd, q->buf[i], q->len[i], FD_CURRENT) == 0 ? 0 : errno;
+        int rc = failed ? failed : q->sink(q->ctx, q->buf[i], q->len[i]);
         pthread_mutex_lock(&q->mu);
-        if (e && !q->err)
-            q->err = e;
+        if (rc && !q->rc)
+            q->rc = rc;
         q->done++;
         pthread_cond_signal(&q->room);
     }
@@ -52,16 +49,18 @@ static void *writer(void *arg)
     return NULL;
 }
 
-struct trace_outq *trace_outq_new(int fd, size_t cap)
+struct trace_outq *trace_outq_new(trace_out_sink sink, void *ctx)
 {
     struct trace_outq *q = calloc(1, sizeof *q);
     if (!q)
         return NULL;
-    q->fd = fd;
-    q->cap = cap ? cap : TRACE_OUTQ_CAP;
+    q->sink = sink;
+    q->ctx = ctx;
     for (int i = 0; i < TRACE_OUTQ_BUFS; i++)
-        if (!(q->buf[i] = malloc(q->cap))) {
-            trace_outq_free(q);
+        if (!(q->buf[i] = malloc(TRACE_OUTQ_RECS * sizeof *q->buf[i]))) {
+            for (int j = 0; j < i; j++)
+                free(q->buf[j]);
+            free(q);
             return NULL;
         }
     pthread_mutex_init(&q->mu, NULL);
@@ -71,15 +70,15 @@ struct trace_outq *trace_outq_new(int fd, size_t cap)
     return q;
 }
 
-/* Hands the producer's buffer to the thread (or writes it, unthreaded). */
+/* Hands the producer's buffer on: to the thread, or to the sink directly. */
 static void submit(struct trace_outq *q)
 {
     unsigned i = q->filled % TRACE_OUTQ_BUFS;
     if (!q->len[i])
         return;
     if (!q->threaded) {
-        if (!q->err && fd_write_all(q->fd, q->buf[i], q->len[i], FD_CURRENT))
-            q->err = errno ? errno : EIO;
+        if (!q->rc)
+            q->rc = q->sink(q->ctx, q->buf[i], q->len[i]);
         q->len[i] = 0;
         return;
     }
@@ -92,38 +91,34 @@ static void submit(struct trace_outq *q)
     q->len[q->filled % TRACE_OUTQ_BUFS] = 0;
 }
 
-static int failed(struct trace_outq *q)
+static int result(struct trace_outq *q)
 {
-    if (q->threaded)
-        pthread_mutex_lock(&q->mu);
-    int e = q->err;
-    if (q->threaded)
-        pthread_mutex_unlock(&q->mu);
-    if (e)
-        errno = e;
-    return e ? -1 : 0;
+    if (!q->threaded)
+        return q->rc;
+    pthread_mutex_lock(&q->mu);
+    int rc = q->rc;
+    pthread_mutex_unlock(&q->mu);
+    return rc;
 }
 
-int trace_outq_write(void *ctx, const void *p, size_t n)
+int trace_outq_sink(void *ctx, const struct trace_out *o, size_t n)
 {
     struct trace_outq *q = ctx;
-    const char *s = p;
     while (n) {
         unsigned i = q->filled % TRACE_OUTQ_BUFS;
-        size_t k = q->cap - q->len[i] < n ? q->cap - q->len[i] : n;
-        memcpy(q->buf[i] + q->len[i], s, k);
+        size_t k = TRACE_OUTQ_RECS - q->len[i] < n ? TRACE_OUTQ_RECS - q->len[i] : n;
+        memcpy(q->buf[i] + q->len[i], o, k * sizeof *o);
         q->len[i] += k;
-        s += k;
+        o += k;
         n -= k;
-        if (q->len[i] == q->cap)
+        if (q->len[i] == TRACE_OUTQ_RECS)
             submit(q);
     }
-    return failed(q);
+    return result(q);
 }
 
-int trace_outq_drain(void *ctx)
+int trace_outq_drain(struct trace_outq *q)
 {
-    struct trace_outq *q = ctx;
     submit(q);
     if (q->threaded) {
         pthread_mutex_lock(&q->mu);
@@ -131,29 +126,24 @@ int trace_outq_drain(void *ctx)
             pthread_cond_wait(&q->room, &q->mu);
         pthread_mutex_unlock(&q->mu);
     }
-    return failed(q);
+    return result(q);
 }
 
 int trace_outq_free(struct trace_outq *q)
 {
     if (!q)
         return 0;
-    int rc = 0;
-    if (q->buf[TRACE_OUTQ_BUFS - 1]) { /* fully set up */
-        rc = trace_outq_drain(q);
-        int e = errno;
-        if (q->threaded) {
-            pthread_mutex_lock(&q->mu);
-            q->stop = 1;
-            pthread_cond_signal(&q->work);
-            pthread_mutex_unlock(&q->mu);
-            pthread_join(q->th, NULL);
-        }
-        pthread_mutex_destroy(&q->mu);
-        pthread_cond_destroy(&q->work);
-        pthread_cond_destroy(&q->room);
-        errno = e;
+    int rc = trace_outq_drain(q);
+    if (q->threaded) {
+        pthread_mutex_lock(&q->mu);
+        q->stop = 1;
+        pthread_cond_signal(&q->work);
+        pthread_mutex_unlock(&q->mu);
+        pthread_join(q->th, NULL);
     }
+    pthread_mutex_destroy(&q->mu);
+    pthread_cond_destroy(&q->work);
+    pthread_cond_destroy(&q->room);
     for (int i = 0; i < TRACE_OUTQ_BUFS; i++)
         free(q->buf[i]);
     free(q);

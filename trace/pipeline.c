@@ -25,6 +25,7 @@
 
 #include "trace/binfmt.h"
 #include "trace/csv.h"
+#include "util/fdio.h"
 #include "trace/outq.h"
 #include "trace/readfile.h"
 #include "trace/spool.h"
@@ -87,14 +88,13 @@ struct out {
     struct trace_wbuf wb;        /* CSV output */
     char *buf;
     int fd;                      /* CSV output's descriptor; -1 once closed */
-    struct trace_outq *q;        /* the writer thread both formats write through */
     int write_errno;
 };
 
-static int q_flush(void *ctx, const char *data, size_t n)
+static int fd_flush(void *ctx, const char *data, size_t n)
 {
     struct out *o = ctx;
-    if (trace_outq_write(o->q, data, n) == 0)
+    if (fd_write_all(o->fd, data, n, FD_CURRENT) == 0)
         return 0;
     o->write_errno = errno ? errno : EIO;
     return -1;
@@ -109,23 +109,16 @@ static int out_open(struct run *r, struct out *o, const struct trace_bin_header 
     if (fd < 0)
         return fail(r, TRACE_FAULT_OTHER, NULL, "output %s: %s",
                     r->to_stdout ? "(standard output)" : r->part, strerror(errno));
-    o->q = trace_outq_new(fd, 0);
-    if (!o->q) {
-        close(fd);
-        return fail(r, TRACE_FAULT_OTHER, NULL, "out of memory for the output buffers");
-    }
     if (h) {
         struct trace_err te = {0};
         o->bw = trace_bin_writer_fd(fd, 1, h, &te);
-        if (o->bw)
-            trace_bin_writer_set_output(o->bw, trace_outq_write, trace_outq_drain, o->q);
         return o->bw ? 0 : fail(r, TRACE_FAULT_OTHER, NULL, "output: %s", te.msg);
     }
     o->fd = fd;
     o->buf = malloc(CSV_BUF_BYTES);
     if (!o->buf)
         return fail(r, TRACE_FAULT_OTHER, NULL, "out of memory for the output buffer");
-    trace_wbuf_init(&o->wb, o->buf, CSV_BUF_BYTES, q_flush, o);
+    trace_wbuf_init(&o->wb, o->buf, CSV_BUF_BYTES, fd_flush, o);
     return 0;
 }
 
@@ -146,18 +139,13 @@ static int rec_sink(void *ctx, const struct trace_rec *rec)
 static int out_close(struct out *o, char *msg, size_t len)
 {
     int rc = 0;
-    if (o->bw) { /* the writer drains the queue before its header patch and close */
+    if (o->bw) {
         struct trace_err te = {0};
         rc = trace_bin_writer_close(o->bw, &te);
         snprintf(msg, len, "%s", te.msg);
         o->bw = NULL;
     } else if (o->fd >= 0) {
         rc = o->buf ? trace_wbuf_flush(&o->wb) : 0;
-        if (trace_outq_free(o->q) && !rc) {
-            o->write_errno = errno;
-            rc = -1;
-        }
-        o->q = NULL;
         if (close(o->fd) && !rc) {
             o->write_errno = errno;
             rc = -1;
@@ -165,8 +153,6 @@ static int out_close(struct out *o, char *msg, size_t len)
         snprintf(msg, len, "%s", strerror(o->write_errno ? o->write_errno : EIO));
         o->fd = -1;
     }
-    trace_outq_free(o->q); /* binary output, or a failed open: nothing left to write */
-    o->q = NULL;
     free(o->buf);
     o->buf = NULL;
     return rc;
@@ -372,8 +358,15 @@ static int sort_run(struct run *r, struct trace_summary *sum)
         trace_csv_write_out_header(&o.wb);
     struct trace_err te = {0};
     struct trace_sort_opts so = {.tmpdir = r->f->tmpdir};
-    if (rc == 0)
-        rc = trace_sort_input(&r->in, &r->p, &so, out_sink, &o, sum, &te);
+    struct trace_outq *q = rc == 0 ? trace_outq_new(out_sink, &o) : NULL;
+    if (rc == 0 && !q)
+        rc = fail(r, TRACE_FAULT_OTHER, NULL, "out of memory for the output queue");
+    if (rc == 0) { /* formatting and writing run on the queue's thread */
+        rc = trace_sort_input(&r->in, &r->p, &so, trace_outq_sink, q, sum, &te);
+        int qrc = trace_outq_free(q);
+        if (rc == 0)
+            rc = qrc;
+    }
     if (o.bw)
         trace_bin_writer_set_input(o.bw, sum->records_in);
     int closed = out_close(&o, msg, sizeof msg);

@@ -36,7 +36,12 @@
  *       into a counting sink).
  * Each prints: records_in, requests_out, seconds (wall), records_per_s
  * (input records over wall time), cpu_seconds (user + system of the whole
- * process), peak_rss_kb (getrusage ru_maxrss) and output_bytes.
+ * process: the sorting thread and the output's writer thread),
+ * main_cpu_seconds (the sorting thread alone), peak_rss_kb (getrusage
+ * ru_maxrss) and output_bytes.
+ *   bench write OUT BYTES
+ *       the machine's own cost of writing: BYTES of zeros to a new file in
+ *       1 MiB write(2) calls (the page cache the output goes to).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -152,9 +157,13 @@ static void report(const char *what, uint64_t in, uint64_t out, long long bytes)
     getrusage(RUSAGE_SELF, &ru);
     double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
                  (double)ru.ru_stime.tv_usec * 1e-6;
+    struct rusage th;
+    getrusage(RUSAGE_THREAD, &th);
+    double main_cpu = (double)th.ru_utime.tv_sec + (double)th.ru_utime.tv_usec * 1e-6 + (double)th.ru_stime.tv_sec +
+                      (double)th.ru_stime.tv_usec * 1e-6;
     printf("%s records_in=%" PRIu64 " requests_out=%" PRIu64 " seconds=%.3f records_per_s=%.0f cpu_seconds=%.3f "
-           "peak_rss_kb=%ld output_bytes=%lld\n",
-           what, in, out, dt, (double)in / dt, cpu, ru.ru_maxrss, bytes);
+           "main_cpu_seconds=%.3f peak_rss_kb=%ld output_bytes=%lld\n",
+           what, in, out, dt, (double)in / dt, cpu, main_cpu, ru.ru_maxrss, bytes);
 }
 
 static int parse_params(struct trace_params *p, int argc, char **argv, int from)
@@ -233,6 +242,7 @@ static int sort_run(int argc, char **argv)
         return 1;
     }
     report("sort", sum.records_in, c.n, 0);
+    fprintf(stderr, "checksum=%016" PRIx64 "\n", c.h);
     trace_summary_free(&sum);
     return 0;
 }
@@ -276,8 +286,30 @@ static int read_run(const char *in)
     return 0;
 }
 
+static int write_run(const char *out, uint64_t bytes)
+{
+    static char buf[1 << 20];
+    t0 = now();
+    FILE *f = fopen(out, "wb");
+    if (!f)
+        return 1;
+    setvbuf(f, NULL, _IONBF, 0);
+    for (uint64_t left = bytes; left;) {
+        size_t k = left < sizeof buf ? (size_t)left : sizeof buf;
+        if (fwrite(buf, 1, k, f) != k)
+            return 1;
+        left -= k;
+    }
+    if (fclose(f))
+        return 1;
+    report("write", 0, 0, (long long)bytes);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 4 && strcmp(argv[1], "write") == 0)
+        return write_run(argv[2], strtoull(argv[3], NULL, 10));
     if (argc >= 4 && strcmp(argv[1], "gen") == 0)
         return gen(argv[2], argv[3], argc > 4 ? strtoull(argv[4], NULL, 10) : 1);
     if (argc >= 4 && strcmp(argv[1], "pipe") == 0)
@@ -289,6 +321,6 @@ int main(int argc, char **argv)
     if (argc == 3 && strcmp(argv[1], "read") == 0)
         return read_run(argv[2]);
     fprintf(stderr, "usage: bench gen SHAPE OUT [SCALE] | bench pipe IN OUT [name=value...] | "
-                    "bench csv IN OUT | bench sort IN [name=value...] | bench read IN\n");
+                    "bench csv IN OUT | bench sort IN [name=value...] | bench read IN | bench write OUT BYTES\n");
     return 2;
 }
