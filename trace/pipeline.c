@@ -5,8 +5,9 @@
  * A run is one struct run: the files and parameters it was given, the
  * opened input, the per-PC flags, the output and the failure. The output
  * side is shared by sorts and conversions: out_open writes OUTPUT.part (or
- * a duplicate of standard output) through a CSV buffer or a binary writer,
- * out_close flushes it, commit renames it into place, and discard removes
+ * a duplicate of standard output) through a CSV buffer or a binary writer
+ * (a sort drives it from a writer thread: trace_outq in front of out_sink),
+ * out_close flushes it, commit puts it into place, and discard removes
  * whatever a failed run wrote. Every failure goes through fail() or
  * fail_at(), which fill the struct trace_failure once.
  */

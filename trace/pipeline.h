@@ -6,10 +6,15 @@
  * DESIGN
  * A sort runs four steps: open the input (a thread-major binary requests
  * file is mapped in place; a binary file in another order is spooled by
- * trace_input_open; text, or binary with a per-PC flag table, is read by
- * trace_read_path into a spool and written thread-major to a private
+ * trace_input_open; CSV is read in bounded chunks into a private temporary
+ * binary file that trace_input_open then takes as it is when thread-major,
+ * or spools; NVBit, Accel-Sim, or binary with a per-PC flag table, is read
+ * by trace_read_path into a spool and written thread-major to a private
  * temporary file), resolve and check the parameters against it, sort into
- * a CSV or binary writer on OUTPUT.part, and commit (rename to OUTPUT). A
+ * a CSV or binary writer on OUTPUT.part that runs on a writer thread
+ * (outq.h: the sorting thread only queues records; the bytes are those of
+ * a direct writer), and commit (swap with an existing OUTPUT and remove the
+ * old one, else rename to OUTPUT). A
  * conversion reads requests of any format (or a sorted binary file) and
  * writes them in input order through the same writers, part file and
  * rename. OUTPUT "-" is standard output (no part file). A failure leaves no
