@@ -21,10 +21,17 @@
 
 /* ---- reader ------------------------------------------------------------ */
 
+#define RECENT 64 /* PCs whose flag was checked lately (a power of two) */
+
 struct csv_reader {
     struct trace_text t; /* the line being read */
     const struct trace_csv_opts *o;
     struct trace_pcflags seen; /* pc -> dep and the line that first had it */
+    /* A direct-mapped cache of PCs already in `seen`, with their flag + 1
+     * (0: empty): a record whose PC and flag are found here passes the
+     * one-flag-per-PC check without a lookup in the map. */
+    uint64_t recent_pc[RECENT];
+    uint32_t recent_dep1[RECENT];
 };
 
 static const char *const field_names[] = {"tid", "pc", "addr", "width", "dep"};
@@ -112,8 +119,15 @@ static int check_flag(struct csv_reader *r, struct trace_rec *rec)
         rec->dep = dep;
         return 0;
     }
+    unsigned slot = (unsigned)((rec->pc * 0x9e3779b97f4a7c15ull) >> 58) & (RECENT - 1);
+    if (r->recent_pc[slot] == rec->pc && r->recent_dep1[slot] == rec->dep + 1)
+        return 0;
     uint64_t first = 0;
     int s = trace_pcflags_set(&r->seen, rec->pc, rec->dep, r->t.line, &first);
+    if (s == 0) {
+        r->recent_pc[slot] = rec->pc;
+        r->recent_dep1[slot] = rec->dep + 1;
+    }
     if (s == 1)
         return trace_text_fail(&r->t, TRACE_EINPUT,
                                "pc 0x%llx has dep %u here but dep %u on line %llu: all records of "

@@ -3,7 +3,8 @@
  *
  * DESIGN
  * Buffers [done, filled) are submitted and belong to the thread; buffer
- * filled % BUFS is the producer's while filled - done < BUFS. One mutex and
+ * filled % BUFS is the producer's while filled - done < BUFS. Items are
+ * opaque bytes here (the queue's item size); the sink knows their type. One mutex and
  * two conditions: `work` wakes the thread (a buffer was submitted, or
  * stop), `room` wakes the producer (a buffer went through).
  */
@@ -14,10 +15,11 @@
 #include <string.h>
 
 struct trace_outq {
-    trace_out_sink sink;
+    trace_outq_fn sink;
     void *ctx;
-    struct trace_out *buf[TRACE_OUTQ_BUFS];
-    size_t len[TRACE_OUTQ_BUFS];
+    size_t size;           /* bytes per item */
+    char *buf[TRACE_OUTQ_BUFS];
+    size_t len[TRACE_OUTQ_BUFS]; /* items */
     unsigned done, filled; /* buffers handed on, buffers submitted (counters) */
     int stop, rc;          /* rc: the sink's first non-zero return */
     int threaded;
@@ -49,15 +51,16 @@ static void *writer(void *arg)
     return NULL;
 }
 
-struct trace_outq *trace_outq_new(trace_out_sink sink, void *ctx)
+struct trace_outq *trace_outq_new(size_t item_size, trace_outq_fn sink, void *ctx)
 {
     struct trace_outq *q = calloc(1, sizeof *q);
     if (!q)
         return NULL;
     q->sink = sink;
     q->ctx = ctx;
+    q->size = item_size;
     for (int i = 0; i < TRACE_OUTQ_BUFS; i++)
-        if (!(q->buf[i] = malloc(TRACE_OUTQ_RECS * sizeof *q->buf[i]))) {
+        if (!(q->buf[i] = malloc(TRACE_OUTQ_ITEMS * item_size))) {
             for (int j = 0; j < i; j++)
                 free(q->buf[j]);
             free(q);
@@ -101,20 +104,36 @@ static int result(struct trace_outq *q)
     return rc;
 }
 
-int trace_outq_sink(void *ctx, const struct trace_out *o, size_t n)
+int trace_outq_put(struct trace_outq *q, const void *items, size_t n)
 {
-    struct trace_outq *q = ctx;
+    const char *p = items;
     while (n) {
         unsigned i = q->filled % TRACE_OUTQ_BUFS;
-        size_t k = TRACE_OUTQ_RECS - q->len[i] < n ? TRACE_OUTQ_RECS - q->len[i] : n;
-        memcpy(q->buf[i] + q->len[i], o, k * sizeof *o);
+        size_t k = TRACE_OUTQ_ITEMS - q->len[i] < n ? TRACE_OUTQ_ITEMS - q->len[i] : n;
+        memcpy(q->buf[i] + q->len[i] * q->size, p, k * q->size);
         q->len[i] += k;
-        o += k;
+        p += k * q->size;
         n -= k;
-        if (q->len[i] == TRACE_OUTQ_RECS)
+        if (q->len[i] == TRACE_OUTQ_ITEMS)
             submit(q);
     }
     return result(q);
+}
+
+int trace_outq_sink(void *q, const struct trace_out *o, size_t n)
+{
+    return trace_outq_put(q, o, n);
+}
+
+int trace_outq_rec(void *ctx, const struct trace_rec *r)
+{
+    struct trace_outq *q = ctx;
+    unsigned i = q->filled % TRACE_OUTQ_BUFS;
+    if (q->len[i] + 1 < TRACE_OUTQ_ITEMS) { /* the buffer does not fill: no lock, no result */
+        memcpy(q->buf[i] + q->len[i]++ * q->size, r, sizeof *r);
+        return 0;
+    }
+    return trace_outq_put(q, r, 1); /* submits, and says whether the sink failed */
 }
 
 int trace_outq_drain(struct trace_outq *q)

@@ -130,6 +130,21 @@ static int out_sink(void *ctx, const struct trace_out *recs, size_t n)
     return o->bw ? trace_bin_write_out(o->bw, recs, n) : trace_csv_out_sink(&o->wb, recs, n);
 }
 
+/* out_sink and a binary writer of requests as trace_outq sinks. */
+static int out_items(void *ctx, const void *items, size_t n)
+{
+    return out_sink(ctx, items, n);
+}
+
+static int rec_items(void *w, const void *items, size_t n)
+{
+    const struct trace_rec *r = items;
+    for (size_t i = 0; i < n; i++)
+        if (trace_bin_write_rec(w, &r[i]))
+            return 1;
+    return 0;
+}
+
 static int rec_sink(void *ctx, const struct trace_rec *rec)
 {
     struct out *o = ctx;
@@ -277,9 +292,15 @@ static int open_through_copy(struct run *r)
     struct trace_bin_header h;
     trace_bin_header_init(&h, TRACE_BIN_REQUESTS, NULL);
     struct trace_bin_writer *w = trace_bin_writer_fd(wfd, 1, &h, &te);
-    int rc = w ? trace_read_path(r->f->input, r->p.in_format, r->flags_loaded ? &r->flags : NULL,
-                                 trace_bin_write_rec, w, &st, NULL, &te)
+    /* the copy is written on the other core while this one parses */
+    struct trace_outq *q = w ? trace_outq_new(sizeof(struct trace_rec), rec_items, w) : NULL;
+    int rc = q ? trace_read_path(r->f->input, r->p.in_format, r->flags_loaded ? &r->flags : NULL,
+                                 trace_outq_rec, q, &st, NULL, &te)
                : TRACE_ENOMEM;
+    if (q && trace_outq_free(q) && rc == 0)
+        rc = 1; /* the writer failed: closing it says why */
+    if (!q && w)
+        snprintf(te.msg, sizeof te.msg, "out of memory");
     if (rc < 0) {
         rc = read_outcome(r, r->f->input, rc, &te);
         if (w)
@@ -359,7 +380,7 @@ static int sort_run(struct run *r, struct trace_summary *sum)
         trace_csv_write_out_header(&o.wb);
     struct trace_err te = {0};
     struct trace_sort_opts so = {.tmpdir = r->f->tmpdir};
-    struct trace_outq *q = rc == 0 ? trace_outq_new(out_sink, &o) : NULL;
+    struct trace_outq *q = rc == 0 ? trace_outq_new(sizeof(struct trace_out), out_items, &o) : NULL;
     if (rc == 0 && !q)
         rc = fail(r, TRACE_FAULT_OTHER, NULL, "out of memory for the output queue");
     if (rc == 0) { /* formatting and writing run on the queue's thread */
