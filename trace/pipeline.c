@@ -379,7 +379,8 @@ static int sort_run(struct run *r, struct trace_summary *sum)
     if (rc == 0 && !o.bw)
         trace_csv_write_out_header(&o.wb);
     struct trace_err te = {0};
-    struct trace_sort_opts so = {.tmpdir = r->f->tmpdir};
+    /* two SMs at once where there are two cores (the output stays the same) */
+    struct trace_sort_opts so = {.tmpdir = r->f->tmpdir, .threads = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 2 : 1};
     struct trace_outq *q = rc == 0 ? trace_outq_new(sizeof(struct trace_out), out_items, &o) : NULL;
     if (rc == 0 && !q)
         rc = fail(r, TRACE_FAULT_OTHER, NULL, "out of memory for the output queue");

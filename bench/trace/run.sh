@@ -17,20 +17,22 @@
 #        csv    the real pipeline (trace/pipeline.h, what `gpuprobe trace
 #               sort IN -o OUT` runs) writing CSV to a file
 #        bin    the same writing the binary format
-#      and prints records/s over wall time, the sorting thread's CPU time,
-#      peak RSS, and end-to-end/sorter-alone. The default parameters (fermi
+#      and prints records/s over wall time, the process's CPU time (every
+#      thread), peak RSS, and the speed against the sorter alone. The default parameters (fermi
 #      preset) throughout.
 #   4. Writes as many bytes as the largest output with plain 1 MiB write(2)
 #      calls to a new file: the machine's own page-cache write cost, the
 #      floor under every "written" figure.
 # A PASS/MISS line per input compares the end-to-end CSV run with 30 M
 # records/s (wall). The machine's 2 cores are shared: the load average is
-# printed before and after, and the sorting thread's CPU time is the figure
-# least disturbed by other work. A miss does not fail the script; it exits
+# printed before and after. A miss does not fail the script; it exits
 # non-zero only when it cannot run. Everything it writes is removed on exit
 # (BENCH_KEEP=1 keeps it). Tunables: BENCH_TMP (default /tmp, else /work),
 # BENCH_SCALE (1: thread counts multiplied), BENCH_CSV_LARGE (4; 0 skips the
-# long CSV).
+# long CSV), BENCH_BEFORE (a git revision: bench.c is also built against that
+# revision's trace/ and util/, and its pipeline to CSV is run as "before").
+# The end-to-end runs sort with two threads where the machine has two cores
+# (what `gpuprobe trace sort` does); "sort" is one thread.
 set -euo pipefail
 
 cd "$(dirname "$0")/../.."
@@ -58,6 +60,16 @@ src=$(ls trace/*.c util/*.c | grep -v '^util/version\.c$')
 $CC -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I. -o "$dir/bench" bench/trace/bench.c $src \
     -ljansson -lpthread -lm
 
+runs="read sort csv bin"
+if [ -n "${BENCH_BEFORE:-}" ]; then
+    mkdir "$dir/before"
+    git archive "$BENCH_BEFORE" trace util | tar -x -C "$dir/before"
+    (cd "$dir/before" && $CC -std=c11 -D_GNU_SOURCE -O2 -I. -o "$dir/bench_before" \
+        "$OLDPWD/bench/trace/bench.c" $(cd "$dir/before" && ls trace/*.c util/*.c | grep -v '^util/version\.c$') \
+        -ljansson -lpthread -lm)
+    runs="$runs before"
+fi
+
 shapes="mixed scattered long short gather"
 echo "== generating traces in $dir"
 for s in $shapes; do "$dir/bench" gen "$s" "$dir/$s.bin" "$SCALE"; done
@@ -78,28 +90,29 @@ path_of() { case $1 in *.csv) echo "$dir/$1" ;; *) echo "$dir/$1.bin" ;; esac; }
 mrate() { awk -v n="$1" -v s="$2" 'BEGIN {printf "%.1f", (s > 0 ? n / s / 1e6 : 0)}'; }
 
 echo "== machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) (start)"
-printf '%-10s %-5s %11s %9s %12s %9s %12s %11s %11s\n' input run records M/s_wall main_cpu_s M/s_cpu peak_rss_kb out_bytes vs_sort
+printf '%-10s %-6s %11s %9s %7s %12s %11s %8s\n' input run records M/s_wall cpu_s peak_rss_kb out_bytes vs_sort
 declare -A res
 largest=0
 for in in $inputs; do
     p=$(path_of "$in")
     sort_s=
-    for run in read sort csv bin; do
+    for run in $runs; do
         case $run in
         read) line=$("$dir/bench" read "$p") ;;
         sort) [ "${in##*.}" = csv ] && continue
               line=$("$dir/bench" sort "$p" 2>/dev/null) ;;
         csv)  line=$("$dir/bench" pipe "$p" "$dir/out.csv") ;;
         bin)  line=$("$dir/bench" pipe "$p" "$dir/out.bin" out_format=bin) ;;
+        before) line=$("$dir/bench_before" pipe "$p" "$dir/out.csv") ;;
         esac
-        n=$(field records_in "$line") s=$(field seconds "$line") c=$(field main_cpu_seconds "$line")
+        n=$(field records_in "$line") s=$(field seconds "$line") c=$(field cpu_seconds "$line")
         b=$(field output_bytes "$line")
         [ "$b" -gt "$largest" ] && largest=$b
         [ "$run" = sort ] && sort_s=$s
         vs=$([ -n "$sort_s" ] && [ "$run" != read ] && awk -v a="$sort_s" -v b="$s" 'BEGIN {printf "%.2fx", a / b}' || echo -)
         res[$in.$run]=$(mrate "$n" "$s")
-        printf '%-10s %-5s %11s %9s %12s %9s %12s %11s %11s\n' "$in" "$run" "$n" "$(mrate "$n" "$s")" "$c" \
-            "$(mrate "$n" "$c")" "$(field peak_rss_kb "$line")" "$b" "$vs"
+        printf '%-10s %-6s %11s %9s %7s %12s %11s %8s\n' "$in" "$run" "$n" "$(mrate "$n" "$s")" "$c" \
+            "$(field peak_rss_kb "$line")" "$b" "$vs"
         [ "$in" = big.csv ] && [ "$run" = csv ] && res[big.rss]=$(field peak_rss_kb "$line")
         [ "$in" = mixed.csv ] && [ "$run" = csv ] && res[small.rss]=$(field peak_rss_kb "$line")
     done
@@ -114,7 +127,8 @@ echo "== summary (end to end, output written to a file, CSV output; 30 M records
 for in in $inputs; do
     r=${res[$in.csv]}
     verdict=$(awk -v r="$r" 'BEGIN {print (r >= 30) ? "PASS" : "MISS"}')
-    echo "   $verdict $in: ${r} M records/s to CSV, ${res[$in.bin]} M/s to binary (sorter alone: ${res[$in.sort]:-n/a} M/s)"
+    before=${res[$in.before]:+, before: ${res[$in.before]} M/s to CSV}
+    echo "   $verdict $in: ${r} M records/s to CSV, ${res[$in.bin]} M/s to binary (sorter alone, one thread: ${res[$in.sort]:-n/a} M/s$before)"
 done
 if [ -n "${res[big.rss]:-}" ]; then
     s=${res[small.rss]} l=${res[big.rss]}
