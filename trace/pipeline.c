@@ -39,6 +39,7 @@ struct run {
     struct trace_params p;
     struct trace_failure *fail;
     int to_stdout;
+    int direct;                   /* OUTPUT is a device or a FIFO: written in place */
     char part[PATH_MAX + 8];
     struct trace_pcflags flags;
     int flags_loaded;
@@ -46,6 +47,7 @@ struct run {
     int in_open;
     int from_spool;               /* the input was read into a spool: its offsets are not the file's */
     int committed;
+    int sort_threads;
 };
 
 /* ---- failures ------------------------------------------------------------------ */
@@ -106,10 +108,12 @@ static int fd_flush(void *ctx, const char *data, size_t n)
 static int out_open(struct run *r, struct out *o, const struct trace_bin_header *h)
 {
     int fd = r->to_stdout ? dup(STDOUT_FILENO)
+             : r->direct  ? open(r->f->output, O_WRONLY | O_CLOEXEC)
                           : open(r->part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         return fail(r, TRACE_FAULT_OTHER, NULL, "output %s: %s",
-                    r->to_stdout ? "(standard output)" : r->part, strerror(errno));
+                    r->to_stdout ? "(standard output)" : r->direct ? r->f->output : r->part,
+                    strerror(errno));
     if (h) {
         struct trace_err te = {0};
         o->bw = trace_bin_writer_fd(fd, 1, h, &te);
@@ -192,7 +196,7 @@ static int swap_into_place(const struct run *r)
 /* Renames the part file into place. */
 static int commit(struct run *r)
 {
-    if (!r->to_stdout && swap_into_place(r) && rename(r->part, r->f->output))
+    if (!r->to_stdout && !r->direct && swap_into_place(r) && rename(r->part, r->f->output))
         return fail(r, TRACE_FAULT_OTHER, NULL, "renaming %s: %s", r->part, strerror(errno));
     r->committed = 1;
     return 0;
@@ -201,7 +205,7 @@ static int commit(struct run *r)
 /* After a failure: no partial (or orphaned) output stays. */
 static void discard(const struct run *r)
 {
-    if (r->to_stdout)
+    if (r->to_stdout || r->direct) /* nothing of ours to remove */
         return;
     unlink(r->part);
     if (r->committed)
@@ -211,7 +215,7 @@ static void discard(const struct run *r)
 static long long output_bytes(const struct run *r)
 {
     struct stat st;
-    return !r->to_stdout && stat(r->f->output, &st) == 0 ? (long long)st.st_size : -1;
+    return !r->to_stdout && !r->direct && stat(r->f->output, &st) == 0 ? (long long)st.st_size : -1;
 }
 
 /* ---- input --------------------------------------------------------------------- */
@@ -226,6 +230,11 @@ static int setup(struct run *r, const struct trace_files *f, const struct trace_
     r->p = *p;
     r->fail = failure;
     r->to_stdout = strcmp(f->output, "-") == 0;
+    /* -o /dev/null, a FIFO, a terminal: write into it; renaming a part file
+     * over it would replace the device with a regular file */
+    struct stat st;
+    r->direct = !r->to_stdout && stat(f->output, &st) == 0 && !S_ISREG(st.st_mode) &&
+                !S_ISDIR(st.st_mode);
     if (snprintf(r->part, sizeof r->part, "%s.part", f->output) >= (int)sizeof r->part)
         return fail(r, TRACE_FAULT_OTHER, NULL, "output: the path is too long");
     if (!f->pc_flags)
@@ -360,8 +369,25 @@ static int sort_outcome(struct run *r, int rc, const struct trace_err *te, int c
         return fail(r, TRACE_FAULT_OTHER, NULL, "sorting: %s", te->msg);
     if (rc > 0 || closed)
         return fail(r, TRACE_FAULT_OTHER, NULL, "writing %s: %s",
-                    r->to_stdout ? "the output" : r->part, close_msg);
+                    r->to_stdout || r->direct ? "the output" : r->part, close_msg);
     return commit(r);
+}
+
+/* Threads ordering SMs (the output is the same either way): two when a
+ * core beyond the one this thread runs on and the output's writer thread
+ * is idle by the load average (on a busy machine a second sorting thread
+ * only adds hand-over and page-table work), else one;
+ * GPUPROBE_TRACE_THREADS=1 or 2 decides instead. */
+static int sort_threads(void)
+{
+    const char *e = getenv("GPUPROBE_TRACE_THREADS");
+    if (e && (strcmp(e, "1") == 0 || strcmp(e, "2") == 0))
+        return e[0] - '0';
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    double load;
+    if (cpus < 2 || getloadavg(&load, 1) != 1)
+        return 1;
+    return load + 1.0 <= (double)cpus - 0.5 ? 2 : 1;
 }
 
 static int sort_run(struct run *r, struct trace_summary *sum)
@@ -379,8 +405,8 @@ static int sort_run(struct run *r, struct trace_summary *sum)
     if (rc == 0 && !o.bw)
         trace_csv_write_out_header(&o.wb);
     struct trace_err te = {0};
-    /* two SMs at once where there are two cores (the output stays the same) */
-    struct trace_sort_opts so = {.tmpdir = r->f->tmpdir, .threads = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 2 : 1};
+    r->sort_threads = sort_threads();
+    struct trace_sort_opts so = {.tmpdir = r->f->tmpdir, .threads = r->sort_threads};
     struct trace_outq *q = rc == 0 ? trace_outq_new(sizeof(struct trace_out), out_items, &o) : NULL;
     if (rc == 0 && !q)
         rc = fail(r, TRACE_FAULT_OTHER, NULL, "out of memory for the output queue");
@@ -412,7 +438,7 @@ int trace_pipeline_sort(const struct trace_files *f, const struct trace_params *
         trace_summary_free(sum);
         memset(sum, 0, sizeof *sum);
     } else {
-        *out = (struct trace_outcome){r->p.in_format, output_bytes(r)};
+        *out = (struct trace_outcome){r->p.in_format, output_bytes(r), r->sort_threads};
     }
     release(r);
     free(r);
@@ -501,7 +527,7 @@ int trace_pipeline_convert(const struct trace_files *f, const struct trace_param
     if (rc)
         discard(r);
     else
-        *out = (struct trace_outcome){r->p.in_format, output_bytes(r)};
+        *out = (struct trace_outcome){r->p.in_format, output_bytes(r), 0};
     release(r);
     free(r);
     return rc;

@@ -192,6 +192,9 @@ static int pipe_run(int argc, char **argv)
         fprintf(stderr, "pipe: %s\n", fail.msg);
         return 1;
     }
+#ifdef TRACE_OUTCOME_SORT_THREADS /* not in a revision built for BENCH_BEFORE */
+    printf("threads=%d ", out.sort_threads);
+#endif
     report("pipe", sum.records_in, sum.requests_out, out.output_bytes);
     trace_summary_free(&sum);
     return 0;

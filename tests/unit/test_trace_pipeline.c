@@ -7,7 +7,8 @@
  * offset, the file named), a bad per-PC flag table (the table named), flags
  * on a sorted file (the settings at fault), a missing input. No failure
  * leaves an output or a part file, and none touches an OUTPUT that was
- * there before; a success replaces it. A trace of 120,000 requests (many
+ * there before; a success replaces it, but one that is a device or a FIFO
+ * is written into, never replaced. A trace of 120,000 requests (many
  * batches through the output's writer thread) sorts to the bytes the
  * sorter gives when its records go straight to a binary writer, and its CSV
  * form (thread-major: used without spooling) to the same CSV as the binary
@@ -21,6 +22,7 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +45,8 @@ static int teardown(void **state)
     struct tmp *t = *state;
     static const char *const names[] = {"out.csv", "out.csv.part", "out.bin", "out.bin.part",
                                         "back.csv", "back.csv.part", "req.bin", "req.bin.part",
-                                        "flags.txt", "stdout.txt", "ref.bin", "req.csv", "out2.csv"};
+                                        "flags.txt", "stdout.txt", "ref.bin", "req.csv", "out2.csv",
+                                        "out.fifo", "out.fifo.part"};
     char path[256];
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         snprintf(path, sizeof path, "%s/%s", t->dir, names[i]);
@@ -323,6 +326,51 @@ static void test_replaces_output(void **state)
     assert_false(file_exists(tmp_path(t, "out2.csv.part")));
 }
 
+struct drain {
+    const char *path;
+    size_t bytes;
+};
+
+static void *drain_fifo(void *arg)
+{
+    struct drain *d = arg;
+    int fd = open(d->path, O_RDONLY);
+    char buf[4096];
+    for (ssize_t n; fd >= 0 && (n = read(fd, buf, sizeof buf)) > 0;)
+        d->bytes += (size_t)n;
+    if (fd >= 0)
+        close(fd);
+    return NULL;
+}
+
+/* An OUTPUT that is not a regular file (here a FIFO, as /dev/null is a
+ * device) is written into, not replaced by a renamed part file. */
+static void test_output_device(void **state)
+{
+    struct tmp *t = *state;
+    struct trace_outcome out;
+    struct stat st;
+    write_file(t->path, sample_csv);
+    struct trace_files file = {.input = t->path, .output = tmp_path(t, "out.csv")};
+    sort_ok(&file, "sms=2", &out);
+    assert_int_equal(stat(file.output, &st), 0);
+    struct drain d = {.path = tmp_path(t, "out.fifo")};
+    assert_int_equal(mkfifo(d.path, 0600), 0);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, drain_fifo, &d), 0);
+    struct trace_files fifo = {.input = t->path, .output = d.path};
+    alarm(30); /* a sort that renames instead of writing leaves the reader waiting: fail, not hang */
+    sort_ok(&fifo, "sms=2", &out);
+    pthread_join(th, NULL);
+    alarm(0);
+    assert_int_equal(d.bytes, st.st_size);
+    assert_int_equal(out.output_bytes, -1);
+    struct stat fs;
+    assert_int_equal(stat(d.path, &fs), 0);
+    assert_true(S_ISFIFO(fs.st_mode));
+    assert_false(file_exists(tmp_path(t, "out.fifo.part")));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -336,6 +384,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_flags_on_sorted_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_large_sort_through_queue, setup, teardown),
         cmocka_unit_test_setup_teardown(test_replaces_output, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_output_device, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
