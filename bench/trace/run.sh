@@ -32,7 +32,8 @@
 # non-zero only when it cannot run. Everything it writes is removed on exit
 # (BENCH_KEEP=1 keeps it). Tunables: BENCH_TMP (default /tmp, else /work),
 # BENCH_SCALE (1: thread counts multiplied), BENCH_CSV_LARGE (4; 0 skips the
-# long CSV), BENCH_BEFORE (a git revision: bench.c is also built against that
+# long CSV), BENCH_REPEAT (3: each run is repeated and the fastest kept, the
+# one least disturbed by other work), BENCH_BEFORE (a git revision: bench.c is also built against that
 # revision's trace/ and util/, and its pipeline to CSV is run as "before").
 # The end-to-end runs sort as `gpuprobe trace sort` does: with a second
 # sorting thread when a core is idle by the load average (GPUPROBE_TRACE_THREADS
@@ -43,6 +44,7 @@ cd "$(dirname "$0")/../.."
 CC=${CC:-gcc}
 SCALE=${BENCH_SCALE:-1}
 CSV_LARGE=${BENCH_CSV_LARGE:-4}
+REPEAT=${BENCH_REPEAT:-3}
 
 need_gb=$((4 * SCALE + 2))
 tmp=${BENCH_TMP:-/tmp}
@@ -101,16 +103,24 @@ for in in $inputs; do
     p=$(path_of "$in")
     sort_s=
     for run in $runs; do
-        case $run in
-        read) line=$("$dir/bench" read "$p") ;;
-        sort) [ "${in##*.}" = csv ] && continue
-              line=$("$dir/bench" sort "$p" 2>/dev/null) ;;
-        csv1) [ "${in##*.}" = csv ] || continue
-              line=$(GPUPROBE_TRACE_THREADS=1 "$dir/bench" pipe "$p" "$dir/out.csv") ;;
-        csv)  line=$("$dir/bench" pipe "$p" "$dir/out.csv") ;;
-        bin)  line=$("$dir/bench" pipe "$p" "$dir/out.bin" out_format=bin) ;;
-        before) line=$("$dir/bench_before" pipe "$p" "$dir/out.csv") ;;
-        esac
+        best=
+        for _ in $(seq "$REPEAT"); do
+            case $run in
+            read) line=$("$dir/bench" read "$p") ;;
+            sort) [ "${in##*.}" = csv ] && continue
+                  line=$("$dir/bench" sort "$p" 2>/dev/null) ;;
+            csv1) [ "${in##*.}" = csv ] || continue
+                  line=$(GPUPROBE_TRACE_THREADS=1 "$dir/bench" pipe "$p" "$dir/out.csv") ;;
+            csv)  line=$("$dir/bench" pipe "$p" "$dir/out.csv") ;;
+            bin)  line=$("$dir/bench" pipe "$p" "$dir/out.bin" out_format=bin) ;;
+            before) line=$("$dir/bench_before" pipe "$p" "$dir/out.csv") ;;
+            esac
+            if [ -z "$best" ] || awk -v a="$(field seconds "$line")" -v b="$(field seconds "$best")" 'BEGIN {exit !(a < b)}'; then
+                best=$line
+            fi
+        done
+        [ -z "$best" ] && continue
+        line=$best
         n=$(field records_in "$line") s=$(field seconds "$line") c=$(field cpu_seconds "$line")
         b=$(field output_bytes "$line")
         [ "$b" -gt "$largest" ] && largest=$b
