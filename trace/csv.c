@@ -293,6 +293,15 @@ static int dec_digits(uint64_t v)
 /* Writes v in decimal at p; returns the byte after it. */
 static char *put_dec(char *p, uint64_t v)
 {
+    if (v < 10) { /* sm, width, dep: most fields of an output line are short */
+        *p = (char)('0' + v);
+        return p + 1;
+    }
+    if (v < 100) {
+        p[0] = digit_pairs[v * 2];
+        p[1] = digit_pairs[v * 2 + 1];
+        return p + 2;
+    }
     int n = dec_digits(v);
     char *e = p + n, *q = e;
     while (v >= 100) {
