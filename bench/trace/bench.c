@@ -14,7 +14,7 @@
  *                    `gpuprobe trace sort` case
  *         scattered  65,536 x 128, every load scattered (no coalescing:
  *                    one output request per record, the heaviest output)
- *         long       512 threads x 16,384 loads (8.4 M): two blocks of 64
+ *         long       512 threads x 16,384 loads (8.4 M): two blocks of 134
  *                    MB, read through per-thread buffers
  *         short      2,097,152 threads x 4 loads (8.4 M): 8,192 blocks
  *         gather     the gather kernel of the first benchmark: 40 records a
