@@ -274,3 +274,10 @@ uint32_t trace_rng_delay(struct trace_rng *r, int fixed_only, uint32_t lat_min, 
         return UINT32_MAX;
     return lat_min + (uint32_t)d;
 }
+
+void trace_rng_delays(struct trace_rng *r, int fixed_only, uint32_t lat_min, double sigma, uint32_t *out,
+                      uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        out[i] = trace_rng_delay(r, fixed_only, lat_min, sigma);
+}
