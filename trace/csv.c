@@ -12,16 +12,26 @@
  */
 #include "trace/csv.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "trace/scan.h"
 
 /* ---- reader ------------------------------------------------------------ */
 
+#define RECENT 64 /* PCs whose flag was checked lately (a power of two) */
+
 struct csv_reader {
     struct trace_text t; /* the line being read */
     const struct trace_csv_opts *o;
     struct trace_pcflags seen; /* pc -> dep and the line that first had it */
+    /* A direct-mapped cache of PCs already in `seen`, with their flag + 1
+     * (0: empty): a record whose PC and flag are found here passes the
+     * one-flag-per-PC check without a lookup in the map. */
+    uint64_t recent_pc[RECENT];
+    uint32_t recent_dep1[RECENT];
 };
 
 static const char *const field_names[] = {"tid", "pc", "addr", "width", "dep"};
@@ -109,8 +119,15 @@ static int check_flag(struct csv_reader *r, struct trace_rec *rec)
         rec->dep = dep;
         return 0;
     }
+    unsigned slot = (unsigned)((rec->pc * 0x9e3779b97f4a7c15ull) >> 58) & (RECENT - 1);
+    if (r->recent_pc[slot] == rec->pc && r->recent_dep1[slot] == rec->dep + 1)
+        return 0;
     uint64_t first = 0;
     int s = trace_pcflags_set(&r->seen, rec->pc, rec->dep, r->t.line, &first);
+    if (s == 0) {
+        r->recent_pc[slot] = rec->pc;
+        r->recent_dep1[slot] = rec->dep + 1;
+    }
     if (s == 1)
         return trace_text_fail(&r->t, TRACE_EINPUT,
                                "pc 0x%llx has dep %u here but dep %u on line %llu: all records of "
@@ -154,6 +171,93 @@ int trace_csv_read(const char *buf, size_t len, const struct trace_csv_opts *o, 
     return s;
 }
 
+/* ---- the chunked reader ------------------------------------------------ */
+
+struct chunks {
+    int fd, eof;
+    char *buf;
+    size_t cap, have; /* buf[0..have) read, starting at a line start */
+    uint64_t base;    /* file offset of buf[0] */
+};
+
+/* Reads until the buffer is full or the file ends. 0 or -1 (errno). */
+static int chunk_fill(struct chunks *k)
+{
+    while (!k->eof && k->have < k->cap) {
+        ssize_t n = read(k->fd, k->buf + k->have, k->cap - k->have);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -1;
+        k->eof = n == 0;
+        k->have += (size_t)n;
+    }
+    return 0;
+}
+
+/* How many bytes of the buffer to parse now: through its last LF, all of it
+ * at the end of the file, or 0 when no line ends in it yet (then the buffer
+ * grows, up to a line of TRACE_CSV_MAX_LINE bytes: -1). */
+static long long chunk_cut(struct chunks *k)
+{
+    if (k->eof)
+        return (long long)k->have;
+    const char *nl = memrchr(k->buf, '\n', k->have);
+    if (nl)
+        return nl - k->buf + 1;
+    if (k->have >= TRACE_CSV_MAX_LINE)
+        return -1;
+    char *nb = realloc(k->buf, k->cap * 2);
+    if (!nb)
+        return -2;
+    k->buf = nb;
+    k->cap *= 2;
+    return 0;
+}
+
+int trace_csv_read_fd(int fd, const struct trace_csv_opts *o, trace_sink sink, void *ctx,
+                      struct trace_err *err)
+{
+    struct chunks k = {.fd = fd, .cap = o && o->chunk_bytes ? o->chunk_bytes : TRACE_CSV_CHUNK};
+    struct csv_reader r = {.o = o};
+    k.buf = malloc(k.cap);
+    trace_text_init(&r.t, "", 0, err); /* each chunk is set below */
+    trace_pcflags_init(&r.seen, o ? o->max_pcs : 0);
+    int s = k.buf ? 0 : trace_text_fail(&r.t, TRACE_ENOMEM, "out of memory");
+    for (int header = 1; s == 0;) {
+        if (chunk_fill(&k)) {
+            trace_err_set(err, 0, k.base + k.have, "reading the trace: %s", strerror(errno));
+            s = TRACE_ENOMEM;
+            break;
+        }
+        long long cut = chunk_cut(&k);
+        if (cut < 0) {
+            if (cut == -1)
+                trace_err_set(err, r.t.line + 1, k.base, "line longer than %zu bytes", TRACE_CSV_MAX_LINE);
+            else
+                trace_err_set(err, r.t.line + 1, k.base, "out of memory for a line of %zu bytes", k.have);
+            s = cut == -1 ? TRACE_EINPUT : TRACE_ENOMEM;
+            break;
+        }
+        if (cut == 0 && !k.eof)
+            continue;
+        trace_text_next_chunk(&r.t, k.buf, (size_t)cut, k.base);
+        if (header)
+            s = read_header(&r);
+        header = 0;
+        if (s == 0)
+            s = read_records(&r, sink, ctx);
+        if (k.eof)
+            break;
+        memmove(k.buf, k.buf + cut, k.have - (size_t)cut);
+        k.have -= (size_t)cut;
+        k.base += (uint64_t)cut;
+    }
+    trace_pcflags_free(&r.seen);
+    free(k.buf);
+    return s;
+}
+
 /* ---- writers ----------------------------------------------------------- */
 
 #define LINE_MAX_BYTES 160 /* 7 fields of at most 20 characters, 6 commas, '\n' */
@@ -189,6 +293,15 @@ static int dec_digits(uint64_t v)
 /* Writes v in decimal at p; returns the byte after it. */
 static char *put_dec(char *p, uint64_t v)
 {
+    if (v < 10) { /* sm, width, dep: most fields of an output line are short */
+        *p = (char)('0' + v);
+        return p + 1;
+    }
+    if (v < 100) {
+        p[0] = digit_pairs[v * 2];
+        p[1] = digit_pairs[v * 2 + 1];
+        return p + 2;
+    }
     int n = dec_digits(v);
     char *e = p + n, *q = e;
     while (v >= 100) {

@@ -4,9 +4,11 @@
  * (sm,seq,tid,pc,addr,width,dep).
  *
  * DESIGN
- * The reader works on one memory buffer (a request body, or a file the
- * caller mapped) and hands each record to the sink as soon as its line is
- * checked, so it keeps no records: its memory is one hash map of the PCs seen
+ * The reader works on one memory buffer (a request body), or reads a file
+ * descriptor in bounded chunks (trace_csv_read_fd: a chunk is cut after its
+ * last complete line, the rest moves to the front of the next one, so
+ * memory is one chunk whatever the file's size), and hands each record to
+ * the sink as soon as its line is checked, so it keeps no records: its memory is one hash map of the PCs seen
  * (to enforce "all records of one PC carry the same flag"), bounded by the
  * number of distinct PCs and capped by max_pcs. Every error names the 1-based
  * line and the byte offset of the start of that line; a record is handed on
@@ -33,7 +35,14 @@
 struct trace_csv_opts {
     const struct trace_pcflags *flags; /* per-PC flags that replace the file's; may be NULL */
     size_t max_pcs;                    /* distinct PCs allowed; 0: TRACE_PCFLAGS_MAX_DEFAULT */
+    size_t chunk_bytes;                /* trace_csv_read_fd's reads; 0: TRACE_CSV_CHUNK */
 };
+
+#define TRACE_CSV_CHUNK ((size_t)1 << 20)
+/* trace_csv_read_fd refuses a line that has not ended within this many
+ * bytes (no valid record comes near it; a last line without '\n' is read
+ * whole); its buffer grows to hold the longest line up to it. */
+#define TRACE_CSV_MAX_LINE ((size_t)1 << 20)
 
 /* Reads the CSV input format from buf[0..len) (no NUL needed) and hands each
  * record to sink(ctx, rec) in file order. o may be NULL (defaults).
@@ -41,6 +50,15 @@ struct trace_csv_opts {
  * (line, byte offset of the bad line, message), or the sink's non-zero value. */
 int trace_csv_read(const char *buf, size_t len, const struct trace_csv_opts *o, trace_sink sink,
                    void *ctx, struct trace_err *err);
+
+/* The same as trace_csv_read over the bytes read from fd (from its current
+ * offset to its end), read in chunks of o->chunk_bytes: lines, byte offsets
+ * and messages are those trace_csv_read gives on the whole file. A line
+ * whose LF is not within TRACE_CSV_MAX_LINE bytes of its start is refused
+ * (TRACE_EINPUT, its line and offset); a read error gives TRACE_ENOMEM
+ * with the reason. */
+int trace_csv_read_fd(int fd, const struct trace_csv_opts *o, trace_sink sink, void *ctx,
+                      struct trace_err *err);
 
 /* ---- writing ----------------------------------------------------------- */
 

@@ -436,7 +436,11 @@ static void emit_one(struct loop *l, const struct trace_rec *t)
 static void issue(struct loop *l, uint32_t pos)
 {
     struct trace_group *g = &l->g;
+    uint32_t delay[TRACE_WARP_SIZE];
     trace_warp_next(&l->warps[pos], &l->co, g);
+    /* the instruction's delays in one call: the same draws, in the same
+     * order, as one per transaction below (nothing else draws in between) */
+    trace_rng_delays(&l->rng, l->fixed, l->p->lat_min, l->p->lat_sigma, delay, g->n);
     l->st->instructions++;
     l->issuing = pos;
     ready_clear(l, pos);
@@ -445,8 +449,7 @@ static void issue(struct loop *l, uint32_t pos)
         while (l->fly.n >= l->p->mshr)  /* 6d */
             l->st->mshr_stall_ticks += jump(l);
         emit_one(l, &g->txn[i]);        /* 6e */
-        uint32_t t = trace_rng_delay(&l->rng, l->fixed, l->p->lat_min, l->p->lat_sigma);
-        fly_push(&l->fly, l->clock + t, g->dep ? pos : NONE);
+        fly_push(&l->fly, l->clock + delay[i], g->dep ? pos : NONE);
         if (g->dep)
             l->outstanding[pos]++;
         if (l->fly.n > l->st->max_in_flight)

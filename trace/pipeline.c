@@ -5,8 +5,9 @@
  * A run is one struct run: the files and parameters it was given, the
  * opened input, the per-PC flags, the output and the failure. The output
  * side is shared by sorts and conversions: out_open writes OUTPUT.part (or
- * a duplicate of standard output) through a CSV buffer or a binary writer,
- * out_close flushes it, commit renames it into place, and discard removes
+ * a duplicate of standard output) through a CSV buffer or a binary writer
+ * (a sort drives it from a writer thread: trace_outq in front of out_sink),
+ * out_close flushes it, commit puts it into place, and discard removes
  * whatever a failed run wrote. Every failure goes through fail() or
  * fail_at(), which fill the struct trace_failure once.
  */
@@ -26,8 +27,10 @@
 #include "trace/binfmt.h"
 #include "trace/csv.h"
 #include "util/fdio.h"
+#include "trace/outq.h"
 #include "trace/readfile.h"
 #include "trace/spool.h"
+#include "trace/tmpfile.h"
 
 #define CSV_BUF_BYTES ((size_t)256 << 10)
 
@@ -36,6 +39,7 @@ struct run {
     struct trace_params p;
     struct trace_failure *fail;
     int to_stdout;
+    int direct;                   /* OUTPUT is a device or a FIFO: written in place */
     char part[PATH_MAX + 8];
     struct trace_pcflags flags;
     int flags_loaded;
@@ -43,6 +47,7 @@ struct run {
     int in_open;
     int from_spool;               /* the input was read into a spool: its offsets are not the file's */
     int committed;
+    int sort_threads;
 };
 
 /* ---- failures ------------------------------------------------------------------ */
@@ -103,10 +108,12 @@ static int fd_flush(void *ctx, const char *data, size_t n)
 static int out_open(struct run *r, struct out *o, const struct trace_bin_header *h)
 {
     int fd = r->to_stdout ? dup(STDOUT_FILENO)
+             : r->direct  ? open(r->f->output, O_WRONLY | O_CLOEXEC)
                           : open(r->part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         return fail(r, TRACE_FAULT_OTHER, NULL, "output %s: %s",
-                    r->to_stdout ? "(standard output)" : r->part, strerror(errno));
+                    r->to_stdout ? "(standard output)" : r->direct ? r->f->output : r->part,
+                    strerror(errno));
     if (h) {
         struct trace_err te = {0};
         o->bw = trace_bin_writer_fd(fd, 1, h, &te);
@@ -125,6 +132,21 @@ static int out_sink(void *ctx, const struct trace_out *recs, size_t n)
 {
     struct out *o = ctx;
     return o->bw ? trace_bin_write_out(o->bw, recs, n) : trace_csv_out_sink(&o->wb, recs, n);
+}
+
+/* out_sink and a binary writer of requests as trace_outq sinks. */
+static int out_items(void *ctx, const void *items, size_t n)
+{
+    return out_sink(ctx, items, n);
+}
+
+static int rec_items(void *w, const void *items, size_t n)
+{
+    const struct trace_rec *r = items;
+    for (size_t i = 0; i < n; i++)
+        if (trace_bin_write_rec(w, &r[i]))
+            return 1;
+    return 0;
 }
 
 static int rec_sink(void *ctx, const struct trace_rec *rec)
@@ -156,10 +178,25 @@ static int out_close(struct out *o, char *msg, size_t len)
     return rc;
 }
 
+/* Replaces an existing regular OUTPUT by swapping it with the part file,
+ * then removes the old one (now the part file). A plain rename over an
+ * existing file makes ext4 (auto_da_alloc) write the new file's data out
+ * inside the rename, which cost seconds on a large output; the swap is as
+ * atomic and does not. 0 when swapped, -1 to fall back to rename. */
+static int swap_into_place(const struct run *r)
+{
+    struct stat st;
+    if (lstat(r->f->output, &st) || !S_ISREG(st.st_mode) ||
+        renameat2(AT_FDCWD, r->part, AT_FDCWD, r->f->output, RENAME_EXCHANGE))
+        return -1;
+    unlink(r->part);
+    return 0;
+}
+
 /* Renames the part file into place. */
 static int commit(struct run *r)
 {
-    if (!r->to_stdout && rename(r->part, r->f->output))
+    if (!r->to_stdout && !r->direct && swap_into_place(r) && rename(r->part, r->f->output))
         return fail(r, TRACE_FAULT_OTHER, NULL, "renaming %s: %s", r->part, strerror(errno));
     r->committed = 1;
     return 0;
@@ -168,7 +205,7 @@ static int commit(struct run *r)
 /* After a failure: no partial (or orphaned) output stays. */
 static void discard(const struct run *r)
 {
-    if (r->to_stdout)
+    if (r->to_stdout || r->direct) /* nothing of ours to remove */
         return;
     unlink(r->part);
     if (r->committed)
@@ -178,7 +215,7 @@ static void discard(const struct run *r)
 static long long output_bytes(const struct run *r)
 {
     struct stat st;
-    return !r->to_stdout && stat(r->f->output, &st) == 0 ? (long long)st.st_size : -1;
+    return !r->to_stdout && !r->direct && stat(r->f->output, &st) == 0 ? (long long)st.st_size : -1;
 }
 
 /* ---- input --------------------------------------------------------------------- */
@@ -193,6 +230,11 @@ static int setup(struct run *r, const struct trace_files *f, const struct trace_
     r->p = *p;
     r->fail = failure;
     r->to_stdout = strcmp(f->output, "-") == 0;
+    /* -o /dev/null, a FIFO, a terminal: write into it; renaming a part file
+     * over it would replace the device with a regular file */
+    struct stat st;
+    r->direct = !r->to_stdout && stat(f->output, &st) == 0 && !S_ISREG(st.st_mode) &&
+                !S_ISDIR(st.st_mode);
     if (snprintf(r->part, sizeof r->part, "%s.part", f->output) >= (int)sizeof r->part)
         return fail(r, TRACE_FAULT_OTHER, NULL, "output: the path is too long");
     if (!f->pc_flags)
@@ -236,10 +278,63 @@ static int open_through_spool(struct run *r)
     return rc;
 }
 
+/* CSV input: reader -> binary requests in a private temporary file. A CSV
+ * trace is usually thread-major already (what `trace convert` writes from a
+ * binary file): the copy is then the sorter's input as it is, with no spool
+ * runs to write, read and merge; otherwise trace_input_open spools it. */
+static int open_through_copy(struct run *r)
+{
+    struct trace_err te = {0};
+    struct trace_read_stats st = {0};
+    char path[300];
+    int named;
+    r->from_spool = 1;
+    int fd = trace_tmp_open(r->f->tmpdir, "requests", path, sizeof path, &named);
+    int wfd = fd < 0 ? -1 : dup(fd); /* the writer closes its own; fd keeps path valid */
+    if (wfd < 0) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        return fail(r, TRACE_FAULT_OTHER, NULL, "temporary file in %s: %s",
+                    trace_tmpdir(r->f->tmpdir), strerror(e));
+    }
+    struct trace_bin_header h;
+    trace_bin_header_init(&h, TRACE_BIN_REQUESTS, NULL);
+    struct trace_bin_writer *w = trace_bin_writer_fd(wfd, 1, &h, &te);
+    /* the copy is written on the other core while this one parses */
+    struct trace_outq *q = w ? trace_outq_new(sizeof(struct trace_rec), rec_items, w) : NULL;
+    int rc = q ? trace_read_path(r->f->input, r->p.in_format, r->flags_loaded ? &r->flags : NULL,
+                                 trace_outq_rec, q, &st, NULL, &te)
+               : TRACE_ENOMEM;
+    if (q && trace_outq_free(q) && rc == 0)
+        rc = 1; /* the writer failed: closing it says why */
+    if (!q && w)
+        snprintf(te.msg, sizeof te.msg, "out of memory");
+    if (rc < 0) {
+        rc = read_outcome(r, r->f->input, rc, &te);
+        if (w)
+            trace_bin_writer_close(w, NULL);
+    } else if (trace_bin_writer_close(w, &te)) { /* also when rc > 0: the writer says why */
+        rc = fail(r, TRACE_FAULT_OTHER, NULL, "copying the trace: %s", te.msg);
+    } else {
+        struct trace_sort_opts o = {.tmpdir = r->f->tmpdir};
+        rc = trace_input_open(&r->in, path, &o, &te);
+        r->in_open = rc == 0;
+        if (rc)
+            rc = fail(r, TRACE_FAULT_OTHER, NULL, "opening the copy of the trace: %s", te.msg);
+    }
+    if (named)
+        unlink(path);
+    close(fd); /* the mapping keeps the file */
+    return rc;
+}
+
 static int open_input(struct run *r)
 {
     if (detect(r))
         return -1;
+    if (r->p.in_format == TRACE_FMT_CSV)
+        return open_through_copy(r);
     if (r->p.in_format != TRACE_FMT_BIN || r->flags_loaded)
         return open_through_spool(r);
     struct trace_err te = {0};
@@ -274,8 +369,25 @@ static int sort_outcome(struct run *r, int rc, const struct trace_err *te, int c
         return fail(r, TRACE_FAULT_OTHER, NULL, "sorting: %s", te->msg);
     if (rc > 0 || closed)
         return fail(r, TRACE_FAULT_OTHER, NULL, "writing %s: %s",
-                    r->to_stdout ? "the output" : r->part, close_msg);
+                    r->to_stdout || r->direct ? "the output" : r->part, close_msg);
     return commit(r);
+}
+
+/* Threads ordering SMs (the output is the same either way): two when a
+ * core beyond the one this thread runs on and the output's writer thread
+ * is idle by the load average (on a busy machine a second sorting thread
+ * only adds hand-over and page-table work), else one;
+ * GPUPROBE_TRACE_THREADS=1 or 2 decides instead. */
+static int sort_threads(void)
+{
+    const char *e = getenv("GPUPROBE_TRACE_THREADS");
+    if (e && (strcmp(e, "1") == 0 || strcmp(e, "2") == 0))
+        return e[0] - '0';
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    double load;
+    if (cpus < 2 || getloadavg(&load, 1) != 1)
+        return 1;
+    return load + 1.0 <= (double)cpus - 0.5 ? 2 : 1;
 }
 
 static int sort_run(struct run *r, struct trace_summary *sum)
@@ -293,9 +405,17 @@ static int sort_run(struct run *r, struct trace_summary *sum)
     if (rc == 0 && !o.bw)
         trace_csv_write_out_header(&o.wb);
     struct trace_err te = {0};
-    struct trace_sort_opts so = {.tmpdir = r->f->tmpdir};
-    if (rc == 0)
-        rc = trace_sort_input(&r->in, &r->p, &so, out_sink, &o, sum, &te);
+    r->sort_threads = sort_threads();
+    struct trace_sort_opts so = {.tmpdir = r->f->tmpdir, .threads = r->sort_threads};
+    struct trace_outq *q = rc == 0 ? trace_outq_new(sizeof(struct trace_out), out_items, &o) : NULL;
+    if (rc == 0 && !q)
+        rc = fail(r, TRACE_FAULT_OTHER, NULL, "out of memory for the output queue");
+    if (rc == 0) { /* formatting and writing run on the queue's thread */
+        rc = trace_sort_input(&r->in, &r->p, &so, trace_outq_sink, q, sum, &te);
+        int qrc = trace_outq_free(q);
+        if (rc == 0)
+            rc = qrc;
+    }
     if (o.bw)
         trace_bin_writer_set_input(o.bw, sum->records_in);
     int closed = out_close(&o, msg, sizeof msg);
@@ -318,7 +438,7 @@ int trace_pipeline_sort(const struct trace_files *f, const struct trace_params *
         trace_summary_free(sum);
         memset(sum, 0, sizeof *sum);
     } else {
-        *out = (struct trace_outcome){r->p.in_format, output_bytes(r)};
+        *out = (struct trace_outcome){r->p.in_format, output_bytes(r), r->sort_threads};
     }
     release(r);
     free(r);
@@ -407,7 +527,7 @@ int trace_pipeline_convert(const struct trace_files *f, const struct trace_param
     if (rc)
         discard(r);
     else
-        *out = (struct trace_outcome){r->p.in_format, output_bytes(r)};
+        *out = (struct trace_outcome){r->p.in_format, output_bytes(r), 0};
     release(r);
     free(r);
     return rc;

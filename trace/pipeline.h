@@ -6,13 +6,20 @@
  * DESIGN
  * A sort runs four steps: open the input (a thread-major binary requests
  * file is mapped in place; a binary file in another order is spooled by
- * trace_input_open; text, or binary with a per-PC flag table, is read by
- * trace_read_path into a spool and written thread-major to a private
+ * trace_input_open; CSV is read in bounded chunks into a private temporary
+ * binary file that trace_input_open then takes as it is when thread-major,
+ * or spools; NVBit, Accel-Sim, or binary with a per-PC flag table, is read
+ * by trace_read_path into a spool and written thread-major to a private
  * temporary file), resolve and check the parameters against it, sort into
- * a CSV or binary writer on OUTPUT.part, and commit (rename to OUTPUT). A
+ * a CSV or binary writer on OUTPUT.part that runs on a writer thread
+ * (outq.h: the sorting thread only queues records; the bytes are those of
+ * a direct writer), and commit (swap with an existing OUTPUT and remove the
+ * old one, else rename to OUTPUT). A
  * conversion reads requests of any format (or a sorted binary file) and
  * writes them in input order through the same writers, part file and
- * rename. OUTPUT "-" is standard output (no part file). A failure leaves no
+ * rename. OUTPUT "-" is standard output (no part file); an OUTPUT that
+ * exists and is neither a regular file nor a folder (/dev/null, a FIFO) is
+ * written in place, never replaced. A failure leaves no
  * OUTPUT and no part file behind and is described once, in a struct
  * trace_failure: whether the input or the settings were at fault, where in
  * the input (line of a text format, byte offset), and why.
@@ -31,7 +38,7 @@
 
 struct trace_files {
     const char *input;       /* a path */
-    const char *output;      /* a path, or "-" for standard output */
+    const char *output;      /* a path, or "-" for standard output (a device: written into) */
     const char *pc_flags;    /* a per-PC flag table (pc,dep lines), or NULL */
     const char *tmpdir;      /* for spools and copies; NULL: $TMPDIR, else /tmp */
 };
@@ -50,10 +57,13 @@ struct trace_failure {
     char msg[1024];          /* "line 3 (byte offset 39): width must be ..." */
 };
 
-/* What a finished run reports besides the sort's summary. */
+/* What a finished run reports besides the sort's summary (sort_threads is
+ * newer than the rest: TRACE_OUTCOME_SORT_THREADS says it is there). */
+#define TRACE_OUTCOME_SORT_THREADS 1
 struct trace_outcome {
     enum trace_format in_format;     /* as read: detected when AUTO was asked */
-    long long output_bytes;          /* -1 when written to standard output */
+    long long output_bytes;          /* -1 when written to standard output or a device */
+    int sort_threads;                /* threads that ordered SMs (sorts; see pipeline.c) */
 };
 
 /* Sorts f->input into f->output with p (formats included; p is resolved

@@ -2,8 +2,10 @@
  * Reading a trace file of any input format (see readfile.h).
  *
  * DESIGN
- * Text files are mapped (MAP_PRIVATE, read-only, advised sequential) and
- * handed whole to their reader; binary files are opened with trace_bin_open,
+ * CSV files are read through a descriptor in bounded chunks
+ * (trace_csv_read_fd), so memory does not grow with the file; NVBit and
+ * Accel-Sim files are mapped (MAP_PRIVATE, read-only, advised sequential)
+ * and handed whole to their reader; binary files are opened with trace_bin_open,
  * which maps and checks them itself. Detection is a cheap look at the first
  * bytes and at the starts of the lines of the first 64 KiB; the first line
  * that carries a format's marker decides.
@@ -174,14 +176,28 @@ static int read_bin(const char *path, const struct trace_pcflags *flags, trace_s
     return rc < 0 ? TRACE_EINPUT : rc;
 }
 
+/* CSV is read in bounded chunks, not mapped: a mapping read to its end
+ * keeps the whole file resident while it is parsed. */
+static int read_csv(const char *path, const struct trace_pcflags *flags, trace_sink sink,
+                    void *ctx, struct trace_err *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        trace_err_set(err, 0, 0, "%.160s: %s", path, strerror(errno));
+        return TRACE_ENOMEM;
+    }
+    posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    struct trace_csv_opts o = {.flags = flags};
+    int rc = trace_csv_read_fd(fd, &o, sink, ctx, err);
+    close(fd);
+    return rc;
+}
+
+/* NVBit and Accel-Sim: the mapped file. */
 static int read_text(const struct trace_mapped *m, enum trace_format fmt,
                      const struct trace_pcflags *flags, trace_sink sink, void *ctx,
                      struct trace_read_stats *stats, struct trace_err *err)
 {
-    if (fmt == TRACE_FMT_CSV) {
-        struct trace_csv_opts o = {.flags = flags};
-        return trace_csv_read(m->data, m->len, &o, sink, ctx, err);
-    }
     if (fmt == TRACE_FMT_NVBIT) {
         struct trace_nvbit_opts o;
         trace_nvbit_opts_init(&o);
@@ -213,6 +229,9 @@ int trace_read_path(const char *path, enum trace_format fmt, const struct trace_
         rc = TRACE_EINPUT;
     } else if (fmt == TRACE_FMT_BIN) {
         rc = read_bin(path, flags, sink, ctx, err);
+    } else if (fmt == TRACE_FMT_CSV) {
+        trace_unmap_file(&m); /* only detection looked at it */
+        rc = read_csv(path, flags, sink, ctx, err);
     } else {
         rc = read_text(&m, fmt, flags, sink, ctx, stats, err);
     }

@@ -4,9 +4,11 @@
  * from the file's content.
  *
  * DESIGN
- * The readers of csv.h, nvbit.h and accelsim.h work on one memory buffer;
- * this module maps a file read-only and hands it to the right one, so the
- * CLI and the trace-sort job read files the same way. A binary requests file
+ * The readers of nvbit.h and accelsim.h work on one memory buffer: this
+ * module maps the file read-only and hands it to them; a CSV file is read
+ * through its descriptor in bounded chunks (trace_csv_read_fd), so its
+ * memory stays flat whatever its size. The CLI and the trace-sort job read
+ * files the same way. A binary requests file
  * goes through trace_bin_read. The per-PC flag table, when given, replaces
  * the dependency flags of every format (for binary input through a small
  * sink in front of the caller's). Detection looks at content only, never at

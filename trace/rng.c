@@ -204,14 +204,20 @@ static void zig_build(struct zig *z)
 static struct zig zig_table;
 static pthread_once_t zig_once = PTHREAD_ONCE_INIT;
 
+static int zig_ready; /* set (release) once zig_table is built */
+
 static void zig_init(void)
 {
     zig_build(&zig_table);
+    __atomic_store_n(&zig_ready, 1, __ATOMIC_RELEASE);
 }
 
-static const struct zig *zig_tables(void)
+/* Every delay draw asks for the tables: after the first, one acquire load
+ * instead of a call to pthread_once. */
+static inline const struct zig *zig_tables(void)
 {
-    pthread_once(&zig_once, zig_init); /* several threads may sort at once */
+    if (!__atomic_load_n(&zig_ready, __ATOMIC_ACQUIRE))
+        pthread_once(&zig_once, zig_init); /* several threads may sort at once */
     return &zig_table;
 }
 
@@ -267,4 +273,11 @@ uint32_t trace_rng_delay(struct trace_rng *r, int fixed_only, uint32_t lat_min, 
     if (d >= room)
         return UINT32_MAX;
     return lat_min + (uint32_t)d;
+}
+
+void trace_rng_delays(struct trace_rng *r, int fixed_only, uint32_t lat_min, double sigma, uint32_t *out,
+                      uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        out[i] = trace_rng_delay(r, fixed_only, lat_min, sigma);
 }

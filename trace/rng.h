@@ -47,5 +47,9 @@ double trace_exp(double x);
 /* One latency: fixed_only ? M : M + round(sigma * |N(0,1)|), saturating at
  * UINT32_MAX. Draws nothing when fixed_only or sigma is 0. */
 uint32_t trace_rng_delay(struct trace_rng *r, int fixed_only, uint32_t lat_min, double sigma);
+/* n delays in a row, exactly those n calls of trace_rng_delay would give
+ * (one call for a warp instruction's transactions). */
+void trace_rng_delays(struct trace_rng *r, int fixed_only, uint32_t lat_min, double sigma, uint32_t *out,
+                      uint32_t n);
 
 #endif

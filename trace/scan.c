@@ -17,26 +17,23 @@
 
 /* ---- number scanners ---------------------------------------------------- */
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
+/* 1 + the value of every hex digit byte, 0 for any other byte: the digit
+ * loop below runs once per byte of every address of a CSV trace. */
+static const unsigned char hex1[256] = {
+    ['0'] = 1,  ['1'] = 2,  ['2'] = 3,  ['3'] = 4,  ['4'] = 5,  ['5'] = 6,  ['6'] = 7,  ['7'] = 8,
+    ['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+    ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+};
 
 static int scan_hex_digits(const char *p, const char *end, uint64_t *v, const char **next)
 {
     const char *s = p;
     uint64_t x = 0;
     int over = 0;
-    for (; p < end && hexval(*p) >= 0; p++) {
+    for (unsigned d; p < end && (d = hex1[(unsigned char)*p]) != 0; p++) {
         if (x >> 60)
             over = 1;
-        x = x << 4 | (uint64_t)hexval(*p);
+        x = x << 4 | (d - 1);
     }
     *next = p;
     if (p == s)
@@ -114,7 +111,15 @@ void trace_text_init(struct trace_text *t, const char *buf, size_t len, struct t
     t->buf = t->next = t->ls = buf;
     t->end = buf + len;
     t->line = 0;
+    t->base = 0;
     t->err = err;
+}
+
+void trace_text_next_chunk(struct trace_text *t, const char *buf, size_t len, uint64_t base)
+{
+    t->buf = t->next = t->ls = buf;
+    t->end = buf + len;
+    t->base = base;
 }
 
 int trace_text_line(struct trace_text *t, struct trace_cur *c)
@@ -133,7 +138,7 @@ int trace_text_line(struct trace_text *t, struct trace_cur *c)
 
 static uint64_t line_offset(const struct trace_text *t)
 {
-    return (uint64_t)(t->ls - t->buf);
+    return t->base + (uint64_t)(t->ls - t->buf);
 }
 
 int trace_text_bad(const struct trace_text *t, const char *at, const char *fmt, ...)

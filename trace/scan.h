@@ -52,6 +52,7 @@ struct trace_text {
     const char *next;      /* where the line after the current one starts */
     const char *ls;        /* where the current line starts */
     uint64_t line;         /* its number, from 1; 0 before the first line */
+    uint64_t base;         /* byte offset of buf[0] in the whole input */
     struct trace_err *err; /* where errors go; may be NULL */
 };
 
@@ -68,6 +69,10 @@ struct trace_tok {
 
 /* Positions t before the first line of buf[0..len). */
 void trace_text_init(struct trace_text *t, const char *buf, size_t len, struct trace_err *err);
+/* Goes on with the next piece of the same input: buf[0..len) holds the
+ * bytes from offset base on, starting at a line start (a reader that reads
+ * a file in chunks); line numbers go on from the previous piece. */
+void trace_text_next_chunk(struct trace_text *t, const char *buf, size_t len, uint64_t base);
 /* Moves to the next line: 1 with *c its content (without LF or CRLF), or 0
  * at the end of the buffer (a final LF starts no line). */
 int trace_text_line(struct trace_text *t, struct trace_cur *c);

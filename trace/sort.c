@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -381,33 +382,217 @@ static void add_stats(struct trace_summary *sum, const struct trace_sm_stats *st
         sum->max_in_flight = st->max_in_flight;
 }
 
-static int sort_sms(const struct view *v, const struct trace_params *p, const struct trace_sort_opts *o,
-                    const struct bindex *x, trace_out_sink sink, void *ctx, struct trace_summary *sum,
-                    struct trace_err *err)
+/* Orders SM sm into emit; *io_failed set when a read failed. */
+static int sort_one_sm(const struct view *v, const struct trace_params *p, const struct trace_sort_opts *o,
+                       const struct bindex *x, uint32_t sm, struct slot_info *slots, const struct trace_emit *emit,
+                       struct trace_sm_stats *st, int *io_failed)
+{
+    size_t above = o && o->stream_above ? o->stream_above : TRACE_SORT_STREAM_ABOVE;
+    struct sm_src s = {.v = v, .p = p, .x = x, .k = x->sm_first[sm], .end = x->sm_first[sm + 1],
+                       .stream_above = above / sizeof(struct trace_rec), .slots = slots};
+    struct trace_block_src src = {.next = src_next, .retire = src_retire, .ctx = &s};
+    int rc = o && o->reference ? order_reference(p, sm, &src, emit, st) : trace_order_sm(p, sm, &src, emit, st);
+    *io_failed = s.io_failed;
+    if (rc == 0 && s.io_failed)
+        rc = TRACE_SORT_ESYS;
+    return rc;
+}
+
+static void sm_failure(int io_failed, uint32_t sm, struct trace_err *err)
+{
+    trace_err_set(err, 0, 0, "%s ordering SM %u", io_failed ? "read error" : "out of memory or an internal inconsistency",
+                  sm);
+}
+
+static int sort_sms_serial(const struct view *v, const struct trace_params *p, const struct trace_sort_opts *o,
+                           const struct bindex *x, trace_out_sink sink, void *ctx, struct trace_summary *sum,
+                           struct trace_err *err)
 {
     struct slot_info *slots = calloc(p->blocks_per_sm, sizeof *slots);
     if (!slots) {
         trace_err_set(err, 0, 0, "out of memory");
         return TRACE_SORT_ESYS;
     }
-    size_t above = o && o->stream_above ? o->stream_above : TRACE_SORT_STREAM_ABOVE;
     int rc = 0;
     for (uint32_t sm = 0; sm < p->sms && rc == 0; sm++) {
-        struct sm_src s = {.v = v, .p = p, .x = x, .k = x->sm_first[sm], .end = x->sm_first[sm + 1],
-                           .stream_above = above / sizeof(struct trace_rec), .slots = slots};
-        struct trace_block_src src = {.next = src_next, .retire = src_retire, .ctx = &s};
         struct trace_emit emit = {.sink = sink, .ctx = ctx};
-        struct trace_sm_stats *st = &sum->sm[sm];
-        rc = o && o->reference ? order_reference(p, sm, &src, &emit, st) : trace_order_sm(p, sm, &src, &emit, st);
-        add_stats(sum, st);
-        if (rc == 0 && s.io_failed)
-            rc = TRACE_SORT_ESYS;
+        int io_failed = 0;
+        rc = sort_one_sm(v, p, o, x, sm, slots, &emit, &sum->sm[sm], &io_failed);
+        add_stats(sum, &sum->sm[sm]);
         if (rc == TRACE_SORT_ESYS)
-            trace_err_set(err, 0, 0, "%s ordering SM %u", s.io_failed ? "read error" : "out of memory or an internal inconsistency",
-                sm);
+            sm_failure(io_failed, sm, err);
     }
     slots_free(slots, p->blocks_per_sm);
     return rc;
+}
+
+/* ---- two threads: SMs in parallel, output in SM order (see sort.h) ------ */
+
+struct held {                 /* records of an SM that is not next yet */
+    struct held *next;
+    size_t n;
+    struct trace_out recs[];
+};
+
+struct reorder {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    trace_out_sink sink;
+    void *ctx;
+    uint32_t nsms, cur, next_sm;  /* cur: the lowest SM not yet fully handed on */
+    unsigned char *done;
+    struct held **head, **tail;   /* per SM */
+    size_t used, budget;          /* bytes held */
+    int rc, failed_io;            /* the first failure (a sink's value or an error) */
+    uint32_t failed_sm;
+    const struct view *v;
+    const struct trace_params *p;
+    const struct trace_sort_opts *o;
+    const struct bindex *x;
+    struct trace_summary *sum;
+};
+
+struct sm_emit {
+    struct reorder *ro;
+    uint32_t sm;
+};
+
+/* Hands SM sm's held records to the sink (lock held). */
+static void release_held(struct reorder *ro, uint32_t sm)
+{
+    for (struct held *h = ro->head[sm], *next; h; h = next) {
+        next = h->next;
+        if (!ro->rc)
+            ro->rc = ro->sink(ro->ctx, h->recs, h->n);
+        ro->used -= h->n * sizeof h->recs[0];
+        free(h);
+    }
+    ro->head[sm] = ro->tail[sm] = NULL;
+}
+
+/* Moves cur past finished SMs, handing on what each held (lock held). */
+static void advance(struct reorder *ro)
+{
+    while (ro->cur < ro->nsms) {
+        release_held(ro, ro->cur);
+        if (!ro->done[ro->cur])
+            break;
+        ro->cur++;
+    }
+    pthread_cond_broadcast(&ro->cv);
+}
+
+/* The sink each SM's loop writes to. */
+static int reorder_sink(void *c, const struct trace_out *o, size_t n)
+{
+    struct sm_emit *e = c;
+    struct reorder *ro = e->ro;
+    size_t bytes = n * sizeof *o;
+    pthread_mutex_lock(&ro->mu);
+    while (!ro->rc) {
+        if (e->sm == ro->cur) { /* next in the output: straight to the sink */
+            ro->rc = ro->sink(ro->ctx, o, n);
+            break;
+        }
+        if (ro->used + bytes <= ro->budget || ro->used == 0) {
+            struct held *h = malloc(sizeof *h + bytes);
+            if (!h) {
+                ro->rc = TRACE_SORT_ESYS;
+                ro->failed_sm = e->sm;
+                break;
+            }
+            h->next = NULL;
+            h->n = n;
+            memcpy(h->recs, o, bytes);
+            *(ro->head[e->sm] ? &ro->tail[e->sm]->next : &ro->head[e->sm]) = h;
+            ro->tail[e->sm] = h;
+            ro->used += bytes;
+            break;
+        }
+        pthread_cond_wait(&ro->cv, &ro->mu); /* the reorder memory is full: wait for our turn */
+    }
+    int rc = ro->rc;
+    pthread_mutex_unlock(&ro->mu);
+    return rc;
+}
+
+static void *sm_worker(void *arg)
+{
+    struct reorder *ro = arg;
+    struct slot_info *slots = calloc(ro->p->blocks_per_sm, sizeof *slots);
+    for (;;) {
+        pthread_mutex_lock(&ro->mu);
+        if (!slots && !ro->rc)
+            ro->rc = TRACE_SORT_ESYS;
+        if (ro->rc || ro->next_sm == ro->nsms) {
+            pthread_mutex_unlock(&ro->mu);
+            break;
+        }
+        uint32_t sm = ro->next_sm++;
+        pthread_mutex_unlock(&ro->mu);
+        struct sm_emit e = {ro, sm};
+        struct trace_emit emit = {.sink = reorder_sink, .ctx = &e};
+        int io_failed = 0;
+        int rc = sort_one_sm(ro->v, ro->p, ro->o, ro->x, sm, slots, &emit, &ro->sum->sm[sm], &io_failed);
+        pthread_mutex_lock(&ro->mu);
+        if (rc && !ro->rc) {
+            ro->rc = rc;
+            ro->failed_sm = sm;
+            ro->failed_io = io_failed;
+        }
+        ro->done[sm] = 1;
+        advance(ro);
+        pthread_mutex_unlock(&ro->mu);
+    }
+    slots_free(slots, ro->p->blocks_per_sm);
+    return NULL;
+}
+
+static int sort_sms_parallel(const struct view *v, const struct trace_params *p, const struct trace_sort_opts *o,
+                             const struct bindex *x, trace_out_sink sink, void *ctx, struct trace_summary *sum,
+                             struct trace_err *err)
+{
+    struct reorder ro = {.sink = sink, .ctx = ctx, .nsms = p->sms, .v = v, .p = p, .o = o, .x = x, .sum = sum,
+                         .budget = o->reorder_bytes ? o->reorder_bytes : TRACE_SORT_REORDER_BYTES,
+                         .failed_sm = UINT32_MAX};
+    ro.done = calloc(p->sms, 1);
+    ro.head = calloc(p->sms, sizeof *ro.head);
+    ro.tail = calloc(p->sms, sizeof *ro.tail);
+    pthread_t th;
+    int rc = 0;
+    if (!ro.done || !ro.head || !ro.tail) {
+        trace_err_set(err, 0, 0, "out of memory");
+        rc = TRACE_SORT_ESYS;
+    } else {
+        pthread_mutex_init(&ro.mu, NULL);
+        pthread_cond_init(&ro.cv, NULL);
+        int started = pthread_create(&th, NULL, sm_worker, &ro) == 0; /* else this thread does all */
+        sm_worker(&ro);
+        if (started)
+            pthread_join(th, NULL);
+        for (uint32_t sm = 0; sm < p->sms; sm++) {
+            release_held(&ro, sm); /* after a failure: only frees */
+            add_stats(sum, &sum->sm[sm]);
+        }
+        pthread_mutex_destroy(&ro.mu);
+        pthread_cond_destroy(&ro.cv);
+        rc = ro.rc;
+        if (rc == TRACE_SORT_ESYS)
+            sm_failure(ro.failed_io, ro.failed_sm, err);
+    }
+    free(ro.done);
+    free(ro.head);
+    free(ro.tail);
+    return rc;
+}
+
+static int sort_sms(const struct view *v, const struct trace_params *p, const struct trace_sort_opts *o,
+                    const struct bindex *x, trace_out_sink sink, void *ctx, struct trace_summary *sum,
+                    struct trace_err *err)
+{
+    if (o && o->threads >= 2 && !o->reference && p->sms > 1)
+        return sort_sms_parallel(v, p, o, x, sink, ctx, sum, err);
+    return sort_sms_serial(v, p, o, x, sink, ctx, sum, err);
 }
 
 static int summary_init(struct trace_summary *sum, const struct trace_params *p, struct trace_err *err)

@@ -52,7 +52,20 @@ struct trace_sort_opts {
     const char *tmpdir;    /* for spooling an input that is not thread-major */
     size_t spool_mem;      /* memory for spooling; 0: TRACE_SPOOL_DEFAULT_MEM */
     size_t stream_above;   /* 0: TRACE_SORT_STREAM_ABOVE; tests set 1 to buffer every block */
+    int threads;           /* SMs ordered at once: 0 or 1 one (this thread), 2 two (see below) */
+    size_t reorder_bytes;  /* with 2 threads, output held for a later SM; 0: TRACE_SORT_REORDER_BYTES */
 };
+
+/* Two threads (trace_sort_opts.threads = 2) order two SMs at once: SMs are
+ * independent once blocks are placed (each has its own blocks and its own
+ * random stream). The sink still receives SM 0's whole stream first, in the
+ * same batches as with one thread, always from one thread at a time: the
+ * thread on the lowest unfinished SM hands its records on directly, the
+ * other keeps up to reorder_bytes of its SM's records (TRACE_SORT_REORDER_BYTES
+ * by default) and waits when that is full, until its SM comes next. The
+ * output is byte for byte the one thread's; two SMs run fully in parallel
+ * while an SM's output fits in the reorder memory. */
+#define TRACE_SORT_REORDER_BYTES ((size_t)32 << 20)
 
 struct trace_summary {
     struct trace_params params; /* as resolved for the run */

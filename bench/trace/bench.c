@@ -1,28 +1,47 @@
 /*
  * Trace sorter benchmark driver (bench/trace/run.sh builds and runs it).
  *
- *   bench gen OUT RECORDS [SEED [ITERS]]
- *       writes a thread-major binary requests file of exactly RECORDS
- *       records: a synthetic kernel of 256-thread blocks whose threads loop
- *       over five memory instructions per iteration, the mix of a gather
- *       kernel (out[i] = a[i] * b[idx[i]] plus a 16-byte strided read):
- *         0x100 a[i]      4 B, coalesced,          dep 0
- *         0x110 idx[i]    4 B, coalesced,          dep 1 (feeds the gather)
- *         0x120 b[idx]    8 B, random in 64 MiB,   dep 1 (skipped by every
- *                                                  7th thread on odd
- *                                                  iterations: divergence)
- *         0x130 v[4i]    16 B, stride 64 B,        dep 0
- *         0x140 out[i]    4 B, coalesced store,    dep 0
- *       ITERS (8) iterations, so 40 records per thread; the grid grows with
- *       RECORDS.
- *   bench sort IN fast|ref [OUT.bin] [name=value...]
- *       sorts IN with the event-driven loop or the literal reference and
- *       prints one line: records in, requests out, wall seconds, records/s
- *       (over wall time), CPU seconds (user + system, whole process), peak
- *       RSS (getrusage ru_maxrss, this process only) and a checksum of the
- *       output stream (equal for fast and ref on the same input). With
- *       OUT.bin the sorted stream is written there as a binary file; without
- *       it goes to a sink that only checksums it.
+ *   bench gen SHAPE OUT.bin [SCALE]
+ *       writes a thread-major binary requests file of one trace shape
+ *       (SCALE, default 1, multiplies its thread count). Every shape but
+ *       gather is a loop over eight memory instructions (pc 0x100 + 0x10 k,
+ *       k = load % 8); a coalesced load reads 4 B at base_k + 4 * (i * T +
+ *       tid) (a warp's 32 loads fill one 128-byte line), a scattered one
+ *       8 B at a random 8-byte slot of 64 MiB (its own line); pc 0x120 is
+ *       dependent (dep 1), the others not:
+ *         mixed      65,536 threads x 128 loads (8.4 M records), loads
+ *                    k = 3 and 7 scattered, the rest coalesced: the issue's
+ *                    `gpuprobe trace sort` case
+ *         scattered  65,536 x 128, every load scattered (no coalescing:
+ *                    one output request per record, the heaviest output)
+ *         long       512 threads x 16,384 loads (8.4 M): two blocks of 134
+ *                    MB, read through per-thread buffers
+ *         short      2,097,152 threads x 4 loads (8.4 M): 8,192 blocks
+ *         gather     the gather kernel of the first benchmark: 40 records a
+ *                    thread (a[i], idx[i], b[idx[i]] random and skipped by
+ *                    every 7th thread on odd iterations, v[4i], out[i]),
+ *                    209,716 threads (8.4 M records)
+ *   bench csv IN.bin OUT.csv
+ *       rewrites a binary requests file as CSV requests (the CSV input).
+ *   bench pipe IN OUT [name=value...]
+ *       sorts IN into OUT through the real pipeline (trace/pipeline.h, what
+ *       `gpuprobe trace sort IN -o OUT` runs: input of any format, output
+ *       written to the file, part file and rename) and prints one line.
+ *   bench sort IN.bin [name=value...]
+ *       the baseline: the sorter alone on a binary input, its output only
+ *       checksummed (discarded).
+ *   bench read IN
+ *       the other baseline: reading the input alone (a binary file's
+ *       records touched in place; any other format through trace_read_path
+ *       into a counting sink).
+ * Each prints: records_in, requests_out, seconds (wall), records_per_s
+ * (input records over wall time), cpu_seconds (user + system of the whole
+ * process: the sorting thread and the output's writer thread),
+ * main_cpu_seconds (the sorting thread alone), peak_rss_kb (getrusage
+ * ru_maxrss) and output_bytes.
+ *   bench write OUT BYTES
+ *       the machine's own cost of writing: BYTES of zeros to a new file in
+ *       1 MiB write(2) calls (the page cache the output goes to).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -32,13 +51,12 @@
 #include <time.h>
 
 #include "trace/binfmt.h"
+#include "trace/pipeline.h"
+#include "trace/readfile.h"
 #include "trace/rng.h"
 #include "trace/sort.h"
 
 #define TPB 256u
-#define PER_ITER 5u
-
-static uint32_t iters = 8;
 
 static double now(void)
 {
@@ -47,53 +65,152 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Appends one thread's records (at most `left`) to the writer; returns how many. */
-static uint64_t gen_thread(struct trace_bin_writer *w, struct trace_rng *g, uint64_t tid, uint64_t nthreads_hint,
-                           uint64_t left)
+/* ---- generating -------------------------------------------------------------- */
+
+struct shape {
+    const char *name;
+    uint64_t threads, loads;
+    uint32_t scattered; /* bit k: load k % 8 is scattered */
+};
+
+static const struct shape shapes[] = {
+    {"mixed", 65536, 128, 0x88},
+    {"scattered", 65536, 128, 0xff},
+    {"long", 512, 16384, 0x88},
+    {"short", 2097152, 4, 0x88},
+};
+
+static int put(struct trace_bin_writer *w, uint64_t tid, uint64_t pc, uint64_t addr, uint32_t width,
+               uint32_t dep)
 {
-    uint64_t n = 0;
-    for (uint32_t it = 0; it < iters && n < left; it++) {
-        uint64_t i = tid + (uint64_t)it * nthreads_hint;
-        struct trace_rec r[PER_ITER] = {
-            {tid, 0x100, 0x10000000ull + i * 4, 4, 0},
-            {tid, 0x110, 0x20000000ull + i * 4, 4, 1},
-            {tid, 0x120, 0x40000000ull + (trace_rng_next(g) % (8u << 20)) * 8, 8, 1},
-            {tid, 0x130, 0x80000000ull + i * 64, 16, 0},
-            {tid, 0x140, 0x30000000ull + i * 4, 4, 0},
-        };
-        for (uint32_t k = 0; k < PER_ITER && n < left; k++) {
-            if (k == 2 && tid % 7 == 3 && it % 2)
-                continue;
-            if (trace_bin_write_rec(w, &r[k]))
-                return UINT64_MAX;
-            n++;
-        }
-    }
-    return n;
+    struct trace_rec r = {tid, pc, addr, width, dep};
+    return trace_bin_write_rec(w, &r);
 }
 
-static int gen(const char *out, uint64_t records, uint64_t seed)
+static int gen_loop(struct trace_bin_writer *w, const struct shape *s, uint64_t threads)
+{
+    struct trace_rng g;
+    trace_rng_seed(&g, 1);
+    for (uint64_t tid = 0; tid < threads; tid++)
+        for (uint64_t i = 0; i < s->loads; i++) {
+            uint32_t k = (uint32_t)(i % 8);
+            uint64_t pc = 0x100 + 0x10 * k;
+            int rc;
+            if (s->scattered >> k & 1)
+                rc = put(w, tid, pc, 0x40000000ull + (trace_rng_next(&g) % (8u << 20)) * 8, 8, k == 2);
+            else
+                rc = put(w, tid, pc, ((uint64_t)(k + 1) << 36) + 4 * ((i / 8) * threads + tid), 4, k == 2);
+            if (rc)
+                return -1;
+        }
+    return 0;
+}
+
+static int gen_gather(struct trace_bin_writer *w, uint64_t threads)
+{
+    struct trace_rng g;
+    trace_rng_seed(&g, 1);
+    for (uint64_t tid = 0; tid < threads; tid++)
+        for (uint64_t it = 0; it < 8; it++) {
+            uint64_t i = tid + it * threads;
+            int skip = tid % 7 == 3 && it % 2;
+            if (put(w, tid, 0x100, 0x10000000ull + i * 4, 4, 0) || put(w, tid, 0x110, 0x20000000ull + i * 4, 4, 1) ||
+                (!skip && put(w, tid, 0x120, 0x40000000ull + (trace_rng_next(&g) % (8u << 20)) * 8, 8, 1)) ||
+                put(w, tid, 0x130, 0x80000000ull + i * 64, 16, 0) || put(w, tid, 0x140, 0x30000000ull + i * 4, 4, 0))
+                return -1;
+        }
+    return 0;
+}
+
+static int gen(const char *shape, const char *out, uint64_t scale)
 {
     struct trace_bin_header h;
     trace_bin_header_init(&h, TRACE_BIN_REQUESTS, NULL);
     h.threads_per_block = TPB;
-    struct trace_err err;
+    struct trace_err err = {0};
     struct trace_bin_writer *w = trace_bin_writer_open(out, &h, &err);
     if (!w) {
         fprintf(stderr, "gen: %s\n", err.msg);
         return 1;
     }
-    struct trace_rng g;
-    trace_rng_seed(&g, seed);
-    uint64_t hint = records / (iters * PER_ITER) + 1, done = 0;
-    for (uint64_t tid = 0; done < records; tid++) {
-        uint64_t n = gen_thread(w, &g, tid, hint, records - done);
-        if (n == UINT64_MAX)
-            break;
-        done += n;
+    int rc = -1;
+    if (strcmp(shape, "gather") == 0)
+        rc = gen_gather(w, 209716 * scale);
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        if (strcmp(shape, shapes[i].name) == 0)
+            rc = gen_loop(w, &shapes[i], shapes[i].threads * scale);
+    if (trace_bin_writer_close(w, &err) || rc) {
+        fprintf(stderr, "gen: %s\n", rc ? "unknown shape or write error" : err.msg);
+        return 1;
     }
-    if (trace_bin_writer_close(w, &err) || done != records) {
-        fprintf(stderr, "gen: %s\n", err.msg);
+    return 0;
+}
+
+/* ---- measuring --------------------------------------------------------------- */
+
+static double t0;
+
+static void report(const char *what, uint64_t in, uint64_t out, long long bytes)
+{
+    double dt = now() - t0;
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
+                 (double)ru.ru_stime.tv_usec * 1e-6;
+    struct rusage th;
+    getrusage(RUSAGE_THREAD, &th);
+    double main_cpu = (double)th.ru_utime.tv_sec + (double)th.ru_utime.tv_usec * 1e-6 + (double)th.ru_stime.tv_sec +
+                      (double)th.ru_stime.tv_usec * 1e-6;
+    printf("%s records_in=%" PRIu64 " requests_out=%" PRIu64 " seconds=%.3f records_per_s=%.0f cpu_seconds=%.3f "
+           "main_cpu_seconds=%.3f peak_rss_kb=%ld output_bytes=%lld\n",
+           what, in, out, dt, (double)in / dt, cpu, main_cpu, ru.ru_maxrss, bytes);
+}
+
+static int parse_params(struct trace_params *p, int argc, char **argv, int from)
+{
+    char msg[200];
+    trace_params_default(p);
+    for (int i = from; i < argc; i++)
+        if (trace_params_parse(p, argv[i], msg, sizeof msg)) {
+            fprintf(stderr, "bench: %s\n", msg);
+            return -1;
+        }
+    return 0;
+}
+
+static int pipe_run(int argc, char **argv)
+{
+    struct trace_params p;
+    if (parse_params(&p, argc, argv, 4))
+        return 2;
+    struct trace_files f = {.input = argv[2], .output = argv[3]};
+    struct trace_summary sum;
+    struct trace_outcome out;
+    struct trace_failure fail;
+    t0 = now();
+    if (trace_pipeline_sort(&f, &p, &sum, &out, &fail)) {
+        fprintf(stderr, "pipe: %s\n", fail.msg);
+        return 1;
+    }
+#ifdef TRACE_OUTCOME_SORT_THREADS /* not in a revision built for BENCH_BEFORE */
+    printf("threads=%d ", out.sort_threads);
+#endif
+    report("pipe", sum.records_in, sum.requests_out, out.output_bytes);
+    trace_summary_free(&sum);
+    return 0;
+}
+
+/* IN rewritten as CSV requests (the CSV input of the benchmark). */
+static int convert_run(const char *in, const char *out)
+{
+    struct trace_params p;
+    trace_params_default(&p);
+    p.out_format = TRACE_OUT_CSV;
+    struct trace_files f = {.input = in, .output = out};
+    struct trace_outcome o;
+    struct trace_failure fail;
+    if (trace_pipeline_convert(&f, &p, &o, &fail)) {
+        fprintf(stderr, "convert: %s\n", fail.msg);
         return 1;
     }
     return 0;
@@ -114,80 +231,99 @@ static int check_sink(void *ctx, const struct trace_out *o, size_t n)
     return 0;
 }
 
-static int sort(int argc, char **argv)
+static int sort_run(int argc, char **argv)
 {
-    const char *in = argv[2];
-    struct trace_sort_opts o = {.reference = strcmp(argv[3], "ref") == 0};
-    const char *outpath = argc > 4 && !strchr(argv[4], '=') ? argv[4] : NULL;
     struct trace_params p;
-    trace_params_default(&p);
-    char msg[200];
-    for (int i = outpath ? 5 : 4; i < argc; i++)
-        if (trace_params_parse(&p, argv[i], msg, sizeof msg)) {
-            fprintf(stderr, "sort: %s\n", msg);
-            return 2;
-        }
-    struct trace_input input;
-    struct trace_err err;
+    if (parse_params(&p, argc, argv, 3))
+        return 2;
     struct trace_summary sum;
+    struct trace_err err = {0};
     struct check c = {0, 0xcbf29ce484222325ull};
-    double t0 = now();
-    if (trace_input_open(&input, in, &o, &err)) {
+    t0 = now();
+    if (trace_sort_file(argv[2], &p, NULL, check_sink, &c, &sum, &err)) {
         fprintf(stderr, "sort: %s (offset %" PRIu64 ")\n", err.msg, err.offset);
         return 1;
     }
-    trace_params_resolve(&p, input.bin.h.threads_per_block);
-    struct trace_bin_writer *w = NULL;
-    if (outpath) {
-        struct trace_bin_header h;
-        trace_bin_header_init(&h, TRACE_BIN_SORTED, &p);
-        w = trace_bin_writer_open(outpath, &h, &err);
-        if (!w) {
-            fprintf(stderr, "sort: %s\n", err.msg);
+    report("sort", sum.records_in, c.n, 0);
+    fprintf(stderr, "checksum=%016" PRIx64 "\n", c.h);
+    trace_summary_free(&sum);
+    return 0;
+}
+
+static int count_sink(void *ctx, const struct trace_rec *r)
+{
+    uint64_t *n = ctx;
+    n[0]++;
+    n[1] += r->addr;
+    return 0;
+}
+
+static int read_run(const char *in)
+{
+    struct trace_err err = {0};
+    enum trace_format fmt;
+    uint64_t n[2] = {0, 0};
+    t0 = now();
+    if (trace_detect_path(in, &fmt, &err)) {
+        fprintf(stderr, "read: %s\n", err.msg);
+        return 1;
+    }
+    if (fmt == TRACE_FMT_BIN) { /* the records in place, as the sorter reads them */
+        struct trace_bin b;
+        if (trace_bin_open(in, &b, &err)) {
+            fprintf(stderr, "read: %s\n", err.msg);
             return 1;
         }
-    }
-    int rc = w ? trace_sort_input(&input, &p, &o, trace_bin_write_out, w, &sum, &err)
-               : trace_sort_input(&input, &p, &o, check_sink, &c, &sum, &err);
-    if (w) {
-        trace_bin_writer_set_input(w, sum.records_in);
-        if (trace_bin_writer_close(w, rc ? NULL : &err) && !rc)
-            rc = 1;
-        c.n = sum.requests_out;
-    }
-    trace_input_close(&input);
-    double dt = now() - t0;
-    if (rc) {
-        fprintf(stderr, "sort: %s (offset %" PRIu64 ")\n", err.msg, err.offset);
+        for (uint64_t i = 0; i < b.count; i++) {
+            n[1] += b.recs[i].addr;
+            if (i % (1u << 18) == 0)
+                trace_bin_release(&b, i ? i - (1u << 18) : 0, i);
+        }
+        n[0] = b.count;
+        trace_bin_close(&b);
+    } else if (trace_read_path(in, fmt, NULL, count_sink, n, NULL, NULL, &err)) {
+        fprintf(stderr, "read: %s\n", err.msg);
         return 1;
     }
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    char check[24] = "in-file";
-    if (!outpath)
-        snprintf(check, sizeof check, "%016" PRIx64, c.h);
-    double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
-                 (double)ru.ru_stime.tv_usec * 1e-6;
-    printf("%s records_in=%" PRIu64 " requests_out=%" PRIu64 " seconds=%.3f records_per_s=%.0f cpu_seconds=%.3f "
-           "peak_rss_kb=%ld checksum=%s coalescing=%.3f ticks=%" PRIu64 " mshr_full=%" PRIu64 " all_blocked=%" PRIu64 "\n",
-           argv[3], sum.records_in, c.n, dt, (double)sum.records_in / dt, cpu, ru.ru_maxrss, check,
-           sum.requests_out ? (double)sum.records_in / (double)sum.requests_out : 0.0, sum.ticks,
-           sum.mshr_stall_ticks, sum.idle_ticks);
-    trace_summary_free(&sum);
+    report("read", n[0], n[1] & 1, 0);
+    return 0;
+}
+
+static int write_run(const char *out, uint64_t bytes)
+{
+    static char buf[1 << 20];
+    t0 = now();
+    FILE *f = fopen(out, "wb");
+    if (!f)
+        return 1;
+    setvbuf(f, NULL, _IONBF, 0);
+    for (uint64_t left = bytes; left;) {
+        size_t k = left < sizeof buf ? (size_t)left : sizeof buf;
+        if (fwrite(buf, 1, k, f) != k)
+            return 1;
+        left -= k;
+    }
+    if (fclose(f))
+        return 1;
+    report("write", 0, 0, (long long)bytes);
     return 0;
 }
 
 int main(int argc, char **argv)
 {
-    if (argc >= 4 && strcmp(argv[1], "gen") == 0) {
-        if (argc >= 6)
-            iters = (uint32_t)strtoul(argv[5], NULL, 10);
-        if (iters == 0)
-            iters = 1;
-        return gen(argv[2], strtoull(argv[3], NULL, 10), argc > 4 ? strtoull(argv[4], NULL, 10) : 1);
-    }
-    if (argc >= 4 && strcmp(argv[1], "sort") == 0 && (!strcmp(argv[3], "fast") || !strcmp(argv[3], "ref")))
-        return sort(argc, argv);
-    fprintf(stderr, "usage: bench gen OUT RECORDS [SEED [ITERS]] | bench sort IN fast|ref [OUT.bin] [name=value...]\n");
+    if (argc == 4 && strcmp(argv[1], "write") == 0)
+        return write_run(argv[2], strtoull(argv[3], NULL, 10));
+    if (argc >= 4 && strcmp(argv[1], "gen") == 0)
+        return gen(argv[2], argv[3], argc > 4 ? strtoull(argv[4], NULL, 10) : 1);
+    if (argc >= 4 && strcmp(argv[1], "pipe") == 0)
+        return pipe_run(argc, argv);
+    if (argc >= 3 && strcmp(argv[1], "sort") == 0)
+        return sort_run(argc, argv);
+    if (argc == 4 && strcmp(argv[1], "csv") == 0)
+        return convert_run(argv[2], argv[3]);
+    if (argc == 3 && strcmp(argv[1], "read") == 0)
+        return read_run(argv[2]);
+    fprintf(stderr, "usage: bench gen SHAPE OUT [SCALE] | bench pipe IN OUT [name=value...] | "
+                    "bench csv IN OUT | bench sort IN [name=value...] | bench read IN | bench write OUT BYTES\n");
     return 2;
 }

@@ -1,42 +1,52 @@
 #!/usr/bin/env bash
-# The trace sorter benchmark: bench/trace/run.sh   (the lead's `make bench-trace`)
+# The trace sorter benchmark, end to end: bench/trace/run.sh (`make bench-trace`)
 #
-#   1. Builds bench/trace/bench.c with the sorter's sources (trace/params.c,
-#      rng.c, schedule.c, coalesce.c, order.c, order_ref.c, binfmt.c,
-#      spool.c, sort.c) at -O2, into a temporary directory.
-#   2. Generates thread-major binary request traces of the same synthetic
-#      kernel (bench.c says which), 10M and 100M records (320 MB and 3.2 GB;
-#      40 records per thread, the grid grows), and a third of 30M records
-#      whose threads are 10000 records long ("long": 12 blocks of 82 MB,
-#      read through per-thread buffers), in $BENCH_TMP (default /tmp, or
-#      /work when /tmp has less than 5 GB free).
-#   3. Sorts the first two with the event-driven loop, each run in its own
-#      process so its peak RSS (getrusage ru_maxrss) is its own, with the default
-#      parameters (the fermi preset: line128, round-robin, normal delays,
-#      M=40, sigma=10, mshr 32) and again with arch=volta (sector32, mshr
-#      512, M=100, sigma=25); then the literal 6a-6f reference loop on the 10M
-#      trace with both, and prints records/s, peak RSS, the fast/reference
-#      ratio, and whether the two outputs' checksums agree.
-#   4. Sorts the long trace (default parameters), then the 10M trace once
-#      more into a binary output file, to show the cost of writing the result.
-# Records/s count input records over the wall time of the whole call (open,
-# the checking pass, ordering, output); cpu_s is the process's user + system
-# time, the figure to look at when other work shares the cores. Targets (2-core machine, one thread): >= 30M
-# records/s on binary input; RSS that does not grow with trace length.
-# Other work on the machine shows up in the figures: the load average is
-# printed with them. A miss does not fail the script; it exits non-zero only
-# when it cannot run. Everything it writes is removed on exit
-# (BENCH_KEEP=1 keeps it). Tunables: BENCH_TMP, BENCH_SMALL (10000000),
-# BENCH_LARGE (100000000), BENCH_LONG (30000000).
+#   1. Builds bench/trace/bench.c with trace/ and util/ at -O2 into a
+#      temporary directory.
+#   2. Generates the trace shapes bench.c describes, 8.4 M records each
+#      (268 MB binary): mixed (the issue's 65,536 threads x 128 loads, a
+#      quarter of them scattered), scattered (no coalescing at all), long
+#      (512 threads x 16,384 loads: blocks read through per-thread buffers),
+#      short (2 M threads x 4 loads: 8,192 blocks), gather (40 loads a
+#      thread, divergent); and mixed as CSV input, plus a CSV four times as
+#      long (33.5 M records) to show that CSV memory does not grow with it.
+#   3. For each input, each in its own process (so peak RSS is its own):
+#        read   the baseline: reading the input alone (records touched in
+#               place; CSV through the reader into a counting sink)
+#        sort   the baseline: the sorter alone, output discarded
+#        csv    the real pipeline (trace/pipeline.h, what `gpuprobe trace
+#               sort IN -o OUT` runs) writing CSV to a file
+#        bin    the same writing the binary format
+#        csv1   (CSV input only) csv with one sorting thread, for the check
+#               that memory does not grow with the CSV file: a second
+#               sorting thread adds up to 32 MiB of held records, a constant
+#      and prints records/s over wall time, the process's CPU time (every
+#      thread), peak RSS, and the speed against the sorter alone. The default parameters (fermi
+#      preset) throughout.
+#   4. Writes as many bytes as the largest output with plain 1 MiB write(2)
+#      calls to a new file: the machine's own page-cache write cost, the
+#      floor under every "written" figure.
+# A PASS/MISS line per input compares the end-to-end CSV run with 30 M
+# records/s (wall). The machine's 2 cores are shared: the load average is
+# printed before and after. A miss does not fail the script; it exits
+# non-zero only when it cannot run. Everything it writes is removed on exit
+# (BENCH_KEEP=1 keeps it). Tunables: BENCH_TMP (default /tmp, else /work),
+# BENCH_SCALE (1: thread counts multiplied), BENCH_CSV_LARGE (4; 0 skips the
+# long CSV), BENCH_REPEAT (3: each run is repeated and the fastest kept, the
+# one least disturbed by other work), BENCH_BEFORE (a git revision: bench.c is also built against that
+# revision's trace/ and util/, and its pipeline to CSV is run as "before").
+# The end-to-end runs sort as `gpuprobe trace sort` does: with a second
+# sorting thread when a core is idle by the load average (GPUPROBE_TRACE_THREADS
+# = 1 or 2 forces it; the column "thr" says which); "sort" is one thread.
 set -euo pipefail
 
 cd "$(dirname "$0")/../.."
 CC=${CC:-gcc}
-SMALL=${BENCH_SMALL:-10000000}
-LARGE=${BENCH_LARGE:-100000000}
-LONG=${BENCH_LONG:-30000000}
+SCALE=${BENCH_SCALE:-1}
+CSV_LARGE=${BENCH_CSV_LARGE:-4}
+REPEAT=${BENCH_REPEAT:-3}
 
-need_gb=5
+need_gb=$((4 * SCALE + 2))
 tmp=${BENCH_TMP:-/tmp}
 free_kb=$(df -Pk "$tmp" | awk 'NR==2 {print $4}')
 if [ -z "${BENCH_TMP:-}" ] && [ "$free_kb" -lt $((need_gb * 1024 * 1024)) ]; then
@@ -51,68 +61,94 @@ dir=$(mktemp -d "$tmp/gpuprobe-bench-trace-XXXXXX")
 cleanup() { if [ -z "${BENCH_KEEP:-}" ]; then rm -rf "$dir"; else echo "kept $dir"; fi; }
 trap cleanup EXIT
 
-src=$(echo trace/*.c util/*.c)
+src=$(ls trace/*.c util/*.c | grep -v '^util/version\.c$')
 # shellcheck disable=SC2086
-$CC -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I. -o "$dir/bench" bench/trace/bench.c $src -ljansson -lm
+$CC -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I. -o "$dir/bench" bench/trace/bench.c $src \
+    -ljansson -lpthread -lm
 
+runs="read sort csv bin csv1"
+if [ -n "${BENCH_BEFORE:-}" ]; then
+    mkdir "$dir/before"
+    git archive "$BENCH_BEFORE" trace util | tar -x -C "$dir/before"
+    (cd "$dir/before" && $CC -std=c11 -D_GNU_SOURCE -O2 -I. -o "$dir/bench_before" \
+        "$OLDPWD/bench/trace/bench.c" $(cd "$dir/before" && ls trace/*.c util/*.c | grep -v '^util/version\.c$') \
+        -ljansson -lpthread -lm)
+    runs="$runs before"
+fi
+
+shapes="mixed scattered long short gather"
 echo "== generating traces in $dir"
-"$dir/bench" gen "$dir/small.bin" "$SMALL"
-"$dir/bench" gen "$dir/large.bin" "$LARGE"
-"$dir/bench" gen "$dir/long.bin" "$LONG" 1 2000
-for f in small large long; do echo "   $f.bin $(stat -c %s "$dir/$f.bin") bytes"; done
+for s in $shapes; do "$dir/bench" gen "$s" "$dir/$s.bin" "$SCALE"; done
+"$dir/bench" csv "$dir/mixed.bin" "$dir/mixed.csv"
+inputs="$shapes mixed.csv"
+if [ "$CSV_LARGE" -gt 0 ]; then
+    "$dir/bench" gen mixed "$dir/big.bin" $((SCALE * CSV_LARGE))
+    "$dir/bench" csv "$dir/big.bin" "$dir/big.csv"
+    rm -f "$dir/big.bin"
+    inputs="$inputs big.csv"
+fi
+for f in $shapes; do echo "   $f.bin $(stat -c %s "$dir/$f.bin") bytes"; done
+echo "   mixed.csv $(stat -c %s "$dir/mixed.csv") bytes"
+[ "$CSV_LARGE" -gt 0 ] && echo "   big.csv $(stat -c %s "$dir/big.csv") bytes (mixed x $CSV_LARGE)"
 
-field() { sed -E "s/.*[ ^]$1=([^ ]+).*/\1/" <<<"$2"; }
-run() { "$dir/bench" sort "$@"; }
+field() { sed -E "s/.*(^| )$1=([^ ]+).*/\2/" <<<"$2"; }
+path_of() { case $1 in *.csv) echo "$dir/$1" ;; *) echo "$dir/$1.bin" ;; esac; }
+mrate() { awk -v n="$1" -v s="$2" 'BEGIN {printf "%.1f", (s > 0 ? n / s / 1e6 : 0)}'; }
 
-echo "== machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-8s %-7s %-5s %12s %10s %9s %9s %12s %10s\n' preset trace loop records records/s seconds cpu_s peak_rss_kb checksum
-declare -A rate sum rss cpu
-for preset in fermi volta; do
-    args=()
-    [ "$preset" = volta ] && args=(arch=volta)
-    for size in small large; do
-        line=$(run "$dir/$size.bin" fast "${args[@]}")
-        rate[$preset.$size]=$(field records_per_s "$line")
-        sum[$preset.$size]=$(field checksum "$line")
-        rss[$preset.$size]=$(field peak_rss_kb "$line")
-        cpu[$preset.$size]=$(field cpu_seconds "$line")
-        printf '%-8s %-7s %-5s %12s %10s %9s %9s %12s %10s\n' "$preset" "$size" fast "$(field records_in "$line")" \
-            "${rate[$preset.$size]}" "$(field seconds "$line")" "$(field cpu_seconds "$line")" \
-            "$(field peak_rss_kb "$line")" "${sum[$preset.$size]:0:8}"
+echo "== machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) (start)"
+printf '%-10s %-6s %3s %11s %9s %7s %12s %11s %8s\n' input run thr records M/s_wall cpu_s peak_rss_kb out_bytes vs_sort
+declare -A res
+largest=0
+for in in $inputs; do
+    p=$(path_of "$in")
+    sort_s=
+    for run in $runs; do
+        best=
+        for _ in $(seq "$REPEAT"); do
+            case $run in
+            read) line=$("$dir/bench" read "$p") ;;
+            sort) [ "${in##*.}" = csv ] && continue
+                  line=$("$dir/bench" sort "$p" 2>/dev/null) ;;
+            csv1) [ "${in##*.}" = csv ] || continue
+                  line=$(GPUPROBE_TRACE_THREADS=1 "$dir/bench" pipe "$p" "$dir/out.csv") ;;
+            csv)  line=$("$dir/bench" pipe "$p" "$dir/out.csv") ;;
+            bin)  line=$("$dir/bench" pipe "$p" "$dir/out.bin" out_format=bin) ;;
+            before) line=$("$dir/bench_before" pipe "$p" "$dir/out.csv") ;;
+            esac
+            if [ -z "$best" ] || awk -v a="$(field seconds "$line")" -v b="$(field seconds "$best")" 'BEGIN {exit !(a < b)}'; then
+                best=$line
+            fi
+        done
+        [ -z "$best" ] && continue
+        line=$best
+        n=$(field records_in "$line") s=$(field seconds "$line") c=$(field cpu_seconds "$line")
+        b=$(field output_bytes "$line")
+        [ "$b" -gt "$largest" ] && largest=$b
+        [ "$run" = sort ] && sort_s=$s
+        vs=$([ -n "$sort_s" ] && [ "$run" != read ] && awk -v a="$sort_s" -v b="$s" 'BEGIN {printf "%.2fx", a / b}' || echo -)
+        res[$in.$run]=$(mrate "$n" "$s")
+        thr=$(grep -q 'threads=' <<<"$line" && field threads "$line" || echo 1)
+        printf '%-10s %-6s %3s %11s %9s %7s %12s %11s %8s\n' "$in" "$run" "$thr" "$n" "$(mrate "$n" "$s")" "$c" \
+            "$(field peak_rss_kb "$line")" "$b" "$vs"
+        [ "$in" = big.csv ] && [ "$run" = csv1 ] && res[big.rss]=$(field peak_rss_kb "$line")
+        [ "$in" = mixed.csv ] && [ "$run" = csv1 ] && res[small.rss]=$(field peak_rss_kb "$line")
     done
-    line=$(run "$dir/small.bin" ref "${args[@]}")
-    rate[$preset.ref]=$(field records_per_s "$line")
-    sum[$preset.ref]=$(field checksum "$line")
-    printf '%-8s %-7s %-5s %12s %10s %9s %9s %12s %10s\n' "$preset" small ref "$(field records_in "$line")" \
-        "${rate[$preset.ref]}" "$(field seconds "$line")" "$(field cpu_seconds "$line")" \
-        "$(field peak_rss_kb "$line")" "${sum[$preset.ref]:0:8}"
 done
+line=$("$dir/bench" write "$dir/plain.out" "$largest")
+rm -f "$dir/plain.out"
+echo "== writing $largest bytes with plain write(2) calls to a new file: $(field seconds "$line") s," \
+     "$(awk -v b="$largest" -v s="$(field seconds "$line")" 'BEGIN {printf "%.0f", b / s / 1e6}') MB/s"
+echo "== machine: load average $(cut -d' ' -f1-3 /proc/loadavg) (end)"
 
-echo "== summary"
-for preset in fermi volta; do
-    ratio=$(awk -v f="${rate[$preset.small]}" -v r="${rate[$preset.ref]}" 'BEGIN {printf "%.1f", f / r}')
-    same=$([ "${sum[$preset.small]}" = "${sum[$preset.ref]}" ] && echo "identical output" || echo "OUTPUTS DIFFER")
-    echo "   $preset: fast/reference on the small trace ${ratio}x ($same)"
+echo "== summary (end to end, output written to a file, CSV output; 30 M records/s target)"
+for in in $inputs; do
+    r=${res[$in.csv]}
+    verdict=$(awk -v r="$r" 'BEGIN {print (r >= 30) ? "PASS" : "MISS"}')
+    before=${res[$in.before]:+, before: ${res[$in.before]} M/s to CSV}
+    echo "   $verdict $in: ${r} M records/s to CSV, ${res[$in.bin]} M/s to binary (sorter alone, one thread: ${res[$in.sort]:-n/a} M/s$before)"
 done
-for size in small large; do
-    r=${rate[fermi.$size]}
-    n=$([ "$size" = small ] && echo "$SMALL" || echo "$LARGE")
-    per_cpu=$(awk -v n="$n" -v c="${cpu[fermi.$size]}" 'BEGIN {printf "%.0f", n / c}')
-    verdict=$(awk -v r="$r" 'BEGIN {print (r >= 30000000) ? "PASS" : "MISS"}')
-    echo "   $verdict >= 30M records/s ($size trace, default parameters): $r (wall), $per_cpu per CPU-second"
-done
-for preset in fermi volta; do
-    s=${rss[$preset.small]} l=${rss[$preset.large]}
+if [ -n "${res[big.rss]:-}" ]; then
+    s=${res[small.rss]} l=${res[big.rss]}
     verdict=$(awk -v s="$s" -v l="$l" 'BEGIN {print (l <= s * 1.25) ? "PASS" : "MISS"}')
-    echo "   $verdict peak RSS flat with trace length ($preset): ${s} kB at $SMALL records, ${l} kB at $LARGE"
-done
-
-line=$(run "$dir/long.bin" fast)
-s=${rss[fermi.small]} l=$(field peak_rss_kb "$line")
-verdict=$(awk -v s="$s" -v l="$l" 'BEGIN {print (l <= s * 1.25) ? "PASS" : "MISS"}')
-echo "== long threads: $(field records_in "$line") records, $(field records_per_s "$line") records/s," \
-     "peak RSS $l kB ($verdict: flat against the ${s} kB of the small trace)"
-
-line=$(run "$dir/small.bin" fast "$dir/out.bin")
-echo "== with a binary output file: $(field records_per_s "$line") records/s," \
-     "$(stat -c %s "$dir/out.bin") bytes written, peak RSS $(field peak_rss_kb "$line") kB"
+    echo "   $verdict CSV input memory flat (one sorting thread): peak RSS ${s} kB at 8.4 M records, ${l} kB at $CSV_LARGE times that"
+fi

@@ -7,7 +7,12 @@
  * offset, the file named), a bad per-PC flag table (the table named), flags
  * on a sorted file (the settings at fault), a missing input. No failure
  * leaves an output or a part file, and none touches an OUTPUT that was
- * there before. Each test works in a fresh temporary folder.
+ * there before; a success replaces it, but one that is a device or a FIFO
+ * is written into, never replaced. A trace of 120,000 requests (many
+ * batches through the output's writer thread) sorts to the bytes the
+ * sorter gives when its records go straight to a binary writer, and its CSV
+ * form (thread-major: used without spooling) to the same CSV as the binary
+ * file. Each test works in a fresh temporary folder.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +22,7 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +30,9 @@
 #include <unistd.h>
 
 #include "tests/unit/support/tmpfile.h"
+#include "trace/binfmt.h"
 #include "trace/pipeline.h"
+#include "trace/rng.h"
 
 static int setup(void **state)
 {
@@ -37,7 +45,8 @@ static int teardown(void **state)
     struct tmp *t = *state;
     static const char *const names[] = {"out.csv", "out.csv.part", "out.bin", "out.bin.part",
                                         "back.csv", "back.csv.part", "req.bin", "req.bin.part",
-                                        "flags.txt", "stdout.txt"};
+                                        "flags.txt", "stdout.txt", "ref.bin", "req.csv", "out2.csv",
+                                        "out.fifo", "out.fifo.part"};
     char path[256];
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         snprintf(path, sizeof path, "%s/%s", t->dir, names[i]);
@@ -225,6 +234,143 @@ static void test_flags_on_sorted_file(void **state)
     assert_false(file_exists(tmp_path(t, "back.csv.part")));
 }
 
+/* 24,000 threads of 5 requests (every other one scattered), thread-major. */
+static void write_requests(const char *path)
+{
+    struct trace_bin_header h;
+    trace_bin_header_init(&h, TRACE_BIN_REQUESTS, NULL);
+    h.threads_per_block = 128;
+    struct trace_err err;
+    struct trace_bin_writer *w = trace_bin_writer_open(path, &h, &err);
+    assert_non_null(w);
+    struct trace_rng g;
+    trace_rng_seed(&g, 3);
+    for (uint64_t tid = 0; tid < 24000; tid++)
+        for (uint64_t k = 0; k < 5; k++) {
+            uint64_t addr = k % 2 ? (trace_rng_next(&g) % (1u << 20)) * 8 : 0x10000 * (k + 1) + tid * 4;
+            struct trace_rec r = {tid, 0x100 + 0x10 * k, addr, k % 2 ? 8 : 4, k == 2};
+            assert_int_equal(trace_bin_write_rec(w, &r), 0);
+        }
+    assert_int_equal(trace_bin_writer_close(w, &err), 0);
+}
+
+/* The sorter's records straight into a binary writer, as the pipeline
+ * would write them but with no queue, part file or rename. */
+static void reference_sort(const char *in_path, const char *out_path, const char *settings)
+{
+    struct trace_params p = params_with(settings);
+    struct trace_input in;
+    struct trace_err err;
+    struct trace_summary sum;
+    assert_int_equal(trace_input_open(&in, in_path, NULL, &err), 0);
+    trace_params_resolve(&p, in.bin.h.threads_per_block);
+    struct trace_bin_header h;
+    trace_bin_header_init(&h, TRACE_BIN_SORTED, &p);
+    struct trace_bin_writer *w = trace_bin_writer_open(out_path, &h, &err);
+    assert_non_null(w);
+    assert_int_equal(trace_sort_input(&in, &p, NULL, trace_bin_write_out, w, &sum, &err), 0);
+    trace_bin_writer_set_input(w, sum.records_in);
+    assert_int_equal(trace_bin_writer_close(w, &err), 0);
+    trace_summary_free(&sum);
+    trace_input_close(&in);
+}
+
+static void test_large_sort_through_queue(void **state)
+{
+    struct tmp *t = *state;
+    const char *settings = "sms=3 seed=9 out_format=bin";
+    write_requests(tmp_path(t, "req.bin"));
+    reference_sort(tmp_path(t, "req.bin"), tmp_path(t, "ref.bin"), settings);
+    struct trace_files f = {.input = tmp_path(t, "req.bin"), .output = tmp_path(t, "out.bin")};
+    struct trace_params p = params_with(settings);
+    struct trace_summary sum;
+    struct trace_outcome out;
+    struct trace_failure fail;
+    if (trace_pipeline_sort(&f, &p, &sum, &out, &fail))
+        fail_msg("sort failed: %s", fail.msg);
+    assert_int_equal(sum.records_in, 120000);
+    assert_true(sum.requests_out > 3 * 8192); /* several of the queue's buffers */
+    trace_summary_free(&sum);
+    assert_same_file(tmp_path(t, "ref.bin"), f.output);
+
+    /* the same requests as thread-major CSV sort to the same CSV */
+    struct trace_files to_csv = {.input = tmp_path(t, "req.bin"), .output = tmp_path(t, "req.csv")};
+    convert_ok(&to_csv, "");
+    struct trace_files from_bin = {.input = tmp_path(t, "req.bin"), .output = tmp_path(t, "out.csv")};
+    struct trace_files from_csv = {.input = tmp_path(t, "req.csv"), .output = tmp_path(t, "out2.csv"),
+                                   .tmpdir = t->dir};
+    p = params_with("sms=3 seed=9 threads_per_block=128"); /* CSV carries no block size */
+    assert_int_equal(trace_pipeline_sort(&from_bin, &p, &sum, &out, &fail), 0);
+    trace_summary_free(&sum);
+    assert_int_equal(trace_pipeline_sort(&from_csv, &p, &sum, &out, &fail), 0);
+    assert_int_equal(out.in_format, TRACE_FMT_CSV);
+    trace_summary_free(&sum);
+    assert_same_file(from_bin.output, from_csv.output);
+}
+
+/* A successful sort replaces an OUTPUT that was there (swapped into place),
+ * leaving no part file. */
+static void test_replaces_output(void **state)
+{
+    struct tmp *t = *state;
+    struct trace_outcome out;
+    write_file(t->path, sample_csv);
+    struct trace_files fresh = {.input = t->path, .output = tmp_path(t, "out.csv")};
+    struct trace_files again = {.input = t->path, .output = tmp_path(t, "out2.csv")};
+    sort_ok(&fresh, "sms=2", &out);
+    write_file(again.output, "an older output, longer than the new one will be ..................\n"
+                             "...................................................................\n"
+                             "...................................................................\n");
+    sort_ok(&again, "sms=2", &out);
+    assert_same_file(fresh.output, again.output);
+    assert_false(file_exists(tmp_path(t, "out2.csv.part")));
+}
+
+struct drain {
+    const char *path;
+    size_t bytes;
+};
+
+static void *drain_fifo(void *arg)
+{
+    struct drain *d = arg;
+    int fd = open(d->path, O_RDONLY);
+    char buf[4096];
+    for (ssize_t n; fd >= 0 && (n = read(fd, buf, sizeof buf)) > 0;)
+        d->bytes += (size_t)n;
+    if (fd >= 0)
+        close(fd);
+    return NULL;
+}
+
+/* An OUTPUT that is not a regular file (here a FIFO, as /dev/null is a
+ * device) is written into, not replaced by a renamed part file. */
+static void test_output_device(void **state)
+{
+    struct tmp *t = *state;
+    struct trace_outcome out;
+    struct stat st;
+    write_file(t->path, sample_csv);
+    struct trace_files file = {.input = t->path, .output = tmp_path(t, "out.csv")};
+    sort_ok(&file, "sms=2", &out);
+    assert_int_equal(stat(file.output, &st), 0);
+    struct drain d = {.path = tmp_path(t, "out.fifo")};
+    assert_int_equal(mkfifo(d.path, 0600), 0);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, drain_fifo, &d), 0);
+    struct trace_files fifo = {.input = t->path, .output = d.path};
+    alarm(30); /* a sort that renames instead of writing leaves the reader waiting: fail, not hang */
+    sort_ok(&fifo, "sms=2", &out);
+    pthread_join(th, NULL);
+    alarm(0);
+    assert_int_equal(d.bytes, st.st_size);
+    assert_int_equal(out.output_bytes, -1);
+    struct stat fs;
+    assert_int_equal(stat(d.path, &fs), 0);
+    assert_true(S_ISFIFO(fs.st_mode));
+    assert_false(file_exists(tmp_path(t, "out.fifo.part")));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -236,6 +382,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bad_flag_table, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_input, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flags_on_sorted_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_large_sort_through_queue, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_replaces_output, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_output_device, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,7 +10,9 @@
  * record or a broken thread order is
  * reported with its byte offset before any output; a sorted file is refused
  * as input; bad parameters are refused; a sink's non-zero value stops the
- * sort and comes back; the sorted binary output round-trips with its
+ * sort and comes back; two threads (SMs in parallel) hand the sink the
+ * same records in the same batches, whatever their reorder memory, and
+ * stop on a sink's value too; the sorted binary output round-trips with its
  * header; the summary's JSON and text carry the counts.
  */
 #include <setjmp.h>
@@ -347,6 +349,68 @@ static void test_sink_stops(void **state)
     free(r);
 }
 
+/* Batches as the sink saw them: their sizes, in order. */
+struct batches {
+    struct vec recs;
+    size_t sizes[4096], n;
+};
+
+static int collect_batches(void *ctx, const struct trace_out *o, size_t n)
+{
+    struct batches *b = ctx;
+    assert_true(b->n < sizeof b->sizes / sizeof b->sizes[0]);
+    b->sizes[b->n++] = n;
+    return collect(&b->recs, o, n);
+}
+
+/* Two threads give the sink the one thread's records in the same batches,
+ * and the same summary: with the default reorder memory (both SMs at once),
+ * with so little that the thread ahead waits at every batch, and from a
+ * file with every block read through buffers. */
+static void test_two_threads_same_output(void **state)
+{
+    struct tmp *t = *state;
+    size_t n;
+    struct trace_rec *r = kernel(40, 6, &n);
+    write_trace(t->path, r, n, 64);
+    struct trace_params p = small_params();
+    p.sms = 7;
+    struct trace_sort_opts one = {0}, two = {.threads = 2}, tight = {.threads = 2, .reorder_bytes = 1},
+                           two_buffered = {.threads = 2, .stream_above = 1, .reorder_bytes = 4096};
+    const struct trace_sort_opts *runs[] = {&two, &tight, &two_buffered};
+    struct batches *want = calloc(1, sizeof *want);
+    assert_non_null(want);
+    struct trace_summary sw;
+    struct trace_err err;
+    assert_int_equal(trace_sort_file(t->path, &p, &one, collect_batches, want, &sw, &err), 0);
+    assert_true(want->n > 7); /* several batches per SM */
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        struct batches *got = calloc(1, sizeof *got);
+        assert_non_null(got);
+        struct trace_summary sg;
+        assert_int_equal(trace_sort_file(t->path, &p, runs[i], collect_batches, got, &sg, &err), 0);
+        same(&want->recs, &got->recs);
+        assert_int_equal(got->n, want->n);
+        assert_memory_equal(got->sizes, want->sizes, want->n * sizeof want->sizes[0]);
+        assert_int_equal(sg.records_in, sw.records_in);
+        assert_int_equal(sg.ticks, sw.ticks);
+        assert_int_equal(sg.sm[6].requests_out, sw.sm[6].requests_out);
+        trace_summary_free(&sg);
+        free(got->recs.o);
+        free(got);
+    }
+    /* a sink that stops: its value comes back, and both threads stop */
+    int calls = 0;
+    struct trace_summary ss;
+    assert_int_equal(trace_sort_file(t->path, &p, &tight, stop_after_first, &calls, &ss, &err), 42);
+    assert_int_equal(calls, 1);
+    trace_summary_free(&ss);
+    trace_summary_free(&sw);
+    free(want->recs.o);
+    free(want);
+    free(r);
+}
+
 static void test_binary_output_and_summary(void **state)
 {
     struct tmp *t = *state;
@@ -428,6 +492,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_errors_before_output, setup, teardown),
         cmocka_unit_test_setup_teardown(test_long_threads, setup, teardown),
         cmocka_unit_test(test_sink_stops),
+        cmocka_unit_test_setup_teardown(test_two_threads_same_output, setup, teardown),
         cmocka_unit_test_setup_teardown(test_binary_output_and_summary, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
