@@ -15,6 +15,7 @@
  */
 #include "probes/capture.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@
 #include "probes/gpu/gpu.h"
 #include "trace/binfmt.h"
 #include "util/clock.h"
+#include "util/outfile.h"
 
 #define PASSES 3
 enum { PASS_COUNT, PASS_RECORD, PASS_ORIGINAL };
@@ -238,12 +240,13 @@ static json_t *compare(const struct run *r, int *same)
 /* ---- the trace ---------------------------------------------------------------------- */
 
 /* Writes the records thread-major (capture_order: by thread, each thread's
- * slots in order) to output.part, then renames it. */
+ * slots in order) to the output, whole or not at all (util/outfile.h). */
 static int write_trace(struct run *r, char *err, size_t errlen)
 {
     uint64_t n = r->count;
     uint32_t *order = malloc((n ? n : 1) * sizeof *order);
-    char part[4096];
+    struct outfile out;
+    char why[PATH_MAX + 300] = "";
     struct trace_err terr = {0};
     double t0 = mono_s();
     if (!order || capture_order(r->host_records, n, order) < 0) {
@@ -253,8 +256,9 @@ static int write_trace(struct run *r, char *err, size_t errlen)
     struct trace_bin_header h;
     trace_bin_header_init(&h, TRACE_BIN_REQUESTS, NULL);
     h.threads_per_block = r->req->block[0] * r->req->block[1] * r->req->block[2];
-    snprintf(part, sizeof part, "%s.part", r->req->output);
-    struct trace_bin_writer *w = trace_bin_writer_open(part, &h, &terr);
+    int fd = outfile_open(&out, r->req->output, why, sizeof why);
+    /* the writer owns fd from here, closing it whatever happens */
+    struct trace_bin_writer *w = fd >= 0 ? trace_bin_writer_fd(fd, 1, &h, &terr) : NULL;
     int rc = w ? 0 : -1;
     for (uint64_t i = 0; i < n && rc == 0; i++) {
         const unsigned char *rec = r->host_records + (size_t)order[i] * PTXI_RECORD_BYTES;
@@ -278,14 +282,13 @@ static int write_trace(struct run *r, char *err, size_t errlen)
     if (w && trace_bin_writer_close(w, rc == 0 ? &terr : NULL) < 0)
         rc = -1;
     free(order);
-    if (rc == 0 && rename(part, r->req->output) < 0) {
-        snprintf(terr.msg, sizeof terr.msg, "cannot rename the .part file");
+    if (rc == 0 && outfile_commit(&out, why, sizeof why) < 0)
         rc = -1;
-    }
     if (rc < 0) {
-        unlink(part);
+        if (fd >= 0)
+            outfile_discard(&out);
         snprintf(err, errlen, "writing the trace %s: %s", r->req->output,
-                 terr.msg[0] ? terr.msg : "failed");
+                 why[0] ? why : terr.msg[0] ? terr.msg : "failed");
     }
     r->write_ms = (mono_s() - t0) * 1e3;
     return rc;

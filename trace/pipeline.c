@@ -5,10 +5,11 @@
  * A run is one struct run: the files and parameters it was given, the
  * opened input, the per-PC flags, the output and the failure. The output
  * side is shared by sorts and conversions: out_open writes OUTPUT.part (or
- * a duplicate of standard output) through a CSV buffer or a binary writer
- * (a sort drives it from a writer thread: trace_outq in front of out_sink),
- * out_close flushes it, commit puts it into place, and discard removes
- * whatever a failed run wrote. Every failure goes through fail() or
+ * a duplicate of standard output, or a device in place: util/outfile.h)
+ * through a CSV buffer or a binary writer (a sort drives it from a writer
+ * thread: trace_outq in front of out_sink), out_close flushes it, commit
+ * puts it into place, and outfile_discard removes whatever a failed run
+ * wrote. Every failure goes through fail() or
  * fail_at(), which fill the struct trace_failure once.
  */
 #include "trace/pipeline.h"
@@ -27,6 +28,7 @@
 #include "trace/binfmt.h"
 #include "trace/csv.h"
 #include "util/fdio.h"
+#include "util/outfile.h"
 #include "trace/outq.h"
 #include "trace/readfile.h"
 #include "trace/spool.h"
@@ -38,15 +40,12 @@ struct run {
     const struct trace_files *f;
     struct trace_params p;
     struct trace_failure *fail;
-    int to_stdout;
-    int direct;                   /* OUTPUT is a device or a FIFO: written in place */
-    char part[PATH_MAX + 8];
+    struct outfile out;           /* OUTPUT, written whole or not at all */
     struct trace_pcflags flags;
     int flags_loaded;
     struct trace_input in;
     int in_open;
     int from_spool;               /* the input was read into a spool: its offsets are not the file's */
-    int committed;
     int sort_threads;
 };
 
@@ -107,13 +106,10 @@ static int fd_flush(void *ctx, const char *data, size_t n)
  * CSV when h is NULL. */
 static int out_open(struct run *r, struct out *o, const struct trace_bin_header *h)
 {
-    int fd = r->to_stdout ? dup(STDOUT_FILENO)
-             : r->direct  ? open(r->f->output, O_WRONLY | O_CLOEXEC)
-                          : open(r->part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    char why[PATH_MAX + 300];
+    int fd = outfile_open(&r->out, r->f->output, why, sizeof why);
     if (fd < 0)
-        return fail(r, TRACE_FAULT_OTHER, NULL, "output %s: %s",
-                    r->to_stdout ? "(standard output)" : r->direct ? r->f->output : r->part,
-                    strerror(errno));
+        return fail(r, TRACE_FAULT_OTHER, NULL, "%s", why);
     if (h) {
         struct trace_err te = {0};
         o->bw = trace_bin_writer_fd(fd, 1, h, &te);
@@ -178,44 +174,13 @@ static int out_close(struct out *o, char *msg, size_t len)
     return rc;
 }
 
-/* Replaces an existing regular OUTPUT by swapping it with the part file,
- * then removes the old one (now the part file). A plain rename over an
- * existing file makes ext4 (auto_da_alloc) write the new file's data out
- * inside the rename, which cost seconds on a large output; the swap is as
- * atomic and does not. 0 when swapped, -1 to fall back to rename. */
-static int swap_into_place(const struct run *r)
-{
-    struct stat st;
-    if (lstat(r->f->output, &st) || !S_ISREG(st.st_mode) ||
-        renameat2(AT_FDCWD, r->part, AT_FDCWD, r->f->output, RENAME_EXCHANGE))
-        return -1;
-    unlink(r->part);
-    return 0;
-}
-
-/* Renames the part file into place. */
+/* Puts the output into place. */
 static int commit(struct run *r)
 {
-    if (!r->to_stdout && !r->direct && swap_into_place(r) && rename(r->part, r->f->output))
-        return fail(r, TRACE_FAULT_OTHER, NULL, "renaming %s: %s", r->part, strerror(errno));
-    r->committed = 1;
-    return 0;
-}
-
-/* After a failure: no partial (or orphaned) output stays. */
-static void discard(const struct run *r)
-{
-    if (r->to_stdout || r->direct) /* nothing of ours to remove */
-        return;
-    unlink(r->part);
-    if (r->committed)
-        unlink(r->f->output);
-}
-
-static long long output_bytes(const struct run *r)
-{
-    struct stat st;
-    return !r->to_stdout && !r->direct && stat(r->f->output, &st) == 0 ? (long long)st.st_size : -1;
+    char why[PATH_MAX + 300];
+    return outfile_commit(&r->out, why, sizeof why) == 0
+               ? 0
+               : fail(r, TRACE_FAULT_OTHER, NULL, "%s", why);
 }
 
 /* ---- input --------------------------------------------------------------------- */
@@ -229,14 +194,6 @@ static int setup(struct run *r, const struct trace_files *f, const struct trace_
     r->f = f;
     r->p = *p;
     r->fail = failure;
-    r->to_stdout = strcmp(f->output, "-") == 0;
-    /* -o /dev/null, a FIFO, a terminal: write into it; renaming a part file
-     * over it would replace the device with a regular file */
-    struct stat st;
-    r->direct = !r->to_stdout && stat(f->output, &st) == 0 && !S_ISREG(st.st_mode) &&
-                !S_ISDIR(st.st_mode);
-    if (snprintf(r->part, sizeof r->part, "%s.part", f->output) >= (int)sizeof r->part)
-        return fail(r, TRACE_FAULT_OTHER, NULL, "output: the path is too long");
     if (!f->pc_flags)
         return 0;
     struct trace_err te = {0};
@@ -369,7 +326,7 @@ static int sort_outcome(struct run *r, int rc, const struct trace_err *te, int c
         return fail(r, TRACE_FAULT_OTHER, NULL, "sorting: %s", te->msg);
     if (rc > 0 || closed)
         return fail(r, TRACE_FAULT_OTHER, NULL, "writing %s: %s",
-                    r->to_stdout || r->direct ? "the output" : r->part, close_msg);
+                    outfile_name(&r->out), close_msg);
     return commit(r);
 }
 
@@ -434,11 +391,11 @@ int trace_pipeline_sort(const struct trace_files *f, const struct trace_params *
     }
     int rc = setup(r, f, p, failure) || sort_run(r, sum) ? -1 : 0;
     if (rc) {
-        discard(r);
+        outfile_discard(&r->out);
         trace_summary_free(sum);
         memset(sum, 0, sizeof *sum);
     } else {
-        *out = (struct trace_outcome){r->p.in_format, output_bytes(r), r->sort_threads};
+        *out = (struct trace_outcome){r->p.in_format, outfile_bytes(&r->out), r->sort_threads};
     }
     release(r);
     free(r);
@@ -525,9 +482,9 @@ int trace_pipeline_convert(const struct trace_files *f, const struct trace_param
     }
     int rc = setup(r, f, p, failure) || convert_run(r) ? -1 : 0;
     if (rc)
-        discard(r);
+        outfile_discard(&r->out);
     else
-        *out = (struct trace_outcome){r->p.in_format, output_bytes(r), 0};
+        *out = (struct trace_outcome){r->p.in_format, outfile_bytes(&r->out), 0};
     release(r);
     free(r);
     return rc;

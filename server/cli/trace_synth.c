@@ -8,9 +8,8 @@
  * checks them against the pattern, and synth_run streams the records to the
  * binary writer (trace/binfmt.h; the header carries threads_per_block, so
  * the sorter needs no --threads-per-block) or the CSV writer
- * (trace/csv.h). Nothing is held in memory. OUT is written as OUT.part and
- * renamed, never left half-written (but a device or FIFO, /dev/null say, is
- * written in place: a rename would replace it); -o - writes to standard
+ * (trace/csv.h). Nothing is held in memory. OUT is written whole or not at
+ * all, a device or FIFO in place (util/outfile.h); -o - writes to standard
  * output. One
  * line on stderr describes the kernel and counts the records (--quiet: not).
  */
@@ -29,6 +28,7 @@
 #include "trace/csv.h"
 #include "trace/synth.h"
 #include "util/fdio.h"
+#include "util/outfile.h"
 
 #define CMD "trace synth"
 
@@ -75,9 +75,8 @@ static const char *usage(void)
 
 /* The output: a binary writer or a CSV buffer over one descriptor. */
 struct out {
-    int fd, own_fd, csv;
-    int direct; /* writing to OUT itself (standard output, a device, a FIFO): no rename */
-    char part[PATH_MAX + 8];
+    struct outfile file;
+    int fd, csv;
     struct trace_bin_writer *bin;
     struct trace_wbuf wbuf;
     char buf[1 << 16];
@@ -88,52 +87,48 @@ static int fd_flush(void *ctx, const char *data, size_t n)
     return fd_write_all(*(int *)ctx, data, n, FD_CURRENT);
 }
 
-/* Opens OUT.part; standard output for "-"; OUT itself when it exists and
- * is not a regular file (a device such as /dev/null, a FIFO), which a
- * rename would replace. */
+/* Opens OUT whole or not at all (util/outfile.h). */
 static int out_open(struct out *o, const char *path, const struct synth_kernel *k)
 {
-    struct stat st;
-    int special = strcmp(path, "-") != 0 && stat(path, &st) == 0 && !S_ISREG(st.st_mode);
-    o->direct = strcmp(path, "-") == 0 || special;
-    if (!o->direct && snprintf(o->part, sizeof o->part, "%s.part", path) >= (int)sizeof o->part)
-        return cli_fail(CMD, 2, "the output path is too long");
-    const char *name = special ? path : o->part;
-    o->fd = strcmp(path, "-") == 0 ? STDOUT_FILENO
-                                   : open(name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    o->own_fd = o->fd != STDOUT_FILENO;
+    char why[PATH_MAX + 300];
+    o->fd = outfile_open(&o->file, path, why, sizeof why);
     if (o->fd < 0)
-        return cli_fail(CMD, 1, "cannot create %s: %s", name, strerror(errno));
+        return cli_fail(CMD, 1, "%s", why);
+    struct trace_err err = {0};
     if (o->csv) {
         trace_wbuf_init(&o->wbuf, o->buf, sizeof o->buf, fd_flush, &o->fd);
-        return trace_csv_write_in_header(&o->wbuf) == 0 ? 0 : cli_fail(CMD, 1, "cannot write the output");
+        if (trace_csv_write_in_header(&o->wbuf) == 0)
+            return 0;
+        snprintf(err.msg, sizeof err.msg, "cannot write the output");
+    } else {
+        struct trace_bin_header h;
+        trace_bin_header_init(&h, TRACE_BIN_REQUESTS, NULL);
+        h.threads_per_block = k->threads_per_block;
+        if ((o->bin = trace_bin_writer_fd(o->fd, 0, &h, &err)))
+            return 0;
     }
-    struct trace_bin_header h;
-    struct trace_err err;
-    trace_bin_header_init(&h, TRACE_BIN_REQUESTS, NULL);
-    h.threads_per_block = k->threads_per_block;
-    o->bin = trace_bin_writer_fd(o->fd, 0, &h, &err);
-    return o->bin ? 0 : cli_fail(CMD, 1, "%s", err.msg);
+    close(o->fd);
+    outfile_discard(&o->file);
+    return cli_fail(CMD, 1, "%s", err.msg);
 }
 
-/* Finishes the output; on failure (or when ok is 0) removes the part file. */
-static int out_close(struct out *o, const char *path, int ok)
+/* Finishes the output; on failure (or when ok is 0) removes what it wrote. */
+static int out_close(struct out *o, int ok)
 {
     struct trace_err err = {0};
+    char why[PATH_MAX + 300];
     if (o->csv) {
         if (trace_wbuf_flush(&o->wbuf) < 0)
             ok = 0;
     } else if (trace_bin_writer_close(o->bin, &err) < 0) {
         ok = 0;
     }
-    if (o->own_fd && close(o->fd) < 0)
+    if (o->fd >= 0 && close(o->fd) < 0)
         ok = 0;
-    if (!o->direct) {
-        if (ok && rename(o->part, path) < 0)
-            ok = 0;
-        if (!ok)
-            unlink(o->part);
-    }
+    if (ok && outfile_commit(&o->file, why, sizeof why) < 0)
+        ok = 0;
+    if (!ok)
+        outfile_discard(&o->file);
     return ok ? 0 : -1;
 }
 
@@ -211,7 +206,7 @@ int cmd_trace_synth(int argc, char **argv)
     uint64_t records = 0;
     int rc = o->csv ? synth_run(&k, trace_csv_sink, &o->wbuf, &records)
                     : synth_run(&k, trace_bin_write_rec, o->bin, &records);
-    if (out_close(o, output, rc == 0) < 0) {
+    if (out_close(o, rc == 0) < 0) {
         free(o);
         return cli_fail(CMD, 1, "cannot write %s", output);
     }

@@ -1,0 +1,74 @@
+/*
+ * Output files written whole or not at all (see outfile.h).
+ */
+#include "util/outfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int outfile_open(struct outfile *o, const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    memset(o, 0, sizeof *o);
+    o->path = path;
+    o->to_stdout = strcmp(path, "-") == 0;
+    o->direct = !o->to_stdout && stat(path, &st) == 0 && !S_ISREG(st.st_mode) &&
+                !S_ISDIR(st.st_mode);
+    if (!o->to_stdout && !o->direct &&
+        snprintf(o->part, sizeof o->part, "%s.part", path) >= (int)sizeof o->part) {
+        snprintf(err, errlen, "output %s: the path is too long", path);
+        return -1;
+    }
+    int fd = o->to_stdout ? dup(STDOUT_FILENO)
+             : o->direct  ? open(path, O_WRONLY | O_CLOEXEC)
+                          : open(o->part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        snprintf(err, errlen, "output %s: %s", outfile_name(o), strerror(errno));
+    return fd;
+}
+
+/* Swaps the part file with an existing regular OUT and unlinks the old one;
+ * -1 to fall back to a rename. */
+static int swap_into_place(const struct outfile *o)
+{
+    struct stat st;
+    if (lstat(o->path, &st) || !S_ISREG(st.st_mode) ||
+        renameat2(AT_FDCWD, o->part, AT_FDCWD, o->path, RENAME_EXCHANGE))
+        return -1;
+    unlink(o->part);
+    return 0;
+}
+
+int outfile_commit(struct outfile *o, char *err, size_t errlen)
+{
+    if (!o->to_stdout && !o->direct && swap_into_place(o) && rename(o->part, o->path)) {
+        snprintf(err, errlen, "renaming %s: %s", o->part, strerror(errno));
+        return -1;
+    }
+    o->committed = 1;
+    return 0;
+}
+
+void outfile_discard(const struct outfile *o)
+{
+    if (o->to_stdout || o->direct)
+        return;
+    unlink(o->part);
+    if (o->committed)
+        unlink(o->path);
+}
+
+const char *outfile_name(const struct outfile *o)
+{
+    return o->to_stdout ? "(standard output)" : o->direct ? o->path : o->part;
+}
+
+long long outfile_bytes(const struct outfile *o)
+{
+    struct stat st;
+    return !o->to_stdout && !o->direct && stat(o->path, &st) == 0 ? (long long)st.st_size : -1;
+}
