@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache/bigalloc.h"
 #include "cache/linemap.h"
 
 int cache_lru_init(struct cache_lru *c, uint32_t sets, uint32_t assoc)
@@ -14,9 +15,9 @@ int cache_lru_init(struct cache_lru *c, uint32_t sets, uint32_t assoc)
     memset(c, 0, sizeof *c);
     c->sets = sets;
     c->assoc = assoc;
-    c->owner = malloc(slots * sizeof *c->owner);
-    c->prev = malloc(slots * sizeof *c->prev);
-    c->next = malloc(slots * sizeof *c->next);
+    c->owner = cache_big_alloc(slots, sizeof *c->owner, 0);
+    c->prev = cache_big_alloc(slots, sizeof *c->prev, 0);
+    c->next = cache_big_alloc(slots, sizeof *c->next, 0);
     c->head = malloc(sets * sizeof *c->head);
     c->tail = malloc(sets * sizeof *c->tail);
     c->used = calloc(sets, sizeof *c->used);

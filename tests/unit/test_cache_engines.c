@@ -50,7 +50,7 @@ static void test_miss_classes_by_hand(void **state)
     struct cache_timing tm = {0, 0, 8};
     struct cache_exact e;
     struct cache_counts c = {0};
-    assert_int_equal(cache_exact_init(&e, &g, &tm), 0);
+    assert_int_equal(cache_exact_init(&e, &g, &tm, 0), 0);
     /* line, sectors; what the request is, worked by hand */
     static const struct {
         uint64_t line;
@@ -89,7 +89,7 @@ static void test_latency_and_mshr_by_hand(void **state)
     struct cache_timing tm = {3, 1, 1};
     struct cache_exact e;
     struct cache_counts c = {0};
-    assert_int_equal(cache_exact_init(&e, &g, &tm), 0);
+    assert_int_equal(cache_exact_init(&e, &g, &tm, 0), 0);
     /* t0 fetch (ready 3); t1 merges (latency); t2 cannot merge: MSHR miss,
      * fetches again (ready 5) with the one MSHR still busy (t0 + 3 > 2);
      * t3 merges; t5 hits */
@@ -159,8 +159,8 @@ static void run_both(const char *geo, struct cache_timing tm, uint32_t universe,
     struct cache_geom g = geom(geo);
     struct cache_exact e;
     struct cache_reuse r;
-    assert_int_equal(cache_exact_init(&e, &g, &tm), 0);
-    assert_int_equal(cache_reuse_init(&r, &g, &tm), 0);
+    assert_int_equal(cache_exact_init(&e, &g, &tm, 0), 0);
+    assert_int_equal(cache_reuse_init(&r, &g, &tm, 0), 0);
     memset(ce, 0, sizeof *ce);
     memset(cr, 0, sizeof *cr);
     for (uint64_t t = 0; t < 20000; t++) {
@@ -232,8 +232,8 @@ static void test_correction_near_exact(void **state)
     struct cache_exact e;
     struct cache_reuse r;
     struct cache_counts ce = {0}, cr = {0};
-    assert_int_equal(cache_exact_init(&e, &g, &tm), 0);
-    assert_int_equal(cache_reuse_init(&r, &g, &tm), 0);
+    assert_int_equal(cache_exact_init(&e, &g, &tm, 0), 0);
+    assert_int_equal(cache_reuse_init(&r, &g, &tm, 0), 0);
     uint64_t seed = 99, pool[384];
     for (int i = 0; i < 384; i++)
         pool[i] = rnd(&seed) >> 20;
@@ -277,7 +277,7 @@ static void test_histogram_bins(void **state)
     struct cache_timing tm = {0, 0, 8};
     struct cache_reuse r;
     struct cache_counts c = {0};
-    assert_int_equal(cache_reuse_init(&r, &g, &tm), 0);
+    assert_int_equal(cache_reuse_init(&r, &g, &tm, 0), 0);
     uint64_t lines[] = {10, 11, 10, 10, 12};
     for (uint64_t t = 0; t < 5; t++)
         cache_reuse_access(&r, lines[t], 1, t, &c);
