@@ -15,12 +15,14 @@ void *cache_big_alloc(size_t n, size_t size, int zero)
     if (size && n > SIZE_MAX / size)
         return NULL;
     size_t bytes = n * size;
-    if (bytes < HUGE_PAGE)
+    if (bytes < HUGE_PAGE / 2)
         return zero ? calloc(n ? n : 1, size ? size : 1) : malloc(bytes ? bytes : 1);
+    /* whole huge pages: a 1.6 MiB table (the L2's LRU rows) is one page */
+    size_t whole = (bytes + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
     void *p;
-    if (posix_memalign(&p, HUGE_PAGE, bytes))
+    if (posix_memalign(&p, HUGE_PAGE, whole))
         return NULL;
-    madvise(p, bytes & ~(HUGE_PAGE - 1), MADV_HUGEPAGE); /* advice: ignored where unsupported */
+    madvise(p, whole, MADV_HUGEPAGE); /* advice: ignored where unsupported */
     if (zero)
         memset(p, 0, bytes);
     return p;

@@ -6,7 +6,8 @@
  * The L2's lookups land anywhere in tables of tens of megabytes: with 4 KiB
  * pages nearly every one is a TLB miss as well as a cache miss, and the
  * page walk's own loads miss too. Tables of 2 MiB and more are aligned to
- * 2 MiB and marked MADV_HUGEPAGE (transparent huge pages are commonly
+ * 2 MiB (tables of 1 MiB and more rounded up to whole huge pages) and
+ * marked MADV_HUGEPAGE (transparent huge pages are commonly
  * enabled "madvise" only), so one TLB entry covers 512 times more. Where
  * the kernel has no huge pages the advice is ignored and the memory is
  * ordinary. Freed with free().

@@ -49,7 +49,7 @@ int64_t cache_exact_access(struct cache_exact *e, uint64_t line, uint32_t want, 
     uint32_t set = cache_set_of(e->g, line);
     if (l->slot != CACHE_NONE) {
         enum cache_outcome out;
-        cache_lru_touch(&e->sa, set, l->slot);
+        cache_lru_touch(&e->sa, set, l->slot, id);
         return cache_line_resident(l, want, t, &e->tm, &e->ms, c, &out);
     }
     enum cache_miss cls = fresh ? CACHE_MISS_COMPULSORY
@@ -72,22 +72,29 @@ void cache_exact_prefetch(const struct cache_exact *e, uint64_t line, int stage)
         break;
     case 1:
         cache_linemap_prefetch_state(&e->map, line);
-        __builtin_prefetch(&sa->head[set]);
-        __builtin_prefetch(&sa->tail[set]);
-        __builtin_prefetch(&sa->used[set]);
         __builtin_prefetch(&sa->owner[(size_t)set * sa->assoc]);
-        __builtin_prefetch(&sa->prev[(size_t)set * sa->assoc]);
-        __builtin_prefetch(&sa->next[(size_t)set * sa->assoc]);
+        if (!sa->rows) {
+            __builtin_prefetch(&sa->head[set]);
+            __builtin_prefetch(&sa->tail[set]);
+            __builtin_prefetch(&sa->used[set]);
+            __builtin_prefetch(&sa->prev[(size_t)set * sa->assoc]);
+            __builtin_prefetch(&sa->next[(size_t)set * sa->assoc]);
+        }
         break;
-    case 2:
-        if (sa->used[set] == sa->assoc && (v = sa->owner[sa->tail[set]]) < e->map.n)
+    case 2: {
+        /* a shadow hit empties the line's old position in the ring */
+        const struct cache_bucket *bk = &e->map.b[cache_linemap_hash(line + 1) & e->map.mask];
+        if (bk->key == line + 1 && (v = lines[bk->idx].shadow) < e->fa.cap)
+            __builtin_prefetch(&e->fa.owner[v]);
+        if ((v = cache_lru_victim(sa, set)) < e->map.n)
             __builtin_prefetch(&lines[v]);
         /* the shadow evicts its oldest marks in order: a few ahead */
         if (e->fa.low + 8 < e->fa.next && (v = e->fa.owner[e->fa.low + 8]) != CACHE_NONE)
             __builtin_prefetch(&lines[v]);
         break;
+    }
     default:
-        if (sa->used[set] == sa->assoc && (v = sa->owner[sa->tail[set]]) < e->map.n)
+        if ((v = cache_lru_victim(sa, set)) < e->map.n)
             cache_linemap_prefetch(&e->map, lines[v].line);
         if (e->fa.low + 2 < e->fa.next && (v = e->fa.owner[e->fa.low + 2]) != CACHE_NONE)
             cache_linemap_prefetch(&e->map, lines[v].line);

@@ -12,20 +12,30 @@
 #define INITIAL_BUCKETS 1024u
 #define hash cache_linemap_hash
 
+/* The lines a table of nb buckets takes: half (an L1's map, every line
+ * seen, where the speed of a short probe matters most), three quarters
+ * when bounded (the L2's: holding up to ~1.35M lines for the hopper reuse
+ * engine, where a half-full table would double its buckets and states). */
+static uint64_t room(const struct cache_linemap *m, uint64_t nb)
+{
+    uint64_t r = m->bounded ? nb / 4 * 3 : nb / 2;
+    return r < CACHE_NONE ? r : CACHE_NONE;
+}
+
 
 int cache_linemap_init(struct cache_linemap *m, int bounded)
 {
     memset(m, 0, sizeof *m);
     m->bounded = bounded;
+    m->cap = (uint32_t)room(m, INITIAL_BUCKETS);
     m->b = calloc(INITIAL_BUCKETS, sizeof *m->b);
-    m->lines = malloc(INITIAL_BUCKETS / 2 * sizeof *m->lines);
-    m->free_ids = malloc(INITIAL_BUCKETS / 2 * sizeof *m->free_ids);
+    m->lines = malloc(m->cap * sizeof *m->lines);
+    m->free_ids = malloc(m->cap * sizeof *m->free_ids);
     if (!m->b || !m->lines || !m->free_ids || (bounded && cache_seen_init(&m->seen))) {
         cache_linemap_free(m);
         return -1;
     }
     m->mask = INITIAL_BUCKETS - 1;
-    m->cap = INITIAL_BUCKETS / 2;
     return 0;
 }
 
@@ -51,10 +61,10 @@ static int grow(struct cache_linemap *m)
 {
     uint64_t nb = (m->mask + 1) * 2;
     struct cache_bucket *b = cache_big_alloc(nb, sizeof *b, 1);
-    struct cache_line *lines = cache_big_grow(m->lines, m->n, nb / 2, sizeof *lines);
+    struct cache_line *lines = cache_big_grow(m->lines, m->n, room(m, nb), sizeof *lines);
     if (lines)
         m->lines = lines;
-    uint32_t *ids = realloc(m->free_ids, nb / 2 * sizeof *ids);
+    uint32_t *ids = realloc(m->free_ids, room(m, nb) * sizeof *ids);
     if (ids)
         m->free_ids = ids;
     if (!b || !lines || !ids) {
@@ -72,7 +82,7 @@ static int grow(struct cache_linemap *m)
     free(m->b);
     m->b = b;
     m->mask = nb - 1;
-    m->cap = (uint32_t)(nb / 2 < CACHE_NONE ? nb / 2 : CACHE_NONE);
+    m->cap = (uint32_t)room(m, nb);
     return 0;
 }
 

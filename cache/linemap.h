@@ -6,8 +6,8 @@
  * DESIGN
  * Open addressing with linear probing over (line + 1, index) pairs (0 marks
  * an empty bucket; blocks of 8 consecutive lines hashed together, so a
- * stream's lookups stay in few processor cache lines), at most half full,
- * doubling when it reaches that; the states live in one array, so an index
+ * stream's lookups stay in few processor cache lines), at most half full
+ * (bounded: three quarters), doubling when it reaches that; the states live in one array, so an index
  * is stable while its line is held and is what the LRU lists and the
  * stack-distance tree store.
  * Two modes. Unbounded: lines are never removed, so a line seen once stays

@@ -202,8 +202,10 @@ static int lockstep_next(struct lockstep *w, struct cache_fetch *f)
         if (w->at[s] < sp->len[s] && cache_spill_get(sp, s, w->at[s])->seq == w->round) {
             *f = *cache_spill_get(sp, s, w->at[s]);
             f->pad = s;
-            if ((++w->at[s] & 0x3fff) == 0)
-                cache_spill_release(sp, s, w->at[s]);
+            /* every 1024 fetches (24 KiB) of an SM, its pages read: with
+             * 132 SMs' runs read side by side, the window stays ~3 MiB */
+            if ((++w->at[s] & 0x3ff) == 0)
+                cache_spill_release(sp, s, w->at[s] - 0x800 > w->at[s] ? 0 : w->at[s] - 0x800, w->at[s]);
             return 1;
         }
         if (w->at[s] < sp->len[s])
