@@ -11,7 +11,9 @@ int cache_exact_init(struct cache_exact *e, const struct cache_geom *g, const st
     memset(e, 0, sizeof *e);
     e->g = g;
     e->tm = *tm;
-    if (cache_linemap_init(&e->map, bounded) || cache_lru_init(&e->sa, g->sets, g->assoc) ||
+    if (cache_linemap_init(&e->map, bounded) ||
+        (bounded && cache_linemap_reserve(&e->map, g->lines > CACHE_NONE / 2 ? CACHE_NONE - 1 : 2 * g->lines + 1)) ||
+        cache_lru_init(&e->sa, g->sets, g->assoc) ||
         cache_fa_init(&e->fa, g->lines) || cache_mshr_init(&e->ms, tm->mshr)) {
         cache_exact_free(e);
         return -1;

@@ -86,6 +86,14 @@ static int grow(struct cache_linemap *m)
     return 0;
 }
 
+int cache_linemap_reserve(struct cache_linemap *m, uint32_t held)
+{
+    while (m->cap < held)
+        if (grow(m))
+            return -1;
+    return 0;
+}
+
 uint32_t cache_linemap_get(struct cache_linemap *m, uint64_t line, int *fresh)
 {
     uint64_t key = line + 1;

@@ -99,6 +99,11 @@ void cache_linemap_reset(struct cache_linemap *m);
  * cache_linemap_get (a drop does not move states). */
 uint32_t cache_linemap_get(struct cache_linemap *m, uint64_t line, int *fresh);
 
+/* Makes room for `held` lines at once (a bounded map knows its bound: no
+ * doubling, rehashing and copying of tens of megabytes along the way). 0,
+ * or -1 out of memory. */
+int cache_linemap_reserve(struct cache_linemap *m, uint32_t held);
+
 /* Removes the line whose state is index idx (held): its index is free for
  * the next new line. Bounded maps only (an unbounded map would forget the
  * line was seen). */

@@ -37,6 +37,7 @@ int cache_reuse_init(struct cache_reuse *r, const struct cache_geom *g, const st
     r->n_at = calloc(r->span, sizeof *r->n_at);
     r->sectors_at = calloc(r->span, sizeof *r->sectors_at);
     if (!r->n_at || !r->sectors_at || cache_linemap_init(&r->map, r->track != 0) ||
+        (r->track && cache_linemap_reserve(&r->map, (uint32_t)r->track + 1)) ||
         cache_stack_init(&r->st) || cache_mshr_init(&r->ms, tm->mshr)) {
         cache_reuse_free(r);
         return -1;
