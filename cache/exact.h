@@ -4,22 +4,25 @@
  * same size beside it to classify misses.
  *
  * DESIGN
- * A request looks its line up in the level's line map (every line seen:
- * a line never seen is a compulsory miss). The shadow is updated on every
+ * A request looks its line up in the level's line map (a line never seen
+ * is a compulsory miss). The shadow is updated on every
  * request; a miss of the real cache that the shadow hits is an
  * associativity (conflict) miss, one the shadow misses too a capacity
  * miss (Hill's three Cs). Residency decided, counts.h does the rest
  * (latency, MSHR and sector misses, what goes below), exactly as the reuse
  * engine does: on a fully associative cache the two engines count the same.
- * The line map is bounded (linemap.h): a line is held while it is in the
+ * The shadow is a ring of last uses (fifo.h). Bounded (the L2), the line
+ * map (linemap.h) holds a line while it is in the
  * cache or in the shadow, and dropped when it has left both — its state
  * (arrival, sectors, merges) is only read while it is resident, and a
  * refill starts it afresh — so what stays of a line gone from both is its
  * bit in the seen set, which is all a compulsory miss needs.
+ * Unbounded (an L1), it keeps every line seen.
  * Costs: O(1) per request (a hash probe, on a line not held a probe of the
- * seen set, and two list moves); memory at most 2 x lines held states
- * (40 bytes each and their buckets), 12 bytes a slot for both LRU arrays,
- * and the seen set (1-12 bytes a distinct line).
+ * seen set, a set move and a ring append); bounded, memory at most
+ * 2 x lines held states (32 bytes each and ~21 of buckets), 12 bytes a
+ * slot for the set-associative LRU (4 for sets of <= 16 ways), 8-9 for the
+ * ring, and the seen set (1-12 bytes a distinct line).
  */
 #ifndef GPUPROBE_CACHE_EXACT_H
 #define GPUPROBE_CACHE_EXACT_H
