@@ -97,9 +97,9 @@ void cache_exact_prefetch(const struct cache_exact *e, uint64_t line, int stage)
     }
     default:
         if ((v = cache_lru_victim(sa, set)) < e->map.n)
-            cache_linemap_prefetch(&e->map, lines[v].line);
+            cache_linemap_prefetch(&e->map, e->map.keys[v]);
         if (e->fa.low + 2 < e->fa.next && (v = e->fa.owner[e->fa.low + 2]) != CACHE_NONE)
-            cache_linemap_prefetch(&e->map, lines[v].line);
+            cache_linemap_prefetch(&e->map, e->map.keys[v]);
         break;
     }
 }

@@ -20,7 +20,7 @@
  * Unbounded (an L1), it keeps every line seen.
  * Costs: O(1) per request (a hash probe, on a line not held a probe of the
  * seen set, a set move and a ring append); bounded, memory at most
- * 2 x lines held states (32 bytes each and ~21 of buckets), 12 bytes a
+ * 2 x lines held states (24 bytes, an 8-byte key and ~21 of buckets), 12 bytes a
  * slot for the set-associative LRU (4 for sets of <= 16 ways), 8-9 for the
  * ring, and the seen set (1-12 bytes a distinct line).
  */

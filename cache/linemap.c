@@ -31,7 +31,9 @@ int cache_linemap_init(struct cache_linemap *m, int bounded)
     m->b = calloc(INITIAL_BUCKETS, sizeof *m->b);
     m->lines = malloc(m->cap * sizeof *m->lines);
     m->free_ids = malloc(m->cap * sizeof *m->free_ids);
-    if (!m->b || !m->lines || !m->free_ids || (bounded && cache_seen_init(&m->seen))) {
+    if (bounded)
+        m->keys = malloc(m->cap * sizeof *m->keys);
+    if (!m->b || !m->lines || !m->free_ids || (bounded && (!m->keys || cache_seen_init(&m->seen)))) {
         cache_linemap_free(m);
         return -1;
     }
@@ -44,6 +46,7 @@ void cache_linemap_free(struct cache_linemap *m)
     free(m->b);
     free(m->lines);
     free(m->free_ids);
+    free(m->keys);
     if (m->bounded)
         cache_seen_free(&m->seen);
     memset(m, 0, sizeof *m);
@@ -67,7 +70,10 @@ static int grow(struct cache_linemap *m)
     uint32_t *ids = realloc(m->free_ids, room(m, nb) * sizeof *ids);
     if (ids)
         m->free_ids = ids;
-    if (!b || !lines || !ids) {
+    uint64_t *keys = NULL;
+    if (m->bounded && (keys = cache_big_grow(m->keys, m->n, room(m, nb), sizeof *keys)))
+        m->keys = keys;
+    if (!b || !lines || !ids || (m->bounded && !keys)) {
         free(b);
         return -1;
     }
@@ -123,14 +129,16 @@ uint32_t cache_linemap_get(struct cache_linemap *m, uint64_t line, int *fresh)
         idx = m->n++;
     }
     m->b[j] = (struct cache_bucket){key, idx};
-    m->lines[idx] = (struct cache_line){0, CACHE_NONE, CACHE_NONE, 0, 0, line};
+    m->lines[idx] = (struct cache_line){0, CACHE_NONE, CACHE_NONE, 0, 0};
+    if (m->bounded)
+        m->keys[idx] = line;
     *fresh = isnew;
     return idx;
 }
 
 void cache_linemap_drop(struct cache_linemap *m, uint32_t idx)
 {
-    uint64_t key = m->lines[idx].line + 1, j = hash(key) & m->mask;
+    uint64_t key = m->keys[idx] + 1, j = hash(key) & m->mask;
     while (m->b[j].key != key)
         j = (j + 1) & m->mask;
     /* backward shift: move up every later bucket of the run whose home is

@@ -38,7 +38,6 @@ struct cache_line {
     uint32_t shadow;   /* exact: its slot in the fully associative shadow, or CACHE_NONE */
     uint32_t sectors;  /* sectors fetched since it was (re)filled */
     uint32_t merges;   /* requests merged into its fetch in flight */
-    uint64_t line;     /* its line number (what cache_linemap_drop looks up) */
 };
 
 struct cache_linemap {
@@ -50,6 +49,8 @@ struct cache_linemap {
     struct cache_line *lines;
     uint32_t n, cap;   /* indices handed out (held or free); room in `lines` */
     uint32_t *free_ids, nfree;       /* dropped indices, reused first */
+    uint64_t *keys;                  /* bounded: the line of each index (what a drop
+                                        looks up; apart, so an L1's states stay 24 bytes) */
     int bounded;                     /* lines are dropped; `seen` knows them all */
     struct cache_seen seen;          /* bounded: every line ever seen */
 };

@@ -227,7 +227,7 @@ void cache_reuse_prefetch(const struct cache_reuse *r, uint64_t line, int stage)
         break;
     default:
         if (r->track && st->low + 2 < st->next && (v = st->owner[st->low + 2]) != CACHE_NONE)
-            cache_linemap_prefetch(m, m->lines[v].line);
+            cache_linemap_prefetch(m, m->keys[v]);
         break;
     }
 }

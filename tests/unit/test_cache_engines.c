@@ -365,7 +365,7 @@ static void test_bounded_map_drop(void **state)
         } else {
             assert_int_equal(fresh, !seen[u]);
             assert_int_equal(m.lines[id].slot, CACHE_NONE);
-            assert_true(m.lines[id].line == line);
+            assert_true(m.keys[id] == line);
             idx[u] = id;
             held++;
         }
