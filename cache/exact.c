@@ -5,13 +5,16 @@
 
 #include <string.h>
 
-int cache_exact_init(struct cache_exact *e, const struct cache_geom *g, const struct cache_timing *tm)
+int cache_exact_init(struct cache_exact *e, const struct cache_geom *g, const struct cache_timing *tm,
+                     int bounded)
 {
     memset(e, 0, sizeof *e);
     e->g = g;
     e->tm = *tm;
-    if (cache_linemap_init(&e->map) || cache_lru_init(&e->sa, g->sets, g->assoc) ||
-        cache_lru_init(&e->fa, 1, g->lines) || cache_mshr_init(&e->ms, tm->mshr)) {
+    if (cache_linemap_init(&e->map, bounded) ||
+        (bounded && cache_linemap_reserve(&e->map, g->lines > CACHE_NONE / 2 ? CACHE_NONE - 1 : 2 * g->lines + 1)) ||
+        cache_lru_init(&e->sa, g->sets, g->assoc) ||
+        cache_fa_init(&e->fa, g->lines) || cache_mshr_init(&e->ms, tm->mshr)) {
         cache_exact_free(e);
         return -1;
     }
@@ -22,7 +25,7 @@ void cache_exact_free(struct cache_exact *e)
 {
     cache_linemap_free(&e->map);
     cache_lru_free(&e->sa);
-    cache_lru_free(&e->fa);
+    cache_fa_free(&e->fa);
     cache_mshr_free(&e->ms);
 }
 
@@ -30,7 +33,7 @@ void cache_exact_reset(struct cache_exact *e)
 {
     cache_linemap_reset(&e->map);
     cache_lru_reset(&e->sa);
-    cache_lru_reset(&e->fa);
+    cache_fa_reset(&e->fa);
     cache_mshr_reset(&e->ms);
 }
 
@@ -42,25 +45,61 @@ int64_t cache_exact_access(struct cache_exact *e, uint64_t line, uint32_t want, 
     if (id == CACHE_NONE)
         return -1;
     struct cache_line *lines = e->map.lines, *l = lines + id;
-    int shadow_hit = l->shadow != CACHE_NONE;
-    if (shadow_hit) {
-        cache_lru_touch(&e->fa, 0, l->shadow);
-    } else {
-        l->shadow = cache_lru_insert(&e->fa, 0, id, &ev);
-        if (ev != CACHE_NONE)
-            lines[ev].shadow = CACHE_NONE;
-    }
+    int shadow_hit = cache_fa_use(&e->fa, lines, id, &ev);
+    if (ev != CACHE_NONE && lines[ev].slot == CACHE_NONE && e->map.bounded)
+        cache_linemap_drop(&e->map, ev);
     uint32_t set = cache_set_of(e->g, line);
     if (l->slot != CACHE_NONE) {
         enum cache_outcome out;
-        cache_lru_touch(&e->sa, set, l->slot);
+        cache_lru_touch(&e->sa, set, l->slot, id);
         return cache_line_resident(l, want, t, &e->tm, &e->ms, c, &out);
     }
     enum cache_miss cls = fresh ? CACHE_MISS_COMPULSORY
                           : shadow_hit ? CACHE_MISS_CONFLICT
                                        : CACHE_MISS_CAPACITY;
     l->slot = cache_lru_insert(&e->sa, set, id, &ev);
-    if (ev != CACHE_NONE)
-        lines[ev].slot = CACHE_NONE;
+    if (ev != CACHE_NONE && (lines[ev].slot = CACHE_NONE, lines[ev].shadow == CACHE_NONE) && e->map.bounded)
+        cache_linemap_drop(&e->map, ev);
     return cache_line_fill(l, want, t, cls, &e->tm, &e->ms, c);
+}
+
+void cache_exact_prefetch(const struct cache_exact *e, uint64_t line, int stage)
+{
+    const struct cache_lru *sa = &e->sa;
+    const struct cache_line *lines = e->map.lines;
+    uint32_t set = cache_set_of(e->g, line), v;
+    switch (stage) {
+    case 0:
+        cache_linemap_prefetch(&e->map, line);
+        break;
+    case 1:
+        cache_linemap_prefetch_state(&e->map, line);
+        __builtin_prefetch(&sa->owner[(size_t)set * sa->assoc]);
+        if (!sa->rows) {
+            __builtin_prefetch(&sa->head[set]);
+            __builtin_prefetch(&sa->tail[set]);
+            __builtin_prefetch(&sa->used[set]);
+            __builtin_prefetch(&sa->prev[(size_t)set * sa->assoc]);
+            __builtin_prefetch(&sa->next[(size_t)set * sa->assoc]);
+        }
+        break;
+    case 2: {
+        /* a shadow hit empties the line's old position in the ring */
+        const struct cache_bucket *bk = &e->map.b[cache_linemap_hash(line + 1) & e->map.mask];
+        if (bk->key == line + 1 && (v = lines[bk->idx].shadow) < e->fa.cap)
+            __builtin_prefetch(&e->fa.owner[v]);
+        if ((v = cache_lru_victim(sa, set)) < e->map.n)
+            __builtin_prefetch(&lines[v]);
+        /* the shadow evicts its oldest marks in order: a few ahead */
+        if (e->fa.low + 8 < e->fa.next && (v = e->fa.owner[e->fa.low + 8]) != CACHE_NONE)
+            __builtin_prefetch(&lines[v]);
+        break;
+    }
+    default:
+        if ((v = cache_lru_victim(sa, set)) < e->map.n)
+            cache_linemap_prefetch(&e->map, e->map.keys[v]);
+        if (e->fa.low + 2 < e->fa.next && (v = e->fa.owner[e->fa.low + 2]) != CACHE_NONE)
+            cache_linemap_prefetch(&e->map, e->map.keys[v]);
+        break;
+    }
 }

@@ -4,20 +4,31 @@
  * same size beside it to classify misses.
  *
  * DESIGN
- * A request looks its line up in the level's line map (every line seen:
- * a line never seen is a compulsory miss). The shadow is updated on every
+ * A request looks its line up in the level's line map (a line never seen
+ * is a compulsory miss). The shadow is updated on every
  * request; a miss of the real cache that the shadow hits is an
  * associativity (conflict) miss, one the shadow misses too a capacity
  * miss (Hill's three Cs). Residency decided, counts.h does the rest
  * (latency, MSHR and sector misses, what goes below), exactly as the reuse
  * engine does: on a fully associative cache the two engines count the same.
- * Costs: O(1) per request (a hash probe and two list moves); memory the
- * line map (distinct lines seen) plus 12 bytes a slot for both arrays.
+ * The shadow is a ring of last uses (fifo.h). Bounded (the L2), the line
+ * map (linemap.h) holds a line while it is in the
+ * cache or in the shadow, and dropped when it has left both — its state
+ * (arrival, sectors, merges) is only read while it is resident, and a
+ * refill starts it afresh — so what stays of a line gone from both is its
+ * bit in the seen set, which is all a compulsory miss needs.
+ * Unbounded (an L1), it keeps every line seen.
+ * Costs: O(1) per request (a hash probe, on a line not held a probe of the
+ * seen set, a set move and a ring append); bounded, memory at most
+ * 2 x lines held states (24 bytes, an 8-byte key and ~21 of buckets), 12 bytes a
+ * slot for the set-associative LRU (4 for sets of <= 16 ways), 8-9 for the
+ * ring, and the seen set (1-12 bytes a distinct line).
  */
 #ifndef GPUPROBE_CACHE_EXACT_H
 #define GPUPROBE_CACHE_EXACT_H
 
 #include "cache/counts.h"
+#include "cache/fifo.h"
 #include "cache/geometry.h"
 #include "cache/linemap.h"
 #include "cache/lru.h"
@@ -26,15 +37,30 @@ struct cache_exact {
     const struct cache_geom *g;
     struct cache_timing tm;
     struct cache_linemap map;
-    struct cache_lru sa, fa;
+    struct cache_lru sa;
+    struct cache_fa fa;             /* the fully associative shadow */
     struct cache_mshr ms;
 };
 
-/* g must be checked and outlive e. 0, or -1 out of memory. */
-int cache_exact_init(struct cache_exact *e, const struct cache_geom *g, const struct cache_timing *tm);
+/* g must be checked and outlive e. bounded: the line map holds only the
+ * lines in the cache or the shadow, and a seen set the rest (the L2, where
+ * the trace's distinct lines outnumber the cache's by far); 0: every line
+ * seen stays in the map (an L1, one SM's lines, where a lookup that finds
+ * every line at once is faster). The counts are the same either way. 0, or
+ * -1 out of memory. */
+int cache_exact_init(struct cache_exact *e, const struct cache_geom *g, const struct cache_timing *tm,
+                     int bounded);
 void cache_exact_free(struct cache_exact *e);
 /* Back to an empty cache that has seen nothing, keeping the memory. */
 void cache_exact_reset(struct cache_exact *e);
+
+/* Asks the processor for what a request for `line` will touch, in stages
+ * issued some requests apart (0 first): 0 its buckets (line map, seen
+ * set); 1 its state and its set's LRU lists (those buckets are in by
+ * then); 2 the state of the line its set would evict; 3 that line's bucket
+ * (a drop looks it up). Also the shadow's coming victims. Only reads:
+ * the counts do not depend on it. */
+void cache_exact_prefetch(const struct cache_exact *e, uint64_t line, int stage);
 
 /* One request for `want` sectors of line number `line` at time t, counted
  * in c. Returns the sectors fetched from below (0: none), or -1 out of

@@ -6,17 +6,27 @@
  * DESIGN
  * Open addressing with linear probing over (line + 1, index) pairs (0 marks
  * an empty bucket; blocks of 8 consecutive lines hashed together, so a
- * stream's lookups stay in few processor cache lines), at most half full, doubling when it reaches that; the
- * states live in one array in order of first sight, so an index is stable
- * and is what the LRU lists and the stack-distance tree store. Lines are
- * never removed: a line seen once stays known, which is exactly what
- * telling a compulsory miss from the others needs. Memory is therefore
- * about 40 bytes per distinct line the level has seen.
+ * stream's lookups stay in few processor cache lines), at most half full
+ * (bounded: three quarters), doubling when it reaches that; the states live in one array, so an index
+ * is stable while its line is held and is what the LRU lists and the
+ * stack-distance tree store.
+ * Two modes. Unbounded: lines are never removed, so a line seen once stays
+ * known, which is what telling a compulsory miss from the others needs;
+ * about 40-70 bytes per distinct line. Bounded: the engine drops a line
+ * (cache_linemap_drop) once no structure can hit it any more (the exact
+ * engine: out of both its LRU arrays; the reuse engine: deeper in the stack
+ * than it tracks), so the map holds O(the cache's lines) whatever the
+ * trace, and the lines ever seen are kept apart in a compact set (seen.h,
+ * about 1-12 bytes a line) consulted only when a line is not in the map.
+ * A dropped line's bucket is emptied by backward shifting (no tombstones)
+ * and its index goes on a free list for the next new line.
  */
 #ifndef GPUPROBE_CACHE_LINEMAP_H
 #define GPUPROBE_CACHE_LINEMAP_H
 
 #include <stdint.h>
+
+#include "cache/seen.h"
 
 #define CACHE_NONE UINT32_MAX
 
@@ -37,7 +47,12 @@ struct cache_linemap {
     } *b;
     uint64_t mask;     /* buckets - 1 */
     struct cache_line *lines;
-    uint32_t n, cap;   /* lines known; room in `lines` */
+    uint32_t n, cap;   /* indices handed out (held or free); room in `lines` */
+    uint32_t *free_ids, nfree;       /* dropped indices, reused first */
+    uint64_t *keys;                  /* bounded: the line of each index (what a drop
+                                        looks up; apart, so an L1's states stay 24 bytes) */
+    int bounded;                     /* lines are dropped; `seen` knows them all */
+    struct cache_seen seen;          /* bounded: every line ever seen */
 };
 
 /* Blocks of 8 consecutive lines are scattered by a multiplicative hash,
@@ -55,18 +70,50 @@ static inline uint64_t cache_linemap_hash(uint64_t key)
 __attribute__((always_inline)) static inline void cache_linemap_prefetch(const struct cache_linemap *m, uint64_t line)
 {
     __builtin_prefetch(&m->b[cache_linemap_hash(line + 1) & m->mask]);
+    if (m->bounded) /* a line not held is looked up there next */
+        cache_seen_prefetch(&m->seen, line);
 }
 
-/* 0, or -1 out of memory. */
-int cache_linemap_init(struct cache_linemap *m);
+/* Asks the processor for line's state, when its bucket (asked for by
+ * cache_linemap_prefetch some time before) shows the line held in the
+ * first place probed: the second step of a pipelined lookup. Only reads. */
+__attribute__((always_inline)) static inline void cache_linemap_prefetch_state(const struct cache_linemap *m,
+                                                                             uint64_t line)
+{
+    const struct cache_bucket *b = &m->b[cache_linemap_hash(line + 1) & m->mask];
+    if (b->key == line + 1)
+        __builtin_prefetch(&m->lines[b->idx]);
+}
+
+/* An unbounded map (bounded 0) or a bounded one (1). 0, or -1 out of
+ * memory. */
+int cache_linemap_init(struct cache_linemap *m, int bounded);
 void cache_linemap_free(struct cache_linemap *m);
 /* Forgets every line, keeping the memory (the next SM reuses it). */
 void cache_linemap_reset(struct cache_linemap *m);
 
-/* The index of `line`'s state, adding a fresh one (*fresh = 1, state zero
- * but slot and shadow CACHE_NONE) when it was not known. CACHE_NONE when out
- * of memory or at CACHE_NONE lines. The state pointer m->lines + index stays
- * valid until the next call. */
+/* The index of `line`'s state, adding a new one (state zero but slot and
+ * shadow CACHE_NONE) when the map does not hold it; *fresh = 1 when the
+ * line was never seen before (unbounded: not in the map; bounded: not in
+ * the seen set either). CACHE_NONE when out of memory or at CACHE_NONE
+ * lines. The state pointer m->lines + index stays valid until the next
+ * cache_linemap_get (a drop does not move states). */
 uint32_t cache_linemap_get(struct cache_linemap *m, uint64_t line, int *fresh);
+
+/* Makes room for `held` lines at once (a bounded map knows its bound: no
+ * doubling, rehashing and copying of tens of megabytes along the way). 0,
+ * or -1 out of memory. */
+int cache_linemap_reserve(struct cache_linemap *m, uint32_t held);
+
+/* Removes the line whose state is index idx (held): its index is free for
+ * the next new line. Bounded maps only (an unbounded map would forget the
+ * line was seen). */
+void cache_linemap_drop(struct cache_linemap *m, uint32_t idx);
+
+/* Lines the map holds now. */
+static inline uint32_t cache_linemap_held(const struct cache_linemap *m)
+{
+    return m->n - m->nfree;
+}
 
 #endif

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache/bigalloc.h"
 #include "cache/linemap.h"
 
 int cache_lru_init(struct cache_lru *c, uint32_t sets, uint32_t assoc)
@@ -14,9 +15,10 @@ int cache_lru_init(struct cache_lru *c, uint32_t sets, uint32_t assoc)
     memset(c, 0, sizeof *c);
     c->sets = sets;
     c->assoc = assoc;
-    c->owner = malloc(slots * sizeof *c->owner);
-    c->prev = malloc(slots * sizeof *c->prev);
-    c->next = malloc(slots * sizeof *c->next);
+    c->rows = assoc <= CACHE_LRU_ROW;
+    c->owner = cache_big_alloc(slots, sizeof *c->owner, 0);
+    c->prev = cache_big_alloc(slots, sizeof *c->prev, 0);
+    c->next = cache_big_alloc(slots, sizeof *c->next, 0);
     c->head = malloc(sets * sizeof *c->head);
     c->tail = malloc(sets * sizeof *c->tail);
     c->used = calloc(sets, sizeof *c->used);
@@ -24,8 +26,7 @@ int cache_lru_init(struct cache_lru *c, uint32_t sets, uint32_t assoc)
         cache_lru_free(c);
         return -1;
     }
-    for (uint32_t s = 0; s < sets; s++)
-        c->head[s] = c->tail[s] = CACHE_NONE;
+    cache_lru_reset(c);
     return 0;
 }
 
@@ -42,6 +43,8 @@ void cache_lru_free(struct cache_lru *c)
 
 void cache_lru_reset(struct cache_lru *c)
 {
+    if (c->rows)
+        memset(c->owner, 0xff, (size_t)c->sets * c->assoc * sizeof *c->owner); /* CACHE_NONE */
     memset(c->used, 0, c->sets * sizeof *c->used);
     for (uint32_t s = 0; s < c->sets; s++)
         c->head[s] = c->tail[s] = CACHE_NONE;
@@ -72,8 +75,16 @@ static void push_head(struct cache_lru *c, uint32_t set, uint32_t s)
     c->head[set] = s;
 }
 
-void cache_lru_touch(struct cache_lru *c, uint32_t set, uint32_t slot)
+void cache_lru_touch(struct cache_lru *c, uint32_t set, uint32_t slot, uint32_t owner)
 {
+    if (c->rows) {
+        uint32_t *row = c->owner + (size_t)set * c->assoc, i = 0;
+        while (row[i] != owner)
+            i++;
+        memmove(row + 1, row, i * sizeof *row);
+        row[0] = owner;
+        return;
+    }
     if (c->head[set] == slot)
         return;
     unlink_slot(c, set, slot);
@@ -83,6 +94,13 @@ void cache_lru_touch(struct cache_lru *c, uint32_t set, uint32_t slot)
 uint32_t cache_lru_insert(struct cache_lru *c, uint32_t set, uint32_t owner, uint32_t *evicted)
 {
     uint32_t s;
+    if (c->rows) {
+        uint32_t *row = c->owner + (size_t)set * c->assoc;
+        *evicted = row[c->assoc - 1];
+        memmove(row + 1, row, (c->assoc - 1) * sizeof *row);
+        row[0] = owner;
+        return 0;
+    }
     if (c->used[set] < c->assoc) {
         s = set * c->assoc + c->used[set]++;
         *evicted = CACHE_NONE;

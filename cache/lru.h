@@ -11,14 +11,25 @@
  * and the caller keeps the reverse link (cache_line.slot / .shadow), which
  * an eviction hands back so it can be cleared. Sets fill slot by slot
  * before the first eviction.
+ * Sets of at most CACHE_LRU_ROW ways (the L2's 16) are instead a row of
+ * owners in recency order, one processor cache line: a move shifts the row
+ * (a scan and a memmove inside that line) rather than touching a list
+ * node, its neighbours and the set's head and tail in five other arrays.
+ * Slot numbers then mean nothing but "resident" (cache_lru_insert returns
+ * 0), and cache_lru_touch finds the owner in its row.
  */
 #ifndef GPUPROBE_CACHE_LRU_H
 #define GPUPROBE_CACHE_LRU_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+#define CACHE_LRU_ROW 16u
 
 struct cache_lru {
     uint32_t sets, assoc;
+    int rows;                        /* assoc <= CACHE_LRU_ROW: owner[] is rows of
+                                        owners, most recent first, CACHE_NONE empty */
     uint32_t *owner, *prev, *next;   /* per slot */
     uint32_t *head, *tail, *used;    /* per set */
 };
@@ -29,12 +40,21 @@ void cache_lru_free(struct cache_lru *c);
 /* Empties every set. */
 void cache_lru_reset(struct cache_lru *c);
 
-/* Makes slot (of set) the most recent. */
-void cache_lru_touch(struct cache_lru *c, uint32_t set, uint32_t slot);
+/* Makes slot (of set), held by owner, the most recent. */
+void cache_lru_touch(struct cache_lru *c, uint32_t set, uint32_t slot, uint32_t owner);
 
 /* Puts owner in set as its most recent line, in an empty slot or in place of
  * the least recent; *evicted gets the owner put out, or CACHE_NONE. Returns
  * the slot. */
 uint32_t cache_lru_insert(struct cache_lru *c, uint32_t set, uint32_t owner, uint32_t *evicted);
+
+/* The line set would put out on its next insert (CACHE_NONE: it has room),
+ * for prefetching; and the memory of set's row or list heads. */
+static inline uint32_t cache_lru_victim(const struct cache_lru *c, uint32_t set)
+{
+    if (c->rows)
+        return c->owner[(size_t)set * c->assoc + c->assoc - 1];
+    return c->used[set] == c->assoc ? c->owner[c->tail[set]] : UINT32_MAX;
+}
 
 #endif

@@ -52,10 +52,10 @@ static int sm_init(struct run *r)
         cache_reuse_reset(&r->rd1);
     if (r->ex1_on || r->rd1_on)
         return 0;
-    if ((cfg->engines & CACHE_ENGINE_EXACT) && cache_exact_init(&r->ex1, &cfg->geom[0], &cfg->timing[0]))
+    if ((cfg->engines & CACHE_ENGINE_EXACT) && cache_exact_init(&r->ex1, &cfg->geom[0], &cfg->timing[0], 0))
         return -1;
     r->ex1_on = (cfg->engines & CACHE_ENGINE_EXACT) != 0;
-    if ((cfg->engines & CACHE_ENGINE_REUSE) && cache_reuse_init(&r->rd1, &cfg->geom[0], &cfg->timing[0]))
+    if ((cfg->engines & CACHE_ENGINE_REUSE) && cache_reuse_init(&r->rd1, &cfg->geom[0], &cfg->timing[0], 0))
         return -1;
     r->rd1_on = (cfg->engines & CACHE_ENGINE_REUSE) != 0;
     return 0;
@@ -87,7 +87,7 @@ static int run_init(struct run *r, const struct cache_config *cfg, struct cache_
         r->spill_on[e] = 1;
     }
     if (cfg->l2 && (cfg->engines & CACHE_ENGINE_EXACT)) {
-        if (cache_exact_init(&r->ex2, &cfg->geom[1], &cfg->timing[1]))
+        if (cache_exact_init(&r->ex2, &cfg->geom[1], &cfg->timing[1], 1))
             return -1;
         r->ex2_on = 1;
     }
@@ -149,54 +149,117 @@ static int l1_pass(struct run *r, const struct cache_input *in, uint32_t s)
     return 0;
 }
 
-/* The L2 of engine e over the spilled fetches, in lockstep: round i takes
- * the fetches of seq i of SM 0, 1, 2 ... in turn — the order in which they
- * would have left the L1s had all SMs advanced one request a round. */
+/* The lockstep order over the spilled fetches: round i takes the fetches
+ * of seq i of SM 0, 1, 2 ... in turn (rounds with no fetch skipped) — the
+ * order in which they would have left the L1s had all SMs advanced one
+ * request a round. */
+struct lockstep {
+    const struct cache_spill *sp;
+    uint64_t *at, round;
+    uint32_t *active, n, k, keep;
+};
+
+static int lockstep_init(struct lockstep *w, const struct cache_spill *sp)
+{
+    uint32_t sms = sp->sms ? sp->sms : 1;
+    memset(w, 0, sizeof *w);
+    w->sp = sp;
+    w->at = calloc(sms, sizeof *w->at);
+    w->active = malloc(sms * sizeof *w->active);
+    if (!w->at || !w->active)
+        return -1;
+    for (uint32_t s = 0; s < sp->sms; s++)
+        if (sp->len[s])
+            w->active[w->n++] = s;
+    w->k = w->keep = w->n; /* the first call starts a round */
+    return 0;
+}
+
+static void lockstep_free(struct lockstep *w)
+{
+    free(w->at);
+    free(w->active);
+}
+
+/* The next fetch in the order, copied to *f (its SM in f->pad): 1, or 0
+ * when there is none left. */
+static int lockstep_next(struct lockstep *w, struct cache_fetch *f)
+{
+    const struct cache_spill *sp = w->sp;
+    for (;;) {
+        if (w->k == w->n) { /* a new round: the smallest seq among the SMs' next fetches */
+            w->n = w->keep;
+            w->k = w->keep = 0;
+            if (!w->n)
+                return 0;
+            w->round = UINT64_MAX;
+            for (uint32_t i = 0; i < w->n; i++) {
+                uint64_t q = cache_spill_get(sp, w->active[i], w->at[w->active[i]])->seq;
+                w->round = q < w->round ? q : w->round;
+            }
+        }
+        uint32_t s = w->active[w->k];
+        if (w->at[s] < sp->len[s] && cache_spill_get(sp, s, w->at[s])->seq == w->round) {
+            *f = *cache_spill_get(sp, s, w->at[s]);
+            f->pad = s;
+            /* every 1024 fetches (24 KiB) of an SM, its pages read: with
+             * 132 SMs' runs read side by side, the window stays ~3 MiB */
+            if ((++w->at[s] & 0x3ff) == 0)
+                cache_spill_release(sp, s, w->at[s] - 0x800 > w->at[s] ? 0 : w->at[s] - 0x800, w->at[s]);
+            return 1;
+        }
+        if (w->at[s] < sp->len[s])
+            w->active[w->keep++] = s;
+        w->k++;
+    }
+}
+
+/* The L2 lookups are the model's processor-cache misses, and the order is
+ * known ahead: fetches wait in a ring, and each is prefetched in stages as
+ * it nears its turn (the engines' *_prefetch: buckets, then states and
+ * sets, then victims), each stage's loads arriving before the next needs
+ * them. */
+#define RING 128u
+static const uint32_t stage_ahead[] = {96, 48, 16, 4};
+#define STAGES (sizeof stage_ahead / sizeof *stage_ahead)
+
+static void l2_prefetch(struct run *r, int e, const struct cache_fetch *f, int stage)
+{
+    if (e == CACHE_EXACT)
+        cache_exact_prefetch(&r->ex2, f->line, stage);
+    else
+        cache_reuse_prefetch(&r->rd2, f->line, stage);
+}
+
+/* The L2 of engine e over the spilled fetches, in the lockstep order. */
 static int l2_pass(struct run *r, int e)
 {
     struct cache_spill *sp = &r->spill[e];
     struct cache_counts *c = r->res->r[e][CACHE_L2].sm;
-    uint64_t *at = calloc(sp->sms ? sp->sms : 1, sizeof *at), t = 0;
-    uint32_t *active = malloc((sp->sms ? sp->sms : 1) * sizeof *active), n = 0;
-    if (!at || !active || cache_spill_map(sp)) {
-        free(at);
-        free(active);
+    struct lockstep w;
+    struct cache_fetch q[RING];
+    uint64_t head = 0, tail = 0, t = 0;
+    int more = 1, rc = 0;
+    if (cache_spill_map(sp) || lockstep_init(&w, sp)) {
+        lockstep_free(&w);
         return -1;
     }
-    for (uint32_t s = 0; s < sp->sms; s++)
-        if (sp->len[s])
-            active[n++] = s;
-    int rc = 0;
-    while (n && rc == 0) {
-        /* the next round with a fetch: the smallest seq among the SMs' next */
-        uint64_t round = UINT64_MAX;
-        for (uint32_t k = 0; k < n; k++) {
-            uint64_t q = cache_spill_get(sp, active[k], at[active[k]])->seq;
-            round = q < round ? q : round;
-        }
-        uint32_t keep = 0;
-        for (uint32_t k = 0; k < n && rc == 0; k++) {
-            uint32_t s = active[k];
-            const struct cache_fetch *f;
-            while (at[s] < sp->len[s] && (f = cache_spill_get(sp, s, at[s]))->seq == round) {
-                int64_t b = e == CACHE_EXACT ? cache_exact_access(&r->ex2, f->line, f->sectors, t, &c[s])
-                                             : cache_reuse_access(&r->rd2, f->line, f->sectors, t, &c[s]);
-                t++;
-                if (b < 0)
-                    rc = -1;
-                if ((++at[s] & 0x3fff) == 0)
-                    cache_spill_release(sp, s, at[s]);
-                if (at[s] < sp->len[s]) /* used a round later: ask for its bucket now */
-                    cache_linemap_prefetch(e == CACHE_EXACT ? &r->ex2.map : &r->rd2.map,
-                                           cache_spill_get(sp, s, at[s])->line);
-            }
-            if (at[s] < sp->len[s])
-                active[keep++] = s;
-        }
-        n = keep;
+    while (rc == 0) {
+        while (more && tail - head < stage_ahead[0] && (more = lockstep_next(&w, &q[tail % RING])))
+            l2_prefetch(r, e, &q[tail++ % RING], 0);
+        if (head == tail)
+            break;
+        for (uint32_t k = 1; k < STAGES; k++)
+            if (tail - head > stage_ahead[k])
+                l2_prefetch(r, e, &q[(head + stage_ahead[k]) % RING], (int)k);
+        const struct cache_fetch *f = &q[head++ % RING];
+        int64_t b = e == CACHE_EXACT ? cache_exact_access(&r->ex2, f->line, f->sectors, t, &c[f->pad])
+                                     : cache_reuse_access(&r->rd2, f->line, f->sectors, t, &c[f->pad]);
+        t++;
+        if (b < 0)
+            rc = -1;
     }
-    free(at);
-    free(active);
+    lockstep_free(&w);
     return rc;
 }
 
@@ -217,7 +280,9 @@ static int walk(struct run *r, const struct cache_input *in)
     }
     if (r->spill_on[CACHE_REUSE]) {
         /* one L2 at a time: the reuse one is built once the exact one is done with */
-        if (cache_reuse_init(&r->rd2, &r->cfg->geom[1], &r->cfg->timing[1]))
+        /* capped at the span: the counts need no deeper distance, and the
+         * L2 is what would otherwise hold every line of the trace */
+        if (cache_reuse_init(&r->rd2, &r->cfg->geom[1], &r->cfg->timing[1], 1))
             return -1;
         r->rd2_on = 1;
         if (l2_pass(r, CACHE_REUSE))

@@ -21,7 +21,11 @@
  * they sit in the processor's caches, and freed), spilling what each L1
  * fetches to a temporary file (spill.h); the L2 pass walks the spilled
  * fetches in the lockstep order above — the same order as feeding the L2
- * during a lockstep L1 walk, since an L1 depends only on its own SM.
+ * during a lockstep L1 walk, since an L1 depends only on its own SM —
+ * prefetching each fetch's L2 state in stages as it nears its turn (the
+ * order is known ahead). The L2's engines are bounded by the L2 (the exact
+ * engine's map by its cache and shadow, the reuse engine's stack capped at
+ * the correction's span) plus a compact set of the lines seen.
  * Memory: one SM's L1 state, the L2's, and windows of the two files.
  */
 #ifndef GPUPROBE_CACHE_MODEL_H

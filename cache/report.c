@@ -79,6 +79,8 @@ static json_t *hist_json(const struct cache_rdhist *h)
             last = k;
     for (int k = 0; k <= last; k++) {
         uint64_t lo = k ? (uint64_t)1 << (k - 1) : 0, hi = k ? ((uint64_t)1 << k) - 1 : 0;
+        if (h->beyond_from && hi >= h->beyond_from) /* capped: the bin ends below the cap */
+            hi = h->beyond_from - 1;
         json_t *b = json_pack("{s:I, s:I, s:I}", "from", (json_int_t)lo, "to",
                               (json_int_t)(k == CACHE_RD_BINS - 1 ? -1 : (json_int_t)hi), "count",
                               (json_int_t)h->bin[k]);
@@ -86,6 +88,9 @@ static json_t *hist_json(const struct cache_rdhist *h)
     }
     json_object_set_new(o, "bins", bins);
     json_object_set_new(o, "compulsory", json_integer((json_int_t)h->cold));
+    if (h->beyond_from) /* the capped L2: reuses deeper than the lines tracked */
+        json_object_set_new(o, "beyond", json_pack("{s:I, s:I}", "from", (json_int_t)h->beyond_from, "count",
+                                                   (json_int_t)h->beyond));
     return o;
 }
 

@@ -12,6 +12,9 @@ void cache_rdhist_add(struct cache_rdhist *a, const struct cache_rdhist *b)
     for (int i = 0; i < CACHE_RD_BINS; i++)
         a->bin[i] += b->bin[i];
     a->cold += b->cold;
+    a->beyond += b->beyond;
+    if (b->beyond_from)
+        a->beyond_from = b->beyond_from;
 }
 
 unsigned cache_rd_bin(uint64_t d)
@@ -20,15 +23,21 @@ unsigned cache_rd_bin(uint64_t d)
     return k < CACHE_RD_BINS ? k : CACHE_RD_BINS - 1;
 }
 
-int cache_reuse_init(struct cache_reuse *r, const struct cache_geom *g, const struct cache_timing *tm)
+int cache_reuse_init(struct cache_reuse *r, const struct cache_geom *g, const struct cache_timing *tm,
+                     uint64_t track)
 {
     memset(r, 0, sizeof *r);
     r->g = g;
     r->tm = *tm;
     r->span = cache_assoc_span(g);
+    r->track = track && track < r->span ? r->span : track;
+    if (r->track >= CACHE_NONE) /* as many as the stack can hold: uncapped */
+        r->track = 0;
+    r->hist.beyond_from = r->track;
     r->n_at = calloc(r->span, sizeof *r->n_at);
     r->sectors_at = calloc(r->span, sizeof *r->sectors_at);
-    if (!r->n_at || !r->sectors_at || cache_linemap_init(&r->map) ||
+    if (!r->n_at || !r->sectors_at || cache_linemap_init(&r->map, r->track != 0) ||
+        (r->track && cache_linemap_reserve(&r->map, (uint32_t)r->track + 1)) ||
         cache_stack_init(&r->st) || cache_mshr_init(&r->ms, tm->mshr)) {
         cache_reuse_free(r);
         return -1;
@@ -52,6 +61,7 @@ void cache_reuse_reset(struct cache_reuse *r)
     cache_stack_reset(&r->st);
     cache_mshr_reset(&r->ms);
     memset(&r->hist, 0, sizeof r->hist);
+    r->hist.beyond_from = r->track;
     memset(r->n_at, 0, r->span * sizeof *r->n_at);
     memset(r->sectors_at, 0, r->span * sizeof *r->sectors_at);
 }
@@ -63,13 +73,21 @@ int64_t cache_reuse_access(struct cache_reuse *r, uint64_t line, uint32_t want, 
     uint32_t id = cache_linemap_get(&r->map, line, &fresh);
     if (id == CACHE_NONE)
         return -1;
-    uint64_t d = cache_stack_access(&r->st, r->map.lines, id, fresh);
+    /* capped: a line seen but not held was deeper than track */
+    int beyond = !fresh && r->map.lines[id].slot == CACHE_NONE;
+    uint64_t d = cache_stack_access(&r->st, r->map.lines, id, fresh || beyond);
     if (d == (uint64_t)-2)
         return -1;
+    if (r->track && r->st.live > r->track)
+        cache_linemap_drop(&r->map, cache_stack_evict_oldest(&r->st));
     struct cache_line *l = r->map.lines + id;
     if (fresh) {
         r->hist.cold++;
         return cache_line_fill(l, want, t, CACHE_MISS_COMPULSORY, &r->tm, &r->ms, c);
+    }
+    if (beyond) { /* d >= track >= span: a capacity miss, out of the correction */
+        r->hist.beyond++;
+        return cache_line_fill(l, want, t, CACHE_MISS_CAPACITY, &r->tm, &r->ms, c);
     }
     r->hist.bin[cache_rd_bin(d)]++;
     if (d >= r->g->lines) {
@@ -185,4 +203,31 @@ void cache_estimate_corrected(const struct cache_counts *c, const struct cache_c
     e->miss[CACHE_MISS_CAPACITY] -= k->won * share;
     e->below += (k->lost - k->won) * share;
     e->below_sectors += (k->lost_sectors - k->won_sectors) * share;
+}
+
+void cache_reuse_prefetch(const struct cache_reuse *r, uint64_t line, int stage)
+{
+    const struct cache_linemap *m = &r->map;
+    const struct cache_stack *st = &r->st;
+    const struct cache_bucket *b;
+    uint32_t v;
+    switch (stage) {
+    case 0:
+        cache_linemap_prefetch(m, line);
+        break;
+    case 1:
+        cache_linemap_prefetch_state(m, line);
+        break;
+    case 2:
+        b = &m->b[cache_linemap_hash(line + 1) & m->mask];
+        if (b->key == line + 1 && (v = m->lines[b->idx].slot) < st->cap)
+            __builtin_prefetch(&st->owner[v]);
+        if (r->track && st->low + 8 < st->next && (v = st->owner[st->low + 8]) != CACHE_NONE)
+            __builtin_prefetch(&m->lines[v]);
+        break;
+    default:
+        if (r->track && st->low + 2 < st->next && (v = st->owner[st->low + 2]) != CACHE_NONE)
+            cache_linemap_prefetch(m, m->keys[v]);
+        break;
+    }
 }

@@ -20,8 +20,16 @@
  * d becomes associativity misses (expected values, so not integers).
  * The correction changes counts (to_next_level included), not the stream:
  * what the L2 is fed is what the fully associative model sends.
- * Costs: O(log n) per request; memory the line map, the stack (8 bytes a
- * distinct line) and 16 bytes a line of the cache.
+ * Capped: an engine made with a track limit D >= the span (the L2's) keeps
+ * only the D most recent lines in its stack and line map (bounded,
+ * linemap.h) and counts the reuses of deeper lines as beyond D without
+ * their distance: they are capacity misses with no correction either way
+ * (d >= span), so the counts and the estimate are those of the uncapped
+ * engine, and only the histogram's tail past D is folded into one count.
+ * Costs: O(log n) per request; memory the line map and the stack (about
+ * 50 bytes a tracked line: every distinct line uncapped, D capped), the
+ * seen set when capped (1-12 bytes a distinct line) and 16 bytes a
+ * distance of the span.
  */
 #ifndef GPUPROBE_CACHE_REUSE_H
 #define GPUPROBE_CACHE_REUSE_H
@@ -38,6 +46,8 @@
 struct cache_rdhist {
     uint64_t bin[CACHE_RD_BINS];
     uint64_t cold;                 /* first accesses (infinite distance) */
+    uint64_t beyond;               /* reuses at a distance >= beyond_from, not binned */
+    uint64_t beyond_from;          /* 0: every distance binned (no cap) */
 };
 
 /* Adds b to a. */
@@ -62,6 +72,7 @@ struct cache_reuse {
     uint64_t span;                 /* distances with counts below: [0, span) */
     uint64_t *n_at;                /* [span]: d < lines hits, d >= lines capacity misses */
     uint64_t *sectors_at;          /* [span]: their sector hits; their sectors asked for */
+    uint64_t track;                /* lines tracked, 0: all (uncapped) */
 };
 
 /* The span's limit, in multiples of the cache's lines. */
@@ -71,11 +82,20 @@ struct cache_reuse {
  * at most CACHE_ASSOC_SPAN_MAX * lines; lines for a fully associative cache. */
 uint64_t cache_assoc_span(const struct cache_geom *g);
 
-/* g must be checked and outlive r. 0, or -1 out of memory. */
-int cache_reuse_init(struct cache_reuse *r, const struct cache_geom *g, const struct cache_timing *tm);
+/* g must be checked and outlive r. track: 0 for every line (the whole
+ * histogram), else the lines tracked, raised to the span if below it (the
+ * counts are then unchanged; the histogram stops at track). 0, or -1 out
+ * of memory. */
+int cache_reuse_init(struct cache_reuse *r, const struct cache_geom *g, const struct cache_timing *tm,
+                     uint64_t track);
 void cache_reuse_free(struct cache_reuse *r);
 /* Back to a level that has seen nothing, keeping the memory. */
 void cache_reuse_reset(struct cache_reuse *r);
+
+/* Prefetch stages for a request for `line`, as cache_exact_prefetch: 0
+ * its buckets, 1 its state, 2 its stack position, 3 the buckets of the
+ * lines the capped stack drops next. */
+void cache_reuse_prefetch(const struct cache_reuse *r, uint64_t line, int stage);
 
 /* One request, as cache_exact_access (counts before the correction). */
 int64_t cache_reuse_access(struct cache_reuse *r, uint64_t line, uint32_t want, uint64_t t,

@@ -82,13 +82,13 @@ int cache_spill_map(struct cache_spill *s)
     return 0;
 }
 
-void cache_spill_release(const struct cache_spill *s, uint32_t sm, uint64_t i)
+void cache_spill_release(const struct cache_spill *s, uint32_t sm, uint64_t from, uint64_t i)
 {
-    if (!s->map || !i)
+    if (!s->map || i <= from)
         return;
     /* the pages wholly inside the run's used part: the SMs' runs are read
      * side by side, so wider windows would drop pages other SMs are on */
-    uintptr_t lo = (uintptr_t)(s->map + s->start[sm]), hi = (uintptr_t)(s->map + s->start[sm] + i);
+    uintptr_t lo = (uintptr_t)(s->map + s->start[sm] + from), hi = (uintptr_t)(s->map + s->start[sm] + i);
     lo = (lo + PAGE - 1) & ~(PAGE - 1);
     hi &= ~(PAGE - 1);
     if (hi > lo)

@@ -55,7 +55,7 @@ static inline const struct cache_fetch *cache_spill_get(const struct cache_spill
     return s->map + s->start[sm] + i;
 }
 
-/* Drops the pages of SM sm's fetches before i from memory. */
-void cache_spill_release(const struct cache_spill *s, uint32_t sm, uint64_t i);
+/* Drops the pages wholly inside SM sm's fetches [from, i) from memory. */
+void cache_spill_release(const struct cache_spill *s, uint32_t sm, uint64_t from, uint64_t i);
 
 #endif

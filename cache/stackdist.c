@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache/bigalloc.h"
 #include "cache/linemap.h"
 
 #define MIN_CAP 4096u
@@ -40,7 +41,7 @@ void cache_stack_free(struct cache_stack *s)
 void cache_stack_reset(struct cache_stack *s)
 {
     memset(s->tree, 0, (s->cap / BLOCK + 1) * sizeof *s->tree);
-    s->next = s->live = s->holes = 0;
+    s->next = s->live = s->holes = s->low = 0;
 }
 
 static inline void add(uint32_t *tree, uint32_t cap, uint32_t i, uint32_t v)
@@ -73,8 +74,8 @@ static inline uint32_t holes_upto(const struct cache_stack *s, uint32_t p)
 static int compact(struct cache_stack *s, struct cache_line *lines)
 {
     uint32_t cap = s->live * 2 > MIN_CAP ? s->live * 2 : MIN_CAP;
-    uint32_t *owner = malloc(cap * sizeof *owner);
-    uint32_t *tree = calloc(cap / BLOCK + 1, sizeof *tree);
+    uint32_t *owner = cache_big_alloc(cap, sizeof *owner, 0);
+    uint32_t *tree = cache_big_alloc(cap / BLOCK + 1, sizeof *tree, 1);
     if (!owner || !tree) {
         free(owner);
         free(tree);
@@ -96,7 +97,20 @@ static int compact(struct cache_stack *s, struct cache_line *lines)
     s->cap = cap;
     s->next = k;
     s->holes = 0;
+    s->low = 0;
     return 0;
+}
+
+uint32_t cache_stack_evict_oldest(struct cache_stack *s)
+{
+    while (s->owner[s->low] == CACHE_NONE) /* live > 0: a mark lies ahead */
+        s->low++;
+    uint32_t p = s->low++, id = s->owner[p];
+    add(s->tree, s->cap / BLOCK + 1, p / BLOCK, 1);
+    s->holes++;
+    s->owner[p] = CACHE_NONE;
+    s->live--;
+    return id;
 }
 
 uint64_t cache_stack_access(struct cache_stack *s, struct cache_line *lines, uint32_t id, int fresh)

@@ -17,7 +17,11 @@
  * the marks (one per line seen) are renumbered in order into a tree with
  * no holes and twice their number of positions, so the tree stays
  * O(distinct lines) and the cost amortised O(log n) per access, whatever
- * the stream's length. A line's position is kept in its own state (the
+ * the stream's length. A caller that only needs distances below some D
+ * keeps at most D marks (cache_stack_evict_oldest when there are more): a
+ * line deeper than D marks has a distance >= D whatever comes next, so
+ * forgetting it changes no distance below D, and the tree stays O(D). A
+ * line's position is kept in its own state (the
  * slot field of struct cache_line, which the reuse engine does not
  * otherwise use), read in the same cache line as the rest of its state.
  */
@@ -35,6 +39,7 @@ struct cache_stack {
     uint32_t *owner;   /* line at each position, CACHE_NONE when unmarked */
     uint32_t cap, next, live;
     uint32_t holes;    /* in the tree */
+    uint32_t low;      /* no mark before this position */
 };
 
 /* 0, or -1 out of memory. */
@@ -44,8 +49,13 @@ void cache_stack_free(struct cache_stack *s);
 void cache_stack_reset(struct cache_stack *s);
 
 /* An access to line index id, whose state is lines[id] (its slot holds its
- * position; set here). Returns its distance (CACHE_DIST_INF when fresh), or
- * -2 (as uint64_t) out of memory. */
+ * position; set here). fresh: the line has no mark (never seen, or evicted).
+ * Returns its distance (CACHE_DIST_INF when fresh), or -2 (as uint64_t) out
+ * of memory. */
 uint64_t cache_stack_access(struct cache_stack *s, struct cache_line *lines, uint32_t id, int fresh);
+
+/* Removes the oldest mark (the deepest line; live > 0) and returns its line
+ * index, whose position is no longer valid. */
+uint32_t cache_stack_evict_oldest(struct cache_stack *s);
 
 #endif

@@ -14,6 +14,9 @@
 #      in its own process (its own peak RSS): the reuse-distance engine
 #      alone (L1 only: the issue's target), the exact engine alone, and the
 #      whole model (both engines, L1 and L2).
+#      With BENCH_BASE=REF (a git ref, e.g. main), the cache model as it is
+#      at REF is built too and every run is made with both, in the same
+#      session on the same file: the before/after of a change.
 #   4. Prints records/s (sorted records over the wall time of the whole
 #      call: open, index pass, model, correction), CPU seconds, peak RSS, and
 #      each run's throughput as a ratio to the sorter's on the same trace
@@ -26,7 +29,7 @@
 # them, and CPU seconds are the figure to read when the cores are shared.
 # It exits non-zero only when it cannot run. Everything it writes is removed
 # on exit (BENCH_KEEP=1 keeps it). Tunables: BENCH_TMP (/tmp),
-# BENCH_RECORDS (20000000), BENCH_REPEAT (3).
+# BENCH_RECORDS (20000000), BENCH_REPEAT (3), BENCH_BASE (none).
 set -euo pipefail
 
 cd "$(dirname "$0")/../.."
@@ -43,6 +46,13 @@ flags=(-std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I. -DGPUPROBE_VERSION='
 $CC "${flags[@]}" -o "$dir/cache" bench/cache/bench.c cache/*.c trace/*.c util/*.c -ljansson -lm
 # shellcheck disable=SC2046
 $CC "${flags[@]}" -o "$dir/sorter" bench/trace/bench.c trace/*.c util/*.c -ljansson -lm
+if [ -n "${BENCH_BASE:-}" ]; then
+    mkdir -p "$dir/base"
+    git archive "$BENCH_BASE" cache bench/cache trace util | tar -x -C "$dir/base"
+    (cd "$dir/base" && $CC "${flags[@]}" -o "$dir/cache-base" bench/cache/bench.c cache/*.c trace/*.c util/*.c \
+        -ljansson -lm)
+    echo "== base: the cache model at $BENCH_BASE ($(git rev-parse --short "$BENCH_BASE"))"
+fi
 
 field() { sed -E "s/.*[ ^]$1=([^ ]+).*/\1/" <<<"$2"; }
 # best CMD...: the output line of the fastest of REPEAT runs of CMD.
@@ -72,17 +82,23 @@ printf '%-22s %10s %12s %8s %8s %12s %9s\n' run records records/s seconds cpu_s 
 printf '%-22s %10s %12s %8s %8s %12s %9s\n' "sorter alone" "$sorted" "$sort_rate" "$sort_s" \
     "$(field cpu_seconds "$line")" "$(field peak_rss_kb "$line")" 1.00
 declare -A rate cpu
-for run in "reuse 0" "exact 0" "both 1"; do
+runs=("reuse 0" "exact 0" "exact 1" "reuse 1" "both 1")
+for run in "${runs[@]}"; do
     set -- $run
-    line=$(best "$dir/cache" "$dir/sorted.bin" "$1" "$2")
-    name="$1 engine$([ "$1" = both ] && echo "s") $([ "$2" = 1 ] && echo "L1+L2" || echo "L1")"
-    r=$(field records_per_s "$line")
-    rate[$1]=$r
-    cpu[$1]=$(field cpu_seconds "$line")
-    printf '%-22s %10s %12s %8s %8s %12s %9s\n' "$name" "$(field records "$line")" "$r" \
-        "$(field seconds "$line")" "$(field cpu_seconds "$line")" "$(field peak_rss_kb "$line")" \
-        "$(awk -v a="$r" -v b="$sort_rate" 'BEGIN {printf "%.2f", a / b}')"
-    echo "   hit rates: $(tr ' ' '\n' <<<"$line" | grep _hit= | tr '\n' ' ')"
+    for which in "" base; do
+        [ -z "$which" ] || [ -n "${BENCH_BASE:-}" ] || continue
+        line=$(best "$dir/cache${which:+-$which}" "$dir/sorted.bin" "$1" "$2")
+        name="${which:+base }$1 engine$([ "$1" = both ] && echo "s") $([ "$2" = 1 ] && echo "L1+L2" || echo "L1")"
+        r=$(field records_per_s "$line")
+        if [ -z "$which" ] && [ "$2" = 0 ]; then
+            rate[$1]=$r
+            cpu[$1]=$(field cpu_seconds "$line")
+        fi
+        printf '%-22s %10s %12s %8s %8s %12s %9s\n' "$name" "$(field records "$line")" "$r" \
+            "$(field seconds "$line")" "$(field cpu_seconds "$line")" "$(field peak_rss_kb "$line")" \
+            "$(awk -v a="$r" -v b="$sort_rate" 'BEGIN {printf "%.2f", a / b}')"
+        echo "   hit rates: $(tr ' ' '\n' <<<"$line" | grep _hit= | tr '\n' ' ')"
+    done
 done
 per_cpu=$(awk -v n="$sorted" -v c="${cpu[reuse]}" 'BEGIN {printf "%.0f", n / c}')
 verdict=$(awk -v r="${rate[reuse]}" 'BEGIN {print (r >= 20000000) ? "PASS" : "MISS"}')
