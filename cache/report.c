@@ -6,7 +6,9 @@
  * Counts of the exact engine are integers; the reuse engine's are expected
  * values after the associativity correction, reals. Each level of each
  * engine: {"requests", "hits", "hit_rate", "sectors", "sector_hits",
- * "sector_hit_rate", "misses": {class: n}, "to_next_level": {"requests",
+ * "sector_hit_rate", "lookup_hit_rate" (hits and latency misses, which
+ * merge into a fetch on its way: what ncu's tag lookups count as hits),
+ * "misses": {class: n}, "to_next_level": {"requests",
  * "sectors"}, "mshr_full", "sms": [...the same per SM, with "sm"]}. The
  * difference is reuse minus exact, in hit-rate points.
  */
@@ -34,6 +36,9 @@ static json_t *stats_json(const struct cache_estimate *e, int exact)
     json_object_set_new(o, "sectors", num(exact, e->sectors));
     json_object_set_new(o, "sector_hits", num(exact, e->sector_hits));
     json_object_set_new(o, "sector_hit_rate", json_real(cache_rate(e->sector_hits, e->sectors)));
+    /* what a hardware tag lookup counts as a hit: present, or on its way */
+    json_object_set_new(o, "lookup_hit_rate",
+                        json_real(cache_rate(e->hits + e->miss[CACHE_MISS_LATENCY], e->requests)));
     for (int i = 0; i < CACHE_MISS_CLASSES; i++)
         json_object_set_new(m, cache_miss_name((enum cache_miss)i), num(exact, e->miss[i]));
     json_object_set_new(o, "misses", m);

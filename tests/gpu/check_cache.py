@@ -57,7 +57,7 @@ def main():
         for e in eng:
             l1 = eng[e].get("l1")
             if l1:
-                pred[("l1", e)] = 100.0 * (l1["hits"] + l1["misses"]["latency"]) / max(l1["requests"], 1)
+                pred[("l1", e)] = 100.0 * l1["lookup_hit_rate"]
                 pred[("l1data", e)] = 100.0 * l1["sector_hit_rate"]
             if "l2" in eng[e]:
                 pred[("l2", e)] = 100.0 * eng[e]["l2"]["sector_hit_rate"]

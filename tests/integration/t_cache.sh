@@ -22,6 +22,7 @@ refused() {
 # consistent: in the last JSON, every engine's L1 requests are the records and split into hits and misses.
 consistent() {
     assert_true '[.engines[] | .l1 | (.requests - .hits - (.misses | add)) | fabs < 1e-6] | all'
+    assert_true '[.engines[] | .l1 | (.lookup_hit_rate - (.hits + .misses.latency) / .requests) | fabs < 1e-9] | all'
     assert_true '.records as $n | [.engines[] | .l1.requests == $n] | all'
     assert_true '.records as $n | .engines.exact.l1.sms | map(.requests) | add == $n'
     assert_true '.engines.exact.l2 == null or .engines.exact.l2.requests == .engines.exact.l1.to_next_level.requests'
