@@ -11,6 +11,7 @@
 # tests/gpu/results/latest-capture); the small tiled-matmul trace there is
 # the committed fixture tests/fixtures/traces/capture-matmul-tiled-n16.bin.
 set -uo pipefail
+. "$(dirname "$0")/lib.sh"
 
 tarball=${1:-$(ls dist/gpuprobe-*.tar.gz 2>/dev/null | head -n1)}
 [ -f "$tarball" ] || { echo "capture: no bundle; run 'make dist' first" >&2; exit 2; }
@@ -89,12 +90,7 @@ echo tok > "$work/tokens"
 "$bin" serve --listen 127.0.0.1:0 --db "$work/d.db" --token-file "$work/tokens" \
     2> "$work/daemon.log" &
 daemon=$!
-port=""
-for _ in $(seq 300); do
-    port=$(sed -n 's/.*msg=listening addr=[^ ]*:\([0-9]*\).*/\1/p' "$work/daemon.log" | head -n1)
-    [ -n "$port" ] && curl -fsS "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break
-    sleep 0.1
-done
+port=$(wait_ready "$work/daemon.log") || port=""
 q="grid=4&block=256&param=0=buf:4000:randf:1&param=1=buf:4000:randf:2&param=2=buf:4000&param=3=1000"
 curl -sS -H 'Authorization: Bearer tok' --data-binary @$fx/vecadd.ptx \
     "http://127.0.0.1:$port/api/v1/traces/capture?$q" > "$out/api-submit.json"

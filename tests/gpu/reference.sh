@@ -4,6 +4,7 @@
 # bundle, into a fresh database that is then copied to OUT_DIR as
 # reference.db, with the daemon's log. Usage: reference.sh BUNDLE OUT_DIR
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 
 tarball=$1 out=$2
 mkdir -p "$out"
@@ -15,12 +16,7 @@ echo tok > "$work/tokens"
 "$bin" serve --listen 127.0.0.1:0 --db "$work/reference.db" --token-file "$work/tokens" --no-reference \
     2> "$work/daemon.log" &
 daemon=$!
-port=""
-for _ in $(seq 300); do
-    port=$(sed -n 's/.*msg=listening addr=[^ ]*:\([0-9]*\).*/\1/p' "$work/daemon.log" | head -n1)
-    [ -n "$port" ] && curl -fsS "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break
-    sleep 0.1
-done
+port=$(wait_ready "$work/daemon.log") || port=""
 uuid=$(curl -fsS "http://127.0.0.1:$port/api/v1/devices" |
        python3 -c 'import json,sys; print(json.load(sys.stdin)["devices"][0]["uuid"])')
 status=0

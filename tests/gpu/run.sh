@@ -17,16 +17,7 @@ tar -C "$work" -xzf "$tarball"
 bin=$(echo "$work"/*/bin/gpuprobe)
 
 pass=0 fail=0
-# Waits until the daemon logging to $1 is ready; prints its port.
-wait_ready() {
-    local p=""
-    for _ in $(seq 200); do
-        p=$(sed -n 's/.*msg=listening addr=[^ ]*:\([0-9]*\).*/\1/p' "$1" | head -n1)
-        [ -n "$p" ] && curl -fsS "http://127.0.0.1:$p/readyz" >/dev/null 2>&1 && { echo "$p"; return 0; }
-        sleep 0.1
-    done
-    return 1
-}
+. "$(dirname "$0")/lib.sh"
 check() { # check NAME COMMAND...
     if "${@:2}"; then echo "PASS $1"; pass=$((pass + 1)); else echo "FAIL $1"; fail=$((fail + 1)); fi
 }
