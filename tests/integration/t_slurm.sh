@@ -156,7 +156,8 @@ GPUPROBE_STANDIN_GPUS=2 "$GPUPROBE" fleet slurm --central "$CENTRAL" --token-fil
 JID=$(cat submit.out)
 [[ $JID =~ ^[0-9]+$ ]] || fail "fleet slurm --submit printed '$JID', not a job id"
 wait_array "$JID"
-scontrol show job "${JID}_0" | grep -q "ReqNodeList=$NODE" || fail "task 0 was not pinned to $NODE"
+job0=$(scontrol show job "${JID}_0")
+grep -q "ReqNodeList=$NODE" <<<"$job0" || fail "task 0 was not pinned to $NODE"
 out=gpuprobe-fleet-${JID}_0.out
 grep -q "array task 0 on $NODE" "$out" || fail "the task's output: $(head -c 400 "$out")"
 grep -q "2 result(s) acknowledged by $CENTRAL" "$out" || fail "the task's output: $(tail -n 3 "$out")"

@@ -40,7 +40,10 @@ for p in matmul-naive matmul-naive-bt matmul-tiled matmul-tiled-bt transpose-nai
          stencil7 reduce stream strided; do
     grep -q "^  $p " synth.out || fail "trace synth --help does not list $p"
 done
-timeout 10 "$GPUPROBE" trace --help | grep -q "trace synth" || fail "trace --help does not mention trace synth"
+# (read whole first: grep -q leaves at the match, and the help's writer would
+# then die of SIGPIPE, failing the pipeline under pipefail)
+help=$(timeout 10 "$GPUPROBE" trace --help)
+grep -q "trace synth" <<<"$help" || fail "trace --help does not mention trace synth"
 
 # ---- binary and CSV agree; the sorter reads the block size from the header ----
 synth_ok --pattern matmul-tiled --size 40 --tile 16 -o tiled.bin
