@@ -16,17 +16,13 @@
 # differences. Output in $OUT (default tests/gpu/results/latest-cache).
 #   tests/gpu/cache_check.sh [BUNDLE.tar.gz]
 set -uo pipefail
+. "$(dirname "$0")/lib.sh"
 
-tarball=${1:-$(ls dist/gpuprobe-*.tar.gz 2>/dev/null | head -n1)}
-[ -f "$tarball" ] || { echo "cache_check: no bundle; run 'make dist' first" >&2; exit 2; }
+unpack_bundle cache_check "${1:-}"
 NCU=${NCU:-$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)}
 [ -x "$NCU" ] || { echo "cache_check: no ncu" >&2; exit 2; }
 out=${OUT:-tests/gpu/results/latest-cache}
 mkdir -p "$out"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-tar -C "$work" -xzf "$tarball"
-bin=$(echo "$work"/*/bin/gpuprobe)
 sx=tests/fixtures/ptx/synth
 cx=tests/fixtures/ptx/capture
 fail=0

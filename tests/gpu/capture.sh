@@ -13,14 +13,9 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
-tarball=${1:-$(ls dist/gpuprobe-*.tar.gz 2>/dev/null | head -n1)}
-[ -f "$tarball" ] || { echo "capture: no bundle; run 'make dist' first" >&2; exit 2; }
+unpack_bundle capture "${1:-}"
 out=${OUT:-tests/gpu/results/latest-capture}
 mkdir -p "$out"
-work=$(mktemp -d)
-trap '[ -z "${daemon:-}" ] || kill "$daemon" 2>/dev/null; rm -rf "$work"' EXIT
-tar -C "$work" -xzf "$tarball"
-bin=$(echo "$work"/*/bin/gpuprobe)
 fx=tests/fixtures/ptx/capture
 pass=0 fail=0
 note() { if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); fi; }

@@ -11,3 +11,15 @@ wait_ready() {
     done
     return 1
 }
+
+# unpack_bundle NAME [TARBALL]: the `make dist` bundle (default: the one in
+# dist/) unpacked into a new folder $work, removed on exit with any $daemon
+# left running; sets bin to its gpuprobe. NAME is for the message.
+unpack_bundle() {
+    local tarball=${2:-$(ls dist/gpuprobe-*.tar.gz 2>/dev/null | head -n1)}
+    [ -f "$tarball" ] || { echo "$1: no bundle; run 'make dist' first" >&2; exit 2; }
+    work=$(mktemp -d)
+    trap '[ -z "${daemon:-}" ] || kill "$daemon" 2>/dev/null; rm -rf "$work"' EXIT
+    tar -C "$work" -xzf "$tarball"
+    bin=$(echo "$work"/*/bin/gpuprobe)
+}

@@ -6,12 +6,9 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-tarball=$1 out=$2
+unpack_bundle reference "$1"
+out=$2
 mkdir -p "$out"
-work=$(mktemp -d)
-trap '[ -z "${daemon:-}" ] || kill "$daemon" 2>/dev/null; rm -rf "$work"' EXIT
-tar -C "$work" -xzf "$tarball"
-bin=$(echo "$work"/*/bin/gpuprobe)
 echo tok > "$work/tokens"
 "$bin" serve --listen 127.0.0.1:0 --db "$work/reference.db" --token-file "$work/tokens" --no-reference \
     2> "$work/daemon.log" &

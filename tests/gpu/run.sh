@@ -6,18 +6,13 @@
 # nvidia-smi, and that the daemon serves the same devices over HTTP.
 # Writes a summary and the raw JSON to $OUT (or tests/gpu/results/latest).
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 
-tarball=${1:-$(ls dist/gpuprobe-*.tar.gz 2>/dev/null | head -n1)}
-[ -f "$tarball" ] || { echo "gpu-check: no bundle; run 'make dist' first" >&2; exit 2; }
+unpack_bundle gpu-check "${1:-}"
 out=${OUT:-tests/gpu/results/latest}
 mkdir -p "$out"
-work=$(mktemp -d)
-trap '[ -z "${daemon:-}" ] || kill "$daemon" 2>/dev/null; rm -rf "$work"' EXIT
-tar -C "$work" -xzf "$tarball"
-bin=$(echo "$work"/*/bin/gpuprobe)
 
 pass=0 fail=0
-. "$(dirname "$0")/lib.sh"
 check() { # check NAME COMMAND...
     if "${@:2}"; then echo "PASS $1"; pass=$((pass + 1)); else echo "FAIL $1"; fail=$((fail + 1)); fi
 }
