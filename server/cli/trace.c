@@ -248,16 +248,24 @@ static int run_convert(const struct trace_opts *o, const struct trace_files *fil
     return trace_pipeline_convert(files, &o->p, &out, &fail) < 0 ? failed(&fail) : 0;
 }
 
+/* The trace subcommands with options of their own, each in its own file;
+ * sort and convert share the settings table and are parsed here. */
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+} own_commands[] = {
+    {"synth", cmd_trace_synth},
+    {"cache", cmd_trace_cache},
+    {"capture", cmd_trace_capture},
+};
+
 int cmd_trace(int argc, char **argv)
 {
     struct trace_opts o = {0};
     int done = 0, status;
-    if (argc > 1 && strcmp(argv[1], "synth") == 0)
-        return cmd_trace_synth(argc - 1, argv + 1);
-    if (argc > 1 && strcmp(argv[1], "cache") == 0)
-        return cmd_trace_cache(argc - 1, argv + 1);
-    if (argc > 1 && strcmp(argv[1], "capture") == 0)
-        return cmd_trace_capture(argc - 1, argv + 1);
+    for (size_t i = 0; argc > 1 && i < sizeof own_commands / sizeof own_commands[0]; i++)
+        if (strcmp(argv[1], own_commands[i].name) == 0)
+            return own_commands[i].run(argc - 1, argv + 1);
     trace_params_default(&o.p);
     status = parse_args(argc, argv, &o, &done);
     if (status || done)
