@@ -111,7 +111,14 @@ static int inputs_on(struct conn *c, const char *uuid, json_t **out, char *err, 
                      "SELECT instr, tput_median FROM latency_results WHERE job_id = ?1",
                      "throughput", *out, err, errlen) < 0 ||
         probe_inputs(c, uuid, "memory",
-                     "SELECT name, median FROM memory_scalars WHERE job_id = ?1", "scalars",
+                     /* the cache levels' latencies and extents join the scalars as
+                        level_<load>_<n> and level_<load>_<n>_bytes */
+                     "SELECT name, median FROM memory_scalars WHERE job_id = ?1"
+                     " UNION ALL SELECT 'level_' || load || '_' || level, cycles"
+                     " FROM memory_levels WHERE job_id = ?1"
+                     " UNION ALL SELECT 'level_' || load || '_' || level || '_bytes', up_to_bytes"
+                     " FROM memory_levels WHERE job_id = ?1 AND up_to_bytes IS NOT NULL",
+                     "scalars",
                      *out, err, errlen) < 0 ||
         validation_inputs(c, uuid, *out, err, errlen) < 0) {
         json_decref(*out);

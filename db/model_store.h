@@ -18,7 +18,9 @@
  *                "throughput":{"ffma": results/clk/SM | null, ...}} | null,
  *    "memory":  {"job_id","measured_ms","clock_mhz":{..},
  *                "scalars":{"device_memory_cg": cycles | null, "departure_coalesced":..,
- *                           "departure_uncoalesced":.., ...}} | null,
+ *                           "departure_uncoalesced":.., ...,
+                           "level_ca_1": cycles, "level_ca_1_bytes": bytes, "level_cg_1":..
+                           (each latency level of the memory probe, per load)}} | null,
  *    "validation": {"job_id","measured_ms","dram_bandwidth": bytes/s | null,
  *                   "link_bandwidth": bytes/s | null} | null}
  * where each probe is its newest run on the device (suite jobs included).

@@ -64,6 +64,15 @@ static int check(const struct mwp_kernel *k, const struct mwp_hw *hw, char *err,
         !(k->sector_bytes > 0))
         return bad(err, errlen, "memory counts and sizes out of range (launches >= 1, "
                                 "transactions per uncoalesced access >= 1)");
+    if (k->has_hits && (!(k->l1_hit >= 0 && k->l1_hit <= 1) || !(k->l2_hit >= 0 && k->l2_hit <= 1) ||
+                        !(k->l2_hit_store >= 0 && k->l2_hit_store <= 1)))
+        return bad(err, errlen, "hit rates must be fractions from 0 to 1");
+    if (k->has_hits && ((k->l1_hit > 0 && !(hw->l1_latency.value > 0)) ||
+                        ((k->l2_hit > 0 || k->l2_hit_store > 0) && !(hw->l2_latency.value > 0))))
+        return bad(err, errlen, "hit rates need the L1 and L2 latencies (memory probe)");
+    if (!(k->stores >= 0) || k->stores > k->coal + k->uncoal || !(k->sync_mem <= k->sync))
+        return bad(err, errlen, "stores must be among the memory instructions and barriers "
+                                "waiting on memory among the barriers");
     if (k->transfer_bytes > 0 && !(hw->link_bandwidth.value > 0))
         return bad(err, errlen, "host transfers need the host link bandwidth");
     return 0;
@@ -81,21 +90,69 @@ static void shape(const struct mwp_kernel *k, const struct mwp_hw *hw, struct mw
     r->rep = (double)k->blocks / ((double)r->active_blocks_per_sm * r->active_sms);
 }
 
-/* Equations 26-31: latencies, weights, departure delay. */
+/* The latency of one access, weighted over the levels that serve it: a load
+ * from the L1 with the L1's hit rate, from the L2 with the L2's of the rest,
+ * else from device memory; a store is written through the L1 (it allocates
+ * no line there) to the L2. Without hit rates every access is a device-memory
+ * access, as in the paper. */
+static void level_latencies(const struct mwp_kernel *k, const struct mwp_hw *hw,
+                            struct mwp_result *r)
+{
+    double dram = hw->mem_latency.value;
+    double loads = r->mem_insts - k->stores, h1 = 0, h2 = 0, h2s = 0;
+    if (k->has_hits) {
+        h1 = k->l1_hit;
+        h2 = k->l2_hit;
+        h2s = k->l2_hit_store;
+    }
+    double l1 = h1 > 0 ? hw->l1_latency.value : 0, l2 = h2 > 0 || h2s > 0 ? hw->l2_latency.value : 0;
+    r->lat_load = h1 * l1 + (1 - h1) * (h2 * l2 + (1 - h2) * dram);
+    r->lat_store = h2s * l2 + (1 - h2s) * dram;
+    if (r->mem_insts > 0) {
+        r->l2_fraction = (loads * (1 - h1) + k->stores) / r->mem_insts;
+        r->dram_fraction = (loads * (1 - h1) * (1 - h2) + k->stores * (1 - h2s)) / r->mem_insts;
+    }
+}
+
+/* Equations 26-31: latencies, weights, departure delay. A request the L1
+ * serves departs at the L1's rate, which is the load/store unit's issue rate
+ * (issue[MC_GLOBAL], from the shared-load throughput: the L1 and shared memory
+ * are one array behind one pipeline), per line touched; one that crosses the
+ * L1 departs at the measured (.cg) delays, as in the paper. */
 static void memory_latency(const struct mwp_kernel *k, const struct mwp_hw *hw,
                            struct mwp_result *r)
 {
-    double lat = hw->mem_latency.value, du = hw->delay_uncoal.value;
     r->mem_insts = k->coal + k->uncoal;
+    level_latencies(k, hw, r);
+    double lat = r->mem_insts > 0 ? ((r->mem_insts - k->stores) * r->lat_load +
+                                     k->stores * r->lat_store) / r->mem_insts
+                                  : hw->mem_latency.value;
+    double l1 = r->mem_insts > 0 ? 1 - r->l2_fraction : 0, d1 = hw->issue[MC_GLOBAL].value;
+    double du = l1 * d1 + (1 - l1) * hw->delay_uncoal.value;
+    double dc = l1 * d1 + (1 - l1) * hw->delay_coal.value;
     r->mem_l_coal = lat;
     r->mem_l_uncoal = lat + (k->uncoal_per_access - 1) * du;
     r->w_uncoal = r->mem_insts > 0 ? k->uncoal / r->mem_insts : 0;
     r->w_coal = r->mem_insts > 0 ? 1 - r->w_uncoal : 0;
     r->mem_l = r->mem_l_coal * r->w_coal + r->mem_l_uncoal * r->w_uncoal;
-    r->departure_delay = du * k->uncoal_per_access * r->w_uncoal + hw->delay_coal.value * r->w_coal;
+    r->departure_delay = du * k->uncoal_per_access * r->w_uncoal + dc * r->w_coal;
 }
 
-/* Equations 32-36: memory warp parallelism. */
+/* MWP_peak_BW of one level: the warps whose requests, each moving `bytes`
+ * every Mem_L cycles, fill the level's bandwidth over the active SMs. 0 when
+ * the level moves nothing or its bandwidth is unknown (no limit). */
+static double peak_bw_warps(double bandwidth, double bytes, const struct mwp_hw *hw,
+                            const struct mwp_result *r)
+{
+    if (!(bandwidth > 0) || !(bytes > 0))
+        return 0;
+    double per_warp = hw->clock_mhz.value * 1e6 * bytes / r->mem_l;
+    return bandwidth / (per_warp * r->active_sms);
+}
+
+/* Equations 32-36: memory warp parallelism, with a bandwidth limit for each
+ * level the requests cross (device memory; the L2 when its bandwidth is
+ * measured). */
 static void mwp(const struct mwp_kernel *k, const struct mwp_hw *hw, struct mwp_result *r)
 {
     if (r->mem_insts <= 0) {
@@ -105,9 +162,19 @@ static void mwp(const struct mwp_kernel *k, const struct mwp_hw *hw, struct mwp_
     r->mwp_without_bw = r->mem_l / r->departure_delay;
     r->load_bytes_per_warp =
         k->coal_bytes * r->w_coal + k->uncoal_per_access * k->sector_bytes * r->w_uncoal;
-    r->bw_per_warp = hw->clock_mhz.value * 1e6 * r->load_bytes_per_warp / r->mem_l;
-    r->mwp_peak_bw = hw->bandwidth.value / (r->bw_per_warp * r->active_sms);
-    r->mwp = min2(min2(r->mwp_without_bw, r->mwp_peak_bw), r->n);
+    r->dram_bytes_per_warp = r->load_bytes_per_warp * r->dram_fraction;
+    r->l2_bytes_per_warp = r->load_bytes_per_warp * r->l2_fraction;
+    r->bw_per_warp = hw->clock_mhz.value * 1e6 * r->dram_bytes_per_warp / r->mem_l;
+    r->mwp_peak_dram = peak_bw_warps(hw->bandwidth.value, r->dram_bytes_per_warp, hw, r);
+    r->mwp_peak_l2 = peak_bw_warps(hw->l2_bandwidth.value, r->l2_bytes_per_warp, hw, r);
+    r->mwp = min2(r->mwp_without_bw, r->n);
+    if (r->mwp_peak_dram > 0)
+        r->mwp = min2(r->mwp, r->mwp_peak_dram);
+    if (r->mwp_peak_l2 > 0)
+        r->mwp = min2(r->mwp, r->mwp_peak_l2);
+    r->mwp_peak_bw = r->mwp_peak_dram > 0 && r->mwp_peak_l2 > 0
+                         ? min2(r->mwp_peak_dram, r->mwp_peak_l2)
+                         : r->mwp_peak_dram + r->mwp_peak_l2;
 }
 
 /* Equations 37-39: computation, memory cycles, computation warp parallelism. */
@@ -119,7 +186,11 @@ static void cwp(const struct mwp_kernel *k, const struct mwp_hw *hw, struct mwp_
     r->comp_cycles = 0;
     for (int c = 0; c < MC_COUNT; c++)
         r->comp_cycles += hw->issue[c].value * insts[c];
-    r->mem_cycles = r->mem_l_uncoal * k->uncoal + r->mem_l_coal * k->coal;
+    /* a period waits one latency; the other requests of it leave a departure delay
+     * apart behind its first (the paper: every instruction a period) */
+    r->periods = k->mem_periods > 0 && k->mem_periods < r->mem_insts ? k->mem_periods
+                                                                      : r->mem_insts;
+    r->mem_cycles = r->mem_l * r->periods + r->departure_delay * (r->mem_insts - r->periods);
     r->cwp_full = r->comp_cycles > 0 ? (r->mem_cycles + r->comp_cycles) / r->comp_cycles : r->n;
     r->cwp = min2(r->cwp_full, r->n);
 }
@@ -127,7 +198,7 @@ static void cwp(const struct mwp_kernel *k, const struct mwp_hw *hw, struct mwp_
 /* The three cases, per repetition. */
 static void cases(struct mwp_result *r)
 {
-    double per_mem = r->mem_insts > 0 ? r->comp_cycles / r->mem_insts : 0;
+    double per_mem = r->periods > 0 ? r->comp_cycles / r->periods : 0;
     if (r->mem_insts <= 0) {
         r->which = MWP_CASE_COMPUTE_ONLY;
         r->exec_cycles_per_rep = r->comp_cycles * r->n;
@@ -149,6 +220,31 @@ static void cases(struct mwp_result *r)
              r->which == MWP_CASE_1 ? "latency" : mem_term ? "memory" : "compute");
 }
 
+/* Throughput floors no overlap can beat: the SM's memory pipeline sends one
+ * request a departure delay, and each level moves its bandwidth's share per
+ * SM cycle. The paper's case 2 reaches the first only when every memory
+ * instruction is a period of its own; with overlapping loads (periods fewer
+ * than instructions) the floor keeps the pipeline's limit. */
+static void floors(const struct mwp_hw *hw, struct mwp_result *r)
+{
+    double hz = hw->clock_mhz.value * 1e6, per_warp = r->mem_insts;
+    r->case_cycles_per_rep = r->exec_cycles_per_rep;
+    r->floor_departure = r->n * per_warp * r->departure_delay;
+    r->floor_dram = hw->bandwidth.value > 0 ? r->n * per_warp * r->dram_bytes_per_warp /
+                                                  (hw->bandwidth.value / r->active_sms / hz)
+                                            : 0;
+    r->floor_l2 = hw->l2_bandwidth.value > 0 ? r->n * per_warp * r->l2_bytes_per_warp /
+                                                   (hw->l2_bandwidth.value / r->active_sms / hz)
+                                             : 0;
+    const double f[] = {r->floor_departure, r->floor_dram, r->floor_l2};
+    const char *name[] = {"departure", "dram", "l2"};
+    for (int i = 0; i < 3; i++)
+        if (f[i] > r->exec_cycles_per_rep) {
+            r->exec_cycles_per_rep = f[i];
+            snprintf(r->bound, sizeof r->bound, "%s", name[i]);
+        }
+}
+
 static void totals(const struct mwp_kernel *k, const struct mwp_hw *hw, struct mwp_result *r)
 {
     /* a barrier waits for the warps of one block: at most warps_per_block - 1 of
@@ -157,7 +253,9 @@ static void totals(const struct mwp_kernel *k, const struct mwp_hw *hw, struct m
     r->sync_mwp = min2(r->mwp, (double)r->warps_per_block);
     double mwp1 = r->sync_mwp > 1 ? r->sync_mwp - 1 : 0;
     r->exec_cycles = r->exec_cycles_per_rep * r->rep;
-    r->sync_cycles = r->departure_delay * mwp1 * k->sync * r->active_blocks_per_sm * r->rep;
+    r->sync_barriers = k->sync_mem >= 0 ? k->sync_mem : k->sync;
+    r->sync_cycles =
+        r->departure_delay * mwp1 * r->sync_barriers * r->active_blocks_per_sm * r->rep;
     r->cycles = r->exec_cycles + r->sync_cycles;
     r->kernel_s = r->cycles / (hw->clock_mhz.value * 1e6);
     r->kernels_s = r->kernel_s * k->launches;
@@ -176,6 +274,7 @@ int mwp_predict(const struct mwp_kernel *k, const struct mwp_hw *hw, struct mwp_
     mwp(k, hw, out);
     cwp(k, hw, out);
     cases(out);
+    floors(hw, out);
     totals(k, hw, out);
     if (!isfinite(out->total_s))
         return bad(err, errlen, "the model gave a non-finite time");

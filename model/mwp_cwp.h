@@ -73,6 +73,18 @@ struct mwp_kernel {
     double coal_bytes;           /* bytes one coalesced instruction moves (warp) */
     double sector_bytes;         /* bytes of one transaction of an uncoalesced one */
     double sync;                 /* barriers per warp */
+    double sync_mem;             /* of those, barriers with a global load before them since
+                                    the previous one (they wait on memory); < 0: all do */
+    double stores;               /* of the global memory instructions, stores (they are
+                                    counted in coal / uncoal too) */
+    double mem_periods;          /* times a warp waits for memory (loads issued together wait
+                                    once); <= 0: every memory instruction, as in the paper */
+    /* Hit rates from the cache model (cache/, over the kernel's sorted trace), as
+     * fractions of sectors; has_hits = 0: none given, every access goes to device
+     * memory as in the paper. l1_hit is of global loads (stores do not allocate in
+     * the L1); l2_hit of the loads that missed the L1; l2_hit_store of stores. */
+    int has_hits;
+    double l1_hit, l2_hit, l2_hit_store;
     double launches;             /* R: times the kernel runs */
     double transfer_bytes;       /* V: host <-> device bytes around the launches */
 };
@@ -88,10 +100,13 @@ struct mwp_hw {
     int sm_count;
     int warp_size;
     struct mwp_param clock_mhz;
-    struct mwp_param mem_latency;      /* Mem_LD, cycles */
+    struct mwp_param mem_latency;      /* Mem_LD, cycles: device memory */
+    struct mwp_param l1_latency;       /* a load served by the L1, cycles; 0 = unknown */
+    struct mwp_param l2_latency;       /* a load served by the L2, cycles; 0 = unknown */
     struct mwp_param delay_coal;       /* cycles between coalesced loads */
     struct mwp_param delay_uncoal;     /* cycles between transactions of uncoalesced loads */
     struct mwp_param bandwidth;        /* device memory, bytes/s */
+    struct mwp_param l2_bandwidth;     /* the L2's read bandwidth, bytes/s; 0 = unknown */
     struct mwp_param link_bandwidth;   /* host <-> device, bytes/s; value 0 = unknown */
     struct mwp_param issue[MC_COUNT];  /* SM cycles per warp instruction */
 };
@@ -105,19 +120,31 @@ struct mwp_result {
     int active_blocks_per_sm;
     double n;                    /* active warps per SM */
     double rep;
+    double lat_load, lat_store;  /* one access's latency, weighted over the levels serving it */
+    double dram_fraction;        /* of a memory instruction's sectors, the share from device memory */
+    double l2_fraction;          /* ... the share crossing the L2 (missed or bypassed the L1) */
     double mem_l_coal, mem_l_uncoal, w_coal, w_uncoal, mem_l;
     double departure_delay;
     double mwp_without_bw, load_bytes_per_warp, bw_per_warp, mwp_peak_bw, mwp;
+    double dram_bytes_per_warp, l2_bytes_per_warp;   /* per memory instruction of a warp */
+    double mwp_peak_dram, mwp_peak_l2;               /* MWP_peak_BW of each level (0: no limit) */
+    double sync_barriers;        /* the barriers charged: sync_mem when known, else sync */
     double comp_cycles, mem_cycles, mem_insts, cwp_full, cwp;
+    double periods;              /* memory periods per warp the model charged */
     enum mwp_case which;
     double sync_mwp;             /* min(MWP, warps per block): the warps a barrier serialises */
+    double case_cycles_per_rep;  /* the case's formula, before the throughput floors */
+    double floor_departure;      /* N x memory instructions x departure delay: the SM's
+                                    memory pipeline sends one request per delay */
+    double floor_dram, floor_l2; /* N x bytes per warp / each level's bytes per SM cycle */
     double exec_cycles_per_rep, exec_cycles, sync_cycles, cycles;
     double kernel_s;             /* one launch */
     double kernels_s;            /* x launches */
     double transfer_s;
     double total_s;
     char bound[16];              /* "latency" (case 1: too few warps), "memory" (case 2
-                                    when its memory term is the larger) or "compute" */
+                                    when its memory term is the larger), "compute", or the
+                                    floor that set the time: "departure", "dram", "l2" */
 };
 
 /* Runs the model. -1 with the reason when an input is out of range (no

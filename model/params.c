@@ -120,6 +120,24 @@ static int clock_param(struct ctx *c, const json_t *lat, const json_t *mem)
     return need_probe(c, "latency", "measured SM clock");
 }
 
+/* The L1's and the L2's load latencies: the first level of the .ca chase (cached
+ * in the L1) when it is faster than the first of the .cg chase (which skips the
+ * L1: the L2). Unknown (0) when the run found no such levels; a prediction with
+ * hit rates then says so. */
+static void cache_latencies(struct ctx *c, const json_t *sc, const json_t *mem)
+{
+    double ca = json_number_value(json_object_get(sc, "level_ca_1"));
+    double cg = json_number_value(json_object_get(sc, "level_cg_1"));
+    if (cg > 0)
+        set(&c->hw->l2_latency, cg, mem, "memory probe: first latency level of the .cg chase");
+    else
+        set(&c->hw->l2_latency, 0, NULL, "not measured: the memory run found no .cg level");
+    if (ca > 0 && (!(cg > 0) || ca < cg))
+        set(&c->hw->l1_latency, ca, mem, "memory probe: first latency level of the .ca chase");
+    else
+        set(&c->hw->l1_latency, 0, NULL, "not measured: the memory run found no L1 level");
+}
+
 static int memory(struct ctx *c, const json_t *mem)
 {
     const json_t *sc = json_object_get(mem, "scalars");
@@ -140,6 +158,7 @@ static int memory(struct ctx *c, const json_t *mem)
     set(&c->hw->delay_uncoal, du / UNCOAL_LINES, mem,
         "memory probe: departure.uncoalesced_cycles median (%.4g) / %g lines a load", du,
         UNCOAL_LINES);
+    cache_latencies(c, sc, mem);
     return 0;
 }
 
@@ -204,6 +223,8 @@ json_t *model_hw_json(const struct mwp_hw *hw)
                                                  "device attribute"));
     json_object_set_new(o, "clock_mhz", param_json(&hw->clock_mhz, "MHz"));
     json_object_set_new(o, "mem_latency", param_json(&hw->mem_latency, "cycles"));
+    json_object_set_new(o, "l1_latency", param_json(&hw->l1_latency, "cycles"));
+    json_object_set_new(o, "l2_latency", param_json(&hw->l2_latency, "cycles"));
     json_object_set_new(o, "delay_coal", param_json(&hw->delay_coal, "cycles"));
     json_object_set_new(o, "delay_uncoal", param_json(&hw->delay_uncoal, "cycles"));
     json_object_set_new(o, "bandwidth", param_json(&hw->bandwidth, "bytes/s"));

@@ -42,10 +42,12 @@ static int bad(struct pctx *c, const char *field, const char *fmt, ...)
 
 static const char *const kernel_members[] = {
     "grid", "block", "regs", "smem", "static_smem", "per_warp", "uncoal_per_access",
-    "coal_bytes", "launches", "transfer_bytes", "ptx", "entry", "params", NULL,
+    "coal_bytes", "launches", "transfer_bytes", "ptx", "entry", "params", "cache", NULL,
 };
 
-static const char *const count_members[] = {"coalesced", "uncoalesced", "sync", NULL};
+static const char *const count_members[] = {"coalesced", "uncoalesced", "sync", "sync_mem",
+                                            "stores", "mem_periods", NULL};
+static const char *const cache_members[] = {"l1_hit", "l2_hit", "l2_hit_store", NULL};
 
 /* An integer or [x, y, z] of positive integers into d (missing dimensions 1). */
 static int dims(struct pctx *c, const json_t *k, const char *name, unsigned d[3])
@@ -114,7 +116,8 @@ static int per_warp(struct pctx *c, const json_t *pw, struct mwp_kernel *k)
         snprintf(path, sizeof path, "per_warp.%s", key);
         if ((cls < 0 || cls == MC_GLOBAL) && !known(count_members, key))
             return bad(c, path, "is not an instruction class (fp32, fp64, int, sfu, conv, "
-                                "shared, coalesced, uncoalesced, sync)");
+                                "shared, coalesced, uncoalesced, sync, sync_mem, stores, "
+                                "mem_periods)");
         if (!json_is_number(v) || json_number_value(v) < 0)
             return bad(c, path, "must be a number of at least 0");
     }
@@ -124,6 +127,45 @@ static int per_warp(struct pctx *c, const json_t *pw, struct mwp_kernel *k)
     k->coal = json_number_value(json_object_get(pw, "coalesced"));
     k->uncoal = json_number_value(json_object_get(pw, "uncoalesced"));
     k->sync = json_number_value(json_object_get(pw, "sync"));
+    k->stores = json_number_value(json_object_get(pw, "stores"));
+    k->mem_periods = json_number_value(json_object_get(pw, "mem_periods")); /* 0: the paper's */
+    /* a description without it (older runs, a hand-written one): every barrier waits */
+    k->sync_mem = json_object_get(pw, "sync_mem") ? json_number_value(json_object_get(pw, "sync_mem"))
+                                                  : -1;
+    if (k->sync_mem > k->sync)
+        return bad(c, "per_warp.sync_mem", "must not exceed sync");
+    if (k->stores > k->coal + k->uncoal)
+        return bad(c, "per_warp.stores", "must not exceed coalesced + uncoalesced");
+    return 0;
+}
+
+/* "cache": {"l1_hit", "l2_hit"[, "l2_hit_store"]}: hit rates as fractions, what
+ * `gpuprobe trace cache` reports for the kernel's trace (l2_hit_store defaults
+ * to l2_hit). Absent: every access is charged to device memory. */
+static int cache_hits(struct pctx *c, const json_t *kj, struct mwp_kernel *k)
+{
+    const json_t *o = json_object_get(kj, "cache"), *v;
+    const char *key;
+    char path[64];
+    if (!o)
+        return 0;
+    if (!json_is_object(o))
+        return bad(c, "cache", "must be an object {\"l1_hit\": f, \"l2_hit\": f}");
+    json_object_foreach((json_t *)o, key, v) {
+        snprintf(path, sizeof path, "cache.%s", key);
+        if (!known(cache_members, key))
+            return bad(c, path, "is not a hit rate (l1_hit, l2_hit, l2_hit_store)");
+        if (!json_is_number(v) || json_number_value(v) < 0 || json_number_value(v) > 1)
+            return bad(c, path, "must be a fraction from 0 to 1");
+    }
+    if (!json_object_get(o, "l1_hit") || !json_object_get(o, "l2_hit"))
+        return bad(c, json_object_get(o, "l1_hit") ? "cache.l2_hit" : "cache.l1_hit",
+                   "is required");
+    k->has_hits = 1;
+    k->l1_hit = json_number_value(json_object_get(o, "l1_hit"));
+    k->l2_hit = json_number_value(json_object_get(o, "l2_hit"));
+    v = json_object_get(o, "l2_hit_store");
+    k->l2_hit_store = v ? json_number_value(v) : 0; /* the paper: a store costs a memory latency */
     return 0;
 }
 
@@ -217,9 +259,10 @@ static int read_kernel(struct pctx *c, const json_t *kj, const struct occ_rules 
         return bad(c, "per_warp", "is required (or give ptx to derive it)");
     if (!has_ptx && (json_object_get(kj, "params") || json_object_get(kj, "entry")))
         return bad(c, json_object_get(kj, "params") ? "params" : "entry", "goes with ptx");
-    return has_ptx ? derive(c, kj, grid, block, hw->warp_size, k, echo)
-                   : model_counts_from_json(kj, hw->warp_size, k, c->err, c->errlen, c->field,
-                                            c->fieldlen);
+    int rc = has_ptx ? derive(c, kj, grid, block, hw->warp_size, k, echo)
+                     : model_counts_from_json(kj, hw->warp_size, k, c->err, c->errlen, c->field,
+                                              c->fieldlen);
+    return rc < 0 ? rc : cache_hits(c, kj, k);
 }
 
 static const char *case_text(enum mwp_case w)
@@ -251,6 +294,19 @@ static json_t *prediction_json(const struct mwp_result *p)
         "exec_cycles", p->exec_cycles, "sync_mwp", p->sync_mwp, "sync_cycles", p->sync_cycles, "cycles", p->cycles,
         "kernel_s", p->kernel_s, "kernels_s", p->kernels_s, "transfer_s", p->transfer_s,
         "total_s", p->total_s);
+    json_object_update(o, more);
+    json_decref(more);
+    more = json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "lat_load", p->lat_load,
+                     "lat_store", p->lat_store, "l2_fraction", p->l2_fraction, "dram_fraction",
+                     p->dram_fraction, "dram_bytes_per_warp", p->dram_bytes_per_warp,
+                     "l2_bytes_per_warp", p->l2_bytes_per_warp, "mwp_peak_dram",
+                     p->mwp_peak_dram, "mwp_peak_l2", p->mwp_peak_l2, "sync_barriers",
+                     p->sync_barriers);
+    json_object_set_new(o, "periods", json_real(p->periods));
+    json_object_set_new(o, "case_cycles_per_rep", json_real(p->case_cycles_per_rep));
+    json_object_set_new(o, "floor_departure", json_real(p->floor_departure));
+    json_object_set_new(o, "floor_dram", json_real(p->floor_dram));
+    json_object_set_new(o, "floor_l2", json_real(p->floor_l2));
     json_object_update(o, more);
     json_decref(more);
     return o;

@@ -857,27 +857,32 @@ static void global_access(struct pd *p, const struct insn *in, const char *addr_
     }
 }
 
-static void memory_op(struct pd *p, const struct insn *in, double m, double *cb, double *tr)
+/* Counts one memory instruction; 1 when it is a global (or generic, or local) load
+ * whose value a later barrier may wait for, 0 otherwise. */
+static int memory_op(struct pd *p, const struct insn *in, double m, double *cb, double *tr)
 {
     char b[NAME_LEN];
     base_of(in->op, b, sizeof b);
     int store = !strcmp(b, "st") || !strcmp(b, "red");
     const char *addr = store ? in->arg[0] : in->nargs > 1 ? in->arg[1] : "";
     if (has_mod(in->op, "param"))
-        return; /* kernel parameters: constant-bank operands, not instructions */
+        return 0; /* kernel parameters: constant-bank operands, not instructions */
     if (has_mod(in->op, "const")) {
         p->out->insts[MC_INT] += m;
-        return;
+        return 0;
     }
     if (has_mod(in->op, "shared")) {
         p->out->insts[MC_SHARED] += m;
-        return;
+        return 0;
     }
     if (has_mod(in->op, "local"))
         p->local_access++;
     else if (!has_mod(in->op, "global"))
         p->generic_access++;
     global_access(p, in, addr, m, cb, tr);
+    if (store)
+        p->out->stores += m;
+    return !store;
 }
 
 static int is_memory(const char *op)
@@ -900,10 +905,71 @@ static void note(struct pd_desc *d, const char *fmt, ...)
     va_end(ap);
 }
 
+/* Memory periods: the times a warp waits for global memory. Loads issued back
+ * to back before any of their values is used overlap and wait once (the
+ * period ends at the first instruction reading a loaded register); a store
+ * is a period of its own, as the paper charges it. Scanned in program order
+ * with each instruction's multiplicity. */
+#define MAX_PENDING 64
+
+struct periods {
+    char reg[MAX_PENDING][NAME_LEN];
+    int n;
+    double count;
+};
+
+/* Whether text (an operand) names register reg as a whole token. */
+static int names_reg(const char *text, const char *reg)
+{
+    size_t len = strlen(reg);
+    for (const char *q = strstr(text, reg); q; q = strstr(q + 1, reg)) {
+        char after = q[len];
+        if (!(isalnum((unsigned char)after) || after == '_'))
+            return 1;
+    }
+    return 0;
+}
+
+static int reads_pending(const struct periods *w, const struct insn *in, int first_src)
+{
+    for (int a = first_src; a < in->nargs; a++)
+        for (int r = 0; r < w->n; r++)
+            if (names_reg(in->arg[a], w->reg[r]))
+                return 1;
+    for (int r = 0; r < w->n; r++)
+        if (in->guard[0] && !strcmp(in->guard, w->reg[r]))
+            return 1;
+    return 0;
+}
+
+/* The destination registers of a load ("%f1" or "{%f1, %f2}") become pending. */
+static void add_pending(struct periods *w, const char *dst)
+{
+    for (const char *q = strchr(dst, '%'); q && w->n < MAX_PENDING; q = strchr(q + 1, '%')) {
+        size_t len = 1 + strspn(q + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+        copy_trim(w->reg[w->n++], NAME_LEN, q, len);
+    }
+}
+
+static void period_step(struct periods *w, const struct insn *in, double m, int global_load,
+                        int global_store)
+{
+    if (w->n && reads_pending(w, in, global_store ? 0 : 1)) {
+        w->count += m;
+        w->n = 0;
+    }
+    if (global_store)
+        w->count += m;
+    else if (global_load && in->nargs > 0)
+        add_pending(w, in->arg[0]);
+}
+
 static void count(struct pd *p)
 {
     struct pd_desc *d = p->out;
     double coal_bytes = 0, trans = 0;
+    int loaded = 0; /* a global load since the last barrier, in program order */
+    struct periods w = {.n = 0};
     for (int i = 0; i < p->n; i++) {
         const struct insn *in = &p->in[i];
         double m = multiplicity(p, i);
@@ -911,13 +977,25 @@ static void count(struct pd *p)
         base_of(in->op, b, sizeof b);
         if (!strcmp(b, "ret") || !strcmp(b, "exit"))
             continue;
-        if (!strcmp(b, "bar") || !strcmp(b, "barrier"))
+        if (!strcmp(b, "bar") || !strcmp(b, "barrier")) {
             d->sync += m;
-        else if (is_memory(in->op))
-            memory_op(p, in, m, &coal_bytes, &trans);
-        else
+            d->sync_mem += loaded ? m : 0;
+            loaded = 0;
+            period_step(&w, in, m, 0, 0);
+        } else if (is_memory(in->op)) {
+            double stores = d->stores, mem = d->coal + d->uncoal;
+            int load = memory_op(p, in, m, &coal_bytes, &trans);
+            int global = d->coal + d->uncoal > mem;
+            loaded |= load;
+            period_step(&w, in, m, load, global && d->stores > stores);
+        } else {
             d->insts[compute_class(p, in)] += m;
+            period_step(&w, in, m, 0, 0);
+        }
     }
+    if (w.n)
+        w.count += 1; /* loads never used: the warp still waits before it exits */
+    d->mem_periods = w.count;
     d->insts[MC_GLOBAL] = d->coal + d->uncoal;
     d->coal_bytes = d->coal > 0 ? coal_bytes / d->coal : 128;
     d->uncoal_per_access = d->uncoal > 0 ? trans / d->uncoal : 1;
@@ -977,6 +1055,9 @@ json_t *pd_desc_json(const struct pd_desc *d)
     json_object_set_new(pw, "coalesced", json_real(d->coal));
     json_object_set_new(pw, "uncoalesced", json_real(d->uncoal));
     json_object_set_new(pw, "sync", json_real(d->sync));
+    json_object_set_new(pw, "sync_mem", json_real(d->sync_mem));
+    json_object_set_new(pw, "stores", json_real(d->stores));
+    json_object_set_new(pw, "mem_periods", json_real(d->mem_periods));
     for (int i = 0; i < d->nnotes; i++)
         json_array_append_new(nt, json_string(d->notes[i]));
     return json_pack("{s:o, s:f, s:f, s:i, s:o}", "per_warp", pw, "uncoal_per_access",

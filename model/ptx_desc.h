@@ -35,6 +35,11 @@
  * (it depends on a loaded value, a remainder, ...) is counted uncoalesced
  * with one transaction per lane, and said so in the notes.
  *
+ * A barrier waits on memory (sync_mem) when a global load comes before it in
+ * program order since the previous barrier: the warps reaching it first wait
+ * for the others' loads, which is what the model charges; a barrier after
+ * shared-memory work only (a reduction's tree steps) does not.
+ *
  * Limits (each is a note in the description when it applies): code under a
  * forward branch is counted as executed by every warp (an upper bound, as
  * for a warp where any lane takes it); predicated instructions are counted
@@ -69,6 +74,11 @@ struct pd_desc {
     double uncoal_per_access;  /* mean transactions of an uncoalesced instruction (1 if none) */
     double coal_bytes;         /* mean bytes of a coalesced instruction (128 if none) */
     double sync;               /* barriers per warp */
+    double sync_mem;           /* of those, barriers after a global load (program order since
+                                  the previous barrier): the ones that wait on memory */
+    double stores;             /* of coal + uncoal, global stores (st, red) */
+    double mem_periods;        /* times a warp waits for global memory: loads issued before
+                                  any of their values is used wait once; each store once */
     int loops;
     char notes[PD_MAX_NOTES][PD_NOTE_LEN];
     int nnotes;

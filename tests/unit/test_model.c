@@ -179,6 +179,7 @@ static void test_uncoalesced_sync_and_transfers(void **state)
     k.uncoal = 2;
     k.uncoal_per_access = 8;
     k.sync = 3;
+    k.sync_mem = -1; /* every barrier waits on memory */
     k.launches = 3;
     k.transfer_bytes = 1e6;
     struct mwp_result r = predict(&k, &hw);
@@ -213,6 +214,7 @@ static void test_uncoalesced_sync_and_transfers(void **state)
     k.uncoal = 2;
     k.uncoal_per_access = 8;
     k.sync = 3;
+    k.sync_mem = -1; /* every barrier waits on memory */
     r = predict(&k, &hw);
     assert_int_equal(r.warps_per_block, 2);
     near(r.rep, 2, "#Rep");
@@ -228,6 +230,7 @@ static void test_uncoalesced_sync_and_transfers(void **state)
     k.uncoal = 2;
     k.uncoal_per_access = 8;
     k.sync = 3;
+    k.sync_mem = -1; /* every barrier waits on memory */
     r = predict(&k, &hw);
     assert_int_equal(r.warps_per_block, 16);
     near(r.mwp, 435.0 / 42, "MWP");
