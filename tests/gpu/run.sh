@@ -97,6 +97,9 @@ check "model validation through the daemon" python3 tests/gpu/check_model.py \
     "http://127.0.0.1:$port" tok "$uuid" "$out"
 kill -TERM "$daemon"; wait "$daemon" || true; daemon=""
 cp "$work/model-daemon.log" "$out/model-daemon.log"
+# ... and with the cache model's hit rates from each kernel's captured trace
+check "model with the cache model's hit rates" env TMPDIR="$work" python3 \
+    tests/gpu/model_hits.py "$bin" "$work/model.db" "$uuid" "$out"
 
 # 7. The patch-and-run harness (probes/gpu/patch.h) through the test build: an
 #    unedited run stores its value, a deliberately bad edit (an invalid
