@@ -6,15 +6,17 @@ Usage: model_hits.py BIN DB UUID OUT_DIR
 DB holds the device's latency, memory and model-validation runs (tests/gpu/run.sh
 step 6 fills one). For every validation kernel the run timed:
   1. its trace is captured (gpuprobe trace capture) on a prefix of its grid:
-     the blocks a sample of S SMs would hold at the kernel's occupancy P (S x P
-     blocks, rounded up to whole grid rows), S as large as a budget of
-     records allows; buffers as the validation run sizes them;
-  2. the trace is sorted for S SMs holding P blocks each (trace sort --arch
-     hopper --sms S --blocks-per-sm P) and its hit rates modelled with the
-     device's measured cache sizes (trace cache --device UUID --db DB);
+     as many blocks as a budget of records allows, at most one wave (the SM
+     count x the kernel's occupancy P), rounded up to whole grid rows;
+     buffers as the validation run sizes them;
+  2. the trace is sorted for all the device's SMs, P blocks each, placed
+     round-robin as the GPU places them (trace sort --arch hopper --sms N
+     --blocks-per-sm P), so each SM holds the blocks it would hold, and its
+     hit rates are modelled with the device's measured cache sizes (trace
+     cache --device UUID --db DB);
   3. L1: the share of load sectors the L1 does not send below. L2: the sample
      covers a fraction f of the blocks; when the kernel's data (the sample's
-     compulsory L2 misses / f, at most its buffers) fits the L2 the memory
+     compulsory L2 misses / f, at most the buffers it reads) fits the L2 the memory
      probe measured, only compulsory misses miss: 1 - footprint / (L1 misses
      / f); otherwise the sample's own L2 hit rate;
   4. the model predicts the full launch with those hit rates (model predict
@@ -34,17 +36,18 @@ PTX = "tests/fixtures/ptx/capture"
 BUDGET = 1 << 24          # thread records a sample may hold
 MB = 1 << 20
 
-# name: (ptx file, pointer buffers in parameter order as bytes, integer parameters)
+# name: (ptx file, pointer buffers in parameter order as bytes, the buffers it
+# reads: every validation kernel writes its first pointer and reads the others)
 F32_ONE = "f32:1"
 KERNELS = {
-    "copy": ("validation_copy", [512 * MB, 512 * MB], {}),
-    "strided": ("validation_strided", [512 * MB, 2048 * MB], {}),
-    "ffma": ("validation_ffma", [4 * MB], {}),
-    "mixed": ("validation_mixed", [256 * MB, 256 * MB], {}),
-    "reduce": ("validation_reduce", [MB, 256 * MB], {}),
-    "matmul_naive": ("validation_matmul_naive", [16 * MB] * 3, {}),
-    "matmul_tiled": ("validation_matmul_tiled", [16 * MB] * 3, {}),
-    "matmul_abt": ("validation_matmul_abt", [16 * MB] * 3, {}),
+    "copy": ("validation_copy", [512 * MB, 512 * MB]),
+    "strided": ("validation_strided", [512 * MB, 2048 * MB]),
+    "ffma": ("validation_ffma", [4 * MB]),
+    "mixed": ("validation_mixed", [256 * MB, 256 * MB]),
+    "reduce": ("validation_reduce", [MB, 256 * MB]),
+    "matmul_naive": ("validation_matmul_naive", [16 * MB] * 3),
+    "matmul_tiled": ("validation_matmul_tiled", [16 * MB] * 3),
+    "matmul_abt": ("validation_matmul_abt", [16 * MB] * 3),
 }
 
 
@@ -78,7 +81,7 @@ def prefix_grid(grid, n):
 
 
 def hits(name, launch, desc, dev, l2_bytes, work):
-    ptx_name, bufs, _ = KERNELS[name]
+    ptx_name, bufs = KERNELS[name]
     ptx = os.path.join(PTX, ptx_name + ".ptx")
     grid, block = launch["grid"], launch["block"]
     threads = block[0] * block[1] * block[2]
@@ -88,9 +91,11 @@ def hits(name, launch, desc, dev, l2_bytes, work):
     p = occ["blocks_per_sm"]
     pw = desc["per_warp"]
     per_block = max(1.0, (pw["coalesced"] + pw["uncoalesced"]) * (threads / 32) * 32)
-    s = int(max(1, min(dev["sm_count"], BUDGET // (p * per_block))))
+    # the sample is placed as the GPU places blocks (round-robin over all its SMs),
+    # so an SM holds the blocks it would hold, never neighbours the prefix made
+    sms = dev["sm_count"]
     total = grid[0] * grid[1] * grid[2]
-    g = prefix_grid(grid, min(total, s * p))
+    g = prefix_grid(grid, int(min(total, sms * p, max(1, BUDGET // per_block))))
     sampled = g[0] * g[1] * g[2]
     params = [x for i, b in enumerate(bufs) for x in ("--param", "%d=buf:%d:%s" % (i, b, F32_ONE))]
     for k, v in launch.get("params", {}).items():
@@ -100,7 +105,6 @@ def hits(name, launch, desc, dev, l2_bytes, work):
                           "--grid", ",".join(map(str, g)), "--block", ",".join(map(str, block)),
                           "--device", UUID, "-o", trace, "--max-records", str(4 * BUDGET)]
                          + params))
-    sms = -(-sampled // p)
     run([BIN, "trace", "sort", trace, "--arch", "hopper", "--sms", str(sms), "--blocks-per-sm",
          str(p), "--out-format", "bin", "-o", trace + ".sorted"])
     os.unlink(trace)
@@ -112,7 +116,7 @@ def hits(name, launch, desc, dev, l2_bytes, work):
     below = l1["to_next_level"]["sectors"]
     l1_hit = 1 - below / l1["sectors"] if l1["sectors"] else 0.0
     f = sampled / total
-    footprint = min(l2.get("misses", {}).get("compulsory", below) / f, sum(bufs) / 32.0)
+    footprint = min(l2.get("misses", {}).get("compulsory", below) / f, sum(bufs[1:]) / 32.0)
     if footprint * 32 <= l2_bytes and below > 0:
         l2_hit, how = max(0.0, 1 - footprint / (below / f)), "compulsory misses only"
     else:

@@ -238,6 +238,109 @@ static void test_uncoalesced_sync_and_transfers(void **state)
     near(r.sync_cycles, 9432, "Sync, MWP below the block's warps");
 }
 
+/* ---- caches, memory periods, barriers on memory, throughput floors ------------------ */
+
+static void test_hit_rates_weight_latency_and_traffic(void **state)
+{
+    (void)state;
+    struct mwp_hw hw;
+    struct mwp_kernel k;
+    toy_hw(&hw);
+    hw.l1_latency.value = 30;
+    hw.l2_latency.value = 200;
+    toy_kernel(&k, 80, 256, 4);
+    k.insts[MC_FP32] = 20;
+    k.coal = 4;
+    k.sync_mem = -1;
+    struct mwp_result none = predict(&k, &hw);
+    near(none.lat_load, 400, "no hit rates: every load from device memory");
+    near(none.dram_fraction, 1, "all traffic reaches device memory");
+    k.has_hits = 1;
+    k.l1_hit = 0.5;
+    k.l2_hit = 0.5;
+    struct mwp_result r = predict(&k, &hw);
+    /* 0.5 x 30 + 0.5 x (0.5 x 200 + 0.5 x 400) */
+    near(r.lat_load, 165, "latency over the levels");
+    near(r.l2_fraction, 0.5, "half the sectors cross the L1");
+    near(r.dram_fraction, 0.25, "a quarter reach device memory");
+    near(r.dram_bytes_per_warp, 32, "128 bytes x 0.25");
+    /* departure: L1 hits at the LSU's issue rate (1), the rest at the .cg delay (4) */
+    near(r.departure_delay, 2.5, "departure weighted by the level");
+    /* a store writes through the L1: its latency is the L2's or memory's, never the L1's */
+    k.stores = 2;
+    k.l2_hit_store = 1;
+    r = predict(&k, &hw);
+    near(r.lat_store, 200, "a store hit in the L2");
+    near(r.l2_fraction, (2 * 0.5 + 2) / 4.0, "stores all cross the L1");
+    /* hit rates without the latency they weight are refused */
+    hw.l1_latency.value = 0;
+    struct mwp_result bad;
+    assert_int_equal(mwp_predict(&k, &hw, &bad, err, sizeof err), -1);
+    assert_non_null(strstr(err, "latencies"));
+    hw.l1_latency.value = 30;
+    k.l1_hit = 1.5;
+    assert_int_equal(mwp_predict(&k, &hw, &bad, err, sizeof err), -1);
+    assert_non_null(strstr(err, "fractions"));
+}
+
+static void test_memory_periods_and_departure_floor(void **state)
+{
+    (void)state;
+    struct mwp_hw hw;
+    struct mwp_kernel k;
+    toy_hw(&hw);
+    toy_kernel(&k, 80, 256, 4);
+    k.insts[MC_FP32] = 2000;
+    k.coal = 4;
+    k.sync_mem = -1;
+    struct mwp_result all = predict(&k, &hw);
+    near(all.periods, 4, "no periods given: every instruction waits (the paper)");
+    near(all.mem_cycles, 1600, "4 x 400");
+    k.mem_periods = 1; /* the four loads issued together, one wait */
+    struct mwp_result one = predict(&k, &hw);
+    near(one.periods, 1, "one period");
+    near(one.mem_cycles, 400 + 3 * 4, "one latency, three departures behind it");
+    /* uncoalesced requests that the L1 serves: the pipeline's floor binds */
+    toy_kernel(&k, 80, 256, 4);
+    hw.l1_latency.value = 30;
+    k.uncoal = 8;
+    k.uncoal_per_access = 16;
+    k.mem_periods = 2;
+    k.sync_mem = -1;
+    k.has_hits = 1;
+    k.l1_hit = 1;
+    struct mwp_result f = predict(&k, &hw);
+    /* N = 32 warps x 8 instructions x departure (16 transactions x 1 cycle) */
+    near(f.floor_departure, 32 * 8 * 16.0, "departure floor");
+    near(f.exec_cycles_per_rep, f.floor_departure, "the floor sets the time");
+    assert_string_equal(f.bound, "departure");
+    assert_true(f.case_cycles_per_rep < f.floor_departure);
+}
+
+static void test_barriers_charged_when_waiting_on_memory(void **state)
+{
+    (void)state;
+    struct mwp_hw hw;
+    struct mwp_kernel k;
+    toy_hw(&hw);
+    toy_kernel(&k, 80, 256, 4);
+    k.insts[MC_FP32] = 20;
+    k.coal = 4;
+    k.sync = 3;
+    k.sync_mem = -1;
+    struct mwp_result all = predict(&k, &hw);
+    near(all.sync_barriers, 3, "unknown: every barrier waits");
+    k.sync_mem = 1;
+    struct mwp_result one = predict(&k, &hw);
+    near(one.sync_barriers, 1, "only the barrier after the loads");
+    near(one.sync_cycles, all.sync_cycles / 3, "a third of the cost");
+    k.sync_mem = 0;
+    near(predict(&k, &hw).sync_cycles, 0, "barriers after shared-memory work only");
+    k.sync_mem = 4;
+    struct mwp_result bad;
+    assert_int_equal(mwp_predict(&k, &hw, &bad, err, sizeof err), -1);
+}
+
 static void test_compute_only_and_bad_input(void **state)
 {
     (void)state;
@@ -573,6 +676,27 @@ static void test_predict_json(void **state)
     near(json_number_value(json_object_get(json_object_get(d, "per_warp"), "int")), 31,
          "derived int count");
     json_decref(out);
+    /* the cache model's hit rates: checked member by member */
+    static const struct {
+        const char *cache, *field;
+    } bad_cache[] = {
+        {"[]", "cache"},
+        {"{\"l1_hit\":0.5}", "cache.l2_hit"},
+        {"{\"l2_hit\":0.5}", "cache.l1_hit"},
+        {"{\"l1_hit\":1.5,\"l2_hit\":0}", "cache.l1_hit"},
+        {"{\"l1_hit\":0.5,\"l2_hit\":0,\"l3_hit\":1}", "cache.l3_hit"},
+    };
+    char text[512];
+    for (size_t i = 0; i < sizeof bad_cache / sizeof bad_cache[0]; i++) {
+        snprintf(text, sizeof text, "{\"grid\":80,\"block\":256,\"regs\":32,\"per_warp\":"
+                 "{\"coalesced\":4},\"cache\":%s}", bad_cache[i].cache);
+        assert_int_equal(predict_text(text, &out, field), -1);
+        assert_string_equal(field, bad_cache[i].field);
+    }
+    assert_int_equal(predict_text("{\"grid\":80,\"block\":256,\"regs\":32,\"per_warp\":"
+                                  "{\"coalesced\":4,\"sync\":1,\"sync_mem\":2}}", &out, field),
+                     -1);
+    assert_string_equal(field, "per_warp.sync_mem");
 }
 
 int main(void)
@@ -583,6 +707,9 @@ int main(void)
         cmocka_unit_test(test_case3_computation),
         cmocka_unit_test(test_uncoalesced_sync_and_transfers),
         cmocka_unit_test(test_compute_only_and_bad_input),
+        cmocka_unit_test(test_hit_rates_weight_latency_and_traffic),
+        cmocka_unit_test(test_memory_periods_and_departure_floor),
+        cmocka_unit_test(test_barriers_charged_when_waiting_on_memory),
         cmocka_unit_test_setup_teardown(test_parameters_need_both_probes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_validation_saved_predicted_and_served, setup,
                                         teardown),

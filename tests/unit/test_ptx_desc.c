@@ -74,6 +74,10 @@ static void test_copy(void **state)
     near(d.coal, 2, "coalesced");
     near(d.uncoal, 0, "uncoalesced");
     near(d.coal_bytes, 128, "bytes");
+    near(d.stores, 1, "the store");
+    /* the load waits when the store uses its value; the store is a period of its own */
+    near(d.mem_periods, 2, "memory periods");
+    near(d.sync_mem, 0, "no barrier");
     /* 2 cvta, 3 mov, mad, 2 mul.wide, 2 add */
     near(d.insts[MC_INT], 10, "int");
     near(d.insts[MC_FP32], 0, "fp32");
@@ -122,6 +126,11 @@ static void test_reduce(void **state)
     struct pd_desc d = describe_kernel(VK_REDUCE);
     /* bar.sync after the store and after each of 8 tree steps */
     near(d.sync, 9, "barriers");
+    /* only the first follows the global loads; the tree steps wait on shared memory */
+    near(d.sync_mem, 1, "barriers waiting on memory");
+    /* the 4 loads are issued before their sum uses them: one wait; the store one more */
+    near(d.mem_periods, 2, "memory periods");
+    near(d.stores, 1, "stores");
     /* 1 store, 8 x (2 loads, 1 store), the final load */
     near(d.insts[MC_SHARED], 26, "shared");
     /* 4 loads at base, +1024, +2048, +3072 of a thread's line; the store of lane 0
@@ -154,6 +163,12 @@ static void test_matmul_tiled(void **state)
     near(d.coal_bytes, 128, "bytes");
     near(d.insts[MC_SHARED], 128 * 34.0, "shared");
     near(d.sync, 256, "barriers");
+    /* a tile's loads are stored to shared memory, then the first barrier waits for them;
+     * the second follows the tile's FMAs only */
+    near(d.sync_mem, 128, "barriers waiting on memory");
+    /* in PTX order each load is stored to shared memory before the next is issued: two
+     * waits a tile (ptxas hoists the second load; the PTX order cannot know), C's store */
+    near(d.mem_periods, 2 * 128 + 1, "memory periods");
     near(d.insts[MC_FP32], 128 * 16 + 1.0, "fp32");
 }
 
