@@ -158,3 +158,16 @@ int cache_arch_geometry(const char *arch, struct cache_geom *l1, struct cache_ge
         return -1;
     return 0;
 }
+
+int cache_geom_resize(struct cache_geom *g, uint64_t bytes, char *msg, size_t msglen)
+{
+    uint64_t way = (uint64_t)g->sets * g->line, ways = way ? bytes / way : 0;
+    if (ways == 0) {
+        snprintf(msg, msglen, "%llu bytes hold no way of %u sets of %u-byte lines",
+                 (unsigned long long)bytes, g->sets, g->line);
+        return -1;
+    }
+    g->size = ways * way;
+    g->assoc = (uint32_t)ways;
+    return cache_geom_check(g, msg, msglen);
+}

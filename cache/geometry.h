@@ -92,6 +92,10 @@ static inline uint32_t cache_sectors_of(const struct cache_geom *g, uint64_t add
     return (n >= 32 ? 0xffffffffu : ((1u << n) - 1)) << s0;
 }
 
+/* Resizes g to hold at most `bytes`, keeping its sets: whole ways of lines.
+ * 0, or -1 with msg when not one way fits or the result does not check. */
+int cache_geom_resize(struct cache_geom *g, uint64_t bytes, char *msg, size_t msglen);
+
 /* Fills the L1 and L2 geometry of an architecture ("hopper", "fermi");
  * -1 with msg for another name. */
 int cache_arch_geometry(const char *arch, struct cache_geom *l1, struct cache_geom *l2, char *msg,

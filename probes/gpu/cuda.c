@@ -46,6 +46,7 @@ static const struct cuda_symbol symbols[] = {
     { "cuDevicePrimaryCtxRelease_v2", offsetof(struct cuda_api, cuDevicePrimaryCtxRelease), 1 },
     { "cuCtxSetCurrent", offsetof(struct cuda_api, cuCtxSetCurrent), 1 },
     { "cuCtxSynchronize", offsetof(struct cuda_api, cuCtxSynchronize), 1 },
+    { "cuCtxGetLimit", offsetof(struct cuda_api, cuCtxGetLimit), 0 },
     { "cuLinkCreate_v2", offsetof(struct cuda_api, cuLinkCreate), 1 },
     { "cuLinkAddData_v2", offsetof(struct cuda_api, cuLinkAddData), 1 },
     { "cuLinkComplete", offsetof(struct cuda_api, cuLinkComplete), 1 },

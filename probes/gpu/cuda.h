@@ -84,6 +84,9 @@ enum {
 };
 
 /* One entry per Driver API function gpuprobe calls. Later probes add theirs. */
+/* cuCtxGetLimit's limit: the L2's fetch granularity, bytes (cuda.h's CUlimit) */
+#define CU_LIMIT_MAX_L2_FETCH_GRANULARITY 0x04
+
 struct cuda_api {
     CUresult (*cuInit)(unsigned int flags);
     CUresult (*cuDriverGetVersion)(int *version);
@@ -100,6 +103,7 @@ struct cuda_api {
     CUresult (*cuDevicePrimaryCtxRelease)(CUdevice dev);                 /* _v2 */
     CUresult (*cuCtxSetCurrent)(CUcontext ctx);
     CUresult (*cuCtxSynchronize)(void);
+    CUresult (*cuCtxGetLimit)(size_t *value, int limit);   /* optional: NULL if absent */
     /* compiling PTX in process, and loading the result */
     CUresult (*cuLinkCreate)(unsigned n, int *opts, void **vals, CUlinkState *st);  /* _v2 */
     CUresult (*cuLinkAddData)(CUlinkState st, int type, void *data, size_t size,

@@ -83,16 +83,10 @@ static uint64_t member_u64(const json_t *o, const char *key)
     return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
 }
 
-/* Resizes g to hold at most `bytes`, keeping its sets: whole ways of lines. */
 static int resize(struct cache_geom *g, uint64_t bytes)
 {
     char msg[256];
-    uint64_t way = (uint64_t)g->sets * g->line, ways = bytes / way;
-    if (ways == 0)
-        return -1;
-    g->size = ways * way;
-    g->assoc = (uint32_t)ways;
-    return cache_geom_check(g, msg, sizeof msg);
+    return cache_geom_resize(g, bytes, msg, sizeof msg);
 }
 
 /* --device: the L1 capacity from the newest memory result (its first

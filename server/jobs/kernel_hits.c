@@ -1,0 +1,168 @@
+/*
+ * Capture a sample, sort it, model its caches, read the hit rates (see
+ * kernel_hits.h).
+ */
+#include "server/jobs/kernel_hits.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cache/model.h"
+#include "probes/capture.h"
+#include "trace/pipeline.h"
+#include "util/errf.h"
+
+void kernel_hits_prefix(const unsigned grid[3], uint64_t n, unsigned out[3])
+{
+    uint64_t row = grid[0], plane = (uint64_t)grid[0] * grid[1];
+    out[0] = grid[0];
+    out[1] = grid[1];
+    out[2] = grid[2];
+    if (n <= row) {
+        out[0] = (unsigned)(n ? n : 1);
+        out[1] = out[2] = 1;
+    } else if (n <= plane) {
+        out[1] = (unsigned)((n + row - 1) / row);
+        out[2] = 1;
+    } else if ((n + plane - 1) / plane < grid[2]) {
+        out[2] = (unsigned)((n + plane - 1) / plane);
+    }
+}
+
+/* Blocks in the sample: the budget's worth, at most one wave, at most the grid. */
+static uint64_t sample_blocks(const struct kernel_hits_req *r, uint64_t total)
+{
+    uint64_t wave = (uint64_t)r->sm_count * (uint64_t)r->blocks_per_sm;
+    uint64_t budget = r->budget ? r->budget : KERNEL_HITS_BUDGET, n = wave;
+    if (r->records_per_block > 0 && budget / r->records_per_block < (double)n)
+        n = (uint64_t)(budget / r->records_per_block);
+    n = n ? n : 1;
+    return n < total ? n : total;
+}
+
+static int capture(const struct kernel_hits_req *r, const unsigned grid[3], const char *path,
+                   json_t **doc, char *err, size_t errlen)
+{
+    struct capture_req c = {.ptx = r->ptx, .entry = r->entry, .args = r->args,
+                            .nargs = r->nargs, .device = r->device, .output = path,
+                            .max_records = 4ull * (r->budget ? r->budget : KERNEL_HITS_BUDGET)};
+    int input_fault = 0;
+    memcpy(c.grid, grid, sizeof c.grid);
+    memcpy(c.block, r->block, sizeof c.block);
+    char why[512];
+    *doc = capture_run(&c, why, sizeof why, &input_fault);
+    return *doc ? 0 : errf(err, errlen, "capturing the sample: %s", why);
+}
+
+static int sort(const struct kernel_hits_req *r, const char *in, const char *out, char *err,
+                size_t errlen)
+{
+    struct trace_params p;
+    struct trace_summary sum;
+    struct trace_outcome oc;
+    struct trace_failure fail;
+    char msg[256], sms[16], per_sm[16];
+    snprintf(sms, sizeof sms, "%d", r->sm_count);
+    snprintf(per_sm, sizeof per_sm, "%d", r->blocks_per_sm);
+    trace_params_default(&p);
+    if (trace_params_set(&p, "arch", "hopper", msg, sizeof msg) ||
+        trace_params_set(&p, "sms", sms, msg, sizeof msg) ||
+        trace_params_set(&p, "blocks_per_sm", per_sm, msg, sizeof msg) ||
+        trace_params_set(&p, "out_format", "bin", msg, sizeof msg))
+        return errf(err, errlen, "sorting the sample: %s", msg);
+    struct trace_files f = {.input = in, .output = out, .tmpdir = r->tmpdir};
+    if (trace_pipeline_sort(&f, &p, &sum, &oc, &fail) < 0)
+        return errf(err, errlen, "sorting the sample: %s", fail.msg);
+    trace_summary_free(&sum);
+    return 0;
+}
+
+static int model(const struct kernel_hits_req *r, const char *path, struct cache_result *res,
+                 char *err, size_t errlen)
+{
+    struct cache_input in;
+    struct trace_err terr;
+    struct cache_config cfg;
+    char msg[256];
+    memset(&cfg, 0, sizeof cfg);
+    if (cache_input_open(&in, path, &terr))
+        return errf(err, errlen, "reading the sorted sample: %s", terr.msg);
+    int rc = cache_arch_geometry("hopper", &cfg.geom[0], &cfg.geom[1], msg, sizeof msg);
+    if (rc == 0 && r->l2_bytes)
+        rc = cache_geom_resize(&cfg.geom[1], r->l2_bytes, msg, sizeof msg);
+    if (rc == 0) {
+        cfg.timing[0] = (struct cache_timing){in.params.lat_min, in.params.mshr, 8};
+        cfg.timing[1] = (struct cache_timing){0, 0, 8};
+        cfg.engines = CACHE_ENGINE_EXACT;
+        cfg.l2 = 1;
+        cfg.tmpdir = r->tmpdir;
+        rc = cache_model_run(&in, &cfg, res, msg, sizeof msg);
+    }
+    cache_input_close(&in);
+    return rc ? errf(err, errlen, "the cache model: %s", msg) : 0;
+}
+
+json_t *kernel_hits_rates(const struct kernel_hits_req *r, const struct cache_counts *l1,
+                          const struct cache_counts *l2, const unsigned g[3], const json_t *cap)
+{
+    uint64_t sampled = (uint64_t)g[0] * g[1] * g[2];
+    uint64_t total = (uint64_t)r->grid[0] * r->grid[1] * r->grid[2];
+    double below = (double)l1->below_sectors, f = (double)sampled / (double)total;
+    double l1_hit = l1->sectors ? 1.0 - below / (double)l1->sectors : 0.0;
+    double footprint = (double)l2->miss[CACHE_MISS_COMPULSORY] / f;
+    if (r->read_bytes && footprint > r->read_bytes / 32.0)
+        footprint = r->read_bytes / 32.0;
+    uint64_t extent = r->l2_extent ? r->l2_extent : r->l2_bytes;
+    double sample_l2 = l2->sectors ? (double)l2->sector_hits / (double)l2->sectors : 0.0;
+    int fits = below > 0 && footprint * 32.0 <= (double)extent;
+    double l2_hit = fits ? 1.0 - footprint / (below / f) : sample_l2;
+    if (l2_hit < 0)
+        l2_hit = 0;
+    json_t *sample = json_pack(
+        "{s:[i,i,i], s:I, s:f, s:O, s:i, s:i, s:I, s:I, s:f, s:I, s:f, s:s}", "grid", g[0], g[1],
+        g[2], "blocks", (json_int_t)sampled, "fraction", f, "records",
+        cap && json_object_get(cap, "records") ? json_object_get(cap, "records") : json_null(),
+        "sms",
+        r->sm_count, "blocks_per_sm", r->blocks_per_sm, "l1_sectors", (json_int_t)l1->sectors,
+        "l1_to_l2_sectors", (json_int_t)l1->below_sectors, "footprint_sectors", footprint,
+        "l2_extent_bytes", (json_int_t)extent, "l2_sample_hit_rate", sample_l2, "l2_rule",
+        fits ? "the kernel's data fits the L2: compulsory misses only"
+             : "the sample's own L2 hit rate");
+    return json_pack("{s:f, s:f, s:o}", "l1_hit", l1_hit, "l2_hit", l2_hit, "sample", sample);
+}
+
+json_t *kernel_hits(const struct kernel_hits_req *r, char *err, size_t errlen)
+{
+    const char *base = r->tmpdir ? r->tmpdir : getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    char dir[512], trace[600], sorted[600];
+    unsigned g[3];
+    if (r->sm_count < 1 || r->blocks_per_sm < 1) {
+        errf(err, errlen, "no SM count or occupancy for the sample");
+        return NULL;
+    }
+    uint64_t total = (uint64_t)r->grid[0] * r->grid[1] * r->grid[2];
+    kernel_hits_prefix(r->grid, sample_blocks(r, total), g);
+    snprintf(dir, sizeof dir, "%s/gpuprobe-hits-XXXXXX", base);
+    if (!mkdtemp(dir)) {
+        errf(err, errlen, "a folder for the sample in %s: %m", base);
+        return NULL;
+    }
+    snprintf(trace, sizeof trace, "%s/sample.trace", dir);
+    snprintf(sorted, sizeof sorted, "%s/sample.sorted", dir);
+    json_t *cap = NULL, *out = NULL;
+    struct cache_result res;
+    memset(&res, 0, sizeof res);
+    if (capture(r, g, trace, &cap, err, errlen) == 0 && sort(r, trace, sorted, err, errlen) == 0 &&
+        model(r, sorted, &res, err, errlen) == 0) {
+        out = kernel_hits_rates(r, &res.r[CACHE_EXACT][CACHE_L1].total,
+                                &res.r[CACHE_EXACT][CACHE_L2].total, g, cap);
+        cache_result_free(&res);
+    }
+    json_decref(cap);
+    unlink(trace);
+    unlink(sorted);
+    rmdir(dir);
+    return out;
+}

@@ -1,0 +1,65 @@
+/*
+ * A kernel's L1 and L2 hit rates for the kernel-time model, from the cache
+ * model over its own captured trace: the capture (probes/capture.h) of a
+ * sample of its blocks, the sorter (trace/pipeline.h) and the cache model
+ * (cache/model.h), run one after the other on a GPU machine.
+ *
+ * DESIGN
+ * The sample is a prefix of the grid: as many blocks as a budget of
+ * thread records allows (the description's global accesses a warp times
+ * the block's warps times 32 estimate a block's records), at most one wave
+ * (SM count x blocks per SM), rounded up to whole grid rows so the launch
+ * is a smaller grid of the same kernel. It is sorted for all the device's
+ * SMs with the kernel's blocks per SM, placed round-robin as the GPU places
+ * blocks, so each SM holds the blocks it would hold and never neighbours
+ * the prefix made. The geometry is the hopper preset with the L2 set to the
+ * device's size.
+ * L1 hit rate: the share of sectors the L1s did not send below (a request
+ * merged into a fetch in flight is not sent again: Nsight Compute counts
+ * those as hits too). L2 hit rate: the sample covers a fraction f of the
+ * blocks. When the kernel's data (the sample's compulsory L2 misses / f,
+ * at most `read_bytes` when the caller knows the bytes it reads) fits the
+ * L2's measured extent, only compulsory misses miss over the whole kernel:
+ * 1 - footprint / (L1 misses / f); otherwise the sample's own L2 sector
+ * hit rate. Everything is in the answer's "sample" member.
+ */
+#ifndef GPUPROBE_SERVER_JOBS_KERNEL_HITS_H
+#define GPUPROBE_SERVER_JOBS_KERNEL_HITS_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define KERNEL_HITS_BUDGET (1u << 24)   /* thread records a sample may hold */
+
+struct kernel_hits_req {
+    const char *ptx, *entry;
+    unsigned grid[3], block[3];
+    const char *const *args;          /* "NAME=VALUE" as trace capture takes them */
+    size_t nargs;
+    const char *device;               /* index or UUID */
+    int sm_count, blocks_per_sm;      /* the device's SMs; the kernel's occupancy */
+    double records_per_block;         /* estimate; <= 0: one wave is sampled */
+    uint64_t l2_bytes;                /* the device's L2 (the cache model's size) */
+    uint64_t l2_extent;               /* the L2 footprint the memory probe measured; 0: l2_bytes */
+    uint64_t read_bytes;              /* bytes of the buffers the kernel reads; 0: unknown */
+    uint64_t budget;                  /* records; 0: KERNEL_HITS_BUDGET */
+    const char *tmpdir;               /* NULL: $TMPDIR, else /tmp */
+};
+
+/* The prefix of grid holding at least n blocks: whole rows (x), then whole
+ * planes (x y); at most the grid. */
+void kernel_hits_prefix(const unsigned grid[3], uint64_t n, unsigned out[3]);
+
+struct cache_counts;
+
+/* The answer from the sample's exact-engine counts of the L1s (all SMs) and
+ * the L2, for the sample grid g; cap is the capture's document (its record
+ * count) or NULL. */
+json_t *kernel_hits_rates(const struct kernel_hits_req *r, const struct cache_counts *l1,
+                          const struct cache_counts *l2, const unsigned g[3], const json_t *cap);
+
+/* {"l1_hit", "l2_hit", "sample": {...}}, or NULL with the reason in err. */
+json_t *kernel_hits(const struct kernel_hits_req *r, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,90 @@
+/*
+ * The sample and the hit rates of server/jobs/kernel_hits.h from counts (the
+ * capture needs a GPU: tests/gpu/run.sh runs it whole).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <jansson.h>
+#include <math.h>
+#include <string.h>
+
+#include "cache/counts.h"
+#include "server/jobs/kernel_hits.h"
+
+static void dims(const unsigned grid[3], uint64_t n, unsigned a, unsigned b, unsigned c)
+{
+    unsigned out[3];
+    kernel_hits_prefix(grid, n, out);
+    assert_int_equal(out[0], a);
+    assert_int_equal(out[1], b);
+    assert_int_equal(out[2], c);
+}
+
+static void test_prefix_whole_rows(void **state)
+{
+    (void)state;
+    const unsigned g1[3] = {4096, 1, 1}, g2[3] = {128, 128, 1}, g3[3] = {8, 8, 8};
+    dims(g1, 100, 100, 1, 1);
+    dims(g1, 9999, 4096, 1, 1);
+    dims(g2, 16, 16, 1, 1);        /* within the first row */
+    dims(g2, 1056, 128, 9, 1);     /* one wave of 132 SMs x 8: nine rows */
+    dims(g2, 1u << 20, 128, 128, 1);
+    dims(g3, 65, 8, 8, 2);         /* whole planes */
+    dims(g3, 0, 1, 1, 1);
+}
+
+static double num(const json_t *o, const char *k)
+{
+    const json_t *v = json_object_get(o, k);
+    assert_true(json_is_number(v));
+    return json_number_value(v);
+}
+
+static void test_rates(void **state)
+{
+    (void)state;
+    struct kernel_hits_req r = {.grid = {128, 128, 1}, .sm_count = 132, .blocks_per_sm = 8,
+                                .l2_bytes = 50u << 20, .l2_extent = 1u << 20};
+    struct cache_counts l1, l2;
+    memset(&l1, 0, sizeof l1);
+    memset(&l2, 0, sizeof l2);
+    l1.sectors = 1000;
+    l1.below_sectors = 100;
+    l2.sectors = 100;
+    l2.sector_hits = 10;
+    l2.miss[CACHE_MISS_COMPULSORY] = 50;
+    const unsigned g[3] = {128, 1, 1}; /* one row of 128: f = 1/128 */
+    json_t *a = kernel_hits_rates(&r, &l1, &l2, g, NULL);
+
+    assert_true(fabs(num(a, "l1_hit") - 0.9) < 1e-12);
+    /* footprint 50 x 128 = 6400 sectors (200 KiB) fits 1 MiB: misses are compulsory only,
+     * of 100 x 128 L1 misses over the kernel */
+    assert_true(fabs(num(a, "l2_hit") - 0.5) < 1e-12);
+    json_decref(a);
+    r.read_bytes = 3200 * 32; /* the buffers it reads bound the footprint */
+    a = kernel_hits_rates(&r, &l1, &l2, g, NULL);
+    assert_true(fabs(num(a, "l2_hit") - 0.75) < 1e-12);
+    json_decref(a);
+    r.read_bytes = 0;
+    r.l2_extent = 100 << 10; /* too small: the sample's own rate */
+    a = kernel_hits_rates(&r, &l1, &l2, g, NULL);
+    assert_true(fabs(num(a, "l2_hit") - 0.1) < 1e-12);
+    assert_non_null(strstr(json_string_value(json_object_get(json_object_get(a, "sample"),
+                                                             "l2_rule")),
+                           "sample"));
+    json_decref(a);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_prefix_whole_rows),
+        cmocka_unit_test(test_rates),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
