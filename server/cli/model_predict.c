@@ -10,6 +10,12 @@
  * whose description is derived. The device is a UUID stored in the
  * database, or an index of a GPU attached here. Missing measurements are an
  * error naming the probe to run (exit 1).
+ * --hits first predicts without caches (for the occupancy and the
+ * description's record count), then captures a sample of the kernel on the
+ * attached GPU and runs the cache model over it (server/jobs/kernel_hits.h),
+ * and predicts again with those hit rates; the answer carries them under
+ * "hits". Pointer parameters are then given as trace capture takes them
+ * (NAME=buf:BYTES[:FILL]); they are the capture's alone.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -24,6 +30,7 @@
 #include "probes/gpu/devices.h"
 #include "server/cli/cli.h"
 #include "server/cli/model.h"
+#include "server/jobs/kernel_hits.h"
 #include "util/text.h"
 
 #define CMD "model predict"
@@ -32,7 +39,7 @@ static const char usage[] =
     "usage: gpuprobe model predict --db PATH --device UUID|N\n"
     "           (--kernel JSON|@FILE | --ptx FILE --grid G --block B --regs R\n"
     "            [--smem S] [--static-smem S] [--param NAME=VALUE]... [--entry NAME])\n"
-    "           [--launches R] [--transfer-bytes V] [--compact]\n"
+    "           [--launches R] [--transfer-bytes V] [--hits] [--compact]\n"
     "Predicts a kernel's time by the MWP/CWP model (Hong and Kim), with the parameters\n"
     "the latency and memory probes measured on the device and stored in the database.\n"
     "  --kernel JSON|@FILE  the kernel object of POST /api/v1/model/predict (docs/api.md)\n"
@@ -40,10 +47,14 @@ static const char usage[] =
     "  --grid G, --block B  launch shape: N or X,Y,Z\n"
     "  --regs R             registers per thread (for occupancy)\n"
     "  --smem S, --static-smem S  shared memory per block, bytes\n"
-    "  --param NAME=VALUE   an integer kernel parameter the loop trip counts need\n"
+    "  --param NAME=VALUE   an integer kernel parameter the loop trip counts need (with\n"
+    "                       --hits, pointers too: NAME=buf:BYTES[:FILL], as trace capture)\n"
     "  --entry NAME         the .entry to describe (default: the first)\n"
     "  --launches R         times the kernel runs (default 1)\n"
     "  --transfer-bytes V   host<->device bytes around the launches (default 0)\n"
+    "  --hits               with --ptx, on the GPU --device names: capture a sample of\n"
+    "                       the kernel's blocks, model its L1 and L2 hit rates\n"
+    "                       (docs/model.md) and predict with them\n"
     "Exit status: 0 predicted, 1 no such device or no measurements (the message names\n"
     "the probe to run), 2 bad usage or a malformed kernel.\n";
 
@@ -51,7 +62,7 @@ struct popts {
     const char *db, *device, *kernel, *ptx, *grid, *block, *regs, *smem, *static_smem, *entry,
         *launches, *transfer;
     struct cli_list params;
-    int compact;
+    int compact, hits;
 };
 
 static int parse_args(int argc, char **argv, struct popts *o, int *status)
@@ -62,7 +73,8 @@ static int parse_args(int argc, char **argv, struct popts *o, int *status)
         {"regs", .text = &o->regs}, {"smem", .text = &o->smem},
         {"static-smem", .text = &o->static_smem}, {"param", .list = &o->params},
         {"entry", .text = &o->entry}, {"launches", .text = &o->launches},
-        {"transfer-bytes", .text = &o->transfer}, {"compact", .flag = &o->compact}, {0}};
+        {"transfer-bytes", .text = &o->transfer}, {"compact", .flag = &o->compact},
+        {"hits", .flag = &o->hits}, {0}};
     memset(o, 0, sizeof *o);
     if (cli_parse(CMD, usage, opts, NULL, argc, argv, status) < 0)
         return -1;
@@ -70,6 +82,8 @@ static int parse_args(int argc, char **argv, struct popts *o, int *status)
         *status = cli_fail(CMD, 2, "--db PATH and --device UUID|N are required (see --help)");
     else if (!o->kernel == !o->ptx)
         *status = cli_fail(CMD, 2, "give --kernel or --ptx (see --help)");
+    else if (o->hits && !o->ptx)
+        *status = cli_fail(CMD, 2, "--hits needs --ptx and the launch (it runs the kernel)");
     return *status ? -1 : 0;
 }
 
@@ -143,6 +157,8 @@ static int ptx_kernel(const struct popts *o, json_t *k)
             return cli_fail(CMD, 2, "--param must be NAME=VALUE, not '%s'", given);
         memcpy(name, given, n);
         name[n] = '\0';
+        if (o->hits && strncmp(eq + 1, "buf:", 4) == 0)
+            continue; /* a buffer: the capture's, not the description's */
         if (cli_set_int(CMD, params, name, "param", eq + 1))
             return 2;
     }
@@ -194,6 +210,37 @@ static void device_uuid(const char *device, char uuid[48])
     gpu_inventory_free(&inv);
 }
 
+/* The sample's hit rates for kernel on the device (see the DESIGN). */
+static json_t *sample_hits(const struct popts *o, const json_t *kernel, const json_t *first,
+                           const json_t *inputs, const struct mwp_hw *hw, char *err,
+                           size_t errlen)
+{
+    const json_t *pw = json_object_get(
+        json_object_get(json_object_get(first, "kernel"), "description"), "per_warp");
+    const json_t *occ = json_object_get(first, "occupancy");
+    const json_t *dev = json_object_get(inputs, "device");
+    struct kernel_hits_req r = {
+        .ptx = json_string_value(json_object_get(kernel, "ptx")),
+        .entry = o->entry,
+        .args = (const char *const *)o->params.item,
+        .nargs = (size_t)o->params.n,
+        .device = o->device,
+        .sm_count = hw->sm_count,
+        .blocks_per_sm = (int)json_integer_value(json_object_get(occ, "blocks_per_sm")),
+        .l2_bytes = (uint64_t)json_integer_value(json_object_get(dev, "l2_bytes")),
+    };
+    const json_t *g = json_object_get(kernel, "grid"), *b = json_object_get(kernel, "block");
+    for (int i = 0; i < 3; i++) {
+        r.grid[i] = i < (int)json_array_size(g) ? (unsigned)json_integer_value(json_array_get(g, i)) : 1;
+        r.block[i] = i < (int)json_array_size(b) ? (unsigned)json_integer_value(json_array_get(b, i)) : 1;
+    }
+    double warps = ((double)r.block[0] * r.block[1] * r.block[2] + hw->warp_size - 1) / hw->warp_size;
+    r.records_per_block = (json_number_value(json_object_get(pw, "coalesced")) +
+                           json_number_value(json_object_get(pw, "uncoalesced"))) *
+                          (int)warps * hw->warp_size;
+    return kernel_hits(&r, err, errlen);
+}
+
 static int predict(store *s, const struct popts *o, const json_t *kernel)
 {
     char uuid[48], err[768], field[64];
@@ -211,7 +258,29 @@ static int predict(store *s, const struct popts *o, const json_t *kernel)
         status = cli_fail(CMD, 1, "no occupancy rules for device %s's compute capability", uuid);
     else if (model_predict_json(kernel, r, &hw, &out, err, sizeof err, field, sizeof field) < 0)
         status = cli_fail(CMD, 2, "kernel.%s", err);
-    else {
+    else if (o->hits) {
+        json_t *hits = sample_hits(o, kernel, out, inputs, &hw, err, sizeof err), *again = NULL;
+        json_t *k2 = json_deep_copy(kernel);
+        if (hits)
+            json_object_set_new(k2, "cache", json_pack("{s:O, s:O}", "l1_hit",
+                                                       json_object_get(hits, "l1_hit"), "l2_hit",
+                                                       json_object_get(hits, "l2_hit")));
+        json_decref(out);
+        out = NULL;
+        if (!hits)
+            status = cli_fail(CMD, 1, "--hits: %s", err);
+        else if (model_predict_json(k2, r, &hw, &again, err, sizeof err, field, sizeof field) < 0)
+            status = cli_fail(CMD, 1, "kernel.%s", err);
+        else {
+            json_object_set_new(again, "hits", hits);
+            hits = NULL;
+            json_object_set_new(again, "device", json_string(uuid));
+            if (cli_print_json(again, o->compact) < 0)
+                status = cli_fail(CMD, 1, "cannot write output");
+        }
+        json_decref(hits);
+        json_decref(k2);
+    } else {
         json_object_set_new(out, "device", json_string(uuid));
         if (cli_print_json(out, o->compact) < 0) /* releases out */
             status = cli_fail(CMD, 1, "cannot write output");

@@ -104,6 +104,17 @@ static int model(const struct kernel_hits_req *r, const char *path, struct cache
     return rc ? errf(err, errlen, "the cache model: %s", msg) : 0;
 }
 
+uint64_t kernel_hits_buffer_bytes(const char *const *args, size_t nargs)
+{
+    uint64_t sum = 0;
+    for (size_t i = 0; i < nargs; i++) {
+        const char *v = args[i] ? strchr(args[i], '=') : NULL;
+        if (v && strncmp(v + 1, "buf:", 4) == 0)
+            sum += strtoull(v + 5, NULL, 10);
+    }
+    return sum;
+}
+
 json_t *kernel_hits_rates(const struct kernel_hits_req *r, const struct cache_counts *l1,
                           const struct cache_counts *l2, const unsigned g[3], const json_t *cap)
 {
@@ -112,11 +123,11 @@ json_t *kernel_hits_rates(const struct kernel_hits_req *r, const struct cache_co
     double below = (double)l1->below_sectors, f = (double)sampled / (double)total;
     double l1_hit = l1->sectors ? 1.0 - below / (double)l1->sectors : 0.0;
     double footprint = (double)l2->miss[CACHE_MISS_COMPULSORY] / f;
-    if (r->read_bytes && footprint > r->read_bytes / 32.0)
-        footprint = r->read_bytes / 32.0;
-    uint64_t extent = r->l2_extent ? r->l2_extent : r->l2_bytes;
+    uint64_t buffers = kernel_hits_buffer_bytes(r->args, r->nargs);
+    if (buffers && footprint > buffers / 32.0)
+        footprint = buffers / 32.0;
     double sample_l2 = l2->sectors ? (double)l2->sector_hits / (double)l2->sectors : 0.0;
-    int fits = below > 0 && footprint * 32.0 <= (double)extent;
+    int fits = below > 0 && footprint * 32.0 <= (double)r->l2_bytes;
     double l2_hit = fits ? 1.0 - footprint / (below / f) : sample_l2;
     if (l2_hit < 0)
         l2_hit = 0;
@@ -127,7 +138,7 @@ json_t *kernel_hits_rates(const struct kernel_hits_req *r, const struct cache_co
         "sms",
         r->sm_count, "blocks_per_sm", r->blocks_per_sm, "l1_sectors", (json_int_t)l1->sectors,
         "l1_to_l2_sectors", (json_int_t)l1->below_sectors, "footprint_sectors", footprint,
-        "l2_extent_bytes", (json_int_t)extent, "l2_sample_hit_rate", sample_l2, "l2_rule",
+        "l2_bytes", (json_int_t)r->l2_bytes, "l2_sample_hit_rate", sample_l2, "l2_rule",
         fits ? "the kernel's data fits the L2: compulsory misses only"
              : "the sample's own L2 hit rate");
     return json_pack("{s:f, s:f, s:o}", "l1_hit", l1_hit, "l2_hit", l2_hit, "sample", sample);

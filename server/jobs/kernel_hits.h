@@ -18,10 +18,13 @@
  * merged into a fetch in flight is not sent again: Nsight Compute counts
  * those as hits too). L2 hit rate: the sample covers a fraction f of the
  * blocks. When the kernel's data (the sample's compulsory L2 misses / f,
- * at most `read_bytes` when the caller knows the bytes it reads) fits the
- * L2's measured extent, only compulsory misses miss over the whole kernel:
- * 1 - footprint / (L1 misses / f); otherwise the sample's own L2 sector
- * hit rate. Everything is in the answer's "sample" member.
+ * at most the bytes of the buffers it is given) fits the L2 (the device's
+ * size: data past the memory probe's latency plateau is still in the L2,
+ * in its far half, only slower), only compulsory misses miss over the whole
+ * kernel: 1 - footprint / (L1 misses / f); otherwise the sample's own L2
+ * sector hit rate. A prefix cannot see reuse between blocks far apart in
+ * the grid, which is why the footprint rule comes first. Everything is in
+ * the answer's "sample" member.
  */
 #ifndef GPUPROBE_SERVER_JOBS_KERNEL_HITS_H
 #define GPUPROBE_SERVER_JOBS_KERNEL_HITS_H
@@ -41,8 +44,6 @@ struct kernel_hits_req {
     int sm_count, blocks_per_sm;      /* the device's SMs; the kernel's occupancy */
     double records_per_block;         /* estimate; <= 0: one wave is sampled */
     uint64_t l2_bytes;                /* the device's L2 (the cache model's size) */
-    uint64_t l2_extent;               /* the L2 footprint the memory probe measured; 0: l2_bytes */
-    uint64_t read_bytes;              /* bytes of the buffers the kernel reads; 0: unknown */
     uint64_t budget;                  /* records; 0: KERNEL_HITS_BUDGET */
     const char *tmpdir;               /* NULL: $TMPDIR, else /tmp */
 };
@@ -52,6 +53,9 @@ struct kernel_hits_req {
 void kernel_hits_prefix(const unsigned grid[3], uint64_t n, unsigned out[3]);
 
 struct cache_counts;
+
+/* Bytes of the buffers among args ("NAME=buf:BYTES[:FILL]"). */
+uint64_t kernel_hits_buffer_bytes(const char *const *args, size_t nargs);
 
 /* The answer from the sample's exact-engine counts of the L1s (all SMs) and
  * the L2, for the sample grid g; cap is the capture's document (its record

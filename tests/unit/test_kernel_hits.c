@@ -49,7 +49,7 @@ static void test_rates(void **state)
 {
     (void)state;
     struct kernel_hits_req r = {.grid = {128, 128, 1}, .sm_count = 132, .blocks_per_sm = 8,
-                                .l2_bytes = 50u << 20, .l2_extent = 1u << 20};
+                                .l2_bytes = 1u << 20};
     struct cache_counts l1, l2;
     memset(&l1, 0, sizeof l1);
     memset(&l2, 0, sizeof l2);
@@ -66,12 +66,16 @@ static void test_rates(void **state)
      * of 100 x 128 L1 misses over the kernel */
     assert_true(fabs(num(a, "l2_hit") - 0.5) < 1e-12);
     json_decref(a);
-    r.read_bytes = 3200 * 32; /* the buffers it reads bound the footprint */
+    /* the buffers it is given bound the footprint */
+    const char *args[] = {"0=buf:51200", "p_n=2048", "2=buf:51200:f32:1"};
+    r.args = args;
+    r.nargs = 3;
+    assert_int_equal(kernel_hits_buffer_bytes(args, 3), 102400);
     a = kernel_hits_rates(&r, &l1, &l2, g, NULL);
     assert_true(fabs(num(a, "l2_hit") - 0.75) < 1e-12);
     json_decref(a);
-    r.read_bytes = 0;
-    r.l2_extent = 100 << 10; /* too small: the sample's own rate */
+    r.nargs = 0;
+    r.l2_bytes = 100 << 10; /* too small: the sample's own rate */
     a = kernel_hits_rates(&r, &l1, &l2, g, NULL);
     assert_true(fabs(num(a, "l2_hit") - 0.1) < 1e-12);
     assert_non_null(strstr(json_string_value(json_object_get(json_object_get(a, "sample"),
