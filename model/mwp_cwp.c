@@ -162,7 +162,12 @@ static void mwp(const struct mwp_kernel *k, const struct mwp_hw *hw, struct mwp_
     r->mwp_without_bw = r->mem_l / r->departure_delay;
     r->load_bytes_per_warp =
         k->coal_bytes * r->w_coal + k->uncoal_per_access * k->sector_bytes * r->w_uncoal;
-    r->dram_bytes_per_warp = r->load_bytes_per_warp * r->dram_fraction;
+    /* device memory fetches at least its granule per transaction: a scattered sector
+     * costs the granule's bytes there (a coalesced line is whole granules already) */
+    double granule = hw->dram_granule.value > k->sector_bytes ? hw->dram_granule.value
+                                                              : k->sector_bytes;
+    r->dram_bytes_per_warp = (k->coal_bytes * r->w_coal + k->uncoal_per_access * granule *
+                                                              r->w_uncoal) * r->dram_fraction;
     r->l2_bytes_per_warp = r->load_bytes_per_warp * r->l2_fraction;
     r->bw_per_warp = hw->clock_mhz.value * 1e6 * r->dram_bytes_per_warp / r->mem_l;
     r->mwp_peak_dram = peak_bw_warps(hw->bandwidth.value, r->dram_bytes_per_warp, hw, r);

@@ -107,6 +107,8 @@ struct mwp_hw {
     struct mwp_param delay_uncoal;     /* cycles between transactions of uncoalesced loads */
     struct mwp_param bandwidth;        /* device memory, bytes/s */
     struct mwp_param l2_bandwidth;     /* the L2's read bandwidth, bytes/s; 0 = unknown */
+    struct mwp_param dram_granule;     /* bytes one device-memory access fetches at least (the
+                                          L2's fetch granularity); 0 = a sector */
     struct mwp_param link_bandwidth;   /* host <-> device, bytes/s; value 0 = unknown */
     struct mwp_param issue[MC_COUNT];  /* SM cycles per warp instruction */
 };

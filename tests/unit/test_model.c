@@ -283,6 +283,26 @@ static void test_hit_rates_weight_latency_and_traffic(void **state)
     assert_non_null(strstr(err, "fractions"));
 }
 
+static void test_dram_granule(void **state)
+{
+    (void)state;
+    struct mwp_hw hw;
+    struct mwp_kernel k;
+    toy_hw(&hw);
+    toy_kernel(&k, 80, 256, 4);
+    k.uncoal = 4;
+    k.sync_mem = -1;
+    struct mwp_result sector = predict(&k, &hw);
+    near(sector.dram_bytes_per_warp, 32 * 32.0, "32 transactions of a sector");
+    hw.dram_granule.value = 64;
+    struct mwp_result granule = predict(&k, &hw);
+    near(granule.dram_bytes_per_warp, 32 * 64.0, "each fetches the 64-byte granule");
+    near(granule.load_bytes_per_warp, 32 * 32.0, "the L2 still moves sectors");
+    k.uncoal = 0;
+    k.coal = 4;
+    near(predict(&k, &hw).dram_bytes_per_warp, 128, "a coalesced line is whole granules");
+}
+
 static void test_memory_periods_and_departure_floor(void **state)
 {
     (void)state;
@@ -709,6 +729,7 @@ int main(void)
         cmocka_unit_test(test_compute_only_and_bad_input),
         cmocka_unit_test(test_hit_rates_weight_latency_and_traffic),
         cmocka_unit_test(test_memory_periods_and_departure_floor),
+        cmocka_unit_test(test_dram_granule),
         cmocka_unit_test(test_barriers_charged_when_waiting_on_memory),
         cmocka_unit_test_setup_teardown(test_parameters_need_both_probes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_validation_saved_predicted_and_served, setup,
