@@ -44,7 +44,8 @@
  *
  * Refused (-1 with the reason): a text whose length is not whole
  * instructions, an architecture without a known branch layout, a branch
- * to outside the text or between instructions, an irreducible loop. Calls (CALL) are followed by the next instruction: the callee's
+ * to outside the text or between instructions, an irreducible loop.
+ * Calls (CALL) are followed by the next instruction: the callee's
  * instructions are not counted (reported as `calls`); a guarded EXIT ends
  * the path of some threads only, so what follows it counts (reported as
  * `guarded_exits`).

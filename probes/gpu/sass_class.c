@@ -78,10 +78,11 @@ static const struct class_entry classes[] = {
 #define N_CLASSES (sizeof classes / sizeof classes[0])
 
 static const char *const names[SASS_CLASS_COUNT] = {
-    [SASS_CLASS_FP32] = "fp32",       [SASS_CLASS_FP64] = "fp64",   [SASS_CLASS_INT] = "int",
-    [SASS_CLASS_SFU] = "sfu",         [SASS_CLASS_CONV] = "conv",   [SASS_CLASS_SHARED] = "shared",
-    [SASS_CLASS_GLOBAL] = "global",   [SASS_CLASS_SYNC] = "sync",   [SASS_CLASS_UNIFORM] = "uniform",
-    [SASS_CLASS_OTHER] = "other",
+    [SASS_CLASS_FP32] = "fp32",       [SASS_CLASS_FP64] = "fp64",
+    [SASS_CLASS_INT] = "int",         [SASS_CLASS_SFU] = "sfu",
+    [SASS_CLASS_CONV] = "conv",       [SASS_CLASS_SHARED] = "shared",
+    [SASS_CLASS_GLOBAL] = "global",   [SASS_CLASS_SYNC] = "sync",
+    [SASS_CLASS_UNIFORM] = "uniform", [SASS_CLASS_OTHER] = "other",
 };
 
 const char *sass_class_name(enum sass_class c)

@@ -729,7 +729,8 @@ static void test_describe_cubin(void **state)
     assert_int_equal(json_integer_value(json_object_get(j, "sm")), 90);
     assert_int_equal(json_array_size(json_object_get(j, "loops")), 1);
     /* the tile loop unrolled by 4: 8 loads, 8 barriers, 64 FFMA a trip */
-    const json_t *counts = json_object_get(json_array_get(json_object_get(j, "loops"), 0), "counts");
+    const json_t *loop = json_array_get(json_object_get(j, "loops"), 0);
+    const json_t *counts = json_object_get(loop, "counts");
     assert_int_equal(json_integer_value(json_object_get(counts, "global")), 8);
     assert_int_equal(json_integer_value(json_object_get(counts, "sync")), 8);
     assert_int_equal(json_integer_value(json_object_get(counts, "fp32")), 64);

@@ -349,8 +349,9 @@ static json_t *object(const char *text)
     return j;
 }
 
-#define HEAD "'sm':90,'instructions':0,'unreachable':0,'guarded_exits':0,'calls':0,'unknown_ops':0," \
-             "'straight':{},"
+#define HEAD                                                                                   \
+    "'sm':90,'instructions':0,'unreachable':0,'guarded_exits':0,'calls':0,'unknown_ops':0,"    \
+    "'straight':{},"
 
 static struct pd_loop ptx_loop(const char *label, int parent, long long trips, double fp32,
                                double global)
@@ -451,7 +452,8 @@ static void test_assumptions_are_noted(void **state)
      * code behind a branch that decides no trips: counted, an upper bound */
     struct pd_loop q = ptx_loop("$F", -1, 4, 1, 0);
     count_object("{" HEAD "'loops':[],"
-                 "'skips':[{'branch':0,'from':16,'to':48,'conditional':true,'loop':-1,'parent':-1}],"
+                 "'skips':[{'branch':0,'from':16,'to':48,'conditional':true,'loop':-1,"
+                 "'parent':-1}],"
                  "'groups':[{'at':0,'loop':-1,'skip':-1,'guard':'','counts':{'fp32':4,'int':1}},"
                  "{'at':16,'loop':-1,'skip':0,'guard':'','counts':{'int':2}}]}",
                  &q, 1, &d);
