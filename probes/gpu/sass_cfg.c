@@ -3,11 +3,11 @@
  *
  * DESIGN
  * Stages over the decoded text, each a function: leaders -> blocks ->
- * successors -> reachability -> predecessors -> loops (natural loops of
- * the back edges, then their nesting) -> skips -> groups and counts.
- * Per-block and per-loop scratch (loop bodies as one byte per block) lives
- * in struct build and is freed at the end; struct sass_cfg keeps only the
- * answer.
+ * successors -> a depth-first walk (reachability and back edges) ->
+ * predecessors -> loops (natural loops of the back edges, then their
+ * nesting) -> skips -> groups and counts. Per-block and per-loop scratch
+ * (back-edge marks, loop bodies as one byte per block) lives in struct
+ * build and is freed at the end; struct sass_cfg keeps only the answer.
  */
 #include "probes/gpu/sass_cfg.h"
 
