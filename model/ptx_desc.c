@@ -1064,3 +1064,109 @@ json_t *pd_desc_json(const struct pd_desc *d)
                      d->uncoal_per_access, "coal_bytes", d->coal_bytes, "loops", d->loops,
                      "notes", nt);
 }
+
+/* ---- loops, for the SASS side ---------------------------------------------------------- */
+
+/* 1 if loop k lies inside loop l (and is not l). */
+static int nested_in(const struct loop *k, const struct loop *l)
+{
+    return k != l && l->from <= k->from && k->to <= l->to;
+}
+
+/* 1 if instruction i belongs to loop l's own body, not to a loop nested in it. */
+static int own_body(const struct pd *p, const struct loop *l, int i)
+{
+    if (i < l->from || i > l->to)
+        return 0;
+    for (int k = 0; k < p->nloops; k++)
+        if (nested_in(&p->loops[k], l) && p->loops[k].from <= i && i <= p->loops[k].to)
+            return 0;
+    return 1;
+}
+
+/* One trip of loop l's own body, classified as count() classifies. */
+static void body_counts(struct pd *p, const struct loop *l, struct pd_loop *out)
+{
+    struct pd_desc d;
+    double cb = 0, tr = 0;
+    memset(&d, 0, sizeof d);
+    p->out = &d;
+    for (int i = l->from; i <= l->to; i++) {
+        const struct insn *in = &p->in[i];
+        char b[NAME_LEN];
+        base_of(in->op, b, sizeof b);
+        if (!own_body(p, l, i) || !strcmp(b, "ret") || !strcmp(b, "exit"))
+            continue;
+        if (!strcmp(b, "bar") || !strcmp(b, "barrier"))
+            d.sync += 1;
+        else if (is_memory(in->op))
+            memory_op(p, in, 1, &cb, &tr);
+        else
+            d.insts[compute_class(p, in)] += 1;
+    }
+    memcpy(out->body, d.insts, sizeof out->body);
+    out->body[MC_GLOBAL] = d.coal + d.uncoal;
+    out->sync = d.sync;
+}
+
+/* Loops by label position, outer before inner at one label. */
+static int loop_order(const void *a, const void *b)
+{
+    const struct loop *x = a, *y = b;
+    return x->from != y->from ? (x->from > y->from) - (x->from < y->from)
+                              : (x->to < y->to) - (x->to > y->to);
+}
+
+static void export_loops(struct pd *p, struct pd_loop *loops)
+{
+    if (p->nloops > 1)
+        qsort(p->loops, (size_t)p->nloops, sizeof *p->loops, loop_order);
+    for (int i = 0; i < p->nloops; i++) {
+        const struct loop *l = &p->loops[i];
+        struct pd_loop *o = &loops[i];
+        memset(o, 0, sizeof *o);
+        snprintf(o->label, sizeof o->label, "%s", l->label);
+        o->trips = l->trips;
+        o->parent = -1;
+        for (int k = 0; k < p->nloops; k++)   /* the smallest loop holding it */
+            if (nested_in(l, &p->loops[k]) &&
+                (o->parent < 0 || p->loops[k].to - p->loops[k].from <
+                                      p->loops[o->parent].to - p->loops[o->parent].from))
+                o->parent = k;
+        body_counts(p, l, o);
+    }
+    for (int i = 0; i < p->nloops; i++)
+        for (int k = i; k >= 0; k = loops[k].parent)
+            loops[i].depth++;
+}
+
+int pd_loops(const char *ptx, const char *entry, const struct pd_launch *launch,
+             struct pd_loop *loops, int max, int *n, char *err, size_t errlen)
+{
+    struct pd p;
+    struct pd_desc scratch;
+    memset(&p, 0, sizeof p);
+    p.launch = launch;
+    p.out = &scratch;
+    p.err = err;
+    p.errlen = errlen;
+    *n = 0;
+    int rc = -1;
+    if (!ptx || !launch || !launch->block[0] || !launch->block[1] || !launch->block[2])
+        errf(err, errlen, "no PTX, or a block with a zero dimension");
+    else if (parse(&p, ptx, entry) == 0 && values(&p) == 0 && find_loops(&p) == 0) {
+        if (p.nloops > max) {
+            errf(err, errlen, "%d loops: more than the %d asked for", p.nloops, max);
+        } else {
+            export_loops(&p, loops);
+            *n = p.nloops;
+            rc = 0;
+        }
+    }
+    free(p.in);
+    free(p.lb);
+    free(p.regs);
+    free(p.written);
+    free(p.loops);
+    return rc;
+}

@@ -94,4 +94,23 @@ int pd_describe(const char *ptx, const char *entry, const struct pd_launch *laun
  *  "uncoal_per_access":..,"coal_bytes":..,"loops":..,"notes":[..]} */
 json_t *pd_desc_json(const struct pd_desc *d);
 
+/* A loop as pd_describe found it, for relating the PTX to the compiled
+ * code (model/sass_counts.h): its nesting, its trip count per entry, and
+ * what one trip of its own body holds (nested loops excluded), classified
+ * as pd_describe classifies (body[MC_GLOBAL]: global accesses). */
+struct pd_loop {
+    char label[64];
+    int parent;                /* the enclosing loop's index, -1 */
+    int depth;                 /* 1 = outermost */
+    long long trips;           /* per entry into the loop */
+    double body[MC_COUNT];
+    double sync;               /* barriers of one trip */
+};
+
+/* The loops of entry `entry` (NULL: the first), outer before inner, in
+ * order of their labels: up to max into loops, how many in *n. 0, or -1
+ * with the reason (pd_describe's, or more than max loops). */
+int pd_loops(const char *ptx, const char *entry, const struct pd_launch *launch,
+             struct pd_loop *loops, int max, int *n, char *err, size_t errlen);
+
 #endif

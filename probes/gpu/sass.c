@@ -58,7 +58,8 @@ struct opcode_entry {
     const char *mnemonic;
 };
 
-/* Derived from the .sass files of tests/fixtures/cubins (cuobjdump 13.0; sm_90, sm_80, sm_75). */
+/* Derived from the .sass files of tests/fixtures/cubins and its model/ folder (cuobjdump 13.0;
+ * sm_90, sm_80, sm_75). */
 static const struct opcode_entry opcodes[] = {
     {0x002, "MOV"},   {0x005, "CS2R"},  {0x006, "VOTE"},   {0x007, "SEL"},
     {0x009, "FMNMX"}, {0x00b, "FSETP"}, {0x00c, "ISETP"},  {0x010, "IADD3"},
@@ -68,7 +69,8 @@ static const struct opcode_entry opcodes[] = {
     {0x029, "DADD"},  {0x02b, "DFMA"},  {0x030, "HADD2"},  {0x031, "HFMA2"},
     {0x035, "HFMA2"}, /* seen as HFMA2.MMA */
     {0x036, "VIADD"}, {0x03e, "F2FP"},  {0x045, "I2FP"},   {0x082, "UMOV"},
-    {0x090, "UIADD3"}, {0x091, "ULEA"}, {0x0a5, "UIMAD"},  {0x0b9, "ULDC"},
+    {0x090, "UIADD3"}, {0x091, "ULEA"}, {0x099, "USHF"},   /* tests/fixtures/cubins/model/ */
+    {0x0a5, "UIMAD"}, {0x0b9, "ULDC"},
     {0x0bd, "UFLO"},  {0x0bf, "UPOPC"}, {0x100, "FLO"},    {0x101, "BREV"},
     {0x105, "F2I"},   {0x106, "I2F"},   {0x108, "MUFU"},   {0x109, "POPC"},
     {0x110, "F2F"},   {0x118, "NOP"},   {0x119, "S2R"},    {0x11a, "DEPBAR"},
@@ -85,7 +87,8 @@ static const struct {
     unsigned index;
     const char *name;
 } sregs[] = {
-    {0x00, "SR_LANEID"},  {0x21, "SR_TID.X"},         {0x39, "SR_LTMASK"},
+    {0x00, "SR_LANEID"},  {0x21, "SR_TID.X"},         {0x22, "SR_TID.Y"},
+    {0x25, "SR_CTAID.X"}, {0x26, "SR_CTAID.Y"},       {0x39, "SR_LTMASK"},
     {0x50, "SR_CLOCKLO"}, {0x52, "SR_GLOBALTIMERLO"}, {0x88, "SR_CgaCtaId"},
 };
 

@@ -24,6 +24,7 @@
 #include "model/predict.h"
 #include "model/ptx_desc.h"
 #include "probes/validation.h"
+#include "server/jobs/kind_model_sass.h"
 #include "server/jobs/kind_probes.h"
 
 #define VALIDATION_TIMEOUT_S 600
@@ -64,10 +65,13 @@ static void describe_all(json_t *doc)
         launch_of(k, &l);
         if (pd_describe(json_string_value(json_object_get(k, "ptx")),
                         json_string_value(json_object_get(k, "entry")), &l, &d, err,
-                        sizeof err) == 0)
-            json_object_set_new(k, "description", pd_desc_json(&d));
-        else
+                        sizeof err) == 0) {
+            json_t *desc = pd_desc_json(&d);
+            model_sass_attach(desc, k, &l);
+            json_object_set_new(k, "description", desc);
+        } else {
             json_object_set_new(k, "description", json_pack("{s:s}", "error", err));
+        }
     }
 }
 

@@ -4,10 +4,10 @@
  * nvdisasm's (NAME.nvdisasm); every check runs against each.
  *
  * DESIGN
- * A small parser reads the oracle: per "Function : NAME" (cuobjdump) or
- * ".text.NAME:" (nvdisasm), each instruction
- * line gives its offset, its text and the first 64-bit word; the next line
- * gives the second. For every instruction of every kernel of every fixture
+ * A small parser (tests/unit/support/sass_oracle.c) reads the oracle: per
+ * "Function : NAME" (cuobjdump) or ".text.NAME:" (nvdisasm), each
+ * instruction line gives its offset, its text and the first 64-bit word;
+ * the next line gives the second. For every instruction of every kernel of every fixture
  * the reader must reproduce the two words and offset, and its mnemonic must
  * equal the oracle's first word with the guard (@P0) and the modifiers
  * (after '.') stripped. Fields the text shows are checked too: the guard
@@ -41,6 +41,7 @@
 #include <string.h>
 
 #include "tests/unit/support/death.h"
+#include "tests/unit/support/sass_oracle.h"
 #include "tests/unit/support/tmpfile.h"
 #include "probes/gpu/cubin.h"
 #include "probes/gpu/sass.h"
@@ -53,129 +54,30 @@ static const char *const fixtures[] = {
 };
 #define N_FIXTURES (sizeof fixtures / sizeof fixtures[0])
 
+/* Whole kernels (the model-validation and cache-study ones, model/README.md):
+ * the opcode table's entries may be seen there too. Their instructions are
+ * checked against cuobjdump by tests/unit/test_sass_cfg.c. */
+static const char *const model_fixtures[] = {
+    "model/capture-validation_copy", "model/capture-validation_strided",
+    "model/capture-validation_ffma", "model/capture-validation_mixed",
+    "model/capture-validation_reduce", "model/capture-validation_matmul_naive",
+    "model/capture-validation_matmul_tiled", "model/capture-validation_matmul_abt",
+    "model/capture-matmul_naive", "model/capture-matmul_tiled", "model/capture-vecadd",
+    "model/synth-matmul-naive", "model/synth-matmul-naive-bt", "model/synth-matmul-tiled",
+    "model/synth-matmul-tiled-bt", "model/synth-reduce", "model/synth-stencil7",
+    "model/synth-stream", "model/synth-strided", "model/synth-transpose-naive",
+    "model/synth-transpose-tiled",
+};
+#define N_MODEL_FIXTURES (sizeof model_fixtures / sizeof model_fixtures[0])
+
 /* ---- oracle ------------------------------------------------------------ */
 
-struct oinsn {
-    unsigned offset;
-    char text[192];
-    uint64_t lo, hi;
-};
-
-struct ofunc {
-    char name[128];
-    struct oinsn *insns;
-    size_t n, cap;
-};
-
-struct oracle {
-    struct ofunc *funcs;
-    size_t n, cap;
-};
-
-
-static void *grow(void *p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return p;
-    *cap = *cap ? *cap * 2 : 64;
-    p = realloc(p, *cap * elem);
-    assert_non_null(p);
-    return p;
-}
-
-/* The 64-bit word of the first hex comment ("0x0123..." in a C comment)
- * in s, or -1 if none. */
-static int hex_comment(const char *s, uint64_t *out)
-{
-    const char *p = strstr(s, "/* 0x");
-    if (!p)
-        return -1;
-    *out = strtoull(p + 3, NULL, 16);
-    return 0;
-}
-
-/* An instruction line: offset comment, TEXT, ";", hex comment. */
-static int parse_insn_line(const char *line, struct oinsn *in)
-{
-    const char *p = line;
-    while (*p == ' ')
-        p++;
-    if (sscanf(p, "/*%x*/", &in->offset) != 1)
-        return -1;
-    p = strstr(p, "*/") + 2;
-    while (*p == ' ')
-        p++;
-    const char *semi = strchr(p, ';');
-    if (!semi || hex_comment(semi, &in->lo) != 0)
-        return -1;
-    size_t n = (size_t)(semi - p);
-    while (n && p[n - 1] == ' ')
-        n--;
-    assert_true(n < sizeof in->text);
-    memcpy(in->text, p, n);
-    in->text[n] = '\0';
-    return 0;
-}
-
-/* The function a line opens, or NULL: "Function : NAME" in cuobjdump's
- * listing, the label ".text.NAME:" in nvdisasm's. name gets NAME. */
-static const char *function_header(const char *line, char *name, size_t len)
-{
-    const char *fn = strstr(line, "Function : ");
-    if (fn) {
-        snprintf(name, len, "%s", fn + strlen("Function : "));
-        return name;
-    }
-    size_t n = strlen(line);
-    if (strncmp(line, ".text.", 6) == 0 && n > 7 && line[n - 1] == ':') {
-        snprintf(name, len, "%.*s", (int)(n - 7), line + 6);
-        return name;
-    }
-    return NULL;
-}
-
-/* Reads FIXDIR/NAME.EXT: ext "sass" (cuobjdump -sass) or "nvdisasm"
- * (nvdisasm -hex); both print each instruction as the same two lines. */
+/* Reads FIXDIR/NAME.EXT: ext "sass" (cuobjdump -sass) or "nvdisasm" (nvdisasm -hex). */
 static void load_oracle(const char *name, const char *ext, struct oracle *o)
 {
-    char path[256], fname[sizeof o->funcs->name];
+    char path[256];
     snprintf(path, sizeof path, FIXDIR "%s.%s", name, ext);
-    char *text = must_read_file(path, NULL), *save = NULL;
-    memset(o, 0, sizeof *o);
-    struct ofunc *cur = NULL;
-    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        if (function_header(line, fname, sizeof fname)) {
-            o->funcs = grow(o->funcs, &o->cap, o->n + 1, sizeof *o->funcs);
-            cur = &o->funcs[o->n++];
-            memset(cur, 0, sizeof *cur);
-            snprintf(cur->name, sizeof cur->name, "%s", fname);
-            continue;
-        }
-        struct oinsn in;
-        if (!cur || parse_insn_line(line, &in) != 0)
-            continue;
-        char *second = strtok_r(NULL, "\n", &save);
-        assert_non_null(second);
-        assert_int_equal(hex_comment(second, &in.hi), 0);
-        cur->insns = grow(cur->insns, &cur->cap, cur->n + 1, sizeof *cur->insns);
-        cur->insns[cur->n++] = in;
-    }
-    free(text);
-}
-
-static void free_oracle(struct oracle *o)
-{
-    for (size_t i = 0; i < o->n; i++)
-        free(o->funcs[i].insns);
-    free(o->funcs);
-}
-
-static const struct ofunc *oracle_func(const struct oracle *o, const char *name)
-{
-    for (size_t i = 0; i < o->n; i++)
-        if (strcmp(o->funcs[i].name, name) == 0)
-            return &o->funcs[i];
-    return NULL;
+    sass_oracle_load(path, o);
 }
 
 /* ---- oracle text: mnemonic, guard, operands ----------------------------- */
@@ -483,7 +385,7 @@ static void check_against(const char *ext, const char *tool)
             if (!c.kernels[k].entry)
                 continue;
             entries++;
-            const struct ofunc *f = oracle_func(&o, c.kernels[k].name);
+            const struct ofunc *f = sass_oracle_func(&o, c.kernels[k].name);
             if (!f)
                 fail_msg("%s.%s: kernel %s is not in the oracle", fixtures[i], ext,
                          c.kernels[k].name);
@@ -493,7 +395,7 @@ static void check_against(const char *ext, const char *tool)
         assert_int_equal(o.n, entries);
         cubin_free(&c);
         free(buf);
-        free_oracle(&o);
+        sass_oracle_free(&o);
     }
     print_message("sass: %zu instructions of %zu kernels match %s: mnemonic+words %zu, guard %zu, "
                   "Rd %zu, Ra %zu, Rb %zu, Rc %zu, memory regs %zu, reuse %zu, sreg %zu, scoreboards %zu+%zu, "
@@ -516,17 +418,18 @@ static void test_every_instruction_matches_nvdisasm(void **state)
     check_against("nvdisasm", "nvdisasm -hex");
 }
 
-/* Every table entry is sorted, unique, and seen in some fixture. */
+/* Every table entry is sorted, unique, and seen in some fixture (model/ included). */
 static void test_table_entries_all_seen(void **state)
 {
     (void)state;
     size_t n = sass_opcode_table_size();
     int *seen = calloc(n, sizeof *seen);
     assert_non_null(seen);
-    for (size_t i = 0; i < N_FIXTURES; i++) {
+    for (size_t i = 0; i < N_FIXTURES + N_MODEL_FIXTURES; i++) {
         struct cubin c;
         size_t size;
-        uint8_t *buf = load_cubin(fixtures[i], &size, &c);
+        uint8_t *buf = load_cubin(i < N_FIXTURES ? fixtures[i] : model_fixtures[i - N_FIXTURES],
+                                  &size, &c);
         for (size_t k = 0; k < c.nkernels; k++) {
             struct sass_iter it;
             struct sass_insn in;
@@ -649,7 +552,7 @@ static void test_clock_regions(void **state)
             const struct cubin_kernel *kn = &c.kernels[k];
             if (!kn->entry)
                 continue;
-            const struct ofunc *f = oracle_func(&o, kn->name);
+            const struct ofunc *f = sass_oracle_func(&o, kn->name);
             assert_non_null(f);
             struct sass_region want, got;
             int rc = oracle_region(f, &want);
@@ -663,7 +566,7 @@ static void test_clock_regions(void **state)
         }
         cubin_free(&c);
         free(buf);
-        free_oracle(&o);
+        sass_oracle_free(&o);
     }
     assert_true(regions >= 60);
 }
