@@ -78,10 +78,28 @@ json_t *sc_desc_json(const struct sc_desc *d, const struct pd_desc *pd,
             json_object_set_new(pw, sc_class_name(k), json_real(d->run[k] + d->off[k]));
     for (int i = 0; i < d->nnotes; i++)
         json_array_append_new(notes, json_string(d->notes[i]));
+    /* every issued instruction takes an issue slot: the uniform datapath's and the
+     * rest (NOP, EXIT ...) are charged at the integer rate, the model having no
+     * class of their own */
+    double extra = d->run[SC_UNIFORM] + d->off[SC_UNIFORM] + d->run[SC_OTHER] + d->off[SC_OTHER];
+    json_object_set_new(pw, "int", json_real(d->run[MC_INT] + d->off[MC_INT] + extra));
+    if (extra > 0) {
+        char why[160];
+        snprintf(why, sizeof why, "%g uniform-datapath and other instructions a warp charged "
+                 "at the integer issue rate", extra);
+        json_array_append_new(notes, json_string(why));
+    }
     split_global(d, pd, &coal, &uncoal, &per_access, notes);
     json_object_set_new(pw, "coalesced", json_real(coal));
     json_object_set_new(pw, "uncoalesced", json_real(uncoal));
     json_object_set_new(pw, "sync", json_real(d->run[SC_SYNC]));
+    /* the memory structure is the PTX's (loads, stores, what waits), scaled to the
+     * SASS's counts where they differ */
+    double g = pd->coal + pd->uncoal, gs = g > 0 ? (coal + uncoal) / g : 0;
+    double ss = pd->sync > 0 ? d->run[SC_SYNC] / pd->sync : 0;
+    json_object_set_new(pw, "stores", json_real(pd->stores * gs));
+    json_object_set_new(pw, "mem_periods", json_real(pd->mem_periods * gs));
+    json_object_set_new(pw, "sync_mem", json_real(pd->sync_mem * ss));
     return json_pack("{s:s, s:o, s:f, s:f, s:i, s:o, s:o, s:o, s:i, s:i, s:o}", "source", "sass",
                      "per_warp", pw, "uncoal_per_access", per_access, "coal_bytes",
                      pd->coal_bytes, "loops", d->nloops, "run", classes_json(d->run, 1),

@@ -31,6 +31,7 @@
 #include "server/cli/cli.h"
 #include "server/cli/model.h"
 #include "server/jobs/kernel_hits.h"
+#include "server/jobs/kind_model_sass.h"
 #include "util/text.h"
 
 #define CMD "model predict"
@@ -82,8 +83,9 @@ static int parse_args(int argc, char **argv, struct popts *o, int *status)
         *status = cli_fail(CMD, 2, "--db PATH and --device UUID|N are required (see --help)");
     else if (!o->kernel == !o->ptx)
         *status = cli_fail(CMD, 2, "give --kernel or --ptx (see --help)");
-    else if (o->hits && !o->ptx)
-        *status = cli_fail(CMD, 2, "--hits needs --ptx and the launch (it runs the kernel)");
+    else if (o->hits && (!o->ptx || !o->entry))
+        *status = cli_fail(CMD, 2, "--hits needs --ptx, --entry and the launch (it runs the "
+                                   "kernel)");
     return *status ? -1 : 0;
 }
 
@@ -241,6 +243,43 @@ static json_t *sample_hits(const struct popts *o, const json_t *kernel, const js
     return kernel_hits(&r, err, errlen);
 }
 
+/* The launch of kernel (grid, block, integer params) for the PTX's trip counts. */
+static void launch_of(const json_t *kernel, struct pd_launch *l)
+{
+    const json_t *g = json_object_get(kernel, "grid"), *b = json_object_get(kernel, "block"), *v;
+    const char *key;
+    memset(l, 0, sizeof *l);
+    for (int i = 0; i < 3; i++) {
+        l->grid[i] = i < (int)json_array_size(g) ? (unsigned)json_integer_value(json_array_get(g, i)) : 1;
+        l->block[i] = i < (int)json_array_size(b) ? (unsigned)json_integer_value(json_array_get(b, i)) : 1;
+    }
+    json_object_foreach((json_t *)json_object_get(kernel, "params"), key, v) {
+        if (l->nparams < PD_MAX_PARAMS && strlen(key) < sizeof l->params[0].name) {
+            snprintf(l->params[l->nparams].name, sizeof l->params[0].name, "%s", key);
+            l->params[l->nparams++].value = json_integer_value(v);
+        }
+    }
+}
+
+/* The kernel to predict with the sample's hit rates and, when the cubin could
+ * be read, the SASS's counts in place of the PTX's (counts NULL: the PTX's). */
+static json_t *kernel_with(const json_t *kernel, const json_t *hits, const json_t *counts)
+{
+    json_t *k = json_deep_copy(kernel);
+    json_object_set_new(k, "cache", json_pack("{s:O, s:O}", "l1_hit",
+                                              json_object_get(hits, "l1_hit"), "l2_hit",
+                                              json_object_get(hits, "l2_hit")));
+    if (counts) {
+        json_object_del(k, "ptx");
+        json_object_del(k, "entry");
+        json_object_del(k, "params");
+        json_object_set(k, "per_warp", json_object_get(counts, "per_warp"));
+        json_object_set(k, "uncoal_per_access", json_object_get(counts, "uncoal_per_access"));
+        json_object_set(k, "coal_bytes", json_object_get(counts, "coal_bytes"));
+    }
+    return k;
+}
+
 static int predict(store *s, const struct popts *o, const json_t *kernel)
 {
     char uuid[48], err[768], field[64];
@@ -260,13 +299,16 @@ static int predict(store *s, const struct popts *o, const json_t *kernel)
         status = cli_fail(CMD, 2, "kernel.%s", err);
     else if (o->hits) {
         json_t *hits = sample_hits(o, kernel, out, inputs, &hw, err, sizeof err), *again = NULL;
-        json_t *k2 = json_deep_copy(kernel);
-        if (hits)
-            json_object_set_new(k2, "cache", json_pack("{s:O, s:O}", "l1_hit",
-                                                       json_object_get(hits, "l1_hit"), "l2_hit",
-                                                       json_object_get(hits, "l2_hit")));
+        char why[512] = "";
+        struct pd_launch l;
+        launch_of(kernel, &l);
+        json_t *counts = hits ? model_sass_describe_ptx(o->device,
+                                                        json_string_value(json_object_get(kernel, "ptx")),
+                                                        o->entry, &l, why, sizeof why)
+                              : NULL;
         json_decref(out);
         out = NULL;
+        json_t *k2 = hits ? kernel_with(kernel, hits, counts) : NULL;
         if (!hits)
             status = cli_fail(CMD, 1, "--hits: %s", err);
         else if (model_predict_json(k2, r, &hw, &again, err, sizeof err, field, sizeof field) < 0)
@@ -274,11 +316,16 @@ static int predict(store *s, const struct popts *o, const json_t *kernel)
         else {
             json_object_set_new(again, "hits", hits);
             hits = NULL;
+            json_object_set_new(again, "sass_counts", counts ? counts : json_null());
+            counts = NULL;
+            if (!json_object_get(again, "sass_counts") || json_is_null(json_object_get(again, "sass_counts")))
+                json_object_set_new(again, "sass_error", json_string(why));
             json_object_set_new(again, "device", json_string(uuid));
             if (cli_print_json(again, o->compact) < 0)
                 status = cli_fail(CMD, 1, "cannot write output");
         }
         json_decref(hits);
+        json_decref(counts);
         json_decref(k2);
     } else {
         json_object_set_new(out, "device", json_string(uuid));

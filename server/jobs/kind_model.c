@@ -87,18 +87,28 @@ static json_t *validation_job(const struct job_ctx *ctx, const json_t *params, c
 
 /* ---- the saver ------------------------------------------------------------------------ */
 
-/* The kernel object model/predict.h takes, from a stored kernel entry. */
+/* The kernel object model/predict.h takes, from a stored kernel entry: the
+ * counts of its SASS when the worker could read them (what the machine
+ * issues), else its PTX's; the cache model's hit rates when the worker
+ * measured them on a sample. */
 static json_t *predict_input(const json_t *k)
 {
     const json_t *d = json_object_get(k, "description");
+    const json_t *sc = json_object_get(d, "sass_counts");
+    const json_t *src = json_is_object(json_object_get(sc, "per_warp")) ? sc : d;
+    const json_t *hits = json_object_get(d, "cache");
     json_t *in = json_pack("{s:O, s:O, s:I, s:I, s:I}", "grid", json_object_get(k, "grid"),
                            "block", json_object_get(k, "block"), "regs",
                            json_integer_value(json_object_get(k, "regs")), "smem",
                            json_integer_value(json_object_get(k, "smem")), "static_smem",
                            json_integer_value(json_object_get(k, "static_smem")));
-    json_object_set(in, "per_warp", json_object_get(d, "per_warp"));
-    json_object_set(in, "uncoal_per_access", json_object_get(d, "uncoal_per_access"));
-    json_object_set(in, "coal_bytes", json_object_get(d, "coal_bytes"));
+    json_object_set(in, "per_warp", json_object_get(src, "per_warp"));
+    json_object_set(in, "uncoal_per_access", json_object_get(src, "uncoal_per_access"));
+    json_object_set(in, "coal_bytes", json_object_get(src, "coal_bytes"));
+    if (json_is_number(json_object_get(hits, "l1_hit")))
+        json_object_set_new(in, "cache", json_pack("{s:O, s:O}", "l1_hit",
+                                                   json_object_get(hits, "l1_hit"), "l2_hit",
+                                                   json_object_get(hits, "l2_hit")));
     return in;
 }
 

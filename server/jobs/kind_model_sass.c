@@ -6,10 +6,12 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "model/sass_counts.h"
+#include "probes/gpu/gpu.h"
 #include "probes/gpu/sass_cfg.h"
 #include "util/errf.h"
 #include "util/fdio.h"
@@ -60,4 +62,24 @@ void model_sass_attach(json_t *description, const json_t *k, const struct pd_lau
         json_object_set_new(description, "sass_counts", counts);
     else
         json_object_set_new(description, "sass_error", json_string(err));
+}
+
+json_t *model_sass_describe_ptx(const char *device, const char *ptx, const char *entry,
+                                const struct pd_launch *l, char *err, size_t errlen)
+{
+    struct gpu g;
+    struct gpu_module m;
+    json_t *sass = NULL, *counts = NULL;
+    memset(&m, 0, sizeof m);
+    if (gpu_open(&g, device, err, errlen) < 0)
+        return NULL;
+    if (gpu_module_build(&g, ptx, entry, &m, err, errlen) == 0) {
+        sass = sass_cfg_describe_cubin(m.cubin, m.cubin_size, entry, err, errlen);
+        if (sass)
+            counts = sc_describe(sass, ptx, entry, l, err, errlen);
+        gpu_module_free(&g, &m);
+    }
+    json_decref(sass);
+    gpu_close(&g);
+    return counts;
 }

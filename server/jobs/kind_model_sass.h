@@ -11,8 +11,9 @@
  * after the run and needs nothing from probes/validation*.c. Without that
  * folder, or when a step fails, the description says why under
  * "sass_error" and keeps its PTX counts; nothing else changes. The
- * prediction still reads the PTX's "per_warp"; "sass_counts" has the same
- * shape for when it is to read the SASS's instead (docs/model.md).
+ * saver predicts from "sass_counts" when it is there (docs/model.md).
+ * model_sass_describe_ptx does the same for any kernel on an attached GPU:
+ * it has the driver's JIT build the module and reads the cubin it made.
  */
 #ifndef GPUPROBE_SERVER_JOBS_KIND_MODEL_SASS_H
 #define GPUPROBE_SERVER_JOBS_KIND_MODEL_SASS_H
@@ -25,5 +26,11 @@
  * description), or "sass_error", to description, for kernel k of the
  * validation document ({"name","entry","ptx",...}) launched as l. */
 void model_sass_attach(json_t *description, const json_t *k, const struct pd_launch *l);
+
+/* sc_describe's description of kernel entry of ptx launched as l, from the
+ * cubin the driver's JIT makes of it on device (an index or UUID); NULL with
+ * the reason in err. */
+json_t *model_sass_describe_ptx(const char *device, const char *ptx, const char *entry,
+                                const struct pd_launch *l, char *err, size_t errlen);
 
 #endif
