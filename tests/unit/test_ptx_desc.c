@@ -10,7 +10,7 @@
  * compile. Small hand-written modules pin each rule: nested loops, the
  * comparison forms, loops that cannot be counted, forward branches,
  * addresses that are not affine in the thread index, 2-D coalescing,
- * entry selection.
+ * atomics and shuffles, entry selection.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -416,6 +416,29 @@ static void test_coalescing_rules(void **state)
     assert_non_null(strstr(d.notes[0], "generic"));
 }
 
+static void test_atomics_and_shuffles(void **state)
+{
+    (void)state;
+    struct pd_desc d;
+    /* global atomics are global accesses classified by their address (a + tid x 4:
+     * coalesced), shared ones and shuffles are shared-class instructions, and the value an
+     * atom returns is a loaded one: an address made from it is not affine */
+    assert_int_equal(describe_text("\tmul.wide.u32 %o, %t, 4;\n\tadd.u64 %p, %a, %o;\n"
+                                   "\tatom.global.add.u32 %w, [%p], 1;\n"
+                                   "\tred.global.add.u32 [%p], %j;\n"
+                                   "\tatom.shared.add.u32 %i, [%j], %j;\n"
+                                   "\tshfl.sync.bfly.b32 %v, %v, 16, 31, -1;\n"
+                                   "\tmul.wide.u32 %o, %w, 4;\n\tadd.u64 %a, %a, %o;\n"
+                                   "\tld.global.f32 %v, [%a];\n", 32, 1, 0, &d), 0);
+    near(d.coal, 2, "atom.global and red.global at a + tid x 4");
+    near(d.insts[MC_SHARED], 2, "atom.shared and shfl");
+    near(d.uncoal, 1, "the load through the atom's value");
+    near(d.uncoal_per_access, 32, "a transaction a lane");
+    /* the two movs of the module around the body, 4 address instructions */
+    near(d.insts[MC_INT], 6, "int");
+    assert_non_null(strstr(d.notes[0], "not affine"));
+}
+
 static void test_bad_modules(void **state)
 {
     (void)state;
@@ -470,6 +493,7 @@ int main(void)
         cmocka_unit_test(test_nested_loops_and_comparisons),
         cmocka_unit_test(test_loops_that_cannot_be_counted),
         cmocka_unit_test(test_coalescing_rules),
+        cmocka_unit_test(test_atomics_and_shuffles),
         cmocka_unit_test(test_bad_modules),
         cmocka_unit_test(test_json),
     };
