@@ -93,6 +93,8 @@ struct mwp_hw {
     struct mwp_param delay_uncoal;     /* cycles between transactions of uncoalesced loads */
     struct mwp_param bandwidth;        /* device memory, bytes/s */
     struct mwp_param link_bandwidth;   /* host <-> device, bytes/s; value 0 = unknown */
+    struct mwp_param l2_bandwidth;     /* L2 reads, bytes/s; value 0 = unknown (runs before
+                                          it was measured): nothing may rely on it */
     struct mwp_param issue[MC_COUNT];  /* SM cycles per warp instruction */
 };
 
