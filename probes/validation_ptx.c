@@ -8,15 +8,18 @@
  * arithmetic by mul.wide and add, counted loops (step an induction register,
  * compare with the bound, branch back), so that model/ptx_desc.h can read
  * them as it would read a user's kernel. Constants the compiler must not
- * fold away (the FMA multiplier 1.0 and addend 0.0) come in as parameters.
- * Every input element is 1.0f, so each kernel's answer is known: the run
- * checks it.
+ * fold away (the FMA multiplier 1.0 and addend 0.0, saxpy_sfu's a) come in
+ * as parameters; so do the sizes that bound loops or make strides, as a
+ * compiler would see them for a runtime n. Each kernel's inputs are 1.0f or
+ * a pattern of validation_data.h, so its answer is known: the run checks it.
  * Each kernel's entry line is written from its row of val_kernels (entry
  * point, pointer count, integer parameter names), so what the run passes
  * and what the PTX declares are one fact. Kernels that differ in a few
  * lines are one writer with those lines as arguments: grid_stride() for
  * the strided and bandwidth reads, fma_kernel() for the FMA chains,
- * mm_dot() for the untiled matrix products.
+ * mm_dot() for the untiled matrix products, mm_tiled() for the tiled ones
+ * (16 and 32). Every module assembles with ptxas for sm_90
+ * (test_ptx_desc's compile check, where ptxas is installed).
  */
 #include "probes/validation.h"
 
