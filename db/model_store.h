@@ -22,13 +22,17 @@
                            "level_ca_1": cycles, "level_ca_1_bytes": bytes, "level_cg_1":..
                            (each latency level of the memory probe, per load)}} | null,
  *    "validation": {"job_id","measured_ms","dram_bandwidth": bytes/s | null,
- *                   "link_bandwidth": bytes/s | null} | null}
- * where each probe is its newest run on the device (suite jobs included).
+ *                   "link_bandwidth": bytes/s | null,
+ *                   "l2_bandwidth": bytes/s | null} | null}
+ * where each probe is its newest run on the device (suite jobs included);
+ * l2_bandwidth is null for a run stored before the L2 was measured, or
+ * whose L2 measurement failed.
  *
  * Validation documents (probes/validation.h produces them):
  *   {"probe":"model-validation","device":{..},"driver_version","clock_mhz":{..},
  *    "repeats","wall_s","timing":"...",
- *    "bandwidth":{"dram_bytes_per_s": FIGURE | ERROR, "link_bytes_per_s": FIGURE | ERROR},
+ *    "bandwidth":{"dram_bytes_per_s": FIGURE | ERROR, "link_bytes_per_s": FIGURE | ERROR,
+ *                 "l2_bytes_per_s": FIGURE | ERROR (optional: older documents lack it)},
  *    "kernels":[{"name","character","grid":[x,y,z],"block":[x,y,z],"regs",
  *                "smem","static_smem","launches","params":{..},
  *                "description": DESC | {"error":..},

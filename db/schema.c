@@ -371,6 +371,15 @@ static const char schema_v7_fleet[] =
     "  name  TEXT NOT NULL PRIMARY KEY,\n"
     "  value TEXT NOT NULL);\n";
 
+/* The L2's read bandwidth that model-validation runs measure beside the
+ * device memory's (probes/validation.h): its spread and, when it could not
+ * be measured, why. Runs stored before have it NULL (not measured). */
+static const char schema_v8_l2_bandwidth[] =
+    "ALTER TABLE model_validation_runs ADD COLUMN l2_bw_median REAL;\n"
+    "ALTER TABLE model_validation_runs ADD COLUMN l2_bw_min REAL;\n"
+    "ALTER TABLE model_validation_runs ADD COLUMN l2_bw_max REAL;\n"
+    "ALTER TABLE model_validation_runs ADD COLUMN l2_bw_error TEXT;\n";
+
 /* One entry per schema version; append only. */
 static const char *const migrations[] = {
     schema_v1_core,
@@ -380,6 +389,7 @@ static const char *const migrations[] = {
     schema_v5_job_error_detail,
     schema_v6_result_origin,
     schema_v7_fleet,
+    schema_v8_l2_bandwidth,
 };
 
 int store_schema_latest(void)

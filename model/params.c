@@ -189,6 +189,21 @@ static int bandwidths(struct ctx *c, const json_t *dev)
     return 0;
 }
 
+/* The L2's read bandwidth: 0 (unknown) when the newest validation run has
+ * none, which runs stored before it was measured do not. */
+static void l2_bandwidth(struct ctx *c)
+{
+    const json_t *val = json_object_get(c->in, "validation");
+    double l2 = json_number_value(json_object_get(val, "l2_bandwidth"));
+    if (l2 > 0)
+        set(&c->hw->l2_bandwidth, l2, val,
+            "model-validation run: read-only kernel over a quarter of the L2");
+    else
+        set(&c->hw->l2_bandwidth, 0, NULL,
+            "not measured (0 = unknown): no model-validation run, or one from before the L2 "
+            "was measured; run model-validation");
+}
+
 int model_hw_from_inputs(const json_t *inputs, const char *uuid, struct mwp_hw *hw,
                          int *miss, char *err, size_t errlen)
 {
@@ -204,9 +219,11 @@ int model_hw_from_inputs(const json_t *inputs, const char *uuid, struct mwp_hw *
     if (!json_is_object(mem))
         return need_probe(&c, "memory", "memory probe result (memory latency, departure "
                                         "delays)");
-    if (issue_cycles(&c, lat) < 0 || clock_param(&c, lat, mem) < 0 || memory(&c, mem) < 0)
+    if (issue_cycles(&c, lat) < 0 || clock_param(&c, lat, mem) < 0 || memory(&c, mem) < 0 ||
+        bandwidths(&c, dev) < 0)
         return -1;
-    return bandwidths(&c, dev);
+    l2_bandwidth(&c);
+    return 0;
 }
 
 static json_t *param_json(const struct mwp_param *p, const char *unit)
@@ -229,6 +246,7 @@ json_t *model_hw_json(const struct mwp_hw *hw)
     json_object_set_new(o, "delay_uncoal", param_json(&hw->delay_uncoal, "cycles"));
     json_object_set_new(o, "bandwidth", param_json(&hw->bandwidth, "bytes/s"));
     json_object_set_new(o, "link_bandwidth", param_json(&hw->link_bandwidth, "bytes/s"));
+    json_object_set_new(o, "l2_bandwidth", param_json(&hw->l2_bandwidth, "bytes/s"));
     for (int k = 0; k < MC_COUNT; k++) {
         snprintf(key, sizeof key, "issue_%s", mwp_class_name((enum mwp_class)k));
         json_object_set_new(o, key, param_json(&hw->issue[k], "cycles/warp instruction"));

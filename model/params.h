@@ -23,9 +23,13 @@
  *                  said to be derived
  *   link_bandwidth model-validation run, link_bandwidth (cuMemcpyHtoD); none:
  *                  unknown (then a prediction with host transfers is refused)
+ *   l2_bandwidth   model-validation run, l2_bandwidth (read-only kernel over
+ *                  a quarter of the L2); none (a run from before it was
+ *                  measured, or none at all): 0 = unknown, said so in its
+ *                  source, and no error: the model does not need it yet
  *   sm_count, warp_size  the device's attributes
  * A parameter that has no measurement is an error that names the probe to
- * run, never a default.
+ * run, never a default (the link and L2 bandwidths excepted: 0, unknown).
  */
 #ifndef GPUPROBE_MODEL_PARAMS_H
 #define GPUPROBE_MODEL_PARAMS_H

@@ -497,6 +497,8 @@ static struct val evaluate(struct pd *p, const struct insn *in)
         }
         return unknown; /* a loaded value may differ per lane */
     }
+    if (!strcmp(b, "atom"))
+        return unknown; /* the old value at the address: loaded */
     if (x.is_const && y.is_const && in->nargs == 3)
         return fold(b, x.c, y.c, other_op(p, in, 1));
     return other_op(p, in, 1);

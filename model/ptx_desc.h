@@ -46,6 +46,16 @@
  * as executed; generic-space loads and stores count as global; local
  * (spill) accesses count as uncoalesced global ones; the lane mapping is that
  * of a block's first warp. Instruction classes follow model/mwp_cwp.h.
+ *
+ * Atomics and shuffles. atom and red count as memory accesses of their
+ * state space: on global (or generic) memory as global accesses, coalesced
+ * or not by their address like a load or store; on shared memory as shared
+ * instructions (the model has no cost for contention on an address). The
+ * value an atom returns is a loaded value (not affine in the thread index).
+ * shfl counts in the shared class: the CUDA programming guide's throughput
+ * table gives warp shuffles 32 results a clock an SM (7.x to 9.0), the rate
+ * of the shared-memory path, where 32-bit integer adds get 64; so its issue
+ * cost is the shared class's, not the integer ALUs'.
  */
 #ifndef GPUPROBE_MODEL_PTX_DESC_H
 #define GPUPROBE_MODEL_PTX_DESC_H

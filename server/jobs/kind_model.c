@@ -210,9 +210,9 @@ static int save_parsed(struct store_tx *tx, int64_t job_id, const json_t *doc, c
 
 const struct job_kind kind_model_validation = {
     .name = "model-validation",
-    .summary = "Eight kernels of different character timed on the GPU and predicted by the "
+    .summary = "Sixteen kernels of different character timed on the GPU and predicted by the "
                "MWP/CWP model from the device's stored latency and memory measurements; "
-               "device-memory and host-link bandwidth measured too",
+               "device-memory, L2 and host-link bandwidth measured too",
     .needs_gpu = 1, .default_timeout_s = VALIDATION_TIMEOUT_S, JOB_PARAMS(validation_params),
     .run = validation_job, .check_result = results_validation_check, .save = save_parsed,
 };

@@ -9,7 +9,11 @@ and checks:
 - every job succeeded;
 - GET /devices/{uuid}/model-validation serves every kernel with a measured
   time and a prediction, the probe jobs the parameters came from, and the
-  geometric-mean absolute error;
+  geometric-mean absolute error; the kernels are the 16 of
+  probes/validation.h, each of whose answers the run checked on the GPU
+  before timing it (a wrong answer is a measured_s error, reported here);
+- the run measured the L2's read bandwidth, above the device memory's, and
+  the predictions list it as the parameter l2_bandwidth with the run's job;
 - POST /model/predict answers for a kernel described by hand and for one
   given as PTX (the validation's copy kernel) on this device, and
   POST /model/occupancy answers by --device;
@@ -23,6 +27,10 @@ from api import client, job_runner
 
 base, token, uuid, out = sys.argv[1:5]
 problems = []
+# probes/validation.h's table, in its order
+KERNELS = ["copy", "strided", "ffma", "mixed", "reduce", "matmul_naive", "matmul_tiled",
+           "matmul_abt", "transpose_naive", "transpose_tiled", "stencil7", "gather", "histogram",
+           "matmul_tiled32", "saxpy_sfu", "sgemv"]
 
 
 call = client(base, token)
@@ -64,8 +72,9 @@ if val.get("job_id") != ids["model-validation"]:
 pf = val.get("parameters_from", {})
 if pf.get("latency_job") != ids["latency"] or pf.get("memory_job") != ids["memory"]:
     problems.append(f"parameters came from {pf}, not the jobs just run")
-if len(val["kernels"]) < 8:
-    problems.append(f"only {len(val['kernels'])} kernels")
+names = [k["name"] for k in val["kernels"]]
+if names != KERNELS:
+    problems.append(f"kernels {names}, expected {KERNELS}")
 rows, logs = [], []
 for k in val["kernels"]:
     m, p = k.get("measured_s") or {}, k.get("predicted_s")
@@ -107,14 +116,26 @@ if status != 200 or occ.get("blocks_per_sm") != 16:
     problems.append(f"occupancy by device index: {status} {occ}")
 
 bw = val.get("bandwidth", {})
+dram_bw = (bw.get("dram_bytes_per_s") or {}).get("median", 0)
+l2_bw = (bw.get("l2_bytes_per_s") or {}).get("median", 0)
+if not l2_bw > dram_bw > 0:
+    problems.append(f"L2 bandwidth {bw.get('l2_bytes_per_s')} is not above the device "
+                    f"memory's {bw.get('dram_bytes_per_s')}")
+for k in val["kernels"]:
+    l2p = ((k.get("prediction") or {}).get("parameters") or {}).get("l2_bandwidth", {})
+    if k.get("prediction") and (l2p.get("value") != l2_bw or
+                                l2p.get("job_id") != ids["model-validation"]):
+        problems.append(f"{k['name']}: prediction's l2_bandwidth {l2p} is not this run's")
+        break
 with open(f"{out}/model-summary.md", "w") as f:
     d = jobs["model-validation"]["result"]
     f.write("## Kernel-time model on the GPU\n\n"
             f"- device: {d['device']['name']} {uuid}, driver {d['driver_version']}\n"
             f"- parameters from latency job {pf.get('latency_job')}, memory job "
             f"{pf.get('memory_job')}; bandwidth measured by the validation job: "
-            f"device memory {bw.get('dram_bytes_per_s', {}).get('median', 0) / 1e9:.0f} GB/s, "
-            f"host link {bw.get('link_bytes_per_s', {}).get('median', 0) / 1e9:.1f} GB/s\n"
+            f"device memory {dram_bw / 1e9:.0f} GB/s, L2 {l2_bw / 1e9:.0f} GB/s "
+            f"({(d['bandwidth'].get('l2_bytes_per_s') or {}).get('method', 'not measured')}), "
+            f"host link {(bw.get('link_bytes_per_s') or {}).get('median', 0) / 1e9:.1f} GB/s\n"
             f"- timing: {d['timing']}; repeats {d['repeats']}\n"
             f"- clock (MHz) before/after: {d['clock_mhz']['before']:.0f}/{d['clock_mhz']['after']:.0f}\n"
             f"- geometric-mean absolute error over {len(logs)} kernels: "

@@ -87,7 +87,7 @@ check "occupancy rules agree with the driver" sh -c \
     "'$bin' model occupancy --device 0 --sweep --check > '$out/occupancy-check.json'"
 
 # 6. The kernel-time model through a real daemon: latency and memory probes
-#    (its parameters), then the model-validation job (8 kernels timed and
+#    (its parameters), then the model-validation job (16 kernels timed and
 #    predicted), the validation endpoint and the model endpoints.
 "$bin" serve --listen 127.0.0.1:0 --db "$work/model.db" --token-file "$work/tokens" \
     2> "$work/model-daemon.log" &

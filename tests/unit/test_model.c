@@ -14,7 +14,8 @@
  * arithmetic checkable by eye. The parameters are read from the real H200
  * probe documents of tests/fixtures/results/, stored through the same
  * savers the daemon uses; the validation saver gets a document shaped like
- * the worker's, with the real kernels' PTX and made-up times.
+ * the worker's, with the real kernels' PTX and made-up times, first without
+ * an L2 bandwidth (as documents from before it was measured), then with.
  * Run from the repository root.
  */
 #include <setjmp.h>
@@ -498,11 +499,31 @@ static void test_parameters_need_both_probes(void **state)
     assert_non_null(strstr(hw.bandwidth.source, "derived"));
     near(hw.bandwidth.value, 2.0 * 3201000e3 * 6016 / 8, "derived bandwidth");
     assert_true(hw.link_bandwidth.value == 0);
+    /* nor an L2 bandwidth: unknown, and no error */
+    assert_true(hw.l2_bandwidth.value == 0);
+    assert_int_equal(hw.l2_bandwidth.job_id, 0);
+    assert_non_null(strstr(hw.l2_bandwidth.source, "not measured"));
     json_decref(lat);
     json_decref(mem);
 }
 
-/* A validation document like the worker's: the real kernels, made-up times. */
+/* Static shared memory of the kernels that declare some (bytes). */
+static int static_smem(enum val_kernel_id id)
+{
+    switch (id) {
+    case VK_REDUCE:
+    case VK_HISTOGRAM: return 1024;
+    case VK_MM_TILED: return 2048;
+    case VK_TR_TILED: return 32 * 33 * 4;
+    case VK_MM_TILED32: return 8192;
+    default: return 0;
+    }
+}
+
+#define L2_BW 9.0e12   /* the made-up L2 bandwidth of validation_doc_l2 */
+
+/* A validation document like the worker's: the real kernels, made-up times;
+ * no L2 bandwidth, as documents from before it was measured. */
 static json_t *validation_doc(const json_t *device)
 {
     json_t *doc = json_pack("{s:s, s:O, s:s, s:{s:f, s:f}, s:i, s:f, s:s, s:{s:{s:f, s:f, s:f},"
@@ -522,7 +543,8 @@ static json_t *validation_doc(const json_t *device)
                                " s:s, s:{s:f, s:f, s:f}}", "name", k->name, "character",
                                k->character, "entry", k->entry, "grid", k->grid[0], k->grid[1],
                                k->grid[2], "block", k->block[0], k->block[1], k->block[2],
-                               "regs", 32, "smem", 0, "static_smem", i == VK_MM_TILED ? 2048 : 0,
+                               "regs", 32, "smem", 0, "static_smem",
+                               static_smem((enum val_kernel_id)i),
                                "launches", k->launches, "params", params, "ptx", ptx,
                                "measured_s", "median", 1e-3 * (i + 1), "min", 1e-3 * (i + 1),
                                "max", 1e-3 * (i + 1));
@@ -532,6 +554,16 @@ static json_t *validation_doc(const json_t *device)
         json_array_append_new(list, kj);
     }
     json_object_set_new(doc, "kernels", list);
+    return doc;
+}
+
+/* The same with an L2 bandwidth, as the run writes it now. */
+static json_t *validation_doc_l2(const json_t *device)
+{
+    json_t *doc = validation_doc(device);
+    json_object_set_new(json_object_get(doc, "bandwidth"), "l2_bytes_per_s",
+                        json_pack("{s:f, s:f, s:f, s:f, s:s}", "median", L2_BW, "min", 8.9e12,
+                                  "max", 9.1e12, "bytes", 1073741824.0, "method", "read-only"));
     return doc;
 }
 
@@ -578,10 +610,21 @@ static void test_validation_saved_predicted_and_served(void **state)
     assert_non_null(strstr(json_string_value(json_object_get(k0, "prediction_failure")),
                            "run the latency probe"));
     json_decref(out);
-    /* with them: predicted, compared, summarised */
+    /* with them: predicted, compared, summarised; the newest run (v0, an older document)
+     * measured no L2: the parameter is unknown (0), not an error */
     record(f, "latency", lat, results_latency_save, &lj);
     record(f, "memory", mem, results_memory_save, &mj);
-    record(f, "model-validation", doc, kind_model_validation.save, &vj);
+    struct mwp_hw hw;
+    int missing;
+    assert_int_equal(hw_of(f, &hw, &missing), 0);
+    assert_true(hw.l2_bandwidth.value == 0);
+    assert_int_equal(hw.bandwidth.job_id, v0);
+    json_t *doc_l2 = validation_doc_l2(json_object_get(mem, "device"));
+    describe(doc_l2);
+    record(f, "model-validation", doc_l2, kind_model_validation.save, &vj);
+    assert_int_equal(hw_of(f, &hw, &missing), 0);
+    near(hw.l2_bandwidth.value, L2_BW, "the L2 bandwidth, read back as a parameter");
+    assert_int_equal(hw.l2_bandwidth.job_id, vj);
     assert_int_equal(store_model_validation(f->s, UUID, 0, &out, err, sizeof err), 0);
     assert_int_equal(json_integer_value(json_object_get(out, "job_id")), vj);
     const json_t *from = json_object_get(out, "parameters_from");
@@ -602,6 +645,9 @@ static void test_validation_saved_predicted_and_served(void **state)
                                                            "parameters"), "bandwidth");
         near(json_number_value(json_object_get(bw, "value")), 4.0e12, "bandwidth used");
         assert_int_equal(json_integer_value(json_object_get(bw, "job_id")), vj);
+        const json_t *l2 = json_object_get(json_object_get(json_object_get(k, "prediction"),
+                                                           "parameters"), "l2_bandwidth");
+        near(json_number_value(json_object_get(l2, "value")), L2_BW, "L2 bandwidth listed");
         if (i == VK_FFMA) {
             assert_true(json_is_null(json_object_get(k, "rel_error")));
             continue;
@@ -614,11 +660,18 @@ static void test_validation_saved_predicted_and_served(void **state)
     near(json_number_value(json_object_get(out, "gmae")), exp(log_sum / n), "gmae");
     assert_int_equal(json_integer_value(json_object_get(out, "kernels_compared")), n);
     assert_int_equal(json_array_size(json_object_get(out, "history")), 2);
+    /* served beside the device memory's, from the rows */
+    const json_t *served = json_object_get(json_object_get(out, "bandwidth"), "l2_bytes_per_s");
+    near(json_number_value(json_object_get(served, "median")), L2_BW, "served L2 median");
+    near(json_number_value(json_object_get(served, "max")), 9.1e12, "served L2 max");
     json_decref(out);
     assert_int_equal(store_model_validation(f->s, UUID, v0, &out, err, sizeof err), 0);
     assert_int_equal(json_integer_value(json_object_get(out, "job_id")), v0);
+    assert_true(json_is_null(json_object_get(json_object_get(out, "bandwidth"),
+                                             "l2_bytes_per_s")));
     json_decref(out);
     assert_int_equal(store_model_validation(f->s, "GPU-none", 0, &out, err, sizeof err), 1);
+    json_decref(doc_l2);
     json_decref(doc);
     json_decref(lat);
     json_decref(mem);
@@ -631,6 +684,14 @@ static void test_validation_document_checked(void **state)
                             "9.0");
     json_t *doc = validation_doc(dev);
     assert_int_equal(results_validation_check(doc, err, sizeof err), 0);
+    /* the L2 figure is optional; when there, a figure or an error */
+    json_t *bw = json_object_get(doc, "bandwidth");
+    json_object_set_new(bw, "l2_bytes_per_s", json_pack("{s:s}", "error", "no L2 size"));
+    assert_int_equal(results_validation_check(doc, err, sizeof err), 0);
+    json_object_set_new(bw, "l2_bytes_per_s", json_pack("{s:f}", "median", 1e12));
+    assert_int_equal(results_validation_check(doc, err, sizeof err), -1);
+    assert_non_null(strstr(err, "bandwidth.l2_bytes_per_s"));
+    json_object_del(bw, "l2_bytes_per_s");
     json_object_set_new(json_array_get(json_object_get(doc, "kernels"), 1), "name",
                         json_string("copy"));
     assert_int_equal(results_validation_check(doc, err, sizeof err), -1);

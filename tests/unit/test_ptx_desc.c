@@ -10,7 +10,7 @@
  * compile. Small hand-written modules pin each rule: nested loops, the
  * comparison forms, loops that cannot be counted, forward branches,
  * addresses that are not affine in the thread index, 2-D coalescing,
- * entry selection.
+ * atomics and shuffles, entry selection.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -182,6 +182,136 @@ static void test_matmul_abt(void **state)
     near(d.coal, VAL_MM_N + 1.0, "coalesced");
 }
 
+static void test_transpose_naive(void **state)
+{
+    (void)state;
+    struct pd_desc d = describe_kernel(VK_TR_NAIVE);
+    /* read in[row][col]: a 16 x 16 block's first warp is two 64-byte row halves, 4 sectors;
+     * write out[col][row]: the 16 columns are n floats apart, lanes 16 apart share one:
+     * 16 sectors, uncoalesced */
+    near(d.coal, 1, "coalesced read");
+    near(d.uncoal, 1, "strided write");
+    near(d.uncoal_per_access, 16, "transactions");
+    near(d.coal_bytes, 128, "bytes");
+    /* 2 cvta, 4 mov, 2 shl, 2 add; 2 x (mad, mul.wide, add) */
+    near(d.insts[MC_INT], 16, "int");
+    assert_int_equal(d.loops, 0);
+    assert_int_equal(d.nnotes, 0);
+}
+
+static void test_transpose_tiled(void **state)
+{
+    (void)state;
+    struct pd_desc d = describe_kernel(VK_TR_TILED);
+    /* 4 loads and 4 stores of a 32-float row each (32 x 8 blocks: the first warp is a row),
+     * through 4 shared stores, one barrier, 4 shared loads */
+    near(d.coal, 8, "coalesced");
+    near(d.uncoal, 0, "uncoalesced");
+    near(d.coal_bytes, 128, "bytes");
+    near(d.insts[MC_SHARED], 8, "shared");
+    near(d.sync, 1, "barrier");
+    /* 2 cvta, 4 mov, the row step; x, y (4); 2 x (mad, mul.wide, add) and 2 x 3 pointer
+     * steps; mov of the tile; 2 x (mad, shl, add) into it; x, y again (4) */
+    near(d.insts[MC_INT], 34, "int");
+    assert_int_equal(d.loops, 0);
+}
+
+static void test_stencil7(void **state)
+{
+    (void)state;
+    struct pd_desc d = describe_kernel(VK_STENCIL);
+    const double trips = VAL_ST_N - 2; /* z = 1 .. n - 2 */
+    /* a trip: 7 loads and a store, each a 32-float row of the first warp (the +-4-byte
+     * offsets are immediates: the address's thread coefficients are the centre's) */
+    near(d.coal, trips * 8, "coalesced");
+    near(d.uncoal, 0, "uncoalesced");
+    near(d.insts[MC_FP32], trips * 6, "6 adds a point");
+    /* a trip: 4 neighbour addresses, 2 pointer steps, add/setp/bra; before it: 2 cvta, 4 mov,
+     * x and y (4), n - 1, the boundary test (4 setp, 3 or, bra), row and plane (3), the
+     * start (mad, mul.wide, 3 add), z = 1 */
+    near(d.insts[MC_INT], 28 + trips * 9, "int");
+    assert_int_equal(d.loops, 1);
+    /* the boundary columns' early exit is counted as if every thread went on */
+    assert_int_equal(d.nnotes, 1);
+    assert_non_null(strstr(d.notes[0], "1 forward branch"));
+}
+
+static void test_gather(void **state)
+{
+    (void)state;
+    struct pd_desc d = describe_kernel(VK_GATHER);
+    /* idx[g] and the store are coalesced; in[idx[g]] has an address loaded from memory:
+     * uncoalesced, a transaction a lane, and said so */
+    near(d.coal, 2, "coalesced");
+    near(d.uncoal, 1, "the gathered load");
+    near(d.uncoal_per_access, 32, "a transaction a lane");
+    near(d.insts[MC_INT], 13, "int");
+    assert_int_equal(d.nnotes, 1);
+    assert_non_null(strstr(d.notes[0], "not affine"));
+}
+
+static void test_histogram(void **state)
+{
+    (void)state;
+    struct pd_desc d = describe_kernel(VK_HISTOGRAM);
+    /* 64 words a thread (p_iters), 4 atom.shared.add each; the zeroing store and the final
+     * load of a thread's bin */
+    near(d.insts[MC_SHARED], 1 + 4.0 * VAL_HIST_ITERS + 1, "shared");
+    /* 64 coalesced word loads and the red.global.add at bins + tid x 4: coalesced */
+    near(d.coal, VAL_HIST_ITERS + 1.0, "coalesced");
+    near(d.uncoal, 0, "uncoalesced");
+    near(d.sync, 2, "barriers");
+    /* a trip: address (2), 4 x (bfe, shl, add), idx, j, setp, bra; before: 2 cvta, 4 index,
+     * my bin (3), zero and one, nctaid and the stride, idx and j; after: the bin's address */
+    near(d.insts[MC_INT], 15 + VAL_HIST_ITERS * 18.0 + 2, "int");
+    assert_int_equal(d.loops, 1);
+    assert_int_equal(d.nnotes, 0);
+}
+
+static void test_matmul_tiled32(void **state)
+{
+    (void)state;
+    struct pd_desc d = describe_kernel(VK_MM_TILED32);
+    const double tiles = VAL_MM_N / 32;
+    /* a tile: 2 global loads (a 128-byte row each), 2 shared stores, 64 shared loads,
+     * 32 FMAs, 2 barriers */
+    near(d.coal, 2 * tiles + 1, "coalesced");
+    near(d.coal_bytes, 128, "bytes");
+    near(d.insts[MC_SHARED], tiles * 66, "shared");
+    near(d.sync, 2 * tiles, "barriers");
+    near(d.insts[MC_FP32], tiles * 32 + 1, "fp32");
+    /* the 16 x 16 kernel's int count with 64 tiles of 5 loop instructions instead of 128 */
+    near(d.insts[MC_INT], 31 + tiles * 5 + 4, "int");
+}
+
+static void test_saxpy_sfu(void **state)
+{
+    (void)state;
+    struct pd_desc d = describe_kernel(VK_SFU);
+    /* 32 trips of sin.approx and ex2.approx (SFU), neg, add, mul (fp32), add/setp/bra */
+    near(d.insts[MC_SFU], 2.0 * VAL_SFU_ITERS, "sfu");
+    near(d.insts[MC_FP32], 3.0 * VAL_SFU_ITERS + 2, "fp32 (and t = x, the final fma)");
+    near(d.insts[MC_INT], 3.0 * VAL_SFU_ITERS + 12, "int");
+    near(d.coal, 2, "streaming load and store");
+}
+
+static void test_sgemv(void **state)
+{
+    (void)state;
+    struct pd_desc d = describe_kernel(VK_SGEMV);
+    const double trips = VAL_GEMV_N / 32;
+    /* 32 x 8 blocks: the first warp is row 0's lanes, A[row][k + lane] and x[k + lane] a
+     * 128-byte row each; lane 0's store of y[row] is the warp's one address (a sector) */
+    near(d.coal, 2 * trips + 1, "coalesced");
+    near(d.coal_bytes, (2 * trips * 128 + 32) / (2 * trips + 1), "bytes");
+    near(d.uncoal, 0, "uncoalesced");
+    /* 5 butterfly shuffles, in the shared class (ptx_desc.h) */
+    near(d.insts[MC_SHARED], 5, "shuffles");
+    near(d.insts[MC_FP32], trips + 5 + 1, "fma a trip, 5 adds, the zero");
+    near(d.insts[MC_INT], 14 + trips * 5 + 3, "int");
+    assert_int_equal(d.nnotes, 0);
+}
+
 static void test_kernels_compile(void **state)
 {
     (void)state;
@@ -301,6 +431,29 @@ static void test_coalescing_rules(void **state)
     assert_non_null(strstr(d.notes[0], "generic"));
 }
 
+static void test_atomics_and_shuffles(void **state)
+{
+    (void)state;
+    struct pd_desc d;
+    /* global atomics are global accesses classified by their address (a + tid x 4:
+     * coalesced), shared ones and shuffles are shared-class instructions, and the value an
+     * atom returns is a loaded one: an address made from it is not affine */
+    assert_int_equal(describe_text("\tmul.wide.u32 %o, %t, 4;\n\tadd.u64 %p, %a, %o;\n"
+                                   "\tatom.global.add.u32 %w, [%p], 1;\n"
+                                   "\tred.global.add.u32 [%p], %j;\n"
+                                   "\tatom.shared.add.u32 %i, [%j], %j;\n"
+                                   "\tshfl.sync.bfly.b32 %v, %v, 16, 31, -1;\n"
+                                   "\tmul.wide.u32 %o, %w, 4;\n\tadd.u64 %a, %a, %o;\n"
+                                   "\tld.global.f32 %v, [%a];\n", 32, 1, 0, &d), 0);
+    near(d.coal, 2, "atom.global and red.global at a + tid x 4");
+    near(d.insts[MC_SHARED], 2, "atom.shared and shfl");
+    near(d.uncoal, 1, "the load through the atom's value");
+    near(d.uncoal_per_access, 32, "a transaction a lane");
+    /* the two movs of the module around the body, 4 address instructions */
+    near(d.insts[MC_INT], 6, "int");
+    assert_non_null(strstr(d.notes[0], "not affine"));
+}
+
 static void test_bad_modules(void **state)
 {
     (void)state;
@@ -343,10 +496,19 @@ int main(void)
         cmocka_unit_test(test_matmul_naive),
         cmocka_unit_test(test_matmul_tiled),
         cmocka_unit_test(test_matmul_abt),
+        cmocka_unit_test(test_transpose_naive),
+        cmocka_unit_test(test_transpose_tiled),
+        cmocka_unit_test(test_stencil7),
+        cmocka_unit_test(test_gather),
+        cmocka_unit_test(test_histogram),
+        cmocka_unit_test(test_matmul_tiled32),
+        cmocka_unit_test(test_saxpy_sfu),
+        cmocka_unit_test(test_sgemv),
         cmocka_unit_test(test_kernels_compile),
         cmocka_unit_test(test_nested_loops_and_comparisons),
         cmocka_unit_test(test_loops_that_cannot_be_counted),
         cmocka_unit_test(test_coalescing_rules),
+        cmocka_unit_test(test_atomics_and_shuffles),
         cmocka_unit_test(test_bad_modules),
         cmocka_unit_test(test_json),
     };
