@@ -110,8 +110,6 @@ struct mwp_hw {
     struct mwp_param dram_granule;     /* bytes one device-memory access fetches at least (the
                                           L2's fetch granularity); 0 = a sector */
     struct mwp_param link_bandwidth;   /* host <-> device, bytes/s; value 0 = unknown */
-    struct mwp_param l2_bandwidth;     /* L2 reads, bytes/s; value 0 = unknown (runs before
-                                          it was measured): nothing may rely on it */
     struct mwp_param issue[MC_COUNT];  /* SM cycles per warp instruction */
 };
 
