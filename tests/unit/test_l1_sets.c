@@ -26,7 +26,8 @@
  * mappings that are no XOR of address bits (a hash of the whole line; a
  * modulo one that two high bits together flip, which only the random
  * addresses of the confirmation can show), and random replacement. A chase
- * that fails ends the search with its reason. L1S_DUMP=1 in the
+ * that fails ends the search with its reason. Every document, whatever its
+ * verdict, must pass the store's check of the memory result. L1S_DUMP=1 in the
  * environment prints every document the search wrote.
  */
 #include <setjmp.h>
@@ -41,6 +42,7 @@
 #include <string.h>
 
 #include "cache/geometry.h"
+#include "db/results.h"
 #include "probes/l1_sets.h"
 #include "probes/memory.h"
 
@@ -153,12 +155,37 @@ static void sim_init(struct sim *m, uint32_t sets, uint32_t ways)
     assert_non_null(m->w);
 }
 
+/* The smallest memory document the store's check takes (every figure an
+ * error), to carry an l1_sets member. */
+#define MEMORY_DOC                                                                             \
+    "{\"probe\":\"memory\",\"device\":{\"index\":0,\"uuid\":\"GPU-0\",\"name\":\"sim\","     \
+    "\"compute_capability\":\"9.0\"},\"driver_version\":\"0\",\"repeats\":3,"                  \
+    "\"clock_mhz\":{\"before\":1.0,\"after\":1.0},\"shared_cycles\":\"x\",\"departure\":\"x\"," \
+    "\"curves\":{\"ca\":\"x\",\"cg\":\"x\"},\"levels\":{\"ca\":\"x\",\"cg\":\"x\"},\"wall_s\":1.0}"
+
+/* Every document the search writes is one the store keeps as the memory
+ * result's l1_sets (db/results_memory_l1.c): the two must not disagree. */
+static void assert_storable(const json_t *l1)
+{
+    char err[512];
+    json_t *doc = json_loads(MEMORY_DOC, 0, NULL);
+    assert_non_null(doc);
+    json_object_set(doc, "l1_sets", (json_t *)l1);
+    if (results_memory_check(doc, err, sizeof err) != 0)
+        fail_msg("the store refuses the search's document: %s", err);
+    json_decref(doc);
+}
+
 static json_t *search(struct sim *m)
 {
     struct l1s_ops ops = {sim_chase, m};
     json_t *doc = l1s_search(&ops, 3);
     assert_non_null(doc);
-    if (getenv("L1S_DUMP")) { json_dumpf(doc, stdout, JSON_INDENT(1)); printf("\n"); }
+    if (getenv("L1S_DUMP")) {
+        json_dumpf(doc, stdout, JSON_INDENT(1));
+        printf("\n");
+    }
+    assert_storable(doc);
     free(m->w);
     return doc;
 }
