@@ -315,7 +315,8 @@ static void test_cache_model_xor_round_trip(void **state)
     struct sim m;
     uint64_t masks[16];
     char msg[256];
-    model_xor = (struct cache_geom){32u << 10, 64, 128, 32, CACHE_SET_XOR, 0, 0, 0, 0, 0, 0};
+    model_xor = (struct cache_geom){
+        .size = 32u << 10, .assoc = 64, .line = 128, .sector = 32, .index = CACHE_SET_XOR};
     assert_int_equal(cache_geom_check(&model_xor, msg, sizeof msg), 0);
     sim_init(&m, 4, 64);
     m.set_fn = model_set;
