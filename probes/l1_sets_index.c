@@ -26,7 +26,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define CONFIRM_COUNT 16
+#define CONFIRM_COUNT 32
 #define CONFIRM_SEED 0x6c3173657473ull   /* "l1sets" */
 #define CAPACITY_TOL 0.10                /* sets x ways against the lines that fit */
 

@@ -280,8 +280,8 @@ static void test_modulo(void **state)
     assert_string_equal(role_of_bit(doc, 8), "index");
     assert_string_equal(role_of_bit(doc, 20), "tag");
     const json_t *conf = json_object_get(doc, "confirmation");
-    assert_int_equal(json_integer_value(json_object_get(conf, "tested")), 16);
-    assert_int_equal(json_integer_value(json_object_get(conf, "agree")), 16);
+    assert_int_equal(json_integer_value(json_object_get(conf, "tested")), 32);
+    assert_int_equal(json_integer_value(json_object_get(conf, "agree")), 32);
     json_decref(doc);
 }
 
