@@ -248,11 +248,18 @@ static int find_floor(struct l1s *s)
     for (int b = L1S_MIN_STRIDE_BIT; at < 0 && b <= L1S_MAX_STRIDE_BIT; b++)
         if (on_floor(&s->fit[b], floor))
             at = b;
-    if (at + 2 > L1S_MAX_STRIDE_BIT || !on_floor(&s->fit[at + 1], floor) ||
-        !on_floor(&s->fit[at + 2], floor))
-        return l1s_undetermined(s, "the fewest lines that fit, %u at a stride of %llu bytes, "
-                                   "do not hold at the next two strides: no floor of one set "
-                                   "(see strides)", floor, 1ull << at);
+    for (int b = at + 1; b <= at + 2; b++) {
+        if (b > L1S_MAX_STRIDE_BIT || (s->fit[b].measured && !s->fit[b].hi))
+            return l1s_undetermined(s, "the fewest lines that fit, %u at a stride of %llu "
+                                       "bytes, cannot be confirmed at the next two strides: "
+                                       "their lists would span more than %llu bytes (see "
+                                       "strides)", floor, 1ull << at,
+                                    1ull << L1S_CURVE_SPAN_BITS);
+        if (!on_floor(&s->fit[b], floor))
+            return l1s_undetermined(s, "the fewest lines that fit, %u at a stride of %llu "
+                                       "bytes, do not hold at the next two strides: no floor "
+                                       "of one set (see strides)", floor, 1ull << at);
+    }
     s->stride = (uint64_t)1 << at;
     if (refine(s, at, 1) < 0)
         return -1;
@@ -365,25 +372,28 @@ static int test_bit(struct l1s *s, int b, json_t *bits)
     return 0;
 }
 
-/* The line: offset bits are the low ones, every other bit is not. */
+/* The line: offset bits are the low ones, every other bit is not. The
+ * line is kept when the first bit past the offsets is clear, even if a
+ * bit above it is not (the verdict is then "not determined" all the same). */
 static int line_from_roles(struct l1s *s)
 {
-    int line = -1;
-    for (int b = L1S_LOW_BIT; b <= L1S_TOP_BIT; b++) {
+    int line = L1S_LOW_BIT;
+    while (line <= L1S_TOP_BIT && s->role[line] == L1S_OFFSET)
+        line++;
+    if (line > L1S_TOP_BIT)
+        return l1s_undetermined(s, "every bit up to %d acts as an offset: no line boundary",
+                                L1S_TOP_BIT);
+    if (s->role[line] != L1S_AMBIGUOUS)
+        s->line_shift = line;
+    for (int b = line; b <= L1S_TOP_BIT; b++) {
         if (s->role[b] == L1S_AMBIGUOUS)
             return l1s_undetermined(s, "bit %d: its timings lie between the controls, or it "
                                        "changes the set yet stays in it (see bits)", b);
-        if (s->role[b] != L1S_OFFSET && line < 0)
-            line = b;
-        if (s->role[b] == L1S_OFFSET && line >= 0)
+        if (s->role[b] == L1S_OFFSET)
             return l1s_undetermined(s, "bit %d acts as an offset inside the line above bit "
                                        "%d, which does not: the offset bits are not the low "
                                        "ones (see bits)", b, line);
     }
-    if (line < 0)
-        return l1s_undetermined(s, "every bit up to %d acts as an offset: no line boundary",
-                                L1S_TOP_BIT);
-    s->line_shift = line;
     return 0;
 }
 

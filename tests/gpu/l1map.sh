@@ -3,8 +3,9 @@
 # bundle that `make dist` built elsewhere: `gpuprobe probe memory` once
 # (its curves, then the search; about 10 s of GPU time on an H100), stored
 # in a database, then the cache model run with the mapping found
-# (`trace cache --set-index hardware`, CPU only) on a trace whose lines
-# 512 B apart tell one mapping from another. Writes to $OUT (default
+# (`trace cache --set-index hardware`, CPU only) on a trace of 1000 lines
+# 512 B apart, read three times: more lines than the ways, so modulo piles
+# them into one set (no hits) and a mapping that spreads them shows it. Writes to $OUT (default
 # tests/gpu/results/latest-l1map): memory.json (the whole document),
 # l1_sets.json (its l1_sets member), summary.md (tests/gpu/check_l1map.py),
 # l1map.db (the store, for --set-index hardware elsewhere), cache-*.json,
@@ -27,11 +28,11 @@ echo "probe memory: $(python3 -c "print(round($(date +%s.%N) - $t0, 2))") s wall
 cp "$work/l1map.db" "$out/l1map.db"
 python3 tests/gpu/check_l1map.py "$out/memory.json" "$out" || exit 1
 
-# The cache model with the mapping found: 200 lines 512 B apart, read three times.
+# The cache model with the mapping found: 1000 lines 512 B apart, read three times.
 uuid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["device"]["uuid"])' "$out/memory.json")
 {
     echo "sm,seq,tid,pc,addr,width,dep"
-    for ((i = 0; i < 600; i++)); do printf '0,%d,0,0x10,0x%x,4,0\n' "$i" $((0x100000 + (i % 200) * 512)); done
+    for ((i = 0; i < 3000; i++)); do printf '0,%d,0,0x10,0x%x,4,0\n' "$i" $((0x100000 + (i % 1000) * 512)); done
 } >"$work/stride.csv"
 for f in modulo hardware; do
     if "$bin" trace cache "$work/stride.csv" --device "$uuid" --db "$work/l1map.db" --set-index "$f" \
