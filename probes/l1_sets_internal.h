@@ -17,7 +17,7 @@
 #define L1S_MIN_STRIDE_BIT 5    /* 32 bytes: the first stride of the curve */
 #define L1S_MAX_STRIDE_BIT 19   /* 512 KiB: the last */
 #define L1S_CURVE_SPAN_BITS 24  /* a stride's lists span at most 16 MiB (l1_sets_search.c) */
-#define L1S_MAX_CHASES 8000     /* the search's budget, about 10 s on an H100 */
+#define L1S_MAX_CHASES 8000     /* the search's budget: a bound, not the need (a few hundred) */
 
 /* A timed list: its runs and their median. */
 struct l1s_fig {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The L1 set search (probes/l1_sets.h) on a GPU, from the relocatable
 # bundle that `make dist` built elsewhere: `gpuprobe probe memory` once
-# (its curves, then the search; about 10 s of GPU time on an H100), stored
+# (its curves, about 3 s on an H100, then the search: a few hundred
+# chases of a few thousand loads, seconds at most), stored
 # in a database, then the cache model run with the mapping found
 # (`trace cache --set-index hardware`, CPU only) on a trace of 1000 lines
 # 512 B apart, read three times: more lines than the ways, so modulo piles
