@@ -27,7 +27,7 @@ static uint32_t log2_ceil(uint64_t v)
 
 const char *cache_set_index_name(enum cache_set_index i)
 {
-    return i == CACHE_SET_XOR ? "xor" : "modulo";
+    return i == CACHE_SET_XOR ? "xor" : i == CACHE_SET_MASKS ? "masks" : "modulo";
 }
 
 int cache_set_index_parse(const char *name)
@@ -71,6 +71,12 @@ int cache_geom_check(struct cache_geom *g, char *msg, size_t msglen)
         g->set_bits = 1;
     g->line_shift = log2_ceil(g->line);
     g->sector_shift = log2_ceil(g->sector);
+    if (g->index == CACHE_SET_MASKS &&
+        (g->nmasks > CACHE_MAX_INDEX_MASKS || g->sets != 1u << g->nmasks)) {
+        snprintf(msg, msglen, "%u set-index masks make %llu sets, not the geometry's %u",
+                 g->nmasks, 1ull << g->nmasks, g->sets);
+        return -1;
+    }
     return 0;
 }
 
@@ -143,13 +149,17 @@ int cache_arch_geometry(const char *arch, struct cache_geom *l1, struct cache_ge
          * 4 sets as Accel-Sim models Volta-and-later L1s. L2: 50 MiB
          * (CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE of both), 16 ways (a modelling
          * choice). docs/cache-model.md, "Geometry". */
-        *l1 = (struct cache_geom){224u << 10, 448, 128, 32, CACHE_SET_MODULO, 0, 0, 0, 0, 0, 0};
-        *l2 = (struct cache_geom){50u << 20, 16, 128, 32, CACHE_SET_MODULO, 0, 0, 0, 0, 0, 0};
+        *l1 = (struct cache_geom){.size = 224u << 10, .assoc = 448, .line = 128, .sector = 32,
+                                  .index = CACHE_SET_MODULO};
+        *l2 = (struct cache_geom){.size = 50u << 20, .assoc = 16, .line = 128, .sector = 32,
+                                  .index = CACHE_SET_MODULO};
     } else if (strcmp(arch, "fermi") == 0) {
         /* The configuration of the method's paper (GTX 470, 16 KiB L1,
          * 4-way, 128-byte lines, no sectors); L2 768 KiB, 16 ways. */
-        *l1 = (struct cache_geom){16u << 10, 4, 128, 128, CACHE_SET_MODULO, 0, 0, 0, 0, 0, 0};
-        *l2 = (struct cache_geom){768u << 10, 16, 128, 128, CACHE_SET_MODULO, 0, 0, 0, 0, 0, 0};
+        *l1 = (struct cache_geom){.size = 16u << 10, .assoc = 4, .line = 128, .sector = 128,
+                                  .index = CACHE_SET_MODULO};
+        *l2 = (struct cache_geom){.size = 768u << 10, .assoc = 16, .line = 128, .sector = 128,
+                                  .index = CACHE_SET_MODULO};
     } else {
         snprintf(msg, msglen, "unknown architecture '%s' (hopper or fermi)", arch);
         return -1;

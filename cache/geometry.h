@@ -15,9 +15,11 @@
  *   xor:    (line ^ line >> b ^ line >> 2b) % sets, b = ceil(log2(sets)) —
  *           the upper address bits folded into the index, the classic
  *           conflict-avoiding hash (a bijection of each 2^b-line block when
- *           sets is a power of two).
- * The hardware's own mapping of Hopper's L1 is not known (docs/
- * cache-model.md says why and how a probe would find it).
+ *           sets is a power of two);
+ *   masks:  set bit j = parity(line & masks[j]), 2^nmasks sets — any XOR of
+ *           address bits, such as the mapping the memory probe's L1 set
+ *           search found on a device (cache/setindex.h parses and applies
+ *           it; probes/l1_sets.h finds it).
  * Presets: docs/cache-model.md, "Geometry", gives each number's source.
  */
 #ifndef GPUPROBE_CACHE_GEOMETRY_H
@@ -26,7 +28,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum cache_set_index { CACHE_SET_MODULO = 0, CACHE_SET_XOR = 1 };
+enum cache_set_index { CACHE_SET_MODULO = 0, CACHE_SET_XOR = 1, CACHE_SET_MASKS = 2 };
+
+/* The most set-index bits a masks function has (65536 sets). */
+#define CACHE_MAX_INDEX_MASKS 16
 
 /* Limits of what the engines model: slot numbers are 32-bit, a line's
  * sectors are one 32-bit mask. */
@@ -43,6 +48,10 @@ struct cache_geom {
     uint32_t lines, sets, sectors_per_line;
     uint32_t set_bits;             /* ceil(log2(sets)), for xor */
     uint32_t line_shift, sector_shift;
+    /* CACHE_SET_MASKS: line-number masks, one per set-index bit (the
+     * address masks shifted right by line_shift); sets = 2^nmasks. */
+    uint64_t masks[CACHE_MAX_INDEX_MASKS];
+    uint32_t nmasks;
 };
 
 /* Parses "SIZE,ASSOC,LINE,SECTOR" into g (index left as it was) and checks
@@ -51,10 +60,12 @@ int cache_geom_parse(const char *text, struct cache_geom *g, char *msg, size_t m
 
 /* Checks g and fills its derived fields (assoc 0 becomes lines). 0, or -1
  * with msg: sizes not powers of two, a size that is not a whole number of
- * sets, more than CACHE_MAX_LINES lines or CACHE_MAX_SECTORS sectors. */
+ * sets, more than CACHE_MAX_LINES lines or CACHE_MAX_SECTORS sectors, a
+ * masks function whose 2^nmasks is not the sets. */
 int cache_geom_check(struct cache_geom *g, char *msg, size_t msglen);
 
-/* "modulo", "xor"; cache_set_index_parse gives -1 for another name. */
+/* "modulo", "xor", "masks"; cache_set_index_parse gives -1 for another
+ * name (it knows modulo and xor; the masks form is cache/setindex.h's). */
 const char *cache_set_index_name(enum cache_set_index i);
 int cache_set_index_parse(const char *name);
 
@@ -63,6 +74,12 @@ static inline uint32_t cache_set_of(const struct cache_geom *g, uint64_t line)
 {
     if (g->sets == 1)
         return 0;
+    if (g->index == CACHE_SET_MASKS) {
+        uint32_t set = 0;
+        for (uint32_t j = 0; j < g->nmasks; j++)
+            set |= (uint32_t)__builtin_parityll(line & g->masks[j]) << j;
+        return set;
+    }
     if (g->index == CACHE_SET_XOR) {
         uint32_t b = g->set_bits;
         line ^= (line >> b) ^ (line >> (2 * b));

@@ -15,6 +15,7 @@
 #include <math.h>
 
 #include "cache/model.h"
+#include "cache/setindex.h"
 
 static json_t *num(int exact, double v)
 {
@@ -101,9 +102,11 @@ static json_t *hist_json(const struct cache_rdhist *h)
 
 static json_t *geom_json(const struct cache_geom *g, const struct cache_timing *t)
 {
+    char index[256];
     return json_pack("{s:I, s:i, s:i, s:i, s:i, s:i, s:s, s:i, s:i, s:i}", "size", (json_int_t)g->size,
                      "assoc", (int)g->assoc, "line", (int)g->line, "sector", (int)g->sector, "sets",
-                     (int)g->sets, "lines", (int)g->lines, "set_index", cache_set_index_name(g->index),
+                     (int)g->sets, "lines", (int)g->lines, "set_index",
+                     cache_set_index_text(g, index, sizeof index),
                      "latency", (int)t->latency, "mshr", (int)t->mshr, "max_merge", (int)t->max_merge);
 }
 

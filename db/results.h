@@ -30,10 +30,15 @@
  *            "levels":{"ca":[{"level","cycles","up_to_bytes"}],"cg":[..]},
  *            "shared_cycles","departure":{"coalesced_cycles","uncoalesced_cycles",
  *            "clock_overhead_cycles"?,"l1_hit"?:{"coalesced_cycles","uncoalesced_cycles"}},
- *            "device_memory_cycles"?:{"ca","cg"}
- *            where a curve, a level list, a figure or a clock reading may be an
- *            error: {"error":"..."} or a bare string; shared_cycles may wrap its
- *            figure as {"cycles": FIGURE, ...}. Other members are not kept.
+ *            "device_memory_cycles"?:{"ca","cg"},
+ *            "l1_sets"?:{"status":"determined"|"not determined","reason",
+ *            "line_bytes","fill_bytes","sets","ways","capacity_bytes",
+ *            "collision_stride_bytes","carveout_percent","set_index":{"function":
+ *            "modulo"|"xor","masks":[..]}|null} (probes/l1_sets.h; determined: the
+ *            sizes, the function and log2(sets) masks required)
+ *            where a curve, a level list, a figure, a clock reading or l1_sets may
+ *            be an error: {"error":"..."} or a bare string; shared_cycles may wrap
+ *            its figure as {"cycles": FIGURE, ...}. Other members are not kept.
  *   banks:   the same provenance, "threshold","bank_count","map":[bank of R0, R1, ..],
  *            "classes":[[registers of bank 0], ..] (must agree with the map),
  *            "untested_registers"?:[{"register","reason"}],
@@ -99,7 +104,7 @@ store_result_saver_fn results_latency_save, results_memory_save, results_banks_s
  * latency "entries", each with "min_safe_stall": {"stall","job_id"} from the
  * newest control-codes run on the device that found one for the same
  * instruction, else null; memory "curves","levels","shared_cycles",
- * "departure","device_memory_cycles"; banks the members the banks document
+ * "departure","device_memory_cycles","l1_sets" (null for a run without); banks the members the banks document
  * lists above ("classes" rebuilt from the map); control-codes "instructions"
  * (each sweep ordered by stall, then yield) and "meanings"; dual-issue the
  * run's members and "results". Returns 1 (and *out NULL) when there is none;

@@ -18,7 +18,8 @@
  * "footprint_bytes": ..}); only the figure is kept. Sizes and levels must be
  * unique within a load (they key the rows); the walk says which repeats.
  * The reader serves curves by size and levels by number, and every error in
- * the {"error": "..."} form.
+ * the {"error": "..."} form. The L1 set mapping ("l1_sets") has its own
+ * tables and file, results_memory_l1.c.
  */
 #include <stdio.h>
 #include <string.h>
@@ -231,7 +232,7 @@ int results_memory_walk(struct rwalk *w, const json_t *doc)
     for (size_t i = 0; i < MEM_GROUPS; i++)
         if (group_walk(w, doc, i) != 0)
             return -1;
-    return 0;
+    return results_memory_l1_walk(w, doc);
 }
 
 RW_ENTRY_POINTS(results_memory_check, results_memory_save, results_memory_walk)
@@ -352,5 +353,7 @@ int results_memory_read(struct conn *c, int64_t job_id, json_t *out, char *err, 
                      " WHERE job_id = ?1 ORDER BY load, level", job_id, levels, level_from,
                   err, errlen) != 0)
         return -1;
-    return scalars_read(c, job_id, out, err, errlen);
+    if (scalars_read(c, job_id, out, err, errlen) != 0)
+        return -1;
+    return results_memory_l1_read(c, job_id, out, err, errlen);
 }

@@ -380,6 +380,32 @@ static const char schema_v8_l2_bandwidth[] =
     "ALTER TABLE model_validation_runs ADD COLUMN l2_bw_max REAL;\n"
     "ALTER TABLE model_validation_runs ADD COLUMN l2_bw_error TEXT;\n";
 
+/* The memory probe's L1 set mapping (probes/l1_sets.h, db/results_memory_l1.c):
+ * one row per run that has one — the search's verdict and sizes, or the
+ * error alone when it could not run — and the set-index function, one mask
+ * of address bits per set-index bit. */
+static const char schema_v9_l1_sets[] =
+    "CREATE TABLE memory_l1_sets (\n"
+    "  job_id                 INTEGER NOT NULL PRIMARY KEY REFERENCES jobs(id) ON DELETE CASCADE,\n"
+    "  device                 TEXT NOT NULL,\n"
+    "  status                 TEXT CHECK (status IN ('determined', 'not determined')),\n"
+    "  reason                 TEXT,\n"
+    "  line_bytes             INTEGER,\n"
+    "  fill_bytes             INTEGER,\n"
+    "  sets                   INTEGER,\n"
+    "  ways                   INTEGER,\n"
+    "  capacity_bytes         INTEGER,\n"
+    "  collision_stride_bytes INTEGER,\n"
+    "  carveout_percent       INTEGER,\n"
+    "  function               TEXT CHECK (function IN ('modulo', 'xor')),\n"
+    "  error                  TEXT,\n"
+    "  CHECK ((status IS NULL) <> (error IS NULL)));\n"
+    "CREATE TABLE memory_l1_set_masks (\n"
+    "  job_id INTEGER NOT NULL REFERENCES memory_l1_sets(job_id) ON DELETE CASCADE,\n"
+    "  bit    INTEGER NOT NULL CHECK (bit >= 0),\n"
+    "  mask   INTEGER NOT NULL CHECK (mask >= 1),\n"
+    "  PRIMARY KEY (job_id, bit));\n";
+
 /* One entry per schema version; append only. */
 static const char *const migrations[] = {
     schema_v1_core,
@@ -390,6 +416,7 @@ static const char *const migrations[] = {
     schema_v6_result_origin,
     schema_v7_fleet,
     schema_v8_l2_bandwidth,
+    schema_v9_l1_sets,
 };
 
 int store_schema_latest(void)

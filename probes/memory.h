@@ -19,6 +19,8 @@
  *              Reported for ld.global.cg (every request leaves the SM for
  *              the L2, where the lines are: the departure delay of the
  *              model) and, as "l1_hit", for ld.global.ca (L1 hits);
+ *   l1_sets    the L1's line, sets, ways and set-index function, found by
+ *              conflicting pointer chases (probes/l1_sets.h);
  * and the SM clock achieved (probes/gpu/clock.h) before and after the whole.
  * The host side (memory_run.c) builds the permutations, sweeps the
  * footprints, repeats every point, and checks the machine code of each
@@ -133,8 +135,8 @@ void mem_random_cycle(uint32_t *a, size_t n, uint64_t seed);
  * `repeats` times (0 = the default, 5; at most 100). Returns the result
  * document (db/results.h: "probe","device","driver_version","clock_mhz",
  * "repeats","stride_bytes","seed","chase_steps","curves","levels",
- * "summary","shared_cycles","departure","device_memory_cycles","sass",
- * "wall_s"), or NULL with a reason in err
+ * "summary","shared_cycles","departure","device_memory_cycles","l1_sets",
+ * "sass","wall_s"), or NULL with a reason in err
  * when nothing can be measured (no such device, no clock reading). A figure,
  * curve or level list that cannot be measured, or whose machine code is not
  * what it times, is {"error":"why"} in its own place. */

@@ -24,6 +24,8 @@
  * interleaved ca, cg, ca, cg ... so a drift in clock or temperature falls on
  * both alike; each point keeps its runs and their median, min and max
  * (probes/gpu/stats.h); levels are found on medians.
+ * The L1's set mapping ("l1_sets", probes/l1_sets.h) is searched last, with
+ * kernels, carve-out and buffers of its own, so it changes nothing above.
  * Past the L2's capacity the curve climbs slowly (a random chase over a
  * warmed footprint still hits the L2 in proportion to capacity/footprint)
  * and 4 x l2_bytes does not reach device memory's level; so one more chase,
@@ -39,6 +41,7 @@
 
 #include "probes/gpu/clock.h"
 #include "probes/gpu/gpu.h"
+#include "probes/l1_sets.h"
 #include "probes/memory.h"
 #include "probes/gpu/stats.h"
 #include "util/clock.h"
@@ -713,6 +716,7 @@ static json_t *run_open(struct mem_run *r, double t0, char *err, size_t errlen)
         load_module(r, (enum mem_kernel_id)id);
     alloc_buffers(r, alloc_err, sizeof alloc_err);
     measure_all(r, res, alloc_err);
+    json_object_set_new(res, "l1_sets", l1s_probe(&r->g, r->repeats));
     if (gpu_clock_mhz(&r->g, &after, err, errlen) < 0) {
         json_decref(res);
         return NULL;

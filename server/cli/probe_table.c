@@ -176,6 +176,35 @@ static void figure_rows_dram(FILE *f, const json_t *dm)
     figure_row(f, "device memory (cold), cg", json_object_get(dm, "cg"));
 }
 
+static long long int_member(const json_t *o, const char *key)
+{
+    return json_integer_value(json_object_get(o, key));
+}
+
+/* The L1 set search's verdict (probes/l1_sets.h): the mapping and the
+ * --set-index text that gives it to the cache model, or why there is none. */
+static void l1_sets_rows(FILE *f, const json_t *l1)
+{
+    const json_t *si = json_object_get(l1, "set_index");
+    const char *status = json_string_value(json_object_get(l1, "status"));
+    const char *reason = json_string_value(json_object_get(l1, "reason"));
+    if (!l1 || json_is_null(l1))
+        return;
+    if (pt_error_of(l1)) {
+        fprintf(f, "L1 sets: error: %.*s\n", ERR_WIDTH, pt_error_of(l1));
+    } else if (!json_is_object(si)) {
+        fprintf(f, "L1 sets: %s: %s\n", status ? status : "?", reason ? reason : "");
+    } else {
+        const char *text = json_string_value(json_object_get(si, "text"));
+        const char *option = json_string_value(json_object_get(si, "option"));
+        fprintf(f, "L1 sets: %lld-byte lines, %lld sets x %lld ways; %s\n",
+                int_member(l1, "line_bytes"), int_member(l1, "sets"), int_member(l1, "ways"),
+                text ? text : json_string_value(json_object_get(si, "function")));
+        if (option)
+            fprintf(f, "         gpuprobe trace cache --set-index %s\n", option);
+    }
+}
+
 static void memory_table(FILE *f, const json_t *doc)
 {
     static const char *const loads[] = {"ca", "cg"};
@@ -187,6 +216,7 @@ static void memory_table(FILE *f, const json_t *doc)
     }
     for (size_t i = 0; i < 2; i++)
         level_rows(f, loads[i], json_object_get(json_object_get(doc, "levels"), loads[i]));
+    l1_sets_rows(f, json_object_get(doc, "l1_sets"));
     fputc('\n', f);
     figure_row(f, "shared memory load", json_object_get(doc, "shared_cycles"));
     figure_rows_dram(f, json_object_get(doc, "device_memory_cycles"));

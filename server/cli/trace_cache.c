@@ -8,7 +8,9 @@
  * --arch, then --l1/--l2 over it; timing from the sorted file's own
  * parameters — M as the latency, its MSHR count — or the architecture's
  * trace preset for CSV input, then --latency/--mshr/--merge; with --device,
- * the capacities come from the device's stored memory result), the input is
+ * the capacities come from the device's stored memory result, and with
+ * --set-index hardware the L1's set mapping its L1 set search found), the
+ * input is
  * opened by cache_input_open, the model run by cache_model_run. On a
  * terminal a table, otherwise (or with --json) the JSON document of
  * cache_result_to_json. `trace` dispatches here when its first word is
@@ -21,7 +23,9 @@
 
 #include "cache/input.h"
 #include "cache/model.h"
+#include "cache/setindex.h"
 #include "db/results.h"
+#include "probes/l1_sets.h"
 #include "server/cli/cli.h"
 #include "trace/readfile.h"
 
@@ -46,7 +50,11 @@ static const char usage[] =
     "                      fully associative); overrides the preset\n"
     "  --l2 SIZE,ASSOC,LINE,SECTOR|none\n"
     "                      the shared L2 (same line and sector as the L1), or none\n"
-    "  --set-index F       modulo (default) or xor, for both levels\n"
+    "  --set-index F       modulo (default) or xor, for both levels; or, for the L1\n"
+    "                      alone, mask:M0,M1,... (set bit j = parity of address AND\n"
+    "                      Mj; 2^count sets, the ways follow from the size) or\n"
+    "                      hardware: the masks the device's newest memory result\n"
+    "                      found (needs --device and --db)\n"
     "  --engine E          exact, reuse or both (default)\n"
     "  --latency N         L1 fetch latency in requests of the SM's stream (default:\n"
     "                      the sort's lat_min from the binary header, else the\n"
@@ -93,7 +101,7 @@ static int resize(struct cache_geom *g, uint64_t bytes)
  * level's up_to_bytes, the largest footprint still at L1 latency; a
  * document's next_bytes, the first one past it, when the result has it),
  * the L2 from the device's l2_bytes. docs/cache-model.md, "Geometry". */
-static int device_geometry(const struct opts *o, struct cache_config *cfg)
+static int device_geometry(const struct opts *o, struct cache_config *cfg, json_t **l1_sets)
 {
     char err[512];
     if (!o->db)
@@ -124,6 +132,7 @@ static int device_geometry(const struct opts *o, struct cache_config *cfg)
         if (member_u64(lv, "level") == 1)
             l1 = member_u64(lv, "up_to_bytes");
     }
+    *l1_sets = json_incref(json_object_get(res, "l1_sets"));
     json_decref(res);
     json_decref(info);
     if (!l1 || resize(&cfg->geom[0], l1))
@@ -134,27 +143,72 @@ static int device_geometry(const struct opts *o, struct cache_config *cfg)
     return 0;
 }
 
+/* --set-index hardware: the masks of the device's L1 set search (the
+ * memory result's l1_sets), for lines of the size it found. */
+static int hardware_spec(const struct opts *o, const json_t *l1_sets, const struct cache_geom *l1,
+                         struct cache_set_spec *spec)
+{
+    char err[512];
+    uint32_t line;
+    size_t n;
+    if (!o->device)
+        return cli_fail(CMD, 2, "--set-index hardware needs --device UUID and --db PATH: the "
+                                "mapping is the device's stored memory result");
+    if (!l1_sets || json_is_null(l1_sets))
+        return cli_fail(CMD, 1, "%s: its newest memory result has no L1 set search (run gpuprobe "
+                                "probe memory with this gpuprobe)", o->device);
+    memset(spec, 0, sizeof *spec);
+    spec->index = CACHE_SET_MASKS;
+    if (l1s_masks_from_json(l1_sets, spec->masks, CACHE_MAX_INDEX_MASKS, &n, &line, err,
+                            sizeof err) < 0)
+        return cli_fail(CMD, 1, "%s: %s", o->device, err);
+    if (line != l1->line)
+        return cli_fail(CMD, 2, "%s: the L1 set mapping is for %u-byte lines, the L1 has %u",
+                        o->device, line, l1->line);
+    spec->nmasks = (uint32_t)n;
+    return 0;
+}
+
+/* --set-index: modulo and xor on both levels; masks (given or the
+ * hardware's) on the L1, which is what the probe measures. */
+static int set_index(const struct opts *o, const json_t *l1_sets, struct cache_config *cfg)
+{
+    struct cache_set_spec spec;
+    char msg[256];
+    int rc;
+    if (strcmp(o->set_index, "hardware") == 0) {
+        if ((rc = hardware_spec(o, l1_sets, &cfg->geom[0], &spec)) != 0)
+            return rc;
+    } else if (cache_set_spec_parse(o->set_index, &spec, msg, sizeof msg)) {
+        return cli_fail(CMD, 2, "--set-index: %s", msg);
+    }
+    for (int lv = 0; lv < (spec.index == CACHE_SET_MASKS ? 1 : 2); lv++)
+        if (cache_geom_set_index(&cfg->geom[lv], &spec, msg, sizeof msg))
+            return cli_fail(CMD, 2, "--set-index on the L%d: %s", lv + 1, msg);
+    return 0;
+}
+
 /* The geometry: the preset, the device's capacities, then --l1/--l2, then
  * --set-index. */
 static int geometry(const struct opts *o, struct cache_config *cfg)
 {
     char msg[256];
-    int rc;
+    int rc = 0;
+    json_t *l1_sets = NULL;
     if (cache_arch_geometry(o->arch, &cfg->geom[0], &cfg->geom[1], msg, sizeof msg))
         return cli_fail(CMD, 2, "--arch: %s", msg);
-    if (o->device && (rc = device_geometry(o, cfg)) != 0)
-        return rc;
-    if (o->l1 && cache_geom_parse(o->l1, &cfg->geom[0], msg, sizeof msg))
-        return cli_fail(CMD, 2, "--l1: %s", msg);
+    if (o->device)
+        rc = device_geometry(o, cfg, &l1_sets);
+    if (!rc && o->l1 && cache_geom_parse(o->l1, &cfg->geom[0], msg, sizeof msg))
+        rc = cli_fail(CMD, 2, "--l1: %s", msg);
     cfg->l2 = !(o->l2 && strcmp(o->l2, "none") == 0);
-    if (o->l2 && cfg->l2 && cache_geom_parse(o->l2, &cfg->geom[1], msg, sizeof msg))
-        return cli_fail(CMD, 2, "--l2: %s", msg);
-    if (o->set_index) {
-        int f = cache_set_index_parse(o->set_index);
-        if (f < 0)
-            return cli_fail(CMD, 2, "--set-index must be modulo or xor, not '%s'", o->set_index);
-        cfg->geom[0].index = cfg->geom[1].index = (enum cache_set_index)f;
-    }
+    if (!rc && o->l2 && cfg->l2 && cache_geom_parse(o->l2, &cfg->geom[1], msg, sizeof msg))
+        rc = cli_fail(CMD, 2, "--l2: %s", msg);
+    if (!rc && o->set_index)
+        rc = set_index(o, l1_sets, cfg);
+    json_decref(l1_sets);
+    if (rc)
+        return rc;
     if (cfg->l2 && (cfg->geom[1].line != cfg->geom[0].line || cfg->geom[1].sector != cfg->geom[0].sector))
         return cli_fail(CMD, 2, "the L2's line and sector must be the L1's (%u and %u bytes)",
                         cfg->geom[0].line, cfg->geom[0].sector);
@@ -204,12 +258,12 @@ static void size_text(uint64_t b, char *buf, size_t len)
 
 static void geom_line(const char *name, const struct cache_geom *g, const struct cache_timing *t)
 {
-    char sz[32];
+    char sz[32], index[256];
     size_text(g->size, sz, sizeof sz);
     printf("%s %s, %u-way (%u sets), %u B lines, %u B sectors, %s index; latency %u, mshr %u, "
            "merge %u\n",
-           name, sz, g->assoc, g->sets, g->line, g->sector, cache_set_index_name(g->index), t->latency,
-           t->mshr, t->max_merge);
+           name, sz, g->assoc, g->sets, g->line, g->sector,
+           cache_set_index_text(g, index, sizeof index), t->latency, t->mshr, t->max_merge);
 }
 
 static void row(const char *name, const struct cache_estimate *e)

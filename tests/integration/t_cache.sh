@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Proves `gpuprobe trace cache` end to end (and --device over the imported H100 reference result): the committed NVBit and Accel-Sim fixtures sorted (binary and CSV) and modelled, the same answer from both forms; the JSON's counts consistent (every L1 request a hit or one miss class, the L2 fed by the L1's fetches); a cyclic trace worked by hand (300 lines read three times: all hits after the first pass in 512 lines, none in 256 — LRU's cyclic pathology — with both engines equal on fully associative caches, and the set-associative correction reported); --engine, --set-index, and refusals with one line and status 2 (usage) or 1 (input).
+# Proves `gpuprobe trace cache` end to end (and --device over the imported H100 reference result): the committed NVBit and Accel-Sim fixtures sorted (binary and CSV) and modelled, the same answer from both forms; the JSON's counts consistent (every L1 request a hit or one miss class, the L2 fed by the L1's fetches); a cyclic trace worked by hand (300 lines read three times: all hits after the first pass in 512 lines, none in 256 — LRU's cyclic pathology — with both engines equal on fully associative caches, and the set-associative correction reported); --engine, --set-index (modulo, xor, masks that equal both, and hardware: the masks stored with a device's memory result), and refusals with one line and status 2 (usage) or 1 (input).
 . "$(dirname "$0")/lib.sh"
 
 # cache ARGS...: runs trace cache; BODY its stdout, RC its status, ERR its stderr.
@@ -87,6 +87,26 @@ assert_json .geometry.l1.set_index xor
 cache cyclic.csv --l2 none --engine reuse --json
 assert_json '.engines.reuse.l2' null
 assert_json '.geometry.l2' null
+# masks: over address bits 7..8 they are modulo 4 sets, over 7,9,11 / 8,10,12 the model's own
+# xor of 4 sets (the L1 only; no L2 here, so the whole answer must match). 200 lines 512 B apart,
+# read three times: modulo piles them into one set of 128 ways (no hits), xor spreads them.
+{
+    echo "sm,seq,tid,pc,addr,width,dep"
+    for ((i = 0; i < 600; i++)); do printf '0,%d,0,0x10,0x%x,4,0\n' "$i" $((0x100000 + (i % 200) * 512)); done
+} >stride.csv
+cache stride.csv --l1 64K,128,128,32 --l2 none --latency 0 --engine exact
+modulo4=$(json .engines)
+assert_json .engines.exact.l1.hits 0
+cache stride.csv --l1 64K,4,128,32 --l2 none --latency 0 --engine exact --set-index mask:0x80,0x100
+[ "$RC" -eq 0 ] || fail "--set-index mask: exit $RC: $ERR"
+assert_json .geometry.l1.set_index mask:0x80,0x100
+assert_true '.geometry.l1.sets == 4 and .geometry.l1.assoc == 128'
+[ "$(json .engines)" = "$modulo4" ] || fail "masks over bits 7..8 differ from modulo 4 sets"
+cache stride.csv --l1 64K,128,128,32 --l2 none --latency 0 --engine exact --set-index xor
+xor4=$(json .engines)
+assert_json .engines.exact.l1.hits 400
+cache stride.csv --l1 64K,128,128,32 --l2 none --latency 0 --engine exact --set-index mask:0xa80,0x1500
+[ "$(json .engines)" = "$xor4" ] || fail "masks 0xa80,0x1500 differ from the 4-set xor"
 
 # ---- --device: the capacities of the H100 reference result ---------------------------------
 "$GPUPROBE" import "$REPO/data/reference/h100.json" --db ref.db >/dev/null || fail "import the H100 reference bundle"
@@ -99,6 +119,29 @@ assert_json .geometry.l1.sets 4
 assert_json .geometry.l2.size 52428800
 refused 1 cyclic.csv --device GPU-00000000-0000-0000-0000-000000000000 --db ref.db
 refused 2 cyclic.csv --device "$uuid"
+
+# ---- --set-index hardware: the L1 set mapping stored with the memory result ----------------
+refused 1 cyclic.csv --device "$uuid" --db ref.db --set-index hardware   # the reference has none
+assert_match "$ERR" "no L1 set search" "hardware without a stored mapping"
+refused 2 cyclic.csv --set-index hardware                                 # no device
+sql() { sqlite3 -batch -bail -cmd ".timeout 5000" ref.db "$1"; }
+job=$(sql "SELECT job_id FROM probe_runs WHERE probe = 'memory' AND device = '$uuid'")
+sql "INSERT INTO memory_l1_sets (job_id, device, status, reason, fill_bytes)
+     VALUES ($job, '$uuid', 'not determined', 'no floor of one set', 32)"
+refused 1 cyclic.csv --device "$uuid" --db ref.db --set-index hardware
+assert_match "$ERR" "no floor of one set" "hardware with an undetermined mapping"
+sql "UPDATE memory_l1_sets SET status = 'determined', reason = NULL, line_bytes = 128, sets = 4,
+       ways = 430, function = 'xor' WHERE job_id = $job;
+     INSERT INTO memory_l1_set_masks (job_id, bit, mask) VALUES ($job, 0, 2688), ($job, 1, 5376)"
+cache stride.csv --device "$uuid" --db ref.db --set-index hardware --l2 none --latency 0 --engine exact
+[ "$RC" -eq 0 ] || fail "--set-index hardware: exit $RC: $ERR"
+assert_json .geometry.l1.set_index mask:0xa80,0x1500
+assert_true '.geometry.l1.size == 220160 and .geometry.l1.sets == 4 and .geometry.l1.assoc == 430'
+hardware=$(json .engines)
+assert_json .engines.exact.l1.hits 400
+cache stride.csv --l1 220160,430,128,32 --set-index mask:0xa80,0x1500 --l2 none --latency 0 --engine exact
+[ "$(json .engines)" = "$hardware" ] || fail "hardware and the same masks given differ"
+refused 2 cyclic.csv --device "$uuid" --db ref.db --set-index hardware --l1 224K,448,64,32
 
 # ---- refusals ----------------------------------------------------------------------------
 refused 2 cyclic.csv --l1 100,4,128,32

@@ -270,6 +270,38 @@ static void test_memory_and_suite_table(void **state)
     free(t);
 }
 
+/* The memory table with l1 (JSON text) as the document's l1_sets. */
+static char *memory_table_with(const char *l1)
+{
+    json_t *doc = parse(memory_doc);
+    json_object_set_new(doc, "l1_sets", parse(l1));
+    char *text = json_dumps(doc, 0), *t = table_of(text);
+    free(text);
+    json_decref(doc);
+    return t;
+}
+
+static void test_memory_table_l1_sets(void **state)
+{
+    (void)state;
+    char *t = memory_table_with(
+        "{\"status\":\"determined\",\"line_bytes\":128,\"sets\":4,\"ways\":496,"
+        "\"set_index\":{\"function\":\"modulo\",\"masks\":[128,256],"
+        "\"text\":\"modulo: the set is address bits 7..8 (line mod 4)\","
+        "\"option\":\"mask:0x80,0x100\"}}");
+    assert_non_null(strstr(t, "L1 sets: 128-byte lines, 4 sets x 496 ways; modulo: the set is "
+                              "address bits 7..8"));
+    assert_non_null(strstr(t, "gpuprobe trace cache --set-index mask:0x80,0x100"));
+    free(t);
+    t = memory_table_with("{\"status\":\"not determined\",\"reason\":\"no floor of one set\","
+                          "\"set_index\":null}");
+    assert_non_null(strstr(t, "L1 sets: not determined: no floor of one set"));
+    free(t);
+    t = memory_table_with("{\"error\":\"cuMemAlloc(region): out of memory\"}");
+    assert_non_null(strstr(t, "L1 sets: error: cuMemAlloc(region): out of memory"));
+    free(t);
+}
+
 /* A fixture's table, printed into a string. */
 static char *fixture_table(const char *path)
 {
@@ -355,6 +387,7 @@ int main(void)
         cmocka_unit_test(test_result_checks),
         cmocka_unit_test(test_latency_table),
         cmocka_unit_test(test_memory_and_suite_table),
+        cmocka_unit_test(test_memory_table_l1_sets),
         cmocka_unit_test(test_edit_probe_tables),
         cmocka_unit_test(test_edit_probe_tables_forgive),
     };
