@@ -6,8 +6,8 @@
  * DESIGN
  * The kernel's parameters are given as NAME=VALUE texts (capture_args.c,
  * no CUDA, unit-tested): a pointer parameter names a device buffer with its
- * size and how its bytes start (buf:BYTES[:zero|iota|rand:SEED|randf:SEED|
- * f32:V]), a scalar its value. Every buffer's first bytes are made once on
+ * size and how its bytes start (buf:BYTES[:zero|iota|perm:SEED|rand:SEED|
+ * randf:SEED|f32:V]), a scalar its value. Every buffer's first bytes are made once on
  * the host, so each run starts from the same inputs.
  * The run (capture_run.c) compiles three modules through the JIT — the
  * original, the counting rewrite, the recording rewrite — and launches
@@ -41,7 +41,7 @@
 #define CAPTURE_MAX_RECORDS_DEFAULT (1ull << 27)   /* 2 GiB of device records */
 #define CAPTURE_MAX_BUFFER_BYTES (16ull << 30)
 
-enum capture_fill { FILL_ZERO, FILL_IOTA, FILL_RAND, FILL_RANDF, FILL_F32 };
+enum capture_fill { FILL_ZERO, FILL_IOTA, FILL_RAND, FILL_RANDF, FILL_F32, FILL_PERM };
 
 /* One kernel parameter's value. */
 struct capture_value {

@@ -8,8 +8,10 @@
  * with SEED (rand: raw bytes; randf: floats in [0, 1), 24 random bits
  * each, so sums of them stay ordinary numbers), iota writes the 32-bit
  * words 0, 1, 2, ... — an index chase over a buffer of n words stays
- * inside it when the kernel takes them modulo n — and f32:V writes V into
- * every 4-byte word.
+ * inside it when the kernel takes them modulo n — perm:SEED a random
+ * permutation of those words (Fisher-Yates over splitmix64: the indices of
+ * a gather, each in range and each once), and f32:V writes V into every
+ * 4-byte word.
  */
 #include "probes/capture.h"
 
@@ -53,6 +55,8 @@ static int parse_fill(const char *f, struct capture_value *v)
         v->fill = FILL_RAND;
     else if (strncmp(f, "randf:", 6) == 0 && parse_u64(f + 6, &v->seed) == 0)
         v->fill = FILL_RANDF;
+    else if (strncmp(f, "perm:", 5) == 0 && parse_u64(f + 5, &v->seed) == 0)
+        v->fill = FILL_PERM;
     else if (strncmp(f, "f32:", 4) == 0 && (v->f32 = strtof(f + 4, &end), end && !*end && end != f + 4))
         v->fill = FILL_F32;
     else
@@ -78,7 +82,8 @@ static int parse_buffer(const struct ptxi_param *p, const char *text, struct cap
     v->is_buffer = 1;
     if (colon && parse_fill(colon + 1, v) < 0)
         return fail(err, errlen, p->name, text,
-                    "has an unknown fill (zero, iota, rand:SEED, randf:SEED or f32:V)");
+                    "has an unknown fill (zero, iota, perm:SEED, rand:SEED, randf:SEED or "
+                    "f32:V)");
     return 0;
 }
 
@@ -183,6 +188,35 @@ out:
     return rc;
 }
 
+static void put_word(unsigned char *out, size_t i, uint32_t w)
+{
+    for (int b = 0; b < 4; b++)
+        out[4 * i + (size_t)b] = (unsigned char)(w >> (8 * b));
+}
+
+static uint32_t get_word(const unsigned char *out, size_t i)
+{
+    uint32_t w = 0;
+    for (int b = 0; b < 4; b++)
+        w |= (uint32_t)out[4 * i + (size_t)b] << (8 * b);
+    return w;
+}
+
+/* The words 0 .. words-1 in a random order (words < 2^32 by the size cap). */
+static void fill_perm(unsigned char *out, size_t n, uint64_t state)
+{
+    size_t words = n / 4;
+    memset(out, 0, n);
+    for (size_t i = 0; i < words; i++)
+        put_word(out, i, (uint32_t)i);
+    for (size_t i = words; i > 1; i--) {
+        size_t j = (size_t)(trace_splitmix64(&state) % i);
+        uint32_t a = get_word(out, i - 1), b = get_word(out, j);
+        put_word(out, i - 1, b);
+        put_word(out, j, a);
+    }
+}
+
 void capture_fill_bytes(const struct capture_value *v, unsigned char *out)
 {
     uint64_t state = v->seed;
@@ -190,6 +224,9 @@ void capture_fill_bytes(const struct capture_value *v, unsigned char *out)
     switch (v->fill) {
     case FILL_ZERO:
         memset(out, 0, n);
+        return;
+    case FILL_PERM:
+        fill_perm(out, n, state);
         return;
     case FILL_RAND:
         for (size_t i = 0; i < n; i += 8) {
@@ -208,8 +245,7 @@ void capture_fill_bytes(const struct capture_value *v, unsigned char *out)
                 f = (float)(trace_splitmix64(&state) >> 40) * 0x1p-24f;
             if (v->fill != FILL_IOTA)
                 memcpy(&w, &f, 4);
-            for (int b = 0; b < 4; b++)
-                out[4 * i + (size_t)b] = (unsigned char)(w >> (8 * b));
+            put_word(out, i, w);
         }
         return;
     }

@@ -349,6 +349,18 @@ static void test_fills(void **state)
     v.seed = 4; /* another seed, other bytes */
     capture_fill_bytes(&v, c);
     assert_true(memcmp(b, c, v.bytes) != 0);
+    /* perm: every word from 0 to 1023 once, not in order */
+    v.fill = FILL_PERM;
+    capture_fill_bytes(&v, b);
+    unsigned char seen[1024] = {0};
+    size_t moved = 0;
+    for (size_t i = 0; i < v.bytes / 4; i++) {
+        memcpy(&w, b + 4 * i, 4);
+        assert_true(w < 1024 && !seen[w]);
+        seen[w] = 1;
+        moved += w != i;
+    }
+    assert_true(moved > 900);
     free(b);
     free(c);
 }
