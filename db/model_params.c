@@ -83,10 +83,11 @@ static int probe_inputs(struct conn *c, const char *uuid, const char *probe, con
 
 static int take_validation(const struct db_row *r)
 {
-    *(json_t **)r->ctx = json_pack("{s:o, s:o, s:o, s:o, s:o}", "job_id", rc_int(r->st, 0),
+    *(json_t **)r->ctx = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "job_id", rc_int(r->st, 0),
                                    "measured_ms", rc_int(r->st, 1), "dram_bandwidth",
                                    rc_num(r->st, 2), "link_bandwidth", rc_num(r->st, 3),
-                                   "l2_bandwidth", rc_num(r->st, 4));
+                                   "l2_bandwidth", rc_num(r->st, 4), "l2_fetch_bytes",
+                                   rc_int(r->st, 5));
     return 0;
 }
 
@@ -95,7 +96,8 @@ static int validation_inputs(struct conn *c, const char *uuid, json_t *out, char
 {
     json_t *v = NULL;
     int ret = conn_row(c,
-                       "SELECT job_id, measured_ms, dram_bw_median, link_bw_median, l2_bw_median"
+                       "SELECT job_id, measured_ms, dram_bw_median, link_bw_median, l2_bw_median,"
+                       " l2_fetch_bytes"
                        " FROM model_validation_runs WHERE device = ?1"
                        " ORDER BY measured_ms DESC, job_id DESC LIMIT 1",
                        DB_ARGS(DB_TEXT(uuid)), take_validation, &v, "reading validation runs",

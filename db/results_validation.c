@@ -28,15 +28,16 @@
 enum {
     V_JOB, V_PROV, V_TIMING = V_PROV + RW_PROV_CLOCK, V_PROV_REST,
     V_NOW = V_PROV_REST + RW_PROV - RW_PROV_CLOCK, V_DRAM, V_LINK = V_DRAM + 3,
-    V_DRAM_ERROR = V_LINK + 3, V_LINK_ERROR, V_L2, V_L2_ERROR = V_L2 + 3, V_COUNT
+    V_DRAM_ERROR = V_LINK + 3, V_LINK_ERROR, V_L2, V_L2_ERROR = V_L2 + 3, V_L2_FETCH, V_COUNT
 };
 
 static const char run_sql[] =
     "INSERT INTO model_validation_runs (job_id, device, device_name, compute_capability,"
     " driver_version, timing, clock_mhz_before, clock_mhz_after, repeats, wall_s, measured_ms,"
     " dram_bw_median, dram_bw_min, dram_bw_max, link_bw_median, link_bw_min, link_bw_max,"
-    " dram_bw_error, link_bw_error, l2_bw_median, l2_bw_min, l2_bw_max, l2_bw_error)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    " dram_bw_error, link_bw_error, l2_bw_median, l2_bw_min, l2_bw_max, l2_bw_error,"
+    " l2_fetch_bytes)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 static const char kernel_sql[] =
     "INSERT INTO model_validation (job_id, seq, device, kernel, character, launch_json,"
     " description_json, measured_s_median, measured_s_min, measured_s_max, measure_error)"
@@ -46,7 +47,7 @@ static const char kernel_sql[] =
 
 struct vrun_row {
     const char *p[V_COUNT];
-    char bufs[RW_PROV][RW_NUM], now[24];
+    char bufs[RW_PROV][RW_NUM], now[24], fetch[RW_NUM];
     struct rw_spread dram, link, l2;
 };
 
@@ -64,7 +65,10 @@ static int run_read(struct rwalk *w, const json_t *doc, struct vrun_row *r)
         rw_spread(w, bw, "bandwidth", "link_bytes_per_s", RW_REQUIRED | RW_ERROR_OK,
                   &r->link) != 0 ||
         /* documents from before the L2 was measured have none */
-        rw_spread(w, bw, "bandwidth", "l2_bytes_per_s", RW_ERROR_OK, &r->l2) != 0)
+        rw_spread(w, bw, "bandwidth", "l2_bytes_per_s", RW_ERROR_OK, &r->l2) != 0 ||
+        /* the L2's fetch granularity, when the driver told it */
+        rw_int_in(w, bw, "bandwidth", "l2_fetch_bytes", 0, 1, 4096, r->fetch,
+                  &r->p[V_L2_FETCH]) != 0)
         return -1;
     return rw_repeats(w, doc);
 }
@@ -246,10 +250,10 @@ int results_validation_summary(struct store_tx *tx, int64_t job_id, const double
 #define VRUN_COLS RC_RUN_COLS ", timing, dram_bw_median, dram_bw_min, dram_bw_max," \
                   " link_bw_median, link_bw_min, link_bw_max, dram_bw_error, link_bw_error," \
                   " latency_job, memory_job, gmae, kernels_compared, l2_bw_median, l2_bw_min," \
-                  " l2_bw_max, l2_bw_error"
+                  " l2_bw_max, l2_bw_error, l2_fetch_bytes"
 enum { C_TIMING = RC_RUN_NCOLS, C_DRAM, C_LINK = C_DRAM + 3, C_DRAM_ERROR = C_LINK + 3,
        C_LINK_ERROR, C_LATENCY_JOB, C_MEMORY_JOB, C_GMAE, C_KERNELS, C_L2,
-       C_L2_ERROR = C_L2 + 3 };
+       C_L2_ERROR = C_L2 + 3, C_L2_FETCH };
 
 static json_t *figure_or_error(sqlite3_stmt *st, int col, int err_col)
 {
@@ -263,10 +267,11 @@ static void vrun_more(sqlite3_stmt *st, json_t *o)
     json_object_set_new(o, "timing", rc_text(st, C_TIMING));
     /* l2_bytes_per_s: null for runs from before the L2 was measured */
     json_object_set_new(o, "bandwidth",
-                        json_pack("{s:o, s:o, s:o}", "dram_bytes_per_s",
+                        json_pack("{s:o, s:o, s:o, s:o}", "dram_bytes_per_s",
                                   figure_or_error(st, C_DRAM, C_DRAM_ERROR), "l2_bytes_per_s",
                                   figure_or_error(st, C_L2, C_L2_ERROR), "link_bytes_per_s",
-                                  figure_or_error(st, C_LINK, C_LINK_ERROR)));
+                                  figure_or_error(st, C_LINK, C_LINK_ERROR), "l2_fetch_bytes",
+                                  rc_int(st, C_L2_FETCH)));
     json_object_set_new(o, "parameters_from", json_pack("{s:o, s:o}", "latency_job",
                                                         rc_int(st, C_LATENCY_JOB), "memory_job",
                                                         rc_int(st, C_MEMORY_JOB)));

@@ -378,7 +378,8 @@ static const char schema_v8_l2_bandwidth[] =
     "ALTER TABLE model_validation_runs ADD COLUMN l2_bw_median REAL;\n"
     "ALTER TABLE model_validation_runs ADD COLUMN l2_bw_min REAL;\n"
     "ALTER TABLE model_validation_runs ADD COLUMN l2_bw_max REAL;\n"
-    "ALTER TABLE model_validation_runs ADD COLUMN l2_bw_error TEXT;\n";
+    "ALTER TABLE model_validation_runs ADD COLUMN l2_bw_error TEXT;\n"
+    "ALTER TABLE model_validation_runs ADD COLUMN l2_fetch_bytes INTEGER;\n";
 
 /* The memory probe's L1 set mapping (probes/l1_sets.h, db/results_memory_l1.c):
  * one row per run that has one — the search's verdict and sizes, or the

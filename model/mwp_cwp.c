@@ -182,15 +182,37 @@ static void mwp(const struct mwp_kernel *k, const struct mwp_hw *hw, struct mwp_
                          : r->mwp_peak_dram + r->mwp_peak_l2;
 }
 
+/* Computation: the paper sums every class's issue cycles, as if one pipe ran
+ * them all. An SM's schedulers issue to separate pipes, so with the dispatch
+ * rate known it is the larger of all instructions at that rate and the
+ * busiest pipe (shared and global accesses share the load/store pipe). */
+static void computation(const struct mwp_kernel *k, const struct mwp_hw *hw, struct mwp_result *r)
+{
+    double insts[MC_COUNT], total = 0;
+    memcpy(insts, k->insts, sizeof insts);
+    insts[MC_GLOBAL] = r->mem_insts;
+    r->comp_serial = r->comp_pipe = 0;
+    for (int c = 0; c < MC_COUNT; c++) {
+        double busy = hw->issue[c].value * insts[c];
+        r->comp_serial += busy;
+        total += insts[c];
+        if (c != MC_SHARED && c != MC_GLOBAL && busy > r->comp_pipe)
+            r->comp_pipe = busy;
+    }
+    double lsu = hw->issue[MC_SHARED].value * insts[MC_SHARED] +
+                 hw->issue[MC_GLOBAL].value * insts[MC_GLOBAL];
+    if (lsu > r->comp_pipe)
+        r->comp_pipe = lsu;
+    r->comp_dispatch = total * hw->issue_slot.value;
+    r->comp_cycles = hw->issue_slot.value > 0
+                         ? (r->comp_dispatch > r->comp_pipe ? r->comp_dispatch : r->comp_pipe)
+                         : r->comp_serial;
+}
+
 /* Equations 37-39: computation, memory cycles, computation warp parallelism. */
 static void cwp(const struct mwp_kernel *k, const struct mwp_hw *hw, struct mwp_result *r)
 {
-    double insts[MC_COUNT];
-    memcpy(insts, k->insts, sizeof insts);
-    insts[MC_GLOBAL] = r->mem_insts;
-    r->comp_cycles = 0;
-    for (int c = 0; c < MC_COUNT; c++)
-        r->comp_cycles += hw->issue[c].value * insts[c];
+    computation(k, hw, r);
     /* a period waits one latency; the other requests of it leave a departure delay
      * apart behind its first (the paper: every instruction a period) */
     r->periods = k->mem_periods > 0 && k->mem_periods < r->mem_insts ? k->mem_periods

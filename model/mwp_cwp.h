@@ -110,7 +110,10 @@ struct mwp_hw {
     struct mwp_param dram_granule;     /* bytes one device-memory access fetches at least (the
                                           L2's fetch granularity); 0 = a sector */
     struct mwp_param link_bandwidth;   /* host <-> device, bytes/s; value 0 = unknown */
-    struct mwp_param issue[MC_COUNT];  /* SM cycles per warp instruction */
+    struct mwp_param issue[MC_COUNT];  /* SM cycles per warp instruction of the class's pipe */
+    struct mwp_param issue_slot;       /* SM cycles per warp instruction at the dispatch ports,
+                                          whatever the pipe; 0 = unknown (the paper's serial
+                                          sum of the classes) */
 };
 
 enum mwp_case { MWP_CASE_COMPUTE_ONLY = 0, MWP_CASE_1 = 1, MWP_CASE_2 = 2, MWP_CASE_3 = 3 };
@@ -133,6 +136,9 @@ struct mwp_result {
     double sync_barriers;        /* the barriers charged: sync_mem when known, else sync */
     double comp_cycles, mem_cycles, mem_insts, cwp_full, cwp;
     double periods;              /* memory periods per warp the model charged */
+    double comp_serial;          /* the paper's Comp: every class's issue cycles summed */
+    double comp_dispatch;        /* all instructions at the dispatch ports' rate */
+    double comp_pipe;            /* the busiest pipe (load/store: shared and global together) */
     enum mwp_case which;
     double sync_mwp;             /* min(MWP, warps per block): the warps a barrier serialises */
     double case_cycles_per_rep;  /* the case's formula, before the throughput floors */

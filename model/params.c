@@ -99,6 +99,18 @@ static int issue_cycles(struct ctx *c, const json_t *lat)
         set(&c->hw->issue[issue_sources[i].cls], c->hw->warp_size / t, lat,
             "latency probe: %d / throughput of %s (%.4g results/clk/SM)", c->hw->warp_size, e, t);
     }
+    /* the dispatch ports issue at least as fast as the fastest instruction runs */
+    const char *key, *fastest = NULL;
+    const json_t *v;
+    double best = 0;
+    json_object_foreach((json_t *)tp, key, v)
+        if (json_number_value(v) > best) {
+            best = json_number_value(v);
+            fastest = key;
+        }
+    set(&c->hw->issue_slot, c->hw->warp_size / best, lat,
+        "latency probe: %d / the highest throughput of the catalog (%s, %.4g results/clk/SM)",
+        c->hw->warp_size, fastest, best);
     return 0;
 }
 
@@ -204,6 +216,21 @@ static void l2_bandwidth(struct ctx *c)
             "was measured; run model-validation");
 }
 
+/* The bytes one device-memory access fetches at least: the L2's fetch
+ * granularity the driver reported to the validation run; 0 (a sector) without. */
+static void dram_granule(struct ctx *c)
+{
+    const json_t *val = json_object_get(c->in, "validation");
+    double g = json_number_value(json_object_get(val, "l2_fetch_bytes"));
+    if (g > 0)
+        set(&c->hw->dram_granule, g, val,
+            "model-validation run: the driver's L2 fetch granularity (cuCtxGetLimit)");
+    else
+        set(&c->hw->dram_granule, 0, NULL,
+            "not reported (0 = a sector): no model-validation run, or one from before it was "
+            "read");
+}
+
 int model_hw_from_inputs(const json_t *inputs, const char *uuid, struct mwp_hw *hw,
                          int *miss, char *err, size_t errlen)
 {
@@ -223,6 +250,7 @@ int model_hw_from_inputs(const json_t *inputs, const char *uuid, struct mwp_hw *
         bandwidths(&c, dev) < 0)
         return -1;
     l2_bandwidth(&c);
+    dram_granule(&c);
     return 0;
 }
 
@@ -247,6 +275,8 @@ json_t *model_hw_json(const struct mwp_hw *hw)
     json_object_set_new(o, "bandwidth", param_json(&hw->bandwidth, "bytes/s"));
     json_object_set_new(o, "link_bandwidth", param_json(&hw->link_bandwidth, "bytes/s"));
     json_object_set_new(o, "l2_bandwidth", param_json(&hw->l2_bandwidth, "bytes/s"));
+    json_object_set_new(o, "dram_granule", param_json(&hw->dram_granule, "bytes"));
+    json_object_set_new(o, "issue_slot", param_json(&hw->issue_slot, "cycles/warp instruction"));
     for (int k = 0; k < MC_COUNT; k++) {
         snprintf(key, sizeof key, "issue_%s", mwp_class_name((enum mwp_class)k));
         json_object_set_new(o, key, param_json(&hw->issue[k], "cycles/warp instruction"));

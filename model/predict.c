@@ -303,6 +303,9 @@ static json_t *prediction_json(const struct mwp_result *p)
                      p->mwp_peak_dram, "mwp_peak_l2", p->mwp_peak_l2, "sync_barriers",
                      p->sync_barriers);
     json_object_set_new(o, "periods", json_real(p->periods));
+    json_object_set_new(o, "comp_serial", json_real(p->comp_serial));
+    json_object_set_new(o, "comp_dispatch", json_real(p->comp_dispatch));
+    json_object_set_new(o, "comp_pipe", json_real(p->comp_pipe));
     json_object_set_new(o, "case_cycles_per_rep", json_real(p->case_cycles_per_rep));
     json_object_set_new(o, "floor_departure", json_real(p->floor_departure));
     json_object_set_new(o, "floor_dram", json_real(p->floor_dram));

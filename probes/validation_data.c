@@ -32,6 +32,27 @@ const enum val_buffer val_bindings[VK_ALL][3] = {
     [VK_BW_READ] = {VB_OUT, VB_BIG},     [VK_L2_READ] = {VB_OUT, VB_BIG},
 };
 
+uint64_t val_buffer_bytes(enum val_buffer b)
+{
+    static const uint64_t bytes[VB_COUNT] = {
+        [VB_OUT] = 512ull << 20,
+        [VB_BIG] = VAL_BIG_BYTES,
+        [VB_MA] = (uint64_t)VAL_MM_N * VAL_MM_N * 4,
+        [VB_MB] = (uint64_t)VAL_MM_N * VAL_MM_N * 4,
+        [VB_MC] = (uint64_t)VAL_MM_N * VAL_MM_N * 4,
+        [VB_SEQ] = (uint64_t)VAL_INPUT_WORDS * 4,
+        [VB_PERM] = (uint64_t)VAL_INPUT_WORDS * 4,
+        [VB_GRID] = (uint64_t)VAL_INPUT_WORDS * 4,
+        [VB_BYTES] = (uint64_t)VAL_INPUT_WORDS * 4,
+    };
+    return (unsigned)b < VB_COUNT ? bytes[b] : 0;
+}
+
+const char *val_buffer_fill(enum val_buffer b)
+{
+    return b == VB_PERM ? "perm:1" : b == VB_BYTES ? "rand:1" : "f32:1";
+}
+
 enum val_buffer val_input_buffer(enum val_input in)
 {
     static const enum val_buffer buffers[VI_COUNT] = {VB_SEQ, VB_PERM, VB_GRID, VB_BYTES};

@@ -57,6 +57,15 @@ enum val_input { VI_SEQ, VI_PERM, VI_GRID, VI_BYTES, VI_COUNT };
  * them) as buffers. */
 extern const enum val_buffer val_bindings[VK_ALL][3];
 
+/* The bytes of buffer b. */
+uint64_t val_buffer_bytes(enum val_buffer b);
+
+/* The fill (trace capture's, probes/capture.h) that stands for buffer b's
+ * contents where the addresses a kernel makes depend on them: gather's
+ * indices are a permutation (perm:1), the histogram's bytes random (rand:1);
+ * the others' values do not move an address (f32:1). */
+const char *val_buffer_fill(enum val_buffer b);
+
 /* The buffer that holds input in. */
 enum val_buffer val_input_buffer(enum val_input in);
 

@@ -34,20 +34,12 @@
 
 #define DEFAULT_REPEATS 5
 #define ONE_F 0x3F800000u
-#define OUT_BYTES (512ull << 20)
-#define MAT_BYTES ((size_t)VAL_MM_N * VAL_MM_N * 4)
 #define PATTERN_BYTES ((size_t)VAL_INPUT_WORDS * 4)
 #define LINK_BYTES (256ull << 20)
 #define LINK_REPEATS 3
 #define ERR_LEN 320
 #define L2_SHARE 4          /* the L2 kernel re-reads a quarter of the L2 */
 #define VEC_BYTES 16        /* the bandwidth kernels' loads */
-
-static const size_t buffer_bytes[VB_COUNT] = {
-    [VB_OUT] = OUT_BYTES,         [VB_BIG] = VAL_BIG_BYTES,     [VB_MA] = MAT_BYTES,
-    [VB_MB] = MAT_BYTES,          [VB_MC] = MAT_BYTES,          [VB_SEQ] = PATTERN_BYTES,
-    [VB_PERM] = PATTERN_BYTES,    [VB_GRID] = PATTERN_BYTES,    [VB_BYTES] = PATTERN_BYTES,
-};
 
 struct vrun {
     struct gpu g;
@@ -90,10 +82,10 @@ static int fill_patterns(struct vrun *r, char *err, size_t errlen)
 static int alloc_all(struct vrun *r, char *err, size_t errlen)
 {
     for (int b = 0; b < VB_COUNT; b++) {
-        if (gpu_check(&r->g, r->g.cu->cuMemAlloc(&r->buf[b], buffer_bytes[b]), "cuMemAlloc", err,
+        if (gpu_check(&r->g, r->g.cu->cuMemAlloc(&r->buf[b], val_buffer_bytes((enum val_buffer)b)), "cuMemAlloc", err,
                       errlen) < 0)
             return -1;
-        if (b < VB_SEQ && fill_ones(r, r->buf[b], buffer_bytes[b], err, errlen) < 0)
+        if (b < VB_SEQ && fill_ones(r, r->buf[b], val_buffer_bytes((enum val_buffer)b), err, errlen) < 0)
             return -1;
     }
     return fill_patterns(r, err, errlen);
@@ -368,6 +360,11 @@ static json_t *run_open(struct vrun *r, double t0, char *err, size_t errlen)
     json_t *bw = json_pack("{s:o}", "dram_bytes_per_s", dram_bandwidth(r));
     json_object_set_new(bw, "l2_bytes_per_s", l2_bandwidth(r));
     json_object_set_new(bw, "link_bytes_per_s", link_bandwidth(r));
+    size_t fetch = 0; /* the least a device-memory access moves, as the driver says */
+    if (r->g.cu->cuCtxGetLimit &&
+        r->g.cu->cuCtxGetLimit(&fetch, CU_LIMIT_MAX_L2_FETCH_GRANULARITY) == CUDA_SUCCESS &&
+        fetch > 0 && fetch <= 4096)
+        json_object_set_new(bw, "l2_fetch_bytes", json_integer((json_int_t)fetch));
     json_object_set_new(res, "bandwidth", bw);
     json_t *list = json_array();
     for (int id = 0; id < VK_COUNT; id++)

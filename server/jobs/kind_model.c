@@ -24,6 +24,7 @@
 #include "model/predict.h"
 #include "model/ptx_desc.h"
 #include "probes/validation.h"
+#include "server/jobs/kind_model_hits.h"
 #include "server/jobs/kind_model_sass.h"
 #include "server/jobs/kind_probes.h"
 
@@ -80,8 +81,10 @@ static json_t *validation_job(const struct job_ctx *ctx, const json_t *params, c
 {
     int repeats = (int)json_integer_value(json_object_get(params, "repeats"));
     json_t *doc = validation_run(ctx->device_uuid, repeats, err, errlen);
-    if (doc)
+    if (doc) {
         describe_all(doc);
+        model_hits_attach(doc, ctx->device_uuid);
+    }
     return doc;
 }
 

@@ -88,9 +88,17 @@ for k in val["kernels"]:
     occ = k["prediction"]["occupancy"]
     rel = k["rel_error"]
     logs.append(math.log(max(abs(rel), 1e-6)))
+    desc = k.get("description") or {}
+    hits = desc.get("cache") or {}
+    if "l1_hit" not in hits:
+        problems.append(f"{k['name']}: no hit rates from the worker: {hits.get('error')}")
+    if "sass_counts" not in desc:
+        problems.append(f"{k['name']}: no SASS counts: {desc.get('sass_error')}")
     rows.append((k["name"], m["median"] * 1e3, m["min"] * 1e3, m["max"] * 1e3, p * 1e3, rel * 100,
                  pr["case"], pr["bound"], pr["mwp"], pr["cwp"], pr["n_active_warps"],
-                 occ["blocks_per_sm"], occ["limiter"], pr["sync_cycles"] / pr["cycles"]))
+                 occ["blocks_per_sm"], occ["limiter"], pr["sync_cycles"] / pr["cycles"],
+                 hits.get("l1_hit"), hits.get("l2_hit"),
+                 "sass" if "sass_counts" in desc else "ptx"))
 gmae = math.exp(sum(logs) / len(logs)) if logs else None
 if gmae is None or val.get("gmae") is None or abs(val["gmae"] - gmae) > 1e-9 * max(1, gmae):
     problems.append(f"stored gmae {val.get('gmae')} is not the kernels' {gmae}")
@@ -140,10 +148,13 @@ with open(f"{out}/model-summary.md", "w") as f:
             f"- clock (MHz) before/after: {d['clock_mhz']['before']:.0f}/{d['clock_mhz']['after']:.0f}\n"
             f"- geometric-mean absolute error over {len(logs)} kernels: "
             f"{gmae * 100 if gmae is not None else float('nan'):.1f}%\n\n"
-            "| kernel | measured ms (min-max) | predicted ms | error | case | bound | MWP | CWP | N | P | limiter | sync share |\n"
-            "|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+            "| kernel | measured ms (min-max) | predicted ms | error | L1 hit | L2 hit | counts | case | bound | MWP | CWP | N | P | limiter | sync share |\n"
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+    def rate(x):
+        return f"{x:.3f}" if isinstance(x, (int, float)) else "-"
     for r in rows:
-        f.write(f"| {r[0]} | {r[1]:.4f} ({r[2]:.4f}-{r[3]:.4f}) | {r[4]:.4f} | {r[5]:+.1f}% | {r[6]} | "
+        f.write(f"| {r[0]} | {r[1]:.4f} ({r[2]:.4f}-{r[3]:.4f}) | {r[4]:.4f} | {r[5]:+.1f}% | "
+                f"{rate(r[14])} | {rate(r[15])} | {r[16]} | {r[6]} | "
                 f"{r[7]} | {r[8]:.1f} | {r[9]:.2f} | {r[10]:.0f} | {r[11]} | {r[12]} | {r[13]:.2f} |\n")
     if problems:
         f.write("\nProblems:\n" + "".join(f"- {p}\n" for p in problems))

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The kernel-time model on a GPU machine, alone (make gpu-check runs the same
 # two steps inside tests/gpu/run.sh): the latency, memory and model-validation
-# jobs through a real daemon (check_model.py: the validation kernels timed and
-# predicted without caches), then model_hits.py: each kernel's trace captured
-# on a sample of its grid, its hit rates from the cache model, and the model's
-# prediction with them. Output in $OUT (default tests/gpu/results/latest-model).
+# jobs through a real daemon (check_model.py: the sixteen validation kernels
+# timed, their SASS read, their hit rates modelled over a captured sample, and
+# predicted), then model_hits.py: `model predict --hits` on the command line
+# agrees with the job. Output in $OUT (default tests/gpu/results/latest-model).
 #   tests/gpu/model_check.sh [BUNDLE.tar.gz]
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"

@@ -98,7 +98,7 @@ check "model validation through the daemon" python3 tests/gpu/check_model.py \
 kill -TERM "$daemon"; wait "$daemon" || true; daemon=""
 cp "$work/model-daemon.log" "$out/model-daemon.log"
 # ... and with the cache model's hit rates from each kernel's captured trace
-check "model with the cache model's hit rates" env TMPDIR="$work" python3 \
+check "model predict --hits agrees with the validation job" env TMPDIR="$work" python3 \
     tests/gpu/model_hits.py "$bin" "$work/model.db" "$uuid" "$out"
 
 # 7. The patch-and-run harness (probes/gpu/patch.h) through the test build: an

@@ -284,6 +284,31 @@ static void test_hit_rates_weight_latency_and_traffic(void **state)
     assert_non_null(strstr(err, "fractions"));
 }
 
+static void test_computation_dispatch_and_pipes(void **state)
+{
+    (void)state;
+    struct mwp_hw hw;
+    struct mwp_kernel k;
+    toy_hw(&hw);
+    hw.issue[MC_FP32].value = 0.25;
+    hw.issue[MC_INT].value = 0.5;
+    toy_kernel(&k, 80, 256, 4);
+    k.sync_mem = -1;
+    k.insts[MC_FP32] = 100;
+    k.insts[MC_INT] = 100;
+    k.insts[MC_SHARED] = 10;
+    k.coal = 10;
+    struct mwp_result serial = predict(&k, &hw);
+    near(serial.comp_cycles, 25 + 50 + 10 + 10, "no dispatch rate: the paper's sum");
+    hw.issue_slot.value = 0.25;
+    struct mwp_result r = predict(&k, &hw);
+    near(r.comp_dispatch, 220 * 0.25, "220 instructions at the dispatch rate");
+    near(r.comp_pipe, 50, "the integer pipe is the busiest");
+    near(r.comp_cycles, 55, "the larger of the two");
+    k.insts[MC_SHARED] = 60; /* shared and global share the load/store pipe */
+    near(predict(&k, &hw).comp_pipe, 70, "60 shared + 10 global");
+}
+
 static void test_dram_granule(void **state)
 {
     (void)state;
@@ -564,6 +589,7 @@ static json_t *validation_doc_l2(const json_t *device)
     json_object_set_new(json_object_get(doc, "bandwidth"), "l2_bytes_per_s",
                         json_pack("{s:f, s:f, s:f, s:f, s:s}", "median", L2_BW, "min", 8.9e12,
                                   "max", 9.1e12, "bytes", 1073741824.0, "method", "read-only"));
+    json_object_set_new(json_object_get(doc, "bandwidth"), "l2_fetch_bytes", json_integer(64));
     return doc;
 }
 
@@ -664,6 +690,13 @@ static void test_validation_saved_predicted_and_served(void **state)
     const json_t *served = json_object_get(json_object_get(out, "bandwidth"), "l2_bytes_per_s");
     near(json_number_value(json_object_get(served, "median")), L2_BW, "served L2 median");
     near(json_number_value(json_object_get(served, "max")), 9.1e12, "served L2 max");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(out, "bandwidth"),
+                                                        "l2_fetch_bytes")), 64);
+    /* and the model took it as device memory's granule */
+    const json_t *first = json_array_get(json_object_get(out, "kernels"), 0);
+    const json_t *granule = json_object_get(
+        json_object_get(json_object_get(first, "prediction"), "parameters"), "dram_granule");
+    near(json_number_value(json_object_get(granule, "value")), 64, "granule from the run");
     json_decref(out);
     assert_int_equal(store_model_validation(f->s, UUID, v0, &out, err, sizeof err), 0);
     assert_int_equal(json_integer_value(json_object_get(out, "job_id")), v0);
@@ -691,6 +724,11 @@ static void test_validation_document_checked(void **state)
     json_object_set_new(bw, "l2_bytes_per_s", json_pack("{s:f}", "median", 1e12));
     assert_int_equal(results_validation_check(doc, err, sizeof err), -1);
     assert_non_null(strstr(err, "bandwidth.l2_bytes_per_s"));
+    json_object_set_new(bw, "l2_bytes_per_s", json_pack("{s:s}", "error", "no L2 size"));
+    json_object_set_new(bw, "l2_fetch_bytes", json_integer(0)); /* from 1 to 4096 bytes */
+    assert_int_equal(results_validation_check(doc, err, sizeof err), -1);
+    assert_non_null(strstr(err, "l2_fetch_bytes"));
+    json_object_del(bw, "l2_fetch_bytes");
     json_object_del(bw, "l2_bytes_per_s");
     json_object_set_new(json_array_get(json_object_get(doc, "kernels"), 1), "name",
                         json_string("copy"));
@@ -791,6 +829,7 @@ int main(void)
         cmocka_unit_test(test_hit_rates_weight_latency_and_traffic),
         cmocka_unit_test(test_memory_periods_and_departure_floor),
         cmocka_unit_test(test_dram_granule),
+        cmocka_unit_test(test_computation_dispatch_and_pipes),
         cmocka_unit_test(test_barriers_charged_when_waiting_on_memory),
         cmocka_unit_test_setup_teardown(test_parameters_need_both_probes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_validation_saved_predicted_and_served, setup,
