@@ -85,7 +85,7 @@ enum {
 
 /* One entry per Driver API function gpuprobe calls. Later probes add theirs. */
 /* cuCtxGetLimit's limit: the L2's fetch granularity, bytes (cuda.h's CUlimit) */
-#define CU_LIMIT_MAX_L2_FETCH_GRANULARITY 0x04
+#define CU_LIMIT_MAX_L2_FETCH_GRANULARITY 0x05
 
 struct cuda_api {
     CUresult (*cuInit)(unsigned int flags);

@@ -122,7 +122,9 @@ json_t *kernel_hits_rates(const struct kernel_hits_req *r, const struct cache_co
     uint64_t total = (uint64_t)r->grid[0] * r->grid[1] * r->grid[2];
     double below = (double)l1->below_sectors, f = (double)sampled / (double)total;
     double l1_hit = l1->sectors ? 1.0 - below / (double)l1->sectors : 0.0;
-    double footprint = (double)l2->miss[CACHE_MISS_COMPULSORY] / f;
+    /* compulsory misses count lines (a line's first touch); its other sectors
+     * come as sector misses: the data is at most every sector of those lines */
+    double footprint = (double)l2->miss[CACHE_MISS_COMPULSORY] * KERNEL_HITS_SECTORS_PER_LINE / f;
     uint64_t buffers = kernel_hits_buffer_bytes(r->args, r->nargs);
     if (buffers && footprint > buffers / 32.0)
         footprint = buffers / 32.0;

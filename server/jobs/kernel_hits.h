@@ -34,6 +34,7 @@
 #include <stdint.h>
 
 #define KERNEL_HITS_BUDGET (1u << 24)   /* thread records a sample may hold */
+#define KERNEL_HITS_SECTORS_PER_LINE 4  /* the hopper preset's 128-byte lines of 32-byte sectors */
 
 struct kernel_hits_req {
     const char *ptx, *entry;

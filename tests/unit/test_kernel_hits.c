@@ -57,14 +57,19 @@ static void test_rates(void **state)
     l1.below_sectors = 100;
     l2.sectors = 100;
     l2.sector_hits = 10;
-    l2.miss[CACHE_MISS_COMPULSORY] = 50;
+    l2.miss[CACHE_MISS_COMPULSORY] = 50; /* lines: 200 sectors */
     const unsigned g[3] = {128, 1, 1}; /* one row of 128: f = 1/128 */
     json_t *a = kernel_hits_rates(&r, &l1, &l2, g, NULL);
 
     assert_true(fabs(num(a, "l1_hit") - 0.9) < 1e-12);
-    /* footprint 50 x 128 = 6400 sectors (200 KiB) fits 1 MiB: misses are compulsory only,
-     * of 100 x 128 L1 misses over the kernel */
-    assert_true(fabs(num(a, "l2_hit") - 0.5) < 1e-12);
+    /* footprint 50 lines x 4 sectors x 128 = 25600 sectors (800 KiB) fits 1 MiB: misses are
+     * compulsory only, of 100 x 128 L1 misses over the kernel: more than all; none hit */
+    assert_true(fabs(num(a, "l2_hit") - 0.0) < 1e-12);
+    json_decref(a);
+    l2.miss[CACHE_MISS_COMPULSORY] = 10; /* 40 sectors x 128 = 5120 of 12800 */
+    a = kernel_hits_rates(&r, &l1, &l2, g, NULL);
+    assert_true(fabs(num(a, "l2_hit") - 0.6) < 1e-12);
+    l2.miss[CACHE_MISS_COMPULSORY] = 50;
     json_decref(a);
     /* the buffers it is given bound the footprint */
     const char *args[] = {"0=buf:51200", "p_n=2048", "2=buf:51200:f32:1"};
