@@ -11,11 +11,19 @@
 #include "cache/exact.h"
 #include "cache/linemap.h"
 
+/* A fetch an in-flight-only L1 made: its line and when it is back. */
+struct fetched {
+    uint64_t line, ready;
+};
+
 /* One SM's L1. */
 struct l1 {
     struct cache_feedback *fb;   /* what it is, and where it goes back to */
     struct cache_exact e;       /* keep: the cache */
-    struct cache_linemap map;   /* in flight only: the lines fetched */
+    struct cache_linemap map;   /* in flight only: bounded, the lines fetched and not yet
+                                   seen to be back */
+    struct fetched *ring;       /* in flight only: its fetches in the order made (a ring) */
+    size_t head, n, cap;
     struct cache_timing tm;     /* in flight only: the latency of the access at hand */
     struct cache_mshr ms;       /* in flight only: not tracked (the loop's 6d is the MSHR limit) */
     struct cache_counts c;      /* what the engine counted (the loop counts verdicts itself) */
@@ -31,7 +39,7 @@ static struct l1 *l1_new(struct cache_feedback *fb)
     /* latency is set per access; mshr 0: the engine tracks none */
     c->tm = (struct cache_timing){0, 0, fb->max_merge};
     int rc = fb->keep ? cache_exact_init(&c->e, &fb->geom, &c->tm, 1)
-                      : cache_linemap_init(&c->map, 0) || cache_mshr_init(&c->ms, 0);
+                      : cache_linemap_init(&c->map, 1) || cache_mshr_init(&c->ms, 0);
     if (rc) {
         free(c);
         return NULL;
@@ -46,6 +54,7 @@ static void l1_free(struct l1 *c)
     } else {
         cache_linemap_free(&c->map);
         cache_mshr_free(&c->ms);
+        free(c->ring);
     }
     free(c);
 }
@@ -73,6 +82,7 @@ static void l1_close(void *h)
     } else {
         cache_linemap_reset(&c->map);
         cache_mshr_reset(&c->ms);
+        c->head = c->n = 0;
     }
     memset(&c->c, 0, sizeof c->c);
     pthread_mutex_lock(&fb->mu);
@@ -122,14 +132,46 @@ static enum trace_l1_verdict verdict(const struct cache_line *l, uint32_t want, 
     return missing ? TRACE_L1_FETCH : TRACE_L1_HIT;
 }
 
-/* The request applied to the engine, its fetch taking `delay`: the sectors
- * fetched (0: none), or -1 out of memory. */
-static int64_t apply(struct l1 *c, uint64_t line, uint32_t want, uint64_t t, uint32_t delay)
+/* In flight only: forgets the lines whose fetches are back by t, oldest
+ * fetch first, so the map holds what is in flight (and the few lines back
+ * behind an older fetch still out: the ring stops at the first one still
+ * in flight). A line fetched again since is kept. */
+static void forget_returned(struct l1 *c, uint64_t t)
 {
-    if (c->fb->keep) {
-        c->e.tm.latency = delay; /* the engine reads it when it fetches */
-        return cache_exact_access(&c->e, line, want, t, &c->c);
+    while (c->n && c->ring[c->head].ready <= t) {
+        uint32_t id = cache_linemap_find(&c->map, c->ring[c->head].line);
+        if (id != CACHE_NONE && c->map.lines[id].ready <= t)
+            cache_linemap_drop(&c->map, id);
+        c->head = c->head + 1 == c->cap ? 0 : c->head + 1;
+        c->n--;
     }
+}
+
+/* In flight only: notes a fetch of line back at ready. 0, or -1 out of
+ * memory. */
+static int note_fetch(struct l1 *c, uint64_t line, uint64_t ready)
+{
+    if (c->n == c->cap) { /* grow, unwrapping the ring */
+        size_t cap = c->cap ? 2 * c->cap : 256;
+        struct fetched *r = malloc(cap * sizeof *r);
+        if (!r)
+            return -1;
+        for (size_t i = 0; i < c->n; i++)
+            r[i] = c->ring[(c->head + i) % c->cap];
+        free(c->ring);
+        c->ring = r;
+        c->cap = cap;
+        c->head = 0;
+    }
+    c->ring[(c->head + c->n++) % c->cap] = (struct fetched){line, ready};
+    return 0;
+}
+
+/* In flight only: the request to the line map and counts.h's rules, the
+ * line's fetch taking `delay`. As apply. */
+static int64_t apply_in_flight(struct l1 *c, uint64_t line, uint32_t want, uint64_t t, uint32_t delay)
+{
+    forget_returned(c, t);
     int fresh;
     uint32_t id = cache_linemap_get(&c->map, line, &fresh);
     if (id == CACHE_NONE)
@@ -142,6 +184,20 @@ static int64_t apply(struct l1 *c, uint64_t line, uint32_t want, uint64_t t, uin
     }
     return cache_line_fill(l, want, t, fresh ? CACHE_MISS_COMPULSORY : CACHE_MISS_CAPACITY, &c->tm, &c->ms,
                            &c->c);
+}
+
+/* The request applied to the engine, its fetch taking `delay`: the sectors
+ * fetched (0: none), or -1 out of memory. */
+static int64_t apply(struct l1 *c, uint64_t line, uint32_t want, uint64_t t, uint32_t delay)
+{
+    if (c->fb->keep) {
+        c->e.tm.latency = delay; /* the engine reads it when it fetches */
+        return cache_exact_access(&c->e, line, want, t, &c->c);
+    }
+    int64_t got = apply_in_flight(c, line, want, t, delay);
+    if (got > 0 && note_fetch(c, line, t + delay))
+        return -1;
+    return got;
 }
 
 static int l1_access(void *h, uint64_t addr, uint32_t width, uint64_t t, uint32_t delay, int mshr_free,

@@ -27,7 +27,9 @@
  *   unbounded.
  * - in flight only (--mshr-merge alone): the line map and counts.h's rules
  *   without a cache: a line is known only while its fetch is in flight;
- *   requests to it merge, every other request fetches.
+ *   requests to it merge, every other request fetches. The map is bounded
+ *   too: the fetches are kept in the order made, and a line is dropped
+ *   once its fetch is seen to be back (oldest first).
  * The engine's time is the loop's clock, and each fetch's latency is the
  * delay the loop drew for it (set per access), so a line is in flight in
  * the engine exactly while its fetch is in the loop's in-flight set. The
@@ -38,9 +40,9 @@
  * nothing. In-flight state is per line, as in the cache model: a request
  * for a sector the line's fetch did not ask for fetches it, and the line
  * counts as back when its first fetch is.
- * Memory: an L1 per sorting thread until cache_feedback_done: kept, the
- * cache's lines twice over and 1-12 bytes a line the SM touched (the seen
- * set); in flight only, every line the SM fetched (~60 bytes a line).
+ * Memory: an L1 per sorting thread until cache_feedback_done: the
+ * cache's lines twice over (kept) or the lines in flight (in flight only),
+ * and 1-12 bytes a line the SM touched (the bounded map's seen set).
  */
 #ifndef GPUPROBE_CACHE_FEEDBACK_H
 #define GPUPROBE_CACHE_FEEDBACK_H
