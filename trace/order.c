@@ -507,11 +507,12 @@ static void put_fetch(struct loop *l, uint32_t pos, uint32_t delay, int dep)
         l->st->max_in_flight = l->fly.n;
 }
 
-/* The same with the L1 consulted: 6d holds back only a transaction that
- * would fetch; a hit or a merged one holds no MSHR, and is put in flight
- * only when its warp waits for it. Not inlined: kept out of the loop
- * without an L1, whose registers it would crowd. */
-__attribute__((noinline)) static void issue_txn_l1(struct loop *l, uint32_t pos, const struct trace_rec *t, uint32_t delay, int dep)
+/* 6c-6e for one transaction of warp pos, the L1 consulted: 6d holds back
+ * only a transaction that would fetch; a hit or a merged one holds no MSHR,
+ * and is put in flight only when its warp waits for it. Not inlined: kept
+ * out of the loop without an L1, whose registers it would crowd. */
+__attribute__((noinline)) static void issue_txn_l1(struct loop *l, uint32_t pos, const struct trace_rec *t,
+                                                   uint32_t delay, int dep)
 {
     struct trace_l1_answer a;
     tick(l); /* 6c */
