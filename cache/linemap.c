@@ -136,6 +136,15 @@ uint32_t cache_linemap_get(struct cache_linemap *m, uint64_t line, int *fresh)
     return idx;
 }
 
+uint32_t cache_linemap_find(const struct cache_linemap *m, uint64_t line)
+{
+    uint64_t key = line + 1;
+    for (uint64_t j = hash(key) & m->mask; m->b[j].key; j = (j + 1) & m->mask)
+        if (m->b[j].key == key)
+            return m->b[j].idx;
+    return CACHE_NONE;
+}
+
 void cache_linemap_drop(struct cache_linemap *m, uint32_t idx)
 {
     uint64_t key = m->keys[idx] + 1, j = hash(key) & m->mask;

@@ -100,6 +100,10 @@ void cache_linemap_reset(struct cache_linemap *m);
  * cache_linemap_get (a drop does not move states). */
 uint32_t cache_linemap_get(struct cache_linemap *m, uint64_t line, int *fresh);
 
+/* The index of `line`'s state when the map holds it, else CACHE_NONE;
+ * changes nothing (a lookup that must not count as the line being seen). */
+uint32_t cache_linemap_find(const struct cache_linemap *m, uint64_t line);
+
 /* Makes room for `held` lines at once (a bounded map knows its bound: no
  * doubling, rehashing and copying of tens of megabytes along the way). 0,
  * or -1 out of memory. */

@@ -18,6 +18,10 @@
  * round-robin is a find-next-set-bit. Blocks are asked for one at a time
  * (trace_block_src), so memory is bounded by the resident warps, not by the
  * trace. order_ref.h has the literal loop that tests compare this one with.
+ * Cache feedback (order_l1.h, trace_order_sm_l1): the loop can consult the
+ * SM's L1 for each transaction it issues; a hit or a request merged into a
+ * fetch in flight then takes no MSHR and holds its warp only until its data
+ * is back, and only a fetch waits for a free MSHR in 6d.
  */
 #ifndef GPUPROBE_TRACE_ORDER_H
 #define GPUPROBE_TRACE_ORDER_H
@@ -26,6 +30,7 @@
 #include <stdint.h>
 
 #include "trace/coalesce.h"
+#include "trace/order_l1.h"
 #include "trace/params.h"
 #include "trace/record.h"
 
@@ -58,7 +63,9 @@ struct trace_sm_stats {
     uint64_t mshr_stall_ticks;  /* 6c repeated because the MSHRs were full (6d) */
     uint64_t idle_ticks;        /* 6c run because every resident warp was blocked */
     uint64_t dep_blocks;        /* instructions after which their warp had to wait */
-    uint64_t max_in_flight;
+    uint64_t max_in_flight;     /* the most MSHRs in use (fetches in flight) at once */
+    uint64_t l1_hits;           /* with an L1 (order_l1.h): transactions that hit */
+    uint64_t l1_merged;         /* with an L1: transactions merged into a fetch in flight */
 };
 
 /* Orders one SM's blocks; emits trace_out records with this sm and seq from
@@ -67,5 +74,12 @@ struct trace_sm_stats {
  * return. */
 int trace_order_sm(const struct trace_params *p, uint32_t sm, const struct trace_block_src *src,
                    const struct trace_emit *emit, struct trace_sm_stats *st);
+
+/* The same, consulting l1 (order_l1.h) for every transaction it issues:
+ * hits and merged requests take no MSHR and hold their warp only until
+ * their data is back; only fetches wait for a free MSHR (6d). l1 NULL is
+ * trace_order_sm. */
+int trace_order_sm_l1(const struct trace_params *p, uint32_t sm, const struct trace_block_src *src,
+                      const struct trace_emit *emit, const struct trace_l1_ops *l1, struct trace_sm_stats *st);
 
 #endif

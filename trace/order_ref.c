@@ -15,6 +15,11 @@
  * flag and some of its transactions are still out. 6f: done when no block
  * is resident and none is left to place. Residency is re-derived by
  * scanning after every 6c and after every instruction.
+ * With an L1 (order_l1.h) each transaction is asked about at its 6e, tick
+ * by tick while it would fetch with the MSHRs all taken (6d counts fetches
+ * only); a hit or a merged transaction that its warp waits for goes into
+ * the same array, marked as holding no MSHR, with the ticks until its data
+ * is back; the clock is the count of 6c.
  */
 #include "trace/order_ref.h"
 
@@ -112,6 +117,7 @@ void trace_ref_blocks_free(const struct trace_params *p, struct trace_ref_block 
 struct inflight {
     uint64_t remaining;
     uint32_t pos;
+    int fetch;             /* holds an MSHR */
 };
 
 struct ref {
@@ -126,6 +132,9 @@ struct ref {
     int *finished;
     struct inflight *fly;
     uint32_t nfly;
+    uint32_t nfetch;       /* entries of fly that hold an MSHR */
+    const struct trace_l1_ops *l1ops;
+    void *l1;
     uint32_t issuing, last_pos;
     uint64_t last_block;
     struct trace_rng rng;
@@ -208,6 +217,7 @@ static void step_6c(struct ref *r)
             continue;
         }
         uint32_t pos = r->fly[i].pos;
+        r->nfetch -= r->fly[i].fetch;
         if (pos != NONE && --r->waiting_for[pos] == 0)
             r->blocked[pos] = 0;
     }
@@ -246,7 +256,7 @@ static uint32_t pick_gto(const struct ref *r)
     return best;
 }
 
-static void step_6e(struct ref *r, uint32_t pos, const struct trace_rec *t, uint32_t dep)
+static void output(struct ref *r, const struct trace_rec *t)
 {
     struct trace_out o = {
         .sm = r->sm, .seq = r->seq++, .tid = t->tid, .pc = t->pc, .addr = t->addr, .width = t->width, .dep = t->dep,
@@ -257,14 +267,59 @@ static void step_6e(struct ref *r, uint32_t pos, const struct trace_rec *t, uint
         if (rc)
             r->err = rc;
     }
-    uint64_t d = trace_rng_delay(&r->rng, r->p->delay == TRACE_DELAY_FIXED, r->p->lat_min, r->p->lat_sigma);
+}
+
+/* Puts a transaction of warp pos in flight for d ticks: a fetch (an MSHR)
+ * or not; waited for when dep. */
+static void put_in_flight(struct ref *r, uint32_t pos, uint64_t d, int fetch, uint32_t dep)
+{
     r->fly[r->nfly].remaining = d;
     r->fly[r->nfly].pos = dep ? pos : NONE;
+    r->fly[r->nfly].fetch = fetch;
     r->nfly++;
+    r->nfetch += fetch;
     if (dep)
         r->waiting_for[pos]++;
-    if (r->nfly > r->st->max_in_flight)
-        r->st->max_in_flight = r->nfly;
+    if (r->nfetch > r->st->max_in_flight)
+        r->st->max_in_flight = r->nfetch;
+}
+
+static void step_6e(struct ref *r, uint32_t pos, const struct trace_rec *t, uint32_t dep)
+{
+    output(r, t);
+    uint64_t d = trace_rng_delay(&r->rng, r->p->delay == TRACE_DELAY_FIXED, r->p->lat_min, r->p->lat_sigma);
+    put_in_flight(r, pos, d, 1, dep);
+}
+
+/* 6d and 6e with the L1 asked: the clock is the ticks so far. A hit or a
+ * merged transaction nobody waits for is not kept in flight (it would hold
+ * nothing). */
+static void step_6de_l1(struct ref *r, uint32_t pos, const struct trace_rec *t, uint32_t dep)
+{
+    uint64_t d = trace_rng_delay(&r->rng, r->p->delay == TRACE_DELAY_FIXED, r->p->lat_min, r->p->lat_sigma);
+    struct trace_l1_answer a;
+    for (;;) {
+        if (r->l1ops->access(r->l1, t->addr, t->width, r->st->ticks, (uint32_t)d, r->nfetch < r->p->mshr, &a) < 0) {
+            r->err = -2;
+            return;
+        }
+        if (a.verdict != TRACE_L1_STALL)
+            break;
+        r->st->mshr_stall_ticks++;
+        step_6c(r);
+    }
+    output(r, t);
+    if (a.verdict == TRACE_L1_FETCH) {
+        put_in_flight(r, pos, d, 1, dep);
+        return;
+    }
+    uint64_t back = a.verdict == TRACE_L1_HIT ? r->l1ops->hit_latency : a.done - r->st->ticks;
+    if (a.verdict == TRACE_L1_HIT)
+        r->st->l1_hits++;
+    else
+        r->st->l1_merged++;
+    if (dep && back)
+        put_in_flight(r, pos, back, 0, dep);
 }
 
 static void issue(struct ref *r, uint32_t pos)
@@ -274,6 +329,10 @@ static void issue(struct ref *r, uint32_t pos)
     r->issuing = pos;
     for (uint32_t i = 0; i < g->n; i++) {
         step_6c(r);
+        if (r->l1ops) {
+            step_6de_l1(r, pos, &g->txn[i], g->dep);
+            continue;
+        }
         while (r->nfly >= r->p->mshr) { /* 6d */
             r->st->mshr_stall_ticks++;
             step_6c(r);
@@ -319,9 +378,16 @@ static void loop(struct ref *r)
 int trace_order_ref_sm(const struct trace_params *p, uint32_t sm, const struct trace_ref_block *blocks,
                        size_t nblocks, const struct trace_emit *emit, struct trace_sm_stats *st)
 {
+    return trace_order_ref_sm_l1(p, sm, blocks, nblocks, emit, NULL, st);
+}
+
+int trace_order_ref_sm_l1(const struct trace_params *p, uint32_t sm, const struct trace_ref_block *blocks,
+                          size_t nblocks, const struct trace_emit *emit, const struct trace_l1_ops *l1,
+                          struct trace_sm_stats *st)
+{
     struct ref r = {
         .p = p, .blocks = blocks, .nblocks = nblocks, .st = st, .emit = emit, .sm = sm,
-        .issuing = NONE, .last_pos = NONE,
+        .issuing = NONE, .last_pos = NONE, .l1ops = l1,
     };
     memset(st, 0, sizeof *st);
     r.wpb = trace_params_warps_per_block(p);
@@ -332,9 +398,13 @@ int trace_order_ref_sm(const struct trace_params *p, uint32_t sm, const struct t
     r.blocked = calloc(r.npos, sizeof *r.blocked);
     r.waiting_for = calloc(r.npos, sizeof *r.waiting_for);
     r.finished = calloc(r.npos, sizeof *r.finished);
-    r.fly = calloc((size_t)p->mshr + 1, sizeof *r.fly);
+    /* a fetch per MSHR and one more; with an L1, a waited-for transaction
+     * of every warp's last instruction */
+    r.fly = calloc((size_t)p->mshr + 1 + (l1 ? (size_t)r.npos * TRACE_WARP_SIZE : 0), sizeof *r.fly);
+    if (l1)
+        r.l1 = l1->open(l1->ctx, sm);
     int rc = -2;
-    if (r.slot && r.cursor && r.blocked && r.waiting_for && r.finished && r.fly) {
+    if (r.slot && r.cursor && r.blocked && r.waiting_for && r.finished && r.fly && (!l1 || r.l1)) {
         for (uint32_t s = 0; s < r.nslots; s++)
             r.slot[s] = -1;
         trace_rng_seed_stream(&r.rng, p->seed, sm);
@@ -347,5 +417,7 @@ int trace_order_ref_sm(const struct trace_params *p, uint32_t sm, const struct t
     free(r.waiting_for);
     free(r.finished);
     free(r.fly);
+    if (r.l1)
+        l1->close(r.l1);
     return rc;
 }

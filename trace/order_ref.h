@@ -48,4 +48,10 @@ void trace_ref_blocks_free(const struct trace_params *p, struct trace_ref_block 
 int trace_order_ref_sm(const struct trace_params *p, uint32_t sm, const struct trace_ref_block *blocks,
                        size_t nblocks, const struct trace_emit *emit, struct trace_sm_stats *st);
 
+/* The same consulting l1 (order_l1.h), as trace_order_sm_l1 does; l1 NULL
+ * is trace_order_ref_sm. */
+int trace_order_ref_sm_l1(const struct trace_params *p, uint32_t sm, const struct trace_ref_block *blocks,
+                          size_t nblocks, const struct trace_emit *emit, const struct trace_l1_ops *l1,
+                          struct trace_sm_stats *st);
+
 #endif

@@ -363,7 +363,7 @@ static int sort_run(struct run *r, struct trace_summary *sum)
         trace_csv_write_out_header(&o.wb);
     struct trace_err te = {0};
     r->sort_threads = sort_threads();
-    struct trace_sort_opts so = {.tmpdir = r->f->tmpdir, .threads = r->sort_threads};
+    struct trace_sort_opts so = {.tmpdir = r->f->tmpdir, .threads = r->sort_threads, .l1 = r->f->l1};
     struct trace_outq *q = rc == 0 ? trace_outq_new(sizeof(struct trace_out), out_items, &o) : NULL;
     if (rc == 0 && !q)
         rc = fail(r, TRACE_FAULT_OTHER, NULL, "out of memory for the output queue");

@@ -41,6 +41,8 @@ struct trace_files {
     const char *output;      /* a path, or "-" for standard output (a device: written into) */
     const char *pc_flags;    /* a per-PC flag table (pc,dep lines), or NULL */
     const char *tmpdir;      /* for spools and copies; NULL: $TMPDIR, else /tmp */
+    const struct trace_l1_ops *l1; /* sorts: the L1 the ordering consults (cache feedback,
+                                      order_l1.h; cache/feedback.h fills one), or NULL */
 };
 
 enum trace_fault {

@@ -356,13 +356,13 @@ static void slots_free(struct slot_info *slots, uint32_t n)
 /* ---- per SM --------------------------------------------------------------- */
 
 static int order_reference(const struct trace_params *p, uint32_t sm, const struct trace_block_src *src,
-                           const struct trace_emit *emit, struct trace_sm_stats *st)
+                           const struct trace_emit *emit, const struct trace_l1_ops *l1, struct trace_sm_stats *st)
 {
     struct trace_ref_block *blocks;
     size_t n;
     int rc = trace_ref_collect(p, src, &blocks, &n);
     if (rc == 0)
-        rc = trace_order_ref_sm(p, sm, blocks, n, emit, st);
+        rc = trace_order_ref_sm_l1(p, sm, blocks, n, emit, l1, st);
     trace_ref_blocks_free(p, blocks, n);
     return rc;
 }
@@ -380,6 +380,8 @@ static void add_stats(struct trace_summary *sum, const struct trace_sm_stats *st
     sum->dep_blocks += st->dep_blocks;
     if (st->max_in_flight > sum->max_in_flight)
         sum->max_in_flight = st->max_in_flight;
+    sum->l1_hits += st->l1_hits;
+    sum->l1_merged += st->l1_merged;
 }
 
 /* Orders SM sm into emit; *io_failed set when a read failed. */
@@ -391,7 +393,9 @@ static int sort_one_sm(const struct view *v, const struct trace_params *p, const
     struct sm_src s = {.v = v, .p = p, .x = x, .k = x->sm_first[sm], .end = x->sm_first[sm + 1],
                        .stream_above = above / sizeof(struct trace_rec), .slots = slots};
     struct trace_block_src src = {.next = src_next, .retire = src_retire, .ctx = &s};
-    int rc = o && o->reference ? order_reference(p, sm, &src, emit, st) : trace_order_sm(p, sm, &src, emit, st);
+    const struct trace_l1_ops *l1 = o ? o->l1 : NULL;
+    int rc = o && o->reference ? order_reference(p, sm, &src, emit, l1, st)
+                               : trace_order_sm_l1(p, sm, &src, emit, l1, st);
     *io_failed = s.io_failed;
     if (rc == 0 && s.io_failed)
         rc = TRACE_SORT_ESYS;
@@ -624,6 +628,7 @@ static int sort_view(const struct view *v, const struct trace_params *pin, const
     int rc = summary_init(sum, &p, err);
     if (rc)
         return rc;
+    sum->l1 = o && o->l1;
     struct bindex x = {0};
     rc = scan(v, &p, &x, err);
     if (rc == 0 && bindex_by_sm(&x, &p)) {
@@ -788,11 +793,34 @@ static json_t *sm_json(uint32_t sm, const struct trace_sm_stats *st)
                      (json_int_t)st->max_in_flight, "coalescing_ratio", ratio(st->records_in, st->requests_out));
 }
 
+/* With an L1: what became of the requests (the fetches are the rest). */
+static json_t *l1_json(uint64_t hits, uint64_t merged, uint64_t out)
+{
+    return json_pack("{sI sI sI}", "hits", (json_int_t)hits, "merged", (json_int_t)merged, "fetches",
+                     (json_int_t)(out - hits - merged));
+}
+
+/* An SM's object, with its L1's counts when the ordering consulted one. */
+static json_t *sm_entry(const struct trace_summary *s, uint32_t i)
+{
+    const struct trace_sm_stats *st = &s->sm[i];
+    json_t *o = sm_json(i, st);
+    if (o && s->l1 &&
+        (json_object_set_new(o, "l1_hits", json_integer((json_int_t)st->l1_hits)) ||
+         json_object_set_new(o, "l1_merged", json_integer((json_int_t)st->l1_merged)) ||
+         json_object_set_new(o, "l1_fetches",
+                             json_integer((json_int_t)(st->requests_out - st->l1_hits - st->l1_merged))))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
 json_t *trace_summary_to_json(const struct trace_summary *s)
 {
     json_t *sms = json_array();
     for (uint32_t i = 0; sms && i < s->nsms; i++)
-        if (json_array_append_new(sms, sm_json(i, &s->sm[i]))) {
+        if (json_array_append_new(sms, sm_entry(s, i))) {
             json_decref(sms);
             return NULL;
         }
@@ -802,7 +830,7 @@ json_t *trace_summary_to_json(const struct trace_summary *s)
         json_decref(params);
         return NULL;
     }
-    return json_pack("{so sI sI sf sI sI sI sI s{sI sI sI sI} so}", "params", params, "records_in",
+    json_t *doc = json_pack("{so sI sI sf sI sI sI sI s{sI sI sI sI} so}", "params", params, "records_in",
                      (json_int_t)s->records_in, "requests_out", (json_int_t)s->requests_out,
                      "coalescing_ratio", ratio(s->records_in, s->requests_out), "instructions",
                      (json_int_t)s->instructions, "blocks", (json_int_t)s->blocks, "warps",
@@ -810,6 +838,11 @@ json_t *trace_summary_to_json(const struct trace_summary *s)
                      (json_int_t)s->mshr_stall_ticks, "all_blocked_ticks", (json_int_t)s->idle_ticks,
                      "dependency_waits", (json_int_t)s->dep_blocks, "max_in_flight",
                      (json_int_t)s->max_in_flight, "sms", sms);
+    if (doc && s->l1 && json_object_set_new(doc, "l1", l1_json(s->l1_hits, s->l1_merged, s->requests_out))) {
+        json_decref(doc);
+        return NULL;
+    }
+    return doc;
 }
 
 void trace_summary_print(const struct trace_summary *s, FILE *f)
@@ -824,6 +857,10 @@ void trace_summary_print(const struct trace_summary *s, FILE *f)
             s->warps);
     fprintf(f, "ticks %" PRIu64 ": %" PRIu64 " with the MSHRs full, %" PRIu64 " with every warp blocked; %" PRIu64 " dependency waits; at most %" PRIu64 " in flight\n",
             s->ticks, s->mshr_stall_ticks, s->idle_ticks, s->dep_blocks, s->max_in_flight);
+    if (s->l1)
+        fprintf(f, "L1 during the ordering: %" PRIu64 " hits (%.2f%%), %" PRIu64 " merged into a fetch in flight, %" PRIu64 " fetches\n",
+                s->l1_hits, 100 * ratio(s->l1_hits, s->requests_out), s->l1_merged,
+                s->requests_out - s->l1_hits - s->l1_merged);
     for (uint32_t i = 0; i < s->nsms; i++) {
         const struct trace_sm_stats *st = &s->sm[i];
         if (!st->blocks)

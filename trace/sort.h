@@ -54,6 +54,8 @@ struct trace_sort_opts {
     size_t stream_above;   /* 0: TRACE_SORT_STREAM_ABOVE; tests set 1 to buffer every block */
     int threads;           /* SMs ordered at once: 0 or 1 one (this thread), 2 two (see below) */
     size_t reorder_bytes;  /* with 2 threads, output held for a later SM; 0: TRACE_SORT_REORDER_BYTES */
+    const struct trace_l1_ops *l1; /* the L1 each SM's ordering consults (cache feedback,
+                                      order_l1.h), or NULL: every transaction a fetch */
 };
 
 /* Two threads (trace_sort_opts.threads = 2) order two SMs at once: SMs are
@@ -71,6 +73,8 @@ struct trace_summary {
     struct trace_params params; /* as resolved for the run */
     uint64_t records_in, requests_out, instructions, blocks, warps;
     uint64_t ticks, mshr_stall_ticks, idle_ticks, dep_blocks, max_in_flight;
+    int l1;                     /* the ordering consulted an L1: the two below mean something */
+    uint64_t l1_hits, l1_merged;
     uint32_t nsms;
     struct trace_sm_stats *sm; /* nsms entries */
 };
@@ -111,7 +115,9 @@ int trace_sort_records(const struct trace_rec *recs, size_t n, const struct trac
                        struct trace_summary *sum, struct trace_err *err);
 
 void trace_summary_free(struct trace_summary *s);
-/* {"params", "records_in", "requests_out", "coalescing_ratio", ..., "sms": [...]} */
+/* {"params", "records_in", "requests_out", "coalescing_ratio", ..., "sms": [...]},
+ * and with an L1 "l1": {"hits", "merged", "fetches"} (and the same three
+ * per SM, prefixed "l1_"). */
 json_t *trace_summary_to_json(const struct trace_summary *s);
 /* A few lines for a terminal (the CLI prints them on stderr). */
 void trace_summary_print(const struct trace_summary *s, FILE *f);

@@ -27,9 +27,13 @@
  *       sorts IN into OUT through the real pipeline (trace/pipeline.h, what
  *       `gpuprobe trace sort IN -o OUT` runs: input of any format, output
  *       written to the file, part file and rename) and prints one line.
- *   bench sort IN.bin [name=value...]
+ *   bench sort IN.bin [name=value...] [l1=feedback|merge|both]
  *       the baseline: the sorter alone on a binary input, its output only
- *       checksummed (discarded).
+ *       checksummed (discarded); l1= sorts with cache feedback
+ *       (cache/feedback.h, as `trace sort --feedback`, `--mshr-merge` or
+ *       both: the L1 of the parameters' arch, fermi by default, hit
+ *       latency and merge limit by default) and adds the L1's hits,
+ *       merges and fetches to the line.
  *   bench read IN
  *       the other baseline: reading the input alone (a binary file's
  *       records touched in place; any other format through trace_read_path
@@ -50,6 +54,10 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#if __has_include("cache/feedback.h") /* not in a revision built for BENCH_BEFORE */
+#include "cache/feedback.h"
+#define BENCH_L1 1
+#endif
 #include "trace/binfmt.h"
 #include "trace/pipeline.h"
 #include "trace/readfile.h"
@@ -231,20 +239,66 @@ static int check_sink(void *ctx, const struct trace_out *o, size_t n)
     return 0;
 }
 
+#ifdef BENCH_L1
+/* The L1 `trace sort` would consult with --feedback, --mshr-merge or both
+ * (what = "feedback", "merge", "both"; server/cli/trace_sort_l1.c makes the
+ * same one from the options) into *fb and *ops. -1 on a bad value. */
+static int bench_l1(const char *what, const struct trace_params *p, struct cache_feedback *fb,
+                    struct trace_l1_ops *ops)
+{
+    char msg[200];
+    struct cache_geom l2;
+    int keep = strcmp(what, "merge") != 0, merge = strcmp(what, "feedback") != 0;
+    if (!keep && !merge)
+        return -1;
+    memset(fb, 0, sizeof *fb);
+    if (cache_arch_geometry(p->arch[0] ? p->arch : "fermi", &fb->geom, &l2, msg, sizeof msg)) {
+        fprintf(stderr, "bench: %s\n", msg);
+        return -1;
+    }
+    fb->keep = keep;
+    fb->max_merge = merge ? 8 : 0;
+    fb->hit_latency = keep ? cache_feedback_hit_latency(p->lat_min) : 0;
+    cache_feedback_ops(fb, ops);
+    return 0;
+}
+#endif
+
 static int sort_run(int argc, char **argv)
 {
     struct trace_params p;
-    if (parse_params(&p, argc, argv, 3))
+    struct trace_sort_opts o = {0};
+    const char *l1 = argc > 3 && strncmp(argv[argc - 1], "l1=", 3) == 0 ? argv[argc - 1] + 3 : NULL;
+    if (parse_params(&p, argc - (l1 != NULL), argv, 3))
         return 2;
+#ifdef BENCH_L1
+    struct cache_feedback fb;
+    struct trace_l1_ops ops;
+    if (l1 && bench_l1(l1, &p, &fb, &ops))
+        return 2;
+    o.l1 = l1 ? &ops : NULL;
+#else
+    if (l1)
+        return 2;
+#endif
     struct trace_summary sum;
     struct trace_err err = {0};
     struct check c = {0, 0xcbf29ce484222325ull};
     t0 = now();
-    if (trace_sort_file(argv[2], &p, NULL, check_sink, &c, &sum, &err)) {
+    if (trace_sort_file(argv[2], &p, &o, check_sink, &c, &sum, &err)) {
         fprintf(stderr, "sort: %s (offset %" PRIu64 ")\n", err.msg, err.offset);
         return 1;
     }
+#ifdef BENCH_L1
+    if (sum.l1)
+        printf("l1_hits=%" PRIu64 " l1_merged=%" PRIu64 " l1_fetches=%" PRIu64 " ", sum.l1_hits, sum.l1_merged,
+               sum.requests_out - sum.l1_hits - sum.l1_merged);
+#endif
     report("sort", sum.records_in, c.n, 0);
+#ifdef BENCH_L1
+    if (l1)
+        cache_feedback_done(&fb);
+#endif
     fprintf(stderr, "checksum=%016" PRIx64 "\n", c.h);
     trace_summary_free(&sum);
     return 0;

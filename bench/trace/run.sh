@@ -14,6 +14,10 @@
 #        read   the baseline: reading the input alone (records touched in
 #               place; CSV through the reader into a counting sink)
 #        sort   the baseline: the sorter alone, output discarded
+#        fb, mg, fbmg  the sorter alone with cache feedback (docs/trace-sort.md,
+#               "Cache feedback"): --feedback, --mshr-merge, both (the L1 of
+#               the parameters' preset); their vs_sort is the ratio to sort,
+#               and l1 the share of the requests that hit / merged
 #        csv    the real pipeline (trace/pipeline.h, what `gpuprobe trace
 #               sort IN -o OUT` runs) writing CSV to a file
 #        bin    the same writing the binary format
@@ -34,7 +38,10 @@
 # BENCH_SCALE (1: thread counts multiplied), BENCH_CSV_LARGE (4; 0 skips the
 # long CSV), BENCH_REPEAT (3: each run is repeated and the fastest kept, the
 # one least disturbed by other work), BENCH_BEFORE (a git revision: bench.c is also built against that
-# revision's trace/ and util/, and its pipeline to CSV is run as "before").
+# revision's trace/ and util/, and its pipeline to CSV is run as "before", its
+# sorter alone as "sortb"), BENCH_RUNS (the runs to make, default all of them),
+# BENCH_SHAPES (the trace shapes, default all), BENCH_PARAMS (name=value
+# settings for every run, e.g. "arch=hopper"; default none: the fermi preset).
 # The end-to-end runs sort as `gpuprobe trace sort` does: with a second
 # sorting thread when a core is idle by the load average (GPUPROBE_TRACE_THREADS
 # = 1 or 2 forces it; the column "thr" says which); "sort" is one thread.
@@ -61,43 +68,51 @@ dir=$(mktemp -d "$tmp/gpuprobe-bench-trace-XXXXXX")
 cleanup() { if [ -z "${BENCH_KEEP:-}" ]; then rm -rf "$dir"; else echo "kept $dir"; fi; }
 trap cleanup EXIT
 
-src=$(ls trace/*.c util/*.c | grep -v '^util/version\.c$')
+src=$(ls trace/*.c cache/*.c util/*.c | grep -v '^util/version\.c$')
 # shellcheck disable=SC2086
 $CC -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I. -o "$dir/bench" bench/trace/bench.c $src \
     -ljansson -lpthread -lm
 
-runs="read sort csv bin csv1"
+runs="read sort fb mg fbmg csv bin csv1"
+# shellcheck disable=SC2206
+params=(${BENCH_PARAMS:-})
 if [ -n "${BENCH_BEFORE:-}" ]; then
     mkdir "$dir/before"
     git archive "$BENCH_BEFORE" trace util | tar -x -C "$dir/before"
     (cd "$dir/before" && $CC -std=c11 -D_GNU_SOURCE -O2 -I. -o "$dir/bench_before" \
         "$OLDPWD/bench/trace/bench.c" $(cd "$dir/before" && ls trace/*.c util/*.c | grep -v '^util/version\.c$') \
         -ljansson -lpthread -lm)
-    runs="$runs before"
+    runs="$runs before sortb"
 fi
+runs=${BENCH_RUNS:-$runs}
 
-shapes="mixed scattered long short gather"
+shapes=${BENCH_SHAPES:-mixed scattered long short gather}
 echo "== generating traces in $dir"
 for s in $shapes; do "$dir/bench" gen "$s" "$dir/$s.bin" "$SCALE"; done
-"$dir/bench" csv "$dir/mixed.bin" "$dir/mixed.csv"
-inputs="$shapes mixed.csv"
-if [ "$CSV_LARGE" -gt 0 ]; then
+inputs=$shapes
+if [[ " $shapes " == *" mixed "* ]]; then
+    "$dir/bench" csv "$dir/mixed.bin" "$dir/mixed.csv"
+    inputs="$inputs mixed.csv"
+fi
+if [ "$CSV_LARGE" -gt 0 ] && [[ " $shapes " == *" mixed "* ]]; then
     "$dir/bench" gen mixed "$dir/big.bin" $((SCALE * CSV_LARGE))
     "$dir/bench" csv "$dir/big.bin" "$dir/big.csv"
     rm -f "$dir/big.bin"
     inputs="$inputs big.csv"
 fi
 for f in $shapes; do echo "   $f.bin $(stat -c %s "$dir/$f.bin") bytes"; done
-echo "   mixed.csv $(stat -c %s "$dir/mixed.csv") bytes"
-[ "$CSV_LARGE" -gt 0 ] && echo "   big.csv $(stat -c %s "$dir/big.csv") bytes (mixed x $CSV_LARGE)"
+[ -f "$dir/mixed.csv" ] && echo "   mixed.csv $(stat -c %s "$dir/mixed.csv") bytes"
+[ -f "$dir/big.csv" ] && echo "   big.csv $(stat -c %s "$dir/big.csv") bytes (mixed x $CSV_LARGE)"
 
 field() { sed -E "s/.*(^| )$1=([^ ]+).*/\2/" <<<"$2"; }
 path_of() { case $1 in *.csv) echo "$dir/$1" ;; *) echo "$dir/$1.bin" ;; esac; }
 mrate() { awk -v n="$1" -v s="$2" 'BEGIN {printf "%.1f", (s > 0 ? n / s / 1e6 : 0)}'; }
 
 echo "== machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) (start)"
-printf '%-10s %-6s %3s %11s %9s %7s %12s %11s %8s\n' input run thr records M/s_wall cpu_s peak_rss_kb out_bytes vs_sort
+echo "== parameters: ${BENCH_PARAMS:-the defaults (fermi preset)}"
+printf '%-10s %-6s %3s %11s %9s %7s %12s %11s %8s  %s\n' input run thr records M/s_wall cpu_s peak_rss_kb out_bytes vs_sort l1
 declare -A res
+declare -A l1=([fb]=l1=feedback [mg]=l1=merge [fbmg]=l1=both)
 largest=0
 for in in $inputs; do
     p=$(path_of "$in")
@@ -107,13 +122,15 @@ for in in $inputs; do
         for _ in $(seq "$REPEAT"); do
             case $run in
             read) line=$("$dir/bench" read "$p") ;;
-            sort) [ "${in##*.}" = csv ] && continue
-                  line=$("$dir/bench" sort "$p" 2>/dev/null) ;;
+            sort|fb|mg|fbmg) [ "${in##*.}" = csv ] && continue
+                  line=$("$dir/bench" sort "$p" "${params[@]}" ${l1[$run]:+"${l1[$run]}"} 2>/dev/null) ;;
+            sortb) [ "${in##*.}" = csv ] && continue
+                  line=$("$dir/bench_before" sort "$p" "${params[@]}" 2>/dev/null) ;;
             csv1) [ "${in##*.}" = csv ] || continue
-                  line=$(GPUPROBE_TRACE_THREADS=1 "$dir/bench" pipe "$p" "$dir/out.csv") ;;
-            csv)  line=$("$dir/bench" pipe "$p" "$dir/out.csv") ;;
-            bin)  line=$("$dir/bench" pipe "$p" "$dir/out.bin" out_format=bin) ;;
-            before) line=$("$dir/bench_before" pipe "$p" "$dir/out.csv") ;;
+                  line=$(GPUPROBE_TRACE_THREADS=1 "$dir/bench" pipe "$p" "$dir/out.csv" "${params[@]}") ;;
+            csv)  line=$("$dir/bench" pipe "$p" "$dir/out.csv" "${params[@]}") ;;
+            bin)  line=$("$dir/bench" pipe "$p" "$dir/out.bin" out_format=bin "${params[@]}") ;;
+            before) line=$("$dir/bench_before" pipe "$p" "$dir/out.csv" "${params[@]}") ;;
             esac
             if [ -z "$best" ] || awk -v a="$(field seconds "$line")" -v b="$(field seconds "$best")" 'BEGIN {exit !(a < b)}'; then
                 best=$line
@@ -127,9 +144,15 @@ for in in $inputs; do
         [ "$run" = sort ] && sort_s=$s
         vs=$([ -n "$sort_s" ] && [ "$run" != read ] && awk -v a="$sort_s" -v b="$s" 'BEGIN {printf "%.2fx", a / b}' || echo -)
         res[$in.$run]=$(mrate "$n" "$s")
+        res[$in.$run.cpu]=$(mrate "$n" "$(field main_cpu_seconds "$line")")
         thr=$(grep -q 'threads=' <<<"$line" && field threads "$line" || echo 1)
-        printf '%-10s %-6s %3s %11s %9s %7s %12s %11s %8s\n' "$in" "$run" "$thr" "$n" "$(mrate "$n" "$s")" "$c" \
-            "$(field peak_rss_kb "$line")" "$b" "$vs"
+        share=-
+        if grep -q 'l1_hits=' <<<"$line"; then
+            share=$(awk -v h="$(field l1_hits "$line")" -v m="$(field l1_merged "$line")" \
+                -v o="$(field requests_out "$line")" 'BEGIN {printf "hit %.1f%% merged %.1f%%", 100 * h / o, 100 * m / o}')
+        fi
+        printf '%-10s %-6s %3s %11s %9s %7s %12s %11s %8s  %s\n' "$in" "$run" "$thr" "$n" "$(mrate "$n" "$s")" "$c" \
+            "$(field peak_rss_kb "$line")" "$b" "$vs" "$share"
         [ "$in" = big.csv ] && [ "$run" = csv1 ] && res[big.rss]=$(field peak_rss_kb "$line")
         [ "$in" = mixed.csv ] && [ "$run" = csv1 ] && res[small.rss]=$(field peak_rss_kb "$line")
     done
@@ -140,8 +163,24 @@ echo "== writing $largest bytes with plain write(2) calls to a new file: $(field
      "$(awk -v b="$largest" -v s="$(field seconds "$line")" 'BEGIN {printf "%.0f", b / s / 1e6}') MB/s"
 echo "== machine: load average $(cut -d' ' -f1-3 /proc/loadavg) (end)"
 
-echo "== summary (end to end, output written to a file, CSV output; 30 M records/s target)"
+echo "== cache feedback: the sorter alone with it, as a ratio to the sorter alone without"
+echo "   (M records/s over wall time, then over the sorting thread's CPU time: steadier on a busy machine)"
+for in in $shapes; do
+    [ -n "${res[$in.sort]:-}" ] || continue
+    line="   $in: off ${res[$in.sort]} / ${res[$in.sort.cpu]}"
+    for run in fb mg fbmg sortb; do
+        [ -n "${res[$in.$run]:-}" ] &&
+            line="$line, $run ${res[$in.$run]} / ${res[$in.$run.cpu]} ($(awk -v a="${res[$in.$run]}" \
+                -v b="${res[$in.sort]}" -v c="${res[$in.$run.cpu]}" -v d="${res[$in.sort.cpu]}" \
+                'BEGIN {printf "%.2f / %.2f", a / b, c / d}'))"
+    done
+    echo "$line"
+done
+
+[ -n "$(for in in $inputs; do echo "${res[$in.csv]:-}"; done)" ] &&
+    echo "== summary (end to end, output written to a file, CSV output; 30 M records/s target)"
 for in in $inputs; do
+    [ -n "${res[$in.csv]:-}" ] || continue
     r=${res[$in.csv]}
     verdict=$(awk -v r="$r" 'BEGIN {print (r >= 30) ? "PASS" : "MISS"}')
     before=${res[$in.before]:+, before: ${res[$in.before]} M/s to CSV}

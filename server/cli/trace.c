@@ -19,10 +19,11 @@
 #include <string.h>
 
 #include "server/cli/cli.h"
+#include "server/cli/trace_sort_l1.h"
 #include "trace/params.h"
 #include "trace/pipeline.h"
 
-#define NOPTS (5 + TRACE_SETTING_COUNT + 1)
+#define NOPTS (5 + TRACE_SETTING_COUNT + TRACE_SORT_L1_NOPTS + 1)
 #define HELP_COLUMN 26
 #define HELP_WIDTH 79
 
@@ -60,6 +61,7 @@ struct trace_opts {
     int quiet;
     struct trace_params p;
     int sort_only;    /* a setting convert does not take was given */
+    struct trace_sort_l1 l1;   /* the cache feedback options (sort only) */
 };
 
 /* ---- usage ------------------------------------------------------------------------ */
@@ -112,12 +114,14 @@ void cli_trace_usage(FILE *f)
         }
         print_wrapped(f, col, text);
     }
+    trace_sort_l1_usage(f);
     fputs(usage_tail, f);
 }
 
 /* ---- arguments ----------------------------------------------------------------- */
 
-/* The long options: the fixed ones, then one per setting (val 256 + i). */
+/* The long options: the fixed ones, then one per setting (val 256 + i),
+ * then the cache feedback ones (trace_sort_l1.h). */
 static void build_options(struct option *opts, char names[][64])
 {
     static const struct option fixed[] = {
@@ -132,6 +136,8 @@ static void build_options(struct option *opts, char names[][64])
         *strchr(names[i], ' ') = '\0';
         opts[k] = (struct option){names[i] + 2, required_argument, NULL, 256 + (int)i};
     }
+    for (size_t i = 0; i < TRACE_SORT_L1_NOPTS; i++, k++)
+        opts[k] = trace_sort_l1_options[i];
     opts[k] = (struct option){0, 0, 0, 0};
 }
 
@@ -180,6 +186,10 @@ static int parse_args(int argc, char **argv, struct trace_opts *o, int *done)
         case 'q': o->quiet = 1; break;
         case 'h': cli_trace_usage(stdout); *done = 1; return 0;
         default:
+            if (c >= TRACE_SORT_L1_OPT) {
+                trace_sort_l1_take(&o->l1, c, optarg);
+                break;
+            }
             if (c < 256)
                 return cli_unknown_option("trace", argc, argv);
             if ((rc = take_setting(o, c - 256, optarg)) != 0)
@@ -188,7 +198,7 @@ static int parse_args(int argc, char **argv, struct trace_opts *o, int *done)
     }
     if ((rc = take_positionals(o, argc, argv)) != 0)
         return rc;
-    if (strcmp(o->cmd, "convert") == 0 && (o->sort_only || o->summary_json))
+    if (strcmp(o->cmd, "convert") == 0 && (o->sort_only || o->summary_json || o->l1.given))
         return cli_fail("trace", 2, "convert takes only -o, --in-format, --out-format and "
                                     "--pc-flags (the sort settings are for trace sort)");
     if (o->summary_json && strcmp(o->summary_json, "-") == 0 && strcmp(o->output, "-") == 0)
@@ -221,19 +231,24 @@ static int failed(const struct trace_failure *fail)
     return cli_fail("trace", 1, "%s", fail->msg);
 }
 
-static int run_sort(const struct trace_opts *o, const struct trace_files *files)
+static int run_sort(struct trace_opts *o, struct trace_files *files)
 {
     struct trace_summary sum;
     struct trace_outcome out;
     struct trace_failure fail;
-    if (trace_pipeline_sort(files, &o->p, &sum, &out, &fail) < 0)
+    int rc = trace_sort_l1_setup(&o->l1, &o->p, &files->l1);
+    if (rc)
+        return rc;
+    rc = trace_pipeline_sort(files, &o->p, &sum, &out, &fail);
+    trace_sort_l1_free(&o->l1);
+    if (rc < 0)
         return failed(&fail);
     int status = 0;
     if (!o->quiet)
         trace_summary_print(&sum, stderr);
     if (o->summary_json) {
         json_t *res = trace_pipeline_result(&sum, &o->p, &out);
-        if (!res || write_summary(res, o->summary_json) < 0)
+        if (!res || trace_sort_l1_describe(&o->l1, res) < 0 || write_summary(res, o->summary_json) < 0)
             status = cli_fail("trace", 1, "cannot write the summary to %s", o->summary_json);
         json_decref(res);
     }

@@ -14,7 +14,12 @@
  *  - each thread's requests keep their order: the (pc, addr) of the
  *    transactions a thread keeps form a subsequence of its input;
  *  - records_in, requests_out and seq numbers add up, SMs come in order;
- *  - same seed, same output; over all cases some seed change changes it.
+ *  - same seed, same output; over all cases some seed change changes it;
+ *  - with cache feedback (a random small L1 from cache/feedback.h: kept or
+ *    in flight only, merging or not, hit latencies from 0), both loops
+ *    again agree byte for byte and on every statistic, with one sorting
+ *    thread or two; the output is still exactly the coalesced requests in
+ *    each thread's order, and the feedback does change orders.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache/feedback.h"
 #include "trace/binfmt.h"
 #include "trace/rng.h"
 #include "trace/sort.h"
@@ -476,6 +482,80 @@ static void test_same_seed_same_output(void **state)
     print_message("another seed changed the order in %d of %d cases\n", seed_mattered, CASES);
 }
 
+/* ---- with cache feedback ------------------------------------------------ */
+
+/* A small random L1 (1-8 KiB, 1 to 8 ways or fully associative, 32-256 B
+ * lines) so that lines are reused, evicted and in flight at once. */
+static void random_l1(struct trace_rng *g, struct cache_feedback *fb)
+{
+    static const char *const geoms[] = {"1K,1,32,32", "2K,2,64,32", "4K,4,128,32", "8K,full,128,32",
+                                        "4K,8,256,32", "2K,full,32,32", "8K,2,128,128"};
+    char msg[200];
+    memset(fb, 0, sizeof *fb);
+    if (cache_geom_parse(geoms[rnd(g, 7)], &fb->geom, msg, sizeof msg))
+        fail_msg("%s", msg);
+    fb->geom.index = (enum cache_set_index)rnd(g, 2);
+    fb->keep = rnd(g, 4) != 0;
+    fb->max_merge = rnd(g, 3) ? 1 + (uint32_t)rnd(g, 8) : 0;
+    fb->hit_latency = (uint32_t)rnd(g, 6);
+}
+
+static int l1_hit_cases, l1_merge_cases, l1_changed, l1_stall_hits;
+
+static void check_l1_case(struct rcase *c, int i, struct trace_rng *g)
+{
+    struct cache_feedback fb;
+    struct trace_l1_ops ops;
+    random_l1(g, &fb);
+    cache_feedback_ops(&fb, &ops);
+    struct trace_sort_opts fast = {.l1 = &ops}, ref = {.reference = 1, .l1 = &ops}, two = {.threads = 2, .l1 = &ops};
+    struct rcase l = *c;
+    struct trace_err err;
+    memset(&l.out, 0, sizeof l.out);
+    if (trace_sort_records(l.r, l.n, &l.p, &fast, collect, &l.out, &l.sum, &err))
+        fail_msg("case %d: %s", i, err.msg);
+    same_as(&l, i, &ref);
+    same_as(&l, i, &two);
+    check_counts(&l.resolved, l.n, &l.out, &l.sum);
+    check_coalesced(&l.resolved, l.r, l.n, &l.out);
+    check_thread_order(l.r, l.n, &l.out);
+    assert_true(l.sum.l1 && l.sum.l1_hits + l.sum.l1_merged <= l.sum.requests_out);
+    assert_true(fb.keep || l.sum.l1_hits == 0);
+    assert_true(fb.max_merge || l.sum.l1_merged == 0);
+    l1_hit_cases += l.sum.l1_hits > 0;
+    l1_merge_cases += l.sum.l1_merged > 0;
+    l1_stall_hits += l.sum.l1_hits > 0 && l.sum.mshr_stall_ticks > 0;
+    for (size_t k = 0; k < l.out.n; k++)
+        if (l.out.o[k].tid != c->out.o[k].tid || l.out.o[k].addr != c->out.o[k].addr) {
+            l1_changed++;
+            break;
+        }
+    trace_summary_free(&l.sum);
+    free(l.out.o);
+    cache_feedback_done(&fb);
+}
+
+static void test_l1_fast_equals_reference(void **state)
+{
+    (void)state;
+    struct trace_rng g, lg;
+    trace_rng_seed(&g, 20240601);
+    trace_rng_seed(&lg, 77);
+    for (int i = 0; i < CASES; i++) {
+        struct rcase c;
+        case_make(&g, &c);
+        check_l1_case(&c, i, &lg);
+        case_free(&c);
+    }
+    assert_true(l1_hit_cases > CASES / 2);
+    assert_true(l1_merge_cases > CASES / 4);
+    assert_true(l1_stall_hits > CASES / 20);
+    assert_true(l1_changed > CASES / 4);
+    print_message("%d cases with an L1: hits in %d, merges in %d, hits beside MSHR stalls in %d, order changed "
+                  "in %d\n",
+                  CASES, l1_hit_cases, l1_merge_cases, l1_stall_hits, l1_changed);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -483,6 +563,7 @@ int main(void)
         cmocka_unit_test(test_exactly_the_coalesced_requests),
         cmocka_unit_test(test_thread_order_kept),
         cmocka_unit_test(test_same_seed_same_output),
+        cmocka_unit_test(test_l1_fast_equals_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
