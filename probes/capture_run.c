@@ -276,7 +276,8 @@ static int write_trace(struct run *r, char *err, size_t errlen)
         t.tid = tid;
         t.pc = pc;
         t.width = r->k.sites[pc].width;
-        t.dep = r->k.sites[pc].dep;
+        t.dep = (uint8_t)r->k.sites[pc].dep;
+        t.store = r->k.sites[pc].is_store ? 1 : 0; /* the rewriter knows ld from st */
         rc = trace_bin_write_rec(w, &t) == 0 ? 0 : -1;
     }
     if (w && trace_bin_writer_close(w, rc == 0 ? &terr : NULL) < 0)

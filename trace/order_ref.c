@@ -250,6 +250,7 @@ static void step_6e(struct ref *r, uint32_t pos, const struct trace_rec *t, uint
 {
     struct trace_out o = {
         .sm = r->sm, .seq = r->seq++, .tid = t->tid, .pc = t->pc, .addr = t->addr, .width = t->width, .dep = t->dep,
+        .store = t->store,
     };
     r->st->requests_out++;
     if (!r->err) {
