@@ -100,6 +100,11 @@ void cache_linemap_reset(struct cache_linemap *m);
  * cache_linemap_get (a drop does not move states). */
 uint32_t cache_linemap_get(struct cache_linemap *m, uint64_t line, int *fresh);
 
+/* The index of `line`'s state, or CACHE_NONE when the map does not hold
+ * it; adds nothing (a store at a level that does not allocate on stores
+ * must leave a line it never loaded unseen). */
+uint32_t cache_linemap_find(const struct cache_linemap *m, uint64_t line);
+
 /* Makes room for `held` lines at once (a bounded map knows its bound: no
  * doubling, rehashing and copying of tens of megabytes along the way). 0,
  * or -1 out of memory. */

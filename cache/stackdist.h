@@ -54,6 +54,11 @@ void cache_stack_reset(struct cache_stack *s);
  * of memory. */
 uint64_t cache_stack_access(struct cache_stack *s, struct cache_line *lines, uint32_t id, int fresh);
 
+/* The distance an access to line index id (marked: its slot holds its
+ * position) would have now, without making the access: what a store at a
+ * level that does not allocate on stores looks up. */
+uint64_t cache_stack_depth(const struct cache_stack *s, const struct cache_line *lines, uint32_t id);
+
 /* Removes the oldest mark (the deepest line; live > 0) and returns its line
  * index, whose position is no longer valid. */
 uint32_t cache_stack_evict_oldest(struct cache_stack *s);
