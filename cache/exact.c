@@ -31,6 +31,7 @@ void cache_exact_free(struct cache_exact *e)
 
 void cache_exact_reset(struct cache_exact *e)
 {
+    memset(&e->pf, 0, sizeof e->pf);
     cache_linemap_reset(&e->map);
     cache_lru_reset(&e->sa);
     cache_fa_reset(&e->fa);
@@ -94,7 +95,13 @@ int64_t cache_exact_access(struct cache_exact *e, uint64_t line, uint32_t want, 
     return cache_line_fill(l, want, t, store, cls, &e->tm, &e->ms, c);
 }
 
-void cache_exact_prefetch(const struct cache_exact *e, uint64_t line, int stage)
+/* How many positions past the shadow's oldest mark its coming victims are
+ * prefetched: states and line numbers, then (some requests later, fewer
+ * ahead) buckets. About one victim leaves a request. */
+#define RING_AHEAD_STATE 24u
+#define RING_AHEAD_BUCKET 10u
+
+void cache_exact_prefetch(struct cache_exact *e, uint64_t line, int stage)
 {
     const struct cache_lru *sa = &e->sa;
     const struct cache_line *lines = e->map.lines;
@@ -119,18 +126,27 @@ void cache_exact_prefetch(const struct cache_exact *e, uint64_t line, int stage)
         const struct cache_bucket *bk = &e->map.b[cache_linemap_hash(line + 1) & e->map.mask];
         if (bk->key == line + 1 && (v = lines[bk->idx].shadow) < e->fa.cap)
             __builtin_prefetch(&e->fa.owner[v]);
-        if ((v = cache_lru_victim(sa, set)) < e->map.n)
+        /* the set's victim: its state, and its line number (stage 3 reads
+         * it to find the victim's bucket; unfetched, that read stalled) */
+        if ((v = cache_lru_victim(sa, set)) < e->map.n) {
             __builtin_prefetch(&lines[v]);
-        /* the shadow evicts its oldest marks in order: a few ahead */
-        if (e->fa.low + 8 < e->fa.next && (v = e->fa.owner[e->fa.low + 8]) != CACHE_NONE)
-            __builtin_prefetch(&lines[v]);
+            if (e->map.bounded)
+                __builtin_prefetch(&e->map.keys[v]);
+        }
+        /* the shadow evicts its oldest marks in order */
+        if (e->map.bounded)
+            cache_linemap_prefetch_ring(&e->map, &e->pf, 0, e->fa.owner, e->fa.low, e->fa.next, e->fa.gen,
+                                        RING_AHEAD_STATE);
         break;
     }
     default:
+        /* the buckets a drop of those lines looks up (their keys fetched at stage 2) */
+        if (!e->map.bounded)
+            break;
         if ((v = cache_lru_victim(sa, set)) < e->map.n)
-            cache_linemap_prefetch(&e->map, e->map.keys[v]);
-        if (e->fa.low + 2 < e->fa.next && (v = e->fa.owner[e->fa.low + 2]) != CACHE_NONE)
-            cache_linemap_prefetch(&e->map, e->map.keys[v]);
+            cache_linemap_prefetch_bucket(&e->map, e->map.keys[v]);
+        cache_linemap_prefetch_ring(&e->map, &e->pf, 1, e->fa.owner, e->fa.low, e->fa.next, e->fa.gen,
+                                    RING_AHEAD_BUCKET);
         break;
     }
 }

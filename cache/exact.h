@@ -50,6 +50,7 @@ struct cache_exact {
     struct cache_lru sa;
     struct cache_fa fa;             /* the fully associative shadow */
     struct cache_mshr ms;
+    struct cache_ring_pf pf;        /* the shadow's coming victims, prefetched up to */
 };
 
 /* g must be checked and outlive e. bounded: the line map holds only the
@@ -67,10 +68,12 @@ void cache_exact_reset(struct cache_exact *e);
 /* Asks the processor for what a request for `line` will touch, in stages
  * issued some requests apart (0 first): 0 its buckets (line map, seen
  * set); 1 its state and its set's LRU lists (those buckets are in by
- * then); 2 the state of the line its set would evict; 3 that line's bucket
- * (a drop looks it up). Also the shadow's coming victims. Only reads:
+ * then); 2 the state and line number of the line its set would evict; 3
+ * that line's bucket (a drop looks it up). Also, bounded, the shadow's
+ * coming victims: their states and line numbers at stage 2, their buckets
+ * at stage 3, each once (e->pf). Reads the engine and moves e->pf only:
  * the counts do not depend on it. */
-void cache_exact_prefetch(const struct cache_exact *e, uint64_t line, int stage);
+void cache_exact_prefetch(struct cache_exact *e, uint64_t line, int stage);
 
 /* One request (store: 1 for a store, atomic or reduction) for `want`
  * sectors of line number `line` at time t, counted in c. Returns the

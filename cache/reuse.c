@@ -34,11 +34,11 @@ int cache_reuse_init(struct cache_reuse *r, const struct cache_geom *g, const st
     if (r->track >= CACHE_NONE) /* as many as the stack can hold: uncapped */
         r->track = 0;
     r->hist.beyond_from = r->track;
-    r->n_at = calloc(r->span, sizeof *r->n_at);
-    r->sectors_at = calloc(r->span, sizeof *r->sectors_at);
-    r->st_n_at = calloc(r->span, sizeof *r->st_n_at);
-    r->st_sectors_at = calloc(r->span, sizeof *r->st_sectors_at);
-    if (!r->n_at || !r->sectors_at || !r->st_n_at || !r->st_sectors_at ||
+    /* calloc: pages zero as the system hands them over, touched only where
+     * a distance is counted (the stores' table not at all without stores) */
+    r->at = calloc(r->span, sizeof *r->at);
+    r->st_at = calloc(r->span, sizeof *r->st_at);
+    if (!r->at || !r->st_at ||
         cache_linemap_init(&r->map, r->track != 0) ||
         (r->track && cache_linemap_reserve(&r->map, (uint32_t)r->track + 1)) ||
         cache_stack_init(&r->st) || cache_mshr_init(&r->ms, tm->mshr)) {
@@ -53,35 +53,32 @@ void cache_reuse_free(struct cache_reuse *r)
     cache_linemap_free(&r->map);
     cache_stack_free(&r->st);
     cache_mshr_free(&r->ms);
-    free(r->n_at);
-    free(r->sectors_at);
-    free(r->st_n_at);
-    free(r->st_sectors_at);
-    r->n_at = r->sectors_at = r->st_n_at = r->st_sectors_at = NULL;
+    free(r->at);
+    free(r->st_at);
+    r->at = r->st_at = NULL;
 }
 
 void cache_reuse_reset(struct cache_reuse *r)
 {
+    memset(&r->pf, 0, sizeof r->pf);
     cache_linemap_reset(&r->map);
     cache_stack_reset(&r->st);
     cache_mshr_reset(&r->ms);
     memset(&r->hist, 0, sizeof r->hist);
     r->hist.beyond_from = r->track;
-    memset(r->n_at, 0, r->span * sizeof *r->n_at);
-    memset(r->sectors_at, 0, r->span * sizeof *r->sectors_at);
-    memset(r->st_n_at, 0, r->span * sizeof *r->st_n_at);
-    memset(r->st_sectors_at, 0, r->span * sizeof *r->st_sectors_at);
+    memset(r->at, 0, r->span * sizeof *r->at);
+    memset(r->st_at, 0, r->span * sizeof *r->st_at);
 }
 
 /* A hit (or a capacity miss the correction may win back) at distance d of
  * `sectors` sectors, for the correction. */
 static void at_distance(struct cache_reuse *r, uint64_t d, uint64_t sectors, int store)
 {
-    r->n_at[d]++;
-    r->sectors_at[d] += sectors;
+    r->at[d].n++;
+    r->at[d].sectors += sectors;
     if (store) {
-        r->st_n_at[d]++;
-        r->st_sectors_at[d] += sectors;
+        r->st_at[d].n++;
+        r->st_at[d].sectors += sectors;
     }
 }
 
@@ -234,20 +231,20 @@ void cache_estimate_of(const struct cache_counts *c, struct cache_estimate *e)
     e->stores.pending_sectors = (double)c->stores.pending_sectors;
 }
 
-/* The shift of hits n[d] (sectors s[d]) at every distance. */
-static void shift_of(const double *p, const uint64_t *n, const uint64_t *s, uint64_t span, uint64_t lines,
+/* The shift of the hits at[d] (and their sectors) at every distance. */
+static void shift_of(const double *p, const struct cache_at *at, uint64_t span, uint64_t lines,
                      struct cache_shift *k)
 {
     *k = (struct cache_shift){0, 0, 0, 0};
     for (uint64_t d = 0; d < span; d++) {
-        if (!n[d])
+        if (!at[d].n)
             continue;
         if (d < lines) {
-            k->lost += p[d] * (double)n[d];
-            k->lost_sectors += p[d] * (double)s[d];
+            k->lost += p[d] * (double)at[d].n;
+            k->lost_sectors += p[d] * (double)at[d].sectors;
         } else {
-            k->won += (1 - p[d]) * (double)n[d];
-            k->won_sectors += (1 - p[d]) * (double)s[d];
+            k->won += (1 - p[d]) * (double)at[d].n;
+            k->won_sectors += (1 - p[d]) * (double)at[d].sectors;
         }
     }
 }
@@ -255,8 +252,8 @@ static void shift_of(const double *p, const uint64_t *n, const uint64_t *s, uint
 void cache_reuse_correction(const struct cache_reuse *r, const double *p, struct cache_correction *k)
 {
     memset(k, 0, sizeof *k); /* padding too: corrections are compared bytewise */
-    shift_of(p, r->n_at, r->sectors_at, r->span, r->g->lines, &k->all);
-    shift_of(p, r->st_n_at, r->st_sectors_at, r->span, r->g->lines, &k->stores);
+    shift_of(p, r->at, r->span, r->g->lines, &k->all);
+    shift_of(p, r->st_at, r->span, r->g->lines, &k->stores);
     k->through = r->g->write == CACHE_WRITE_THROUGH_NO_ALLOCATE;
 }
 
@@ -295,7 +292,13 @@ void cache_estimate_corrected(const struct cache_counts *c, const struct cache_c
     e->below_sectors += (lost_sectors - won_sectors) * share;
 }
 
-void cache_reuse_prefetch(const struct cache_reuse *r, uint64_t line, int stage)
+/* The capped stack drops its oldest marks in order, about one a new line:
+ * their states and line numbers this many positions ahead, then their
+ * buckets (cache_linemap_prefetch_ring). */
+#define RING_AHEAD_STATE 24u
+#define RING_AHEAD_BUCKET 10u
+
+void cache_reuse_prefetch(struct cache_reuse *r, uint64_t line, int stage)
 {
     const struct cache_linemap *m = &r->map;
     const struct cache_stack *st = &r->st;
@@ -310,14 +313,20 @@ void cache_reuse_prefetch(const struct cache_reuse *r, uint64_t line, int stage)
         break;
     case 2:
         b = &m->b[cache_linemap_hash(line + 1) & m->mask];
-        if (b->key == line + 1 && (v = m->lines[b->idx].slot) < st->cap)
+        /* its position and what cache_stack_depth counts holes over: the
+         * block of positions holding it (two processor cache lines) */
+        if (b->key == line + 1 && (v = m->lines[b->idx].slot) < st->cap) {
+            uint32_t first = v / CACHE_STACK_BLOCK * CACHE_STACK_BLOCK;
             __builtin_prefetch(&st->owner[v]);
-        if (r->track && st->low + 8 < st->next && (v = st->owner[st->low + 8]) != CACHE_NONE)
-            __builtin_prefetch(&m->lines[v]);
+            __builtin_prefetch(&st->owner[first]);
+            __builtin_prefetch(&st->owner[first + CACHE_STACK_BLOCK / 2]);
+        }
+        if (r->track)
+            cache_linemap_prefetch_ring(m, &r->pf, 0, st->owner, st->low, st->next, st->gen, RING_AHEAD_STATE);
         break;
     default:
-        if (r->track && st->low + 2 < st->next && (v = st->owner[st->low + 2]) != CACHE_NONE)
-            cache_linemap_prefetch(m, m->keys[v]);
+        if (r->track)
+            cache_linemap_prefetch_ring(m, &r->pf, 1, st->owner, st->low, st->next, st->gen, RING_AHEAD_BUCKET);
         break;
     }
 }

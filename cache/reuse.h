@@ -85,10 +85,14 @@ struct cache_reuse {
     struct cache_mshr ms;
     struct cache_rdhist hist;
     uint64_t span;                 /* distances with counts below: [0, span) */
-    uint64_t *n_at;                /* [span]: d < lines hits, d >= lines capacity misses */
-    uint64_t *sectors_at;          /* [span]: their sector hits; their sectors asked for */
-    uint64_t *st_n_at, *st_sectors_at; /* [span]: the stores among them */
+    /* [span], per distance: d < lines the hits and their sector hits,
+     * d >= lines the capacity misses and the sectors they asked for; side
+     * by side, so counting one costs one processor-cache miss, not two */
+    struct cache_at {
+        uint64_t n, sectors;
+    } *at, *st_at;                 /* all requests; the stores among them */
     uint64_t track;                /* lines tracked, 0: all (uncapped) */
+    struct cache_ring_pf pf;       /* capped: the stack's coming drops, prefetched up to */
 };
 
 /* The span's limit, in multiples of the cache's lines. */
@@ -109,9 +113,10 @@ void cache_reuse_free(struct cache_reuse *r);
 void cache_reuse_reset(struct cache_reuse *r);
 
 /* Prefetch stages for a request for `line`, as cache_exact_prefetch: 0
- * its buckets, 1 its state, 2 its stack position, 3 the buckets of the
- * lines the capped stack drops next. */
-void cache_reuse_prefetch(const struct cache_reuse *r, uint64_t line, int stage);
+ * its buckets, 1 its state, 2 its stack position and the states and line
+ * numbers of the lines the capped stack drops next, 3 their buckets (each
+ * once: r->pf). */
+void cache_reuse_prefetch(struct cache_reuse *r, uint64_t line, int stage);
 
 /* One request, as cache_exact_access (counts before the correction). */
 int64_t cache_reuse_access(struct cache_reuse *r, uint64_t line, uint32_t want, uint64_t t, int store,

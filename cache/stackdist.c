@@ -16,7 +16,7 @@
 /* The tree counts holes per block of BLOCK positions (within a block they
  * are counted on the owner array, two processor cache lines): a tree 32
  * times smaller stays in the processor's caches. */
-#define BLOCK 32u
+#define BLOCK CACHE_STACK_BLOCK
 
 int cache_stack_init(struct cache_stack *s)
 {
@@ -98,6 +98,7 @@ static int compact(struct cache_stack *s, struct cache_line *lines)
     s->next = k;
     s->holes = 0;
     s->low = 0;
+    s->gen++;
     return 0;
 }
 

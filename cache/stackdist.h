@@ -33,6 +33,9 @@
 #include "cache/linemap.h"
 
 #define CACHE_DIST_INF UINT64_MAX  /* first access to a line */
+/* The tree counts holes per block of this many positions; a distance
+ * counts the holes of its mark's block on the owner array. */
+#define CACHE_STACK_BLOCK 32u
 
 struct cache_stack {
     uint32_t *tree;    /* Fenwick tree of holes per block of 32 positions */
@@ -40,6 +43,7 @@ struct cache_stack {
     uint32_t cap, next, live;
     uint32_t holes;    /* in the tree */
     uint32_t low;      /* no mark before this position */
+    uint32_t gen;      /* times the marks were renumbered, for prefetch cursors */
 };
 
 /* 0, or -1 out of memory. */

@@ -525,8 +525,8 @@ static void test_reuse_capped_equals_uncapped(void **state)
             assert_true(c.st.live <= c.track);
         }
         assert_memory_equal(&cu, &cc, sizeof cu);
-        assert_memory_equal(u.n_at, c.n_at, u.span * sizeof *u.n_at);
-        assert_memory_equal(u.sectors_at, c.sectors_at, u.span * sizeof *u.sectors_at);
+        assert_memory_equal(u.at, c.at, u.span * sizeof *u.at);
+        assert_memory_equal(u.st_at, c.st_at, u.span * sizeof *u.st_at);
         assert_int_equal(u.hist.cold, c.hist.cold);
         assert_int_equal(c.hist.beyond_from, c.track);
         uint64_t over = 0;
