@@ -6,9 +6,9 @@
  * The inputs are committed PTX: nvcc's output for the kernels of
  * tests/gpu/kernels/capture/ and the model-validation kernels
  * (tests/fixtures/ptx/capture/), and corners.ptx, written by hand with a
- * comment above each access saying its pc, width and flag — the expected
- * values below were read off those comments and the CUDA sources, not off
- * the rewriter's output. The set of sites is also checked against an
+ * comment above each access saying its pc, width, flag and kind — the
+ * expected values below were read off those comments and the CUDA sources,
+ * not off the rewriter's output (is_store: st, atom and red). The set of sites is also checked against an
  * independent count: the lines of the entry's body holding "ld.global" or
  * "st.global" outside comments. The rewrite must keep every original line
  * in order (it only inserts), add one sequence per site, and count-only
@@ -73,13 +73,21 @@ static void test_corners(void **state)
 {
     (void)state;
     /* from the comments of corners.ptx */
-    static const struct want w[] = {{0, 4, 1}, {1, 4, 0}, {0, 4, 0}, {0, 4, 1}, {0, 4, 1},
-                                    {1, 8, 0}, {0, 4, 1}, {1, 4, 0}, {0, 2, 1}, {0, 1, 0}};
+    static const struct want w[] = {{0, 4, 1}, {1, 4, 0}, {0, 4, 0}, {0, 4, 1}, {0, 4, 1}, {1, 8, 0},
+                                    {0, 4, 1}, {1, 4, 0}, {0, 2, 1}, {0, 1, 0}, {1, 4, 1}, {1, 4, 0}};
     check_sites("corners.ptx", "corners", w, sizeof w / sizeof w[0]);
     char *ptx = load("corners.ptx"), err[512];
     struct ptxi_kernel k;
     assert_int_equal(ptxi_analyze(ptx, "corners", &k, err, sizeof err), 0);
-    assert_int_equal(k.atomics, 2);
+    /* the global atomic and reduction are sites (stores for the trace), the
+     * generic atomic is not */
+    assert_int_equal(k.sites[10].kind, PTXI_ATOMIC);
+    assert_int_equal(k.sites[11].kind, PTXI_REDUCE);
+    assert_int_equal(k.sites[1].kind, PTXI_STORE);
+    assert_int_equal(k.sites[0].kind, PTXI_LOAD);
+    assert_int_equal(k.sites[11].offset, 8);
+    assert_string_equal(k.sites[10].base, "%rd1");
+    assert_int_equal(k.atomics, 1);
     assert_int_equal(k.generic, 2);
     assert_int_equal(k.async_copies, 0);
     assert_int_equal(k.nparams, 3);
