@@ -22,8 +22,21 @@
  *   *capacity* miss (a fully associative LRU cache of the same size would
  *   miss too) or an *associativity* (conflict) miss; it is filled with the
  *   request's sectors.
+ * - A line a store discarded (write-through levels, below) and a load asks
+ *   for again while a fully associative cache of the same size would still
+ *   hold it is an *invalidated* miss: the store, not the cache's size or
+ *   sets, lost it.
  * Every miss but a merged latency miss sends a request below (to L2) with
- * the sectors it fetches. Time is the request's position in its stream
+ * the sectors it fetches.
+ * Stores. At a write-back, write-allocate level (the L2) a store is all of
+ * the above, a load in every respect but its count. At a write-through,
+ * no-allocate level (the L1) cache_store_through counts it instead: it is
+ * looked up (a hit, a latency or sector miss on a resident line, else a
+ * miss of the class the engine found), always sent below with the sectors
+ * it writes, never fills, and never takes an MSHR (nothing comes back);
+ * the engine then discards a resident line (counted as an invalidation).
+ * The stores' share of every count is kept apart (struct
+ * cache_store_counts), so loads and stores are reported each on its own. Time is the request's position in its stream
  * (the sorter's seq for L1). A ring of the last mshr fetch times tells
  * whether all MSHRs were busy when a fetch left: counted as mshr_full, a
  * stall the sorter's own MSHR limit already put into the order.
@@ -42,6 +55,7 @@ enum cache_miss {
     CACHE_MISS_SECTOR,
     CACHE_MISS_LATENCY,
     CACHE_MISS_MSHR,
+    CACHE_MISS_INVALIDATED, /* the line was discarded by a store (write-through levels) */
     CACHE_MISS_CLASSES
 };
 
@@ -53,16 +67,29 @@ static inline uint32_t cache_popcount(uint32_t v)
     return (((v + (v >> 4)) & 0x0f0f0f0fu) * 0x01010101u) >> 24;
 }
 
-/* "compulsory", "capacity", "associativity", "sector", "latency", "mshr". */
+/* "compulsory", "capacity", "associativity", "sector", "latency", "mshr",
+ * "invalidated". */
 const char *cache_miss_name(enum cache_miss m);
 
-/* Counts of one level (or of one SM's share of it). */
+/* The stores' part of a level's counts (the loads' part is the rest). */
+struct cache_store_counts {
+    uint64_t requests, hits;
+    uint64_t sectors, sector_hits;
+    uint64_t latency;               /* latency misses: in flight, merged (a lookup hit) */
+    uint64_t pending_sectors;
+};
+
+/* Counts of one level (or of one SM's share of it), loads and stores. */
 struct cache_counts {
     uint64_t requests, hits;
     uint64_t sectors, sector_hits;
     uint64_t miss[CACHE_MISS_CLASSES];
     uint64_t below, below_sectors;  /* requests and sectors sent to the next level */
     uint64_t mshr_full;             /* fetches that left with every MSHR busy */
+    uint64_t invalidations;         /* resident lines discarded by stores */
+    uint64_t pending_sectors;       /* sectors a request found on their way (fetched, not
+                                       back, merged into): tag lookup hits, not yet data */
+    struct cache_store_counts stores;
 };
 
 /* Adds b to a. */
@@ -87,17 +114,24 @@ void cache_mshr_reset(struct cache_mshr *m);
 /* What became of a request (for the reuse engine's histograms). */
 enum cache_outcome { CACHE_OUT_HIT, CACHE_OUT_MISS };
 
-/* A request for `want` sectors of a resident line l at time t. Counts it in
- * c and returns the sectors to fetch from below (0: none). *out: HIT when it
- * hit. */
-uint32_t cache_line_resident(struct cache_line *l, uint32_t want, uint64_t t,
+/* A request (a load; store 1: a store at a write-allocate level) for
+ * `want` sectors of a resident line l at time t. Counts it in c and returns
+ * the sectors to fetch from below (0: none). *out: HIT when it hit. */
+uint32_t cache_line_resident(struct cache_line *l, uint32_t want, uint64_t t, int store,
                              const struct cache_timing *tm, struct cache_mshr *ms,
                              struct cache_counts *c, enum cache_outcome *out);
 
-/* A request for `want` sectors of line l, not resident: a miss of class
- * cls; the line is filled with those sectors. Returns want. */
-uint32_t cache_line_fill(struct cache_line *l, uint32_t want, uint64_t t, enum cache_miss cls,
+/* A request (store as above) for `want` sectors of line l, not resident: a
+ * miss of class cls; the line is filled with those sectors. Returns want. */
+uint32_t cache_line_fill(struct cache_line *l, uint32_t want, uint64_t t, int store, enum cache_miss cls,
                          const struct cache_timing *tm, struct cache_mshr *ms,
                          struct cache_counts *c);
+
+/* A store of `want` sectors at a write-through, no-allocate level, at time
+ * t: l is its line's state when resident (nothing in it is changed: the
+ * engine discards the line after), NULL when not, and then cls is the
+ * miss's class. Counts it in c; returns want, the sectors written below. */
+uint32_t cache_store_through(const struct cache_line *l, uint32_t want, uint64_t t, enum cache_miss cls,
+                             struct cache_counts *c, enum cache_outcome *out);
 
 #endif

@@ -31,15 +31,44 @@ void cache_exact_free(struct cache_exact *e)
 
 void cache_exact_reset(struct cache_exact *e)
 {
+    memset(&e->pf, 0, sizeof e->pf);
     cache_linemap_reset(&e->map);
     cache_lru_reset(&e->sa);
     cache_fa_reset(&e->fa);
     cache_mshr_reset(&e->ms);
 }
 
-int64_t cache_exact_access(struct cache_exact *e, uint64_t line, uint32_t want, uint64_t t,
+/* A store at a write-through, no-allocate level: looked up, never added. */
+static int64_t store_through(struct cache_exact *e, uint64_t line, uint32_t want, uint64_t t,
+                             struct cache_counts *c)
+{
+    uint32_t id = cache_linemap_find(&e->map, line);
+    struct cache_line *l = id == CACHE_NONE ? NULL : e->map.lines + id;
+    enum cache_outcome out;
+    if (l && l->slot != CACHE_NONE) {
+        cache_store_through(l, want, t, CACHE_MISS_COMPULSORY, c, &out);
+        cache_lru_remove(&e->sa, cache_set_of(e->g, line), l->slot, id);
+        l->slot = CACHE_NONE;
+        l->sectors = 0; /* invalidated: what a later load's miss is classed by */
+        c->invalidations++;
+        if (l->shadow == CACHE_NONE && e->map.bounded)
+            cache_linemap_drop(&e->map, id);
+        return want;
+    }
+    /* not resident: the class a load would get, the shadow left as it is */
+    enum cache_miss cls = !l ? (e->map.bounded && cache_seen_has(&e->map.seen, line) ? CACHE_MISS_CAPACITY
+                                                                                      : CACHE_MISS_COMPULSORY)
+                          : l->shadow == CACHE_NONE ? CACHE_MISS_CAPACITY
+                          : l->sectors == 0         ? CACHE_MISS_INVALIDATED
+                                                    : CACHE_MISS_CONFLICT;
+    return cache_store_through(NULL, want, t, cls, c, &out);
+}
+
+int64_t cache_exact_access(struct cache_exact *e, uint64_t line, uint32_t want, uint64_t t, int store,
                            struct cache_counts *c)
 {
+    if (store && e->g->write == CACHE_WRITE_THROUGH_NO_ALLOCATE)
+        return store_through(e, line, want, t, c);
     int fresh;
     uint32_t id = cache_linemap_get(&e->map, line, &fresh), ev;
     if (id == CACHE_NONE)
@@ -52,18 +81,27 @@ int64_t cache_exact_access(struct cache_exact *e, uint64_t line, uint32_t want, 
     if (l->slot != CACHE_NONE) {
         enum cache_outcome out;
         cache_lru_touch(&e->sa, set, l->slot, id);
-        return cache_line_resident(l, want, t, &e->tm, &e->ms, c, &out);
+        return cache_line_resident(l, want, t, store, &e->tm, &e->ms, c, &out);
     }
-    enum cache_miss cls = fresh ? CACHE_MISS_COMPULSORY
-                          : shadow_hit ? CACHE_MISS_CONFLICT
-                                       : CACHE_MISS_CAPACITY;
+    /* a line a store discarded (sectors cleared) that the shadow still
+     * holds was lost to the store, not to the sets */
+    enum cache_miss cls = fresh         ? CACHE_MISS_COMPULSORY
+                          : !shadow_hit ? CACHE_MISS_CAPACITY
+                          : l->sectors  ? CACHE_MISS_CONFLICT
+                                        : CACHE_MISS_INVALIDATED;
     l->slot = cache_lru_insert(&e->sa, set, id, &ev);
     if (ev != CACHE_NONE && (lines[ev].slot = CACHE_NONE, lines[ev].shadow == CACHE_NONE) && e->map.bounded)
         cache_linemap_drop(&e->map, ev);
-    return cache_line_fill(l, want, t, cls, &e->tm, &e->ms, c);
+    return cache_line_fill(l, want, t, store, cls, &e->tm, &e->ms, c);
 }
 
-void cache_exact_prefetch(const struct cache_exact *e, uint64_t line, int stage)
+/* How many positions past the shadow's oldest mark its coming victims are
+ * prefetched: states and line numbers, then (some requests later, fewer
+ * ahead) buckets. About one victim leaves a request. */
+#define RING_AHEAD_STATE 24u
+#define RING_AHEAD_BUCKET 10u
+
+void cache_exact_prefetch(struct cache_exact *e, uint64_t line, int stage)
 {
     const struct cache_lru *sa = &e->sa;
     const struct cache_line *lines = e->map.lines;
@@ -88,18 +126,27 @@ void cache_exact_prefetch(const struct cache_exact *e, uint64_t line, int stage)
         const struct cache_bucket *bk = &e->map.b[cache_linemap_hash(line + 1) & e->map.mask];
         if (bk->key == line + 1 && (v = lines[bk->idx].shadow) < e->fa.cap)
             __builtin_prefetch(&e->fa.owner[v]);
-        if ((v = cache_lru_victim(sa, set)) < e->map.n)
+        /* the set's victim: its state, and its line number (stage 3 reads
+         * it to find the victim's bucket; unfetched, that read stalled) */
+        if ((v = cache_lru_victim(sa, set)) < e->map.n) {
             __builtin_prefetch(&lines[v]);
-        /* the shadow evicts its oldest marks in order: a few ahead */
-        if (e->fa.low + 8 < e->fa.next && (v = e->fa.owner[e->fa.low + 8]) != CACHE_NONE)
-            __builtin_prefetch(&lines[v]);
+            if (e->map.bounded)
+                __builtin_prefetch(&e->map.keys[v]);
+        }
+        /* the shadow evicts its oldest marks in order */
+        if (e->map.bounded)
+            cache_linemap_prefetch_ring(&e->map, &e->pf, 0, e->fa.owner, e->fa.low, e->fa.next, e->fa.gen,
+                                        RING_AHEAD_STATE);
         break;
     }
     default:
+        /* the buckets a drop of those lines looks up (their keys fetched at stage 2) */
+        if (!e->map.bounded)
+            break;
         if ((v = cache_lru_victim(sa, set)) < e->map.n)
-            cache_linemap_prefetch(&e->map, e->map.keys[v]);
-        if (e->fa.low + 2 < e->fa.next && (v = e->fa.owner[e->fa.low + 2]) != CACHE_NONE)
-            cache_linemap_prefetch(&e->map, e->map.keys[v]);
+            cache_linemap_prefetch_bucket(&e->map, e->map.keys[v]);
+        cache_linemap_prefetch_ring(&e->map, &e->pf, 1, e->fa.owner, e->fa.low, e->fa.next, e->fa.gen,
+                                    RING_AHEAD_BUCKET);
         break;
     }
 }

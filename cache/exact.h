@@ -18,6 +18,16 @@
  * refill starts it afresh — so what stays of a line gone from both is its
  * bit in the seen set, which is all a compulsory miss needs.
  * Unbounded (an L1), it keeps every line seen.
+ * Stores (counts.h): at a write-allocate level a store is a request like
+ * any other. At a write-through, no-allocate level it is looked up without
+ * being added to anything — the map (a line only stored to stays unseen:
+ * its first load is compulsory), the sets' recency, the shadow — and a
+ * resident line it finds is discarded from its set (its slot emptied, its
+ * sectors cleared, which is what marks it invalidated). The shadow holds
+ * the recency of the loads alone, so a load that misses a line a store
+ * discarded is an invalidated miss while the shadow still has the line and
+ * a capacity miss once it has not (a cache of this size would have lost
+ * it anyway).
  * Costs: O(1) per request (a hash probe, on a line not held a probe of the
  * seen set, a set move and a ring append); bounded, memory at most
  * 2 x lines held states (24 bytes, an 8-byte key and ~21 of buckets), 12 bytes a
@@ -40,6 +50,7 @@ struct cache_exact {
     struct cache_lru sa;
     struct cache_fa fa;             /* the fully associative shadow */
     struct cache_mshr ms;
+    struct cache_ring_pf pf;        /* the shadow's coming victims, prefetched up to */
 };
 
 /* g must be checked and outlive e. bounded: the line map holds only the
@@ -57,15 +68,18 @@ void cache_exact_reset(struct cache_exact *e);
 /* Asks the processor for what a request for `line` will touch, in stages
  * issued some requests apart (0 first): 0 its buckets (line map, seen
  * set); 1 its state and its set's LRU lists (those buckets are in by
- * then); 2 the state of the line its set would evict; 3 that line's bucket
- * (a drop looks it up). Also the shadow's coming victims. Only reads:
+ * then); 2 the state and line number of the line its set would evict; 3
+ * that line's bucket (a drop looks it up). Also, bounded, the shadow's
+ * coming victims: their states and line numbers at stage 2, their buckets
+ * at stage 3, each once (e->pf). Reads the engine and moves e->pf only:
  * the counts do not depend on it. */
-void cache_exact_prefetch(const struct cache_exact *e, uint64_t line, int stage);
+void cache_exact_prefetch(struct cache_exact *e, uint64_t line, int stage);
 
-/* One request for `want` sectors of line number `line` at time t, counted
- * in c. Returns the sectors fetched from below (0: none), or -1 out of
- * memory (as int64). */
-int64_t cache_exact_access(struct cache_exact *e, uint64_t line, uint32_t want, uint64_t t,
+/* One request (store: 1 for a store, atomic or reduction) for `want`
+ * sectors of line number `line` at time t, counted in c. Returns the
+ * sectors fetched from below, or a store's written through (0: none), or
+ * -1 out of memory (as int64). */
+int64_t cache_exact_access(struct cache_exact *e, uint64_t line, uint32_t want, uint64_t t, int store,
                            struct cache_counts *c);
 
 #endif

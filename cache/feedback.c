@@ -180,19 +180,22 @@ static int64_t apply_in_flight(struct l1 *c, uint64_t line, uint32_t want, uint6
     c->tm.latency = delay;
     if (!fresh && t < l->ready) {
         enum cache_outcome out;
-        return cache_line_resident(l, want, t, &c->tm, &c->ms, &c->c, &out);
+        return cache_line_resident(l, want, t, 0, &c->tm, &c->ms, &c->c, &out);
     }
-    return cache_line_fill(l, want, t, fresh ? CACHE_MISS_COMPULSORY : CACHE_MISS_CAPACITY, &c->tm, &c->ms,
+    return cache_line_fill(l, want, t, 0, fresh ? CACHE_MISS_COMPULSORY : CACHE_MISS_CAPACITY, &c->tm,
+                           &c->ms,
                            &c->c);
 }
 
 /* The request applied to the engine, its fetch taking `delay`: the sectors
- * fetched (0: none), or -1 out of memory. */
+ * fetched (0: none), or -1 out of memory. The sorter's L1 table passes no
+ * store flag: every request is a load here (a store's place in the order does
+ * not wait on the L1 either way; the cache model applies the write policy). */
 static int64_t apply(struct l1 *c, uint64_t line, uint32_t want, uint64_t t, uint32_t delay)
 {
     if (c->fb->keep) {
         c->e.tm.latency = delay; /* the engine reads it when it fetches */
-        return cache_exact_access(&c->e, line, want, t, &c->c);
+        return cache_exact_access(&c->e, line, want, t, 0, &c->c);
     }
     int64_t got = apply_in_flight(c, line, want, t, delay);
     if (got > 0 && note_fetch(c, line, t + delay))

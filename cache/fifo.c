@@ -42,6 +42,7 @@ static void pack(struct cache_fa *f, struct cache_line *lines)
     }
     f->next = k;
     f->low = 0;
+    f->gen++;
 }
 
 int cache_fa_use(struct cache_fa *f, struct cache_line *lines, uint32_t id, uint32_t *evicted)

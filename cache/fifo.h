@@ -26,6 +26,7 @@
 struct cache_fa {
     uint32_t *owner;   /* line index at each position, CACHE_NONE when emptied */
     uint32_t cap, next, low, live, lines;
+    uint32_t gen;      /* times the marks were packed (renumbered), for prefetch cursors */
 };
 
 /* A shadow of `lines` lines. 0, or -1 out of memory. */

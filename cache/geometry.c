@@ -30,6 +30,11 @@ const char *cache_set_index_name(enum cache_set_index i)
     return i == CACHE_SET_XOR ? "xor" : i == CACHE_SET_MASKS ? "masks" : "modulo";
 }
 
+const char *cache_write_name(enum cache_write w)
+{
+    return w == CACHE_WRITE_THROUGH_NO_ALLOCATE ? "through-no-allocate" : "back-allocate";
+}
+
 int cache_set_index_parse(const char *name)
 {
     if (strcmp(name, "modulo") == 0)
@@ -150,16 +155,22 @@ int cache_arch_geometry(const char *arch, struct cache_geom *l1, struct cache_ge
          * (CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE of both), 16 ways (a modelling
          * choice). docs/cache-model.md, "Geometry". */
         *l1 = (struct cache_geom){.size = 224u << 10, .assoc = 448, .line = 128, .sector = 32,
-                                  .index = CACHE_SET_MODULO};
+                                  .index = CACHE_SET_MODULO,
+                                  .write = CACHE_WRITE_THROUGH_NO_ALLOCATE};
         *l2 = (struct cache_geom){.size = 50u << 20, .assoc = 16, .line = 128, .sector = 32,
-                                  .index = CACHE_SET_MODULO};
+                                  .index = CACHE_SET_MODULO,
+                                  .write = CACHE_WRITE_BACK_ALLOCATE};
     } else if (strcmp(arch, "fermi") == 0) {
         /* The configuration of the method's paper (GTX 470, 16 KiB L1,
          * 4-way, 128-byte lines, no sectors); L2 768 KiB, 16 ways. */
+        /* Fermi's L1 too writes global stores through and discards the
+         * line (the PTX ISA's st.wb text is written for sm_20). */
         *l1 = (struct cache_geom){.size = 16u << 10, .assoc = 4, .line = 128, .sector = 128,
-                                  .index = CACHE_SET_MODULO};
+                                  .index = CACHE_SET_MODULO,
+                                  .write = CACHE_WRITE_THROUGH_NO_ALLOCATE};
         *l2 = (struct cache_geom){.size = 768u << 10, .assoc = 16, .line = 128, .sector = 128,
-                                  .index = CACHE_SET_MODULO};
+                                  .index = CACHE_SET_MODULO,
+                                  .write = CACHE_WRITE_BACK_ALLOCATE};
     } else {
         snprintf(msg, msglen, "unknown architecture '%s' (hopper or fermi)", arch);
         return -1;

@@ -33,6 +33,17 @@ enum cache_set_index { CACHE_SET_MODULO = 0, CACHE_SET_XOR = 1, CACHE_SET_MASKS 
 /* The most set-index bits a masks function has (65536 sets). */
 #define CACHE_MAX_INDEX_MASKS 16
 
+/* What a level does with a store (docs/cache-model.md, "Stores"). */
+enum cache_write {
+    /* write-back, write-allocate: a store is looked up, hits, misses and
+     * fills exactly as a load does (the L2) */
+    CACHE_WRITE_BACK_ALLOCATE = 0,
+    /* write-through, no write-allocate: a store is looked up and goes
+     * below whatever it finds; it never fills, and it discards the line if
+     * resident (Hopper's L1 for global stores) */
+    CACHE_WRITE_THROUGH_NO_ALLOCATE = 1,
+};
+
 /* Limits of what the engines model: slot numbers are 32-bit, a line's
  * sectors are one 32-bit mask. */
 #define CACHE_MAX_LINES (1u << 26)
@@ -44,6 +55,7 @@ struct cache_geom {
     uint32_t line;                 /* bytes, a power of two */
     uint32_t sector;               /* bytes, a power of two dividing line */
     enum cache_set_index index;
+    enum cache_write write;        /* the level's write policy */
     /* derived by cache_geom_check: */
     uint32_t lines, sets, sectors_per_line;
     uint32_t set_bits;             /* ceil(log2(sets)), for xor */
@@ -54,8 +66,8 @@ struct cache_geom {
     uint32_t nmasks;
 };
 
-/* Parses "SIZE,ASSOC,LINE,SECTOR" into g (index left as it was) and checks
- * it. 0, or -1 with msg. */
+/* Parses "SIZE,ASSOC,LINE,SECTOR" into g (index and write left as they
+ * were) and checks it. 0, or -1 with msg. */
 int cache_geom_parse(const char *text, struct cache_geom *g, char *msg, size_t msglen);
 
 /* Checks g and fills its derived fields (assoc 0 becomes lines). 0, or -1
@@ -68,6 +80,8 @@ int cache_geom_check(struct cache_geom *g, char *msg, size_t msglen);
  * name (it knows modulo and xor; the masks form is cache/setindex.h's). */
 const char *cache_set_index_name(enum cache_set_index i);
 int cache_set_index_parse(const char *name);
+/* "back-allocate", "through-no-allocate". */
+const char *cache_write_name(enum cache_write w);
 
 /* The set of line number `line` (g checked). */
 static inline uint32_t cache_set_of(const struct cache_geom *g, uint64_t line)
@@ -113,8 +127,10 @@ static inline uint32_t cache_sectors_of(const struct cache_geom *g, uint64_t add
  * 0, or -1 with msg when not one way fits or the result does not check. */
 int cache_geom_resize(struct cache_geom *g, uint64_t bytes, char *msg, size_t msglen);
 
-/* Fills the L1 and L2 geometry of an architecture ("hopper", "fermi");
- * -1 with msg for another name. */
+/* Fills the L1 and L2 geometry of an architecture ("hopper", "fermi"),
+ * write policies included (both: a write-through L1 that does not
+ * allocate on stores, a write-back L2 that does); -1 with msg for another
+ * name. */
 int cache_arch_geometry(const char *arch, struct cache_geom *l1, struct cache_geom *l2, char *msg,
                         size_t msglen);
 

@@ -60,14 +60,20 @@ void cache_input_close(struct cache_input *in)
 
 /* ---- CSV ----------------------------------------------------------------------- */
 
-static int csv_line(struct trace_text *t, struct trace_cur *c, struct trace_out *o)
+/* One record of n fields (7, or 8 with op). */
+static int csv_line(struct trace_text *t, struct trace_cur *c, int n, struct trace_out *o)
 {
-    uint64_t v[7];
-    for (int i = 0; i < 7; i++) {
+    uint64_t v[8] = {0};
+    for (int i = 0; i < n; i++) {
         const char *at = c->p;
-        if (!trace_cur_u64(c, i == 3 || i == 4, &v[i]))
+        if (i == 7) {
+            v[7] = trace_cur_lit(c, "st");
+            if (!v[7] && !trace_cur_lit(c, "ld"))
+                return trace_text_bad(t, at, "op must be ld or st");
+        } else if (!trace_cur_u64(c, i == 3 || i == 4, &v[i])) {
             return trace_text_bad(t, at, "field %d: a number expected", i + 1);
-        if (i < 6 && !trace_cur_lit(c, ","))
+        }
+        if (i < n - 1 && !trace_cur_lit(c, ","))
             return trace_text_bad(t, c->p, "',' expected after field %d", i + 1);
         if (i == 0 && v[0] >= CACHE_INPUT_MAX_SMS)
             return trace_text_bad(t, at, "sm must be below %u", CACHE_INPUT_MAX_SMS);
@@ -77,8 +83,20 @@ static int csv_line(struct trace_text *t, struct trace_cur *c, struct trace_out 
             return trace_text_bad(t, at, "dep must be 0 or 1");
     }
     if (c->p != c->e)
-        return trace_text_bad(t, c->p, "unexpected text after the 7 fields");
-    *o = (struct trace_out){(uint32_t)v[0], v[1], v[2], v[3], v[4], (uint32_t)v[5], (uint32_t)v[6]};
+        return trace_text_bad(t, c->p, "unexpected text after the %d fields", n);
+    *o = (struct trace_out){(uint32_t)v[0], v[1], v[2], v[3], v[4], (uint32_t)v[5], (uint32_t)v[6], (uint32_t)v[7]};
+    return 0;
+}
+
+/* The number of fields the header line announces (7 or 8), 0 if it is
+ * not one of the sorted CSV headers. */
+static int csv_fields(const struct trace_cur *c)
+{
+    size_t n = (size_t)(c->e - c->p);
+    if (n == strlen(TRACE_CSV_OUT_HEADER) && memcmp(c->p, TRACE_CSV_OUT_HEADER, n) == 0)
+        return 8;
+    if (n == strlen(TRACE_CSV_OUT_HEADER_NO_OP) && memcmp(c->p, TRACE_CSV_OUT_HEADER_NO_OP, n) == 0)
+        return 7;
     return 0;
 }
 
@@ -87,13 +105,13 @@ static int read_csv(struct cache_input *in, const struct trace_mapped *m, struct
     struct trace_text t;
     struct trace_cur c;
     uint64_t cap = 0;
+    int fields = 0;
     trace_text_init(&t, m->data, m->len, err);
-    if (!trace_text_line(&t, &c) || (size_t)(c.e - c.p) != strlen(TRACE_CSV_OUT_HEADER) ||
-        memcmp(c.p, TRACE_CSV_OUT_HEADER, strlen(TRACE_CSV_OUT_HEADER)) != 0) {
+    if (!trace_text_line(&t, &c) || !(fields = csv_fields(&c))) {
         trace_err_set(err, 1, 0,
                       "not a sorted trace: expected a sorted binary file or the CSV header '%s' "
-                      "(run gpuprobe trace sort first)",
-                      TRACE_CSV_OUT_HEADER);
+                      "(or '%s') (run gpuprobe trace sort first)",
+                      TRACE_CSV_OUT_HEADER, TRACE_CSV_OUT_HEADER_NO_OP);
         return TRACE_EINPUT;
     }
     while (trace_text_line(&t, &c)) {
@@ -106,7 +124,7 @@ static int read_csv(struct cache_input *in, const struct trace_mapped *m, struct
                 return trace_text_fail(&t, TRACE_ENOMEM, "out of memory");
             in->recs = r;
         }
-        int rc = csv_line(&t, &c, &in->recs[in->count]);
+        int rc = csv_line(&t, &c, fields, &in->recs[in->count]);
         if (rc)
             return rc;
         in->count++;

@@ -1,8 +1,9 @@
 /*
  * The cache model's input: the sorter's output (the L1 arrival order), a
  * sorted binary file (docs/trace-format.md, kind 2) or its CSV form
- * (sm,seq,tid,pc,addr,width,dep, as `trace sort` and `trace convert`
- * write it), indexed by SM.
+ * (sm,seq,tid,pc,addr,width,dep,op, as `trace sort` and `trace convert`
+ * write it; without op, as older ones did, every record a load), indexed
+ * by SM.
  *
  * DESIGN
  * The model walks every SM's stream at once (the L2 sees the SMs
@@ -49,16 +50,18 @@ void cache_input_close(struct cache_input *in);
 /* Record i (< len[sm]) of SM sm's stream. */
 void cache_input_get(const struct cache_input *in, uint32_t sm, uint64_t i, struct trace_out *o);
 
-/* What the model needs of record i of SM sm: its seq, address and width
- * (a binary file's fields read in place, without decoding the rest). */
+/* What the model needs of record i of SM sm: its seq, address, width and
+ * store flag (a binary file's fields read in place, without decoding the
+ * rest). */
 static inline void cache_input_req(const struct cache_input *in, uint32_t sm, uint64_t i, uint64_t *seq,
-                                   uint64_t *addr, uint32_t *width)
+                                   uint64_t *addr, uint32_t *width, int *store)
 {
     uint64_t k = in->start[sm] + i;
     if (!in->binary) {
         *seq = in->recs[k].seq;
         *addr = in->recs[k].addr;
         *width = in->recs[k].width;
+        *store = (int)in->recs[k].store;
         return;
     }
     const uint8_t *p = in->bin.data + k * TRACE_BIN_OUT_BYTES;
@@ -68,12 +71,14 @@ static inline void cache_input_req(const struct cache_input *in, uint32_t sm, ui
     memcpy(addr, p + 24, 8);
     memcpy(&w, p + 36, 2);
     *width = w;
+    *store = p[39];
 #else
     struct trace_out o;
     trace_bin_out_decode(p, &o);
     *seq = o.seq;
     *addr = o.addr;
     *width = o.width;
+    *store = (int)o.store;
 #endif
 }
 

@@ -100,6 +100,17 @@ int cache_linemap_reserve(struct cache_linemap *m, uint32_t held)
     return 0;
 }
 
+uint32_t cache_linemap_find(const struct cache_linemap *m, uint64_t line)
+{
+    uint64_t key = line + 1;
+    for (uint64_t j = hash(key) & m->mask;; j = (j + 1) & m->mask) {
+        if (m->b[j].key == key)
+            return m->b[j].idx;
+        if (!m->b[j].key)
+            return CACHE_NONE;
+    }
+}
+
 uint32_t cache_linemap_get(struct cache_linemap *m, uint64_t line, int *fresh)
 {
     uint64_t key = line + 1;
@@ -134,15 +145,6 @@ uint32_t cache_linemap_get(struct cache_linemap *m, uint64_t line, int *fresh)
         m->keys[idx] = line;
     *fresh = isnew;
     return idx;
-}
-
-uint32_t cache_linemap_find(const struct cache_linemap *m, uint64_t line)
-{
-    uint64_t key = line + 1;
-    for (uint64_t j = hash(key) & m->mask; m->b[j].key; j = (j + 1) & m->mask)
-        if (m->b[j].key == key)
-            return m->b[j].idx;
-    return CACHE_NONE;
 }
 
 void cache_linemap_drop(struct cache_linemap *m, uint32_t idx)

@@ -69,9 +69,62 @@ static inline uint64_t cache_linemap_hash(uint64_t key)
  * drops the calls.) */
 __attribute__((always_inline)) static inline void cache_linemap_prefetch(const struct cache_linemap *m, uint64_t line)
 {
-    __builtin_prefetch(&m->b[cache_linemap_hash(line + 1) & m->mask]);
+    /* a line not held probes on past its bucket (runs are long in a table
+     * three quarters full, longer with lines hashed by blocks of 8): the
+     * next processor cache line too */
+    uint64_t j = cache_linemap_hash(line + 1) & m->mask;
+    __builtin_prefetch(&m->b[j]);
+    if (j + 4 <= m->mask)
+        __builtin_prefetch(&m->b[j + 4]);
     if (m->bounded) /* a line not held is looked up there next */
         cache_seen_prefetch(&m->seen, line);
+}
+
+/* Asks for line's bucket alone: what dropping a held line looks up (a
+ * line held is never looked up in the seen set). */
+__attribute__((always_inline)) static inline void cache_linemap_prefetch_bucket(const struct cache_linemap *m,
+                                                                              uint64_t line)
+{
+    __builtin_prefetch(&m->b[cache_linemap_hash(line + 1) & m->mask]);
+}
+
+/* How far ahead a ring of line indices (the exact engine's shadow, the
+ * capped stack) has been prefetched: the lines it evicts next are its
+ * oldest marks, in order, so each position ahead of its oldest is asked
+ * for once, whatever the jumps over emptied positions. Renumbering the
+ * ring (gen changes) starts the cursors again from the oldest mark. */
+struct cache_ring_pf {
+    uint32_t at[2];    /* next position: [0] states and keys, [1] buckets */
+    uint32_t gen[2];   /* the ring's renumbering count each cursor belongs to */
+};
+
+/* Prefetches for the positions [cursor, low + ahead) of owner (below next,
+ * CACHE_NONE skipped): what 0, each owner's state and line number (keys);
+ * what 1, each owner's bucket, which reads its line number (asked for by
+ * what 0 some requests earlier). gen: the ring's renumbering count.
+ * Bounded maps only (they keep the line numbers). */
+__attribute__((always_inline)) static inline void cache_linemap_prefetch_ring(const struct cache_linemap *m,
+                                                                            struct cache_ring_pf *pf, int what,
+                                                                            const uint32_t *owner, uint32_t low,
+                                                                            uint32_t next, uint32_t gen,
+                                                                            uint32_t ahead)
+{
+    uint32_t p = pf->at[what], end = next - low > ahead ? low + ahead : next;
+    if (pf->gen[what] != gen || p < low || p > next)
+        p = low;
+    for (; p < end; p++) {
+        uint32_t v = owner[p];
+        if (v == CACHE_NONE)
+            continue;
+        if (what == 0) {
+            __builtin_prefetch(&m->lines[v]);
+            __builtin_prefetch(&m->keys[v]);
+        } else {
+            cache_linemap_prefetch_bucket(m, m->keys[v]);
+        }
+    }
+    pf->at[what] = p;
+    pf->gen[what] = gen;
 }
 
 /* Asks the processor for line's state, when its bucket (asked for by
@@ -101,7 +154,9 @@ void cache_linemap_reset(struct cache_linemap *m);
 uint32_t cache_linemap_get(struct cache_linemap *m, uint64_t line, int *fresh);
 
 /* The index of `line`'s state when the map holds it, else CACHE_NONE;
- * changes nothing (a lookup that must not count as the line being seen). */
+ * changes nothing (a lookup that must not count as the line being seen, and
+ * a store at a level that does not allocate on stores must leave a line it
+ * never loaded unseen). */
 uint32_t cache_linemap_find(const struct cache_linemap *m, uint64_t line);
 
 /* Makes room for `held` lines at once (a bounded map knows its bound: no

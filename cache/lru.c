@@ -91,6 +91,35 @@ void cache_lru_touch(struct cache_lru *c, uint32_t set, uint32_t slot, uint32_t 
     push_head(c, set, slot);
 }
 
+static void push_tail(struct cache_lru *c, uint32_t set, uint32_t s)
+{
+    uint32_t t = c->tail[set];
+    c->next[s] = CACHE_NONE;
+    c->prev[s] = t;
+    if (t != CACHE_NONE)
+        c->next[t] = s;
+    else
+        c->head[set] = s;
+    c->tail[set] = s;
+}
+
+void cache_lru_remove(struct cache_lru *c, uint32_t set, uint32_t slot, uint32_t owner)
+{
+    if (c->rows) {
+        uint32_t *row = c->owner + (size_t)set * c->assoc, i = 0;
+        while (row[i] != owner)
+            i++;
+        memmove(row + i, row + i + 1, (c->assoc - 1 - i) * sizeof *row);
+        row[c->assoc - 1] = CACHE_NONE;
+        return;
+    }
+    c->owner[slot] = CACHE_NONE;
+    if (c->tail[set] != slot) {
+        unlink_slot(c, set, slot);
+        push_tail(c, set, slot);
+    }
+}
+
 uint32_t cache_lru_insert(struct cache_lru *c, uint32_t set, uint32_t owner, uint32_t *evicted)
 {
     uint32_t s;

@@ -17,6 +17,9 @@
  * node, its neighbours and the set's head and tail in five other arrays.
  * Slot numbers then mean nothing but "resident" (cache_lru_insert returns
  * 0), and cache_lru_touch finds the owner in its row.
+ * A line can also leave without a replacement (cache_lru_remove): its slot
+ * becomes empty (owner CACHE_NONE) at the least recent end, where the next
+ * insert finds it.
  */
 #ifndef GPUPROBE_CACHE_LRU_H
 #define GPUPROBE_CACHE_LRU_H
@@ -47,6 +50,12 @@ void cache_lru_touch(struct cache_lru *c, uint32_t set, uint32_t slot, uint32_t 
  * the least recent; *evicted gets the owner put out, or CACHE_NONE. Returns
  * the slot. */
 uint32_t cache_lru_insert(struct cache_lru *c, uint32_t set, uint32_t owner, uint32_t *evicted);
+
+/* Empties slot (of set), held by owner: the line leaves the cache without
+ * a replacement (a store discarded it). The emptied slot goes to the
+ * least recent end, so the set's next insert takes it and evicts nothing;
+ * empty slots stay behind every held one. */
+void cache_lru_remove(struct cache_lru *c, uint32_t set, uint32_t slot, uint32_t owner);
 
 /* The line set would put out on its next insert (CACHE_NONE: it has room),
  * for prefetching; and the memory of set's row or list heads. */

@@ -11,6 +11,8 @@
 #include "cache/exact.h"
 #include "cache/spill.h"
 
+_Static_assert(CACHE_INPUT_MAX_SMS <= 65536, "an SM id fits cache_fetch.sm");
+
 /* How many requests ahead the L1 pass asks for the line map's buckets:
  * the lookups are the engines' cache misses, and the stream is known. */
 #define PREFETCH_AHEAD 24
@@ -109,26 +111,28 @@ static int l1_pass(struct run *r, const struct cache_input *in, uint32_t s)
     for (uint64_t i = 0; i < in->len[s]; i++) {
         uint64_t seq, addr;
         uint32_t width;
+        int store;
         if (i + PREFETCH_AHEAD < in->len[s]) {
-            cache_input_req(in, s, i + PREFETCH_AHEAD, &seq, &addr, &width);
+            cache_input_req(in, s, i + PREFETCH_AHEAD, &seq, &addr, &width, &store);
             if (r->ex1_on)
                 cache_linemap_prefetch(&r->ex1.map, addr >> g1->line_shift);
             if (r->rd1_on)
                 cache_linemap_prefetch(&r->rd1.map, addr >> g1->line_shift);
         }
-        cache_input_req(in, s, i, &seq, &addr, &width);
+        cache_input_req(in, s, i, &seq, &addr, &width, &store);
         uint64_t line = addr >> g1->line_shift;
         uint32_t want = cache_sectors_of(g1, addr, width);
+        /* what goes below keeps the request's kind: the L2 counts stores apart */
         if (r->ex1_on) {
-            int64_t b = cache_exact_access(&r->ex1, line, want, seq, ce);
+            int64_t b = cache_exact_access(&r->ex1, line, want, seq, store, ce);
             if (b < 0 || (b && r->spill_on[CACHE_EXACT] &&
-                          cache_spill_add(&r->spill[CACHE_EXACT], s, seq, line, (uint32_t)b)))
+                          cache_spill_add(&r->spill[CACHE_EXACT], s, seq, line, (uint32_t)b, store)))
                 return -1;
         }
         if (r->rd1_on) {
-            int64_t b = cache_reuse_access(&r->rd1, line, want, seq, cr);
+            int64_t b = cache_reuse_access(&r->rd1, line, want, seq, store, cr);
             if (b < 0 || (b && r->spill_on[CACHE_REUSE] &&
-                          cache_spill_add(&r->spill[CACHE_REUSE], s, seq, line, (uint32_t)b)))
+                          cache_spill_add(&r->spill[CACHE_REUSE], s, seq, line, (uint32_t)b, store)))
                 return -1;
         }
         if ((i & 0xffff) == 0xffff)
@@ -140,10 +144,7 @@ static int l1_pass(struct run *r, const struct cache_input *in, uint32_t s)
         struct cache_correction k;
         cache_reuse_correction(&r->rd1, r->p1, &k);
         cache_estimate_corrected(cr, &k, 1.0, &l->est_sm[s]);
-        r->k1.lost += k.lost;
-        r->k1.lost_sectors += k.lost_sectors;
-        r->k1.won += k.won;
-        r->k1.won_sectors += k.won_sectors;
+        cache_correction_add(&r->k1, &k);
         cache_rdhist_add(&l->hist, &r->rd1.hist);
     }
     return 0;
@@ -152,12 +153,29 @@ static int l1_pass(struct run *r, const struct cache_input *in, uint32_t s)
 /* The lockstep order over the spilled fetches: round i takes the fetches
  * of seq i of SM 0, 1, 2 ... in turn (rounds with no fetch skipped) — the
  * order in which they would have left the L1s had all SMs advanced one
- * request a round. */
+ * request a round. Each SM's next seq is kept apart (next), so a round's
+ * scans stay in a few processor cache lines instead of touching every
+ * SM's run in the spill (132 runs read side by side: too many streams for
+ * the hardware's prefetcher, so each run is prefetched ahead as it is
+ * read). */
 struct lockstep {
     const struct cache_spill *sp;
-    uint64_t *at, round;
+    uint64_t *at, *next, round;    /* per SM: fetches taken, the next one's seq (UINT64_MAX: none) */
     uint32_t *active, n, k, keep;
 };
+
+/* Fetches of an SM's run asked for ahead of their turn (~6 processor cache lines). */
+#define SPILL_AHEAD 16u
+
+/* SM s's next fetch: its seq into next[s], and the run ahead of it asked for. */
+static void lockstep_peek(struct lockstep *w, uint32_t s)
+{
+    const struct cache_spill *sp = w->sp;
+    uint64_t i = w->at[s];
+    w->next[s] = i < sp->len[s] ? cache_spill_get(sp, s, i)->seq : UINT64_MAX;
+    if (i + SPILL_AHEAD < sp->len[s])
+        __builtin_prefetch(cache_spill_get(sp, s, i + SPILL_AHEAD));
+}
 
 static int lockstep_init(struct lockstep *w, const struct cache_spill *sp)
 {
@@ -165,12 +183,15 @@ static int lockstep_init(struct lockstep *w, const struct cache_spill *sp)
     memset(w, 0, sizeof *w);
     w->sp = sp;
     w->at = calloc(sms, sizeof *w->at);
+    w->next = malloc(sms * sizeof *w->next);
     w->active = malloc(sms * sizeof *w->active);
-    if (!w->at || !w->active)
+    if (!w->at || !w->next || !w->active)
         return -1;
-    for (uint32_t s = 0; s < sp->sms; s++)
+    for (uint32_t s = 0; s < sp->sms; s++) {
+        lockstep_peek(w, s);
         if (sp->len[s])
             w->active[w->n++] = s;
+    }
     w->k = w->keep = w->n; /* the first call starts a round */
     return 0;
 }
@@ -178,11 +199,12 @@ static int lockstep_init(struct lockstep *w, const struct cache_spill *sp)
 static void lockstep_free(struct lockstep *w)
 {
     free(w->at);
+    free(w->next);
     free(w->active);
 }
 
-/* The next fetch in the order, copied to *f (its SM in f->pad): 1, or 0
- * when there is none left. */
+/* The next fetch in the order, copied to *f: 1, or 0 when there is none
+ * left. */
 static int lockstep_next(struct lockstep *w, struct cache_fetch *f)
 {
     const struct cache_spill *sp = w->sp;
@@ -194,21 +216,21 @@ static int lockstep_next(struct lockstep *w, struct cache_fetch *f)
                 return 0;
             w->round = UINT64_MAX;
             for (uint32_t i = 0; i < w->n; i++) {
-                uint64_t q = cache_spill_get(sp, w->active[i], w->at[w->active[i]])->seq;
+                uint64_t q = w->next[w->active[i]];
                 w->round = q < w->round ? q : w->round;
             }
         }
         uint32_t s = w->active[w->k];
-        if (w->at[s] < sp->len[s] && cache_spill_get(sp, s, w->at[s])->seq == w->round) {
+        if (w->next[s] == w->round) {
             *f = *cache_spill_get(sp, s, w->at[s]);
-            f->pad = s;
             /* every 1024 fetches (24 KiB) of an SM, its pages read: with
              * 132 SMs' runs read side by side, the window stays ~3 MiB */
             if ((++w->at[s] & 0x3ff) == 0)
                 cache_spill_release(sp, s, w->at[s] - 0x800 > w->at[s] ? 0 : w->at[s] - 0x800, w->at[s]);
+            lockstep_peek(w, s);
             return 1;
         }
-        if (w->at[s] < sp->len[s])
+        if (w->next[s] != UINT64_MAX)
             w->active[w->keep++] = s;
         w->k++;
     }
@@ -236,7 +258,7 @@ static int l2_pass(struct run *r, int e)
 {
     struct cache_spill *sp = &r->spill[e];
     struct cache_counts *c = r->res->r[e][CACHE_L2].sm;
-    struct lockstep w;
+    struct lockstep w = {0}; /* freed below even when the map fails before its init */
     struct cache_fetch q[RING];
     uint64_t head = 0, tail = 0, t = 0;
     int more = 1, rc = 0;
@@ -253,8 +275,8 @@ static int l2_pass(struct run *r, int e)
             if (tail - head > stage_ahead[k])
                 l2_prefetch(r, e, &q[(head + stage_ahead[k]) % RING], (int)k);
         const struct cache_fetch *f = &q[head++ % RING];
-        int64_t b = e == CACHE_EXACT ? cache_exact_access(&r->ex2, f->line, f->sectors, t, &c[f->pad])
-                                     : cache_reuse_access(&r->rd2, f->line, f->sectors, t, &c[f->pad]);
+        int64_t b = e == CACHE_EXACT ? cache_exact_access(&r->ex2, f->line, f->sectors, t, f->store, &c[f->sm])
+                                     : cache_reuse_access(&r->rd2, f->line, f->sectors, t, f->store, &c[f->sm]);
         t++;
         if (b < 0)
             rc = -1;

@@ -26,6 +26,9 @@
  * order is known ahead). The L2's engines are bounded by the L2 (the exact
  * engine's map by its cache and shadow, the reuse engine's stack capped at
  * the correction's span) plus a compact set of the lines seen.
+ * Stores: each level applies its write policy (counts.h; the L1 writes
+ * through without allocating, the L2 allocates), and a store the L1
+ * writes through is spilled flagged, so the L2 counts it as a store.
  * Memory: one SM's L1 state, the L2's, and windows of the two files.
  */
 #ifndef GPUPROBE_CACHE_MODEL_H

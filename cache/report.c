@@ -9,7 +9,14 @@
  * "sector_hit_rate", "lookup_hit_rate" (hits and latency misses, which
  * merge into a fetch on its way: what ncu's tag lookups count as hits),
  * "misses": {class: n}, "to_next_level": {"requests",
- * "sectors"}, "mshr_full", "sms": [...the same per SM, with "sm"]}. The
+ * "sectors"}, "mshr_full", "invalidations", "loads": PART, "stores": PART,
+ * "sms": [...the same per SM, with "sm"]}, PART = {"requests", "hits",
+ * "hit_rate", "sectors", "sector_hits", "sector_hit_rate",
+ * "lookup_hit_rate", "sector_lookup_hit_rate"}: the loads' and the stores'
+ * share of the level's requests, each with its own rates (the loads' L1
+ * sector lookup hit rate is what ncu's l1tex__t_sectors_pipe_lsu_mem_
+ * global_op_ld_lookup_hit / ..._op_ld measures). The level's own members
+ * count both, as they did before stores were told apart. The
  * difference is reuse minus exact, in hit-rate points.
  */
 #include <math.h>
@@ -20,6 +27,25 @@
 static json_t *num(int exact, double v)
 {
     return exact ? json_integer((json_int_t)llround(v)) : json_real(v);
+}
+
+/* One kind's share of a level: n requests, h hits, s sectors, sh sector
+ * hits, lat latency misses (merged into a fetch on its way), ps sectors
+ * found on their way. A tag lookup hits a sector present or on its way. */
+static json_t *part_json(double n, double h, double s, double sh, double lat, double ps, int exact)
+{
+    json_t *o = json_object();
+    if (!o)
+        return NULL;
+    json_object_set_new(o, "requests", num(exact, n));
+    json_object_set_new(o, "hits", num(exact, h));
+    json_object_set_new(o, "hit_rate", json_real(cache_rate(h, n)));
+    json_object_set_new(o, "sectors", num(exact, s));
+    json_object_set_new(o, "sector_hits", num(exact, sh));
+    json_object_set_new(o, "sector_hit_rate", json_real(cache_rate(sh, s)));
+    json_object_set_new(o, "lookup_hit_rate", json_real(cache_rate(h + lat, n)));
+    json_object_set_new(o, "sector_lookup_hit_rate", json_real(cache_rate(sh + ps, s)));
+    return o;
 }
 
 static json_t *stats_json(const struct cache_estimate *e, int exact)
@@ -47,6 +73,15 @@ static json_t *stats_json(const struct cache_estimate *e, int exact)
     json_object_set_new(below, "sectors", num(exact, e->below_sectors));
     json_object_set_new(o, "to_next_level", below);
     json_object_set_new(o, "mshr_full", num(exact, e->mshr_full));
+    json_object_set_new(o, "invalidations", num(exact, e->invalidations));
+    const double lat = e->miss[CACHE_MISS_LATENCY];
+    json_object_set_new(o, "loads",
+                        part_json(e->requests - e->stores.requests, e->hits - e->stores.hits,
+                                  e->sectors - e->stores.sectors, e->sector_hits - e->stores.sector_hits,
+                                  lat - e->stores.latency, e->pending_sectors - e->stores.pending_sectors, exact));
+    json_object_set_new(o, "stores",
+                        part_json(e->stores.requests, e->stores.hits, e->stores.sectors, e->stores.sector_hits,
+                                  e->stores.latency, e->stores.pending_sectors, exact));
     return o;
 }
 
@@ -103,10 +138,10 @@ static json_t *hist_json(const struct cache_rdhist *h)
 static json_t *geom_json(const struct cache_geom *g, const struct cache_timing *t)
 {
     char index[256];
-    return json_pack("{s:I, s:i, s:i, s:i, s:i, s:i, s:s, s:i, s:i, s:i}", "size", (json_int_t)g->size,
+    return json_pack("{s:I, s:i, s:i, s:i, s:i, s:i, s:s, s:s, s:i, s:i, s:i}", "size", (json_int_t)g->size,
                      "assoc", (int)g->assoc, "line", (int)g->line, "sector", (int)g->sector, "sets",
                      (int)g->sets, "lines", (int)g->lines, "set_index",
-                     cache_set_index_text(g, index, sizeof index),
+                     cache_set_index_text(g, index, sizeof index), "write", cache_write_name(g->write),
                      "latency", (int)t->latency, "mshr", (int)t->mshr, "max_merge", (int)t->max_merge);
 }
 

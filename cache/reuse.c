@@ -34,9 +34,12 @@ int cache_reuse_init(struct cache_reuse *r, const struct cache_geom *g, const st
     if (r->track >= CACHE_NONE) /* as many as the stack can hold: uncapped */
         r->track = 0;
     r->hist.beyond_from = r->track;
-    r->n_at = calloc(r->span, sizeof *r->n_at);
-    r->sectors_at = calloc(r->span, sizeof *r->sectors_at);
-    if (!r->n_at || !r->sectors_at || cache_linemap_init(&r->map, r->track != 0) ||
+    /* calloc: pages zero as the system hands them over, touched only where
+     * a distance is counted (the stores' table not at all without stores) */
+    r->at = calloc(r->span, sizeof *r->at);
+    r->st_at = calloc(r->span, sizeof *r->st_at);
+    if (!r->at || !r->st_at ||
+        cache_linemap_init(&r->map, r->track != 0) ||
         (r->track && cache_linemap_reserve(&r->map, (uint32_t)r->track + 1)) ||
         cache_stack_init(&r->st) || cache_mshr_init(&r->ms, tm->mshr)) {
         cache_reuse_free(r);
@@ -50,25 +53,70 @@ void cache_reuse_free(struct cache_reuse *r)
     cache_linemap_free(&r->map);
     cache_stack_free(&r->st);
     cache_mshr_free(&r->ms);
-    free(r->n_at);
-    free(r->sectors_at);
-    r->n_at = r->sectors_at = NULL;
+    free(r->at);
+    free(r->st_at);
+    r->at = r->st_at = NULL;
 }
 
 void cache_reuse_reset(struct cache_reuse *r)
 {
+    memset(&r->pf, 0, sizeof r->pf);
     cache_linemap_reset(&r->map);
     cache_stack_reset(&r->st);
     cache_mshr_reset(&r->ms);
     memset(&r->hist, 0, sizeof r->hist);
     r->hist.beyond_from = r->track;
-    memset(r->n_at, 0, r->span * sizeof *r->n_at);
-    memset(r->sectors_at, 0, r->span * sizeof *r->sectors_at);
+    memset(r->at, 0, r->span * sizeof *r->at);
+    memset(r->st_at, 0, r->span * sizeof *r->st_at);
 }
 
-int64_t cache_reuse_access(struct cache_reuse *r, uint64_t line, uint32_t want, uint64_t t,
+/* A hit (or a capacity miss the correction may win back) at distance d of
+ * `sectors` sectors, for the correction. */
+static void at_distance(struct cache_reuse *r, uint64_t d, uint64_t sectors, int store)
+{
+    r->at[d].n++;
+    r->at[d].sectors += sectors;
+    if (store) {
+        r->st_at[d].n++;
+        r->st_at[d].sectors += sectors;
+    }
+}
+
+/* A store at a write-through, no-allocate level: its distance looked up,
+ * nothing recorded; a resident line discarded. */
+static int64_t store_through(struct cache_reuse *r, uint64_t line, uint32_t want, uint64_t t,
+                             struct cache_counts *c)
+{
+    uint32_t id = cache_linemap_find(&r->map, line);
+    enum cache_outcome out;
+    if (id == CACHE_NONE) /* never loaded here (or, capped, forgotten: deeper than the span) */
+        return cache_store_through(NULL, want, t,
+                                   r->map.bounded && cache_seen_has(&r->map.seen, line) ? CACHE_MISS_CAPACITY
+                                                                                        : CACHE_MISS_COMPULSORY,
+                                   c, &out);
+    struct cache_line *l = r->map.lines + id;
+    uint64_t d = l->slot == CACHE_NONE ? CACHE_DIST_INF : cache_stack_depth(&r->st, r->map.lines, id);
+    if (d >= r->g->lines) {
+        if (d < r->span && l->sectors) /* a set-associative cache may still hold it */
+            at_distance(r, d, cache_popcount(want), 1);
+        return cache_store_through(NULL, want, t, CACHE_MISS_CAPACITY, c, &out);
+    }
+    if (!l->sectors)
+        return cache_store_through(NULL, want, t, CACHE_MISS_INVALIDATED, c, &out);
+    uint64_t sh = c->sector_hits;
+    cache_store_through(l, want, t, CACHE_MISS_COMPULSORY, c, &out);
+    if (out == CACHE_OUT_HIT)
+        at_distance(r, d, c->sector_hits - sh, 1);
+    l->sectors = 0;
+    c->invalidations++;
+    return want;
+}
+
+int64_t cache_reuse_access(struct cache_reuse *r, uint64_t line, uint32_t want, uint64_t t, int store,
                            struct cache_counts *c)
 {
+    if (store && r->g->write == CACHE_WRITE_THROUGH_NO_ALLOCATE)
+        return store_through(r, line, want, t, c);
     int fresh;
     uint32_t id = cache_linemap_get(&r->map, line, &fresh);
     if (id == CACHE_NONE)
@@ -83,27 +131,26 @@ int64_t cache_reuse_access(struct cache_reuse *r, uint64_t line, uint32_t want, 
     struct cache_line *l = r->map.lines + id;
     if (fresh) {
         r->hist.cold++;
-        return cache_line_fill(l, want, t, CACHE_MISS_COMPULSORY, &r->tm, &r->ms, c);
+        return cache_line_fill(l, want, t, store, CACHE_MISS_COMPULSORY, &r->tm, &r->ms, c);
     }
     if (beyond) { /* d >= track >= span: a capacity miss, out of the correction */
         r->hist.beyond++;
-        return cache_line_fill(l, want, t, CACHE_MISS_CAPACITY, &r->tm, &r->ms, c);
+        return cache_line_fill(l, want, t, store, CACHE_MISS_CAPACITY, &r->tm, &r->ms, c);
     }
     r->hist.bin[cache_rd_bin(d)]++;
     if (d >= r->g->lines) {
-        if (d < r->span) {
-            r->n_at[d]++;
-            r->sectors_at[d] += cache_popcount(want);
-        }
-        return cache_line_fill(l, want, t, CACHE_MISS_CAPACITY, &r->tm, &r->ms, c);
+        /* a line a store discarded (sectors cleared) cannot be won back */
+        if (d < r->span && l->sectors)
+            at_distance(r, d, cache_popcount(want), store);
+        return cache_line_fill(l, want, t, store, CACHE_MISS_CAPACITY, &r->tm, &r->ms, c);
     }
+    if (!l->sectors) /* resident by its distance, but a store discarded it */
+        return cache_line_fill(l, want, t, store, CACHE_MISS_INVALIDATED, &r->tm, &r->ms, c);
     enum cache_outcome out;
     uint64_t sh = c->sector_hits;
-    uint32_t below = cache_line_resident(l, want, t, &r->tm, &r->ms, c, &out);
-    if (out == CACHE_OUT_HIT) {
-        r->n_at[d]++;
-        r->sectors_at[d] += c->sector_hits - sh;
-    }
+    uint32_t below = cache_line_resident(l, want, t, store, &r->tm, &r->ms, c, &out);
+    if (out == CACHE_OUT_HIT)
+        at_distance(r, d, c->sector_hits - sh, store);
     return below;
 }
 
@@ -174,38 +221,84 @@ void cache_estimate_of(const struct cache_counts *c, struct cache_estimate *e)
     e->below = (double)c->below;
     e->below_sectors = (double)c->below_sectors;
     e->mshr_full = (double)c->mshr_full;
+    e->invalidations = (double)c->invalidations;
+    e->stores.requests = (double)c->stores.requests;
+    e->stores.hits = (double)c->stores.hits;
+    e->stores.sectors = (double)c->stores.sectors;
+    e->stores.sector_hits = (double)c->stores.sector_hits;
+    e->stores.latency = (double)c->stores.latency;
+    e->pending_sectors = (double)c->pending_sectors;
+    e->stores.pending_sectors = (double)c->stores.pending_sectors;
+}
+
+/* The shift of the hits at[d] (and their sectors) at every distance. */
+static void shift_of(const double *p, const struct cache_at *at, uint64_t span, uint64_t lines,
+                     struct cache_shift *k)
+{
+    *k = (struct cache_shift){0, 0, 0, 0};
+    for (uint64_t d = 0; d < span; d++) {
+        if (!at[d].n)
+            continue;
+        if (d < lines) {
+            k->lost += p[d] * (double)at[d].n;
+            k->lost_sectors += p[d] * (double)at[d].sectors;
+        } else {
+            k->won += (1 - p[d]) * (double)at[d].n;
+            k->won_sectors += (1 - p[d]) * (double)at[d].sectors;
+        }
+    }
 }
 
 void cache_reuse_correction(const struct cache_reuse *r, const double *p, struct cache_correction *k)
 {
-    uint64_t lines = r->g->lines;
-    *k = (struct cache_correction){0, 0, 0, 0};
-    for (uint64_t d = 0; d < r->span; d++) {
-        if (!r->n_at[d])
-            continue;
-        if (d < lines) {
-            k->lost += p[d] * (double)r->n_at[d];
-            k->lost_sectors += p[d] * (double)r->sectors_at[d];
-        } else {
-            k->won += (1 - p[d]) * (double)r->n_at[d];
-            k->won_sectors += (1 - p[d]) * (double)r->sectors_at[d];
-        }
-    }
+    memset(k, 0, sizeof *k); /* padding too: corrections are compared bytewise */
+    shift_of(p, r->at, r->span, r->g->lines, &k->all);
+    shift_of(p, r->st_at, r->span, r->g->lines, &k->stores);
+    k->through = r->g->write == CACHE_WRITE_THROUGH_NO_ALLOCATE;
+}
+
+static void shift_add(struct cache_shift *a, const struct cache_shift *b)
+{
+    a->lost += b->lost;
+    a->lost_sectors += b->lost_sectors;
+    a->won += b->won;
+    a->won_sectors += b->won_sectors;
+}
+
+void cache_correction_add(struct cache_correction *a, const struct cache_correction *b)
+{
+    shift_add(&a->all, &b->all);
+    shift_add(&a->stores, &b->stores);
+    a->through = b->through;
 }
 
 void cache_estimate_corrected(const struct cache_counts *c, const struct cache_correction *k, double share,
                               struct cache_estimate *e)
 {
+    const struct cache_shift *a = &k->all, *s = &k->stores;
     cache_estimate_of(c, e);
-    e->hits += (k->won - k->lost) * share;
-    e->sector_hits += (k->won_sectors - k->lost_sectors) * share;
-    e->miss[CACHE_MISS_CONFLICT] += k->lost * share;
-    e->miss[CACHE_MISS_CAPACITY] -= k->won * share;
-    e->below += (k->lost - k->won) * share;
-    e->below_sectors += (k->lost_sectors - k->won_sectors) * share;
+    e->hits += (a->won - a->lost) * share;
+    e->sector_hits += (a->won_sectors - a->lost_sectors) * share;
+    e->miss[CACHE_MISS_CONFLICT] += a->lost * share;
+    e->miss[CACHE_MISS_CAPACITY] -= a->won * share;
+    e->stores.hits += (s->won - s->lost) * share;
+    e->stores.sector_hits += (s->won_sectors - s->lost_sectors) * share;
+    /* a hit lost is a fetch more, one won a fetch less; a store written
+     * through goes below hit or miss */
+    double lost = a->lost - (k->through ? s->lost : 0), won = a->won - (k->through ? s->won : 0);
+    double lost_sectors = a->lost_sectors - (k->through ? s->lost_sectors : 0);
+    double won_sectors = a->won_sectors - (k->through ? s->won_sectors : 0);
+    e->below += (lost - won) * share;
+    e->below_sectors += (lost_sectors - won_sectors) * share;
 }
 
-void cache_reuse_prefetch(const struct cache_reuse *r, uint64_t line, int stage)
+/* The capped stack drops its oldest marks in order, about one a new line:
+ * their states and line numbers this many positions ahead, then their
+ * buckets (cache_linemap_prefetch_ring). */
+#define RING_AHEAD_STATE 24u
+#define RING_AHEAD_BUCKET 10u
+
+void cache_reuse_prefetch(struct cache_reuse *r, uint64_t line, int stage)
 {
     const struct cache_linemap *m = &r->map;
     const struct cache_stack *st = &r->st;
@@ -220,14 +313,20 @@ void cache_reuse_prefetch(const struct cache_reuse *r, uint64_t line, int stage)
         break;
     case 2:
         b = &m->b[cache_linemap_hash(line + 1) & m->mask];
-        if (b->key == line + 1 && (v = m->lines[b->idx].slot) < st->cap)
+        /* its position and what cache_stack_depth counts holes over: the
+         * block of positions holding it (two processor cache lines) */
+        if (b->key == line + 1 && (v = m->lines[b->idx].slot) < st->cap) {
+            uint32_t first = v / CACHE_STACK_BLOCK * CACHE_STACK_BLOCK;
             __builtin_prefetch(&st->owner[v]);
-        if (r->track && st->low + 8 < st->next && (v = st->owner[st->low + 8]) != CACHE_NONE)
-            __builtin_prefetch(&m->lines[v]);
+            __builtin_prefetch(&st->owner[first]);
+            __builtin_prefetch(&st->owner[first + CACHE_STACK_BLOCK / 2]);
+        }
+        if (r->track)
+            cache_linemap_prefetch_ring(m, &r->pf, 0, st->owner, st->low, st->next, st->gen, RING_AHEAD_STATE);
         break;
     default:
-        if (r->track && st->low + 2 < st->next && (v = st->owner[st->low + 2]) != CACHE_NONE)
-            cache_linemap_prefetch(m, m->keys[v]);
+        if (r->track)
+            cache_linemap_prefetch_ring(m, &r->pf, 1, st->owner, st->low, st->next, st->gen, RING_AHEAD_BUCKET);
         break;
     }
 }

@@ -26,6 +26,18 @@
  * their distance: they are capacity misses with no correction either way
  * (d >= span), so the counts and the estimate are those of the uncapped
  * engine, and only the histogram's tail past D is folded into one count.
+ * Stores (counts.h): at a write-allocate level a store is an access like a
+ * load. At a write-through, no-allocate level it takes no position in the
+ * stack (the stack is the loads' recency) and adds no line: its distance
+ * is looked up (cache_stack_depth), and a line resident by it (d < lines,
+ * not discarded before) is discarded — its sectors cleared, so a later
+ * load at d < lines is an invalidated miss, and at d >= lines a capacity
+ * miss that the correction cannot win back (the set-associative cache
+ * lost the line to the store). What the stack does not model: the room a
+ * discarded line leaves, which the exact engine gives to the next fill;
+ * on a fully associative cache with stores the engines may differ there.
+ * The stores' hits and misses at each distance are kept apart as well, so
+ * the correction is applied to loads and stores each.
  * Costs: O(log n) per request; memory the line map and the stack (about
  * 50 bytes a tracked line: every distinct line uncapped, D capped), the
  * seen set when capped (1-12 bytes a distinct line) and 16 bytes a
@@ -59,7 +71,10 @@ unsigned cache_rd_bin(uint64_t d);
 struct cache_estimate {
     double requests, hits, sectors, sector_hits;
     double miss[CACHE_MISS_CLASSES];
-    double below, below_sectors, mshr_full;
+    double below, below_sectors, mshr_full, invalidations, pending_sectors;
+    struct {
+        double requests, hits, sectors, sector_hits, latency, pending_sectors;
+    } stores;                      /* the stores' part, as in cache_counts */
 };
 
 struct cache_reuse {
@@ -70,9 +85,14 @@ struct cache_reuse {
     struct cache_mshr ms;
     struct cache_rdhist hist;
     uint64_t span;                 /* distances with counts below: [0, span) */
-    uint64_t *n_at;                /* [span]: d < lines hits, d >= lines capacity misses */
-    uint64_t *sectors_at;          /* [span]: their sector hits; their sectors asked for */
+    /* [span], per distance: d < lines the hits and their sector hits,
+     * d >= lines the capacity misses and the sectors they asked for; side
+     * by side, so counting one costs one processor-cache miss, not two */
+    struct cache_at {
+        uint64_t n, sectors;
+    } *at, *st_at;                 /* all requests; the stores among them */
     uint64_t track;                /* lines tracked, 0: all (uncapped) */
+    struct cache_ring_pf pf;       /* capped: the stack's coming drops, prefetched up to */
 };
 
 /* The span's limit, in multiples of the cache's lines. */
@@ -93,12 +113,13 @@ void cache_reuse_free(struct cache_reuse *r);
 void cache_reuse_reset(struct cache_reuse *r);
 
 /* Prefetch stages for a request for `line`, as cache_exact_prefetch: 0
- * its buckets, 1 its state, 2 its stack position, 3 the buckets of the
- * lines the capped stack drops next. */
-void cache_reuse_prefetch(const struct cache_reuse *r, uint64_t line, int stage);
+ * its buckets, 1 its state, 2 its stack position and the states and line
+ * numbers of the lines the capped stack drops next, 3 their buckets (each
+ * once: r->pf). */
+void cache_reuse_prefetch(struct cache_reuse *r, uint64_t line, int stage);
 
 /* One request, as cache_exact_access (counts before the correction). */
-int64_t cache_reuse_access(struct cache_reuse *r, uint64_t line, uint32_t want, uint64_t t,
+int64_t cache_reuse_access(struct cache_reuse *r, uint64_t line, uint32_t want, uint64_t t, int store,
                            struct cache_counts *c);
 
 /* P(d) for every d < n, into p (n doubles; n is normally the span). */
@@ -106,10 +127,17 @@ void cache_assoc_conflict_prob(const struct cache_geom *g, double *p, uint64_t n
 
 /* The associativity correction of everything r has seen: the expected hits
  * lost to conflicts (at d < lines) and won back (at d >= lines), and their
- * sectors. p from cache_assoc_conflict_prob over r->span. */
-struct cache_correction {
+ * sectors; the stores' part of each apart. p from
+ * cache_assoc_conflict_prob over r->span. */
+struct cache_shift {
     double lost, lost_sectors, won, won_sectors;
 };
+struct cache_correction {
+    struct cache_shift all, stores;
+    int through;                   /* stores go below anyway: theirs change no request below */
+};
+/* Adds b to a (through taken from b). */
+void cache_correction_add(struct cache_correction *a, const struct cache_correction *b);
 void cache_reuse_correction(const struct cache_reuse *r, const double *p, struct cache_correction *k);
 
 /* The corrected estimate of counts c: c with share of the correction k

@@ -70,6 +70,15 @@ static int grow(struct cache_seen *s)
     return 0;
 }
 
+int cache_seen_has(const struct cache_seen *s, uint64_t line)
+{
+    uint64_t k = (line >> 3) + 1;
+    for (uint64_t j = cache_seen_hash(k) & s->mask; s->key[j]; j = (j + 1) & s->mask)
+        if (s->key[j] == k)
+            return (s->bits[j] >> (line & 7)) & 1;
+    return 0;
+}
+
 int cache_seen_add(struct cache_seen *s, uint64_t line)
 {
     uint64_t k = (line >> 3) + 1;

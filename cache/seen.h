@@ -47,6 +47,9 @@ void cache_seen_reset(struct cache_seen *s);
  * (the line then not added). */
 int cache_seen_add(struct cache_seen *s, uint64_t line);
 
+/* 1 when line is in the set, else 0; adds nothing. */
+int cache_seen_has(const struct cache_seen *s, uint64_t line);
+
 /* Bytes the set holds (its tables). */
 uint64_t cache_seen_bytes(const struct cache_seen *s);
 

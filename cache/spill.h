@@ -8,7 +8,8 @@
  * before the next SM's are built), but the L2 must see the SMs interleaved
  * (model.h). So the L1 pass appends each fetch it sends below — its seq,
  * line and sectors, 24 bytes — to a spill file through a 1 MiB buffer,
- * noting where each SM's fetches start; the L2 pass maps the file and
+ * noting where each SM's fetches start (a store written through is one of
+ * them, flagged); the L2 pass maps the file and
  * walks the SMs' runs in lockstep, dropping the pages it has read. Memory
  * stays the buffer and a window of the mapping, whatever the trace's
  * length; the file is unlinked from the start (trace/tmpfile.h).
@@ -18,12 +19,14 @@
 
 #include <stdint.h>
 
-/* One fetch sent below. */
+/* One fetch sent below (or a store written through). */
 struct cache_fetch {
     uint64_t seq;      /* the L1 request's position in its SM's stream */
     uint64_t line;
     uint32_t sectors;
-    uint32_t pad;
+    uint16_t sm;       /* the SM it came from (below CACHE_INPUT_MAX_SMS) */
+    uint8_t store;     /* 1: a store, atomic or reduction */
+    uint8_t pad;
 };
 
 struct cache_spill {
@@ -42,9 +45,9 @@ struct cache_spill {
 int cache_spill_open(struct cache_spill *s, uint32_t sms, const char *tmpdir);
 void cache_spill_close(struct cache_spill *s);
 
-/* Appends a fetch of SM sm (SMs in increasing order, each one's fetches in
- * seq order). 0, or -1 on a write error. */
-int cache_spill_add(struct cache_spill *s, uint32_t sm, uint64_t seq, uint64_t line, uint32_t sectors);
+/* Appends a fetch (store: a store) of SM sm (SMs in increasing order, each
+ * one's fetches in seq order; sm below 65536). 0, or -1 on a write error. */
+int cache_spill_add(struct cache_spill *s, uint32_t sm, uint64_t seq, uint64_t line, uint32_t sectors, int store);
 
 /* Flushes and maps the file for reading. 0 or -1. */
 int cache_spill_map(struct cache_spill *s);

@@ -16,7 +16,7 @@
 /* The tree counts holes per block of BLOCK positions (within a block they
  * are counted on the owner array, two processor cache lines): a tree 32
  * times smaller stays in the processor's caches. */
-#define BLOCK 32u
+#define BLOCK CACHE_STACK_BLOCK
 
 int cache_stack_init(struct cache_stack *s)
 {
@@ -98,6 +98,7 @@ static int compact(struct cache_stack *s, struct cache_line *lines)
     s->next = k;
     s->holes = 0;
     s->low = 0;
+    s->gen++;
     return 0;
 }
 
@@ -113,6 +114,19 @@ uint32_t cache_stack_evict_oldest(struct cache_stack *s)
     return id;
 }
 
+uint64_t cache_stack_depth(const struct cache_stack *s, const struct cache_line *lines, uint32_t id)
+{
+    uint32_t p = lines[id].slot, gap = s->next - 1 - p;
+    if (gap <= SCAN_GAP) { /* a recent reuse (the common case): count the marks */
+        uint64_t d = 0;
+        for (uint32_t q = p + 1; q < s->next; q++)
+            d += s->owner[q] != CACHE_NONE;
+        return d;
+    }
+    /* positions p+1 .. next-1, less the holes among them */
+    return (uint64_t)gap - (s->holes - holes_upto(s, p));
+}
+
 uint64_t cache_stack_access(struct cache_stack *s, struct cache_line *lines, uint32_t id, int fresh)
 {
     if (s->next == s->cap && compact(s, lines))
@@ -122,14 +136,8 @@ uint64_t cache_stack_access(struct cache_stack *s, struct cache_line *lines, uin
         s->live++;
         d = CACHE_DIST_INF;
     } else {
-        uint32_t p = lines[id].slot, gap = s->next - 1 - p;
-        if (gap <= SCAN_GAP) { /* a recent reuse (the common case): count the marks */
-            d = 0;
-            for (uint32_t q = p + 1; q < s->next; q++)
-                d += s->owner[q] != CACHE_NONE;
-        } else { /* positions p+1 .. next-1, less the holes among them */
-            d = (uint64_t)gap - (s->holes - holes_upto(s, p));
-        }
+        uint32_t p = lines[id].slot;
+        d = cache_stack_depth(s, lines, id);
         add(s->tree, s->cap / BLOCK + 1, p / BLOCK, 1);
         s->holes++;
         s->owner[p] = CACHE_NONE;

@@ -33,6 +33,9 @@
 #include "cache/linemap.h"
 
 #define CACHE_DIST_INF UINT64_MAX  /* first access to a line */
+/* The tree counts holes per block of this many positions; a distance
+ * counts the holes of its mark's block on the owner array. */
+#define CACHE_STACK_BLOCK 32u
 
 struct cache_stack {
     uint32_t *tree;    /* Fenwick tree of holes per block of 32 positions */
@@ -40,6 +43,7 @@ struct cache_stack {
     uint32_t cap, next, live;
     uint32_t holes;    /* in the tree */
     uint32_t low;      /* no mark before this position */
+    uint32_t gen;      /* times the marks were renumbered, for prefetch cursors */
 };
 
 /* 0, or -1 out of memory. */
@@ -53,6 +57,11 @@ void cache_stack_reset(struct cache_stack *s);
  * Returns its distance (CACHE_DIST_INF when fresh), or -2 (as uint64_t) out
  * of memory. */
 uint64_t cache_stack_access(struct cache_stack *s, struct cache_line *lines, uint32_t id, int fresh);
+
+/* The distance an access to line index id (marked: its slot holds its
+ * position) would have now, without making the access: what a store at a
+ * level that does not allocate on stores looks up. */
+uint64_t cache_stack_depth(const struct cache_stack *s, const struct cache_line *lines, uint32_t id);
 
 /* Removes the oldest mark (the deepest line; live > 0) and returns its line
  * index, whose position is no longer valid. */

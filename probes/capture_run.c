@@ -276,7 +276,8 @@ static int write_trace(struct run *r, char *err, size_t errlen)
         t.tid = tid;
         t.pc = pc;
         t.width = r->k.sites[pc].width;
-        t.dep = r->k.sites[pc].dep;
+        t.dep = (uint8_t)r->k.sites[pc].dep;
+        t.store = r->k.sites[pc].is_store ? 1 : 0; /* st, atom, red: the rewriter knows */
         rc = trace_bin_write_rec(w, &t) == 0 ? 0 : -1;
     }
     if (w && trace_bin_writer_close(w, rc == 0 ? &terr : NULL) < 0)
@@ -302,8 +303,7 @@ json_t *capture_sites_json(const struct ptxi_kernel *k)
     for (size_t i = 0; i < k->nsites; i++) {
         const struct ptxi_site *s = &k->sites[i];
         json_array_append_new(sites, json_pack("{s:I, s:s, s:I, s:I, s:I, s:s}", "pc",
-                                               (json_int_t)s->pc, "kind",
-                                               s->is_store ? "store" : "load", "width",
+                                               (json_int_t)s->pc, "kind", ptxi_kind_name(s->kind), "width",
                                                (json_int_t)s->width, "dep", (json_int_t)s->dep,
                                                "line", (json_int_t)s->line, "ptx", s->text));
     }

@@ -138,7 +138,8 @@ void ptxi_dependency_flags(const char *ptx, const struct ptxs *st, size_t n,
     size_t *stack = malloc((2 * n + 2) * sizeof *stack);
     for (size_t i = 0; i < n; i++) {
         const struct ptxs *s = &st[i];
-        if (s->site < 0 || k->sites[s->site].is_store)
+        /* loads and atoms return a value; stores and reductions have no flag */
+        if (s->site < 0 || k->sites[s->site].kind == PTXI_STORE || k->sites[s->site].kind == PTXI_REDUCE)
             continue;
         struct dests d;
         dests_of(ptx, s, &d);

@@ -425,11 +425,18 @@ static int reg_bits(const char *t, const struct stmts *ss, const char *reg)
     return 64;
 }
 
-/* The site's address operand "[base+off]" into base/offset. */
+const char *ptxi_kind_name(enum ptxi_kind k)
+{
+    static const char *const names[] = {"load", "store", "atomic", "reduction"};
+    return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "?";
+}
+
+/* The site's address operand "[base+off]" into base/offset: the first
+ * operand of st and red, the second (after the destination) of ld and atom. */
 static int read_address(const char *t, const struct stmts *ss, const struct ptxs *s,
                         struct ptxi_site *site, char *err, size_t errlen)
 {
-    size_t idx = site->is_store ? 0 : 1;
+    size_t idx = site->kind == PTXI_STORE || site->kind == PTXI_REDUCE ? 0 : 1;
     if (s->nops <= idx || t[s->op_at[idx]] != '[' || s->op_len[idx] < 2 ||
         t[s->op_at[idx] + s->op_len[idx] - 1] != ']')
         return fail(err, errlen, "line %u: no [address] operand in '%s'", s->line, site->text), -1;
@@ -482,8 +489,8 @@ static void squeeze(const char *t, const struct ptxs *s, char *out, size_t len)
     out[n] = '\0';
 }
 
-static int add_site(const char *t, const struct stmts *ss, struct ptxs *s, struct ptxi_kernel *k,
-                    size_t *cap, char *err, size_t errlen)
+static int add_site(const char *t, const struct stmts *ss, struct ptxs *s, enum ptxi_kind kind,
+                    struct ptxi_kernel *k, size_t *cap, char *err, size_t errlen)
 {
     if (k->nsites == *cap) {
         size_t c = *cap ? 2 * *cap : 64;
@@ -496,7 +503,8 @@ static int add_site(const char *t, const struct stmts *ss, struct ptxs *s, struc
     struct ptxi_site *site = &k->sites[k->nsites];
     memset(site, 0, sizeof *site);
     site->pc = (uint32_t)k->nsites;
-    site->is_store = ptxs_op_is(s, "st");
+    site->kind = kind;
+    site->is_store = kind != PTXI_LOAD; /* st, atom and red write memory */
     site->line = s->line;
     site->at = s->start;
     snprintf(site->guard, sizeof site->guard, "%s", s->guard);
@@ -524,13 +532,18 @@ static int classify(const char *t, struct stmts *ss, struct ptxi_kernel *k, char
             continue;
         if (ptxs_op_is(s, "ld") || ptxs_op_is(s, "ldu") || ptxs_op_is(s, "st")) {
             if (ptxs_op_has(s, "global")) {
-                if (add_site(t, ss, s, k, &cap, err, errlen) < 0)
+                if (add_site(t, ss, s, ptxs_op_is(s, "st") ? PTXI_STORE : PTXI_LOAD, k, &cap, err, errlen) < 0)
                     return -1;
             } else if (!has_space(s) && !ptxs_op_has(s, "async")) {
                 k->generic++;
             }
         } else if (ptxs_op_is(s, "atom") || ptxs_op_is(s, "red")) {
-            k->atomics += ptxs_op_has(s, "global") || !has_space(s);
+            if (ptxs_op_has(s, "global")) {
+                if (add_site(t, ss, s, ptxs_op_is(s, "atom") ? PTXI_ATOMIC : PTXI_REDUCE, k, &cap, err, errlen) < 0)
+                    return -1;
+            } else if (!has_space(s)) {
+                k->atomics++;
+            }
         } else if (ptxs_op_is(s, "cp")) {
             k->async_copies += ptxs_op_has(s, "global") || strstr(s->op, "bulk") != NULL;
         } else if (ptxs_op_is(s, "call")) {
@@ -682,8 +695,7 @@ static void emit_address(struct ptx *o, const struct ptxi_site *s)
 
 static void emit_site(struct ptx *o, const struct ptxi_site *s, enum ptxi_mode mode)
 {
-    ptx_add(o, "// gpuprobe trace capture: pc %u, %s of %u bytes\n", s->pc,
-            s->is_store ? "store" : "load", s->width);
+    ptx_add(o, "// gpuprobe trace capture: pc %u, %s of %u bytes\n", s->pc, ptxi_kind_name(s->kind), s->width);
     if (s->guard[0])
         ptx_add(o, "\t@%s%s bra $gpcap_skip_%u;\n", s->guard[0] == '!' ? "" : "!",
                 s->guard[0] == '!' ? s->guard + 1 : s->guard, s->pc);

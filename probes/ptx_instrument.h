@@ -1,7 +1,8 @@
 /*
  * PTX instrumentation for `gpuprobe trace capture` (docs/trace-capture.md):
  * reads one kernel (.entry) of a PTX module — nvcc's or hand-written —
- * finds its global loads and stores, derives each one's dependency flag,
+ * finds its global loads, stores, atomics and reductions, derives each
+ * load's (and value-returning atomic's) dependency flag,
  * and rewrites the module so every such access also records
  * (thread, pc, address) in a device buffer.
  *
@@ -32,19 +33,25 @@
  * (.v4.f32: 16 bytes); the record carries no width, the site table does.
  * Covered: ld.global / ldu.global / st.global with any cache, eviction,
  * ordering (.volatile, .relaxed.gpu, ...) or .nc qualifier, scalar and
- * vector, register, register+offset, symbol and absolute addresses.
+ * vector, register, register+offset, symbol and absolute addresses; and
+ * atom.global / red.global (the address is the operand after atom's
+ * destination, red's first). Stores, atomics and reductions all write
+ * memory: the trace's store flag (is_store), which the cache model's write
+ * policies read (docs/cache-model.md, "Stores").
  * Not covered, and counted in struct ptxi_kernel: atomics and reductions
- * (atom / red on global or generic addresses), generic-space ld/st (their
- * space is unknown without pointer analysis), cp.async and bulk copies,
- * and accesses inside called .func functions (calls are counted). A
- * width over 16 bytes (.v4.f64, .v8) or a 32-bit address size is refused.
+ * on generic addresses, generic-space ld/st (their space is unknown
+ * without pointer analysis), cp.async and bulk copies, and accesses inside
+ * called .func functions (calls are counted). A width over 16 bytes
+ * (.v4.f64, .v8) or a 32-bit address size is refused.
  * Dependency flag of a load: 1 if one of its destination registers is read
  * (as any source operand, a guard included, or by the next access itself)
  * on some path from the load to the thread's next global access, ret or
  * exit. Paths follow the control flow: an unconditional bra goes to its
  * label, a predicated bra to both, so across branches the flag is "may be
  * used" (any path). No kill analysis: a destination written again before
- * it is read counts as read if read later on that path. Stores are 0.
+ * it is read counts as read if read later on that path. An atom's flag is
+ * derived the same way (it returns the old value); stores and reductions
+ * are 0.
  */
 #ifndef GPUPROBE_PROBES_PTX_INSTRUMENT_H
 #define GPUPROBE_PROBES_PTX_INSTRUMENT_H
@@ -62,12 +69,16 @@
 
 enum ptxi_mode { PTXI_RECORD, PTXI_COUNT };
 
+/* What a site's instruction is. */
+enum ptxi_kind { PTXI_LOAD, PTXI_STORE, PTXI_ATOMIC, PTXI_REDUCE };
+
 /* One global access of the kernel. */
 struct ptxi_site {
     uint32_t pc;          /* index among the entry's global accesses */
-    int is_store;
+    enum ptxi_kind kind;  /* ld/ldu, st, atom, red */
+    int is_store;         /* 1: it writes memory (st, atom, red): the trace's store flag */
     uint32_t width;       /* bytes: 1, 2, 4, 8 or 16 */
-    uint32_t dep;         /* loads: the dependency flag (see DESIGN); stores 0 */
+    uint32_t dep;         /* loads and atoms: the dependency flag (see DESIGN); else 0 */
     unsigned line;        /* 1-based line of the access in the PTX text */
     char text[120];       /* the instruction, whitespace squeezed (truncated) */
     /* private to the rewriter */
@@ -93,7 +104,8 @@ struct ptxi_kernel {
     size_t nparams;
     struct ptxi_site *sites;
     size_t nsites;
-    /* accesses the rewrite does not record (see DESIGN) */
+    /* accesses the rewrite does not record (see DESIGN); atomics: on
+     * generic addresses (global ones are sites) */
     size_t atomics, generic, async_copies, calls;
     /* private to the rewriter: where text is inserted */
     size_t params_at;     /* offset of the ')' closing the list, or just after the name */
@@ -101,6 +113,9 @@ struct ptxi_kernel {
     size_t decls_at;      /* just after the body's '{' */
     size_t prologue_at;   /* the body's first instruction or label */
 };
+
+/* "load", "store", "atomic", "reduction". */
+const char *ptxi_kind_name(enum ptxi_kind k);
 
 /* Reads the entry named entry (NULL: the module's only .entry) of the
  * NUL-terminated PTX text. 0 with k filled (free with ptxi_kernel_free),

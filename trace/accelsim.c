@@ -413,7 +413,8 @@ static int emit(struct as *a, const struct inst *in, const struct trace_sass_op 
 {
     uint64_t cta = in->cta[0] +
                    (uint64_t)a->geom.grid.x * (in->cta[1] + (uint64_t)a->geom.grid.y * in->cta[2]);
-    struct trace_rec rec = {.pc = in->pc, .width = op->width, .dep = flag_of(a, in->pc, op)};
+    struct trace_rec rec = {.pc = in->pc, .width = op->width, .dep = (uint8_t)flag_of(a, in->pc, op),
+                            .store = trace_op_writes(op->kind)};
     for (int lane = 0; lane < AS_LANES; lane++) {
         if (!(in->mask >> lane & 1))
             continue;

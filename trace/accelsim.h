@@ -15,7 +15,8 @@
  *
  * Only global memory instructions become records by default (spaces), one per
  * active lane, with tid = cta_linear * threads_per_block + warp * 32 + lane
- * and the width from the opcode (trace_sass_classify). The dependency flag is
+ * and the width and the store flag (stores, atomics and reductions) from the
+ * opcode (trace_sass_classify, trace_op_writes). The dependency flag is
  * derived from the registers (dep = DERIVE, the default): a load is dependent
  * if a later instruction of the same warp reads its destination register
  * before the warp's next memory instruction; a PC is dependent if any of its

@@ -31,7 +31,8 @@
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define HOST_LE 1
 _Static_assert(sizeof(struct trace_rec) == TRACE_BIN_REQ_BYTES, "trace_rec is the request record");
-_Static_assert(offsetof(struct trace_rec, width) == 24 && offsetof(struct trace_rec, dep) == 28,
+_Static_assert(offsetof(struct trace_rec, width) == 24 && offsetof(struct trace_rec, dep) == 28 &&
+                   offsetof(struct trace_rec, store) == 29 && offsetof(struct trace_rec, reserved) == 30,
                "trace_rec is the request record");
 #else
 #define HOST_LE 0
@@ -158,7 +159,7 @@ int trace_bin_header_decode(const uint8_t *buf, size_t len, struct trace_bin_hea
     h->header_bytes = get16(buf + 12);
     h->record_bytes = get16(buf + 14);
     if (h->version == 0 || h->version > TRACE_BIN_VERSION) {
-        trace_err_set(err, 0, 8, "format version %u is not one this gpuprobe reads (1)", h->version);
+        trace_err_set(err, 0, 8, "format version %u is not one this gpuprobe reads (1, 2)", h->version);
         return -1;
     }
     if (h->kind != TRACE_BIN_REQUESTS && h->kind != TRACE_BIN_SORTED) {
@@ -215,18 +216,25 @@ static void get_request(const uint8_t *p, uint64_t *tid, uint64_t *pc, uint64_t 
     *addr = get64(p + 16);
 }
 
+/* Bytes 28-31 of a request: dep, store, two reserved zero bytes. A
+ * version-1 file held dep there as a 32-bit 0 or 1, which is the same bytes
+ * with store 0: old files read as loads. */
 void trace_bin_req_encode(const struct trace_rec *r, uint8_t out[TRACE_BIN_REQ_BYTES])
 {
     put_request(out, r->tid, r->pc, r->addr);
     put32(out + 24, r->width);
-    put32(out + 28, r->dep);
+    out[28] = r->dep;
+    out[29] = r->store;
+    put16(out + 30, r->reserved);
 }
 
 void trace_bin_req_decode(const uint8_t *in, struct trace_rec *r)
 {
     get_request(in, &r->tid, &r->pc, &r->addr);
     r->width = get32(in + 24);
-    r->dep = get32(in + 28);
+    r->dep = in[28];
+    r->store = in[29];
+    r->reserved = get16(in + 30);
 }
 
 void trace_bin_out_encode(const struct trace_out *o, uint8_t out[TRACE_BIN_OUT_BYTES])
@@ -236,7 +244,7 @@ void trace_bin_out_encode(const struct trace_out *o, uint8_t out[TRACE_BIN_OUT_B
     put32(out + 32, o->sm);
     put16(out + 36, (uint16_t)o->width);
     out[38] = (uint8_t)o->dep;
-    out[39] = 0;
+    out[39] = (uint8_t)o->store; /* 0 in version 1: old files read as loads */
 }
 
 void trace_bin_out_decode(const uint8_t *in, struct trace_out *o)
@@ -246,6 +254,7 @@ void trace_bin_out_decode(const uint8_t *in, struct trace_out *o)
     o->sm = get32(in + 32);
     o->width = get16(in + 36);
     o->dep = in[38];
+    o->store = in[39];
 }
 
 int trace_bin_req_check(const struct trace_rec *r, char *msg, size_t msglen)
@@ -255,7 +264,12 @@ int trace_bin_req_check(const struct trace_rec *r, char *msg, size_t msglen)
         return -1;
     }
     if (r->dep > 1) {
-        snprintf(msg, msglen, "dependency flag %" PRIu32 " is not 0 or 1", r->dep);
+        snprintf(msg, msglen, "dependency flag %u is not 0 or 1", (unsigned)r->dep);
+        return -1;
+    }
+    if (r->store > 1 || r->reserved) {
+        snprintf(msg, msglen, "store flag %u is not 0 or 1, or reserved bytes 30-31 are not 0",
+                 (unsigned)r->store);
         return -1;
     }
     if (r->addr > UINT64_MAX - (r->width - 1)) {
@@ -397,11 +411,11 @@ static int validate_requests(const struct trace_bin *b, struct trace_err *err)
 /* Checks sorted record i (decoded in o). */
 static int out_check(const struct trace_bin *b, uint64_t i, const struct trace_out *o, struct trace_err *err)
 {
-    if (o->width && !(o->width & (o->width - 1)) && o->dep <= 1 && o->sm < b->h.params.sms)
+    if (o->width && !(o->width & (o->width - 1)) && o->dep <= 1 && o->store <= 1 && o->sm < b->h.params.sms)
         return 0;
     trace_err_set(err, 0, b->h.header_bytes + i * TRACE_BIN_OUT_BYTES,
-         "record %" PRIu64 ": sm %" PRIu32 ", width %" PRIu32 ", dep %" PRIu32 " out of range", i, o->sm, o->width,
-         o->dep);
+         "record %" PRIu64 ": sm %" PRIu32 ", width %" PRIu32 ", dep %" PRIu32 ", store %" PRIu32 " out of range", i,
+         o->sm, o->width, o->dep, o->store);
     return -1;
 }
 
@@ -538,6 +552,7 @@ struct trace_bin_writer *trace_bin_writer_fd(int fd, int own_fd, const struct tr
     w->fd = fd;
     w->own_fd = own_fd;
     w->h = *h;
+    w->h.version = TRACE_BIN_VERSION; /* the records are written in this version's layout */
     w->h.count = TRACE_BIN_COUNT_UNKNOWN;
     w->h.flags &= ~TRACE_BIN_FLAG_THREAD_MAJOR;
     w->thread_major = 1;

@@ -1,8 +1,11 @@
 /*
- * The binary trace format, version 1 (docs/trace-format.md): a 128-byte
+ * The binary trace format, version 2 (docs/trace-format.md): a 128-byte
  * little-endian header, then fixed-size little-endian records — 32 bytes per
  * request (trace_rec) in a requests file, 40 bytes per sorted request
- * (trace_out) in a sorted file.
+ * (trace_out) in a sorted file. Version 2 added the store flag (byte 29 of
+ * a request, 39 of a sorted record), bytes that version 1 kept zero: a
+ * version-1 file reads the same, every record a load, and a version-1
+ * reader refuses a version-2 file instead of reading its stores as loads.
  *
  * DESIGN
  * Reading maps the file (mmap, read-only) and checks the header and the
@@ -29,7 +32,7 @@
 #include "trace/record.h"
 
 #define TRACE_BIN_MAGIC "GPTRACE\0"
-#define TRACE_BIN_VERSION 1u
+#define TRACE_BIN_VERSION 2u        /* written; 1 and 2 are read */
 #define TRACE_BIN_HEADER_BYTES 128u
 #define TRACE_BIN_REQ_BYTES 32u
 #define TRACE_BIN_OUT_BYTES 40u
@@ -68,8 +71,9 @@ void trace_bin_req_decode(const uint8_t *in, struct trace_rec *r);
 void trace_bin_out_encode(const struct trace_out *o, uint8_t out[TRACE_BIN_OUT_BYTES]);
 void trace_bin_out_decode(const uint8_t *in, struct trace_out *o);
 
-/* Checks one request record: width, dependency flag, and that its bytes do
- * not pass the top of the address space. 0, or -1 with the problem in msg. */
+/* Checks one request record: width, dependency and store flags (0 or 1,
+ * reserved bytes 0), and that its bytes do not pass the top of the address
+ * space. 0, or -1 with the problem in msg. */
 int trace_bin_req_check(const struct trace_rec *r, char *msg, size_t msglen);
 
 /* An open, mapped file. */

@@ -78,7 +78,9 @@ static uint32_t merge(const struct trace_coalescer *c, const struct trace_rec *c
             seg = nt;
             seen[0] = seen[1] = seen[2] = seen[3] = 0;
         }
-        uint64_t key = r->addr >> ks;
+        /* a load and a store of one line are two requests: the key carries
+         * the kind (addr >> ks < 2^59, so the shift loses nothing) */
+        uint64_t key = (r->addr >> ks) << 1 | r->store;
         uint32_t h = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 56);
         uint64_t bit = 1ull << (h & 63);
         uint32_t j = nt;

@@ -19,7 +19,9 @@
  * sector (addr / 32) merge. A merge keeps the PC, the smaller thread id and
  * that thread's address, ORs the dependency flags (equal anyway when the
  * flag is a property of the PC) and widens the width to the smallest power
- * of two covering every merged byte (max end - min start). Transactions come
+ * of two covering every merged byte (max end - min start). A load and a
+ * store never merge, even at one PC and line (a malformed trace could put
+ * both at one PC): the cache model treats them differently. Transactions come
  * out group by group, each group in order of first appearance.
  */
 #ifndef GPUPROBE_TRACE_COALESCE_H

@@ -26,27 +26,39 @@
 struct csv_reader {
     struct trace_text t; /* the line being read */
     const struct trace_csv_opts *o;
+    int ops;                   /* the header has the op column */
     struct trace_pcflags seen; /* pc -> dep and the line that first had it */
-    /* A direct-mapped cache of PCs already in `seen`, with their flag + 1
-     * (0: empty): a record whose PC and flag are found here passes the
-     * one-flag-per-PC check without a lookup in the map. */
+    struct trace_pcflags kind; /* pc -> store and the line that first had it (with ops) */
+    /* A direct-mapped cache of PCs already in `seen` (and `kind`), with
+     * (store << 1 | dep) + 1 (0: empty): a record whose PC and flags are
+     * found here passes the one-flag-per-PC checks without a lookup. */
     uint64_t recent_pc[RECENT];
     uint32_t recent_dep1[RECENT];
 };
 
-static const char *const field_names[] = {"tid", "pc", "addr", "width", "dep"};
+static const char *const field_names[] = {"tid", "pc", "addr", "width", "dep", "op"};
+
+/* The same text as the whole line [c->p, c->e)? */
+static int line_is(const struct trace_cur *c, const char *s)
+{
+    size_t n = strlen(s);
+    return (size_t)(c->e - c->p) == n && memcmp(c->p, s, n) == 0;
+}
 
 static int read_header(struct csv_reader *r)
 {
     struct trace_cur c;
-    size_t n = strlen(TRACE_CSV_IN_HEADER);
-    if (!trace_text_line(&r->t, &c) || (size_t)(c.e - c.p) != n ||
-        memcmp(c.p, TRACE_CSV_IN_HEADER, n) != 0) {
-        /* line 1, offset 0 also when the buffer is empty (it has no line) */
-        trace_err_set(r->t.err, 1, 0, "the first line must be exactly \"%s\"", TRACE_CSV_IN_HEADER);
-        return TRACE_EINPUT;
+    int ok = trace_text_line(&r->t, &c);
+    if (ok && line_is(&c, TRACE_CSV_IN_HEADER)) {
+        r->ops = 1;
+        return 0;
     }
-    return 0;
+    if (ok && line_is(&c, TRACE_CSV_IN_HEADER_NO_OP))
+        return 0;
+    /* line 1, offset 0 also when the buffer is empty (it has no line) */
+    trace_err_set(r->t.err, 1, 0, "the first line must be exactly \"%s\" or \"%s\"", TRACE_CSV_IN_HEADER,
+                  TRACE_CSV_IN_HEADER_NO_OP);
+    return TRACE_EINPUT;
 }
 
 /* Scans field i (a number) at *q; on success *q is past it. */
@@ -67,35 +79,48 @@ static int scan_field(const struct csv_reader *r, const char *ce, const char **q
     return trace_text_bad(&r->t, at, "field %s: expected a decimal number", field_names[i]);
 }
 
-/* Checks that field i ended where a separator (or the line end) must be. */
-static int expect_sep(const struct csv_reader *r, const char *q, const char *ce, int i)
+/* Checks that field i of n ended where a separator (or the line end) must be. */
+static int expect_sep(const struct csv_reader *r, const char *q, const char *ce, int i, int n)
 {
-    if (i < 4) {
+    if (i < n - 1) {
         if (q < ce && *q == ',')
             return 0;
         if (q == ce)
-            return trace_text_bad(&r->t, q, "line ends after field %s: 5 fields expected",
-                                  field_names[i]);
+            return trace_text_bad(&r->t, q, "line ends after field %s: %d fields expected",
+                                  field_names[i], n);
         return trace_text_bad(&r->t, q, "field %s: unexpected character", field_names[i]);
     }
     if (q == ce)
         return 0;
     if (*q == ',')
-        return trace_text_bad(&r->t, q, "more than 5 fields (after %s)", field_names[i]);
+        return trace_text_bad(&r->t, q, "more than %d fields (after %s)", n, field_names[i]);
     return trace_text_bad(&r->t, q, "field %s: unexpected character", field_names[i]);
+}
+
+/* The op field at *q: "ld" (0) or "st" (1); on success *q is past it. */
+static int scan_op(const struct csv_reader *r, const char *ce, const char **q, uint64_t *v)
+{
+    const char *at = *q;
+    if (ce - at >= 2 && (memcmp(at, "ld", 2) == 0 || memcmp(at, "st", 2) == 0)) {
+        *v = at[0] == 's';
+        *q = at + 2;
+        return 0;
+    }
+    return trace_text_bad(&r->t, at, "op must be ld or st");
 }
 
 static int parse_line(const struct csv_reader *r, const struct trace_cur *c, struct trace_rec *rec)
 {
-    uint64_t v[5];
+    uint64_t v[6] = {0};
+    int n = r->ops ? 6 : 5;
     const char *q = c->p;
     if (c->p == c->e)
         return trace_text_bad(&r->t, c->p, "blank line");
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < n; i++) {
         const char *at = q;
-        if (scan_field(r, c->e, &q, i, &v[i]) != 0)
+        if ((i == 5 ? scan_op(r, c->e, &q, &v[i]) : scan_field(r, c->e, &q, i, &v[i])) != 0)
             return TRACE_EINPUT;
-        if (expect_sep(r, q, c->e, i) != 0)
+        if (expect_sep(r, q, c->e, i, n) != 0)
             return TRACE_EINPUT;
         if (i == 3 && (v[3] > 16 || !trace_width_valid((uint32_t)v[3])))
             return trace_text_bad(&r->t, at, "width must be 1, 2, 4, 8 or 16");
@@ -103,31 +128,23 @@ static int parse_line(const struct csv_reader *r, const struct trace_cur *c, str
             return trace_text_bad(&r->t, at, "dep must be 0 or 1");
         q++;
     }
-    rec->tid = v[0];
-    rec->pc = v[1];
-    rec->addr = v[2];
-    rec->width = (uint32_t)v[3];
-    rec->dep = (uint32_t)v[4];
+    *rec = (struct trace_rec){.tid = v[0], .pc = v[1], .addr = v[2], .width = (uint32_t)v[3],
+                              .dep = (uint8_t)v[4], .store = (uint8_t)v[5]};
     return 0;
 }
 
-/* Applies the user's flag, then the one-flag-per-PC rule. */
-static int check_flag(struct csv_reader *r, struct trace_rec *rec)
+/* The table result s of setting pc's dep (what "dep") or op (what "op",
+ * value: the store flag) as an error, or 0. */
+static int flag_result(const struct csv_reader *r, int s, const struct trace_rec *rec, int op, uint64_t first,
+                       size_t limit)
 {
-    uint32_t dep;
-    if (trace_pcflags_get(r->o ? r->o->flags : NULL, rec->pc, &dep, NULL)) {
-        rec->dep = dep;
-        return 0;
-    }
-    unsigned slot = (unsigned)((rec->pc * 0x9e3779b97f4a7c15ull) >> 58) & (RECENT - 1);
-    if (r->recent_pc[slot] == rec->pc && r->recent_dep1[slot] == rec->dep + 1)
-        return 0;
-    uint64_t first = 0;
-    int s = trace_pcflags_set(&r->seen, rec->pc, rec->dep, r->t.line, &first);
-    if (s == 0) {
-        r->recent_pc[slot] = rec->pc;
-        r->recent_dep1[slot] = rec->dep + 1;
-    }
+    static const char *const opname[2] = {"ld", "st"};
+    if (s == 1 && op)
+        return trace_text_fail(&r->t, TRACE_EINPUT,
+                               "pc 0x%llx has op %s here but op %s on line %llu: a PC is one instruction, "
+                               "a load or a store",
+                               (unsigned long long)rec->pc, opname[rec->store], opname[!rec->store],
+                               (unsigned long long)first);
     if (s == 1)
         return trace_text_fail(&r->t, TRACE_EINPUT,
                                "pc 0x%llx has dep %u here but dep %u on line %llu: all records of "
@@ -135,11 +152,35 @@ static int check_flag(struct csv_reader *r, struct trace_rec *rec)
                                (unsigned long long)rec->pc, (unsigned)rec->dep, (unsigned)!rec->dep,
                                (unsigned long long)first);
     if (s == 2)
-        return trace_text_fail(&r->t, TRACE_EINPUT, "more than %zu distinct PCs",
-                               r->seen.map.limit);
+        return trace_text_fail(&r->t, TRACE_EINPUT, "more than %zu distinct PCs", limit);
     if (s == TRACE_ENOMEM)
         return trace_text_fail(&r->t, TRACE_ENOMEM, "out of memory");
     return s;
+}
+
+/* Applies the user's flag, then the one-flag-per-PC rule; with the op
+ * column, also one kind of access per PC (NVBit's and Accel-Sim's rule). */
+static int check_flag(struct csv_reader *r, struct trace_rec *rec)
+{
+    uint32_t dep;
+    int user = trace_pcflags_get(r->o ? r->o->flags : NULL, rec->pc, &dep, NULL);
+    if (user)
+        rec->dep = (uint8_t)dep;
+    if (user && !r->ops)
+        return 0;
+    uint32_t both1 = ((uint32_t)rec->store << 1 | rec->dep) + 1;
+    unsigned slot = (unsigned)((rec->pc * 0x9e3779b97f4a7c15ull) >> 58) & (RECENT - 1);
+    if (r->recent_pc[slot] == rec->pc && r->recent_dep1[slot] == both1)
+        return 0;
+    uint64_t first = 0;
+    int s = user ? 0 : trace_pcflags_set(&r->seen, rec->pc, rec->dep, r->t.line, &first);
+    if (s)
+        return flag_result(r, s, rec, 0, first, r->seen.map.limit);
+    if (r->ops && (s = trace_pcflags_set(&r->kind, rec->pc, rec->store, r->t.line, &first)) != 0)
+        return flag_result(r, s, rec, 1, first, r->kind.map.limit);
+    r->recent_pc[slot] = rec->pc;
+    r->recent_dep1[slot] = both1;
+    return 0;
 }
 
 static int read_records(struct csv_reader *r, trace_sink sink, void *ctx)
@@ -164,10 +205,12 @@ int trace_csv_read(const char *buf, size_t len, const struct trace_csv_opts *o, 
     struct csv_reader r = {.o = o};
     trace_text_init(&r.t, buf, len, err);
     trace_pcflags_init(&r.seen, o ? o->max_pcs : 0);
+    trace_pcflags_init(&r.kind, o ? o->max_pcs : 0);
     int s = read_header(&r);
     if (s == 0)
         s = read_records(&r, sink, ctx);
     trace_pcflags_free(&r.seen);
+    trace_pcflags_free(&r.kind);
     return s;
 }
 
@@ -223,6 +266,7 @@ int trace_csv_read_fd(int fd, const struct trace_csv_opts *o, trace_sink sink, v
     k.buf = malloc(k.cap);
     trace_text_init(&r.t, "", 0, err); /* each chunk is set below */
     trace_pcflags_init(&r.seen, o ? o->max_pcs : 0);
+    trace_pcflags_init(&r.kind, o ? o->max_pcs : 0);
     int s = k.buf ? 0 : trace_text_fail(&r.t, TRACE_ENOMEM, "out of memory");
     for (int header = 1; s == 0;) {
         if (chunk_fill(&k)) {
@@ -254,13 +298,14 @@ int trace_csv_read_fd(int fd, const struct trace_csv_opts *o, trace_sink sink, v
         k.base += (uint64_t)cut;
     }
     trace_pcflags_free(&r.seen);
+    trace_pcflags_free(&r.kind);
     free(k.buf);
     return s;
 }
 
 /* ---- writers ----------------------------------------------------------- */
 
-#define LINE_MAX_BYTES 160 /* 7 fields of at most 20 characters, 6 commas, '\n' */
+#define LINE_MAX_BYTES 170 /* 7 fields of at most 20 characters, ",st", 7 commas, '\n' */
 
 static const char digit_pairs[201] = "00010203040506070809"
                                      "10111213141516171819"
@@ -391,9 +436,9 @@ int trace_csv_write_out_header(struct trace_wbuf *w)
     return put_text(w, TRACE_CSV_OUT_HEADER);
 }
 
-/* tid,pc,addr,width,dep\n — the tail the two record kinds share. */
+/* tid,pc,addr,width,dep,op\n — the tail the two record kinds share. */
 static char *put_rec_tail(char *p, uint64_t tid, uint64_t pc, uint64_t addr, uint32_t width,
-                          uint32_t dep)
+                          uint32_t dep, uint32_t store)
 {
     p = put_dec(p, tid);
     *p++ = ',';
@@ -404,8 +449,8 @@ static char *put_rec_tail(char *p, uint64_t tid, uint64_t pc, uint64_t addr, uin
     p = put_dec(p, width);
     *p++ = ',';
     p = put_dec(p, dep);
-    *p++ = '\n';
-    return p;
+    memcpy(p, store ? ",st\n" : ",ld\n", 4);
+    return p + 4;
 }
 
 int trace_csv_write_in(struct trace_wbuf *w, const struct trace_rec *r)
@@ -413,7 +458,7 @@ int trace_csv_write_in(struct trace_wbuf *w, const struct trace_rec *r)
     char *p = reserve(w);
     if (!p)
         return -1;
-    char *e = put_rec_tail(p, r->tid, r->pc, r->addr, r->width, r->dep);
+    char *e = put_rec_tail(p, r->tid, r->pc, r->addr, r->width, r->dep, r->store);
     w->len += (size_t)(e - p);
     return 0;
 }
@@ -427,7 +472,7 @@ int trace_csv_write_out(struct trace_wbuf *w, const struct trace_out *o)
     *e++ = ',';
     e = put_dec(e, o->seq);
     *e++ = ',';
-    e = put_rec_tail(e, o->tid, o->pc, o->addr, o->width, o->dep);
+    e = put_rec_tail(e, o->tid, o->pc, o->addr, o->width, o->dep, o->store);
     w->len += (size_t)(e - p);
     return 0;
 }

@@ -1,7 +1,7 @@
 /*
  * The CSV trace format: a strict streaming reader of input records
- * (tid,pc,addr,width,dep) and fast writers of input and output records
- * (sm,seq,tid,pc,addr,width,dep).
+ * (tid,pc,addr,width,dep[,op]) and fast writers of input and output records
+ * (tid,pc,addr,width,dep,op and sm,seq,tid,pc,addr,width,dep,op).
  *
  * DESIGN
  * The reader works on one memory buffer (a request body), or reads a file
@@ -29,8 +29,14 @@
 #include "trace/pcflags.h"
 #include "trace/record.h"
 
-#define TRACE_CSV_IN_HEADER "tid,pc,addr,width,dep"
-#define TRACE_CSV_OUT_HEADER "sm,seq,tid,pc,addr,width,dep"
+/* The headers the writers write: the last column, op, is "ld" for a load
+ * and "st" for a store, atomic or reduction (trace_rec.store). */
+#define TRACE_CSV_IN_HEADER "tid,pc,addr,width,dep,op"
+#define TRACE_CSV_OUT_HEADER "sm,seq,tid,pc,addr,width,dep,op"
+/* The same without op, as files written before the column was added have
+ * them: read too, every record a load. */
+#define TRACE_CSV_IN_HEADER_NO_OP "tid,pc,addr,width,dep"
+#define TRACE_CSV_OUT_HEADER_NO_OP "sm,seq,tid,pc,addr,width,dep"
 
 struct trace_csv_opts {
     const struct trace_pcflags *flags; /* per-PC flags that replace the file's; may be NULL */

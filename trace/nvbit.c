@@ -526,10 +526,12 @@ static int use_access(struct nv *n, const char *at, const struct access *a)
         return trace_text_bad(&n->t, a->op,
                               "opcode %.*s names a width that is not 1, 2, 4, 8 or 16 bytes",
                               (int)a->oplen, a->op);
-    struct trace_rec rec = {.width = op.width};
+    struct trace_rec rec = {.width = op.width, .store = trace_op_writes(op.kind)};
+    uint32_t dep = 0;
     if (derive_pc(n, a, count, &rec.pc) != 0 || check_kind(n, a, &op) != 0 ||
-        derive_dep(n, &op, rec.pc, &rec.dep) != 0)
+        derive_dep(n, &op, rec.pc, &dep) != 0)
         return TRACE_EINPUT;
+    rec.dep = (uint8_t)dep;
     return emit_lanes(n, at, a, &g, cta * g.threads, w, &rec);
 }
 

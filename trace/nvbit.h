@@ -21,6 +21,8 @@
  *   pc    = a "pc N" field if the line has one, else synthetic: 16 * the
  *           opcode's rank of first appearance (default), or 16 * the number
  *           of memory instructions the warp executed before this one;
+ *   store = 1 for stores, atomics and reductions (trace_op_writes), from the
+ *           line's own opcode;
  *   dep   = the per-PC table, else load_dep for loads and value-returning
  *           atomics and 0 for stores and reductions; a PC keeps the first
  *           flag it gets (synthetic "occurrence" PCs can meet several
@@ -53,6 +55,14 @@ enum trace_op_kind {
     TRACE_OP_ATOMIC, /* read-modify-write that returns the old value */
     TRACE_OP_REDUCE, /* read-modify-write that returns nothing */
 };
+
+/* trace_rec.store of an access of kind k: 1 for stores, atomics and
+ * reductions (each writes memory, and the caches treat all three as
+ * writes: docs/cache-model.md), 0 for loads. */
+static inline uint8_t trace_op_writes(enum trace_op_kind k)
+{
+    return k == TRACE_OP_STORE || k == TRACE_OP_ATOMIC || k == TRACE_OP_REDUCE;
+}
 
 struct trace_sass_op {
     unsigned space; /* one TRACE_SPACE_* bit; 0 with TRACE_OP_NONE */

@@ -492,6 +492,7 @@ HOT void emit_one(struct loop *l, const struct trace_rec *t)
     o->addr = t->addr;
     o->width = t->width;
     o->dep = t->dep;
+    o->store = t->store;
     if (l->nout == OUTBUF)
         flush(l);
 }

@@ -260,6 +260,7 @@ static void output(struct ref *r, const struct trace_rec *t)
 {
     struct trace_out o = {
         .sm = r->sm, .seq = r->seq++, .tid = t->tid, .pc = t->pc, .addr = t->addr, .width = t->width, .dep = t->dep,
+        .store = t->store,
     };
     r->st->requests_out++;
     if (!r->err) {

@@ -78,7 +78,7 @@ int trace_pipeline_sort(const struct trace_files *f, const struct trace_params *
 
 /* Rewrites f->input in p->out_format, in input order: requests of any
  * format (p->in_format, AUTO told from the content) as CSV
- * (tid,pc,addr,width,dep) or binary requests, or a sorted binary file as
+ * (tid,pc,addr,width,dep,op) or binary requests, or a sorted binary file as
  * CSV (sm,seq,...) or binary. 0, or -1 with fail filled. */
 int trace_pipeline_convert(const struct trace_files *f, const struct trace_params *p,
                            struct trace_outcome *out, struct trace_failure *fail);

@@ -77,7 +77,7 @@ enum trace_format trace_format_detect(const char *buf, size_t len)
 {
     if (len >= 8 && memcmp(buf, TRACE_BIN_MAGIC, 8) == 0)
         return TRACE_FMT_BIN;
-    if (first_line_is(buf, len, TRACE_CSV_IN_HEADER))
+    if (first_line_is(buf, len, TRACE_CSV_IN_HEADER) || first_line_is(buf, len, TRACE_CSV_IN_HEADER_NO_OP))
         return TRACE_FMT_CSV;
     const char *end = buf + (len < TRACE_DETECT_WINDOW ? len : TRACE_DETECT_WINDOW);
     for (const char *p = buf; p < end;) {
@@ -93,9 +93,9 @@ enum trace_format trace_format_detect(const char *buf, size_t len)
 static void unknown_format(struct trace_err *err)
 {
     trace_err_set(err, 1, 0,
-                  "cannot tell the format (not a binary trace, CSV with the header \"%s\", NVBit "
-                  "mem_trace or Accel-Sim output): name it",
-                  TRACE_CSV_IN_HEADER);
+                  "cannot tell the format (not a binary trace, CSV with the header \"%s\" or \"%s\", "
+                  "NVBit mem_trace or Accel-Sim output): name it",
+                  TRACE_CSV_IN_HEADER, TRACE_CSV_IN_HEADER_NO_OP);
 }
 
 /* ---- mapping --------------------------------------------------------------- */

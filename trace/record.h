@@ -9,6 +9,11 @@
  * take trace_rec (input side) or trace_out (sorted side). Errors carry the
  * position of the first bad record (line for text, byte offset for both), so
  * the API can answer "line 17: width must be 1, 2, 4, 8 or 16".
+ * A record says whether it reads or writes memory (store): the cache model
+ * needs it for the write policies (docs/cache-model.md). Atomics and
+ * reductions count as stores: they modify memory, and on NVIDIA GPUs they
+ * are performed at the L2 like stores, never in the L1. Every format that
+ * predates the flag reads as all loads.
  * This folder knows nothing of CUDA or HTTP.
  */
 #ifndef GPUPROBE_TRACE_RECORD_H
@@ -23,7 +28,10 @@ struct trace_rec {
     uint64_t pc;       /* of the memory instruction */
     uint64_t addr;
     uint32_t width;    /* bytes: 1, 2, 4, 8 or 16 */
-    uint32_t dep;      /* 1: the loaded value is used before the thread's next request */
+    uint8_t dep;       /* 1: the loaded value is used before the thread's next request */
+    uint8_t store;     /* 1: the request writes memory (a store, an atomic or a reduction:
+                          all three go through the caches' write path); 0: a load */
+    uint16_t reserved; /* 0 */
 };
 
 /* One request as it reaches an SM's L1, after coalescing and ordering. */
@@ -35,6 +43,7 @@ struct trace_out {
     uint64_t addr;
     uint32_t width;
     uint32_t dep;
+    uint32_t store;    /* as trace_rec's; a merged request never mixes loads and stores */
 };
 
 /* Where and why reading stopped. */

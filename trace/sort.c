@@ -116,7 +116,8 @@ static int scan(const struct view *v, const struct trace_params *p, struct binde
     for (size_t i = 0; i < v->n; i++) {
         const struct trace_rec *r = &v->recs[i];
         uint32_t w = r->width;
-        if (w >= 32 || !((0x10116u >> w) & 1) || r->dep > 1 || r->addr + (w - 1) < r->addr) {
+        if (w >= 32 || !((0x10116u >> w) & 1) || r->dep > 1 || r->store > 1 || r->reserved ||
+            r->addr + (w - 1) < r->addr) {
             record_error(v, i, err);
             return TRACE_SORT_EINPUT;
         }

@@ -225,7 +225,8 @@ void synth_emit_req(struct synth_emit *e, int insn, uint64_t index)
                           .pc = (uint64_t)insn * SYNTH_PC_STEP,
                           .addr = k->base[in->array] + index * k->elem,
                           .width = k->elem,
-                          .dep = in->dep};
+                          .dep = (uint8_t)in->dep,
+                          .store = in->store};
     e->rc = e->sink(e->ctx, &r);
     if (!e->rc)
         e->records++;

@@ -42,6 +42,7 @@ struct synth_insn {
     const char *text;   /* the access as the kernel writes it, e.g. "ld A[row*K+k]" */
     int array;          /* index into the kernel's arrays */
     uint32_t dep;       /* the PC's dependency flag (docs/trace-synth.md gives the rule) */
+    uint8_t store;      /* 1: the kernel writes the element (trace_rec.store) */
 };
 
 /* What the user asked for; zero means "the pattern's default". */

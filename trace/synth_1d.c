@@ -20,17 +20,17 @@ enum { ARR_IN, ARR_OUT };
 /* reduce: sum = in[i]; sum += in[i+B]: the first value waits for the second
  * load (flag 0), the second is added and stored to shared memory at once. */
 static const struct synth_insn reduce_insns[] = {
-    {"ld in[2*b*B+tx]", ARR_IN, 0},
-    {"ld in[2*b*B+B+tx]", ARR_IN, 1},
-    {"st out[b] (tx == 0)", ARR_OUT, 0},
+    {"ld in[2*b*B+tx]", ARR_IN, 0, 0},
+    {"ld in[2*b*B+B+tx]", ARR_IN, 1, 0},
+    {"st out[b] (tx == 0)", ARR_OUT, 0, 1},
 };
 static const struct synth_insn stream_insns[] = {
-    {"ld in[i]", ARR_IN, 1},
-    {"st out[i]", ARR_OUT, 0},
+    {"ld in[i]", ARR_IN, 1, 0},
+    {"st out[i]", ARR_OUT, 0, 1},
 };
 static const struct synth_insn strided_insns[] = {
-    {"ld in[i*S]", ARR_IN, 1},
-    {"st out[i]", ARR_OUT, 0},
+    {"ld in[i*S]", ARR_IN, 1, 0},
+    {"st out[i]", ARR_OUT, 0, 1},
 };
 
 static int reduce_setup(struct synth_kernel *k, char *why, size_t len)

@@ -24,26 +24,26 @@ enum { ARR_A, ARR_B, ARR_C };
 /* Untiled: sum += A[..] * B[..]: A's value waits for B's load (flag 0), B's
  * is used at once (flag 1). */
 static const struct synth_insn naive_insns[] = {
-    {"ld A[row*K+k]", ARR_A, 0},
-    {"ld B[k*N+col]", ARR_B, 1},
-    {"st C[row*N+col]", ARR_C, 0},
+    {"ld A[row*K+k]", ARR_A, 0, 0},
+    {"ld B[k*N+col]", ARR_B, 1, 0},
+    {"st C[row*N+col]", ARR_C, 0, 1},
 };
 static const struct synth_insn naive_bt_insns[] = {
-    {"ld A[row*K+k]", ARR_A, 0},
-    {"ld B[col*K+k]", ARR_B, 1},
-    {"st C[row*N+col]", ARR_C, 0},
+    {"ld A[row*K+k]", ARR_A, 0, 0},
+    {"ld B[col*K+k]", ARR_B, 1, 0},
+    {"st C[row*N+col]", ARR_C, 0, 1},
 };
 /* Tiled: each load is stored to shared memory before the next global
  * request (flag 1). */
 static const struct synth_insn tiled_insns[] = {
-    {"ld A[row*K+t*T+tx]", ARR_A, 1},
-    {"ld B[(t*T+ty)*N+col]", ARR_B, 1},
-    {"st C[row*N+col]", ARR_C, 0},
+    {"ld A[row*K+t*T+tx]", ARR_A, 1, 0},
+    {"ld B[(t*T+ty)*N+col]", ARR_B, 1, 0},
+    {"st C[row*N+col]", ARR_C, 0, 1},
 };
 static const struct synth_insn tiled_bt_insns[] = {
-    {"ld A[row*K+t*T+tx]", ARR_A, 1},
-    {"ld B[(bx*T+ty)*K+t*T+tx]", ARR_B, 1},
-    {"st C[row*N+col]", ARR_C, 0},
+    {"ld A[row*K+t*T+tx]", ARR_A, 1, 0},
+    {"ld B[(bx*T+ty)*K+t*T+tx]", ARR_B, 1, 0},
+    {"st C[row*N+col]", ARR_C, 0, 1},
 };
 
 static int setup(struct synth_kernel *k, char *why, size_t len)

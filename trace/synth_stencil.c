@@ -19,9 +19,9 @@ enum { ARR_IN, ARR_OUT };
 /* The seven loads are the operands of one expression: only the last one's
  * value is used before another global request (flag 1). */
 static const struct synth_insn insns[] = {
-    {"ld in[i]", ARR_IN, 0},     {"ld in[i-1]", ARR_IN, 0},   {"ld in[i+1]", ARR_IN, 0},
-    {"ld in[i-X]", ARR_IN, 0},   {"ld in[i+X]", ARR_IN, 0},   {"ld in[i-X*Y]", ARR_IN, 0},
-    {"ld in[i+X*Y]", ARR_IN, 1}, {"st out[i]", ARR_OUT, 0},
+    {"ld in[i]", ARR_IN, 0, 0},     {"ld in[i-1]", ARR_IN, 0, 0},   {"ld in[i+1]", ARR_IN, 0, 0},
+    {"ld in[i-X]", ARR_IN, 0, 0},   {"ld in[i+X]", ARR_IN, 0, 0},   {"ld in[i-X*Y]", ARR_IN, 0, 0},
+    {"ld in[i+X*Y]", ARR_IN, 1, 0}, {"st out[i]", ARR_OUT, 0, 1},
 };
 
 static int setup(struct synth_kernel *k, char *why, size_t len)

@@ -20,12 +20,12 @@ enum { ARR_IN, ARR_OUT };
 /* The load feeds the store (naive) or a shared-memory store (tiled) before
  * the next global request: flag 1. */
 static const struct synth_insn naive_insns[] = {
-    {"ld in[y*C+x]", ARR_IN, 1},
-    {"st out[x*R+y]", ARR_OUT, 0},
+    {"ld in[y*C+x]", ARR_IN, 1, 0},
+    {"st out[x*R+y]", ARR_OUT, 0, 1},
 };
 static const struct synth_insn tiled_insns[] = {
-    {"ld in[(by*T+ty)*C+bx*T+tx]", ARR_IN, 1},
-    {"st out[(bx*T+ty)*R+by*T+tx]", ARR_OUT, 0},
+    {"ld in[(by*T+ty)*C+bx*T+tx]", ARR_IN, 1, 0},
+    {"st out[(bx*T+ty)*R+by*T+tx]", ARR_OUT, 0, 1},
 };
 
 static int setup(struct synth_kernel *k, char *why, size_t len)

@@ -5,10 +5,12 @@
 #      and the sorter's benchmark (bench/trace/bench.c: the trace generator
 #      and a timed sort) at -O2, into a temporary directory.
 #   2. Generates the sorter benchmark's synthetic gather kernel
-#      (bench/trace/bench.c says which), BENCH_RECORDS (20M) input records,
-#      and sorts it once with arch=hopper (sector32 coalescing, MSHR 512,
-#      M=200) into a sorted binary file: about 10M sorted records, the
-#      scale at which the method's own implementation needs 1.1 GB.
+#      (bench/trace/bench.c, `gen gather`: 209,716 threads of ~40 records
+#      per unit of scale), scaled to come nearest BENCH_RECORDS (20M) input
+#      records (scale 2: 16.5M), and sorts it once with arch=hopper
+#      (sector32 coalescing, MSHR 512, M=200) into a sorted binary file:
+#      about 8M sorted records, the scale at which the method's own
+#      implementation needs ~1 GB.
 #   3. Times the sorter alone on it (event-driven loop, output to a
 #      checksum sink), then the cache model over the sorted file, each run
 #      in its own process (its own peak RSS): the reuse-distance engine
@@ -68,13 +70,15 @@ best() {
     echo "$keep"
 }
 
-echo "== generating $RECORDS records and sorting them (arch=hopper) in $dir"
-"$dir/sorter" gen "$dir/in.bin" "$RECORDS"
-"$dir/sorter" sort "$dir/in.bin" fast "$dir/sorted.bin" arch=hopper >/dev/null
+# the generator takes a scale, 209716 threads x ~39.4 records each
+scale=$(awk -v r="$RECORDS" 'BEGIN {s = int(r / 8269000 + 0.5); print s < 1 ? 1 : s}')
+echo "== generating the gather kernel at scale $scale (~$((scale * 8269))k records) and sorting it (arch=hopper) in $dir"
+"$dir/sorter" gen gather "$dir/in.bin" "$scale"
+"$dir/sorter" pipe "$dir/in.bin" "$dir/sorted.bin" arch=hopper out_format=bin >/dev/null
 echo "   sorted file: $(stat -c %s "$dir/sorted.bin") bytes"
 
 echo "== machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-line=$(best "$dir/sorter" sort "$dir/in.bin" fast arch=hopper)
+line=$(best "$dir/sorter" sort "$dir/in.bin" arch=hopper)
 sorted=$(field requests_out "$line")
 sort_s=$(field seconds "$line")
 sort_rate=$(awk -v n="$sorted" -v s="$sort_s" 'BEGIN {printf "%.0f", n / s}')

@@ -91,7 +91,7 @@ static const struct shape shapes[] = {
 static int put(struct trace_bin_writer *w, uint64_t tid, uint64_t pc, uint64_t addr, uint32_t width,
                uint32_t dep)
 {
-    struct trace_rec r = {tid, pc, addr, width, dep};
+    struct trace_rec r = {.tid = tid, .pc = pc, .addr = addr, .width = width, .dep = (uint8_t)dep};
     return trace_bin_write_rec(w, &r);
 }
 

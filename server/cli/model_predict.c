@@ -266,9 +266,10 @@ static void launch_of(const json_t *kernel, struct pd_launch *l)
 static json_t *kernel_with(const json_t *kernel, const json_t *hits, const json_t *counts)
 {
     json_t *k = json_deep_copy(kernel);
-    json_object_set_new(k, "cache", json_pack("{s:O, s:O}", "l1_hit",
+    json_object_set_new(k, "cache", json_pack("{s:O, s:O, s:O}", "l1_hit",
                                               json_object_get(hits, "l1_hit"), "l2_hit",
-                                              json_object_get(hits, "l2_hit")));
+                                              json_object_get(hits, "l2_hit"), "l2_hit_store",
+                                              json_object_get(hits, "l2_hit_store")));
     if (counts) {
         json_object_del(k, "ptx");
         json_object_del(k, "entry");

@@ -260,16 +260,25 @@ static void geom_line(const char *name, const struct cache_geom *g, const struct
 {
     char sz[32], index[256];
     size_text(g->size, sz, sizeof sz);
-    printf("%s %s, %u-way (%u sets), %u B lines, %u B sectors, %s index; latency %u, mshr %u, "
-           "merge %u\n",
+    printf("%s %s, %u-way (%u sets), %u B lines, %u B sectors, %s index, stores %s; latency %u, "
+           "mshr %u, merge %u\n",
            name, sz, g->assoc, g->sets, g->line, g->sector,
-           cache_set_index_text(g, index, sizeof index), t->latency, t->mshr, t->max_merge);
+           cache_set_index_text(g, index, sizeof index),
+           g->write == CACHE_WRITE_THROUGH_NO_ALLOCATE ? "written through, not allocated"
+                                                       : "written back, allocated",
+           t->latency, t->mshr, t->max_merge);
 }
 
+/* The row of a level: its hit rates, the loads' sector lookup hit rate
+ * (present or on its way: ncu's global-load lookup hits), the stores' hit
+ * rate, the misses by class and what went below. */
 static void row(const char *name, const struct cache_estimate *e)
 {
-    printf("%-9s %12.0f %7.2f %7.2f", name, e->requests, 100 * cache_rate(e->hits, e->requests),
-           100 * cache_rate(e->sector_hits, e->sectors));
+    double ld_sectors = e->sectors - e->stores.sectors;
+    double ld_lookup = e->sector_hits - e->stores.sector_hits + e->pending_sectors - e->stores.pending_sectors;
+    printf("%-9s %12.0f %7.2f %7.2f %8.2f %7.2f", name, e->requests, 100 * cache_rate(e->hits, e->requests),
+           100 * cache_rate(e->sector_hits, e->sectors), 100 * cache_rate(ld_lookup, ld_sectors),
+           100 * cache_rate(e->stores.hits, e->stores.requests));
     for (int i = 0; i < CACHE_MISS_CLASSES; i++)
         printf(" %11.0f", e->miss[i]);
     printf(" %11.0f\n", e->below);
@@ -282,7 +291,7 @@ static void print_table(const struct cache_result *res, const struct cache_confi
     geom_line("L1", &cfg->geom[0], &cfg->timing[0]);
     if (res->l2)
         geom_line("L2", &cfg->geom[1], &cfg->timing[1]);
-    printf("\n%-9s %12s %7s %7s", "", "requests", "hit%", "sect%");
+    printf("\n%-9s %12s %7s %7s %8s %7s", "", "requests", "hit%", "sect%", "ld-look%", "st-hit%");
     for (int i = 0; i < CACHE_MISS_CLASSES; i++)
         printf(" %11s", i == CACHE_MISS_CONFLICT ? "assoc" : cache_miss_name((enum cache_miss)i));
     printf(" %11s\n", "to next");

@@ -49,7 +49,7 @@ static const char usage_head[] =
     "  --stride S              strided: elements between reads (default 32)\n"
     "  -o, --output OUT        the file to write ('-': standard output)\n"
     "  --out-format F          bin (default; docs/trace-format.md) or csv\n"
-    "                          (tid,pc,addr,width,dep)\n"
+    "                          (tid,pc,addr,width,dep,op; op st for the writes)\n"
     "  --quiet                 no description of the kernel on stderr\n"
     "patterns (--size):\n";
 

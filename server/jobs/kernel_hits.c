@@ -120,15 +120,23 @@ json_t *kernel_hits_rates(const struct kernel_hits_req *r, const struct cache_co
 {
     uint64_t sampled = (uint64_t)g[0] * g[1] * g[2];
     uint64_t total = (uint64_t)r->grid[0] * r->grid[1] * r->grid[2];
-    double below = (double)l1->below_sectors, f = (double)sampled / (double)total;
-    double l1_hit = l1->sectors ? 1.0 - below / (double)l1->sectors : 0.0;
+    /* loads alone: a store is written through the L1 with all its sectors */
+    double load_sectors = (double)(l1->sectors - l1->stores.sectors);
+    double below = (double)(l1->below_sectors - l1->stores.sectors);
+    double f = (double)sampled / (double)total;
+    double l1_hit = load_sectors > 0 ? 1.0 - below / load_sectors : 0.0;
     /* compulsory misses count lines (a line's first touch); its other sectors
      * come as sector misses: the data is at most every sector of those lines */
     double footprint = (double)l2->miss[CACHE_MISS_COMPULSORY] * KERNEL_HITS_SECTORS_PER_LINE / f;
     uint64_t buffers = kernel_hits_buffer_bytes(r->args, r->nargs);
     if (buffers && footprint > buffers / 32.0)
         footprint = buffers / 32.0;
-    double sample_l2 = l2->sectors ? (double)l2->sector_hits / (double)l2->sectors : 0.0;
+    double l2_loads = (double)(l2->sectors - l2->stores.sectors);
+    double sample_l2 = l2_loads > 0 ? (double)(l2->sector_hits - l2->stores.sector_hits) / l2_loads
+                                    : 0.0;
+    /* a store hits the L2 when its sector is already there (written back, allocated) */
+    double l2_store = l2->stores.sectors ? (double)l2->stores.sector_hits / (double)l2->stores.sectors
+                                         : 0.0;
     int fits = below > 0 && footprint * 32.0 <= (double)r->l2_bytes;
     double l2_hit = fits ? 1.0 - footprint / (below / f) : sample_l2;
     if (l2_hit < 0)
@@ -143,7 +151,8 @@ json_t *kernel_hits_rates(const struct kernel_hits_req *r, const struct cache_co
         "l2_bytes", (json_int_t)r->l2_bytes, "l2_sample_hit_rate", sample_l2, "l2_rule",
         fits ? "the kernel's data fits the L2: compulsory misses only"
              : "the sample's own L2 hit rate");
-    return json_pack("{s:f, s:f, s:o}", "l1_hit", l1_hit, "l2_hit", l2_hit, "sample", sample);
+    return json_pack("{s:f, s:f, s:f, s:o}", "l1_hit", l1_hit, "l2_hit", l2_hit, "l2_hit_store",
+                     l2_store, "sample", sample);
 }
 
 json_t *kernel_hits(const struct kernel_hits_req *r, char *err, size_t errlen)

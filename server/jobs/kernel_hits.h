@@ -14,9 +14,11 @@
  * blocks, so each SM holds the blocks it would hold and never neighbours
  * the prefix made. The geometry is the hopper preset with the L2 set to the
  * device's size.
- * L1 hit rate: the share of sectors the L1s did not send below (a request
- * merged into a fetch in flight is not sent again: Nsight Compute counts
- * those as hits too). L2 hit rate: the sample covers a fraction f of the
+ * L1 hit rate: the share of load sectors the L1s did not send below (a
+ * request merged into a fetch in flight is not sent again: Nsight Compute
+ * counts those as hits too; stores are written through, never hits).
+ * L2 store hit rate: the sample's share of store sectors already in the L2
+ * (it writes back and allocates: a sector written again hits). L2 hit rate: the sample covers a fraction f of the
  * blocks. When the kernel's data (the sample's compulsory L2 misses / f,
  * at most the bytes of the buffers it is given) fits the L2 (the device's
  * size: data past the memory probe's latency plateau is still in the L2,
@@ -64,7 +66,7 @@ uint64_t kernel_hits_buffer_bytes(const char *const *args, size_t nargs);
 json_t *kernel_hits_rates(const struct kernel_hits_req *r, const struct cache_counts *l1,
                           const struct cache_counts *l2, const unsigned g[3], const json_t *cap);
 
-/* {"l1_hit", "l2_hit", "sample": {...}}, or NULL with the reason in err. */
+/* {"l1_hit", "l2_hit", "l2_hit_store", "sample": {...}}, or NULL with the reason in err. */
 json_t *kernel_hits(const struct kernel_hits_req *r, char *err, size_t errlen);
 
 #endif

@@ -109,9 +109,13 @@ static json_t *predict_input(const json_t *k)
     json_object_set(in, "uncoal_per_access", json_object_get(src, "uncoal_per_access"));
     json_object_set(in, "coal_bytes", json_object_get(src, "coal_bytes"));
     if (json_is_number(json_object_get(hits, "l1_hit")))
-        json_object_set_new(in, "cache", json_pack("{s:O, s:O}", "l1_hit",
-                                                   json_object_get(hits, "l1_hit"), "l2_hit",
-                                                   json_object_get(hits, "l2_hit")));
+        json_object_set_new(in, "cache", json_pack("{s:f, s:f, s:f}", "l1_hit",
+                                                   json_number_value(json_object_get(hits, "l1_hit")),
+                                                   "l2_hit",
+                                                   json_number_value(json_object_get(hits, "l2_hit")),
+                                                   "l2_hit_store",
+                                                   json_number_value(json_object_get(hits,
+                                                                                     "l2_hit_store"))));
     return in;
 }
 

@@ -5,13 +5,17 @@ For every CASE with CASE.cache.json (gpuprobe trace cache --json) and
 CASE.ncu.csv (ncu --csv of the same launch) in DIR, prints one table row:
 the L1 and L2 sector hit rates each engine predicts, the measured ones, and
 the differences in percentage points; then the mean absolute differences.
-Predicted L1: the lookup hit rate as ncu counts it (the line present or its
-fetch in flight: the model's hits plus its latency misses, which merge into
-the fetch under way), and the data hit rate (present only). Measured L1:
-global loads' sector lookup hit rate, since stores do not allocate in L1;
-also the L1's hit rate over all its traffic. Measured L2: the sector hit
-rate over reads (compared), and over all traffic (writes hit the L2 once
-allocated; the trace does not tell stores from loads).
+Predicted L1: the global loads' sector lookup hit rate as ncu counts it
+(the sector present or its fetch in flight: the model's hits plus the
+sectors it found on their way), and their data hit rate (present only):
+the "loads" member of the model's L1, which leaves out the stores (they are
+written through and never allocate in the model's L1). Measured L1:
+l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit over ..._op_ld (the
+same figure: loads only), and the L1's hit rate over all its traffic for
+reference. Predicted L2: the loads' sector hit rate, compared with ncu's
+over reads; and over all its traffic, stores included, beside ncu's.
+A cache.json written before stores were told apart has no "loads": its
+all-requests figures are used, as they were.
     check_cache.py DIR
 """
 import csv
@@ -49,18 +53,23 @@ def main():
         c = json.load(open(cache_path))
         m = ncu_metrics(ncu_path)
         eng = c["engines"]
-        # L1: what ncu's tag lookup counts as a hit: the line present, or its
-        # fetch in flight (the model's "latency" misses merge into that fetch
-        # and send nothing to L2). L2: the sector hit rate, against reads
-        # (the trace does not tell stores from loads).
+        # L1: what ncu's tag lookup counts as a hit for global loads: the
+        # sector present, or its fetch in flight (those requests merge into
+        # that fetch and send nothing to L2). L2: the loads' sector hit rate,
+        # against reads; all traffic beside ncu's all traffic.
         pred = {}
         for e in eng:
             l1 = eng[e].get("l1")
-            if l1:
+            if l1 and "loads" in l1:
+                pred[("l1", e)] = 100.0 * l1["loads"]["sector_lookup_hit_rate"]
+                pred[("l1data", e)] = 100.0 * l1["loads"]["sector_hit_rate"]
+            elif l1:  # older output: loads and stores together
                 pred[("l1", e)] = 100.0 * l1["lookup_hit_rate"]
                 pred[("l1data", e)] = 100.0 * l1["sector_hit_rate"]
-            if "l2" in eng[e]:
-                pred[("l2", e)] = 100.0 * eng[e]["l2"]["sector_hit_rate"]
+            l2 = eng[e].get("l2")
+            if l2:
+                pred[("l2", e)] = 100.0 * (l2["loads"] if "loads" in l2 else l2)["sector_hit_rate"]
+                pred[("l2all", e)] = 100.0 * l2["sector_hit_rate"]
         ld = m.get("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum")
         hit = m.get("l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum")
         l1_meas = 100.0 * hit / ld if ld else None
@@ -70,7 +79,7 @@ def main():
                 if meas is not None and (key, e) in pred:
                     diffs["%s_%s" % (key, e)].append(abs(pred[(key, e)] - meas))
         rows.append(
-            "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |"
+            "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |"
             % (
                 case,
                 c["records"],
@@ -82,13 +91,14 @@ def main():
                 pct(pred.get(("l2", "exact"))),
                 pct(pred.get(("l2", "reuse"))),
                 pct(l2_meas),
+                pct(pred.get(("l2all", "exact"))),
                 pct(m.get("lts__t_sector_hit_rate.pct")),
             )
         )
-    print("| kernel | sorted requests | L1 lookup hit, exact | L1 lookup hit, reuse "
-          "| L1 data hit, exact | L1 ncu (global ld lookup hit) | L1 ncu (all traffic) "
-          "| L2 exact | L2 reuse | L2 ncu (reads) | L2 ncu (all traffic) |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| kernel | sorted requests | L1 ld lookup hit, exact | L1 ld lookup hit, reuse "
+          "| L1 ld data hit, exact | L1 ncu (global ld lookup hit) | L1 ncu (all traffic) "
+          "| L2 ld exact | L2 ld reuse | L2 ncu (reads) | L2 all, exact | L2 ncu (all traffic) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     print("\n".join(rows))
     print()
     for k, v in diffs.items():

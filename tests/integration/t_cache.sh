@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Proves `gpuprobe trace cache` end to end (and --device over the imported H100 reference result): the committed NVBit and Accel-Sim fixtures sorted (binary and CSV) and modelled, the same answer from both forms; the JSON's counts consistent (every L1 request a hit or one miss class, the L2 fed by the L1's fetches); a cyclic trace worked by hand (300 lines read three times: all hits after the first pass in 512 lines, none in 256 — LRU's cyclic pathology — with both engines equal on fully associative caches, and the set-associative correction reported); --engine, --set-index (modulo, xor, masks that equal both, and hardware: the masks stored with a device's memory result), and refusals with one line and status 2 (usage) or 1 (input).
+# Proves `gpuprobe trace cache` end to end (and --device over the imported H100 reference result): the committed NVBit and Accel-Sim fixtures sorted (binary and CSV) and modelled, the same answer from both forms; the JSON's counts consistent (every L1 request a hit or one miss class, loads and stores adding up to the requests, the L2 fed by the L1's fetches and written-through stores); stores worked by hand (the L1 writes through and discards, the L2 allocates) and a synthetic naive transpose whose loads never hit the L1; a cyclic trace worked by hand (300 lines read three times: all hits after the first pass in 512 lines, none in 256 — LRU's cyclic pathology — with both engines equal on fully associative caches, and the set-associative correction reported); --engine, --set-index (modulo, xor, masks that equal both, and hardware: the masks stored with a device's memory result), and refusals with one line and status 2 (usage) or 1 (input).
 . "$(dirname "$0")/lib.sh"
 
 # cache ARGS...: runs trace cache; BODY its stdout, RC its status, ERR its stderr.
@@ -26,6 +26,8 @@ consistent() {
     assert_true '.records as $n | [.engines[] | .l1.requests == $n] | all'
     assert_true '.records as $n | .engines.exact.l1.sms | map(.requests) | add == $n'
     assert_true '.engines.exact.l2 == null or .engines.exact.l2.requests == .engines.exact.l1.to_next_level.requests'
+    assert_true '[.engines[] | .l1 | (.loads.requests + .stores.requests - .requests) | fabs < 1e-6] | all'
+    assert_true '.engines.exact.l2 == null or .engines.exact.l2.stores.requests == .engines.exact.l1.stores.requests'
 }
 
 # ---- the fixtures, sorted and modelled ---------------------------------------------------
@@ -107,6 +109,49 @@ xor4=$(json .engines)
 assert_json .engines.exact.l1.hits 400
 cache stride.csv --l1 64K,128,128,32 --l2 none --latency 0 --engine exact --set-index mask:0xa80,0x1500
 [ "$(json .engines)" = "$xor4" ] || fail "masks 0xa80,0x1500 differ from the 4-set xor"
+
+# ---- stores, worked by hand ----------------------------------------------------------------
+# SM 0: load A, store A (a hit: written through, A discarded), load A (an
+# invalidated miss), store B (never loaded: not allocated), load B (so
+# compulsory). Every store reaches the L2, which allocates: load B hits there.
+{
+    echo "sm,seq,tid,pc,addr,width,dep,op"
+    echo "0,0,0,0x10,0x1000,4,0,ld"
+    echo "0,1,0,0x20,0x1000,4,0,st"
+    echo "0,2,0,0x10,0x1000,4,0,ld"
+    echo "0,3,0,0x20,0x2000,4,0,st"
+    echo "0,4,0,0x10,0x2000,4,0,ld"
+} >stores.csv
+cache stores.csv --latency 0 --mshr 0
+[ "$RC" -eq 0 ] || fail "stores: exit $RC: $ERR"
+consistent
+assert_json .geometry.l1.write through-no-allocate
+assert_json .geometry.l2.write back-allocate
+for e in exact reuse; do
+    assert_true ".engines.$e.l1 | .hits == 1 and .invalidations == 1 and .misses.invalidated == 1 and .misses.compulsory == 3"
+    assert_true ".engines.$e.l1.stores | .requests == 2 and .hits == 1 and .hit_rate == 0.5"
+    assert_true ".engines.$e.l1.loads | .requests == 3 and .hits == 0 and .sector_lookup_hit_rate == 0"
+    assert_true ".engines.$e.l1.to_next_level.requests == 5"
+    assert_true ".engines.$e.l2 | .stores.requests == 2 and .loads.hits == 2 and .misses.compulsory == 2"
+done
+# the same lines without the op column are all loads: the second load of A and of B hit
+sed 's/,ld$//; s/,st$//; 1s/,op$//' stores.csv >loads.csv
+cache loads.csv --latency 0 --mshr 0
+assert_true '.engines.exact.l1 | .hits == 3 and .stores.requests == 0 and .invalidations == 0'
+
+# ---- a naive transpose: coalesced reads never reused, strided writes ---------------------------
+"$GPUPROBE" trace synth --pattern transpose-naive --size 256 -o tn.bin --quiet || fail "trace synth"
+"$GPUPROBE" trace sort tn.bin -o tn.sorted --out-format bin --arch hopper --quiet || fail "trace sort tn.bin"
+cache tn.sorted
+[ "$RC" -eq 0 ] || fail "transpose: exit $RC: $ERR"
+consistent
+# 256 x 256 floats, 16x16 blocks: a warp reads 2 rows of 16 (4 sectors) and
+# writes 16 columns of 2 (16 sectors): 8192 load and 32768 store requests
+assert_json .records 40960
+for e in exact reuse; do
+    assert_true ".engines.$e.l1.loads | .sector_lookup_hit_rate < 0.01 and .hits == 0"
+    assert_true ".engines.$e.l1.stores.requests == 32768"
+done
 
 # ---- --device: the capacities of the H100 reference result ---------------------------------
 "$GPUPROBE" import "$REPO/data/reference/h100.json" --db ref.db >/dev/null || fail "import the H100 reference bundle"

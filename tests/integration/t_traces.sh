@@ -35,7 +35,7 @@ cli_ok --help
 assert_match "$(cat cli.out)" "--summary-json FILE" "trace --help"
 assert_match "$(cat cli.out)" "--threads-per-block N" "trace --help"
 cli_ok convert "$FIX/sample.csv" -o s.csv
-[ "$(head -n1 s.csv)" = tid,pc,addr,width,dep ] || fail "convert to CSV: header $(head -n1 s.csv)"
+[ "$(head -n1 s.csv)" = tid,pc,addr,width,dep,op ] || fail "convert to CSV: header $(head -n1 s.csv)"
 [ "$(wc -l <s.csv)" -eq 15 ] || fail "convert to CSV: $(wc -l <s.csv) lines, expected 15"
 cli_ok convert "$FIX/sample.csv" -o s.bin --out-format bin
 [ "$(head -c 7 s.bin)" = GPTRACE ] || fail "convert to bin: no magic"
@@ -46,6 +46,9 @@ cli_ok convert "$FIX/nvbit_memtrace.txt" -o n.bin --out-format bin
 cli_ok convert n.bin -o n2.csv --in-format bin
 same n.csv n2.csv "NVBit -> CSV against NVBit -> binary -> CSV"
 [ "$(wc -l <n.csv)" -eq 321 ] || fail "NVBit: $(wc -l <n.csv) lines, expected 320 records + header"
+# the fixture's STG.E (4 warps x 16 lanes) are the stores, through the binary form too
+[ "$(grep -c ',st$' n.csv)" -eq 64 ] || fail "NVBit: $(grep -c ',st$' n.csv) stores, expected 64"
+[ "$(grep -c ',st$' n2.csv)" -eq 64 ] || fail "NVBit -> binary -> CSV: the stores lost"
 cli_ok convert "$FIX/kernel-1.trace" -o k.csv
 cli_ok convert "$FIX/kernel-1.traceg" -o kg.csv
 sort k.csv >k.sorted
@@ -56,7 +59,7 @@ same cli.out s.csv "convert to stdout"
 
 # ---- the CLI: sort --------------------------------------------------------------------------
 cli_ok sort "$FIX/sample.csv" -o sorted.csv --sms 4 --summary-json sum.json
-[ "$(head -n1 sorted.csv)" = sm,seq,tid,pc,addr,width,dep ] || fail "sort: header $(head -n1 sorted.csv)"
+[ "$(head -n1 sorted.csv)" = sm,seq,tid,pc,addr,width,dep,op ] || fail "sort: header $(head -n1 sorted.csv)"
 assert_match "$(cat cli.err)" "requests in 14, out [0-9]+" "the summary on stderr"
 out_lines=$(($(wc -l <sorted.csv) - 1))
 BODY=$(cat sum.json)
@@ -81,7 +84,7 @@ same ks.csv kgs.csv "sorting the two Accel-Sim layouts"
 cli_ok sort "$FIX/kernel-1.trace" -o kf.csv --quiet --pc-flags "$FIX/pcflags.csv"
 ! cmp -s ks.csv kf.csv || fail "--pc-flags (0x40 dependent) changed nothing"
 cli_ok sort "$FIX/sample.csv" -o - --quiet --arch volta --seed 9
-[ "$(head -n1 cli.out)" = sm,seq,tid,pc,addr,width,dep ] || fail "sort -o -: $(head -n1 cli.out)"
+[ "$(head -n1 cli.out)" = sm,seq,tid,pc,addr,width,dep,op ] || fail "sort -o -: $(head -n1 cli.out)"
 ls ./*.part >/dev/null 2>&1 && fail "a .part file was left: $(ls ./*.part)"
 
 # A bad line: status 1, its line and offset, and no output at all.

@@ -77,7 +77,7 @@ static void test_miss_classes_by_hand(void **state)
     };
     uint64_t below = 0;
     for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
-        below += cache_exact_access(&e, s[i].line, s[i].want, i, &c) != 0;
+        below += cache_exact_access(&e, s[i].line, s[i].want, i, 0, &c) != 0;
     assert_int_equal(c.requests, 13);
     assert_int_equal(c.miss[CACHE_MISS_COMPULSORY], 8);
     assert_int_equal(c.miss[CACHE_MISS_CONFLICT], 1);
@@ -104,16 +104,16 @@ static void test_latency_and_mshr_by_hand(void **state)
     /* t0 fetch (ready 3); t1 merges (latency); t2 cannot merge: MSHR miss,
      * fetches again (ready 5) with the one MSHR still busy (t0 + 3 > 2);
      * t3 merges; t5 hits */
-    assert_int_equal(cache_exact_access(&e, 7, 1, 0, &c), 1);
-    assert_int_equal(cache_exact_access(&e, 7, 1, 1, &c), 0);
-    assert_int_equal(cache_exact_access(&e, 7, 1, 2, &c), 1);
-    assert_int_equal(cache_exact_access(&e, 7, 1, 3, &c), 0);
-    assert_int_equal(cache_exact_access(&e, 7, 1, 5, &c), 0);
+    assert_int_equal(cache_exact_access(&e, 7, 1, 0, 0, &c), 1);
+    assert_int_equal(cache_exact_access(&e, 7, 1, 1, 0, &c), 0);
+    assert_int_equal(cache_exact_access(&e, 7, 1, 2, 0, &c), 1);
+    assert_int_equal(cache_exact_access(&e, 7, 1, 3, 0, &c), 0);
+    assert_int_equal(cache_exact_access(&e, 7, 1, 5, 0, &c), 0);
     /* t6: a line in flight asked for a sector it has not: a sector miss that
      * fetches the sector (the latency misses are those whose every sector is
      * on its way: a tag lookup's hits, as ncu counts them) */
-    assert_int_equal(cache_exact_access(&e, 8, 1, 6, &c), 1);
-    assert_int_equal(cache_exact_access(&e, 8, 2, 7, &c), 2);
+    assert_int_equal(cache_exact_access(&e, 8, 1, 6, 0, &c), 1);
+    assert_int_equal(cache_exact_access(&e, 8, 2, 7, 0, &c), 2);
     assert_int_equal(c.miss[CACHE_MISS_COMPULSORY], 2);
     assert_int_equal(c.miss[CACHE_MISS_LATENCY], 2);
     assert_int_equal(c.miss[CACHE_MISS_SECTOR], 1);
@@ -182,8 +182,8 @@ static void run_both(const char *geo, struct cache_timing tm, uint32_t universe,
         /* a skewed stream: half the requests in a hot eighth of the lines */
         uint64_t line = (v & 1) ? (v >> 8) % (universe / 8 + 1) : (v >> 8) % universe;
         uint32_t want = 1u << ((v >> 4) % g.sectors_per_line);
-        int64_t be = cache_exact_access(&e, line * 3, want, t, ce);
-        int64_t br = cache_reuse_access(&r, line * 3, want, t, cr);
+        int64_t be = cache_exact_access(&e, line * 3, want, t, 0, ce);
+        int64_t br = cache_reuse_access(&r, line * 3, want, t, 0, cr);
         assert_int_equal(be, br);
     }
     cache_exact_free(&e);
@@ -254,8 +254,8 @@ static void test_correction_near_exact(void **state)
     const uint64_t n = 200000;
     for (uint64_t t = 0; t < n; t++) {
         uint64_t line = pool[rnd(&seed) % 384];
-        cache_exact_access(&e, line, 1, t, &ce);
-        cache_reuse_access(&r, line, 1, t, &cr);
+        cache_exact_access(&e, line, 1, t, 0, &ce);
+        cache_reuse_access(&r, line, 1, t, 0, &cr);
     }
     double *p = malloc(r.span * sizeof *p);
     cache_assoc_conflict_prob(&g, p, r.span);
@@ -294,7 +294,7 @@ static void test_histogram_bins(void **state)
     assert_int_equal(cache_reuse_init(&r, &g, &tm, 0), 0);
     uint64_t lines[] = {10, 11, 10, 10, 12};
     for (uint64_t t = 0; t < 5; t++)
-        cache_reuse_access(&r, lines[t], 1, t, &c);
+        cache_reuse_access(&r, lines[t], 1, t, 0, &c);
     assert_int_equal(r.hist.cold, 3);
     assert_int_equal(r.hist.bin[0], 1);
     assert_int_equal(r.hist.bin[1], 1);
@@ -488,8 +488,8 @@ static void test_exact_bounded_equals_unbounded(void **state)
                 uint64_t line;
                 uint32_t want;
                 request(&seed, g.lines * 4, g.sectors_per_line, &line, &want);
-                assert_int_equal(cache_exact_access(&u, line, want, t, &cu),
-                                 cache_exact_access(&b, line, want, t, &cb));
+                assert_int_equal(cache_exact_access(&u, line, want, t, 0, &cu),
+                                 cache_exact_access(&b, line, want, t, 0, &cb));
                 assert_true(cache_linemap_held(&b.map) <= 2 * g.lines);
             }
             assert_memory_equal(&cu, &cb, sizeof cu);
@@ -520,13 +520,13 @@ static void test_reuse_capped_equals_uncapped(void **state)
             uint64_t line;
             uint32_t want;
             request(&seed, (uint32_t)c.span * 3, g.sectors_per_line, &line, &want);
-            assert_int_equal(cache_reuse_access(&u, line, want, t, &cu),
-                             cache_reuse_access(&c, line, want, t, &cc));
+            assert_int_equal(cache_reuse_access(&u, line, want, t, 0, &cu),
+                             cache_reuse_access(&c, line, want, t, 0, &cc));
             assert_true(c.st.live <= c.track);
         }
         assert_memory_equal(&cu, &cc, sizeof cu);
-        assert_memory_equal(u.n_at, c.n_at, u.span * sizeof *u.n_at);
-        assert_memory_equal(u.sectors_at, c.sectors_at, u.span * sizeof *u.sectors_at);
+        assert_memory_equal(u.at, c.at, u.span * sizeof *u.at);
+        assert_memory_equal(u.st_at, c.st_at, u.span * sizeof *u.st_at);
         assert_int_equal(u.hist.cold, c.hist.cold);
         assert_int_equal(c.hist.beyond_from, c.track);
         uint64_t over = 0;

@@ -148,8 +148,8 @@ static void test_hits_run_ahead(void **state)
     (void)state;
     struct trace_rec r[12];
     for (int k = 0; k < 6; k++) {
-        r[k] = (struct trace_rec){0, 0x10, 0x1000, 4, 1};
-        r[6 + k] = (struct trace_rec){32, 0x10, 0x100000 + 0x1000 * (uint64_t)k, 4, 1};
+        r[k] = (struct trace_rec){0, 0x10, 0x1000, 4, 1, 0, 0};
+        r[6 + k] = (struct trace_rec){32, 0x10, 0x100000 + 0x1000 * (uint64_t)k, 4, 1, 0, 0};
     }
     struct trace_params p = params(64, 32, 10);
     struct trace_summary s;
@@ -196,7 +196,7 @@ static void test_hits_run_ahead(void **state)
 static void test_merging_removes_fetches(void **state)
 {
     (void)state;
-    struct trace_rec r[] = {{0, 0x10, 0x1000, 4, 0}, {32, 0x10, 0x1004, 4, 0}, {64, 0x10, 0x2000, 4, 0}};
+    struct trace_rec r[] = {{0, 0x10, 0x1000, 4, 0, 0, 0}, {32, 0x10, 0x1004, 4, 0, 0, 0}, {64, 0x10, 0x2000, 4, 0, 0, 0}};
     struct trace_params p = params(96, 1, 10);
     struct trace_summary s;
 
@@ -232,8 +232,8 @@ static void test_merging_removes_fetches(void **state)
 static void test_merged_waits_for_its_fetch(void **state)
 {
     (void)state;
-    struct trace_rec r[] = {{0, 0x10, 0x1000, 4, 0}, {0, 0x20, 0x3000, 4, 0},
-                            {32, 0x10, 0x1000, 4, 1}, {32, 0x20, 0x2000, 4, 0}};
+    struct trace_rec r[] = {{0, 0x10, 0x1000, 4, 0, 0, 0}, {0, 0x20, 0x3000, 4, 0, 0, 0},
+                            {32, 0x10, 0x1000, 4, 1, 0, 0}, {32, 0x20, 0x2000, 4, 0, 0, 0}};
     struct trace_params p = params(64, 8, 10);
     struct trace_summary s;
     both(r, 4, &p, l1_of(0, 8, 1), &result, &s);
@@ -255,8 +255,8 @@ static void test_merged_waits_for_its_fetch(void **state)
 static void test_hits_pass_a_full_mshr(void **state)
 {
     (void)state;
-    struct trace_rec r[] = {{0, 0x10, 0x1000, 4, 1}, {0, 0x20, 0x2000, 4, 0}, {0, 0x30, 0x3000, 4, 0},
-                            {32, 0x10, 0x1000, 4, 1}, {32, 0x40, 0x1000, 4, 1}};
+    struct trace_rec r[] = {{0, 0x10, 0x1000, 4, 1, 0, 0}, {0, 0x20, 0x2000, 4, 0, 0, 0}, {0, 0x30, 0x3000, 4, 0, 0, 0},
+                            {32, 0x10, 0x1000, 4, 1, 0, 0}, {32, 0x40, 0x1000, 4, 1, 0, 0}};
     struct trace_params p = params(64, 1, 10);
     struct trace_summary s;
     both(r, 5, &p, NULL, &result, &s);

@@ -208,7 +208,7 @@ static void test_refusals(void **state)
     struct trace_err err = {0};
     trace_bin_header_init(&hd, TRACE_BIN_REQUESTS, NULL);
     struct trace_bin_writer *w = trace_bin_writer_open(bin, &hd, &err);
-    struct trace_rec r = {0, 0x10, 0x1000, 4, 0};
+    struct trace_rec r = {.pc = 0x10, .addr = 0x1000, .width = 4};
     assert_int_equal(trace_bin_write_rec(w, &r), 0);
     assert_int_equal(trace_bin_writer_close(w, &err), 0);
     struct cache_input in;
@@ -216,7 +216,7 @@ static void test_refusals(void **state)
     assert_non_null(strstr(err.msg, "trace sort"));
 
     /* seq out of order in a binary file: the byte offset of the record */
-    const struct trace_out bad[2] = {{0, 0, 0, 0x10, 0x1000, 4, 0}, {0, 5, 0, 0x10, 0x1000, 4, 0}};
+    const struct trace_out bad[2] = {{0, 0, 0, 0x10, 0x1000, 4, 0, 0}, {0, 5, 0, 0x10, 0x1000, 4, 0, 0}};
     write_bin_recs(bin, bad, 2);
     assert_int_equal(cache_input_open(&in, bin, &err), TRACE_EINPUT);
     assert_int_equal(err.offset, TRACE_BIN_HEADER_BYTES + TRACE_BIN_OUT_BYTES);

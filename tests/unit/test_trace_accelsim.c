@@ -191,6 +191,8 @@ static void test_fixtures(void **state)
     assert_int_equal(flag_of(a, 0x40), 0);
     assert_int_equal(flag_of(a, 0x50), 1);
     assert_int_equal(flag_of(a, 0x80), 0);
+    for (size_t i = 0; i < a->n; i++) /* the STG.E at 0x80 is the one store */
+        assert_int_equal(a->r[i].store, a->r[i].pc == 0x80);
     qsort(a->r, a->n, sizeof a->r[0], rec_cmp);
     qsort(b->r, b->n, sizeof b->r[0], rec_cmp);
     assert_memory_equal(a->r, b->r, a->n * sizeof a->r[0]);
@@ -451,6 +453,11 @@ static void test_default_flags_and_table(void **state)
     assert_int_equal(flag_of(g, 0x20), 1);
     assert_int_equal(flag_of(g, 0x30), 0);
     assert_int_equal(flag_of(g, 0x40), 0);
+    /* the load reads; the atomic, the reduction and the store write */
+    assert_int_equal(g->r[0].store, 0);
+    assert_int_equal(g->r[1].store, 1);
+    assert_int_equal(g->r[2].store, 1);
+    assert_int_equal(g->r[3].store, 1);
     o.load_dep = 0;
     g->n = 0;
     assert_int_equal(read_text(t.p, t.n, &o, g, &e), 0);

@@ -83,11 +83,12 @@ static int collect_out(void *ctx, const struct trace_out *o, size_t n)
     return 0;
 }
 
+/* Two stores (records 0 and 2: the store flag is byte 29). */
 static const struct trace_rec sample[] = {
-    {7, 0x30, 0x1000, 16, 0},
-    {7, 0x40, 0x2000, 8, 1},
-    {9, 0x30, 0x1010, 1, 0},
-    {0x0102030405060708ull, 0x1122, 0xdeadbeef00ull, 4, 1},
+    {7, 0x30, 0x1000, 16, 0, 1, 0},
+    {7, 0x40, 0x2000, 8, 1, 0, 0},
+    {9, 0x30, 0x1010, 1, 0, 1, 0},
+    {0x0102030405060708ull, 0x1122, 0xdeadbeef00ull, 4, 1, 0, 0},
 };
 
 static void test_requests_roundtrip(void **state)
@@ -98,7 +99,7 @@ static void test_requests_roundtrip(void **state)
     size_t n = slurp(t->path, buf, sizeof buf);
     assert_int_equal(n, 128 + 4 * 32);
     assert_memory_equal(buf, "GPTRACE\0", 8);
-    assert_int_equal(buf[8], 1);    /* version */
+    assert_int_equal(buf[8], 2);    /* version */
     assert_int_equal(buf[10], 1);   /* kind: requests */
     assert_int_equal(buf[12], 128); /* header bytes */
     assert_int_equal(buf[14], 32);  /* record bytes */
@@ -108,6 +109,8 @@ static void test_requests_roundtrip(void **state)
     static const uint8_t rec3[32] = {8, 7, 6, 5, 4, 3, 2, 1, 0x22, 0x11, 0, 0, 0, 0, 0, 0,
                                      0x00, 0xef, 0xbe, 0xad, 0xde, 0, 0, 0, 4, 0, 0, 0, 1, 0, 0, 0};
     assert_memory_equal(buf + 128 + 3 * 32, rec3, 32);
+    static const uint8_t rec2_tail[8] = {1, 0, 0, 0, 0, 1, 0, 0}; /* width 1, dep 0, store 1 */
+    assert_memory_equal(buf + 128 + 2 * 32 + 24, rec2_tail, 8);
 
     struct trace_bin b;
     struct trace_err err;
@@ -121,6 +124,7 @@ static void test_requests_roundtrip(void **state)
         assert_true(b.recs[i].addr == sample[i].addr);
         assert_int_equal(b.recs[i].width, sample[i].width);
         assert_int_equal(b.recs[i].dep, sample[i].dep);
+        assert_int_equal(b.recs[i].store, sample[i].store); /* in place, as the sorter reads it */
         struct trace_rec d;
         trace_bin_req_decode(buf + 128 + 32 * i, &d);
         assert_memory_equal(&d, &sample[i], sizeof d);
@@ -154,7 +158,7 @@ static void test_sorted_roundtrip(void **state)
     struct trace_bin_writer *w = trace_bin_writer_open(t->path, &h, &err);
     assert_non_null(w);
     struct trace_out o[3] = {
-        {0, 0, 5, 0x30, 0x1000, 128, 0}, {0, 1, 7, 0x40, 0x2000, 32, 1}, {3, 0, 9, 0x50, 0x3000, 4, 0},
+        {0, 0, 5, 0x30, 0x1000, 128, 0, 0}, {0, 1, 7, 0x40, 0x2000, 32, 1, 1}, {3, 0, 9, 0x50, 0x3000, 4, 0, 0},
     };
     assert_int_equal(trace_bin_write_out(w, o, 2), 0);
     assert_int_equal(trace_bin_write_out(w, o + 2, 1), 0);
@@ -166,7 +170,7 @@ static void test_sorted_roundtrip(void **state)
     assert_int_equal(buf[10], 2);
     assert_int_equal(buf[14], 40);
     static const uint8_t rec1[40] = {1, 0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 0x40, 0, 0, 0,
-                                     0, 0, 0, 0, 0,    0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 32, 0, 1, 0};
+                                     0, 0, 0, 0, 0,    0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 32, 0, 1, 1};
     assert_memory_equal(buf + 128 + 40, rec1, 40);
 
     struct trace_bin b;
@@ -192,6 +196,7 @@ static void test_sorted_roundtrip(void **state)
         assert_int_equal(g.addr, o[i].addr);
         assert_int_equal(g.width, o[i].width);
         assert_int_equal(g.dep, o[i].dep);
+        assert_int_equal(g.store, o[i].store);
     }
     assert_int_equal(trace_bin_validate(&b, &err), 0);
     struct trace_out got[4];
@@ -279,10 +284,10 @@ static void test_header_refusals(void **state)
     write_requests(t->path, sample, 4, 0);
     uint8_t good[512];
     size_t n = slurp(t->path, good, sizeof good);
-    uint8_t two[2] = {2, 0}, three[2] = {3, 0}, hundred[2] = {100, 0}, forty[2] = {40, 0}, flag[1] = {2};
+    uint8_t three[2] = {3, 0}, hundred[2] = {100, 0}, forty[2] = {40, 0}, flag[1] = {2};
     uint8_t five[8] = {5, 0, 0, 0, 0, 0, 0, 0}, three8[8] = {3, 0, 0, 0, 0, 0, 0, 0};
     refused(t->path, good, n, 0, "GPTRACF", 7, 0, "magic");
-    refused(t->path, good, n, 8, two, 2, 8, "version 2");
+    refused(t->path, good, n, 8, three, 2, 8, "version 3");
     refused(t->path, good, n, 10, three, 2, 10, "kind 3");
     refused(t->path, good, n, 12, hundred, 2, 12, "header size 100");
     refused(t->path, good, n, 14, forty, 2, 14, "record size 40");
@@ -323,7 +328,7 @@ static void bad_record(const char *path, struct trace_rec patch, size_t at, cons
 {
     struct trace_rec r[6];
     for (int i = 0; i < 6; i++)
-        r[i] = (struct trace_rec){(uint64_t)i, 0x10, 0x100 * (uint64_t)i, 4, 0};
+        r[i] = (struct trace_rec){(uint64_t)i, 0x10, 0x100 * (uint64_t)i, 4, 0, 0, 0};
     r[at] = patch;
     write_requests(path, r, 6, 0);
     struct trace_bin b;
@@ -343,13 +348,15 @@ static void bad_record(const char *path, struct trace_rec patch, size_t at, cons
 static void test_record_checks(void **state)
 {
     struct tmp *t = *state;
-    bad_record(t->path, (struct trace_rec){5, 0x10, 0x500, 3, 0}, 5, "record 5: width 3 is not 1, 2, 4, 8 or 16");
-    bad_record(t->path, (struct trace_rec){2, 0x10, 0x500, 4, 2}, 2, "dependency flag 2");
-    bad_record(t->path, (struct trace_rec){3, 0x10, UINT64_MAX - 2, 4, 0}, 3, "passes 2^64");
-    bad_record(t->path, (struct trace_rec){0, 0x10, 0, 0, 0}, 0, "width 0");
+    bad_record(t->path, (struct trace_rec){5, 0x10, 0x500, 3, 0, 0, 0}, 5, "record 5: width 3 is not 1, 2, 4, 8 or 16");
+    bad_record(t->path, (struct trace_rec){2, 0x10, 0x500, 4, 2, 0, 0}, 2, "dependency flag 2");
+    bad_record(t->path, (struct trace_rec){3, 0x10, UINT64_MAX - 2, 4, 0, 0, 0}, 3, "passes 2^64");
+    bad_record(t->path, (struct trace_rec){0, 0x10, 0, 0, 0, 0, 0}, 0, "width 0");
+    bad_record(t->path, (struct trace_rec){4, 0x10, 0x500, 4, 0, 2, 0}, 4, "store flag 2");
+    bad_record(t->path, (struct trace_rec){1, 0x10, 0x500, 4, 0, 1, 0x100}, 1, "reserved bytes");
 
     /* thread order, checked only when the file says it is thread-major */
-    struct trace_rec r[4] = {{1, 0x10, 0, 4, 0}, {2, 0x10, 0, 4, 0}, {3, 0x10, 0, 4, 0}, {0, 0x10, 0, 4, 0}};
+    struct trace_rec r[4] = {{1, 0x10, 0, 4, 0, 0, 0}, {2, 0x10, 0, 4, 0, 0, 0}, {3, 0x10, 0, 4, 0, 0, 0}, {0, 0x10, 0, 4, 0, 0, 0}};
     write_requests(t->path, r, 4, 0);
     uint8_t buf[512];
     size_t n = slurp(t->path, buf, sizeof buf);
@@ -371,6 +378,50 @@ static void test_record_checks(void **state)
     trace_bin_close(&b);
 }
 
+/* A version-1 file (written before the store flag, bytes 28-31 a 32-bit
+ * dep) reads the same, every record a load: requests and sorted. */
+static void test_version1_reads_as_loads(void **state)
+{
+    struct tmp *t = *state;
+    write_requests(t->path, sample + 1, 1, 0); /* a load: dep 1 */
+    uint8_t buf[512];
+    size_t n = slurp(t->path, buf, sizeof buf);
+    buf[8] = 1;
+    spit(t->path, buf, n);
+    struct trace_bin b;
+    struct trace_err err;
+    assert_int_equal(trace_bin_open(t->path, &b, &err), 0);
+    assert_int_equal(b.h.version, 1);
+    assert_int_equal(trace_bin_validate(&b, &err), 0);
+    assert_int_equal(b.recs[0].dep, 1);
+    assert_int_equal(b.recs[0].store, 0);
+    trace_bin_close(&b);
+    /* what a version-1 writer put at bytes 28-31: put32(dep) */
+    static const uint8_t v1_tail[4] = {1, 0, 0, 0};
+    assert_memory_equal(buf + 128 + 28, v1_tail, 4);
+
+    struct trace_params p;
+    trace_params_default(&p);
+    trace_params_resolve(&p, 0);
+    struct trace_bin_header h;
+    trace_bin_header_init(&h, TRACE_BIN_SORTED, &p);
+    h.version = 1; /* the writer writes its own version whatever the header says */
+    struct trace_bin_writer *w = trace_bin_writer_open(t->path, &h, &err);
+    struct trace_out o = {0, 0, 1, 2, 0x40, 4, 1, 0};
+    assert_int_equal(trace_bin_write_out(w, &o, 1), 0);
+    assert_int_equal(trace_bin_writer_close(w, &err), 0);
+    n = slurp(t->path, buf, sizeof buf);
+    assert_int_equal(buf[8], 2);
+    buf[8] = 1;
+    spit(t->path, buf, n);
+    assert_int_equal(trace_bin_open(t->path, &b, &err), 0);
+    struct trace_out g;
+    trace_bin_get_out(&b, 0, &g);
+    assert_int_equal(g.dep, 1);
+    assert_int_equal(g.store, 0);
+    trace_bin_close(&b);
+}
+
 static void test_open_failures(void **state)
 {
     struct tmp *t = *state;
@@ -388,7 +439,7 @@ static void test_open_failures(void **state)
     struct trace_bin_header h;
     trace_bin_header_init(&h, TRACE_BIN_SORTED, &p);
     struct trace_bin_writer *w = trace_bin_writer_open(t->path, &h, &err);
-    struct trace_out o[2] = {{0, 0, 1, 2, 3, 4, 0}, {99, 1, 1, 2, 3, 4, 0}};
+    struct trace_out o[2] = {{0, 0, 1, 2, 3, 4, 0, 0}, {99, 1, 1, 2, 3, 4, 0, 0}};
     assert_int_equal(trace_bin_write_out(w, o, 2), 0);
     assert_int_equal(trace_bin_writer_close(w, &err), 0);
     assert_int_equal(trace_bin_open(t->path, &b, &err), 0);
@@ -417,6 +468,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_longer_header, setup, teardown),
         cmocka_unit_test_setup_teardown(test_header_refusals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_record_checks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_version1_reads_as_loads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_failures, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,7 +9,8 @@
  * address is not the lowest); line128 vs sector32 on the same accesses;
  * scattered accesses stay one request each, in lane order; the line size
  * parameter decides the key; mixed widths use the widest; dependency flags
- * are ORed. Instruction forming: min-PC with divergent lanes, a partial
+ * are ORed; a load and a store of one line never merge (both policies),
+ * each keeping its kind. Instruction forming: min-PC with divergent lanes, a partial
  * warp, exhausted lanes, and an empty warp.
  * Scheduling: block, warp and lane of a thread with blocks of 48 threads
  * (partial warps), both placements, and their inverse.
@@ -149,6 +150,41 @@ static void test_merge_rule(void **state)
     txn_is(&g.txn[0], 0, 0x300, 32);
 }
 
+/* Lanes alternate load, store, load ... over one line (a malformed trace:
+ * one PC is one instruction, but the binary format does not check it): the
+ * loads merge, the stores merge, never the two, and each request keeps its
+ * kind. */
+static void test_load_store_apart(void **state)
+{
+    (void)state;
+    static const enum trace_coalesce policies[2] = {TRACE_COALESCE_LINE128, TRACE_COALESCE_SECTOR32};
+    for (int k = 0; k < 2; k++) {
+        struct trace_rec r[8];
+        const struct trace_rec *req[8];
+        uint8_t lane[8];
+        for (uint32_t i = 0; i < 8; i++) {
+            r[i] = (struct trace_rec){.tid = 100 + i, .pc = 0x40, .addr = 0x1000 + 4 * i, .width = 4,
+                                      .store = (uint8_t)(i & 1)};
+            req[i] = &r[i];
+            lane[i] = (uint8_t)i;
+        }
+        struct trace_coalescer c = coalescer(policies[k], 128);
+        struct trace_group g;
+        assert_int_equal(trace_coalesce(&c, req, lane, 8, &g), 2);
+        assert_int_equal(g.txn[0].store, 0);
+        assert_int_equal(g.txn[1].store, 1);
+        assert_int_equal(g.txn[0].tid, 100);
+        assert_int_equal(g.txn[1].tid, 101);
+        assert_int_equal(g.txn[0].width, 32); /* bytes 0x1000..0x101b */
+        assert_int_equal(g.txn[1].width, 32); /* bytes 0x1004..0x101f */
+        /* all stores: one request, a store */
+        for (uint32_t i = 0; i < 8; i++)
+            r[i].store = 1;
+        assert_int_equal(trace_coalesce(&c, req, lane, 8, &g), 1);
+        assert_int_equal(g.txn[0].store, 1);
+    }
+}
+
 static void test_line_vs_sector(void **state)
 {
     (void)state;
@@ -215,9 +251,9 @@ static void test_min_pc_divergence(void **state)
 {
     (void)state;
     /* lane 0: A B C; lane 1: B C; lane 2: A C (took the other branch) */
-    static const struct trace_rec l0[] = {{0, 0x10, 0x000, 4, 0}, {0, 0x20, 0x100, 4, 1}, {0, 0x30, 0x200, 4, 0}};
-    static const struct trace_rec l1[] = {{1, 0x20, 0x104, 4, 1}, {1, 0x30, 0x204, 4, 0}};
-    static const struct trace_rec l2[] = {{2, 0x10, 0x008, 4, 0}, {2, 0x30, 0x208, 4, 0}};
+    static const struct trace_rec l0[] = {{0, 0x10, 0x000, 4, 0, 0, 0}, {0, 0x20, 0x100, 4, 1, 0, 0}, {0, 0x30, 0x200, 4, 0, 0, 0}};
+    static const struct trace_rec l1[] = {{1, 0x20, 0x104, 4, 1, 0, 0}, {1, 0x30, 0x204, 4, 0, 0, 0}};
+    static const struct trace_rec l2[] = {{2, 0x10, 0x008, 4, 0, 0, 0}, {2, 0x30, 0x208, 4, 0, 0, 0}};
     struct trace_warp w;
     memset(&w, 0, sizeof w);
     set_lane(&w, 0, l0, 3);
@@ -318,7 +354,7 @@ int main(void)
         cmocka_unit_test(test_width16_quarter_warps), cmocka_unit_test(test_merge_rule),
         cmocka_unit_test(test_line_vs_sector),      cmocka_unit_test(test_scattered_order),
         cmocka_unit_test(test_min_pc_divergence),   cmocka_unit_test(test_partial_warp),
-        cmocka_unit_test(test_schedule),
+        cmocka_unit_test(test_schedule),            cmocka_unit_test(test_load_store_apart),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

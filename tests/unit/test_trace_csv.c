@@ -7,7 +7,8 @@
  * checked for its 1-based line and the byte offset of its line; the sink
  * never sees the bad record nor anything after it and its own stop value is
  * returned; the one-flag-per-PC rule (naming the first line), the user's
- * per-PC table replacing flags, and the distinct-PC limit. Inputs are
+ * per-PC table replacing flags, and the distinct-PC limit; the optional op
+ * column (ld/st, one kind per PC; absent: every record a load). Inputs are
  * exact-size heap copies, so ASan catches any read past the end.
  * Writers: exact text of both record kinds and headers, number formatting
  * checked against snprintf over edge values, flushing through a small
@@ -127,6 +128,42 @@ static void test_read_line_ends(void **state)
     free(g);
 }
 
+/* The op column: ld and st read into the store flag; without the column
+ * every record is a load. */
+static void test_read_op_column(void **state)
+{
+    (void)state;
+    struct got *g = new_got();
+    struct trace_err e;
+    assert_int_equal(read_s("tid,pc,addr,width,dep,op\n0,0x40,0x1000,4,1,ld\n1,0x50,0x2000,8,0,st\r\n"
+                            "2,0x40,0x1004,4,1,ld",
+                            NULL, g, &e),
+                     0);
+    assert_int_equal(g->n, 3);
+    expect_rec(&g->r[1], 1, 0x50, 0x2000, 8, 0);
+    assert_int_equal(g->r[0].store, 0);
+    assert_int_equal(g->r[1].store, 1);
+    assert_int_equal(g->r[2].store, 0);
+    g->n = 0;
+    assert_int_equal(read_s("tid,pc,addr,width,dep\n0,0x50,0x2000,8,0\n", NULL, g, &e), 0);
+    assert_int_equal(g->r[0].store, 0);
+    /* a per-PC flag table replaces dep, never op, and the op rule still holds */
+    struct trace_pcflags t;
+    trace_pcflags_init(&t, 0);
+    assert_int_equal(trace_pcflags_set(&t, 0x50, 1, 1, NULL), 0);
+    struct trace_csv_opts o = {.flags = &t};
+    g->n = 0;
+    assert_int_equal(read_s("tid,pc,addr,width,dep,op\n0,0x50,0x2000,8,0,st\n", &o, g, &e), 0);
+    assert_int_equal(g->r[0].dep, 1);
+    assert_int_equal(g->r[0].store, 1);
+    assert_int_equal(read_s("tid,pc,addr,width,dep,op\n0,0x50,0x2000,8,0,st\n0,0x50,0x2000,8,0,ld\n", &o, g, &e),
+                     TRACE_EINPUT);
+    assert_int_equal(e.line, 3);
+    assert_non_null(strstr(e.msg, "op ld here but op st on line 2"));
+    trace_pcflags_free(&t);
+    free(g);
+}
+
 static void test_read_all_widths(void **state)
 {
     (void)state;
@@ -188,6 +225,16 @@ static const struct bad_case bad_cases[] = {
     {"tid,pc,addr,width,dep\n1;2;3;4;0\n", 2, "field tid: unexpected character"},
     {"tid,pc,addr,width,dep\n1,2,3,4,1\n1,2,3,4,1\n1,0x2,3,4,0\n", 4,
      "pc 0x2 has dep 0 here but dep 1 on line 2"},
+    /* the op column */
+    {"tid,pc,addr,width,dep,op\n1,2,3,4,0\n", 2, "line ends after field dep: 6 fields expected"},
+    {"tid,pc,addr,width,dep,op\n1,2,3,4,0,\n", 2, "op must be ld or st (column 11)"},
+    {"tid,pc,addr,width,dep,op\n1,2,3,4,0,LD\n", 2, "op must be ld or st"},
+    {"tid,pc,addr,width,dep,op\n1,2,3,4,0,ldx\n", 2, "field op: unexpected character"},
+    {"tid,pc,addr,width,dep,op\n1,2,3,4,0,st,\n", 2, "more than 6 fields"},
+    {"tid,pc,addr,width,dep,op\n1,2,3,4,0,1\n", 2, "op must be ld or st"},
+    {"tid,pc,addr,width,dep\n1,2,3,4,0,st\n", 2, "more than 5 fields"},
+    {"tid,pc,addr,width,dep,op\n1,2,3,4,0,st\n2,2,7,4,0,st\n3,0x2,3,4,0,ld\n", 4,
+     "pc 0x2 has op ld here but op st on line 2"},
 };
 
 static void test_read_errors(void **state)
@@ -302,20 +349,20 @@ static void test_write_exact_text(void **state)
     struct trace_wbuf w;
     trace_wbuf_init(&w, buf, sizeof buf, mem_flush, &m);
     struct trace_rec r = {.tid = 12, .pc = 0x40, .addr = 0x7f3a40000000, .width = 4, .dep = 1};
-    struct trace_out o = {.sm = 3, .seq = 0, .tid = 0, .pc = 0, .addr = 0, .width = 16, .dep = 0};
-    struct trace_out big = {UINT32_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, 8, 1};
+    struct trace_out o = {.sm = 3, .seq = 0, .tid = 0, .pc = 0, .addr = 0, .width = 16, .dep = 0, .store = 1};
+    struct trace_out big = {UINT32_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, 8, 1, 0};
     assert_int_equal(trace_csv_write_in_header(&w), 0);
     assert_int_equal(trace_csv_write_in(&w, &r), 0);
     assert_int_equal(trace_csv_write_out_header(&w), 0);
     assert_int_equal(trace_csv_write_out(&w, &o), 0);
     assert_int_equal(trace_csv_out_sink(&w, &big, 1), 0);
     assert_int_equal(trace_wbuf_flush(&w), 0);
-    assert_string_equal(m.p, "tid,pc,addr,width,dep\n"
-                             "12,0x40,0x7f3a40000000,4,1\n"
-                             "sm,seq,tid,pc,addr,width,dep\n"
-                             "3,0,0,0x0,0x0,16,0\n"
+    assert_string_equal(m.p, "tid,pc,addr,width,dep,op\n"
+                             "12,0x40,0x7f3a40000000,4,1,ld\n"
+                             "sm,seq,tid,pc,addr,width,dep,op\n"
+                             "3,0,0,0x0,0x0,16,0,st\n"
                              "4294967295,18446744073709551615,18446744073709551615,"
-                             "0xffffffffffffffff,0xffffffffffffffff,8,1\n");
+                             "0xffffffffffffffff,0xffffffffffffffff,8,1,ld\n");
     assert_true(m.flushes >= 2); /* the 256-byte buffer had to be flushed on the way */
     free(m.p);
 }
@@ -338,13 +385,13 @@ static void test_write_number_edges(void **state)
     struct mem m = {0};
     struct trace_wbuf w;
     trace_wbuf_init(&w, buf, sizeof buf, mem_flush, &m);
-    char want[64];
+    char want[80];
     for (size_t i = 0; i < k; i++) {
         struct trace_rec r = {
             .tid = vals[i], .pc = vals[i], .addr = vals[i] ^ 0xf0f0, .width = 2, .dep = 0};
         assert_int_equal(trace_csv_write_in(&w, &r), 0);
         assert_int_equal(trace_wbuf_flush(&w), 0);
-        snprintf(want, sizeof want, "%llu,0x%llx,0x%llx,2,0\n", (unsigned long long)vals[i],
+        snprintf(want, sizeof want, "%llu,0x%llx,0x%llx,2,0,ld\n", (unsigned long long)vals[i],
                  (unsigned long long)vals[i], (unsigned long long)(vals[i] ^ 0xf0f0));
         assert_string_equal(m.p, want);
         m.n = 0;
@@ -358,7 +405,7 @@ static void test_write_failures(void **state)
     char buf[TRACE_WBUF_MIN];
     struct mem m = {.fail_at = 1};
     struct trace_wbuf w;
-    struct trace_rec r = {1, 2, 3, 4, 0};
+    struct trace_rec r = {1, 2, 3, 4, 0, 0, 0};
     trace_wbuf_init(&w, buf, sizeof buf, mem_flush, &m);
     int failed_at = -1;
     for (int i = 0; i < 100 && failed_at < 0; i++)
@@ -389,7 +436,7 @@ static void test_write_file(void **state)
     trace_wbuf_init_file(&w, buf, sizeof buf, f);
     assert_int_equal(trace_csv_write_in_header(&w), 0);
     for (uint64_t i = 0; i < 1000; i++) {
-        struct trace_rec r = {i, 0x100 + i % 7, i * 4, 4, (uint32_t)((0x100 + i % 7) & 1)};
+        struct trace_rec r = {i, 0x100 + i % 7, i * 4, 4, (uint32_t)((0x100 + i % 7) & 1), 0, 0};
         assert_int_equal(trace_csv_write_in(&w, &r), 0);
     }
     assert_int_equal(trace_wbuf_flush(&w), 0);
@@ -432,7 +479,8 @@ static void test_round_trip_random(void **state)
         r->pc = rng_next(&s) % 500 * 16;
         r->addr = rng_next(&s) >> (rng_next(&s) % 64);
         r->width = widths[rng_next(&s) % 5];
-        r->dep = (uint32_t)(r->pc >> 4 & 1); /* one flag per PC */
+        r->dep = (uint8_t)(r->pc >> 4 & 1);   /* one flag per PC */
+        r->store = (uint8_t)(r->pc >> 5 & 1); /* one kind per PC */
     }
     in->n = MAX_RECS;
     char buf[TRACE_WBUF_MIN + 7];
@@ -487,6 +535,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_read_basic),
         cmocka_unit_test(test_read_line_ends),
+        cmocka_unit_test(test_read_op_column),
         cmocka_unit_test(test_read_all_widths),
         cmocka_unit_test(test_read_errors),
         cmocka_unit_test(test_read_nul_byte),

@@ -248,6 +248,9 @@ static void test_fixture(void **state)
     expect_rec(&g->r[256], 0, 0x20, 0x7f3a40200000, 4, 0);
     expect_rec(&g->r[256 + 16], 32, 0x20, 0x7f3a40200080, 4, 0);
     expect_rec(&g->r[319], 96 + 15, 0x20, 0x7f3a40200000 + 4 * 111, 4, 0);
+    /* the store flag is the opcode's: the loads 0, STG.E 1 */
+    for (size_t i = 0; i < g->n; i++)
+        assert_int_equal(g->r[i].store, g->r[i].pc == 0x20);
     free(g);
 
     /* with shared accesses kept too, LDS gets the next synthetic PC */
@@ -472,6 +475,11 @@ static void test_flags(void **state)
     assert_int_equal(g->r[1].dep, 1);
     assert_int_equal(g->r[2].dep, 0);
     assert_int_equal(g->r[3].dep, 0);
+    /* atomics and reductions write memory: stores for the caches */
+    assert_int_equal(g->r[0].store, 0);
+    assert_int_equal(g->r[1].store, 1);
+    assert_int_equal(g->r[2].store, 1);
+    assert_int_equal(g->r[3].store, 1);
     free(g);
     o.load_dep = 0;
     struct trace_pcflags tab;

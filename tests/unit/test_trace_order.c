@@ -105,8 +105,8 @@ static void test_blocking(void **state)
 {
     (void)state;
     struct trace_rec r[] = {
-        {0, 0x10, 0x000, 4, 1},   {0, 0x20, 0x080, 4, 0},   {32, 0x10, 0x1000, 4, 0},
-        {32, 0x20, 0x1080, 4, 0}, {32, 0x30, 0x1100, 4, 0},
+        {0, 0x10, 0x000, 4, 1, 0, 0},   {0, 0x20, 0x080, 4, 0, 0, 0},   {32, 0x10, 0x1000, 4, 0, 0, 0},
+        {32, 0x20, 0x1080, 4, 0, 0, 0}, {32, 0x30, 0x1100, 4, 0, 0, 0},
     };
     struct trace_params p = params(64, 1, 1, 16, 3);
     struct trace_summary s;
@@ -136,8 +136,8 @@ static void test_mshr_full(void **state)
 {
     (void)state;
     struct trace_rec r[] = {
-        {0, 0x10, 0x000, 4, 0},   {0, 0x20, 0x080, 4, 0},   {0, 0x30, 0x100, 4, 0},
-        {32, 0x10, 0x1000, 4, 0}, {32, 0x20, 0x1080, 4, 0}, {32, 0x30, 0x1100, 4, 0},
+        {0, 0x10, 0x000, 4, 0, 0, 0},   {0, 0x20, 0x080, 4, 0, 0, 0},   {0, 0x30, 0x100, 4, 0, 0, 0},
+        {32, 0x10, 0x1000, 4, 0, 0, 0}, {32, 0x20, 0x1080, 4, 0, 0, 0}, {32, 0x30, 0x1100, 4, 0, 0, 0},
     };
     struct trace_params p = params(64, 1, 1, 1, 2);
     struct trace_summary s;
@@ -168,7 +168,7 @@ static void test_all_blocked(void **state)
 {
     (void)state;
     struct trace_rec r[] = {
-        {0, 0x10, 0x000, 4, 1}, {0, 0x20, 0x080, 4, 1}, {32, 0x10, 0x1000, 4, 1}, {32, 0x20, 0x1080, 4, 1},
+        {0, 0x10, 0x000, 4, 1, 0, 0}, {0, 0x20, 0x080, 4, 1, 0, 0}, {32, 0x10, 0x1000, 4, 1, 0, 0}, {32, 0x20, 0x1080, 4, 1, 0, 0},
     };
     struct trace_params p = params(64, 1, 1, 16, 4);
     struct trace_summary s;
@@ -191,7 +191,7 @@ static void test_all_blocked(void **state)
 static void test_residency(void **state)
 {
     (void)state;
-    struct trace_rec r[] = {{0, 0x10, 0x000, 4, 0}, {0, 0x20, 0x080, 4, 1}, {32, 0x10, 0x1000, 4, 0}};
+    struct trace_rec r[] = {{0, 0x10, 0x000, 4, 0, 0, 0}, {0, 0x20, 0x080, 4, 1, 0, 0}, {32, 0x10, 0x1000, 4, 0, 0, 0}};
     struct trace_params p = params(32, 1, 1, 16, 5);
     struct trace_summary s;
     both(r, 3, &p, &result, &s);
@@ -217,13 +217,13 @@ static void test_partial_warps_and_blocks(void **state)
     (void)state;
     static struct trace_rec r[96];
     for (uint64_t t = 0; t < 96; t++)
-        r[t] = (struct trace_rec){t, 0x10, 4 * t, 4, 0};
+        r[t] = (struct trace_rec){t, 0x10, 4 * t, 4, 0, 0, 0};
     struct trace_params p = params(48, 2, 2, 16, 3);
     struct trace_summary s;
     both(r, 96, &p, &result, &s);
     struct trace_out want[] = {
-        {0, 0, 0, 0x10, 0, 128, 0},    {0, 1, 32, 0x10, 128, 64, 0}, {1, 0, 48, 0x10, 192, 64, 0},
-        {1, 1, 64, 0x10, 256, 64, 0}, {1, 2, 80, 0x10, 320, 64, 0},
+        {0, 0, 0, 0x10, 0, 128, 0, 0},    {0, 1, 32, 0x10, 128, 64, 0, 0}, {1, 0, 48, 0x10, 192, 64, 0, 0},
+        {1, 1, 64, 0x10, 256, 64, 0, 0}, {1, 2, 80, 0x10, 320, 64, 0, 0},
     };
     assert_int_equal(result.n, 5);
     for (size_t i = 0; i < 5; i++)
@@ -239,7 +239,7 @@ static void test_partial_warps_and_blocks(void **state)
 static void test_single_thread(void **state)
 {
     (void)state;
-    struct trace_rec r[] = {{5, 0x10, 0x500, 8, 1}, {5, 0x10, 0x508, 8, 1}, {5, 0x30, 0x100, 16, 0}};
+    struct trace_rec r[] = {{5, 0x10, 0x500, 8, 1, 0, 0}, {5, 0x10, 0x508, 8, 1, 0, 0}, {5, 0x30, 0x100, 16, 0, 0, 0}};
     struct trace_params p = params(256, 2, 4, 4, 7);
     p.delay = TRACE_DELAY_NORMAL;
     p.lat_sigma = 3;
@@ -280,7 +280,7 @@ static void test_empty(void **state)
 static void test_placement(void **state)
 {
     (void)state;
-    struct trace_rec r[] = {{0, 0x10, 0x0, 4, 0}, {32, 0x10, 0x1000, 4, 0}, {64, 0x10, 0x2000, 4, 0}, {96, 0x10, 0x3000, 4, 0}};
+    struct trace_rec r[] = {{0, 0x10, 0x0, 4, 0, 0, 0}, {32, 0x10, 0x1000, 4, 0, 0, 0}, {64, 0x10, 0x2000, 4, 0, 0, 0}, {96, 0x10, 0x3000, 4, 0, 0, 0}};
     struct trace_params p = params(32, 2, 2, 4, 3);
     struct trace_summary s;
     both(r, 4, &p, &result, &s);

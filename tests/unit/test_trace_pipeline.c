@@ -110,7 +110,8 @@ static void test_sort_csv(void **state)
     assert_int_equal(out.output_bytes, st.st_size);
     assert_false(file_exists(tmp_path(t, "out.csv.part")));
     char *text = must_read_file(f.output, NULL);
-    assert_int_equal(strncmp(text, "sm,seq,tid,pc,addr,width,dep\n", 29), 0);
+    assert_int_equal(strncmp(text, "sm,seq,tid,pc,addr,width,dep,op\n", 32), 0);
+    assert_non_null(strstr(text, ",0x50,0x2000,8,0,st\n")); /* the store kept its kind */
     free(text);
 }
 
@@ -248,7 +249,7 @@ static void write_requests(const char *path)
     for (uint64_t tid = 0; tid < 24000; tid++)
         for (uint64_t k = 0; k < 5; k++) {
             uint64_t addr = k % 2 ? (trace_rng_next(&g) % (1u << 20)) * 8 : 0x10000 * (k + 1) + tid * 4;
-            struct trace_rec r = {tid, 0x100 + 0x10 * k, addr, k % 2 ? 8 : 4, k == 2};
+            struct trace_rec r = {tid, 0x100 + 0x10 * k, addr, k % 2 ? 8 : 4, k == 2, 0, 0};
             assert_int_equal(trace_bin_write_rec(w, &r), 0);
         }
     assert_int_equal(trace_bin_writer_close(w, &err), 0);

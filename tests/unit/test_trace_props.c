@@ -10,7 +10,9 @@
  *  - the output holds exactly the coalesced requests: per warp, the
  *    transactions in output order are those an independent re-implementation
  *    of instruction forming and of the seed's merge computes, in order, and
- *    each SM holds exactly the warps of its blocks;
+ *    each SM holds exactly the warps of its blocks; loads, stores and
+ *    instructions mixing both (lanes alternating: the binary format does
+ *    not forbid it) keep their kind, and a load never merges with a store;
  *  - each thread's requests keep their order: the (pc, addr) of the
  *    transactions a thread keeps form a subsequence of its input;
  *  - records_in, requests_out and seq numbers add up, SMs come in order;
@@ -88,7 +90,7 @@ static struct trace_params random_params(struct trace_rng *g)
 
 struct instr {
     uint64_t pc, base;
-    uint32_t width, dep, pattern;
+    uint32_t width, dep, pattern, kind; /* kind 0 load, 1 store, 2 by the thread's parity */
 };
 
 static void push(struct trace_rec **r, size_t *n, size_t *cap, struct trace_rec x)
@@ -119,6 +121,7 @@ static struct trace_rec *random_trace(struct trace_rng *g, const struct trace_pa
             prog[i].width = 1u << rnd(g, 5);
             prog[i].dep = (uint32_t)(prog[i].pc >> 4) & 1; /* a property of the PC */
             prog[i].pattern = (uint32_t)rnd(g, 4);
+            prog[i].kind = (uint32_t)rnd(g, 3);
             prog[i].base = 0x10000 * (1 + rnd(g, 16));
         }
         uint32_t reps = 1 + (uint32_t)rnd(g, 3), skip = (uint32_t)rnd(g, 4);
@@ -139,7 +142,8 @@ static struct trace_rec *random_trace(struct trace_rng *g, const struct trace_pa
                     case 2: a = in->base + rnd(g, 96) * w; break;              /* gather */
                     default: a = in->base + k * w; break;                      /* broadcast */
                     }
-                    push(&r, n, &cap, (struct trace_rec){tid, in->pc, a, in->width, in->dep});
+                    uint8_t store = (uint8_t)(in->kind == 2 ? tid & 1 : in->kind);
+                    push(&r, n, &cap, (struct trace_rec){tid, in->pc, a, in->width, (uint8_t)in->dep, store, 0});
                 }
         }
     }
@@ -150,7 +154,7 @@ static struct trace_rec *random_trace(struct trace_rng *g, const struct trace_pa
 
 struct otxn {
     uint64_t tid, pc, addr, lo, hi, key;
-    uint32_t dep;
+    uint32_t dep, store;
 };
 
 /* Expected transactions of one warp, in order; lanes[l] are the records of
@@ -188,10 +192,11 @@ static size_t oracle_warp(const struct trace_params *p, const struct trace_rec *
                     continue;
                 const struct trace_rec *r = part[i];
                 size_t j = start;
-                while (j < nout && out[j].key != r->addr / unit)
+                while (j < nout && (out[j].key != r->addr / unit || out[j].store != r->store))
                     j++;
                 if (j == nout)
-                    out[nout++] = (struct otxn){r->tid, r->pc, r->addr, r->addr, r->addr + r->width, r->addr / unit, r->dep};
+                    out[nout++] = (struct otxn){r->tid, r->pc, r->addr, r->addr, r->addr + r->width, r->addr / unit,
+                                                r->dep, r->store};
                 else {
                     if (r->tid < out[j].tid) {
                         out[j].tid = r->tid;
@@ -251,6 +256,7 @@ static void check_coalesced(const struct trace_params *p, const struct trace_rec
                 assert_int_equal(t->pc, want[k].pc);
                 assert_int_equal(t->addr, want[k].addr);
                 assert_int_equal(t->dep, want[k].dep);
+                assert_int_equal(t->store, want[k].store);
                 assert_int_equal(t->width, pow2_at_least(want[k].hi - want[k].lo));
                 k++;
             }

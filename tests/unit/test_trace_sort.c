@@ -90,8 +90,8 @@ static struct trace_rec *kernel(uint64_t blocks, uint32_t iters, size_t *n)
     *n = 0;
     for (uint64_t tid = 0; tid < blocks * 64; tid++)
         for (uint32_t i = 0; i < iters; i++) {
-            r[(*n)++] = (struct trace_rec){tid, 0x100, 0x100000 + (tid + i * 4096) * 4, 4, 0};
-            r[(*n)++] = (struct trace_rec){tid, 0x110, 0x800000 + (trace_rng_next(&g) % 4096) * 8, 8, 1};
+            r[(*n)++] = (struct trace_rec){tid, 0x100, 0x100000 + (tid + i * 4096) * 4, 4, 0, 0, 0};
+            r[(*n)++] = (struct trace_rec){tid, 0x110, 0x800000 + (trace_rng_next(&g) % 4096) * 8, 8, 1, 0, 0};
         }
     return r;
 }
@@ -210,7 +210,7 @@ static void test_spool_stable(void **state)
         uint32_t seq[600] = {0};
         for (size_t i = 0; i < n; i++) {
             uint64_t tid = trace_rng_next(&g) % 600;
-            r[i] = (struct trace_rec){tid * 1000003, seq[tid]++, i, 4, 0}; /* pc: the thread's own count */
+            r[i] = (struct trace_rec){tid * 1000003, seq[tid]++, i, 4, 0, 0, 0}; /* pc: the thread's own count */
         }
         struct trace_err err;
         struct trace_spool *s = trace_spool_new(t->dir, mems[m], &err);

@@ -5,7 +5,9 @@
  * with partial edge tiles where the pattern has tiles; counts on larger
  * sizes from closed forms (each element of A loaded once per block column,
  * ...); that every pattern's stream is thread-major, keeps one flag per PC
- * and stays inside its arrays; array placement; the sink stopping the run;
+ * and stays inside its arrays; that the writes, and only they, carry the
+ * store flag (the kernels' last instruction, from docs/trace-synth.md's
+ * table); array placement; the sink stopping the run;
  * and the refusals of sizes, tiles, blocks and element sizes.
  */
 #include <setjmp.h>
@@ -261,7 +263,7 @@ static void test_strided(void **state)
 /* ---- properties on larger sizes --------------------------------------- */
 
 struct tally {
-    uint64_t last_tid, n, per_pc[SYNTH_MAX_INSNS];
+    uint64_t last_tid, n, per_pc[SYNTH_MAX_INSNS], stores;
     int dep[SYNTH_MAX_INSNS];
     const struct synth_kernel *k;
     int stop_after; /* > 0: the sink refuses record stop_after */
@@ -285,6 +287,10 @@ static int tally(void *ctx, const struct trace_rec *r)
     assert_true(r->addr + r->width <= t->k->base[arr] + t->k->array_elems[arr] * t->k->elem);
     assert_int_equal(r->addr % r->width, 0);
     t->per_pc[insn]++;
+    t->stores += r->store;
+    /* every pattern writes with its last instruction and only there
+     * (docs/trace-synth.md: C, out) */
+    assert_int_equal(r->store, insn + 1 == (uint64_t)t->k->pat->ninsns);
     t->n++;
     return 0;
 }
@@ -327,6 +333,10 @@ static void test_tiled_counts(void **state)
     run_tally("reduce", "1000", "64", 0, &k, &t);
     assert_int_equal(t.per_pc[0] + t.per_pc[1], 1000);
     assert_int_equal(t.per_pc[2], 8); /* ceil(1000 / 128) blocks */
+    assert_int_equal(t.stores, 8);
+    run_tally("transpose-naive", "33,17", NULL, 0, &k, &t);
+    assert_int_equal(t.stores, 33 * 17); /* one write per element, every read a load */
+    assert_int_equal(t.n - t.stores, 33 * 17);
 }
 
 /* Every pattern at a size with partial tiles: thread-major, one flag per

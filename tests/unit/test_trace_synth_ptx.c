@@ -3,8 +3,8 @@
  * describes: the committed PTX of tests/gpu/kernels/synth/NAME.cu
  * (tests/fixtures/ptx/synth/NAME.ptx) must define the entry NAME (dashes as
  * underscores) and hold exactly the pattern's memory instructions, one
- * ld.global or st.global per entry of its table, in the table's order, with
- * the width of a float. This is what lets a captured trace's PCs be mapped
+ * ld.global or st.global per entry of its table, in the table's order (a
+ * st.global where the entry has the store flag), with the width of a float. This is what lets a captured trace's PCs be mapped
  * to the synthesized ones by instruction order
  * (tests/gpu/kernels/synth/README.md). Runs from the repository root.
  */
@@ -70,7 +70,7 @@ static void test_ptx_matches_patterns(void **state)
         if (n != p->ninsns)
             fail_msg("%s: %d global memory instructions, the pattern has %d", path, n, p->ninsns);
         for (int k = 0; k < n; k++) {
-            char want = strncmp(p->insns[k].text, "ld ", 3) == 0 ? 'l' : 's';
+            char want = p->insns[k].store ? 's' : 'l'; /* the store flag the trace gets */
             if (kinds[k] != want)
                 fail_msg("%s: memory instruction %d is a %s, the pattern's is '%s'", path, k,
                          kinds[k] == 'l' ? "load" : "store", p->insns[k].text);
@@ -78,8 +78,8 @@ static void test_ptx_matches_patterns(void **state)
     }
 }
 
-/* The tables themselves: every text starts "ld " or "st ", and stores
- * carry flag 0 (nothing is loaded). */
+/* The tables themselves: every text starts "ld " or "st ", as its store
+ * flag says, and stores carry dependency flag 0 (nothing is loaded). */
 static void test_tables(void **state)
 {
     (void)state;
@@ -89,6 +89,7 @@ static void test_tables(void **state)
         for (int k = 0; k < p->ninsns; k++) {
             const char *t = p->insns[k].text;
             assert_true(strncmp(t, "ld ", 3) == 0 || strncmp(t, "st ", 3) == 0);
+            assert_int_equal(p->insns[k].store, t[0] == 's');
             if (t[0] == 's')
                 assert_int_equal(p->insns[k].dep, 0);
         }

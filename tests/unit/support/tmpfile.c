@@ -128,11 +128,13 @@ int file_exists(const char *path)
     return stat(path, &st) == 0;
 }
 
-const char sample_csv[] = "tid,pc,addr,width,dep\n"
-                          "0,0x40,0x1000,4,1\n"
-                          "1,0x40,0x1004,4,1\n"
-                          "32,0x40,0x1080,4,1\n"
-                          "0,0x50,0x2000,8,0\n";
+/* In the writers' own form (op column), so a conversion round trip gives it
+ * back byte for byte; pc 0x50 a store. */
+const char sample_csv[] = "tid,pc,addr,width,dep,op\n"
+                          "0,0x40,0x1000,4,1,ld\n"
+                          "1,0x40,0x1004,4,1,ld\n"
+                          "32,0x40,0x1080,4,1,ld\n"
+                          "0,0x50,0x2000,8,0,st\n";
 
 const char bad_width_csv[] = "tid,pc,addr,width,dep\n"
                              "0,0x40,0x1000,4,1\n"
