@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "trace/fmtnum.h"
 #include "trace/scan.h"
 
 /* ---- reader ------------------------------------------------------------ */
@@ -305,77 +306,10 @@ int trace_csv_read_fd(int fd, const struct trace_csv_opts *o, trace_sink sink, v
 
 /* ---- writers ----------------------------------------------------------- */
 
-#define LINE_MAX_BYTES 170 /* 7 fields of at most 20 characters, ",st", 7 commas, '\n' */
-
-static const char digit_pairs[201] = "00010203040506070809"
-                                     "10111213141516171819"
-                                     "20212223242526272829"
-                                     "30313233343536373839"
-                                     "40414243444546474849"
-                                     "50515253545556575859"
-                                     "60616263646566676869"
-                                     "70717273747576777879"
-                                     "80818283848586878889"
-                                     "90919293949596979899";
-
-static int dec_digits(uint64_t v)
-{
-    int n = 1;
-    for (;;) {
-        if (v < 10)
-            return n;
-        if (v < 100)
-            return n + 1;
-        if (v < 1000)
-            return n + 2;
-        if (v < 10000)
-            return n + 3;
-        v /= 10000;
-        n += 4;
-    }
-}
-
-/* Writes v in decimal at p; returns the byte after it. */
-static char *put_dec(char *p, uint64_t v)
-{
-    if (v < 10) { /* sm, width, dep: most fields of an output line are short */
-        *p = (char)('0' + v);
-        return p + 1;
-    }
-    if (v < 100) {
-        p[0] = digit_pairs[v * 2];
-        p[1] = digit_pairs[v * 2 + 1];
-        return p + 2;
-    }
-    int n = dec_digits(v);
-    char *e = p + n, *q = e;
-    while (v >= 100) {
-        unsigned d = (unsigned)(v % 100) * 2;
-        v /= 100;
-        *--q = digit_pairs[d + 1];
-        *--q = digit_pairs[d];
-    }
-    if (v >= 10) {
-        *--q = digit_pairs[v * 2 + 1];
-        *--q = digit_pairs[v * 2];
-    } else {
-        *--q = (char)('0' + v);
-    }
-    return e;
-}
-
-/* Writes v as 0x-hex (lower case, no leading zeros) at p. */
-static char *put_hex(char *p, uint64_t v)
-{
-    static const char xd[] = "0123456789abcdef";
-    int n = (64 - __builtin_clzll(v | 1) + 3) / 4;
-    *p++ = '0';
-    *p++ = 'x';
-    char *e = p + n;
-    for (char *q = e; q > p; v >>= 4)
-        *--q = xd[v & 15];
-    return e;
-}
+/* 7 fields of at most 20 characters, 6 commas, ",st", '\n', and the bytes a
+ * put may store past its digits (fmtnum.h) */
+#define LINE_MAX_BYTES 170
+_Static_assert(LINE_MAX_BYTES >= 7 * 20 + 6 + 3 + 1 + TRACE_FMT_SLACK, "a line and its slack fit");
 
 void trace_wbuf_init(struct trace_wbuf *w, char *buf, size_t cap,
                      int (*flush)(void *ctx, const char *data, size_t n), void *ctx)
@@ -440,15 +374,15 @@ int trace_csv_write_out_header(struct trace_wbuf *w)
 static char *put_rec_tail(char *p, uint64_t tid, uint64_t pc, uint64_t addr, uint32_t width,
                           uint32_t dep, uint32_t store)
 {
-    p = put_dec(p, tid);
+    p = trace_put_dec(p, tid);
     *p++ = ',';
-    p = put_hex(p, pc);
+    p = trace_put_hex(p, pc);
     *p++ = ',';
-    p = put_hex(p, addr);
+    p = trace_put_hex(p, addr);
     *p++ = ',';
-    p = put_dec(p, width);
+    p = trace_put_dec(p, width);
     *p++ = ',';
-    p = put_dec(p, dep);
+    p = trace_put_dec(p, dep);
     memcpy(p, store ? ",st\n" : ",ld\n", 4);
     return p + 4;
 }
@@ -468,9 +402,9 @@ int trace_csv_write_out(struct trace_wbuf *w, const struct trace_out *o)
     char *p = reserve(w);
     if (!p)
         return -1;
-    char *e = put_dec(p, o->sm);
+    char *e = trace_put_dec(p, o->sm);
     *e++ = ',';
-    e = put_dec(e, o->seq);
+    e = trace_put_dec(e, o->seq);
     *e++ = ',';
     e = put_rec_tail(e, o->tid, o->pc, o->addr, o->width, o->dep, o->store);
     w->len += (size_t)(e - p);
@@ -482,10 +416,63 @@ int trace_csv_sink(void *wbuf, const struct trace_rec *r)
     return trace_csv_write_in(wbuf, r) == 0 ? 0 : 1;
 }
 
+/* The "sm,seq," that starts an output line, kept from one line to the next
+ * of a batch: inside an SM seq counts up by one, so the next line's head is
+ * this text plus one, and the divisions of a decimal conversion are saved
+ * on the field that has the most digits. */
+struct out_head {
+    char text[32]; /* sm (10 digits at most), seq (20), two commas */
+    size_t len;
+    uint32_t sm;
+    uint64_t seq;
+};
+
+static void head_format(struct out_head *h, const struct trace_out *o)
+{
+    char *e = trace_put_dec(h->text, o->sm);
+    *e++ = ',';
+    e = trace_put_dec(e, o->seq);
+    *e++ = ',';
+    h->len = (size_t)(e - h->text);
+    h->sm = o->sm;
+    h->seq = o->seq;
+}
+
+/* Writes o's head at p (a fixed 32-byte copy: inside the reserved line)
+ * and returns its length. When o follows the previous line in its SM, the
+ * copy is the previous head and one is added to its seq in place, in p and
+ * in h alike: the 32 bytes are read from h before this line's byte stores
+ * to it (a wide load right after them would wait for them). */
+static size_t head_put(struct out_head *h, const struct trace_out *o, char *p)
+{
+    if (h->len && o->sm == h->sm && o->seq == h->seq + 1) {
+        memcpy(p, h->text, sizeof h->text);
+        size_t i = h->len - 2; /* seq's last digit */
+        while (p[i] == '9')
+            p[i] = h->text[i] = '0', i--;
+        if (p[i] != ',') { /* else every digit was 9: seq gains one */
+            p[i]++;
+            h->text[i]++;
+            h->seq++;
+            return h->len;
+        }
+    }
+    head_format(h, o);
+    memcpy(p, h->text, sizeof h->text);
+    return h->len;
+}
+
 int trace_csv_out_sink(void *wbuf, const struct trace_out *o, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        if (trace_csv_write_out(wbuf, &o[i]) != 0)
+    struct trace_wbuf *w = wbuf;
+    struct out_head h = {.len = 0};
+    for (size_t i = 0; i < n; i++) {
+        char *p = reserve(w);
+        if (!p)
             return 1;
+        char *e = put_rec_tail(p + head_put(&h, &o[i], p), o[i].tid, o[i].pc, o[i].addr, o[i].width, o[i].dep,
+                               o[i].store);
+        w->len += (size_t)(e - p);
+    }
     return 0;
 }
