@@ -1022,6 +1022,16 @@ static void notes(struct pd *p)
                 "compile to several", p->macro_ops);
 }
 
+/* What parse, values and find_loops allocated. */
+static void pd_release(struct pd *p)
+{
+    free(p->in);
+    free(p->lb);
+    free(p->regs);
+    free(p->written);
+    free(p->loops);
+}
+
 int pd_describe(const char *ptx, const char *entry, const struct pd_launch *launch,
                 struct pd_desc *out, char *err, size_t errlen)
 {
@@ -1040,11 +1050,7 @@ int pd_describe(const char *ptx, const char *entry, const struct pd_launch *laun
         notes(&p);
         rc = 0;
     }
-    free(p.in);
-    free(p.lb);
-    free(p.regs);
-    free(p.written);
-    free(p.loops);
+    pd_release(&p);
     return rc;
 }
 
@@ -1165,10 +1171,24 @@ int pd_loops(const char *ptx, const char *entry, const struct pd_launch *launch,
             rc = 0;
         }
     }
-    free(p.in);
-    free(p.lb);
-    free(p.regs);
-    free(p.written);
-    free(p.loops);
+    pd_release(&p);
     return rc;
+}
+
+void pd_launch_from_json(const json_t *k, struct pd_launch *l)
+{
+    const json_t *g = json_object_get(k, "grid"), *b = json_object_get(k, "block"), *v;
+    const char *key;
+    memset(l, 0, sizeof *l);
+    for (int i = 0; i < 3; i++) {
+        const json_t *gi = json_array_get(g, (size_t)i), *bi = json_array_get(b, (size_t)i);
+        l->grid[i] = gi ? (unsigned)json_integer_value(gi) : 1;
+        l->block[i] = bi ? (unsigned)json_integer_value(bi) : 1;
+    }
+    json_object_foreach((json_t *)json_object_get(k, "params"), key, v)
+        if (l->nparams < PD_MAX_PARAMS && json_is_integer(v) &&
+            strlen(key) < sizeof l->params[0].name) {
+            snprintf(l->params[l->nparams].name, sizeof l->params[0].name, "%s", key);
+            l->params[l->nparams++].value = json_integer_value(v);
+        }
 }

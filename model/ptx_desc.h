@@ -104,6 +104,10 @@ int pd_describe(const char *ptx, const char *entry, const struct pd_launch *laun
  *  "uncoal_per_access":..,"coal_bytes":..,"loops":..,"notes":[..]} */
 json_t *pd_desc_json(const struct pd_desc *d);
 
+/* The launch of a kernel object ({"grid":[x,y,z],"block":[x,y,z],"params":{name:
+ * integer}}; missing dimensions 1, parameters that are not integers skipped). */
+void pd_launch_from_json(const json_t *k, struct pd_launch *l);
+
 /* A loop as pd_describe found it, for relating the PTX to the compiled
  * code (model/sass_counts.h): its nesting, its trip count per entry, and
  * what one trip of its own body holds (nested loops excluded), classified

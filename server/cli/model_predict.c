@@ -243,24 +243,6 @@ static json_t *sample_hits(const struct popts *o, const json_t *kernel, const js
     return kernel_hits(&r, err, errlen);
 }
 
-/* The launch of kernel (grid, block, integer params) for the PTX's trip counts. */
-static void launch_of(const json_t *kernel, struct pd_launch *l)
-{
-    const json_t *g = json_object_get(kernel, "grid"), *b = json_object_get(kernel, "block"), *v;
-    const char *key;
-    memset(l, 0, sizeof *l);
-    for (int i = 0; i < 3; i++) {
-        l->grid[i] = i < (int)json_array_size(g) ? (unsigned)json_integer_value(json_array_get(g, i)) : 1;
-        l->block[i] = i < (int)json_array_size(b) ? (unsigned)json_integer_value(json_array_get(b, i)) : 1;
-    }
-    json_object_foreach((json_t *)json_object_get(kernel, "params"), key, v) {
-        if (l->nparams < PD_MAX_PARAMS && strlen(key) < sizeof l->params[0].name) {
-            snprintf(l->params[l->nparams].name, sizeof l->params[0].name, "%s", key);
-            l->params[l->nparams++].value = json_integer_value(v);
-        }
-    }
-}
-
 /* The kernel to predict with the sample's hit rates and, when the cubin could
  * be read, the SASS's counts in place of the PTX's (counts NULL: the PTX's). */
 static json_t *kernel_with(const json_t *kernel, const json_t *hits, const json_t *counts)
@@ -302,7 +284,7 @@ static int predict(store *s, const struct popts *o, const json_t *kernel)
         json_t *hits = sample_hits(o, kernel, out, inputs, &hw, err, sizeof err), *again = NULL;
         char why[512] = "";
         struct pd_launch l;
-        launch_of(kernel, &l);
+        pd_launch_from_json(kernel, &l);
         json_t *counts = hits ? model_sass_describe_ptx(o->device,
                                                         json_string_value(json_object_get(kernel, "ptx")),
                                                         o->entry, &l, why, sizeof why)

@@ -38,22 +38,6 @@ static const struct param_spec validation_params[] = {
 
 /* ---- the worker side ------------------------------------------------------------- */
 
-static void launch_of(const json_t *k, struct pd_launch *l)
-{
-    const json_t *v;
-    const char *key;
-    memset(l, 0, sizeof *l);
-    for (int i = 0; i < 3; i++) {
-        l->grid[i] = (unsigned)json_integer_value(json_array_get(json_object_get(k, "grid"), i));
-        l->block[i] = (unsigned)json_integer_value(json_array_get(json_object_get(k, "block"), i));
-    }
-    json_object_foreach(json_object_get(k, "params"), key, v)
-        if (l->nparams < PD_MAX_PARAMS) {
-            snprintf(l->params[l->nparams].name, sizeof l->params[0].name, "%s", key);
-            l->params[l->nparams++].value = json_integer_value(v);
-        }
-}
-
 /* Adds "description" (or its error) to every kernel of the document. */
 static void describe_all(json_t *doc)
 {
@@ -63,7 +47,7 @@ static void describe_all(json_t *doc)
         struct pd_launch l;
         struct pd_desc d;
         char err[256];
-        launch_of(k, &l);
+        pd_launch_from_json(k, &l);
         if (pd_describe(json_string_value(json_object_get(k, "ptx")),
                         json_string_value(json_object_get(k, "entry")), &l, &d, err,
                         sizeof err) == 0) {
