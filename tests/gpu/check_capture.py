@@ -16,7 +16,7 @@ import struct
 import sys
 
 HEADER = 128
-REC = struct.Struct("<QQQII")  # tid, pc, addr, width, dep (docs/trace-format.md)
+REC = struct.Struct("<QQQIBBH")  # tid, pc, addr, width, dep, store, reserved (format v2)
 
 
 def base(res, param):
@@ -127,7 +127,7 @@ def main():
             problems.append("the trace holds %d records" % n)
         last, seqs = -1, {}
         for i in range(n):
-            tid, pc, addr, width, dep = REC.unpack_from(data, i * REC.size)
+            tid, pc, addr, width, dep, store, _ = REC.unpack_from(data, i * REC.size)
             if tid < last:
                 problems.append("record %d: thread %d after %d (not thread-major)" % (i, tid, last))
                 break
@@ -135,6 +135,9 @@ def main():
             s = sites[pc]
             if width != s["width"] or dep != s["dep"]:
                 problems.append("record %d: width/dep %d/%d, site says %d/%d" % (i, width, dep, s["width"], s["dep"]))
+                break
+            if "kind" in s and store != (s["kind"] != "load"):
+                problems.append("record %d: store flag %d, site is a %s" % (i, store, s["kind"]))
                 break
             if expect:
                 seqs.setdefault(tid, []).append((pc, addr))
