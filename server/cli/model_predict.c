@@ -231,15 +231,12 @@ static json_t *sample_hits(const struct popts *o, const json_t *kernel, const js
         .blocks_per_sm = (int)json_integer_value(json_object_get(occ, "blocks_per_sm")),
         .l2_bytes = (uint64_t)json_integer_value(json_object_get(dev, "l2_bytes")),
     };
-    const json_t *g = json_object_get(kernel, "grid"), *b = json_object_get(kernel, "block");
-    for (int i = 0; i < 3; i++) {
-        r.grid[i] = i < (int)json_array_size(g) ? (unsigned)json_integer_value(json_array_get(g, i)) : 1;
-        r.block[i] = i < (int)json_array_size(b) ? (unsigned)json_integer_value(json_array_get(b, i)) : 1;
-    }
-    double warps = ((double)r.block[0] * r.block[1] * r.block[2] + hw->warp_size - 1) / hw->warp_size;
-    r.records_per_block = (json_number_value(json_object_get(pw, "coalesced")) +
-                           json_number_value(json_object_get(pw, "uncoalesced"))) *
-                          (int)warps * hw->warp_size;
+    struct pd_launch l;
+    pd_launch_from_json(kernel, &l);
+    memcpy(r.grid, l.grid, sizeof r.grid);
+    memcpy(r.block, l.block, sizeof r.block);
+    r.records_per_block =
+        kernel_hits_block_records(pw, r.block[0] * r.block[1] * r.block[2], hw->warp_size);
     return kernel_hits(&r, err, errlen);
 }
 

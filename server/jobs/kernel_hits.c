@@ -14,6 +14,14 @@
 #include "trace/pipeline.h"
 #include "util/errf.h"
 
+double kernel_hits_block_records(const json_t *per_warp, unsigned threads, int warp_size)
+{
+    double warps = (double)((threads + (unsigned)warp_size - 1) / (unsigned)warp_size);
+    return (json_number_value(json_object_get(per_warp, "coalesced")) +
+            json_number_value(json_object_get(per_warp, "uncoalesced"))) *
+           warps * warp_size;
+}
+
 void kernel_hits_prefix(const unsigned grid[3], uint64_t n, unsigned out[3])
 {
     uint64_t row = grid[0], plane = (uint64_t)grid[0] * grid[1];

@@ -51,6 +51,11 @@ struct kernel_hits_req {
     const char *tmpdir;               /* NULL: $TMPDIR, else /tmp */
 };
 
+/* A block's thread records, estimated from a description's "per_warp" (its
+ * global accesses a warp, coalesced and uncoalesced) for blocks of `threads`
+ * and warps of warp_size threads: every lane of every warp making each. */
+double kernel_hits_block_records(const json_t *per_warp, unsigned threads, int warp_size);
+
 /* The prefix of grid holding at least n blocks: whole rows (x), then whole
  * planes (x y); at most the grid. */
 void kernel_hits_prefix(const unsigned grid[3], uint64_t n, unsigned out[3]);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "model/occupancy.h"
+#include "model/ptx_desc.h"
 #include "probes/gpu/devices.h"
 #include "probes/validation.h"
 #include "probes/validation_data.h"
@@ -61,13 +62,11 @@ static int blocks_per_sm(const json_t *doc, const json_t *k, unsigned threads)
     return occ_compute(r, &in, &res, err, sizeof err) == 0 ? res.blocks_per_sm : 0;
 }
 
-/* Global accesses a warp: the SASS's description when there is one. */
-static double accesses_per_warp(const json_t *desc)
+/* The counts a warp: the SASS's description when there is one. */
+static const json_t *per_warp(const json_t *desc)
 {
     const json_t *sc = json_object_get(desc, "sass_counts");
-    const json_t *pw = json_object_get(json_is_object(sc) ? sc : desc, "per_warp");
-    return json_number_value(json_object_get(pw, "coalesced")) +
-           json_number_value(json_object_get(pw, "uncoalesced"));
+    return json_object_get(json_is_object(sc) ? sc : desc, "per_warp");
 }
 
 static json_t *one_kernel(const json_t *doc, const json_t *k, const char *device, int sms,
@@ -100,14 +99,14 @@ static json_t *one_kernel(const json_t *doc, const json_t *k, const char *device
                                 .entry = json_string_value(json_object_get(k, "entry")),
                                 .args = args, .nargs = n, .device = device, .sm_count = sms,
                                 .l2_bytes = l2};
-    for (int i = 0; i < 3; i++) {
-        r.grid[i] = (unsigned)json_integer_value(json_array_get(json_object_get(k, "grid"), i));
-        r.block[i] = (unsigned)json_integer_value(json_array_get(json_object_get(k, "block"), i));
-    }
+    struct pd_launch l;
+    pd_launch_from_json(k, &l);
+    memcpy(r.grid, l.grid, sizeof r.grid);
+    memcpy(r.block, l.block, sizeof r.block);
     unsigned threads = r.block[0] * r.block[1] * r.block[2];
     r.blocks_per_sm = blocks_per_sm(doc, k, threads);
-    r.records_per_block = accesses_per_warp(json_object_get(k, "description")) *
-                          (double)((threads + 31) / 32) * 32.0;
+    r.records_per_block =
+        kernel_hits_block_records(per_warp(json_object_get(k, "description")), threads, 32);
     return kernel_hits(&r, err, errlen);
 }
 
