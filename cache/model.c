@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cache/exact.h"
+#include "cache/partition.h"
 #include "cache/spill.h"
 
 _Static_assert(CACHE_INPUT_MAX_SMS <= 65536, "an SM id fits cache_fetch.sm");
@@ -21,9 +22,11 @@ _Static_assert(CACHE_INPUT_MAX_SMS <= 65536, "an SM id fits cache_fetch.sm");
 struct run {
     const struct cache_config *cfg;
     struct cache_result *res;
-    struct cache_exact ex1, ex2;     /* the current SM's L1, and the L2 */
-    struct cache_reuse rd1, rd2;
+    struct cache_exact ex1, ex2[2];  /* the current SM's L1, and the L2 (per partition) */
+    struct cache_reuse rd1, rd2[2];
     int ex1_on, rd1_on, ex2_on, rd2_on;
+    int parts;                       /* L2 partitions: 1, or 2 (cache/partition.h) */
+    struct cache_geom g2;            /* the L2 of one partition */
     double *p1;                      /* the L1's conflict probabilities, over its span */
     struct cache_correction k1;      /* the L1 corrections of all SMs, summed */
     struct cache_spill spill[2];     /* per engine: what the L1s sent below */
@@ -66,10 +69,12 @@ static int sm_init(struct run *r)
 static void run_free(struct run *r)
 {
     sm_free(r);
-    if (r->ex2_on)
-        cache_exact_free(&r->ex2);
-    if (r->rd2_on)
-        cache_reuse_free(&r->rd2);
+    for (int k = 0; k < r->parts; k++) {
+        if (r->ex2_on)
+            cache_exact_free(&r->ex2[k]);
+        if (r->rd2_on)
+            cache_reuse_free(&r->rd2[k]);
+    }
     for (int e = 0; e < 2; e++)
         if (r->spill_on[e])
             cache_spill_close(&r->spill[e]);
@@ -81,6 +86,15 @@ static int run_init(struct run *r, const struct cache_config *cfg, struct cache_
     memset(r, 0, sizeof *r);
     r->cfg = cfg;
     r->res = res;
+    r->parts = cfg->l2 && cfg->parts.count == 2 ? 2 : 1;
+    r->g2 = cfg->geom[1];
+    if (r->parts == 2) { /* each partition half the L2, its ways kept */
+        char msg[128];
+        r->g2.size /= 2;
+        r->g2.assoc = cfg->geom[1].assoc == cfg->geom[1].lines ? 0 : cfg->geom[1].assoc;
+        if (cache_geom_check(&r->g2, msg, sizeof msg))
+            return -1;
+    }
     for (int e = 0; e < 2; e++) {
         if (!cfg->l2 || !(cfg->engines & (1 << e)))
             continue;
@@ -89,8 +103,12 @@ static int run_init(struct run *r, const struct cache_config *cfg, struct cache_
         r->spill_on[e] = 1;
     }
     if (cfg->l2 && (cfg->engines & CACHE_ENGINE_EXACT)) {
-        if (cache_exact_init(&r->ex2, &cfg->geom[1], &cfg->timing[1], 1))
-            return -1;
+        for (int k = 0; k < r->parts; k++)
+            if (cache_exact_init(&r->ex2[k], &r->g2, &cfg->timing[1], 1)) {
+                while (k--)
+                    cache_exact_free(&r->ex2[k]);
+                return -1;
+            }
         r->ex2_on = 1;
     }
     if (cfg->engines & CACHE_ENGINE_REUSE) {
@@ -245,19 +263,46 @@ static int lockstep_next(struct lockstep *w, struct cache_fetch *f)
 static const uint32_t stage_ahead[] = {96, 48, 16, 4};
 #define STAGES (sizeof stage_ahead / sizeof *stage_ahead)
 
+/* The partition SM sm reads the L2 through (0 with one L2). */
+static int near_part(const struct run *r, uint32_t sm)
+{
+    return r->parts == 2 ? cache_part_of_sm(&r->cfg->parts, sm) : 0;
+}
+
 static void l2_prefetch(struct run *r, int e, const struct cache_fetch *f, int stage)
 {
+    int k = near_part(r, f->sm);
     if (e == CACHE_EXACT)
-        cache_exact_prefetch(&r->ex2, f->line, stage);
+        cache_exact_prefetch(&r->ex2[k], f->line, stage);
     else
-        cache_reuse_prefetch(&r->rd2, f->line, stage);
+        cache_reuse_prefetch(&r->rd2[k], f->line, stage);
+}
+
+static int64_t l2_access(struct run *r, int e, int k, const struct cache_fetch *f, uint32_t sectors,
+                         uint64_t t, struct cache_counts *c)
+{
+    return e == CACHE_EXACT ? cache_exact_access(&r->ex2[k], f->line, sectors, t, f->store, c)
+                            : cache_reuse_access(&r->rd2[k], f->line, sectors, t, f->store, c);
+}
+
+/* One fetch through the L2: its SM's partition, then, for what missed
+ * there of a line homed in the other one, the other one (the fabric's
+ * lookups, counted apart). */
+static int64_t l2_fetch(struct run *r, int e, const struct cache_fetch *f, uint64_t t)
+{
+    struct cache_level_result *l = &r->res->r[e][CACHE_L2];
+    int k = near_part(r, f->sm);
+    int64_t b = l2_access(r, e, k, f, f->sectors, t, &l->sm[f->sm]);
+    if (b <= 0 || r->parts != 2)
+        return b;
+    int h = cache_part_home(&r->cfg->parts, f->line << r->g2.line_shift);
+    return h == k ? b : l2_access(r, e, h, f, (uint32_t)b, t, &l->fabric);
 }
 
 /* The L2 of engine e over the spilled fetches, in the lockstep order. */
 static int l2_pass(struct run *r, int e)
 {
     struct cache_spill *sp = &r->spill[e];
-    struct cache_counts *c = r->res->r[e][CACHE_L2].sm;
     struct lockstep w = {0}; /* freed below even when the map fails before its init */
     struct cache_fetch q[RING];
     uint64_t head = 0, tail = 0, t = 0;
@@ -275,8 +320,7 @@ static int l2_pass(struct run *r, int e)
             if (tail - head > stage_ahead[k])
                 l2_prefetch(r, e, &q[(head + stage_ahead[k]) % RING], (int)k);
         const struct cache_fetch *f = &q[head++ % RING];
-        int64_t b = e == CACHE_EXACT ? cache_exact_access(&r->ex2, f->line, f->sectors, t, f->store, &c[f->sm])
-                                     : cache_reuse_access(&r->rd2, f->line, f->sectors, t, f->store, &c[f->sm]);
+        int64_t b = l2_fetch(r, e, f, t);
         t++;
         if (b < 0)
             rc = -1;
@@ -297,15 +341,20 @@ static int walk(struct run *r, const struct cache_input *in)
     if (r->spill_on[CACHE_EXACT]) {
         if (l2_pass(r, CACHE_EXACT))
             return -1;
-        cache_exact_free(&r->ex2); /* its counts are in res: make room for the reuse L2 */
+        for (int k = 0; k < r->parts; k++) /* its counts are in res: make room for the reuse L2 */
+            cache_exact_free(&r->ex2[k]);
         r->ex2_on = 0;
     }
     if (r->spill_on[CACHE_REUSE]) {
         /* one L2 at a time: the reuse one is built once the exact one is done with */
         /* capped at the span: the counts need no deeper distance, and the
          * L2 is what would otherwise hold every line of the trace */
-        if (cache_reuse_init(&r->rd2, &r->cfg->geom[1], &r->cfg->timing[1], 1))
-            return -1;
+        for (int k = 0; k < r->parts; k++)
+            if (cache_reuse_init(&r->rd2[k], &r->g2, &r->cfg->timing[1], 1)) {
+                while (k--)
+                    cache_reuse_free(&r->rd2[k]);
+                return -1;
+            }
         r->rd2_on = 1;
         if (l2_pass(r, CACHE_REUSE))
             return -1;
@@ -334,6 +383,7 @@ static int finish(struct run *r, struct cache_result *res)
                 cache_counts_add(&l->total, &l->sm[s]);
                 cache_estimate_of(&l->sm[s], &l->est_sm[s]);
             }
+            cache_counts_add(&l->total, &l->fabric); /* every lookup, as the hardware counts */
             cache_estimate_of(&l->total, &l->est);
         }
         if (!(cfg->engines & CACHE_ENGINE_REUSE))
@@ -341,24 +391,31 @@ static int finish(struct run *r, struct cache_result *res)
         struct cache_level_result *l = &res->r[CACHE_REUSE][lv];
         for (uint32_t s = 0; s < sms; s++)
             cache_counts_add(&l->total, &l->sm[s]);
+        cache_counts_add(&l->total, &l->fabric);
         if (lv == CACHE_L1) { /* the per-SM estimates were made by l1_pass; the
                                * correction is linear, so the total's is their sum */
             cache_estimate_corrected(&l->total, &r->k1, 1.0, &l->est);
             continue;
         }
-        uint64_t span = cache_assoc_span(&cfg->geom[lv]);
+        uint64_t span = cache_assoc_span(&r->g2);
         double *p = malloc(span * sizeof *p);
         if (!p)
             return -1;
-        cache_assoc_conflict_prob(&cfg->geom[lv], p, span);
+        cache_assoc_conflict_prob(&r->g2, p, span);
         /* one L2 for all SMs: each SM takes its share of the correction */
-        struct cache_correction k;
-        cache_reuse_correction(&r->rd2, p, &k);
+        struct cache_correction k = {0};
+        for (int q = 0; q < r->parts; q++) {
+            struct cache_correction kq;
+            cache_reuse_correction(&r->rd2[q], p, &kq);
+            cache_correction_add(&k, &kq);
+        }
         cache_estimate_corrected(&l->total, &k, 1.0, &l->est);
         for (uint32_t s = 0; s < sms; s++)
             cache_estimate_corrected(&l->sm[s], &k, cache_rate((double)l->sm[s].hits, (double)l->total.hits),
                                      &l->est_sm[s]);
-        l->hist = r->rd2.hist;
+        l->hist = r->rd2[0].hist;
+        if (r->parts == 2)
+            cache_rdhist_add(&l->hist, &r->rd2[1].hist);
         free(p);
     }
     return 0;

@@ -40,6 +40,7 @@
 #include "cache/counts.h"
 #include "cache/geometry.h"
 #include "cache/input.h"
+#include "cache/partition.h"
 #include "cache/reuse.h"
 
 enum { CACHE_ENGINE_EXACT = 1, CACHE_ENGINE_REUSE = 2, CACHE_ENGINE_BOTH = 3 };
@@ -51,13 +52,17 @@ struct cache_config {
     struct cache_timing timing[2];
     int engines;                     /* CACHE_ENGINE_* bits */
     int l2;                          /* model the L2 too */
+    struct cache_parts parts;        /* the L2's partitions (count 2), or one L2 */
     const char *tmpdir;              /* for the L2 pass's spill; NULL: $TMPDIR, else /tmp */
 };
 
 /* One engine's view of one level. */
 struct cache_level_result {
     struct cache_counts total;       /* raw counts */
-    struct cache_counts *sm;         /* [sms]: per SM (L2: the requests of that SM) */
+    struct cache_counts *sm;         /* [sms]: per SM (L2: the requests of that SM, in its
+                                        own partition) */
+    struct cache_counts fabric;      /* L2 in two partitions: the lookups in a line's home
+                                        after a miss in the requesting SM's partition */
     struct cache_estimate est;       /* reported: exact counts, or the corrected reuse estimate */
     struct cache_estimate *est_sm;   /* [sms] */
     struct cache_rdhist hist;        /* reuse engine: the distances */

@@ -145,6 +145,32 @@ static json_t *geom_json(const struct cache_geom *g, const struct cache_timing *
                      "latency", (int)t->latency, "mshr", (int)t->mshr, "max_merge", (int)t->max_merge);
 }
 
+/* Where the partitions came from: the SMs of each, the home bits. */
+static json_t *parts_geom_json(const struct cache_parts *p)
+{
+    json_t *bits = json_array(), *sm = json_array();
+    int n[2] = {0, 0};
+    for (int b = 0; b < CACHE_PART_PAGE_BITS; b++)
+        if (p->home_mask >> b & 1)
+            json_array_append_new(bits, json_integer(b));
+    for (uint32_t s = 0; s < p->sms; s++) {
+        json_array_append_new(sm, p->sm_part[s] >= 0 ? json_integer(p->sm_part[s]) : json_null());
+        if (p->sm_part[s] >= 0)
+            n[p->sm_part[s]]++;
+    }
+    return json_pack("{s:i, s:o, s:[i,i], s:o}", "count", 2, "home_mask_bits", bits, "sms_per_partition",
+                     n[0], n[1], "sm_partition", sm);
+}
+
+/* The two partitions' share: the lookups in a line's home after a miss in
+ * the requesting SM's partition (the level's figures count both). */
+static json_t *parts_json(const struct cache_level_result *l)
+{
+    struct cache_estimate f;
+    cache_estimate_of(&l->fabric, &f);
+    return json_pack("{s:i, s:o}", "count", 2, "fabric", stats_json(&f, 1));
+}
+
 json_t *cache_result_to_json(const struct cache_result *res, const struct cache_config *cfg)
 {
     static const char *const lvname[2] = {"l1", "l2"}, *const engname[2] = {"exact", "reuse"};
@@ -161,6 +187,8 @@ json_t *cache_result_to_json(const struct cache_result *res, const struct cache_
     json_object_set_new(doc, "sms", json_integer(res->sms));
     for (int lv = 0; lv < levels; lv++)
         json_object_set_new(geo, lvname[lv], geom_json(&cfg->geom[lv], &cfg->timing[lv]));
+    if (levels == 2 && cfg->parts.count == 2)
+        json_object_set_new(json_object_get(geo, "l2"), "partitions", parts_geom_json(&cfg->parts));
     json_object_set_new(doc, "geometry", geo);
     for (int e = 0; e < 2; e++) {
         if (!(res->engines & (1 << e)))
@@ -170,6 +198,8 @@ json_t *cache_result_to_json(const struct cache_result *res, const struct cache_
             json_t *l = level_json(&res->r[e][lv], res->sms, e == CACHE_EXACT);
             if (l && e == CACHE_REUSE)
                 json_object_set_new(l, "histogram", hist_json(&res->r[e][lv].hist));
+            if (l && lv == CACHE_L2 && cfg->parts.count == 2)
+                json_object_set_new(l, "partitions", parts_json(&res->r[e][lv]));
             json_object_set_new(x, lvname[lv], l);
         }
         json_object_set_new(eng, engname[e], x);

@@ -21,6 +21,8 @@
  *              model) and, as "l1_hit", for ld.global.ca (L1 hits);
  *   l1_sets    the L1's line, sets, ways and set-index function, found by
  *              conflicting pointer chases (probes/l1_sets.h);
+ *   l2_partitions  which SMs share an L2 partition and which lines each
+ *              is home to, from single timed loads (probes/l2_parts.h);
  * and the SM clock achieved (probes/gpu/clock.h) before and after the whole.
  * The host side (memory_run.c) builds the permutations, sweeps the
  * footprints, repeats every point, and checks the machine code of each
@@ -125,6 +127,9 @@ int mem_chase_covered(size_t elements);
  * plus "error" (why it could not be read) or "listing" (the regions'
  * instructions) when not verified. */
 json_t *mem_sass_check(enum mem_kernel_id id, const void *cubin, size_t size);
+/* The same check for a timed kernel described outside mem_kernels (another
+ * probe's, timed the same way: probes/l2_parts_run.c). */
+json_t *mem_sass_check_kernel(const struct mem_kernel *k, const void *cubin, size_t size);
 
 /* A uniformly random cyclic permutation of 0..n-1 (Sattolo's algorithm):
  * following i -> a[i] from any element visits all n before it returns.
@@ -136,6 +141,7 @@ void mem_random_cycle(uint32_t *a, size_t n, uint64_t seed);
  * document (db/results.h: "probe","device","driver_version","clock_mhz",
  * "repeats","stride_bytes","seed","chase_steps","curves","levels",
  * "summary","shared_cycles","departure","device_memory_cycles","l1_sets",
+ * "l2_partitions",
  * "sass","wall_s"), or NULL with a reason in err
  * when nothing can be measured (no such device, no clock reading). A figure,
  * curve or level list that cannot be measured, or whose machine code is not

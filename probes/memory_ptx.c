@@ -324,7 +324,11 @@ static json_t *check_kernel(const struct mem_kernel *k, const struct cubin_kerne
 
 json_t *mem_sass_check(enum mem_kernel_id id, const void *cubin, size_t size)
 {
-    const struct mem_kernel *k = &mem_kernels[id];
+    return mem_sass_check_kernel(&mem_kernels[id], cubin, size);
+}
+
+json_t *mem_sass_check_kernel(const struct mem_kernel *k, const void *cubin, size_t size)
+{
     struct cubin c;
     char err[256];
     json_t *o;

@@ -27,6 +27,7 @@
 #include "db/results.h"
 #include "probes/l1_sets.h"
 #include "server/cli/cli.h"
+#include "server/cli/trace_cache_parts.h"
 #include "trace/readfile.h"
 
 #define CMD "trace cache"
@@ -63,12 +64,18 @@ static const char usage[] =
     "  --merge N           requests that may merge into one fetch in flight (default 8;\n"
     "                      0: every request to a line in flight is an mshr miss)\n"
     "  --l2-latency N      L2 fetch latency in L2 requests (default 0: not modelled)\n"
+    "  --l2-partitions F   the L2 as two partitions (docs/cache-model.md, \"The L2's\n"
+    "                      partitions\"): F is a memory probe result (gpuprobe probe\n"
+    "                      memory --json) whose l2_partitions found two; each SM reads\n"
+    "                      through its own, half the L2, and a line missed there is\n"
+    "                      looked up in its home partition too (the L2's figures count\n"
+    "                      both lookups, as the hardware's counters do)\n"
     "  --json              the JSON document even on a terminal\n"
     "Exit status: 0 done; 1 the input is bad or cannot be read; 2 bad usage.\n";
 
 struct opts {
     const char *input, *arch, *l1, *l2, *set_index, *engine, *latency, *mshr, *merge, *l2_latency;
-    const char *device, *db;
+    const char *device, *db, *l2_parts;
     int json;
 };
 
@@ -188,8 +195,28 @@ static int set_index(const struct opts *o, const json_t *l1_sets, struct cache_c
     return 0;
 }
 
+/* --l2-partitions: the partition search of a memory probe result; each
+ * partition's half of the L2 must still be whole sets. */
+static int partitions(const struct opts *o, struct cache_config *cfg)
+{
+    char msg[300];
+    json_error_t je;
+    json_t *doc = json_load_file(o->l2_parts, 0, &je);
+    if (!doc)
+        return cli_fail(CMD, 1, "--l2-partitions: %s: %s", o->l2_parts, je.text);
+    int rc = cache_parts_from_json(doc, &cfg->parts, msg, sizeof msg);
+    json_decref(doc);
+    if (rc)
+        return cli_fail(CMD, 1, "--l2-partitions: %s: %s", o->l2_parts, msg);
+    struct cache_geom half = cfg->geom[1];
+    half.size /= 2;
+    if (!cfg->l2 || cache_geom_check(&half, msg, sizeof msg))
+        return cli_fail(CMD, 2, "--l2-partitions: %s", cfg->l2 ? msg : "there is no L2 (--l2 none)");
+    return 0;
+}
+
 /* The geometry: the preset, the device's capacities, then --l1/--l2, then
- * --set-index. */
+ * --set-index, then the L2's partitions. */
 static int geometry(const struct opts *o, struct cache_config *cfg)
 {
     char msg[256];
@@ -206,6 +233,8 @@ static int geometry(const struct opts *o, struct cache_config *cfg)
         rc = cli_fail(CMD, 2, "--l2: %s", msg);
     if (!rc && o->set_index)
         rc = set_index(o, l1_sets, cfg);
+    if (!rc && o->l2_parts)
+        rc = partitions(o, cfg);
     json_decref(l1_sets);
     if (rc)
         return rc;
@@ -360,7 +389,7 @@ int cmd_trace_cache(int argc, char **argv)
         {"mshr", 0, &o.mshr, NULL, NULL},         {"merge", 0, &o.merge, NULL, NULL},
         {"l2-latency", 0, &o.l2_latency, NULL, NULL}, {"json", 0, NULL, &o.json, NULL},
         {"device", 0, &o.device, NULL, NULL},     {"db", 0, &o.db, NULL, NULL},
-        {NULL, 0, NULL, NULL, NULL}};
+        {"l2-partitions", 0, &o.l2_parts, NULL, NULL}, {NULL, 0, NULL, NULL, NULL}};
     int status;
     if (cli_parse(CMD, usage, table, &o.input, argc, argv, &status) < 0)
         return status;

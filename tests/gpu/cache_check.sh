@@ -30,11 +30,24 @@ fail=0
 metrics=l1tex__t_sector_hit_rate.pct,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,\
 l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,\
 l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,lts__t_sector_hit_rate.pct,lts__t_sector_op_read_hit_rate.pct,\
-lts__t_sectors_op_read.sum,lts__t_sectors_op_write.sum,gpc__cycles_elapsed.max,sm__cycles_elapsed.avg.per_second
+lts__t_sectors_op_read.sum,lts__t_sectors_op_write.sum,gpc__cycles_elapsed.max,sm__cycles_elapsed.avg.per_second,\
+lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum,\
+lts__t_sectors_srcunit_ltcfabric_op_read.sum,lts__t_sectors_srcunit_ltcfabric_op_read_lookup_hit.sum
 
 nvidia-smi --query-gpu=name,uuid,driver_version,memory.total,clocks.max.sm --format=csv,noheader \
     > "$out/gpu.csv" 2>/dev/null || true
 "$bin" --version > "$out/version.txt"
+# the L2's partitions, as the memory probe finds them on this device
+parts=()
+if "$bin" probe memory --device "${DEVICE:-0}" --db "$work/memory.db" --json > "$out/memory.json" \
+        2> "$out/memory.err" &&
+    python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["l2_partitions"].get("verdict") != "two partitions")' \
+        "$out/memory.json"; then
+    parts=(--l2-partitions "$out/memory.json")
+    echo "L2 partitions: $(python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["l2_partitions"]; print(p["sms_per_partition"], "SMs, home bits", p["home"]["mask_bits"], "granule", p["home"]["granule_bytes"], "near/far cycles", p["cycles"]["near"], p["cycles"]["far"])' "$out/memory.json")"
+else
+    echo "L2 partitions: not found ($(tail -c 300 "$out/memory.err"); see memory.json): one L2"
+fi
 
 # ---- 1. synthesized = captured ---------------------------------------------------------
 # same PATTERN SIZE PTX GRID BLOCK PARAMS... [--ignore-pc]: capture, synthesize, compare
@@ -90,7 +103,8 @@ hits() {
     fi
     "$bin" trace sort "$c.trace" -o "$c.sorted" --out-format bin --arch hopper --quiet \
         --summary-json "$out/$case.sort.json" &&
-        "$bin" trace cache "$c.sorted" --arch hopper --json > "$out/$case.cache.json" ||
+        "$bin" trace cache "$c.sorted" --arch hopper --json "${parts[@]}" > "$out/$case.cache.json" &&
+        "$bin" trace cache "$c.sorted" --arch hopper --json --engine exact > "$out/$case.cache1.json" ||
         { echo "FAIL $case: sort or cache"; fail=$((fail + 1)); return; }
     echo "ran $case: $(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['records'])" "$out/$case.cache.json") records"
 }
