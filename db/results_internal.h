@@ -241,6 +241,8 @@ int results_memory_read(struct conn *c, int64_t job_id, json_t *out, char *err, 
 /* The memory document's "l1_sets" member (results_memory_l1.c): its rows,
  * walked and read by the memory probe's own walk and reader. */
 int results_memory_l1_walk(struct rwalk *w, const json_t *doc);
+int results_memory_l2_walk(struct rwalk *w, const json_t *doc);
+int results_memory_l2_read(struct conn *c, int64_t job_id, json_t *out, char *err, size_t errlen);
 int results_memory_l1_read(struct conn *c, int64_t job_id, json_t *out, char *err,
                            size_t errlen);
 int results_banks_read(struct conn *c, int64_t job_id, json_t *out, char *err, size_t errlen);

@@ -19,7 +19,8 @@
  * unique within a load (they key the rows); the walk says which repeats.
  * The reader serves curves by size and levels by number, and every error in
  * the {"error": "..."} form. The L1 set mapping ("l1_sets") has its own
- * tables and file, results_memory_l1.c.
+ * tables and file, results_memory_l1.c, the L2's partitions
+ * ("l2_partitions") theirs, results_memory_l2.c.
  */
 #include <stdio.h>
 #include <string.h>
@@ -232,7 +233,7 @@ int results_memory_walk(struct rwalk *w, const json_t *doc)
     for (size_t i = 0; i < MEM_GROUPS; i++)
         if (group_walk(w, doc, i) != 0)
             return -1;
-    return results_memory_l1_walk(w, doc);
+    return results_memory_l1_walk(w, doc) != 0 ? -1 : results_memory_l2_walk(w, doc);
 }
 
 RW_ENTRY_POINTS(results_memory_check, results_memory_save, results_memory_walk)
@@ -355,5 +356,7 @@ int results_memory_read(struct conn *c, int64_t job_id, json_t *out, char *err, 
         return -1;
     if (scalars_read(c, job_id, out, err, errlen) != 0)
         return -1;
-    return results_memory_l1_read(c, job_id, out, err, errlen);
+    if (results_memory_l1_read(c, job_id, out, err, errlen) != 0)
+        return -1;
+    return results_memory_l2_read(c, job_id, out, err, errlen);
 }

@@ -407,6 +407,35 @@ static const char schema_v9_l1_sets[] =
     "  mask   INTEGER NOT NULL CHECK (mask >= 1),\n"
     "  PRIMARY KEY (job_id, bit));\n";
 
+/* The memory probe's L2 partitions (probes/l2_parts.h, db/results_memory_l2.c):
+ * one row per run that has the search — its verdict and figures, or the
+ * error alone when it could not run; the SMs' partitions and the home bits
+ * as JSON lists. */
+static const char schema_v10_l2_partitions[] =
+    "CREATE TABLE memory_l2_partitions (\n"
+    "  job_id                  INTEGER NOT NULL PRIMARY KEY REFERENCES jobs(id) ON DELETE CASCADE,\n"
+    "  device                  TEXT NOT NULL,\n"
+    "  verdict                 TEXT CHECK (verdict IN ('two partitions', 'one partition',"
+    " 'not determined')),\n"
+    "  reason                  TEXT,\n"
+    "  warmer_sm               INTEGER,\n"
+    "  lines                   INTEGER,\n"
+    "  threshold_cycles        REAL,\n"
+    "  near_cycles             REAL,\n"
+    "  far_cycles              REAL,\n"
+    "  far_second_read_cycles  REAL,\n"
+    "  memory_home_near_cycles REAL,\n"
+    "  memory_home_far_cycles  REAL,\n"
+    "  far_fraction            REAL,\n"
+    "  ambiguous_lines         INTEGER,\n"
+    "  copies_kept             INTEGER CHECK (copies_kept IN (0, 1)),\n"
+    "  granule_bytes           INTEGER,\n"
+    "  wall_s                  REAL,\n"
+    "  sm_partition            TEXT,\n"
+    "  home_mask_bits          TEXT,\n"
+    "  error                   TEXT,\n"
+    "  CHECK ((verdict IS NULL) <> (error IS NULL)));\n";
+
 /* One entry per schema version; append only. */
 static const char *const migrations[] = {
     schema_v1_core,
@@ -418,6 +447,7 @@ static const char *const migrations[] = {
     schema_v7_fleet,
     schema_v8_l2_bandwidth,
     schema_v9_l1_sets,
+    schema_v10_l2_partitions,
 };
 
 int store_schema_latest(void)

@@ -69,7 +69,9 @@ static const char usage[] =
     "                      memory --json) whose l2_partitions found two; each SM reads\n"
     "                      through its own, half the L2, and a line missed there is\n"
     "                      looked up in its home partition too (the L2's figures count\n"
-    "                      both lookups, as the hardware's counters do)\n"
+    "                      both lookups, as the hardware's counters do). With --device\n"
+    "                      the device's own result is used when it found two; 'none':\n"
+    "                      one L2 whatever was found\n"
     "  --json              the JSON document even on a terminal\n"
     "Exit status: 0 done; 1 the input is bad or cannot be read; 2 bad usage.\n";
 
@@ -108,7 +110,8 @@ static int resize(struct cache_geom *g, uint64_t bytes)
  * level's up_to_bytes, the largest footprint still at L1 latency; a
  * document's next_bytes, the first one past it, when the result has it),
  * the L2 from the device's l2_bytes. docs/cache-model.md, "Geometry". */
-static int device_geometry(const struct opts *o, struct cache_config *cfg, json_t **l1_sets)
+static int device_geometry(const struct opts *o, struct cache_config *cfg, json_t **l1_sets,
+                           json_t **l2_parts)
 {
     char err[512];
     if (!o->db)
@@ -140,6 +143,7 @@ static int device_geometry(const struct opts *o, struct cache_config *cfg, json_
             l1 = member_u64(lv, "up_to_bytes");
     }
     *l1_sets = json_incref(json_object_get(res, "l1_sets"));
+    *l2_parts = json_incref(json_object_get(res, "l2_partitions"));
     json_decref(res);
     json_decref(info);
     if (!l1 || resize(&cfg->geom[0], l1))
@@ -195,19 +199,29 @@ static int set_index(const struct opts *o, const json_t *l1_sets, struct cache_c
     return 0;
 }
 
-/* --l2-partitions: the partition search of a memory probe result; each
+/* The L2's partitions: --l2-partitions FILE (a memory probe result), none,
+ * or, with --device, the device's own search when it found two; each
  * partition's half of the L2 must still be whole sets. */
-static int partitions(const struct opts *o, struct cache_config *cfg)
+static int partitions(const struct opts *o, const json_t *device_parts, struct cache_config *cfg)
 {
     char msg[300];
     json_error_t je;
-    json_t *doc = json_load_file(o->l2_parts, 0, &je);
-    if (!doc)
-        return cli_fail(CMD, 1, "--l2-partitions: %s: %s", o->l2_parts, je.text);
-    int rc = cache_parts_from_json(doc, &cfg->parts, msg, sizeof msg);
-    json_decref(doc);
-    if (rc)
-        return cli_fail(CMD, 1, "--l2-partitions: %s: %s", o->l2_parts, msg);
+    if (o->l2_parts && strcmp(o->l2_parts, "none") == 0)
+        return 0;
+    if (!o->l2_parts) { /* --device: its search, if it found two */
+        const json_t *v = json_object_get(device_parts, "verdict");
+        if (!json_is_string(v) || strcmp(json_string_value(v), "two partitions") != 0 ||
+            cache_parts_from_json(device_parts, &cfg->parts, msg, sizeof msg))
+            return 0;
+    } else {
+        json_t *doc = json_load_file(o->l2_parts, 0, &je);
+        if (!doc)
+            return cli_fail(CMD, 1, "--l2-partitions: %s: %s", o->l2_parts, je.text);
+        int rc = cache_parts_from_json(doc, &cfg->parts, msg, sizeof msg);
+        json_decref(doc);
+        if (rc)
+            return cli_fail(CMD, 1, "--l2-partitions: %s: %s", o->l2_parts, msg);
+    }
     struct cache_geom half = cfg->geom[1];
     half.size /= 2;
     if (!cfg->l2 || cache_geom_check(&half, msg, sizeof msg))
@@ -221,11 +235,11 @@ static int geometry(const struct opts *o, struct cache_config *cfg)
 {
     char msg[256];
     int rc = 0;
-    json_t *l1_sets = NULL;
+    json_t *l1_sets = NULL, *l2_parts = NULL;
     if (cache_arch_geometry(o->arch, &cfg->geom[0], &cfg->geom[1], msg, sizeof msg))
         return cli_fail(CMD, 2, "--arch: %s", msg);
     if (o->device)
-        rc = device_geometry(o, cfg, &l1_sets);
+        rc = device_geometry(o, cfg, &l1_sets, &l2_parts);
     if (!rc && o->l1 && cache_geom_parse(o->l1, &cfg->geom[0], msg, sizeof msg))
         rc = cli_fail(CMD, 2, "--l1: %s", msg);
     cfg->l2 = !(o->l2 && strcmp(o->l2, "none") == 0);
@@ -233,9 +247,10 @@ static int geometry(const struct opts *o, struct cache_config *cfg)
         rc = cli_fail(CMD, 2, "--l2: %s", msg);
     if (!rc && o->set_index)
         rc = set_index(o, l1_sets, cfg);
-    if (!rc && o->l2_parts)
-        rc = partitions(o, cfg);
+    if (!rc && (o->l2_parts || (cfg->l2 && l2_parts)))
+        rc = partitions(o, l2_parts, cfg);
     json_decref(l1_sets);
+    json_decref(l2_parts);
     if (rc)
         return rc;
     if (cfg->l2 && (cfg->geom[1].line != cfg->geom[0].line || cfg->geom[1].sector != cfg->geom[0].sector))

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Proves `gpuprobe trace cache` end to end (and --device over the imported H100 reference result): the committed NVBit and Accel-Sim fixtures sorted (binary and CSV) and modelled, the same answer from both forms; the JSON's counts consistent (every L1 request a hit or one miss class, loads and stores adding up to the requests, the L2 fed by the L1's fetches and written-through stores); stores worked by hand (the L1 writes through and discards, the L2 allocates) and a synthetic naive transpose whose loads never hit the L1; a cyclic trace worked by hand (300 lines read three times: all hits after the first pass in 512 lines, none in 256 — LRU's cyclic pathology — with both engines equal on fully associative caches, and the set-associative correction reported); --engine, --set-index (modulo, xor, masks that equal both, and hardware: the masks stored with a device's memory result), and refusals with one line and status 2 (usage) or 1 (input).
+# Proves `gpuprobe trace cache` end to end (and --device over the imported H100 reference result): the committed NVBit and Accel-Sim fixtures sorted (binary and CSV) and modelled, the same answer from both forms; the JSON's counts consistent (every L1 request a hit or one miss class, loads and stores adding up to the requests, the L2 fed by the L1's fetches and written-through stores); stores worked by hand (the L1 writes through and discards, the L2 allocates) and a synthetic naive transpose whose loads never hit the L1; a cyclic trace worked by hand (300 lines read three times: all hits after the first pass in 512 lines, none in 256 — LRU's cyclic pathology — with both engines equal on fully associative caches, and the set-associative correction reported); --engine, --set-index (modulo, xor, masks that equal both, and hardware: the masks stored with a device's memory result), the L2 in two partitions (the device's stored search, the same map from a file, none, and a search that found one refused), and refusals with one line and status 2 (usage) or 1 (input).
 . "$(dirname "$0")/lib.sh"
 
 # cache ARGS...: runs trace cache; BODY its stdout, RC its status, ERR its stderr.
@@ -187,6 +187,31 @@ assert_json .engines.exact.l1.hits 400
 cache stride.csv --l1 220160,430,128,32 --set-index mask:0xa80,0x1500 --l2 none --latency 0 --engine exact
 [ "$(json .engines)" = "$hardware" ] || fail "hardware and the same masks given differ"
 refused 2 cyclic.csv --device "$uuid" --db ref.db --set-index hardware --l1 224K,448,64,32
+
+# ---- the L2's partitions: the device's stored search, a file, or none ------------------------
+cache cyclic.csv --device "$uuid" --db ref.db --engine exact
+[ "$RC" -eq 0 ] || fail "--device without a partition search: exit $RC: $ERR"
+assert_true '.geometry.l2.partitions == null and .engines.exact.l2.partitions == null'
+one_l2=$(json .engines.exact.l2.requests)
+sql "INSERT INTO memory_l2_partitions (job_id, device, verdict, sm_partition, home_mask_bits)
+     VALUES ($job, '$uuid', 'two partitions', '[0,1,1,0]', '[12]')"
+cache cyclic.csv --device "$uuid" --db ref.db --engine exact
+[ "$RC" -eq 0 ] || fail "--device with two partitions: exit $RC: $ERR"
+assert_true '.geometry.l2.partitions.count == 2 and .geometry.l2.partitions.home_mask_bits == [12]'
+# every lookup counted: the SMs' own partitions' and the fabric's
+assert_true '.engines.exact.l2 | .requests == ([.sms[].requests] | add) + .partitions.fabric.requests'
+assert_true ".engines.exact.l2.partitions.fabric.requests > 0 and .engines.exact.l2.requests > $one_l2"
+jq -n '{l2_partitions: {verdict: "two partitions", sm_partition: [0,1,1,0], home: {mask_bits: [12]}}}' >parts.json
+cache cyclic.csv --device "$uuid" --db ref.db --engine exact --l2-partitions parts.json
+[ "$(json .engines)" = "$(cache cyclic.csv --device "$uuid" --db ref.db --engine exact; json .engines)" ] ||
+    fail "the stored search and the same map in a file differ"
+cache cyclic.csv --device "$uuid" --db ref.db --engine exact --l2-partitions none
+assert_true ".geometry.l2.partitions == null and .engines.exact.l2.requests == $one_l2"
+jq -n '{l2_partitions: {verdict: "one partition", cycles: {near: 280}}}' >one.json
+refused 1 cyclic.csv --l2-partitions one.json
+assert_match "$ERR" "one partition" "a search that found one partition"
+refused 1 cyclic.csv --l2-partitions missing.json
+refused 2 cyclic.csv --l2 none --l2-partitions parts.json
 
 # ---- refusals ----------------------------------------------------------------------------
 refused 2 cyclic.csv --l1 100,4,128,32

@@ -11,7 +11,9 @@
  * "one partition"; an SM far from too few lines to be the other
  * partition's, "not determined"; and a home function of known bits
  * (parity of address bits 12 and 14, per page a constant) must be found
- * bit for bit, with copies kept or not as the second reads say.
+ * bit for bit, with copies kept or not as the second reads say. Every
+ * document, whatever its verdict, must pass the store's check of the
+ * memory result it is part of.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,13 +25,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db/results.h"
 #include "probes/l2_parts.h"
 #include "tests/unit/support/tmpfile.h"
 
 #define FIX "tests/fixtures/l2parts/h100-sm0-23.bin"
 
-static const char *verdict_of(const json_t *o)
+/* The verdict of o, once o has passed the store's check inside a memory
+ * result (the smallest the memory walk accepts). */
+static const char *verdict_of(json_t *o)
 {
+    char err[256];
+    json_t *doc = json_loads(
+        "{\"probe\":\"memory\",\"device\":{\"index\":0,\"uuid\":\"GPU-0c1d2e3f-4a5b-6c7d-8e9f-a0b1c2d3e4f5\","
+        "\"name\":\"NVIDIA H100 80GB HBM3\",\"compute_capability\":\"9.0\"},\"driver_version\":\"580\","
+        "\"repeats\":5,\"clock_mhz\":{\"before\":1980.0,\"after\":1980.0},\"shared_cycles\":{\"error\":\"x\"},"
+        "\"departure\":{\"error\":\"x\"},\"curves\":{\"ca\":{\"error\":\"x\"},\"cg\":{\"error\":\"x\"}},"
+        "\"levels\":{\"ca\":{\"error\":\"x\"},\"cg\":{\"error\":\"x\"}},\"wall_s\":3.0}",
+        0, NULL);
+    assert_non_null(doc);
+    json_object_set(doc, "l2_partitions", o);
+    if (results_memory_check(doc, err, sizeof err) != 0)
+        fail_msg("the store refuses the search's document: %s", err);
+    json_decref(doc);
     return json_string_value(json_object_get(o, "verdict"));
 }
 

@@ -33,6 +33,8 @@
  *
  * Environment: BASE_URL (the daemon), TOKEN (a write token), FIXTURES (the
  * trace fixtures folder), CHROMIUM (default /usr/bin/chromium),
+ * GPUPROBE_WEB_L2_PARTITIONS (the least number of memory results whose L2
+ * partition search the memory view must show),
  * GPUPROBE_SCREENSHOTS, GPUPROBE_WEB_DEVICES (the least number of devices
  * with all six results the database must hold; default 0),
  * GPUPROBE_WEB_BOTH_SORTS=1 (the daemon's trace_sync_limit answers
@@ -220,7 +222,23 @@ async function checkMemory(page, doc) {
   const curves = ['ca', 'cg'].map((l) => curvePoints(doc, l)).filter(Boolean);
   equal(series(chart).map((d) => d.data), curves, 'the .ca and .cg curves, point by point');
   equal(chart.datasets.filter((d) => d.marker).map((d) => d.data[0][0]), capacities(doc), 'cache capacity markers');
+  // the L2 partition search, when the result has one
+  const kv = await page.$$eval('#result dl.l2-partitions div', (ds) =>
+    Object.fromEntries(ds.map((d) => [d.querySelector('dt').textContent, d.querySelector('dd').textContent])));
+  const parts = doc.l2_partitions;
+  if (!parts) {
+    equal(Object.keys(kv).length, 0, 'no partition rows without a search');
+    return;
+  }
+  partitionResults++;
+  check(kv.Verdict?.startsWith(parts.verdict), `the verdict shown: ${kv.Verdict}`);
+  if (parts.sms_per_partition) equal(kv['SMs per partition'], parts.sms_per_partition.join(' / '), 'SMs per partition');
+  if (parts.home?.mask_bits) equal(kv['Home bits (below 2 MiB)'], parts.home.mask_bits.join(', '), 'home bits');
+  if (parts.cycles?.far !== undefined) {
+    equal(kv['L2 hit, near / far partition'], `${Math.round(parts.cycles.near)} / ${Math.round(parts.cycles.far)} cycles`, 'near and far cycles');
+  }
 }
+let partitionResults = 0;
 
 async function checkBanks(page, doc) {
   const cells = await page.$$eval('#bank-map .reg', (rs) => rs.map((r) => r.dataset.bank));
@@ -732,6 +750,8 @@ async function main() {
     await checkOverview(page, inv, jobs);
     if (withResults.length) {
       await checkDevices(page, withResults);
+      const wantParts = Number(process.env.GPUPROBE_WEB_L2_PARTITIONS || 0);
+      check(partitionResults >= wantParts, `${partitionResults} memory results showed an L2 partition search, expected ${wantParts}`);
       await checkCompare(page, withResults);
     } else {
       console.log('SKIP device and compare views: no device in this database has all six results');

@@ -114,6 +114,33 @@ function renderMemory(body, doc) {
       dep.l1_hit ? ['Departure on L1 hits', `${fmtFigure(dep.l1_hit.coalesced_cycles)} / ${fmtFigure(dep.l1_hit.uncoalesced_cycles)} cycles`] : null,
       dep.clock_overhead_cycles ? ['Clock read overhead', `${fmtFigure(dep.clock_overhead_cycles)} cycles`] : null,
     ])));
+  const parts = l2PartitionRows(doc.l2_partitions);
+  if (parts.length) {
+    body.append(el('h3', { text: 'L2 partitions' }),
+      el('p', { class: 'hint', text: 'Single loads timed from every SM after one SM read the lines: SMs that find half the lines slower read through the other partition; those lines are homed in the first SM\'s.' }),
+      kvList(parts, 'kv l2-partitions'));
+  }
+}
+
+/* The partition search (probes/l2_parts.h) as label/value rows; none for a
+ * result from before it. */
+function l2PartitionRows(p) {
+  if (!p) return [];
+  if (p.error) return [['Partition search', `failed: ${p.error}`]];
+  const c = p.cycles || {};
+  const cyc = (v) => (v === null || v === undefined ? '—' : `${Math.round(v)}`);
+  const home = p.home || {};
+  return [
+    ['Verdict', p.reason ? `${p.verdict}: ${p.reason}` : p.verdict],
+    p.sms_per_partition ? ['SMs per partition', p.sms_per_partition.join(' / ')] : null,
+    c.far !== undefined ? ['L2 hit, near / far partition', `${cyc(c.near)} / ${cyc(c.far)} cycles`] : null,
+    c.far_second_read !== undefined
+      ? ['Far line read again', `${cyc(c.far_second_read)} cycles${p.copies_kept ? ' (the near partition kept a copy)' : ''}`] : null,
+    c.memory_home_far !== undefined
+      ? ['Miss homed near / far', `${cyc(c.memory_home_near)} / ${cyc(c.memory_home_far)} cycles`] : null,
+    home.granule_bytes ? ['Home granule', fmtBytes(home.granule_bytes)] : null,
+    Array.isArray(home.mask_bits) ? ['Home bits (below 2 MiB)', home.mask_bits.join(', ')] : null,
+  ].filter(Boolean);
 }
 
 /* ---- control codes ----------------------------------------------------------- */
