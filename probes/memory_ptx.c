@@ -18,9 +18,10 @@
  * the shadow of the load latency.
  * mem_sass_check reads what the compiler made of a kernel (probes/gpu/cubin.h,
  * probes/gpu/sass.h): each timed region, found between consecutive clock reads,
- * must hold exactly its loads and no other load instruction. sass.h gives
- * base mnemonics only, so LDG.E.64.STRONG.SM (.ca) and .STRONG.GPU (.cg)
- * both count as LDG: the cache scope itself is not checked.
+ * must hold exactly its loads and no other load instruction, and every one
+ * of those loads the ordering its cache operator compiles to (sass.h's
+ * SASS_MEM_SEM: .STRONG.SM for .ca, .STRONG.GPU for .cg), so a .ca kernel
+ * that compiled to .cg loads, or the reverse, is not timed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -269,18 +270,47 @@ char *mem_ptx(enum mem_kernel_id id, int cc_major, int cc_minor)
 
 static const char *const load_ops[] = {"LDG", "LDS", "LDC", "LDL"};
 
-/* Counts of the expected opcode and of every other load in region r. */
-static json_t *region_json(const struct cubin_kernel *kn, const struct sass_region *r,
-                           const char *op, int expect, int *ok)
+/* The SASS_MEM_SEM value the loads described by full ("LDG.E.64.STRONG.SM")
+ * must have, or -1 when the description names no ordering the reader knows. */
+static int expected_sem(const char *full)
 {
+    if (!full || strncmp(full, "LDG", 3) != 0)
+        return -1;
+    if (strstr(full, ".STRONG.GPU"))
+        return SASS_SEM_STRONG_GPU;
+    if (strstr(full, ".STRONG.SM"))
+        return SASS_SEM_STRONG_SM;
+    return SASS_SEM_WEAK;
+}
+
+/* The loads of opcode op in region r whose ordering is not sem. */
+static size_t wrong_sem(const struct cubin_kernel *kn, const struct sass_region *r, const char *op, int sem)
+{
+    char mn[SASS_MNEMONIC_MAX];
+    size_t n = 0;
+    for (size_t i = r->first; sem >= 0 && i < r->end; i++) {
+        struct sass_insn in = sass_decode(kn->text, i * SASS_INSN_BYTES);
+        if (strcmp(sass_mnemonic(&in, mn), op) == 0 && (int)sass_field(&in, SASS_MEM_SEM) != sem)
+            n++;
+    }
+    return n;
+}
+
+/* Counts of the expected opcode, of those with another ordering than the
+ * kernel's cache operator compiles to, and of every other load in region r. */
+static json_t *region_json(const struct cubin_kernel *kn, const struct sass_region *r,
+                           const struct mem_kernel *k, int expect, int *ok)
+{
+    const char *op = k->sass_op;
     size_t found = sass_count_mnemonic(kn->text, kn->text_size, r, op), other = 0;
+    size_t wrong = wrong_sem(kn, r, op, expected_sem(k->sass_full));
     for (size_t i = 0; i < sizeof load_ops / sizeof load_ops[0]; i++)
         if (strcmp(load_ops[i], op) != 0)
             other += sass_count_mnemonic(kn->text, kn->text_size, r, load_ops[i]);
-    if (found != (size_t)expect || other != 0)
+    if (found != (size_t)expect || other != 0 || wrong != 0)
         *ok = 0;
-    return json_pack("{s:i,s:I,s:I}", "expect", expect, "found", (json_int_t)found,
-                     "other_loads", (json_int_t)other);
+    return json_pack("{s:i,s:I,s:I,s:I}", "expect", expect, "found", (json_int_t)found,
+                     "other_loads", (json_int_t)other, "wrong_ordering", (json_int_t)wrong);
 }
 
 /* Walks the timed regions of one pass; returns how many were found. */
@@ -293,7 +323,7 @@ static int check_regions(const struct mem_kernel *k, const struct cubin_kernel *
         struct sass_region r;
         if (sass_clock_region(kn->text, kn->text_size, from, &r) < 0)
             break;
-        json_array_append_new(regions, region_json(kn, &r, k->sass_op, k->region_loads[i], ok));
+        json_array_append_new(regions, region_json(kn, &r, k, k->region_loads[i], ok));
         if (i == 0)
             span->first = r.first;
         span->end = r.end;

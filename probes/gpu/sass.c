@@ -45,6 +45,7 @@ static const struct field_desc fields[SASS_FIELD_COUNT] = {
     [SASS_RB] = {"rb", 32, 8},
     [SASS_RC] = {"rc", 64, 8},
     [SASS_SREG] = {"sreg", 72, 8},
+    [SASS_MEM_SEM] = {"mem_sem", 77, 3},
     [SASS_STALL] = {"stall", 105, 4},
     [SASS_YIELD] = {"yield", 109, 1},
     [SASS_WBAR] = {"wbar", 110, 3},

@@ -41,6 +41,13 @@
 #define SASS_SCOREBOARD_NONE 7       /* wbar/rbar value meaning "no scoreboard" */
 #define SASS_SR_CLOCKLO 0x50         /* special register read by clock64 */
 #define SASS_SR_GLOBALTIMERLO 0x52
+/* SASS_MEM_SEM of an LDG, as every LDG of the fixtures has it (read against
+ * cuobjdump's text; tests/unit/test_sass.c): a weak load (LDG.E, plain
+ * ld.global), .STRONG.SM (ld.global.ca) and .STRONG.GPU (ld.global.cg).
+ * Other values (.SYS, .CONSTANT ...) were not seen and are not named. */
+#define SASS_SEM_WEAK 0
+#define SASS_SEM_STRONG_SM 5
+#define SASS_SEM_STRONG_GPU 7
 
 struct sass_insn {
     uint64_t lo, hi;
@@ -58,6 +65,7 @@ enum sass_field {
     SASS_RB,                         /* [39:32] */
     SASS_RC,                         /* [71:64] */
     SASS_SREG,                       /* [79:72]  special register of S2R/CS2R/S2UR */
+    SASS_MEM_SEM,                    /* [79:77]  LDG's ordering and scope (SASS_SEM_*) */
     SASS_STALL,                      /* [108:105] */
     SASS_YIELD,                      /* [109] */
     SASS_WBAR,                       /* [112:110] write scoreboard; 7 = none */

@@ -226,6 +226,7 @@ static void test_sass_fixtures_verify(void **state)
             assert_int_equal(json_integer_value(json_object_get(reg, "found")),
                              mem_kernels[id].region_loads[r]);
             assert_int_equal(json_integer_value(json_object_get(reg, "other_loads")), 0);
+            assert_int_equal(json_integer_value(json_object_get(reg, "wrong_ordering")), 0);
         }
         assert_null(json_object_get(o, "listing"));
         json_decref(o);
@@ -243,6 +244,20 @@ static void test_sass_wrong_expectations(void **state)
     assert_int_equal(json_integer_value(json_object_get(reg, "other_loads")), MEM_UNROLL);
     assert_true(json_is_string(json_object_get(o, "listing")));
     json_decref(o);
+    /* the .ca chase's loads are LDG.E.64.STRONG.SM: as the .cg chase they
+     * have the right count and the wrong ordering, and the reverse */
+    static const enum mem_kernel_id swapped[][2] = {{MK_CHASE_CG, MK_CHASE_CA}, {MK_CHASE_CA, MK_CHASE_CG},
+                                                    {MK_DEP_COAL_CA, MK_DEP_COAL_CG}};
+    for (size_t i = 0; i < sizeof swapped / sizeof swapped[0]; i++) {
+        o = check_fixture(swapped[i][0], swapped[i][1]);
+        assert_false(verified(o));
+        reg = json_array_get(json_object_get(o, "regions"), mem_kernels[swapped[i][0]].regions - 1);
+        assert_int_equal(json_integer_value(json_object_get(reg, "found")),
+                         json_integer_value(json_object_get(reg, "expect")));
+        assert_int_equal(json_integer_value(json_object_get(reg, "wrong_ordering")),
+                         json_integer_value(json_object_get(reg, "found")));
+        json_decref(o);
+    }
     /* a departure check on a chase cubin: no kernel "depart" */
     o = check_fixture(MK_DEP_COAL_CG, MK_CHASE_CG);
     assert_false(verified(o));

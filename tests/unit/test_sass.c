@@ -792,6 +792,7 @@ static void test_set_positions(void **state)
         {SASS_RB, 0x56, 0x5600000000ull, 0},
         {SASS_RC, 0x78, 0, 0x78},
         {SASS_SREG, 0x50, 0, 0x5000},
+        {SASS_MEM_SEM, 7, 0, 0xe000},
         {SASS_STALL, 15, 0, 15ull << 41},
         {SASS_YIELD, 1, 0, 1ull << 45},
         {SASS_WBAR, 5, 0, 5ull << 46},
