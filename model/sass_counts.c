@@ -39,7 +39,7 @@ struct ctx {
 static const int markers[] = {MC_GLOBAL, SC_SYNC, MC_SHARED, MC_FP32, MC_FP64, MC_SFU, MC_CONV};
 #define N_MARKERS (sizeof markers / sizeof markers[0])
 
-static const char *const extra_names[] = {"sync", "uniform", "other"};
+static const char *const extra_names[] = {"sync", "uniform", "tensor", "other"};
 
 const char *sc_class_name(int c)
 {
@@ -322,6 +322,9 @@ static void count_notes(struct ctx *c)
     if (d->run[SC_UNIFORM] + d->run[SC_OTHER] > 0)
         note(d, "%g uniform-datapath and %g other (NOP, EXIT ...) instruction(s) a warp: no "
              "model class, not charged", d->run[SC_UNIFORM], d->run[SC_OTHER]);
+    if (d->run[SC_TENSOR] > 0)
+        note(d, "%g tensor-core instruction(s) a warp: the model has no tensor pipe; each is "
+             "charged one integer issue slot", d->run[SC_TENSOR]);
 }
 
 int sc_count(const json_t *sass, const struct pd_loop *ptx_loops, int n, struct sc_desc *out,

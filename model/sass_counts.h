@@ -52,6 +52,7 @@
 enum sc_class {
     SC_SYNC = MC_COUNT,          /* barriers */
     SC_UNIFORM,                  /* uniform datapath */
+    SC_TENSOR,                   /* tensor cores (HMMA, IMMA, DMMA): no model class */
     SC_OTHER,                    /* NOP, EXIT, unknown operations ... */
     SC_NCLASS
 };

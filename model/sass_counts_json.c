@@ -81,7 +81,8 @@ json_t *sc_desc_json(const struct sc_desc *d, const struct pd_desc *pd,
     /* every issued instruction takes an issue slot: the uniform datapath's and the
      * rest (NOP, EXIT ...) are charged at the integer rate, the model having no
      * class of their own */
-    double extra = d->run[SC_UNIFORM] + d->off[SC_UNIFORM] + d->run[SC_OTHER] + d->off[SC_OTHER];
+    double extra = d->run[SC_UNIFORM] + d->off[SC_UNIFORM] + d->run[SC_TENSOR] + d->off[SC_TENSOR] +
+                   d->run[SC_OTHER] + d->off[SC_OTHER];
     json_object_set_new(pw, "int", json_real(d->run[MC_INT] + d->off[MC_INT] + extra));
     if (extra > 0) {
         char why[160];

@@ -10,7 +10,7 @@
 
 #define MAX_ITEMS 1000000        /* more groups, loops or skips than any kernel has */
 
-static const char *const extra_classes[] = {"sync", "uniform", "other"};
+static const char *const extra_classes[] = {"sync", "uniform", "tensor", "other"};
 
 int si_class_parse(const char *name)
 {

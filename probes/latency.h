@@ -19,6 +19,10 @@
  * Throughput uses a second kernel: every SM full of warps, each thread
  * running independent chains, timed by %globaltimer and converted to
  * results per clock per SM with the SM clock measured in the same run.
+ * Tensor-core entries (lat_mma) chain through their accumulator (D = A x B
+ * + D): the latency is one mma.sync's, the throughput counts warp-wide
+ * operations per clock per SM, and with the operations each does and the
+ * clock, the TFLOP/s (TOP/s for integers) of the whole GPU.
  */
 #ifndef GPUPROBE_PROBES_LATENCY_H
 #define GPUPROBE_PROBES_LATENCY_H
@@ -36,7 +40,18 @@
 #define TPUT_THREADS 256
 
 /* Register classes a template can ask for. */
-enum lat_type { LT_F32, LT_F16X2, LT_F64, LT_U32, LT_U64 };
+enum lat_type { LT_F32, LT_F16X2, LT_F64, LT_U32, LT_U64, LT_S32 };
+
+/* A tensor-core step (mma.sync): the accumulator is d registers of the
+ * entry's xt ({d} in the template, a PTX vector whose first register is the
+ * chain's {x}), the A and B operands a and b registers of type t ({a},
+ * {b}, .b32 or .f64, filled from {y}'s bits); one step is one warp-wide operation of
+ * flops operations, so its throughput counts warps, not threads. */
+struct lat_mma {
+    int d, a, b;
+    enum lat_type t;
+    double flops;
+};
 
 struct lat_entry {
     const char *name;         /* catalog key, e.g. "ffma" */
@@ -49,6 +64,8 @@ struct lat_entry {
     const char *sass;         /* the opcode the step must compile to ("A|B": either) */
     int per_step;             /* how many of them one step is */
     const char *note;         /* what the figure means where it is not obvious */
+    const struct lat_mma *mma; /* a tensor-core step, or NULL */
+    const char *ptx_version;  /* the PTX ISA the step needs, when newer than ptx_header's */
 };
 
 extern const struct lat_entry lat_catalog[];

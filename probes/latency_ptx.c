@@ -18,7 +18,7 @@
 
 static const char *reg_type(enum lat_type t)
 {
-    static const char *const names[] = {".f32", ".b32", ".f64", ".u32", ".u64"};
+    static const char *const names[] = {".f32", ".b32", ".f64", ".u32", ".u64", ".s32"};
     return names[t];
 }
 
@@ -43,19 +43,38 @@ void lat_fill_inputs(const struct lat_entry *e, unsigned char in[LAT_INPUT_BYTES
         case LT_F32: memcpy(slot, &f, 4); break;
         case LT_F16X2: memcpy(slot, &h, 4); break;
         case LT_F64: memcpy(slot, &d, 8); break;
-        case LT_U32: { unsigned v = (unsigned)n; memcpy(slot, &v, 4); break; }
+        case LT_U32:
+        case LT_S32: { unsigned v = (unsigned)n; memcpy(slot, &v, 4); break; }
         case LT_U64: memcpy(slot, &n, 8); break;
         }
     }
 }
 
+/* "{R, R_1, ..., R_(n-1)}" for a register R (n = 1: "{R}"); "{Pa0, ...}"
+ * when the names are P0, P1 ... (R NULL). */
+static void vector_text(char *buf, size_t len, const char *r, const char *prefix, int n)
+{
+    size_t at = (size_t)snprintf(buf, len, "{");
+    for (int i = 0; i < n && at < len; i++)
+        at += (size_t)(r ? (i ? snprintf(buf + at, len - at, ", %s_%d", r, i) : snprintf(buf + at, len - at, "%s", r))
+                         : snprintf(buf + at, len - at, "%s%s%d", i ? ", " : "", prefix, i));
+    if (at < len)
+        snprintf(buf + at, len - at, "}");
+}
+
 static void add_step(struct ptx *p, const struct lat_entry *e, const char *x, const char *t,
                      const char *s, const char *g)
 {
-    const char *keys[] = {"x", "y", "z", "u", "t", "s", "g"};
-    const char *vals[] = {x, "%y", "%z", "%u", t, s, g};
+    char d[128] = "", a[96] = "", b[96] = "";
+    if (e->mma) {
+        vector_text(d, sizeof d, x, NULL, e->mma->d);
+        vector_text(a, sizeof a, NULL, "%fa", e->mma->a);
+        vector_text(b, sizeof b, NULL, "%fb", e->mma->b);
+    }
+    const char *keys[] = {"x", "y", "z", "u", "t", "s", "g", "d", "a", "b"};
+    const char *vals[] = {x, "%y", "%z", "%u", t, s, g, d, a, b};
     ptx_add(p, "\t");
-    ptx_expand(p, e->ptx, keys, vals, 7);
+    ptx_expand(p, e->ptx, keys, vals, 10);
     ptx_add(p, "\n");
 }
 
@@ -87,6 +106,12 @@ static void common_prologue(struct ptx *p, const struct lat_entry *e, int chains
                "\tmul.wide.u32 %%wide, %%w, 8;\n\tadd.u64 %%in, %%in, %%wide;\n");
     ptx_add(p, "\tbar.sync 0;\n\tld.global%s %%y, [%%in+8];\n\tld.global%s %%z, [%%in+16];\n"
                "\tld.global.u32 %%u, [%%in+24];\n", reg_type(e->xt), reg_type(e->xt));
+    /* the A and B operands: {y}'s bits (its low half for narrower registers) */
+    for (int i = 0; e->mma && i < e->mma->a + e->mma->b; i++) { /* {y} is as wide as they are */
+        int is_a = i < e->mma->a;
+        ptx_add(p, "\tmov.b%d %%f%c%d, %%y;\n", e->mma->t == LT_F64 ? 64 : 32, is_a ? 'a' : 'b',
+                is_a ? i : i - e->mma->a);
+    }
 }
 
 static void declare(struct ptx *p, const struct lat_entry *e, int chains)
@@ -94,9 +119,16 @@ static void declare(struct ptx *p, const struct lat_entry *e, int chains)
     ptx_add(p, "\t.reg .pred %%p;\n\t.reg .u32 %%pass, %%me, %%sbase, %%w, %%u, %%iter, %%n, %%nt, %%gtid, %%all;\n"
                "\t.reg .u64 %%in, %%out, %%gbase, %%wide, %%c0, %%c1, %%d, %%gt0, %%gt1;\n"
                "\t.reg %s %%y, %%z;\n", reg_type(e->xt));
-    for (int k = 0; k < chains; k++)
+    for (int k = 0; k < chains; k++) {
         ptx_add(p, "\t.reg %s %%x%d;\n\t.reg %s %%t%d;\n\t.reg .u32 %%s%d;\n\t.reg .u64 %%g%d;\n",
                 reg_type(e->xt), k, reg_type(e->tt), k, k, k);
+        for (int i = 1; e->mma && i < e->mma->d; i++)
+            ptx_add(p, "\t.reg %s %%x%d_%d;\n", reg_type(e->xt), k, i);
+    }
+    for (int i = 0; e->mma && i < e->mma->a; i++)
+        ptx_add(p, "\t.reg %s %%fa%d;\n", reg_type(e->mma->t), i);
+    for (int i = 0; e->mma && i < e->mma->b; i++)
+        ptx_add(p, "\t.reg %s %%fb%d;\n", reg_type(e->mma->t), i);
     ptx_add(p, "\t.shared .align 8 .b32 sm[%d];\n", SHARED_WORDS);
 }
 
@@ -108,6 +140,8 @@ static void init_chain(struct ptx *p, const struct lat_entry *e, int k)
         ptx_add(p, "\tmov.u32 %%x%d, %%s%d;\n", k, k);
     else
         ptx_add(p, "\tld.global%s %%x%d, [%%in+%d];\n", reg_type(e->xt), k, 32 + 8 * k);
+    for (int i = 1; e->mma && i < e->mma->d; i++) /* the accumulator's other registers */
+        ptx_add(p, "\tmov%s %%x%d_%d, %%x%d;\n", reg_type(e->xt), k, i, k);
 }
 
 static void chain_regs(int k, char x[8], char t[8], char s[8], char g[8])
@@ -133,7 +167,7 @@ char *lat_ptx_latency(const struct lat_entry *e, int cc_major, int cc_minor)
 {
     struct ptx p;
     ptx_init(&p);
-    ptx_header(&p, cc_major, cc_minor);
+    ptx_header_version(&p, cc_major, cc_minor, e->ptx_version);
     ptx_add(&p, ".visible .entry lat(.param .u64 p_out, .param .u64 p_in, .param .u64 p_glob)\n{\n");
     declare(&p, e, 1);
     common_prologue(&p, e, 1);
@@ -164,7 +198,7 @@ char *lat_ptx_throughput(const struct lat_entry *e, int cc_major, int cc_minor)
     struct ptx p;
     char x[8], t[8], s[8], g[8];
     ptx_init(&p);
-    ptx_header(&p, cc_major, cc_minor);
+    ptx_header_version(&p, cc_major, cc_minor, e->ptx_version);
     ptx_add(&p, ".visible .entry tput(.param .u64 p_out, .param .u64 p_in, .param .u64 p_glob,"
                 " .param .u32 p_iters)\n{\n");
     declare(&p, e, TPUT_CHAINS);

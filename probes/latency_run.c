@@ -119,8 +119,9 @@ static int time_tput(struct gpu *g, CUfunction fn, struct bufs *b, struct tput_r
 static double results_per_clock_per_sm(const struct lat_entry *e, const struct tput_run *t,
                                        int sms)
 {
-    double results = (double)t->blocks * TPUT_THREADS * TPUT_CHAINS * TPUT_UNROLL * t->iters *
-                     e->per_step;
+    /* a tensor-core step is one warp's operation, not one per thread */
+    double results = (double)t->blocks * (e->mma ? TPUT_THREADS / 32 : TPUT_THREADS) * TPUT_CHAINS *
+                     TPUT_UNROLL * t->iters * e->per_step;
     double cycles = t->ns * t->mhz / 1000.0;
     return cycles > 0 ? results / cycles / sms : NAN;
 }
@@ -145,6 +146,12 @@ static int time_throughput(struct gpu *g, CUfunction fn, const struct lat_entry 
     }
     json_object_set_new(o, "throughput_per_clock_per_sm", spread_json(per, (size_t)repeats));
     json_object_set_new(o, "throughput_clock_mhz", spread_json(mhz, (size_t)repeats));
+    if (e->mma) { /* the whole GPU's rate at the clock each launch ran at */
+        double tf[PROBE_MAX_REPEATS];
+        for (int r = 0; r < repeats; r++)
+            tf[r] = per[r] * e->mma->flops * g->info.sm_count * mhz[r] * 1e6 / 1e12;
+        json_object_set_new(o, "tflops", spread_json(tf, (size_t)repeats));
+    }
     json_object_set_new(o, "throughput_shape",
                         json_pack("{s:i, s:i, s:i, s:i, s:i}", "blocks", t.blocks, "threads",
                                   TPUT_THREADS, "chains", TPUT_CHAINS, "unroll", TPUT_UNROLL,
@@ -205,6 +212,8 @@ static json_t *entry_json(const struct lat_entry *e)
                           e->ptx, "sass_opcode", e->sass, "per_step", e->per_step);
     if (e->note)
         json_object_set_new(o, "note", json_string(e->note));
+    if (e->mma) /* throughput counts warp-wide operations of this many flops */
+        json_object_set_new(o, "flops_per_step", json_real(e->mma->flops));
     return o;
 }
 

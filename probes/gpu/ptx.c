@@ -129,8 +129,14 @@ void ptx_free(struct ptx *p)
 
 void ptx_header(struct ptx *p, int cc_major, int cc_minor)
 {
-    assert(valid(p));
     /* PTX ISA 8.0 is the oldest that targets sm_90 and is read by every
      * driver of the CUDA 12 and 13 series. */
-    ptx_add(p, ".version 8.0\n.target sm_%d%d\n.address_size 64\n\n", cc_major, cc_minor);
+    ptx_header_version(p, cc_major, cc_minor, NULL);
+}
+
+void ptx_header_version(struct ptx *p, int cc_major, int cc_minor, const char *version)
+{
+    assert(valid(p));
+    ptx_add(p, ".version %s\n.target sm_%d%d\n.address_size 64\n\n", version ? version : "8.0", cc_major,
+            cc_minor);
 }

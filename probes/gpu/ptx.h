@@ -33,5 +33,8 @@ void ptx_free(struct ptx *p);
 
 /* The module header for a device of compute capability major.minor. */
 void ptx_header(struct ptx *p, int cc_major, int cc_minor);
+/* The same with PTX ISA version (e.g. "8.4"; NULL: ptx_header's 8.0), for a
+ * module using an instruction an older ISA lacks. */
+void ptx_header_version(struct ptx *p, int cc_major, int cc_minor, const char *version);
 
 #endif

@@ -69,12 +69,15 @@ static const struct opcode_entry opcodes[] = {
     {0x024, "IMAD"},  {0x025, "IMAD"},  /* seen as IMAD.WIDE, IMAD.WIDE.U32 */
     {0x029, "DADD"},  {0x02b, "DFMA"},  {0x030, "HADD2"},  {0x031, "HFMA2"},
     {0x035, "HFMA2"}, /* seen as HFMA2.MMA */
-    {0x036, "VIADD"}, {0x03e, "F2FP"},  {0x045, "I2FP"},   {0x082, "UMOV"},
+    {0x036, "VIADD"}, {0x037, "IMMA"},  {0x03c, "HMMA"},   {0x03e, "F2FP"},  /* IMMA, HMMA, */
+    {0x03f, "DMMA"},  /* DMMA: tests/fixtures/cubins/tensor */
+    {0x045, "I2FP"},  {0x082, "UMOV"},
     {0x090, "UIADD3"}, {0x091, "ULEA"}, {0x099, "USHF"},   /* tests/fixtures/cubins/model/ */
     {0x0a5, "UIMAD"}, {0x0b9, "ULDC"},
     {0x0bd, "UFLO"},  {0x0bf, "UPOPC"}, {0x100, "FLO"},    {0x101, "BREV"},
     {0x105, "F2I"},   {0x106, "I2F"},   {0x108, "MUFU"},   {0x109, "POPC"},
-    {0x110, "F2F"},   {0x118, "NOP"},   {0x119, "S2R"},    {0x11a, "DEPBAR"},
+    {0x110, "F2F"},   {0x112, "I2F"},   /* seen as I2F.F64.U32 */
+    {0x118, "NOP"},   {0x119, "S2R"},   {0x11a, "DEPBAR"},
     {0x11d, "BAR"},   {0x141, "BSYNC"}, {0x144, "CALL"},   {0x145, "BSSY"},
     {0x147, "BRA"},   {0x14d, "EXIT"},  {0x150, "RET"},    {0x181, "LDG"},
     {0x182, "LDC"},   {0x183, "LDL"},   {0x184, "LDS"},    {0x186, "STG"},

@@ -49,19 +49,20 @@ struct class_entry {
 #define SYN SASS_CLASS_SYNC
 #define UNI SASS_CLASS_UNIFORM
 #define OTH SASS_CLASS_OTHER
+#define TNS SASS_CLASS_TENSOR
 
 /* Sorted by strcmp. */
 static const struct class_entry classes[] = {
     {"ATOM", GLB},    {"ATOMG", GLB},   {"ATOMS", SHR},   {"BAR", SYN},     {"BMOV", INT},
     {"BMSK", INT},    {"BPT", OTH},     {"BRA", INT},     {"BREAK", INT},   {"BREV", INT},
     {"BRX", INT},     {"BSSY", INT},    {"BSYNC", INT},   {"CALL", INT},    {"CCTL", OTH},
-    {"CS2R", INT},    {"DADD", F64},    {"DEPBAR", OTH},  {"DFMA", F64},    {"DMUL", F64},
+    {"CS2R", INT},    {"DADD", F64},    {"DEPBAR", OTH},  {"DFMA", F64},    {"DMMA", TNS},    {"DMUL", F64},
     {"DSETP", F64},   {"ERRBAR", OTH},  {"EXIT", OTH},    {"F2F", CNV},     {"F2FP", CNV},
     {"F2I", CNV},     {"FADD", F32},    {"FCHK", F32},    {"FENCE", OTH},   {"FFMA", F32},
     {"FLO", INT},     {"FMNMX", F32},   {"FMUL", F32},    {"FRND", CNV},    {"FSEL", F32},
-    {"FSET", F32},    {"FSETP", F32},   {"HADD2", F32},   {"HFMA2", F32},   {"HMNMX2", F32},
+    {"FSET", F32},    {"FSETP", F32},   {"HADD2", F32},   {"HFMA2", F32},   {"HGMMA", TNS},   {"HMMA", TNS},    {"HMNMX2", F32},
     {"HMUL2", F32},   {"HSET2", F32},   {"HSETP2", F32},  {"I2F", CNV},     {"I2FP", CNV},
-    {"I2I", CNV},     {"IABS", INT},    {"IADD3", INT},   {"IMAD", INT},    {"IMNMX", INT},
+    {"I2I", CNV},     {"IABS", INT},    {"IADD3", INT},   {"IMAD", INT},    {"IMMA", TNS},    {"IMNMX", INT},
     {"ISETP", INT},   {"JMP", INT},     {"KILL", OTH},    {"LD", GLB},      {"LDC", INT},
     {"LDG", GLB},     {"LDGSTS", GLB},  {"LDL", GLB},     {"LDS", SHR},     {"LDSM", SHR},
     {"LEA", INT},     {"LOP3", INT},    {"MEMBAR", OTH},  {"MOV", INT},     {"MUFU", SFU},
@@ -82,7 +83,8 @@ static const char *const names[SASS_CLASS_COUNT] = {
     [SASS_CLASS_INT] = "int",         [SASS_CLASS_SFU] = "sfu",
     [SASS_CLASS_CONV] = "conv",       [SASS_CLASS_SHARED] = "shared",
     [SASS_CLASS_GLOBAL] = "global",   [SASS_CLASS_SYNC] = "sync",
-    [SASS_CLASS_UNIFORM] = "uniform", [SASS_CLASS_OTHER] = "other",
+    [SASS_CLASS_UNIFORM] = "uniform", [SASS_CLASS_TENSOR] = "tensor",
+    [SASS_CLASS_OTHER] = "other",
 };
 
 const char *sass_class_name(enum sass_class c)

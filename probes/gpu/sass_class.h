@@ -28,6 +28,7 @@ enum sass_class {
     SASS_CLASS_GLOBAL,   /* LDG, STG, ATOMG, RED, generic LD/ST/ATOM, local LDL/STL */
     SASS_CLASS_SYNC,     /* BAR */
     SASS_CLASS_UNIFORM,  /* the uniform datapath: U*, S2UR, R2UR */
+    SASS_CLASS_TENSOR,   /* the tensor cores: HMMA, IMMA, DMMA, HGMMA */
     SASS_CLASS_OTHER,    /* NOP, EXIT, DEPBAR, MEMBAR ... and unknown operations */
     SASS_CLASS_COUNT
 };

@@ -39,7 +39,7 @@ struct fixture {
 
 static const struct fixture fixtures[] = {
     {"fp32", 90},   {"half_double", 90}, {"integer", 90},   {"cvt_mufu", 90},
-    {"memory", 90}, {"vector", 90},      {"arch_sm80", 80}, {"arch_sm75", 75},
+    {"memory", 90}, {"vector", 90},      {"arch_sm80", 80}, {"arch_sm75", 75}, {"tensor", 90},
 };
 #define N_FIXTURES (sizeof fixtures / sizeof fixtures[0])
 

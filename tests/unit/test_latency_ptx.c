@@ -169,7 +169,7 @@ static void test_catalog_shape(void **state)
     assert_true(lat_catalog_count >= 24);
     for (size_t i = 0; i < lat_catalog_count; i++) {
         assert_ptr_equal(lat_find(lat_catalog[i].name), &lat_catalog[i]);
-        assert_non_null(strstr(lat_catalog[i].ptx, "{x}"));
+        assert_non_null(strstr(lat_catalog[i].ptx, lat_catalog[i].mma ? "{d}" : "{x}"));
         assert_true(lat_catalog[i].per_step >= 1);
     }
     assert_null(lat_find("nosuch"));

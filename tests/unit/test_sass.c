@@ -50,7 +50,7 @@
 #define MAX_OPS 12
 
 static const char *const fixtures[] = {
-    "fp32", "half_double", "integer", "cvt_mufu", "memory", "vector", "arch_sm80", "arch_sm75",
+    "fp32", "half_double", "integer", "cvt_mufu", "memory", "vector", "arch_sm80", "arch_sm75", "tensor",
 };
 #define N_FIXTURES (sizeof fixtures / sizeof fixtures[0])
 
@@ -243,11 +243,14 @@ static void check_registers(const struct sass_insn *in, const struct parsed *p, 
         if (in_set(p->mnemonic, data_ops) && p->nops)
             expect_reg(sass_field(in, SASS_RB), reg_of(p->ops[p->nops - 1]), "Rb (data)", o, &t->mem);
     }
-    /* .reuse: bit i marks the i-th source operand in text order. */
+    /* .reuse: bit i marks the i-th source operand in text order; a single
+     * source sits in the B slot, so its bit is 1 (MOV R5, R4.reuse in the
+     * tensor fixture) */
     unsigned want = 0;
+    int single = in_set(p->mnemonic, one_src_ops);
     for (size_t i = 0; i < ns; i++)
         if (strstr(s[i], ".reuse"))
-            want |= 1u << i;
+            want |= 1u << (single ? 1 : i);
     if (sass_field(in, SASS_REUSE) != want)
         fail_msg("/*%04x*/ %s: reuse 0x%x, the text says 0x%x", o->offset, o->text, sass_field(in, SASS_REUSE),
                  want);

@@ -307,13 +307,15 @@ static void test_classes(void **state)
                 {"BAR", SASS_CLASS_SYNC},     {"UIADD3", SASS_CLASS_UNIFORM},
                 {"ULDC", SASS_CLASS_UNIFORM}, {"S2UR", SASS_CLASS_UNIFORM},
                 {"NOP", SASS_CLASS_OTHER},    {"EXIT", SASS_CLASS_OTHER},
+                {"HMMA", SASS_CLASS_TENSOR},  {"IMMA", SASS_CLASS_TENSOR},
+                {"DMMA", SASS_CLASS_TENSOR},
                 {"?0x1ff", SASS_CLASS_OTHER}, {"", SASS_CLASS_OTHER}};
     for (size_t i = 0; i < sizeof spot / sizeof spot[0]; i++)
         if (sass_class_of(spot[i].m) != spot[i].c)
             fail_msg("%s: class %s", spot[i].m, sass_class_name(sass_class_of(spot[i].m)));
     assert_false(sass_class_known("?0x1ff"));
     static const char *const names[] = {"fp32", "fp64", "int", "sfu", "conv", "shared",
-                                        "global", "sync", "uniform", "other"};
+                                        "global", "sync", "uniform", "tensor", "other"};
     for (int c = 0; c < SASS_CLASS_COUNT; c++)
         assert_string_equal(sass_class_name((enum sass_class)c), names[c]);
     assert_null(sass_class_name(SASS_CLASS_COUNT));

@@ -525,8 +525,8 @@ static void test_malformed_objects(void **state)
 static void test_class_names(void **state)
 {
     (void)state;
-    static const char *const names[SC_NCLASS] = {"fp32", "fp64", "int", "sfu", "conv",
-                                                 "shared", "global", "sync", "uniform", "other"};
+    static const char *const names[SC_NCLASS] = {"fp32", "fp64", "int", "sfu", "conv", "shared",
+                                                 "global", "sync", "uniform", "tensor", "other"};
     for (int c = 0; c < SC_NCLASS; c++) {
         assert_string_equal(sc_class_name(c), names[c]);
         assert_int_equal(si_class_parse(names[c]), c);
