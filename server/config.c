@@ -57,6 +57,13 @@ static const struct key_desc keys[] = {
     INT_KEY("upstream_retry_max_s", upstream_retry_max_s, 1, 86400),
     {"import_limit", KEY_LL, offsetof(struct config, import_limit), 0, 1024, 1LL << 40},
     {"upstream_content", KEY_WORD, offsetof(struct config, upstream_content), 0, 0, 0},
+
+    /* exposure: bounded clients and TLS (docs/operations.md) */
+    INT_KEY("request_timeout_s", request_timeout_s, 1, 3600),
+    {"body_min_rate", KEY_LL, offsetof(struct config, body_min_rate), 0, 0, 1LL << 40},
+    STR_KEY("tls_cert", tls_cert),
+    STR_KEY("tls_key", tls_key),
+    STR_KEY("push_ca", push_ca),
 };
 
 /* The values of each KEY_WORD key (NULL-terminated), stored as an int: the
@@ -90,6 +97,8 @@ void config_defaults(struct config *c)
     c->metrics_devices = METRICS_DEVICES_LOCAL;
     c->upstream_retry_max_s = 600;
     c->import_limit = 64LL << 20;
+    c->request_timeout_s = 20;
+    c->body_min_rate = 4096;
 }
 
 /* A KEY_WORD setting: value must be one of the key's words (key_words). */
@@ -275,6 +284,11 @@ int config_finish(struct config *cfg, char *err, size_t errlen)
         beside_database(cfg, "uploads", cfg->upload_dir, sizeof cfg->upload_dir);
     if (config_split_listen(cfg->listen, host, sizeof host, &port) < 0) {
         snprintf(err, errlen, "listen address '%s' is not HOST:PORT", cfg->listen);
+        return -1;
+    }
+    if (!cfg->tls_cert[0] != !cfg->tls_key[0]) {
+        snprintf(err, errlen, "tls_cert and tls_key come together: %s is set, %s is not",
+                 cfg->tls_cert[0] ? "tls_cert" : "tls_key", cfg->tls_cert[0] ? "tls_key" : "tls_cert");
         return -1;
     }
     return check_upstream(cfg, err, errlen);

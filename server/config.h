@@ -42,6 +42,14 @@ struct config {
     int upstream_retry_max_s;    /* the cap of the backoff between failed pushes */
     long long import_limit;      /* bytes accepted in a bundle POSTed to /api/v1/import */
     int upstream_content;        /* enum upstream_content: what a push carries */
+
+    /* ---- exposure: bounded clients and TLS (docs/operations.md) ---- */
+    int request_timeout_s;       /* total time a request's headers may take; a body's grace */
+    long long body_min_rate;     /* bytes a second a request body must average; 0 = no bound */
+    char tls_cert[1024];         /* PEM certificate (chain) served over TLS; "" = plain HTTP */
+    char tls_key[1024];          /* its PEM private key; required with tls_cert */
+    char push_ca[1024];          /* PEM CA certificates the upstream's certificate is checked
+                                    against; "" = the system's */
 };
 
 enum metrics_devices {
