@@ -79,7 +79,7 @@ def ask(src, path="/healthz", limit_s=1.0):
     try:
         status = int(lines[0].split()[1])
     except (IndexError, ValueError):
-        return 0, {}, data[:200], took
+        return 0, {}, data[:200].decode("latin-1"), took
     headers = {}
     for line in lines[1:]:
         k, _, v = line.partition(":")
