@@ -54,15 +54,24 @@ grep -qi "^x-frame-options: DENY" head.txt || fail "no X-Frame-Options over TLS:
 # ---- a node pushing to it verifies its certificate ---------------------------------
 printf '%s\n' "$TOKEN" >"$WORK/upstream-token"
 NODE_DB=$WORK/node.db
-# start_node CA: the node, host node-tls, two stand-in GPUs, pushing to the
-# central with push_ca = CA.
+# start_node KEY=VALUE...: the node, host node-tls, two stand-in GPUs, with
+# these settings.
 start_node() {
-    write_config "upstream=$CENTRAL" "upstream_token_file=$WORK/upstream-token" \
-        upstream_retry_max_s=1 "push_ca=$WORK/$1.pem"
+    write_config "upstream_token_file=$WORK/upstream-token" "$@"
     DAEMON_PREFIX=(env GPUPROBE_STANDIN_GPUS=2 unshare --uts sh -c 'hostname node-tls && exec "$@"' sh)
     start_daemon_args --db "$NODE_DB" --token-file "$TOKEN_FILE" --config "$CONFIG"
     DAEMON_PREFIX=()
     wait_ready
+}
+# wait_upstream JQ WHAT: polls the node's GET /api/v1/upstream until JQ holds.
+wait_upstream() {
+    local deadline=$((SECONDS + 20))
+    while :; do
+        req GET /api/v1/upstream
+        [ "$(json "$1")" = true ] && return 0
+        [ "$SECONDS" -ge "$deadline" ] && fail "$2: $(last_request)"
+        sleep 0.2
+    done
 }
 # central_holds N: the central's devices of host node-tls number N.
 central_holds() {
@@ -72,40 +81,26 @@ central_holds() {
     [ "$got" = "$1" ] || fail "the central holds $got devices of node-tls, expected $1"
 }
 
-start_node stranger
+start_node "upstream=$CENTRAL" upstream_retry_max_s=1 "push_ca=$WORK/stranger.pem"
 submit '{"kind":"suite-standin","device":0}'
 wait_job_state "$JOB_ID" succeeded 30
-deadline=$((SECONDS + 20))
-while :; do
-    req GET /api/v1/upstream
-    [ "$(json '.pending == 1 and .attempts >= 2')" = true ] && break
-    [ "$SECONDS" -ge "$deadline" ] && fail "the push to a central with a certificate push_ca does not trust was not retried: $(last_request)"
-    sleep 0.2
-done
+wait_upstream '.pending == 1 and .attempts >= 2' \
+    "the push to a central with a certificate push_ca does not trust was not retried"
 assert_match "$(json .last_error)" '[Cc]ertificate|SSL' "the failed push's reason"
 echo "refused: $(json .last_error)"
 central_holds 0
 stop_daemon
 
-start_node central
-deadline=$((SECONDS + 20))
-while :; do
-    req GET /api/v1/upstream
-    [ "$(json '.pending == 0 and .last_success_at != null')" = true ] && break
-    [ "$SECONDS" -ge "$deadline" ] && fail "the push with the central's certificate as push_ca was not delivered: $(last_request)"
-    sleep 0.2
-done
+start_node "upstream=$CENTRAL" upstream_retry_max_s=1 "push_ca=$WORK/central.pem"
+wait_upstream '.pending == 0 and .last_success_at != null' \
+    "the push with the central's certificate as push_ca was not delivered"
 central_holds 1
 stop_daemon
 
 # ---- the command line: gpuprobe push --ca ---------------------------------------------
 # a second result, queued by a node daemon that cannot reach the central, then
 # pushed by the command line with --ca
-write_config "upstream=https://127.0.0.1:1" "upstream_token_file=$WORK/upstream-token" upstream_retry_max_s=600
-DAEMON_PREFIX=(env GPUPROBE_STANDIN_GPUS=2 unshare --uts sh -c 'hostname node-tls && exec "$@"' sh)
-start_daemon_args --db "$NODE_DB" --token-file "$TOKEN_FILE" --config "$CONFIG"
-DAEMON_PREFIX=()
-wait_ready
+start_node "upstream=https://127.0.0.1:1" upstream_retry_max_s=600
 submit '{"kind":"suite-standin","device":1}'
 wait_job_state "$JOB_ID" succeeded 30
 stop_daemon
