@@ -237,6 +237,7 @@ struct guard_conn *guard_open(struct conn_guard *g, int fd, const struct sockadd
             doom(g, oldest);
             g->counts.evicted++;
             c->verdict = GUARD_ADMITTED;
+            ip = ip_find(g, addr); /* the evicted one's may have been this address's last */
         }
     }
     if (c->verdict == GUARD_ADMITTED) {

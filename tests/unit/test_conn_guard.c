@@ -7,7 +7,8 @@
  * rate; no deadline while answering; the per-address and total limits'
  * verdicts and their counts; eviction of the longest-waiting connection
  * when full, only after GUARD_EVICT_MIN_MS, and its slot given to the
- * newcomer; connections over a limit ended after GUARD_OVER_MS.
+ * newcomer (from the evicted one's address too); connections over a limit
+ * ended after GUARD_OVER_MS.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -190,6 +191,30 @@ static void test_full_evicts_the_longest_waiting_after_a_second(void **state)
     guard_free(g);
 }
 
+/* The evicted connection was its address's only one, and the newcomer comes
+ * from that address: the newcomer is counted under it (the address's count
+ * went with the evicted connection and is made anew). */
+static void test_evicting_the_same_address(void **state)
+{
+    (void)state;
+    struct conn_guard *g = guard(2, 2);
+    struct end a = open_at(g, "10.0.0.1", 0), x = open_at(g, "10.0.0.2", 500);
+    struct end b = open_at(g, "10.0.0.1", GUARD_EVICT_MIN_MS); /* a, the oldest, goes */
+    assert_int_equal(guard_verdict_of(b.c), GUARD_ADMITTED);
+    assert_true(ended(&a));
+    close_end(g, &a);
+    close_end(g, &x);
+    struct end d = open_at(g, "10.0.0.1", 1100);
+    assert_int_equal(guard_verdict_of(d.c), GUARD_ADMITTED);
+    /* b and d count under 10.0.0.1: the third from it is over that limit */
+    struct end e = open_at(g, "10.0.0.1", 1100);
+    assert_int_equal(guard_verdict_of(e.c), GUARD_OVER_IP);
+    close_end(g, &b);
+    close_end(g, &d);
+    close_end(g, &e);
+    guard_free(g);
+}
+
 static void test_reserve_figures(void **state)
 {
     (void)state;
@@ -208,6 +233,7 @@ int main(void)
         cmocka_unit_test(test_body_grace_plus_bytes_at_least_rate),
         cmocka_unit_test(test_per_address_limit),
         cmocka_unit_test(test_full_evicts_the_longest_waiting_after_a_second),
+        cmocka_unit_test(test_evicting_the_same_address),
         cmocka_unit_test(test_reserve_figures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
