@@ -257,9 +257,14 @@ struct guard_conn *guard_open(struct conn_guard *g, int fd, const struct sockadd
     return c;
 }
 
-enum guard_verdict guard_verdict_of(const struct guard_conn *c)
+enum guard_verdict guard_verdict_of(struct conn_guard *g, const struct guard_conn *c)
 {
-    return c ? c->verdict : GUARD_ADMITTED;
+    if (!c)
+        return GUARD_ADMITTED;
+    pthread_mutex_lock(&g->mu); /* the reaper may be ending it */
+    enum guard_verdict v = c->verdict;
+    pthread_mutex_unlock(&g->mu);
+    return v;
 }
 
 void guard_close(struct conn_guard *g, struct guard_conn *c)

@@ -95,7 +95,9 @@ unsigned guard_reserve_per_ip(const struct conn_guard_limits *l);
  * when out of memory (the connection is then left alone). */
 struct guard_conn *guard_open(struct conn_guard *g, int fd, const struct sockaddr *addr,
                               int64_t now_ms);
-enum guard_verdict guard_verdict_of(const struct guard_conn *c);
+/* c's verdict now: an admitted connection the guard has ended since reads
+ * GUARD_OVER_TOTAL. NULL c reads GUARD_ADMITTED. */
+enum guard_verdict guard_verdict_of(struct conn_guard *g, const struct guard_conn *c);
 /* The connection closed (whatever closed it); frees c. NULL is ignored. */
 void guard_close(struct conn_guard *g, struct guard_conn *c);
 

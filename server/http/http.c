@@ -191,7 +191,7 @@ static int check_body_headers(struct conn_ctx *cx, struct http_resp *rs)
 static void refuse_over_limit(struct conn_ctx *cx, struct http_resp *rs)
 {
     const struct config *cfg = cx->setup->cfg;
-    if (guard_verdict_of(cx->gc) == GUARD_OVER_IP)
+    if (guard_verdict_of(cx->guard, cx->gc) == GUARD_OVER_IP)
         problem(&cx->rq, rs, 503, "unavailable",
                 "too many connections from your address (at most %d at once): retry later",
                 cfg->max_connections_per_ip);
@@ -205,7 +205,7 @@ static void refuse_over_limit(struct conn_ctx *cx, struct http_resp *rs)
 /* First callback: decides admission. Returns 0 to admit, -1 with rs filled. */
 static int admit(struct conn_ctx *cx, struct http_resp *rs)
 {
-    if (guard_verdict_of(cx->gc) != GUARD_ADMITTED) {
+    if (guard_verdict_of(cx->guard, cx->gc) != GUARD_ADMITTED) {
         refuse_over_limit(cx, rs);
         return -1;
     }

@@ -78,7 +78,7 @@ static void test_headers_deadline_is_total_time(void **state)
     (void)state;
     struct conn_guard *g = guard(MAXC, 0);
     struct end e = open_at(g, "10.0.0.1", 1000);
-    assert_int_equal(guard_verdict_of(e.c), GUARD_ADMITTED);
+    assert_int_equal(guard_verdict_of(g, e.c), GUARD_ADMITTED);
     assert_int_equal(guard_expire(g, 3999), 0); /* bytes arriving move nothing */
     assert_false(ended(&e));
     assert_int_equal(guard_expire(g, 4000), 1);
@@ -130,10 +130,10 @@ static void test_per_address_limit(void **state)
     struct conn_guard *g = guard(MAXC, 2);
     struct end a = open_at(g, "10.0.0.1", 0), b = open_at(g, "10.0.0.1", 0);
     struct end c = open_at(g, "10.0.0.1", 0), d = open_at(g, "10.0.0.2", 0);
-    assert_int_equal(guard_verdict_of(a.c), GUARD_ADMITTED);
-    assert_int_equal(guard_verdict_of(b.c), GUARD_ADMITTED);
-    assert_int_equal(guard_verdict_of(c.c), GUARD_OVER_IP);
-    assert_int_equal(guard_verdict_of(d.c), GUARD_ADMITTED);
+    assert_int_equal(guard_verdict_of(g, a.c), GUARD_ADMITTED);
+    assert_int_equal(guard_verdict_of(g, b.c), GUARD_ADMITTED);
+    assert_int_equal(guard_verdict_of(g, c.c), GUARD_OVER_IP);
+    assert_int_equal(guard_verdict_of(g, d.c), GUARD_ADMITTED);
     struct guard_counts n;
     guard_counts(g, &n);
     assert_int_equal(n.admitted, 3);
@@ -142,7 +142,7 @@ static void test_per_address_limit(void **state)
     /* one of the address's closes: the next from it is admitted */
     close_end(g, &a);
     struct end e = open_at(g, "10.0.0.1", 10);
-    assert_int_equal(guard_verdict_of(e.c), GUARD_ADMITTED);
+    assert_int_equal(guard_verdict_of(g, e.c), GUARD_ADMITTED);
     /* the one over the limit has GUARD_OVER_MS for its request */
     assert_int_equal(guard_expire(g, GUARD_OVER_MS - 1), 0);
     assert_int_equal(guard_expire(g, GUARD_OVER_MS), 1);
@@ -165,11 +165,11 @@ static void test_full_evicts_the_longest_waiting_after_a_second(void **state)
     struct end a = open_at(g, "10.0.0.1", 0), b = open_at(g, "10.0.0.2", 500);
     /* both young: the newcomer is over the limit */
     struct end c = open_at(g, "10.0.0.3", GUARD_EVICT_MIN_MS - 1);
-    assert_int_equal(guard_verdict_of(c.c), GUARD_OVER_TOTAL);
+    assert_int_equal(guard_verdict_of(g, c.c), GUARD_OVER_TOTAL);
     assert_false(ended(&a));
     /* a, waiting longest and long enough, loses its slot to d */
     struct end d = open_at(g, "10.0.0.4", GUARD_EVICT_MIN_MS);
-    assert_int_equal(guard_verdict_of(d.c), GUARD_ADMITTED);
+    assert_int_equal(guard_verdict_of(g, d.c), GUARD_ADMITTED);
     assert_true(ended(&a));
     assert_false(ended(&b));
     struct guard_counts n;
@@ -180,7 +180,7 @@ static void test_full_evicts_the_longest_waiting_after_a_second(void **state)
     guard_headers_in(g, b.c, 1100);
     guard_answering(g, b.c);
     struct end e = open_at(g, "10.0.0.5", 1500);
-    assert_int_equal(guard_verdict_of(e.c), GUARD_OVER_TOTAL);
+    assert_int_equal(guard_verdict_of(g, e.c), GUARD_OVER_TOTAL);
     assert_false(ended(&b));
     assert_false(ended(&d));
     close_end(g, &a);
@@ -200,15 +200,15 @@ static void test_evicting_the_same_address(void **state)
     struct conn_guard *g = guard(2, 2);
     struct end a = open_at(g, "10.0.0.1", 0), x = open_at(g, "10.0.0.2", 500);
     struct end b = open_at(g, "10.0.0.1", GUARD_EVICT_MIN_MS); /* a, the oldest, goes */
-    assert_int_equal(guard_verdict_of(b.c), GUARD_ADMITTED);
+    assert_int_equal(guard_verdict_of(g, b.c), GUARD_ADMITTED);
     assert_true(ended(&a));
     close_end(g, &a);
     close_end(g, &x);
     struct end d = open_at(g, "10.0.0.1", 1100);
-    assert_int_equal(guard_verdict_of(d.c), GUARD_ADMITTED);
+    assert_int_equal(guard_verdict_of(g, d.c), GUARD_ADMITTED);
     /* b and d count under 10.0.0.1: the third from it is over that limit */
     struct end e = open_at(g, "10.0.0.1", 1100);
-    assert_int_equal(guard_verdict_of(e.c), GUARD_OVER_IP);
+    assert_int_equal(guard_verdict_of(g, e.c), GUARD_OVER_IP);
     close_end(g, &b);
     close_end(g, &d);
     close_end(g, &e);
