@@ -64,6 +64,8 @@ static const struct key_desc keys[] = {
     STR_KEY("tls_cert", tls_cert),
     STR_KEY("tls_key", tls_key),
     STR_KEY("push_ca", push_ca),
+    STR_KEY("listen_unix", listen_unix),
+    STR_KEY("listen_unix_mode", listen_unix_mode),
 };
 
 /* The values of each KEY_WORD key (NULL-terminated), stored as an int: the
@@ -99,6 +101,7 @@ void config_defaults(struct config *c)
     c->import_limit = 64LL << 20;
     c->request_timeout_s = 20;
     c->body_min_rate = 4096;
+    snprintf(c->listen_unix_mode, sizeof c->listen_unix_mode, "0660");
 }
 
 /* A KEY_WORD setting: value must be one of the key's words (key_words). */
@@ -291,5 +294,24 @@ int config_finish(struct config *cfg, char *err, size_t errlen)
                  cfg->tls_cert[0] ? "tls_cert" : "tls_key", cfg->tls_cert[0] ? "tls_key" : "tls_cert");
         return -1;
     }
+    if (config_unix_mode(cfg) < 0) {
+        snprintf(err, errlen, "listen_unix_mode: expected an octal file mode from 0 to 0777, got '%s'",
+                 cfg->listen_unix_mode);
+        return -1;
+    }
+    if (cfg->listen_unix[0] && cfg->listen_unix[0] != '/') {
+        snprintf(err, errlen, "listen_unix: expected an absolute path, got '%s'", cfg->listen_unix);
+        return -1;
+    }
     return check_upstream(cfg, err, errlen);
+}
+
+int config_unix_mode(const struct config *cfg)
+{
+    const char *m = cfg->listen_unix_mode;
+    char *end;
+    if (!*m || strspn(m, "01234567") != strlen(m))
+        return -1;
+    long v = strtol(m, &end, 8);
+    return v <= 0777 ? (int)v : -1;
 }

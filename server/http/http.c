@@ -16,7 +16,9 @@
  * the guard's, so a connection over the guard's limits is still read and
  * answered 503 (Retry-After, Connection: close) rather than dropped.
  * TLS is libmicrohttpd's (GnuTLS), with the certificate and key read from
- * the files the configuration names, once, at start.
+ * the files the configuration names, once, at start. A Unix-domain socket
+ * (listen_unix) is served by a second libmicrohttpd daemon with the same
+ * callbacks and guard, in plain HTTP: its file mode says who may connect.
  */
 #include "server/http/http.h"
 
@@ -30,7 +32,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "server/http/auth.h"
@@ -48,7 +52,8 @@
 struct http_server {
     struct MHD_Daemon *daemon;
     struct http_setup setup;
-    struct conn_guard *guard;    /* admission and deadlines (conn_guard.h) */
+    struct MHD_Daemon *unix_daemon; /* on listen_unix; NULL without one */
+    struct conn_guard *guard;    /* admission and deadlines (conn_guard.h), of both daemons */
     char *tls_cert, *tls_key;    /* PEM, held while the daemon runs; NULL without TLS */
 };
 
@@ -469,6 +474,92 @@ static struct conn_guard *make_guard(const struct config *cfg, unsigned *limit, 
     return g;
 }
 
+/* The Unix-domain socket cfg->listen_unix, listening, with its configured
+ * mode. A socket file left by a daemon that is gone is replaced; one that
+ * answers, or anything that is not a socket, is an error. -1 with err. */
+static int open_unix(const struct config *cfg, char *err, size_t errlen)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    struct stat st;
+    const char *path = cfg->listen_unix;
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        snprintf(err, errlen, "listen_unix: socket: %s", strerror(errno));
+        return -1;
+    }
+    if (lstat(path, &st) == 0) {
+        if (!S_ISSOCK(st.st_mode)) {
+            snprintf(err, errlen, "listen_unix: %s exists and is not a socket", path);
+            close(fd);
+            return -1;
+        }
+        if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0) {
+            snprintf(err, errlen, "listen_unix: %s is in use by another process", path);
+            close(fd);
+            return -1;
+        }
+        unlink(path); /* a stale one: nobody answers there */
+    }
+    /* created with the daemon's umask (027), then set to the configured mode */
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 ||
+        chmod(path, (mode_t)config_unix_mode(cfg)) < 0 || listen(fd, 128) < 0) {
+        snprintf(err, errlen, "listen_unix: %s: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* One libmicrohttpd daemon on the address ss or on the listening socket fd
+ * (ss NULL), with the server's callbacks and limits; TLS when tls. */
+static struct MHD_Daemon *start_daemon(struct http_server *s, const struct sockaddr_storage *ss,
+                                       int fd, int tls, unsigned limit, unsigned per_ip)
+{
+    const struct config *cfg = s->setup.cfg;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_USE_ITC |
+                     MHD_USE_TURBO | (ss && ss->ss_family == AF_INET6 ? MHD_USE_IPv6 : 0) |
+                     (tls ? MHD_USE_TLS : 0);
+    struct MHD_OptionItem opts[] = {
+        {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)on_mhd_log, NULL}, /* first, or it warns */
+        {ss ? MHD_OPTION_SOCK_ADDR : MHD_OPTION_LISTEN_SOCKET, ss ? 0 : fd, (void *)ss},
+        {MHD_OPTION_THREAD_POOL_SIZE, cfg->http_threads, NULL},
+        {MHD_OPTION_CONNECTION_LIMIT, limit, NULL},
+        {MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip, NULL},
+        {MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout_s, NULL},
+        {MHD_OPTION_CONNECTION_MEMORY_LIMIT, 64 * 1024, NULL},
+        {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, NULL},
+        {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s},
+        /* the TLS pair last: left out (MHD_OPTION_END) without TLS */
+        {tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, s->tls_cert},
+        {MHD_OPTION_HTTPS_MEM_KEY, 0, s->tls_key},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    return MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_ARRAY, opts,
+                            MHD_OPTION_END);
+}
+
+/* The Unix-domain socket's daemon, when the configuration names one. */
+static int start_unix(struct http_server *s, unsigned limit, char *err, size_t errlen)
+{
+    const struct config *cfg = s->setup.cfg;
+    if (!cfg->listen_unix[0])
+        return 0;
+    int fd = open_unix(cfg, err, errlen);
+    if (fd < 0)
+        return -1;
+    s->unix_daemon = start_daemon(s, NULL, fd, 0, limit, 0);
+    if (!s->unix_daemon) {
+        snprintf(err, errlen, "listen_unix: libmicrohttpd cannot serve %s", cfg->listen_unix);
+        close(fd);
+        unlink(cfg->listen_unix);
+        return -1;
+    }
+    /* not "listening...": that event names the TCP address (serve.c) */
+    log_kv(LOG_INFO, "unix_socket", "path=%s mode=%s", cfg->listen_unix, cfg->listen_unix_mode);
+    return 0;
+}
+
 struct http_server *http_start(const struct http_setup *setup, int *bound_port, char *err,
                                size_t errlen)
 {
@@ -493,29 +584,15 @@ struct http_server *http_start(const struct http_setup *setup, int *bound_port, 
         free_server(s);
         return NULL;
     }
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_USE_ITC |
-                     MHD_USE_TURBO | (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0) |
-                     (s->tls_cert ? MHD_USE_TLS : 0);
-    struct MHD_OptionItem opts[] = {
-        {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)on_mhd_log, NULL},
-        {MHD_OPTION_SOCK_ADDR, 0, &ss},
-        {MHD_OPTION_THREAD_POOL_SIZE, cfg->http_threads, NULL},
-        {MHD_OPTION_CONNECTION_LIMIT, limit, NULL},
-        {MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip, NULL},
-        {MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout_s, NULL},
-        {MHD_OPTION_CONNECTION_MEMORY_LIMIT, 64 * 1024, NULL},
-        {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, NULL},
-        {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s},
-        /* the TLS pair last: left out (MHD_OPTION_END) without TLS */
-        {s->tls_cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, s->tls_cert},
-        {MHD_OPTION_HTTPS_MEM_KEY, 0, s->tls_key},
-        {MHD_OPTION_END, 0, NULL},
-    };
-    s->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_ARRAY, opts,
-                                 MHD_OPTION_END);
+    s->daemon = start_daemon(s, &ss, -1, s->tls_cert != NULL, limit, per_ip);
     if (!s->daemon) {
         snprintf(err, errlen, "cannot listen on %s (address in use or not available%s)",
                  cfg->listen, s->tls_cert ? ", or tls_cert and tls_key are not a valid PEM pair" : "");
+        free_server(s);
+        return NULL;
+    }
+    if (start_unix(s, limit, err, errlen) < 0) {
+        MHD_stop_daemon(s->daemon);
         free_server(s);
         return NULL;
     }
@@ -531,9 +608,12 @@ void http_quiesce(struct http_server *s)
     if (!s)
         return;
     sdnotify_send("STOPPING=1");
-    MHD_socket fd = MHD_quiesce_daemon(s->daemon);
-    if (fd != MHD_INVALID_SOCKET)
-        close(fd);
+    struct MHD_Daemon *daemons[] = {s->daemon, s->unix_daemon};
+    for (size_t i = 0; i < 2; i++) {
+        MHD_socket fd = daemons[i] ? MHD_quiesce_daemon(daemons[i]) : MHD_INVALID_SOCKET;
+        if (fd != MHD_INVALID_SOCKET)
+            close(fd);
+    }
 }
 
 void http_stop(struct http_server *s)
@@ -541,5 +621,9 @@ void http_stop(struct http_server *s)
     if (!s)
         return;
     MHD_stop_daemon(s->daemon); /* every connection closed: the guard is idle */
+    if (s->unix_daemon) {
+        MHD_stop_daemon(s->unix_daemon);
+        unlink(s->setup.cfg->listen_unix);
+    }
     free_server(s);
 }

@@ -59,9 +59,13 @@ static void test_defaults(void **state)
     assert_string_equal(c.tls_cert, "");
     assert_string_equal(c.tls_key, "");
     assert_string_equal(c.push_ca, "");
+    assert_string_equal(c.listen_unix, "");
+    assert_string_equal(c.listen_unix_mode, "0660");
+    assert_int_equal(config_unix_mode(&c), 0660);
 }
 
-/* tls_cert and tls_key come together; body_min_rate takes 0 (no bound). */
+/* tls_cert and tls_key come together; body_min_rate takes 0 (no bound);
+ * listen_unix must be absolute and its mode octal. */
 static void test_tls_pair_and_body_rate(void **state)
 {
     (void)state;
@@ -83,6 +87,20 @@ static void test_tls_pair_and_body_rate(void **state)
     assert_int_equal(config_set(&c, "body_min_rate", "0", err, sizeof err), 0);
     assert_int_equal(c.body_min_rate, 0);
     assert_int_equal(config_set(&c, "body_min_rate", "-1", err, sizeof err), -1);
+    /* listen_unix: an absolute path; its mode octal, 0 to 0777 */
+    config_defaults(&c);
+    assert_int_equal(config_set(&c, "listen_unix", "api.sock", err, sizeof err), 0);
+    assert_int_equal(config_finish(&c, err, sizeof err), -1);
+    assert_non_null(strstr(err, "absolute"));
+    assert_int_equal(config_set(&c, "listen_unix", "/run/gpuprobe/api.sock", err, sizeof err), 0);
+    assert_int_equal(config_finish(&c, err, sizeof err), 0);
+    const char *bad[] = {"0999", "1000", "", "rw", "0x1ff"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(config_set(&c, "listen_unix_mode", bad[i], err, sizeof err), 0);
+        assert_int_equal(config_finish(&c, err, sizeof err), -1);
+    }
+    assert_int_equal(config_set(&c, "listen_unix_mode", "0600", err, sizeof err), 0);
+    assert_int_equal(config_unix_mode(&c), 0600);
 }
 
 /* ---- config_set ------------------------------------------------------------ */
