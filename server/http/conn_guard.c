@@ -25,9 +25,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "server/log.h"
 #include "util/clock.h"
 
-enum wait_for { WAIT_HEADERS, WAIT_BODY, WAIT_NONE };
+/* How often, at most, the reaper logs what the guard did. */
+#define GUARD_LOG_MS 60000
 
 struct guard_conn {
     struct guard_conn *prev, *next;  /* on the list of what it waits for */
@@ -378,10 +380,30 @@ void guard_counts(struct conn_guard *g, struct guard_counts *out)
 
 /* ---- the reaper ---- */
 
+/* One line when clients were refused, evicted or ended since the last one,
+ * at most every GUARD_LOG_MS: under a flood, a line a minute, not one per
+ * connection. The counts are totals since start. */
+static void log_counts(struct conn_guard *g, struct guard_counts *logged, int64_t *logged_ms)
+{
+    struct guard_counts n;
+    int64_t now = mono_ms();
+    if (now - *logged_ms < GUARD_LOG_MS)
+        return;
+    guard_counts(g, &n);
+    if (n.refused == logged->refused && n.evicted == logged->evicted && n.expired == logged->expired)
+        return;
+    log_kv(LOG_WARN, "slow_or_excess_clients", "refused=%llu evicted=%llu expired=%llu open=%zu",
+           n.refused, n.evicted, n.expired, n.admitted + n.over);
+    *logged = n;
+    *logged_ms = now;
+}
+
 static void *reap(void *arg)
 {
     struct conn_guard *g = arg;
     struct timespec next;
+    struct guard_counts logged = {0};
+    int64_t logged_ms = INT64_MIN / 2;
     clock_gettime(CLOCK_MONOTONIC, &next);
     pthread_mutex_lock(&g->mu);
     while (!g->stopping) {
@@ -393,6 +415,7 @@ static void *reap(void *arg)
             break;
         pthread_mutex_unlock(&g->mu);
         guard_expire(g, mono_ms());
+        log_counts(g, &logged, &logged_ms);
         pthread_mutex_lock(&g->mu);
         clock_gettime(CLOCK_MONOTONIC, &next);
     }

@@ -33,6 +33,9 @@
  * waited EVICT_MIN_MS or more: a client that sends its request at once is
  * served even while slow clients hold every slot, and a client that has not
  * sent its headers in a second is the one that loses its place.
+ * The reaper also logs, at most once a minute and only when they moved, the
+ * totals of connections refused, evicted and ended (event
+ * slow_or_excess_clients).
  * What it does not do: bound the answer's pace, or the number of addresses
  * one attacker can use (each address is bounded by max_per_ip).
  */
