@@ -28,7 +28,11 @@ DEB_WEB_PACKAGES   := chromium
 # The /metrics test (tests/integration/t_metrics.sh): promtool lints the page
 # and a real Prometheus scrapes it; Debian's prometheus package has both. On a
 # machine with systemd, installing it also starts its own service on :9090.
-DEB_TEST_PACKAGES  := prometheus
+DEB_TEST_PACKAGES  += prometheus
+# Hardening (issue 15): t_tls makes its certificates with openssl, t_slowloris
+# drives its slow clients from python3, and tests/systemd/check.sh runs
+# systemd-analyze verify and security on the unit.
+DEB_TEST_PACKAGES  += openssl python3 systemd
 DEB_FUZZ_PACKAGES  := clang libclang-rt-dev
 
 CFLAGS_COMMON := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wformat=2 \
@@ -84,7 +88,7 @@ UNIT_SUPPORT := $(patsubst %.c,$(B)/%.o,$(wildcard tests/unit/support/*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 
 .PHONY: all build variant deps test-deps bench-deps web-deps apt-node apt-npm fuzz-deps run test check unit unit-run integration \
-        dist gpu-check bench bench-trace bench-cache bench-fleet fuzz fmt clean
+        dist gpu-check install systemd-check bench bench-trace bench-cache bench-fleet fuzz fmt clean
 
 all: build
 build:
@@ -213,6 +217,7 @@ test: deps test-deps web-deps
 	@$(MAKE) --no-print-directory check VARIANT=test
 	@$(MAKE) --no-print-directory check VARIANT=asan
 	@$(MAKE) --no-print-directory dist-check
+	@$(MAKE) --no-print-directory systemd-check
 
 check: $(B)/gpuprobe $(UNIT_BIN) $(FLEET_SYNTH)
 	@echo "== unit tests ($(VARIANT))"
@@ -228,6 +233,17 @@ unit:
 
 unit-run: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do $$t; done
+
+# ---- installing as a systemd service -------------------------------------
+# `make install [DESTDIR=D] [PREFIX=/usr/local]`: the user, the binary, the
+# configuration and tokens (kept when present), the unit (systemd/install.sh,
+# safe to run again). systemd-check verifies the unit, holds its exposure
+# to 2.0 or less, and installs twice into a DESTDIR.
+install: build
+	@DESTDIR="$(DESTDIR)" PREFIX="$(or $(PREFIX),/usr/local)" systemd/install.sh build/release/gpuprobe
+
+systemd-check: build
+	@tests/systemd/check.sh build/release/gpuprobe
 
 # ---- distribution -------------------------------------------------------
 DIST_NAME := gpuprobe-$(VERSION)-linux-$(shell uname -m)

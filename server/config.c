@@ -57,6 +57,15 @@ static const struct key_desc keys[] = {
     INT_KEY("upstream_retry_max_s", upstream_retry_max_s, 1, 86400),
     {"import_limit", KEY_LL, offsetof(struct config, import_limit), 0, 1024, 1LL << 40},
     {"upstream_content", KEY_WORD, offsetof(struct config, upstream_content), 0, 0, 0},
+
+    /* exposure: bounded clients and TLS (docs/operations.md) */
+    INT_KEY("request_timeout_s", request_timeout_s, 1, 3600),
+    {"body_min_rate", KEY_LL, offsetof(struct config, body_min_rate), 0, 0, 1LL << 40},
+    STR_KEY("tls_cert", tls_cert),
+    STR_KEY("tls_key", tls_key),
+    STR_KEY("push_ca", push_ca),
+    STR_KEY("listen_unix", listen_unix),
+    STR_KEY("listen_unix_mode", listen_unix_mode),
 };
 
 /* The values of each KEY_WORD key (NULL-terminated), stored as an int: the
@@ -90,6 +99,9 @@ void config_defaults(struct config *c)
     c->metrics_devices = METRICS_DEVICES_LOCAL;
     c->upstream_retry_max_s = 600;
     c->import_limit = 64LL << 20;
+    c->request_timeout_s = 20;
+    c->body_min_rate = 4096;
+    snprintf(c->listen_unix_mode, sizeof c->listen_unix_mode, "0660");
 }
 
 /* A KEY_WORD setting: value must be one of the key's words (key_words). */
@@ -277,5 +289,29 @@ int config_finish(struct config *cfg, char *err, size_t errlen)
         snprintf(err, errlen, "listen address '%s' is not HOST:PORT", cfg->listen);
         return -1;
     }
+    if (!cfg->tls_cert[0] != !cfg->tls_key[0]) {
+        snprintf(err, errlen, "tls_cert and tls_key come together: %s is set, %s is not",
+                 cfg->tls_cert[0] ? "tls_cert" : "tls_key", cfg->tls_cert[0] ? "tls_key" : "tls_cert");
+        return -1;
+    }
+    if (config_unix_mode(cfg) < 0) {
+        snprintf(err, errlen, "listen_unix_mode: expected an octal file mode from 0 to 0777, got '%s'",
+                 cfg->listen_unix_mode);
+        return -1;
+    }
+    if (cfg->listen_unix[0] && cfg->listen_unix[0] != '/') {
+        snprintf(err, errlen, "listen_unix: expected an absolute path, got '%s'", cfg->listen_unix);
+        return -1;
+    }
     return check_upstream(cfg, err, errlen);
+}
+
+int config_unix_mode(const struct config *cfg)
+{
+    const char *m = cfg->listen_unix_mode;
+    char *end;
+    if (!*m || strspn(m, "01234567") != strlen(m))
+        return -1;
+    long v = strtol(m, &end, 8);
+    return v <= 0777 ? (int)v : -1;
 }

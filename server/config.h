@@ -42,6 +42,16 @@ struct config {
     int upstream_retry_max_s;    /* the cap of the backoff between failed pushes */
     long long import_limit;      /* bytes accepted in a bundle POSTed to /api/v1/import */
     int upstream_content;        /* enum upstream_content: what a push carries */
+
+    /* ---- exposure: bounded clients and TLS (docs/operations.md) ---- */
+    int request_timeout_s;       /* total time a request's headers may take; a body's grace */
+    long long body_min_rate;     /* bytes a second a request body must average; 0 = no bound */
+    char tls_cert[1024];         /* PEM certificate (chain) served over TLS; "" = plain HTTP */
+    char tls_key[1024];          /* its PEM private key; required with tls_cert */
+    char push_ca[1024];          /* PEM CA certificates the upstream's certificate is checked
+                                    against; "" = the system's */
+    char listen_unix[108];       /* a Unix-domain socket served too (plain HTTP); "" = none */
+    char listen_unix_mode[8];    /* its file mode, octal ("0660"): who may connect */
 };
 
 enum metrics_devices {
@@ -63,6 +73,9 @@ int config_load_file(struct config *c, const char *path, char *err, size_t errle
  * database (cubin_dir, upload_dir; cubin_dir "off" becomes "") and checks
  * the listen address. -1 with the reason in err. */
 int config_finish(struct config *c, char *err, size_t errlen);
+/* listen_unix_mode as a number (0..0777); -1 when it is not octal digits
+ * or above 0777. */
+int config_unix_mode(const struct config *cfg);
 /* Splits "ADDR:PORT" ("[v6]:PORT" too); -1 if malformed. */
 int config_split_listen(const char *listen, char *host, size_t hostlen, int *port);
 

@@ -199,7 +199,7 @@ static int check_options(const struct fleet_opts *o, struct fleet_slurm *j)
 {
     int status, tries;
     struct push_target target;
-    const struct cli_push_args push = {o->central, o->token_file, NULL, o->content};
+    const struct cli_push_args push = {o->central, o->token_file, NULL, o->content, NULL};
     if (!o->sub || strcmp(o->sub, "slurm") != 0)
         return cli_fail("fleet", 2, "name what to write: gpuprobe fleet slurm (see --help)");
     if (!o->central)

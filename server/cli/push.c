@@ -27,7 +27,7 @@
 
 static const char usage[] =
     "usage: gpuprobe push --db PATH --upstream URL --token-file F [--tries N]\n"
-    "                     [--content full|figures]\n"
+    "                     [--content full|figures] [--ca F]\n"
     "Sends the results waiting in the database's outbox (stored by gpuprobe probe\n"
     "--push, or by a daemon with `upstream =`) to the central gpuprobe at URL, each as\n"
     "a bundle POSTed to URL/api/v1/import with the central's write token (the first\n"
@@ -36,6 +36,9 @@ static const char usage[] =
     "  --tries N   rounds over the outbox, 1 to 100 (default 5), 1 s, 2 s, 4 s ... apart\n"
     "  --content full|figures  what each push carries: the whole result (default) or\n"
     "              its fleet figures alone (about 15 kB for a suite; docs/fleet.md)\n"
+    "  --ca F      an https upstream's certificate must chain to a CA certificate in\n"
+    "              the PEM file F (a private CA, or the central's self-signed\n"
+    "              certificate) instead of the system's CAs\n"
     "Prints {\"upstream\",\"acknowledged\",\"refused\",\"left\",\"refused_held\"} as JSON.\n"
     "Exit status: 0 when nothing is left waiting and nothing was refused; 1 otherwise\n"
     "(the reason on stderr; the results stay in the outbox); 2 bad usage.\n";
@@ -63,7 +66,7 @@ int cli_push_setup(const char *cmd, const struct cli_push_args *args, struct pus
         return cli_fail(cmd, 2, "--tries: expected an integer from 1 to 100, got '%s'",
                         args->tries);
     *tries = (int)v;
-    *t = (struct push_target){url, args->token_file, PUSH_BACKOFF_CAP_MS, 0, NULL};
+    *t = (struct push_target){url, args->token_file, PUSH_BACKOFF_CAP_MS, 0, NULL, args->ca};
     return parse_content(cmd, args->content, &t->figures_only);
 }
 
@@ -98,7 +101,8 @@ int cmd_push(int argc, char **argv)
     const struct cli_option opts[] = {{"db", .text = &db}, {"upstream", .text = &args.url},
                                       {"token-file", .text = &args.token_file},
                                       {"tries", .text = &args.tries},
-                                      {"content", .text = &args.content}, {0}};
+                                      {"content", .text = &args.content},
+                                      {"ca", .text = &args.ca}, {0}};
     if (cli_parse("push", usage, opts, NULL, argc, argv, &status) < 0)
         return status;
     if (!db || !args.url)

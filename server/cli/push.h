@@ -15,6 +15,7 @@
 /* The push options of a command line, as given (NULL: not given). */
 struct cli_push_args {
     const char *url, *token_file, *tries, *content;
+    const char *ca;              /* --ca F: the upstream's certificate must chain to F's CAs */
 };
 
 /* Checks args and fills the target and the rounds: the upstream must be an

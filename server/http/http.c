@@ -9,6 +9,16 @@
  * libmicrohttpd never reads a refused body. Admitted bodies are collected up
  * to the cap; past it the rest is discarded and 413 is answered at the end.
  * The last call runs the handler and queues its response.
+ *
+ * Every connection is reported to the guard (conn_guard.h) when it opens and
+ * closes, and every step of its requests, so that slow clients meet a
+ * deadline in total time; libmicrohttpd's own limits stand a reserve above
+ * the guard's, so a connection over the guard's limits is still read and
+ * answered 503 (Retry-After, Connection: close) rather than dropped.
+ * TLS is libmicrohttpd's (GnuTLS), with the certificate and key read from
+ * the files the configuration names, once, at start. A Unix-domain socket
+ * (listen_unix) is served by a second libmicrohttpd daemon with the same
+ * callbacks and guard, in plain HTTP: its file mode says who may connect.
  */
 #include "server/http/http.h"
 
@@ -22,28 +32,47 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "server/http/auth.h"
+#include "server/http/conn_guard.h"
 #include "server/http/problem.h"
 #include "server/http/req_stats.h"
 #include "server/http/route.h"
 #include "server/log.h"
 #include "util/clock.h"
 #include "util/fdio.h"
+#include "util/sdnotify.h"
 #include "util/text.h"
+#include "util/textfile.h"
 
 struct http_server {
     struct MHD_Daemon *daemon;
     struct http_setup setup;
+    struct MHD_Daemon *unix_daemon; /* on listen_unix; NULL without one */
+    struct conn_guard *guard;    /* admission and deadlines (conn_guard.h), of both daemons */
+    char *tls_cert, *tls_key;    /* PEM, held while the daemon runs; NULL without TLS */
 };
+
+/* The dashboard's policy: what the page's <meta> Content-Security-Policy
+ * says (web/index.html; tests/integration/t_headers.sh holds them equal),
+ * and frame-ancestors, which only a header can say. */
+#define HTML_CSP "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; " \
+                 "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+/* Seconds a client over a connection limit is asked to wait (Retry-After). */
+#define OVER_RETRY_AFTER "2"
 
 /* One per request; freed by on_completed. */
 struct conn_ctx {
     const struct http_setup *setup;
     const struct route *route;
     struct http_req rq;
+    struct conn_guard *guard;
+    struct guard_conn *gc;       /* the connection's guard entry; NULL if it has none */
     struct buf body;
     int too_large;
     int spool_fd;                /* spool routes: the body's file, else -1 */
@@ -83,6 +112,14 @@ static enum MHD_Result send_response(struct MHD_Connection *c, struct http_resp 
     if (rs->content_type)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, rs->content_type);
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    if (rs->content_type && strncmp(rs->content_type, "text/html", 9) == 0) {
+        /* a page that must not be framed (clickjacking of its forms) nor leak its URL */
+        MHD_add_response_header(r, "Content-Security-Policy", HTML_CSP);
+        MHD_add_response_header(r, "X-Frame-Options", "DENY");
+        MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+    }
+    if (rs->close)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
     if (!rs->body_static)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
     if (rs->location[0])
@@ -155,9 +192,28 @@ static int check_body_headers(struct conn_ctx *cx, struct http_resp *rs)
     return 0;
 }
 
+/* A connection over the guard's limits: 503, and the connection closes. */
+static void refuse_over_limit(struct conn_ctx *cx, struct http_resp *rs)
+{
+    const struct config *cfg = cx->setup->cfg;
+    if (guard_verdict_of(cx->guard, cx->gc) == GUARD_OVER_IP)
+        problem(&cx->rq, rs, 503, "unavailable",
+                "too many connections from your address (at most %d at once): retry later",
+                cfg->max_connections_per_ip);
+    else
+        problem(&cx->rq, rs, 503, "unavailable",
+                "the server holds its most connections (%d): retry later", cfg->max_connections);
+    http_add_header(rs, MHD_HTTP_HEADER_RETRY_AFTER, strdup(OVER_RETRY_AFTER));
+    rs->close = 1;
+}
+
 /* First callback: decides admission. Returns 0 to admit, -1 with rs filled. */
 static int admit(struct conn_ctx *cx, struct http_resp *rs)
 {
+    if (guard_verdict_of(cx->guard, cx->gc) != GUARD_ADMITTED) {
+        refuse_over_limit(cx, rs);
+        return -1;
+    }
     int known = 0;
     const char *method = strcmp(cx->rq.method, "HEAD") == 0 ? "GET" : cx->rq.method;
     cx->route = route_match(cx->setup->routes, cx->setup->nroutes, method, cx->rq.path, &known, cx->rq.params, HTTP_MAX_PARAMS);
@@ -243,6 +299,7 @@ static enum MHD_Result answer(struct MHD_Connection *c, struct conn_ctx *cx, str
     char q[600];
     int status = rs->status;
     unsigned long long bytes = rs->has_fd ? rs->fd_len : rs->len;
+    guard_answering(cx->guard, cx->gc);
     enum MHD_Result r = send_response(c, rs);
     double took = mono_s() - cx->started_s;
     log_kv(status >= 500 ? LOG_WARN : LOG_INFO, "request", "method=%s path=%s status=%d bytes=%llu ms=%.1f", cx->rq.method,
@@ -250,6 +307,14 @@ static enum MHD_Result answer(struct MHD_Connection *c, struct conn_ctx *cx, str
     size_t route = cx->route ? (size_t)(cx->route - cx->setup->routes) : cx->setup->nroutes;
     req_stats_observe(cx->setup->stats, route, status, took);
     return r;
+}
+
+/* The guard's entry of connection c (on_connection made it). */
+static struct guard_conn *guard_entry(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -268,16 +333,21 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         cx->spool_fd = -1;
         cx->started_s = mono_s();
         cx->setup = &s->setup;
+        cx->guard = s->guard;
+        cx->gc = guard_entry(c);
         cx->rq = (struct http_req){.app = s->setup.app, .conn = c, .method = method, .path = url};
+        guard_headers_in(cx->guard, cx->gc, mono_ms());
         if (admit(cx, &rs) < 0)
             return answer(c, cx, &rs);
         return MHD_YES;
     }
     if (*upload_size) {
+        guard_body(cx->guard, cx->gc, *upload_size);
         collect(cx, upload, *upload_size);
         *upload_size = 0;
         return MHD_YES;
     }
+    guard_answering(cx->guard, cx->gc); /* the handler may take its time */
     dispatch(cx, &rs);
     return answer(c, cx, &rs);
 }
@@ -290,6 +360,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     (void)toe;
     struct conn_ctx *cx = *con_cls;
     if (cx) {
+        guard_next_request(cx->guard, cx->gc, mono_ms()); /* a kept-alive connection waits */
         buf_free(&cx->body);
         if (cx->spool_fd >= 0)
             close(cx->spool_fd);
@@ -298,6 +369,24 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         free(cx);
         *con_cls = NULL;
     }
+}
+
+/* Every connection opens and closes through the guard. */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    struct http_server *s = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+        guard_close(s->guard, *socket_context);
+        *socket_context = NULL;
+        return;
+    }
+    const union MHD_ConnectionInfo *fd = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    const union MHD_ConnectionInfo *addr =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    *socket_context = fd ? guard_open(s->guard, fd->connect_fd, addr ? addr->client_addr : NULL,
+                                      mono_ms())
+                         : NULL;
 }
 
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)
@@ -334,11 +423,149 @@ static int resolve_listen(const char *listen, struct sockaddr_storage *ss, char 
     return 0;
 }
 
+/* The certificate and key named by the configuration, into s; no TLS when
+ * tls_cert is empty. -1 with the reason in err. */
+static int load_tls(struct http_server *s, const struct config *cfg, char *err, size_t errlen)
+{
+    char why[600];
+    if (!cfg->tls_cert[0])
+        return 0;
+    if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+        snprintf(err, errlen, "tls_cert is set, but this libmicrohttpd was built without TLS");
+        return -1;
+    }
+    s->tls_cert = text_file_read(cfg->tls_cert, 1 << 20, why, sizeof why);
+    if (!s->tls_cert) {
+        snprintf(err, errlen, "tls_cert: %s", why);
+        return -1;
+    }
+    s->tls_key = text_file_read(cfg->tls_key, 1 << 20, why, sizeof why);
+    if (!s->tls_key) {
+        snprintf(err, errlen, "tls_key: %s", why);
+        return -1;
+    }
+    return 0;
+}
+
+static void free_server(struct http_server *s)
+{
+    guard_free(s->guard);
+    free(s->tls_cert);
+    if (s->tls_key) /* a private key: not left in freed memory */
+        explicit_bzero(s->tls_key, strlen(s->tls_key));
+    free(s->tls_key);
+    free(s);
+}
+
+/* libmicrohttpd's limits stand a reserve above the guard's (conn_guard.h). */
+static struct conn_guard *make_guard(const struct config *cfg, unsigned *limit, unsigned *per_ip)
+{
+    struct conn_guard_limits l = {.max_connections = cfg->max_connections,
+                                  .max_per_ip = cfg->max_connections_per_ip,
+                                  .request_ms = (int64_t)cfg->request_timeout_s * 1000,
+                                  .body_min_rate = cfg->body_min_rate};
+    *limit = (unsigned)cfg->max_connections + guard_reserve(&l);
+    *per_ip = guard_reserve_per_ip(&l);
+    struct conn_guard *g = guard_new(&l);
+    if (g && guard_start(g) < 0) {
+        guard_free(g);
+        return NULL;
+    }
+    return g;
+}
+
+/* The Unix-domain socket cfg->listen_unix, listening, with its configured
+ * mode. A socket file left by a daemon that is gone is replaced; one that
+ * answers, or anything that is not a socket, is an error. -1 with err. */
+static int open_unix(const struct config *cfg, char *err, size_t errlen)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    struct stat st;
+    const char *path = cfg->listen_unix;
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        snprintf(err, errlen, "listen_unix: socket: %s", strerror(errno));
+        return -1;
+    }
+    if (lstat(path, &st) == 0) {
+        if (!S_ISSOCK(st.st_mode)) {
+            snprintf(err, errlen, "listen_unix: %s exists and is not a socket", path);
+            close(fd);
+            return -1;
+        }
+        if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0) {
+            snprintf(err, errlen, "listen_unix: %s is in use by another process", path);
+            close(fd);
+            return -1;
+        }
+        unlink(path); /* a stale one: nobody answers there */
+    }
+    /* created with the daemon's umask (027), then set to the configured mode */
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 ||
+        chmod(path, (mode_t)config_unix_mode(cfg)) < 0 || listen(fd, 128) < 0) {
+        snprintf(err, errlen, "listen_unix: %s: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* One libmicrohttpd daemon on the address ss or on the listening socket fd
+ * (ss NULL), with the server's callbacks and limits; TLS when tls. */
+static struct MHD_Daemon *start_daemon(struct http_server *s, const struct sockaddr_storage *ss,
+                                       int fd, int tls, unsigned limit, unsigned per_ip)
+{
+    const struct config *cfg = s->setup.cfg;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_USE_ITC |
+                     MHD_USE_TURBO | (ss && ss->ss_family == AF_INET6 ? MHD_USE_IPv6 : 0) |
+                     (tls ? MHD_USE_TLS : 0);
+    struct MHD_OptionItem opts[] = {
+        {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)on_mhd_log, NULL}, /* first, or it warns */
+        {ss ? MHD_OPTION_SOCK_ADDR : MHD_OPTION_LISTEN_SOCKET, ss ? 0 : fd, (void *)ss},
+        {MHD_OPTION_THREAD_POOL_SIZE, cfg->http_threads, NULL},
+        {MHD_OPTION_CONNECTION_LIMIT, limit, NULL},
+        {MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip, NULL},
+        {MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout_s, NULL},
+        {MHD_OPTION_CONNECTION_MEMORY_LIMIT, 64 * 1024, NULL},
+        {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, NULL},
+        {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s},
+        /* the TLS pair last: left out (MHD_OPTION_END) without TLS */
+        {tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, s->tls_cert},
+        {MHD_OPTION_HTTPS_MEM_KEY, 0, s->tls_key},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    return MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_ARRAY, opts,
+                            MHD_OPTION_END);
+}
+
+/* The Unix-domain socket's daemon, when the configuration names one. */
+static int start_unix(struct http_server *s, unsigned limit, char *err, size_t errlen)
+{
+    const struct config *cfg = s->setup.cfg;
+    if (!cfg->listen_unix[0])
+        return 0;
+    int fd = open_unix(cfg, err, errlen);
+    if (fd < 0)
+        return -1;
+    s->unix_daemon = start_daemon(s, NULL, fd, 0, limit, 0);
+    if (!s->unix_daemon) {
+        snprintf(err, errlen, "listen_unix: libmicrohttpd cannot serve %s", cfg->listen_unix);
+        close(fd);
+        unlink(cfg->listen_unix);
+        return -1;
+    }
+    /* not "listening...": that event names the TCP address (serve.c) */
+    log_kv(LOG_INFO, "unix_socket", "path=%s mode=%s", cfg->listen_unix, cfg->listen_unix_mode);
+    return 0;
+}
+
 struct http_server *http_start(const struct http_setup *setup, int *bound_port, char *err,
                                size_t errlen)
 {
     const struct config *cfg = setup->cfg;
     struct sockaddr_storage ss = {0};
+    unsigned limit, per_ip;
     if (resolve_listen(cfg->listen, &ss, err, errlen) < 0)
         return NULL;
     struct http_server *s = calloc(1, sizeof *s);
@@ -347,27 +574,32 @@ struct http_server *http_start(const struct http_setup *setup, int *bound_port, 
         return NULL;
     }
     s->setup = *setup;
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_USE_ITC |
-                     MHD_USE_TURBO | (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0);
-    s->daemon = MHD_start_daemon(
-        flags, 0, NULL, NULL, on_request, s,
-        MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
-        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)cfg->http_threads,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_connections,
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)cfg->max_connections_per_ip,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->connection_timeout_s,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
-        MHD_OPTION_END);
+    if (load_tls(s, cfg, err, errlen) < 0) {
+        free_server(s);
+        return NULL;
+    }
+    s->guard = make_guard(cfg, &limit, &per_ip);
+    if (!s->guard) {
+        snprintf(err, errlen, "out of memory");
+        free_server(s);
+        return NULL;
+    }
+    s->daemon = start_daemon(s, &ss, -1, s->tls_cert != NULL, limit, per_ip);
     if (!s->daemon) {
-        snprintf(err, errlen, "cannot listen on %s (address in use or not available)",
-                 cfg->listen);
-        free(s);
+        snprintf(err, errlen, "cannot listen on %s (address in use or not available%s)",
+                 cfg->listen, s->tls_cert ? ", or tls_cert and tls_key are not a valid PEM pair" : "");
+        free_server(s);
+        return NULL;
+    }
+    if (start_unix(s, limit, err, errlen) < 0) {
+        MHD_stop_daemon(s->daemon);
+        free_server(s);
         return NULL;
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
     *bound_port = info ? info->port : 0;
+    if (sdnotify_send("READY=1") < 0) /* systemd's Type=notify: serving from now on */
+        log_kv(LOG_WARN, "sd_notify_failed", "state=READY errno=%d", errno);
     return s;
 }
 
@@ -375,15 +607,23 @@ void http_quiesce(struct http_server *s)
 {
     if (!s)
         return;
-    MHD_socket fd = MHD_quiesce_daemon(s->daemon);
-    if (fd != MHD_INVALID_SOCKET)
-        close(fd);
+    sdnotify_send("STOPPING=1");
+    struct MHD_Daemon *daemons[] = {s->daemon, s->unix_daemon};
+    for (size_t i = 0; i < 2; i++) {
+        MHD_socket fd = daemons[i] ? MHD_quiesce_daemon(daemons[i]) : MHD_INVALID_SOCKET;
+        if (fd != MHD_INVALID_SOCKET)
+            close(fd);
+    }
 }
 
 void http_stop(struct http_server *s)
 {
     if (!s)
         return;
-    MHD_stop_daemon(s->daemon);
-    free(s);
+    MHD_stop_daemon(s->daemon); /* every connection closed: the guard is idle */
+    if (s->unix_daemon) {
+        MHD_stop_daemon(s->unix_daemon);
+        unlink(s->setup.cfg->listen_unix);
+    }
+    free_server(s);
 }

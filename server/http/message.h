@@ -39,6 +39,7 @@ struct http_resp {
     char location[256];
     char allow[64];
     int www_authenticate;
+    int close;                           /* the connection closes after this answer */
     int has_fd;                          /* body streamed from fd (closed when sent) */
     int fd;
     unsigned long long fd_len;

@@ -86,10 +86,11 @@ static void describe(const struct kept *k, int status, char *out, size_t len)
     json_decref(j);
 }
 
-static void set_options(CURL *c, const char *url, struct curl_slist *headers, const char *body,
-                        size_t len, struct kept *k, const volatile int *stop)
+static void set_options(CURL *c, const char *url, const char *private_ca,
+                        struct curl_slist *headers, const char *body, size_t len, struct kept *k,
+                        const volatile int *stop)
 {
-    const char *ca = ca_file();
+    const char *ca = private_ca && *private_ca ? private_ca : ca_file();
     curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
@@ -105,12 +106,16 @@ static void set_options(CURL *c, const char *url, struct curl_slist *headers, co
     curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, 60L);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_USERAGENT, "gpuprobe-push");
+    curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L); /* libcurl's defaults, said once here */
+    curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
     if (ca)
         curl_easy_setopt(c, CURLOPT_CAINFO, ca);
+    if (private_ca && *private_ca)
+        curl_easy_setopt(c, CURLOPT_CAPATH, NULL); /* that CA alone, not the system's too */
 }
 
-int push_post(const char *upstream, const char *token, const char *body, size_t len,
-              const volatile int *stop, struct push_answer *a)
+int push_post(const char *upstream, const char *token, const char *ca_file, const char *body,
+              size_t len, const volatile int *stop, struct push_answer *a)
 {
     char url[1200], auth[600];
     size_t ul = strlen(upstream);
@@ -131,7 +136,9 @@ int push_post(const char *upstream, const char *token, const char *body, size_t 
         free(k);
         return -1;
     }
-    set_options(c, url, headers, body, len, k, stop);
+    set_options(c, url, ca_file, headers, body, len, k, stop);
+    char why[CURL_ERROR_SIZE] = "";
+    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, why);
     CURLcode rc = curl_easy_perform(c);
     long status = 0;
     if (rc == CURLE_OK) {
@@ -139,7 +146,8 @@ int push_post(const char *upstream, const char *token, const char *body, size_t 
         a->status = (int)status;
         describe(k, a->status, a->detail, sizeof a->detail);
     } else {
-        snprintf(a->detail, sizeof a->detail, "%.400s: %s", url, curl_easy_strerror(rc));
+        snprintf(a->detail, sizeof a->detail, "%.300s: %s%s%.200s", url, curl_easy_strerror(rc),
+                 why[0] ? ": " : "", why); /* why: which certificate check failed, say */
     }
     curl_slist_free_all(headers);
     curl_easy_cleanup(c);

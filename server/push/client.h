@@ -10,9 +10,11 @@
  * http and https are spoken, a connection must be made within 10 s and a
  * transfer may not stall for a minute. What the upstream answered is kept
  * short: its status and, for a problem+json, "type: detail (field F)".
- * A TLS upstream is checked against the system's CA certificates: when the
- * file libcurl was built to read is absent (the `make dist` bundle on
- * another distribution) the usual places are tried.
+ * A TLS upstream's certificate is always verified, its name included:
+ * against the CA certificates of the file push_ca names alone (a private
+ * CA, such as the central's own self-signed certificate), else against the
+ * system's; when the file libcurl was built to read is absent (the
+ * `make dist` bundle on another distribution) the usual places are tried.
  */
 #ifndef GPUPROBE_SERVER_PUSH_CLIENT_H
 #define GPUPROBE_SERVER_PUSH_CLIENT_H
@@ -29,10 +31,12 @@ struct push_answer {
 };
 
 /* POSTs body (len bytes) to upstream + "/api/v1/import" with
- * `Authorization: Bearer token`. 0 with the answer in *a (whatever its
+ * `Authorization: Bearer token`, trusting the CAs in the PEM file ca_file
+ * alone when it is not NULL or "". 0 with the answer in *a (whatever its
  * status); -1 when the request could not be made at all, with the reason
- * in a->detail. A nonzero *stop (may be NULL) aborts a transfer under way. */
-int push_post(const char *upstream, const char *token, const char *body, size_t len,
-              const volatile int *stop, struct push_answer *a);
+ * in a->detail (a certificate that does not verify is such a reason). A
+ * nonzero *stop (may be NULL) aborts a transfer under way. */
+int push_post(const char *upstream, const char *token, const char *ca_file, const char *body,
+              size_t len, const volatile int *stop, struct push_answer *a);
 
 #endif

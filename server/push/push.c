@@ -92,7 +92,7 @@ static void send_row(store *s, const struct push_target *t, const struct outbox_
         return;
     }
     *bytes = strlen(body);
-    push_post(t->upstream, token, body, *bytes, t->stop, &a);
+    push_post(t->upstream, token, t->ca_file, body, *bytes, t->stop, &a);
     free(body);
     o->status = a.status;
     o->verdict = a.status ? push_verdict_of(a.status) : PUSH_RETRY;

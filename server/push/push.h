@@ -37,6 +37,8 @@ struct push_target {
     int figures_only;            /* upstream_content = figures: the result's fleet figures
                                     alone (bundle_to_figures), not the result */
     const volatile int *stop;    /* nonzero aborts a push under way; may be NULL */
+    const char *ca_file;         /* PEM CAs the upstream's certificate must chain to, alone;
+                                    NULL or "": the system's (client.h) */
 };
 
 struct push_outcome {

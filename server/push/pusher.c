@@ -90,7 +90,8 @@ struct pusher *pusher_start(store *s, const struct config *cfg, char *err, size_
     p->db = s;
     p->target = (struct push_target){cfg->upstream, cfg->upstream_token_file,
                                      (int64_t)cfg->upstream_retry_max_s * 1000,
-                                     cfg->upstream_content == UPSTREAM_CONTENT_FIGURES, &p->stop};
+                                     cfg->upstream_content == UPSTREAM_CONTENT_FIGURES, &p->stop,
+                                     cfg->push_ca};
     int rc = pthread_create(&p->thread, NULL, pusher_main, p);
     if (rc != 0) {
         snprintf(err, errlen, "cannot start the pusher thread: %s", strerror(rc));

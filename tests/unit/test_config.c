@@ -8,7 +8,8 @@
  * stops at the first bad line with "PATH:LINE: reason", and names a missing
  * file; config_split_listen splits IPv4, bracketed IPv6 and host-name
  * listen addresses and refuses malformed ones without touching its outputs;
- * metrics_devices takes local (the default) or all and nothing else.
+ * metrics_devices takes local (the default) or all and nothing else;
+ * tls_cert and tls_key are refused one without the other.
  * Files are written to a fresh mkdtemp directory removed by the teardown.
  */
 #include <setjmp.h>
@@ -53,6 +54,53 @@ static void test_defaults(void **state)
     assert_int_equal(c.max_attempts, 3);
     assert_int_equal(c.discovery_timeout_s, 60);
     assert_int_equal(c.log_level, LOG_INFO);
+    assert_int_equal(c.request_timeout_s, 20);
+    assert_int_equal(c.body_min_rate, 4096);
+    assert_string_equal(c.tls_cert, "");
+    assert_string_equal(c.tls_key, "");
+    assert_string_equal(c.push_ca, "");
+    assert_string_equal(c.listen_unix, "");
+    assert_string_equal(c.listen_unix_mode, "0660");
+    assert_int_equal(config_unix_mode(&c), 0660);
+}
+
+/* tls_cert and tls_key come together; body_min_rate takes 0 (no bound);
+ * listen_unix must be absolute and its mode octal. */
+static void test_tls_pair_and_body_rate(void **state)
+{
+    (void)state;
+    struct config c;
+    char err[256];
+    config_defaults(&c);
+    assert_int_equal(config_set(&c, "tls_cert", "/etc/gpuprobe/tls.pem", err, sizeof err), 0);
+    err[0] = '\0';
+    assert_int_equal(config_finish(&c, err, sizeof err), -1);
+    assert_non_null(strstr(err, "tls_key"));
+    assert_int_equal(config_set(&c, "tls_key", "/etc/gpuprobe/tls.key", err, sizeof err), 0);
+    assert_int_equal(config_finish(&c, err, sizeof err), 0);
+    config_defaults(&c);
+    assert_int_equal(config_set(&c, "tls_key", "/etc/gpuprobe/tls.key", err, sizeof err), 0);
+    assert_int_equal(config_finish(&c, err, sizeof err), -1);
+    assert_non_null(strstr(err, "tls_cert"));
+    assert_int_equal(config_set(&c, "push_ca", "/etc/gpuprobe/ca.pem", err, sizeof err), 0);
+    assert_string_equal(c.push_ca, "/etc/gpuprobe/ca.pem");
+    assert_int_equal(config_set(&c, "body_min_rate", "0", err, sizeof err), 0);
+    assert_int_equal(c.body_min_rate, 0);
+    assert_int_equal(config_set(&c, "body_min_rate", "-1", err, sizeof err), -1);
+    /* listen_unix: an absolute path; its mode octal, 0 to 0777 */
+    config_defaults(&c);
+    assert_int_equal(config_set(&c, "listen_unix", "api.sock", err, sizeof err), 0);
+    assert_int_equal(config_finish(&c, err, sizeof err), -1);
+    assert_non_null(strstr(err, "absolute"));
+    assert_int_equal(config_set(&c, "listen_unix", "/run/gpuprobe/api.sock", err, sizeof err), 0);
+    assert_int_equal(config_finish(&c, err, sizeof err), 0);
+    const char *bad[] = {"0999", "1000", "", "rw", "0x1ff"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(config_set(&c, "listen_unix_mode", bad[i], err, sizeof err), 0);
+        assert_int_equal(config_finish(&c, err, sizeof err), -1);
+    }
+    assert_int_equal(config_set(&c, "listen_unix_mode", "0600", err, sizeof err), 0);
+    assert_int_equal(config_unix_mode(&c), 0600);
 }
 
 /* ---- config_set ------------------------------------------------------------ */
@@ -74,6 +122,7 @@ static const struct int_key int_keys[] = {
     IK(job_timeout_s, 0, 7 * 86400),
     IK(max_attempts, 1, 100),
     IK(discovery_timeout_s, 1, 3600),
+    IK(request_timeout_s, 1, 3600),
 };
 
 static int int_field(const struct config *c, size_t offset)
@@ -489,6 +538,7 @@ int main(void)
         cmocka_unit_test(test_set_int_non_numeric),
         cmocka_unit_test(test_set_body_limit),
         cmocka_unit_test(test_set_strings),
+        cmocka_unit_test(test_tls_pair_and_body_rate),
         cmocka_unit_test(test_set_unknown_key),
         cmocka_unit_test(test_set_log_level),
         cmocka_unit_test(test_set_log_level_refused_keeps_level),
