@@ -21,6 +21,11 @@
  * and a shared-memory atomic) cleared; reuse flags set on a chain whose
  * first source is the previous result, and cleared on the FFMA stream;
  * the FFMA stream with two warps per scheduler at every stall and yield.
+ * An instruction ptxas emits in two SASS forms (variants[]: HFMA2 and
+ * HFMA2.MMA for f16x2 FMAs) is swept again once per form, only that form's
+ * fields edited ("hfma2:HFMA2.MMA": its own smallest safe stall), and each
+ * form is timed alone: every timed instruction of the stream rewritten to
+ * it (the opcode field), at each stall, checked against the answer.
  * control_codes_infer.c turns the points into conclusions. A run starts
  * with one launch that is not kept (instruction cache, module load).
  * LOP3 is not swept: one bitwise function of x applied repeatedly has
@@ -58,6 +63,16 @@ static const char *const swept[] = {"ffma", "fadd", "fmul", "hfma2", "dfma", "da
                                     "iadd"};
 static const char *const waited[] = {"sin", "atoms_add"};
 
+/* Instructions the compiler emits in two SASS forms that one mnemonic and
+ * one catalog entry cover: each form is swept alone (only its stalls
+ * edited, the other's left as compiled) and timed alone (every timed
+ * instruction rewritten to it). f16x2 FMAs: ptxas alternates HFMA2 (the FMA
+ * pipe) with HFMA2.MMA (opcode 0x035, the MMA pipe) in one chain. */
+static const struct variant {
+    const char *entry, *label;
+    unsigned base;                   /* SASS_OPCODE_BASE */
+} variants[] = {{"hfma2", "HFMA2", 0x031}, {"hfma2", "HFMA2.MMA", 0x035}};
+
 struct run {
     struct gpu g;
     int opened, repeats, runs, verified;
@@ -73,6 +88,7 @@ struct kernel {
     int stream;
     struct gpu_module m;
     size_t target[MAX_TARGETS], ntarget;
+    unsigned variant;                /* a SASS_OPCODE_BASE targets must have; 0: any */
     size_t want_bytes;               /* the reference answer's size */
 };
 
@@ -232,6 +248,7 @@ static int find_targets(struct kernel *k, int wait, char *err, size_t errlen)
             struct sass_insn in = sass_decode(ck->text, i * SASS_INSN_BYTES);
             int pick = wait ? sass_field(&in, SASS_WAIT) != 0 && !sass_is_clock_read(&in)
                             : lat_is_timed(sass_mnemonic(&in, mn), k->e->sass) &&
+                                  (!k->variant || sass_field(&in, SASS_OPCODE_BASE) == k->variant) &&
                                   !(k->stream &&
                                     counter_register(ck->text, &r[q], sass_field(&in, SASS_RD)));
             if (pick)
@@ -401,23 +418,59 @@ static void ffma_experiments(struct run *R, struct kernel *chain, struct kernel 
                         ok ? two : (json_decref(two), json_pack("{s:s}", "error", err)));
 }
 
-/* One instruction: build and check both kernels, sweep each, and read the
- * sweep (cc_infer_instruction); with experiments, FFMA's extra runs. */
-static json_t *instruction(struct run *R, const struct lat_entry *e, json_t *experiments)
+/* One form of a two-form instruction timed alone: every timed instruction
+ * of the stream kernel rewritten to it, at each stall from 1 up with the
+ * compiler's yield, with one warp (the issue of one warp) and with two per
+ * scheduler (what the form's pipe accepts), each against its unedited
+ * answer. */
+static json_t *form_alone(struct run *R, struct kernel *stream, const struct variant *v)
 {
+    static const unsigned threads[2] = {STREAM_THREADS, TWO_WARP_THREADS};
+    static const char *const keys[2] = {"stream", "two_warps"};
     char err[512] = "";
+    struct patch_edit e[3 * MAX_TARGETS];
+    struct outcome o;
+    int yield = compiler_value(stream, SASS_YIELD);
+    stream->variant = 0;
+    if (find_targets(stream, 0, err, sizeof err) < 0)
+        return json_pack("{s:s}", "error", err);
+    json_t *res = json_pack("{s:s, s:I}", "form", v->label, "edited_instructions", (json_int_t)stream->ntarget);
+    for (int t = 0; t < 2; t++) {
+        json_t *pts = json_array();
+        int rc = reference(R, stream, threads[t], &o, err, sizeof err);
+        for (int s = 1; rc == 0 && s < CC_STALLS; s++) {
+            size_t n = edits_for(stream, SASS_OPCODE_BASE, v->base, e);
+            n += edits_for(stream, SASS_STALL, (unsigned)s, e + n);
+            n += edits_for(stream, SASS_YIELD, (unsigned)yield, e + n);
+            rc = measure(R, stream, e, n, threads[t], 0, &o, err, sizeof err);
+            if (rc == 0)
+                json_array_append_new(pts, json_pack("{s:i, s:o, s:b}", "stall", s, "cycles", outcome_json(&o),
+                                                     "correct", o.correct));
+        }
+        json_object_set_new(res, keys[t], rc == 0 ? pts : (json_decref(pts), json_pack("{s:s}", "error", err)));
+    }
+    return res;
+}
+
+/* One instruction (or one form of it, v): build and check both kernels,
+ * sweep each, and read the sweep (cc_infer_instruction); with experiments,
+ * FFMA's extra runs; for a form, that form timed alone too. */
+static json_t *instruction(struct run *R, const struct lat_entry *e, const struct variant *v,
+                           json_t *experiments)
+{
+    char err[512] = "", name[64];
     struct kernel chain, stream;
     struct outcome ref_chain, ref_stream;
-    json_t *o = json_pack("{s:s, s:s}", "name", e->name, "sass", e->sass);
+    snprintf(name, sizeof name, "%s%s%s", e->name, v ? ":" : "", v ? v->label : "");
+    json_t *o = json_pack("{s:s, s:s}", "name", name, "sass", v ? v->label : e->sass);
     json_t *chain_pts = json_array(), *stream_pts = json_array();
     memset(&chain, 0, sizeof chain);
     memset(&stream, 0, sizeof stream);
     int rc = build(R, &chain, e, 0, err, sizeof err) == 0 &&
-                     build(R, &stream, e, 1, err, sizeof err) == 0 &&
-                     find_targets(&chain, 0, err, sizeof err) == 0 &&
-                     find_targets(&stream, 0, err, sizeof err) == 0
-                 ? 0
-                 : -1;
+                     build(R, &stream, e, 1, err, sizeof err) == 0 ? 0 : -1;
+    chain.variant = stream.variant = v ? v->base : 0;
+    if (rc == 0 && (find_targets(&chain, 0, err, sizeof err) < 0 || find_targets(&stream, 0, err, sizeof err) < 0))
+        rc = -1;
     upload_inputs(R, e, err, sizeof err, &rc);
     if (rc == 0)
         rc = sweep(R, &chain, 32, "cycles", &ref_chain, chain_pts, err, sizeof err);
@@ -436,6 +489,11 @@ static json_t *instruction(struct run *R, const struct lat_entry *e, json_t *exp
         cc_infer_instruction(o);
         if (strcmp(e->name, "ffma") == 0 && experiments)
             ffma_experiments(R, &chain, &stream, experiments);
+        if (v) {
+            json_object_set_new(o, "form_of", json_string(e->name));
+            json_object_set_new(o, "opcode_base", json_integer(v->base));
+            json_object_set_new(o, "alone", form_alone(R, &stream, v));
+        }
     } else {
         json_object_set_new(o, "error", json_string(err[0] ? err : "failed"));
     }
@@ -544,10 +602,12 @@ json_t *control_codes_probe_run(const char *device, int repeats, char *err, size
     json_t *instrs = json_array(), *experiments = json_object(), *waits = json_array();
     size_t failed = 0;
     for (size_t i = 0; i < sizeof swept / sizeof swept[0]; i++) {
-        json_t *o = instruction(&R, lat_find(swept[i]), experiments);
+        json_t *o = instruction(&R, lat_find(swept[i]), NULL, experiments);
         failed += json_object_get(o, "error") != NULL;
         json_array_append_new(instrs, o);
     }
+    for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) /* each form alone */
+        json_array_append_new(instrs, instruction(&R, lat_find(variants[i].entry), &variants[i], NULL));
     for (size_t i = 0; i < sizeof waited / sizeof waited[0]; i++)
         json_array_append_new(waits, wait_test(&R, lat_find(waited[i])));
     json_object_set_new(experiments, "wait_mask", waits);
