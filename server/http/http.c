@@ -18,6 +18,7 @@
 #include <microhttpd.h>
 #include <netdb.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,7 @@
 struct http_server {
     struct MHD_Daemon *daemon;
     struct http_setup setup;
+    atomic_int in_flight;        /* requests begun and not yet completed (http_wait_idle) */
 };
 
 /* One per request; freed by on_completed. */
@@ -265,6 +267,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (!cx)
             return MHD_NO;
         *con_cls = cx;
+        atomic_fetch_add(&s->in_flight, 1);
         cx->spool_fd = -1;
         cx->started_s = mono_s();
         cx->setup = &s->setup;
@@ -285,11 +288,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-    (void)cls;
     (void)c;
     (void)toe;
+    struct http_server *s = cls;
     struct conn_ctx *cx = *con_cls;
     if (cx) {
+        atomic_fetch_sub(&s->in_flight, 1);
         buf_free(&cx->body);
         if (cx->spool_fd >= 0)
             close(cx->spool_fd);
@@ -358,7 +362,7 @@ struct http_server *http_start(const struct http_setup *setup, int *bound_port, 
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)cfg->max_connections_per_ip,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->connection_timeout_s,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
         MHD_OPTION_END);
     if (!s->daemon) {
         snprintf(err, errlen, "cannot listen on %s (address in use or not available)",
@@ -378,6 +382,16 @@ void http_quiesce(struct http_server *s)
     MHD_socket fd = MHD_quiesce_daemon(s->daemon);
     if (fd != MHD_INVALID_SOCKET)
         close(fd);
+}
+
+int http_wait_idle(struct http_server *s, int64_t deadline_ms)
+{
+    while (s && atomic_load(&s->in_flight) > 0) {
+        if (mono_ms() >= deadline_ms)
+            return 1;
+        usleep(20000);
+    }
+    return 0;
 }
 
 void http_stop(struct http_server *s)

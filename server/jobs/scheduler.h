@@ -43,8 +43,15 @@ int job_submit(struct app *app, const struct job_kind *k, const char *device,
 
 /* Kills the job's process if it runs here; the job then ends cancelled. */
 void scheduler_cancel(struct scheduler *s, int64_t job_id);
-/* Kills running workers, returns their jobs to the queue ("daemon stopped"),
- * and joins the thread. */
+/* The first step of an orderly stop: from now on the scheduler starts only
+ * queued jobs that a client waits for (scheduler_wait: a synchronous sort),
+ * and this call returns once no job runs (or waits to have its outcome
+ * stored) and no client waits, 0, or at deadline_ms (monotonic) with jobs
+ * still running, 1. NULL is ok (0). */
+int scheduler_drain(struct scheduler *s, int64_t deadline_ms);
+/* Kills running workers, returns their jobs to the queue without counting
+ * the attempt (store_job_stopped: "daemon stopped"), gives a job whose
+ * outcome waits for the store one last try, and joins the thread. */
 void scheduler_stop(struct scheduler *s);
 int scheduler_running(struct scheduler *s);
 
