@@ -16,7 +16,7 @@ FULL=$WORK/disk-full
 UPLOADS=$WORK/uploads
 # the sanitizer build is several times slower: every FAULT_STRIDE-th write there
 if [ -z "${FAULT_STRIDE-}" ]; then
-    case "$GPUPROBE" in */asan/*) FAULT_STRIDE=3 ;; *) FAULT_STRIDE=1 ;; esac
+    case "$GPUPROBE" in */asan/*) FAULT_STRIDE=5 ;; *) FAULT_STRIDE=1 ;; esac
 fi
 write_config cpu_workers=1 stop_grace_s=10 upload_dir="$UPLOADS"
 mkdir -p "$UPLOADS"
