@@ -85,7 +85,7 @@ void config_defaults(struct config *c)
     c->trace_sync_limit = 64LL << 20;
     c->job_timeout_s = 0;
     c->max_attempts = 3;
-    c->stop_grace_s = 20;
+    c->stop_grace_s = 10;
     c->discovery_timeout_s = 60;
     c->log_level = LOG_INFO;
     c->reference = 1;

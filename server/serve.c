@@ -123,7 +123,8 @@ static int open_store(struct app *app, char *err, size_t errlen)
 
 #ifdef GPUPROBE_TEST_BUILD
 /* The fault-injecting VFS of GPUPROBE_FAULT_VFS: installed before the store
- * opens (phase 0), armed once the daemon is ready (phase 1). */
+ * opens (phase 0), armed once the daemon is ready (phase 1), its counts
+ * logged at the stop (phase 2: a test learns whether its fault was met). */
 static int fault_injection(int phase, char *err, size_t errlen)
 {
     const char *spec = getenv("GPUPROBE_FAULT_VFS");
@@ -136,6 +137,11 @@ static int fault_injection(int phase, char *err, size_t errlen)
         return -1;
     if (phase == 0)
         return fault_vfs_install(err, errlen);
+    if (phase == 2) {
+        log_kv(LOG_INFO, "fault_injection_summary", "injected=%ld writes=%ld syncs=%ld",
+               fault_vfs_injected(), fault_vfs_count(FAULT_WRITE), fault_vfs_count(FAULT_SYNC));
+        return 0;
+    }
     fault_vfs_arm(op, n, hold[0] ? hold : NULL);
     log_kv(LOG_WARN, "fault_injection_armed", "spec=%s", spec);
     return 0;
@@ -268,6 +274,7 @@ static int run(struct app *app, const sigset_t *sigs, char *err, size_t errlen)
     http_stop(http);
     scheduler_stop(app->sched);
     pusher_stop(pusher);
+    fault_injection(2, why, sizeof why);
     log_kv(LOG_INFO, "stopped", "status=%d", status ? 1 : 0);
     return status;
 }

@@ -104,6 +104,7 @@ struct scheduler {
                                     drain still starts; one entry per waiting client */
     size_t nwaiters;
     atomic_int draining;         /* start only jobs that a client waits for */
+    atomic_int abandon;          /* the drain's grace is over: waiting clients stop waiting */
     atomic_int busy;             /* slots in use, as of the loop's last round */
     atomic_long rounds;          /* rounds of the loop so far */
     int64_t next_probe_ms;       /* monotonic: when to probe a store that cannot write */
@@ -800,7 +801,8 @@ static int wait_once(struct scheduler *s, int64_t job_id, int64_t deadline, stru
         if (rc != 0)
             return -1;
         int64_t now = mono_ms();
-        if (job_state_is_terminal(j->state) || now >= deadline || !scheduler_running(s))
+        if (job_state_is_terminal(j->state) || now >= deadline || !scheduler_running(s) ||
+            atomic_load(&s->abandon))
             return job_state_is_terminal(j->state) ? 0 : 1;
         job_row_free(j);
         /* jobs also end outside the scheduler (a queued job cancelled by

@@ -47,7 +47,8 @@ void scheduler_cancel(struct scheduler *s, int64_t job_id);
  * queued jobs that a client waits for (scheduler_wait: a synchronous sort),
  * and this call returns once no job runs (or waits to have its outcome
  * stored) and no client waits, 0, or at deadline_ms (monotonic) with jobs
- * still running, 1. NULL is ok (0). */
+ * still running, 1; then every scheduler_wait returns at once (1: not yet
+ * ended), so that HTTP can stop. NULL is ok (0). */
 int scheduler_drain(struct scheduler *s, int64_t deadline_ms);
 /* Kills running workers, returns their jobs to the queue without counting
  * the attempt (store_job_stopped: "daemon stopped"), gives a job whose
