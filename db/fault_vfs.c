@@ -44,7 +44,7 @@ static int should_fail(enum fault_op op)
     if (at <= 0 || atomic_load(&fail_op) != (int)op || n < at)
         return 0;
     pthread_mutex_lock(&arm_lock);
-    int fail = n == at || (hold_path[0] && access(hold_path, F_OK) == 0);
+    int fail = hold_path[0] ? access(hold_path, F_OK) == 0 : n == at;
     pthread_mutex_unlock(&arm_lock);
     if (fail)
         atomic_fetch_add(&injected, 1);

@@ -13,7 +13,8 @@
  *   - once: only the Nth call fails (a transient I/O error);
  *   - while a file exists: the Nth call and every later one fail for as
  *     long as `hold` names an existing file (the disk is full until the test
- *     removes the file: "space returns").
+ *     removes the file: "space returns"; a file already gone by the Nth
+ *     call means no fault).
  * A write fails with SQLITE_FULL ("database or disk is full"), a sync with
  * SQLITE_IOERR_FSYNC. The daemon installs it only in test builds, from the
  * environment variable GPUPROBE_FAULT_VFS (server/serve.c), armed when ready.
@@ -32,8 +33,8 @@ enum fault_op { FAULT_WRITE, FAULT_SYNC };
 int fault_vfs_install(char *err, size_t errlen);
 
 /* Arms the shim: counting of op starts from zero now and the nth call fails
- * (n >= 1), then, if hold is not NULL, every later one while the file hold
- * exists. The path is copied. Contract: installed first. */
+ * (n >= 1); if hold is not NULL, the nth and every later one fail while the
+ * file hold exists. The path is copied. Contract: installed first. */
 void fault_vfs_arm(enum fault_op op, long n, const char *hold);
 /* No more faults; the counters keep counting. */
 void fault_vfs_disarm(void);
