@@ -24,17 +24,12 @@
 #include <cmocka.h>
 
 #include "db/store.h"
+#include "tests/unit/support/storetest.h"
 #include "server/jobs/upload_sweep.h"
 
 static char err[512];
 
-#define OK(call)                                                                  \
-    do {                                                                          \
-        err[0] = '\0';                                                            \
-        int rc_ = (call);                                                         \
-        if (rc_ != 0)                                                             \
-            fail_msg("%s returned %d: %s", #call, rc_, err);                      \
-    } while (0)
+#define OK STORE_OK
 
 static void make_file(const char *dir, const char *name)
 {
@@ -59,26 +54,6 @@ static void listing(const char *dir, char *out, size_t len)
         free(names[i]);
     }
     free(names);
-}
-
-static void remove_tree(const char *dir)
-{
-    char sub[600];
-    snprintf(sub, sizeof sub, "%s/uploads", dir);
-    const char *dirs[] = {sub, dir};
-    for (int k = 0; k < 2; k++) {
-        DIR *d = opendir(dirs[k]);
-        struct dirent *e;
-        char p[900];
-        while (d && (e = readdir(d)) != NULL)
-            if (e->d_name[0] != '.') {
-                snprintf(p, sizeof p, "%s/%s", dirs[k], e->d_name);
-                unlink(p);
-            }
-        if (d)
-            closedir(d);
-        rmdir(dirs[k]);
-    }
 }
 
 static int64_t job(store *s, const char *params, enum job_state to)

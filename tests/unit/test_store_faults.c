@@ -29,70 +29,30 @@
 
 #include "db/fault_vfs.h"
 #include "db/store.h"
-
-struct fixture {
-    char dir[64];
-    char path[128];
-    char hold[128];
-    store *s;
-};
+#include "tests/unit/support/storetest.h"
 
 static char err[512];
 
-#define OK(call)                                                                  \
-    do {                                                                          \
-        err[0] = '\0';                                                            \
-        int rc_ = (call);                                                         \
-        if (rc_ != 0)                                                             \
-            fail_msg("%s returned %d: %s", #call, rc_, err);                      \
-    } while (0)
-
-static void remove_tree(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    char p[512];
-    while (d && (e = readdir(d)) != NULL)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
-            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-            unlink(p);
-        }
-    if (d)
-        closedir(d);
-    rmdir(dir);
-}
+#define OK STORE_OK
 
 static int setup(void **state)
 {
-    struct fixture *fx = calloc(1, sizeof *fx);
-    if (!fx)
-        return -1;
-    snprintf(fx->dir, sizeof fx->dir, "/tmp/gpuprobe-test-faults-XXXXXX");
-    if (!mkdtemp(fx->dir)) {
-        free(fx);
-        return -1;
-    }
-    snprintf(fx->path, sizeof fx->path, "%s/gpuprobe.db", fx->dir);
-    snprintf(fx->hold, sizeof fx->hold, "%s/disk-full", fx->dir);
     fault_vfs_disarm();
-    if (store_open(&fx->s, fx->path, err, sizeof err) != 0) {
-        fprintf(stderr, "setup: %s\n", err);
-        remove_tree(fx->dir);
-        free(fx);
-        return -1;
-    }
-    *state = fx;
-    return 0;
+    return store_fixture_setup(state, "faults");
 }
 
 static int teardown(void **state)
 {
-    struct fixture *fx = *state;
     fault_vfs_disarm();
-    store_close(fx->s);
-    remove_tree(fx->dir);
-    free(fx);
-    return 0;
+    return store_fixture_teardown(state);
+}
+
+/* The file whose existence means "the disk is full". */
+static const char *hold_path(const struct store_fixture *fx)
+{
+    static char p[160];
+    snprintf(p, sizeof p, "%s/disk-full", fx->dir);
+    return p;
 }
 
 static enum job_state state_of(store *s, int64_t id)
@@ -147,7 +107,7 @@ static int step(store *s, int i, int64_t *id)
 static const enum job_state after_step[] = {JOB_QUEUED, JOB_RUNNING, JOB_SUCCEEDED};
 
 /* Runs the life with op's nth call failing once; 1 if the fault was met. */
-static int life_with_fault(struct fixture *fx, enum fault_op op, long n)
+static int life_with_fault(struct store_fixture *fx, enum fault_op op, long n)
 {
     int64_t id = 0;
     fault_vfs_arm(op, n, NULL);
@@ -182,7 +142,7 @@ static int life_with_fault(struct fixture *fx, enum fault_op op, long n)
     return fault_vfs_injected() > 0;
 }
 
-static void loop_over(struct fixture *fx, enum fault_op op)
+static void loop_over(struct store_fixture *fx, enum fault_op op)
 {
     long n = 1;
     while (life_with_fault(fx, op, n))
@@ -204,10 +164,10 @@ static void touch(const char *path)
 
 static void test_full_until_space_returns(void **state)
 {
-    struct fixture *fx = *state;
+    struct store_fixture *fx = *state;
     int64_t id = 0;
-    touch(fx->hold);
-    fault_vfs_arm(FAULT_WRITE, 1, fx->hold);
+    touch(hold_path(fx));
+    fault_vfs_arm(FAULT_WRITE, 1, hold_path(fx));
     assert_int_equal(store_job_insert(fx->s, "test", NULL, NULL, 60, 3, &id, err, sizeof err),
                      -1);
     assert_non_null(strstr(err, "full"));
@@ -218,7 +178,7 @@ static void test_full_until_space_returns(void **state)
     for (int i = 0; i < 3; i++) /* still full: every write fails */
         assert_int_equal(store_write_probe(fx->s, err, sizeof err), -1);
     assert_int_equal(store_write_health(fx->s, NULL, 0, NULL), -1);
-    unlink(fx->hold); /* space returns */
+    unlink(hold_path(fx)); /* space returns */
     OK(store_write_probe(fx->s, err, sizeof err));
     assert_int_equal(store_write_health(fx->s, NULL, 0, NULL), 0);
     OK(store_job_insert(fx->s, "test", NULL, NULL, 60, 3, &id, err, sizeof err));
@@ -237,7 +197,7 @@ static int refuse(struct store_tx *tx, int64_t job_id, const json_t *result, cha
  * store stays healthy, and a retry would not help. */
 static void test_content_failure_is_not_io(void **state)
 {
-    struct fixture *fx = *state;
+    struct store_fixture *fx = *state;
     int64_t id = 0;
     OK(store_job_insert(fx->s, "test", NULL, NULL, 60, 3, &id, err, sizeof err));
     OK(store_job_start(fx->s, id, err, sizeof err));
@@ -251,7 +211,7 @@ static void test_content_failure_is_not_io(void **state)
 
 static void test_stopped_gives_the_attempt_back(void **state)
 {
-    struct fixture *fx = *state;
+    struct store_fixture *fx = *state;
     int64_t id = 0;
     OK(store_job_insert(fx->s, "test", NULL, NULL, 60, 1, &id, err, sizeof err));
     for (int i = 0; i < 4; i++) { /* more stops than max_attempts: still queued */
@@ -277,7 +237,7 @@ static void test_stopped_gives_the_attempt_back(void **state)
 
 static void test_durability_switch(void **state)
 {
-    struct fixture *fx = *state;
+    struct store_fixture *fx = *state;
     int64_t id = 0;
     fault_vfs_arm(FAULT_SYNC, 1000000, NULL); /* counting only */
     OK(store_job_insert(fx->s, "test", NULL, NULL, 60, 3, &id, err, sizeof err));
