@@ -21,6 +21,19 @@ fi
 write_config cpu_workers=1 stop_grace_s=10 upload_dir="$UPLOADS"
 mkdir -p "$UPLOADS"
 
+# quick_get PATH: GET with a 2 s limit, setting STATUS and BODY like req. A
+# synchronous sort blocks the HTTP thread that serves it until its job ends,
+# and a connection that thread accepted just before waits with it: a short
+# limit and a new connection (served by another thread) keep the polls
+# going. (The wait is the transport's, reported as a finding of issue 15.)
+quick_get() {
+    REQ_METHOD=GET REQ_PATH=$1
+    HEADERS=$WORK/.quick.headers
+    STATUS=$(curl -sS --max-time 2 -D "$HEADERS" -o "$WORK/.quick.out" -w '%{http_code}' \
+        "$BASE_URL$1" 2>/dev/null) || STATUS=000
+    BODY=$(cat "$WORK/.quick.out" 2>/dev/null || true)
+}
+
 # fault_start OP N: the daemon with OP's Nth call failing from the moment it is ready.
 fault_start() {
     touch "$FULL"
@@ -44,12 +57,14 @@ fault_wait_met() {
     while [ "$SECONDS" -lt "$deadline" ]; do
         done=0
         $1 && done=1 # before /readyz: a failure met on the way to done is seen
-        req GET /readyz
+        quick_get /readyz
         if [ "$STATUS" = 503 ]; then
             assert_problem 503 unavailable
             assert_json .store cannot-write
             assert_true '(.store_error | length) > 0'
-            req GET /healthz
+            until quick_get /healthz && [ "$STATUS" != 000 ]; do
+                [ "$SECONDS" -lt "$deadline" ] || fail "/healthz did not answer while the store could not write"
+            done
             assert_status 200
             MET=1
             return 0
