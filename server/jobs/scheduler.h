@@ -10,8 +10,15 @@
  * read oldest first and a GPU's later job is never started while an older one
  * for it waits); jobs that need no GPU share cpu_workers slots, also FIFO.
  * A child's exit, crash, overrun or cancellation is turned into the job's
- * final state here, in one store transaction each.
- * Not done: priorities, and fairness between GPUs beyond FIFO order.
+ * final state here, in one store transaction each. When the store cannot
+ * write that transaction (disk full, I/O error), the outcome is kept in
+ * memory and retried with a backoff until it can: the job stays running,
+ * holding its slot, and a cancellation meanwhile replaces the outcome. An
+ * orderly stop drains first (scheduler_drain), then re-queues what still
+ * runs without counting the attempt.
+ * Not done: priorities, fairness between GPUs beyond FIFO order, and
+ * keeping an outcome across a restart (a job whose outcome the store never
+ * took is re-run as interrupted at the next start).
  */
 #ifndef GPUPROBE_SERVER_JOBS_SCHEDULER_H
 #define GPUPROBE_SERVER_JOBS_SCHEDULER_H
