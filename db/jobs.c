@@ -250,6 +250,9 @@ static const char fail_detail_sql[] =
 static const char requeue_sql[] =
     "UPDATE jobs SET state = 'queued', error = ?2, started_ms = NULL"
     " WHERE id = ?1 AND state = 'running'";
+static const char requeue_uncounted_sql[] =
+    "UPDATE jobs SET state = 'queued', error = ?2, started_ms = NULL, attempt = attempt - 1"
+    " WHERE id = ?1 AND state = 'running'";
 static const char cancelled_sql[] =
     "UPDATE jobs SET state = 'cancelled', error = ?2, finished_ms = ?3"
     " WHERE id = ?1 AND state = 'running'";
@@ -432,12 +435,19 @@ struct fate {
     int requeue;
 };
 
-/* Requested cancellation wins; then a retry while attempts remain. */
-static int interrupt_fate(const struct running_job *r, const char *why, struct fate *f)
+/* Requested cancellation wins; then a retry while attempts remain (an
+ * uncounted interruption, an operator's stop, always retries and gives its
+ * attempt back). */
+static int interrupt_fate(const struct running_job *r, const char *why, int counted,
+                          struct fate *f)
 {
     if (r->cancel_requested) {
         *f = (struct fate){ cancelled_sql, JOB_CANCELLED, sqlite3_mprintf("%s", CANCEL_REASON),
                             sqlite3_mprintf("cancelled (interrupted: %s)", why), 0 };
+    } else if (!counted) {
+        *f = (struct fate){ requeue_uncounted_sql, JOB_QUEUED, sqlite3_mprintf("%s", why),
+                            sqlite3_mprintf("re-queued, attempt %d not counted: %s",
+                                            r->attempt, why), 1 };
     } else if (r->attempt < r->max_attempts) {
         *f = (struct fate){ requeue_sql, JOB_QUEUED, sqlite3_mprintf("%s", why),
                             sqlite3_mprintf("re-queued after attempt %d of %d: %s",
@@ -451,10 +461,11 @@ static int interrupt_fate(const struct running_job *r, const char *why, struct f
 }
 
 static int interrupt_apply(struct store_tx *tx, int64_t id, const struct running_job *r,
-                           const char *why, int *requeued, char *err, size_t errlen)
+                           const char *why, int counted, int *requeued, char *err,
+                           size_t errlen)
 {
     struct fate f;
-    int ret = interrupt_fate(r, why, &f) != 0
+    int ret = interrupt_fate(r, why, counted, &f) != 0
                   ? errf(err, errlen, "interrupting job %lld: out of memory", (long long)id)
                   : tx_transition(tx, id, f.sql, f.text, f.to, f.msg, err, errlen);
     *requeued = ret == 0 && f.requeue;
@@ -463,29 +474,41 @@ static int interrupt_apply(struct store_tx *tx, int64_t id, const struct running
     return ret;
 }
 
-static int interrupt_tx(struct store_tx *tx, int64_t id, const char *reason, int *requeued,
-                        char *err, size_t errlen)
+static int interrupt_tx(struct store_tx *tx, int64_t id, const char *reason, int counted,
+                        int *requeued, char *err, size_t errlen)
 {
     struct running_job r;
     int ret = running_counts(tx, id, &r, err, errlen);
     if (ret != 0)
         return ret;
-    return interrupt_apply(tx, id, &r, reason && *reason ? reason : "interrupted",
+    return interrupt_apply(tx, id, &r, reason && *reason ? reason : "interrupted", counted,
                            requeued, err, errlen);
 }
 
-int store_job_interrupt(store *s, int64_t id, const char *reason, int *requeued,
-                        char *err, size_t errlen)
+static int interrupt_one(store *s, int64_t id, const char *reason, int counted, int *requeued,
+                         char *err, size_t errlen)
 {
     struct store_tx tx;
     int rq = 0;
     assert(s && id > 0);
     if (store_tx_begin(s, &tx, err, errlen) != 0)
         return -1;
-    int ret = store_tx_end(&tx, interrupt_tx(&tx, id, reason, &rq, err, errlen), err, errlen);
+    int ret = store_tx_end(&tx, interrupt_tx(&tx, id, reason, counted, &rq, err, errlen), err,
+                           errlen);
     if (requeued)
         *requeued = ret == 0 && rq;
     return ret;
+}
+
+int store_job_interrupt(store *s, int64_t id, const char *reason, int *requeued,
+                        char *err, size_t errlen)
+{
+    return interrupt_one(s, id, reason, 1, requeued, err, errlen);
+}
+
+int store_job_stopped(store *s, int64_t id, const char *reason, char *err, size_t errlen)
+{
+    return interrupt_one(s, id, reason, 0, NULL, err, errlen);
 }
 
 /* The id of a running job, appended to a malloc'd array. */
@@ -508,7 +531,7 @@ static int recover_tx(struct store_tx *tx, const char *reason, int *count,
     const int64_t *ids = a.items;
     for (size_t i = 0; ret == 0 && i < a.n; i++) {
         int rq;
-        ret = interrupt_tx(tx, ids[i], reason, &rq, err, errlen);
+        ret = interrupt_tx(tx, ids[i], reason, 1, &rq, err, errlen);
         if (ret == 1)   /* cannot happen inside the transaction; be strict anyway */
             ret = errf(err, errlen, "recovering job %lld: no longer running",
                           (long long)ids[i]);

@@ -54,7 +54,17 @@ struct store {
     _Atomic uint64_t generation;
     store_result_hook_fn *result_hook;  /* db/fleet_store.h */
     void *result_hook_ctx;
+    pthread_mutex_t hlock;           /* guards the write health below */
+    int write_failed;                /* the last write failed for the disk's sake */
+    char write_error[256];           /*   and why */
+    int64_t write_failed_ms;         /*   since when (the first of the run of failures) */
+    int durability;                  /* enum store_durability */
 };
+
+/* Whether the calling thread's last write transaction failed for the
+ * disk's sake (store_write_failed_io); per thread, so a caller reads its
+ * own outcome, never another thread's. */
+static _Thread_local int tls_io_failure;
 
 /* ---- errors ------------------------------------------------------------- */
 
@@ -365,7 +375,7 @@ static int conn_pragmas(struct conn *c, char *err, size_t errlen)
     sqlite3_extended_result_codes(c->db, 1);
     if (sqlite3_busy_timeout(c->db, BUSY_TIMEOUT_MS) != SQLITE_OK)
         return db_sqlfail(err, errlen, c->db, "setting the busy timeout");
-    if (sqlite3_exec(c->db, "PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;",
+    if (sqlite3_exec(c->db, "PRAGMA foreign_keys=ON; PRAGMA synchronous=FULL;",
                      NULL, NULL, &msg) != SQLITE_OK) {
         errf(err, errlen, "setting connection pragmas: %s", msg ? msg : "unknown error");
         sqlite3_free(msg);
@@ -413,7 +423,9 @@ static store *store_alloc(void)
         return NULL;
     pthread_mutex_init(&s->wlock, NULL);
     pthread_mutex_init(&s->rlock, NULL);
+    pthread_mutex_init(&s->hlock, NULL);
     pthread_cond_init(&s->rfree, NULL);
+    s->durability = STORE_DURABLE;
     atomic_init(&s->generation, 0);
     return s;
 }
@@ -475,6 +487,7 @@ void store_close(store *s)
     conn_close(&s->writer);
     pthread_cond_destroy(&s->rfree);
     pthread_mutex_destroy(&s->rlock);
+    pthread_mutex_destroy(&s->hlock);
     pthread_mutex_destroy(&s->wlock);
     free(s);
 }
@@ -528,15 +541,95 @@ int64_t store_tx_measured_ms(const struct store_tx *tx)
     return tx->measured_ms > 0 ? tx->measured_ms : store_now_ms();
 }
 
+/* Whether an SQLite result code is the disk's or the file's fault (full,
+ * failing, unreadable, locked by another process past the busy timeout)
+ * rather than the transaction's content: such a write may succeed later. */
+static int io_class(int code)
+{
+    switch (code & 0xff) {
+    case SQLITE_FULL: case SQLITE_IOERR: case SQLITE_CANTOPEN: case SQLITE_READONLY:
+    case SQLITE_CORRUPT: case SQLITE_NOTADB: case SQLITE_NOMEM: case SQLITE_BUSY:
+    case SQLITE_PROTOCOL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Records how the writer's last transaction ended: failed is 1 when it
+ * failed for the disk's sake (then why says how), 0 when it committed. */
+static void note_write(store *s, int failed, const char *why)
+{
+    tls_io_failure = failed;
+    pthread_mutex_lock(&s->hlock);
+    if (failed && !s->write_failed)
+        s->write_failed_ms = store_now_ms();
+    if (failed)
+        snprintf(s->write_error, sizeof s->write_error, "%s", why ? why : "write failed");
+    s->write_failed = failed;
+    pthread_mutex_unlock(&s->hlock);
+}
+
+/* After a failed step of the writer: if SQLite's last error on it is an
+ * I/O-class one, the store cannot write now. */
+static void note_failure(store *s)
+{
+    int code = sqlite3_extended_errcode(s->writer.db);
+    if (io_class(code))
+        note_write(s, 1, sqlite3_errstr(code));
+}
+
+int store_write_failed_io(void) { return tls_io_failure; }
+
+int store_write_health(store *s, char *reason, size_t len, int64_t *since_ms)
+{
+    assert(s);
+    pthread_mutex_lock(&s->hlock);
+    int failed = s->write_failed;
+    if (failed && reason)
+        snprintf(reason, len, "%s", s->write_error);
+    if (since_ms)
+        *since_ms = failed ? s->write_failed_ms : 0;
+    pthread_mutex_unlock(&s->hlock);
+    return failed ? -1 : 0;
+}
+
+int store_write_probe(store *s, char *err, size_t errlen)
+{
+    struct store_tx tx;
+    if (store_tx_begin(s, &tx, err, errlen) != 0)
+        return -1;
+    int ret = conn_exec(tx.c,
+                        "INSERT INTO store_meta (name, value) VALUES ('write_probe_ms', ?1)"
+                        " ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+                        DB_ARGS(DB_INT(store_now_ms())), "probing a write", err, errlen);
+    return store_tx_end(&tx, ret, err, errlen);
+}
+
+int store_set_durability(store *s, enum store_durability d)
+{
+    assert(s && (d == STORE_DURABLE || d == STORE_FAST));
+    pthread_mutex_lock(&s->wlock);
+    int rc = sqlite3_exec(s->writer.db,
+                          d == STORE_DURABLE ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL",
+                          NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+    if (rc == 0)
+        s->durability = (int)d;
+    pthread_mutex_unlock(&s->wlock);
+    return rc;
+}
+
 int store_tx_begin(store *s, struct store_tx *tx, char *err, size_t errlen)
 {
     assert(s && tx);
     pthread_mutex_lock(&s->wlock);
+    tls_io_failure = 0;
     tx->s = s;
     tx->c = &s->writer;
     tx->live = 0;
     tx->measured_ms = 0;
     if (conn_run(tx->c, "BEGIN IMMEDIATE", err, errlen) != 0) {
+        note_failure(s);
         pthread_mutex_unlock(&s->wlock);
         return -1;
     }
@@ -555,6 +648,7 @@ static void tx_release(struct store_tx *tx)
 void store_tx_rollback(struct store_tx *tx)
 {
     store_tx_assert_live(tx);
+    note_failure(tx->s); /* before ROLLBACK replaces the error */
     /* An I/O or memory error may already have rolled the transaction back. */
     if (!sqlite3_get_autocommit(tx->c->db))
         conn_run(tx->c, "ROLLBACK", NULL, 0);
@@ -569,6 +663,8 @@ int store_tx_commit(struct store_tx *tx, char *err, size_t errlen)
         store_tx_rollback(tx);
         return -1;
     }
+    if (changed) /* a commit that wrote nothing proves nothing about the disk */
+        note_write(tx->s, 0, NULL);
     if (changed)
         atomic_fetch_add_explicit(&tx->s->generation, 1, memory_order_release);
     tx_release(tx);

@@ -63,6 +63,32 @@ uint64_t store_generation(store *s);
 /* Runs PRAGMA integrity_check; 0 when the answer is "ok". */
 int store_integrity_check(store *s, char *err, size_t errlen);
 
+/* ---- durability and write health -------------------------------------------
+ * Durability: every commit of the store is synced to disk before it returns
+ * (WAL with synchronous=FULL), so whatever a write acknowledged (a job
+ * accepted with 202, a result stored) survives a power loss. STORE_FAST
+ * (synchronous=NORMAL: commits reach the disk at the next checkpoint, and
+ * the last ones may be lost with the power, never corrupted) is for a
+ * benchmark's comparison (bench/store/). */
+enum store_durability { STORE_DURABLE, STORE_FAST };
+/* 0, or -1 when SQLite refused the setting. */
+int store_set_durability(store *s, enum store_durability d);
+
+/* Write health: whether the last write transaction that reached the disk
+ * failed for the disk's sake (full, I/O error, the file locked by another
+ * process past the busy timeout) rather than for its content. It turns
+ * healthy again at the next commit that writes something. 0 when healthy;
+ * -1 with the reason (reason may be NULL) and since when (ms since the epoch,
+ * since_ms may be NULL) when not. */
+int store_write_health(store *s, char *reason, size_t len, int64_t *since_ms);
+/* 1 when the calling thread's last write transaction (begin, any
+ * statement, commit) failed for the disk's sake, so the same write may
+ * succeed later; 0 when it succeeded or failed for its content. */
+int store_write_failed_io(void);
+/* A tiny write (a heartbeat row in store_meta) to find out whether the store
+ * can write again; 0 or -1 with the reason. */
+int store_write_probe(store *s, char *err, size_t errlen);
+
 /* ---- hosts and devices -------------------------------------------------- */
 
 /* Records this host (by hostname; machine_id may be empty or NULL) and
@@ -128,7 +154,8 @@ struct job_row {
     char *device;           /* GPU UUID, or NULL for a job that needs no GPU */
     char *params_json;      /* validated parameters, as stored */
     enum job_state state;
-    int attempt;            /* times the job has been started */
+    int attempt;            /* times the job has been started, less the starts an
+                               operator's stop interrupted (store_job_stopped) */
     int max_attempts;
     int timeout_s;
     int cancel_requested;
@@ -239,6 +266,14 @@ int store_job_fail(store *s, int64_t id, const char *reason, const char *detail_
  * reason may be NULL or empty ("interrupted"). Contract: id > 0. */
 int store_job_interrupt(store *s, int64_t id, const char *reason, int *requeued,
                         char *err, size_t errlen);
+
+/* A started job stopped by the operator (an orderly daemon stop whose grace
+ * period ran out): running -> queued with the reason and attempt - 1, for an
+ * operator's stop is not the job's failure and never uses up its attempts;
+ * a job whose cancellation was requested ends cancelled instead. Returns 1
+ * if the job is not running. reason may be NULL or empty ("interrupted").
+ * Contract: id > 0. */
+int store_job_stopped(store *s, int64_t id, const char *reason, char *err, size_t errlen);
 
 /* Applies store_job_interrupt to every running job, in one transaction;
  * for start-up after a crash. *count (count may be NULL) receives how many

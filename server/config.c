@@ -44,6 +44,7 @@ static const struct key_desc keys[] = {
     {"body_limit", KEY_LL, offsetof(struct config, body_limit), 0, 1024, 1LL << 40},
     INT_KEY("job_timeout_s", job_timeout_s, 0, 7 * 86400),
     INT_KEY("max_attempts", max_attempts, 1, 100),
+    INT_KEY("stop_grace_s", stop_grace_s, 0, 3600),
     INT_KEY("discovery_timeout_s", discovery_timeout_s, 1, 3600),
     {"log_level", KEY_LEVEL, offsetof(struct config, log_level), 0, 0, 0},
     {"reference", KEY_SWITCH, offsetof(struct config, reference), 0, 0, 1},
@@ -93,6 +94,7 @@ void config_defaults(struct config *c)
     c->trace_sync_limit = 64LL << 20;
     c->job_timeout_s = 0;
     c->max_attempts = 3;
+    c->stop_grace_s = 10;
     c->discovery_timeout_s = 60;
     c->log_level = LOG_INFO;
     c->reference = 1;

@@ -21,6 +21,8 @@ struct config {
     long long body_limit;        /* bytes accepted in a JSON request body */
     int job_timeout_s;           /* > 0 overrides every kind's default deadline */
     int max_attempts;            /* starts before an interrupted job fails */
+    int stop_grace_s;            /* an orderly stop (SIGTERM) waits this long for running
+                                    requests and jobs before re-queueing what still runs */
     int discovery_timeout_s;
     int log_level;               /* enum log_level */
     char upload_dir[1024];       /* where large request bodies are spooled; "" = beside

@@ -8,8 +8,17 @@
  * and /readyz says "not yet" while discovery runs), then discovery, then the
  * scheduler. Signals are blocked in every thread and taken synchronously by
  * the main thread with sigwait, so no code runs in signal context. SIGTERM
- * and SIGINT shut down in reverse: stop accepting, finish in-flight requests,
- * stop the scheduler (its running jobs go back to the queue), close the store.
+ * and SIGINT shut down in reverse, gracefully: stop accepting connections,
+ * then, for up to stop_grace_s, let running jobs finish and in-flight
+ * requests be answered (a synchronous sort's queued job is still started,
+ * since its client waits: scheduler_drain), then stop HTTP, stop the
+ * scheduler (what still runs goes back to the queue without counting the
+ * attempt), close the store. Before HTTP starts, upload_dir is swept of
+ * what no job will use (upload_sweep.h).
+ * In test builds only, GPUPROBE_FAULT_VFS="write:N[:FILE]" or
+ * "sync:N[:FILE]" puts the store behind the fault-injecting VFS
+ * (db/fault_vfs.h), armed when the daemon is ready, so the Nth write or
+ * sync after that fails (and every later one while FILE exists).
  */
 #include "server/serve.h"
 
@@ -32,11 +41,15 @@
 #include "server/http/http.h"
 #include "server/http/req_stats.h"
 #include "server/jobs/scheduler.h"
+#include "server/jobs/upload_sweep.h"
 #include "server/log.h"
 #include "server/push/client.h"
 #include "server/push/pusher.h"
 #include "server/store_open.h"
 #include "util/clock.h"
+#ifdef GPUPROBE_TEST_BUILD
+#include "db/fault_vfs.h"
+#endif
 
 /* One daemon per database: a second one would re-run the first one's jobs
  * as "interrupted". The lock lives beside the database (never on the file
@@ -100,7 +113,58 @@ static int open_store(struct app *app, char *err, size_t errlen)
     }
     if (n)
         log_kv(LOG_WARN, "jobs_recovered", "count=%d", n);
+    size_t swept = 0;
+    if (upload_sweep(app->db, app->cfg.upload_dir, &swept, why, sizeof why) < 0)
+        log_kv(LOG_WARN, "upload_sweep_failed", "dir=%s error=%s", app->cfg.upload_dir, why);
+    else if (swept)
+        log_kv(LOG_INFO, "uploads_swept", "dir=%s removed=%zu", app->cfg.upload_dir, swept);
     return 0;
+}
+
+#ifdef GPUPROBE_TEST_BUILD
+/* The fault-injecting VFS of GPUPROBE_FAULT_VFS: installed before the store
+ * opens (phase 0), armed once the daemon is ready (phase 1), its counts
+ * logged at the stop (phase 2: a test learns whether its fault was met). */
+static int fault_injection(int phase, char *err, size_t errlen)
+{
+    const char *spec = getenv("GPUPROBE_FAULT_VFS");
+    enum fault_op op;
+    long n;
+    char hold[1024];
+    if (!spec || !*spec)
+        return 0;
+    if (fault_vfs_parse(spec, &op, &n, hold, sizeof hold, err, errlen) < 0)
+        return -1;
+    if (phase == 0)
+        return fault_vfs_install(err, errlen);
+    if (phase == 2) {
+        log_kv(LOG_INFO, "fault_injection_summary", "injected=%ld writes=%ld syncs=%ld",
+               fault_vfs_injected(), fault_vfs_count(FAULT_WRITE), fault_vfs_count(FAULT_SYNC));
+        return 0;
+    }
+    fault_vfs_arm(op, n, hold[0] ? hold : NULL);
+    log_kv(LOG_WARN, "fault_injection_armed", "spec=%s", spec);
+    return 0;
+}
+#else
+static int fault_injection(int phase, char *err, size_t errlen)
+{
+    (void)phase, (void)err, (void)errlen;
+    return 0;
+}
+#endif
+
+/* The orderly stop's grace: running jobs and in-flight requests get up to
+ * stop_grace_s to finish, new connections are refused. */
+static void drain(struct app *app, struct http_server *http)
+{
+    int64_t deadline = mono_ms() + (int64_t)app->cfg.stop_grace_s * 1000;
+    http_quiesce(http);
+    int jobs_left = scheduler_drain(app->sched, deadline);
+    int requests_left = http_wait_idle(http, deadline);
+    if (jobs_left || requests_left)
+        log_kv(LOG_WARN, "stop_grace_over", "grace_s=%d jobs_left=%d requests_left=%d",
+               app->cfg.stop_grace_s, jobs_left, requests_left);
 }
 
 /* The reference data into the store (what it holds already is skipped).
@@ -165,7 +229,7 @@ static int run(struct app *app, const sigset_t *sigs, char *err, size_t errlen)
         return -1;
     }
     warn_if_readable(app->cfg.token_file);
-    if (open_store(app, err, errlen) < 0)
+    if (fault_injection(0, err, errlen) < 0 || open_store(app, err, errlen) < 0)
         return -1;
     import_reference(app);
     app->req_stats = req_stats_new(route_count);
@@ -198,12 +262,19 @@ static int run(struct app *app, const sigset_t *sigs, char *err, size_t errlen)
         log_kv(LOG_INFO, "ready", "devices=%zu cpu_workers=%d", app->inv.count,
                app->cfg.cpu_workers);
         load_fleet(app);
-        wait_for_stop(sigs);
+        if (fault_injection(1, err, errlen) < 0) {
+            status = -1;
+        } else {
+            wait_for_stop(sigs);
+            drain(app, http);
+        }
     }
-    http_quiesce(http);
+    if (status != 0)
+        http_quiesce(http); /* drain quiesced it otherwise */
     http_stop(http);
     scheduler_stop(app->sched);
     pusher_stop(pusher);
+    fault_injection(2, why, sizeof why);
     log_kv(LOG_INFO, "stopped", "status=%d", status ? 1 : 0);
     return status;
 }

@@ -28,6 +28,7 @@
 #include <microhttpd.h>
 #include <netdb.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,7 @@ struct http_server {
     struct MHD_Daemon *unix_daemon; /* on listen_unix; NULL without one */
     struct conn_guard *guard;    /* admission and deadlines (conn_guard.h), of both daemons */
     char *tls_cert, *tls_key;    /* PEM, held while the daemon runs; NULL without TLS */
+    atomic_int in_flight;        /* requests begun and not yet completed (http_wait_idle) */
 };
 
 /* The dashboard's policy: what the page's <meta> Content-Security-Policy
@@ -330,6 +332,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (!cx)
             return MHD_NO;
         *con_cls = cx;
+        atomic_fetch_add(&s->in_flight, 1);
         cx->spool_fd = -1;
         cx->started_s = mono_s();
         cx->setup = &s->setup;
@@ -355,12 +358,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-    (void)cls;
     (void)c;
     (void)toe;
+    struct http_server *s = cls;
     struct conn_ctx *cx = *con_cls;
     if (cx) {
         guard_next_request(cx->guard, cx->gc, mono_ms()); /* a kept-alive connection waits */
+        atomic_fetch_sub(&s->in_flight, 1);
         buf_free(&cx->body);
         if (cx->spool_fd >= 0)
             close(cx->spool_fd);
@@ -528,7 +532,7 @@ static struct MHD_Daemon *start_daemon(struct http_server *s, const struct socka
         {MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip, NULL},
         {MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout_s, NULL},
         {MHD_OPTION_CONNECTION_MEMORY_LIMIT, 64 * 1024, NULL},
-        {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, NULL},
+        {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, s},
         {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s},
         /* the TLS pair last: left out (MHD_OPTION_END) without TLS */
         {tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, s->tls_cert},
@@ -614,6 +618,16 @@ void http_quiesce(struct http_server *s)
         if (fd != MHD_INVALID_SOCKET)
             close(fd);
     }
+}
+
+int http_wait_idle(struct http_server *s, int64_t deadline_ms)
+{
+    while (s && atomic_load(&s->in_flight) > 0) {
+        if (mono_ms() >= deadline_ms)
+            return 1;
+        usleep(20000);
+    }
+    return 0;
 }
 
 void http_stop(struct http_server *s)

@@ -14,6 +14,7 @@
 #define GPUPROBE_SERVER_HTTP_HTTP_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "server/config.h"
 #include "server/http/message.h"
@@ -39,6 +40,10 @@ struct http_server *http_start(const struct http_setup *setup, int *bound_port, 
                                size_t errlen);
 /* Stops accepting at once; in-flight requests finish. */
 void http_quiesce(struct http_server *s);
+/* Waits until no request is in flight (each has been answered, its response
+ * sent or its connection gone), 0, or until deadline_ms (monotonic), 1. For
+ * an orderly stop, after http_quiesce. NULL is ok (0). */
+int http_wait_idle(struct http_server *s, int64_t deadline_ms);
 void http_stop(struct http_server *s);
 
 #endif

@@ -10,8 +10,15 @@
  * read oldest first and a GPU's later job is never started while an older one
  * for it waits); jobs that need no GPU share cpu_workers slots, also FIFO.
  * A child's exit, crash, overrun or cancellation is turned into the job's
- * final state here, in one store transaction each.
- * Not done: priorities, and fairness between GPUs beyond FIFO order.
+ * final state here, in one store transaction each. When the store cannot
+ * write that transaction (disk full, I/O error), the outcome is kept in
+ * memory and retried with a backoff until it can: the job stays running,
+ * holding its slot, and a cancellation meanwhile replaces the outcome. An
+ * orderly stop drains first (scheduler_drain), then re-queues what still
+ * runs without counting the attempt.
+ * Not done: priorities, fairness between GPUs beyond FIFO order, and
+ * keeping an outcome across a restart (a job whose outcome the store never
+ * took is re-run as interrupted at the next start).
  */
 #ifndef GPUPROBE_SERVER_JOBS_SCHEDULER_H
 #define GPUPROBE_SERVER_JOBS_SCHEDULER_H
@@ -43,8 +50,16 @@ int job_submit(struct app *app, const struct job_kind *k, const char *device,
 
 /* Kills the job's process if it runs here; the job then ends cancelled. */
 void scheduler_cancel(struct scheduler *s, int64_t job_id);
-/* Kills running workers, returns their jobs to the queue ("daemon stopped"),
- * and joins the thread. */
+/* The first step of an orderly stop: from now on the scheduler starts only
+ * queued jobs that a client waits for (scheduler_wait: a synchronous sort),
+ * and this call returns once no job runs (or waits to have its outcome
+ * stored) and no client waits, 0, or at deadline_ms (monotonic) with jobs
+ * still running, 1; then every scheduler_wait returns at once (1: not yet
+ * ended), so that HTTP can stop. NULL is ok (0). */
+int scheduler_drain(struct scheduler *s, int64_t deadline_ms);
+/* Kills running workers, returns their jobs to the queue without counting
+ * the attempt (store_job_stopped: "daemon stopped"), gives a job whose
+ * outcome waits for the store one last try, and joins the thread. */
 void scheduler_stop(struct scheduler *s);
 int scheduler_running(struct scheduler *s);
 

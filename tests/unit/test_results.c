@@ -44,6 +44,7 @@
 
 #include "db/results.h"
 #include "db/store.h"
+#include "tests/unit/support/storetest.h"
 #include "tests/unit/support/resultdb.h"
 
 #define LATENCY_FIXTURE "tests/fixtures/results/latency-h200.json"
@@ -137,13 +138,7 @@ static const char MEMORY_DOC_OBJ_ERRORS[] =
 
 static char err[512];
 
-#define OK(call)                                                                                 \
-    do {                                                                                         \
-        err[0] = '\0';                                                                           \
-        int rc_ = (call);                                                                        \
-        if (rc_ != 0)                                                                            \
-            fail_msg("%s returned %d: %s", #call, rc_, err);                                     \
-    } while (0)
+#define OK STORE_OK
 
 /* ---- helpers ------------------------------------------------------------------- */
 

@@ -28,74 +28,18 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
+#include "tests/unit/support/storetest.h"
 #include "tests/unit/support/tmpfile.h"
 #include "db/store.h"
 
-struct fixture {
-    char dir[64];
-    char path[128];
-    store *s;
-};
-
 static char err[512];
 
-/* Asserts that a store call returned 0, printing its reason otherwise. */
-#define OK(call)                                                                  \
-    do {                                                                          \
-        err[0] = '\0';                                                            \
-        int rc_ = (call);                                                         \
-        if (rc_ != 0)                                                             \
-            fail_msg("%s returned %d: %s", #call, rc_, err);                      \
-    } while (0)
+#define OK STORE_OK
 
 /* ---- fixture ------------------------------------------------------------ */
 
-static void remove_dir(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *e;
-    char p[512];
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        unlink(p);
-    }
-    closedir(d);
-    rmdir(dir);
-}
-
-static int setup(void **state)
-{
-    struct fixture *fx = calloc(1, sizeof *fx);
-    if (!fx)
-        return -1;
-    snprintf(fx->dir, sizeof fx->dir, "/tmp/gpuprobe-test-store-XXXXXX");
-    if (!mkdtemp(fx->dir)) {
-        free(fx);
-        return -1;
-    }
-    snprintf(fx->path, sizeof fx->path, "%s/gpuprobe.db", fx->dir);
-    if (store_open(&fx->s, fx->path, err, sizeof err) != 0) {
-        fprintf(stderr, "setup: %s\n", err);
-        remove_dir(fx->dir);
-        free(fx);
-        return -1;
-    }
-    *state = fx;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    struct fixture *fx = *state;
-    store_close(fx->s);
-    remove_dir(fx->dir);
-    free(fx);
-    return 0;
-}
+static int setup(void **state) { return store_fixture_setup(state, "store"); }
+static int teardown(void **state) { return store_fixture_teardown(state); }
 static int64_t add_job(store *s, const char *kind, const char *device, int max_attempts)
 {
     int64_t id = 0;
@@ -141,7 +85,7 @@ static void expect_events(store *s, int64_t id, size_t n, const enum job_state *
 
 static void test_open_creates_schema(void **state)
 {
-    struct fixture *fx = *state;
+    struct store_fixture *fx = *state;
     assert_true(store_schema_latest() >= 1);
     assert_int_equal(store_schema_version(fx->s), store_schema_latest());
     assert_int_equal(query_int(fx->path, "PRAGMA user_version"), store_schema_latest());
@@ -156,7 +100,7 @@ static void test_open_creates_schema(void **state)
 
 static void test_reopen_is_idempotent(void **state)
 {
-    struct fixture *fx = *state;
+    struct store_fixture *fx = *state;
     int64_t id = add_job(fx->s, "k", NULL, 1);
     for (int i = 0; i < 2; i++) {
         store_close(fx->s);
@@ -172,7 +116,7 @@ static void test_reopen_is_idempotent(void **state)
 
 static void test_newer_schema_refused(void **state)
 {
-    struct fixture *fx = *state;
+    struct store_fixture *fx = *state;
     char sql[64];
     int newer = store_schema_latest() + 1;
     store_close(fx->s);
@@ -194,7 +138,7 @@ static void test_newer_schema_refused(void **state)
 
 static void test_failed_migration_rolls_back(void **state)
 {
-    struct fixture *fx = *state;
+    struct store_fixture *fx = *state;
     char path[160];
     snprintf(path, sizeof path, "%s/clash.db", fx->dir);
     /* A table in the way makes step 0 -> 1 fail half-way through. */
@@ -232,7 +176,7 @@ static int sql_accepted(const char *path, const char *sql)
  * runs through step 4, which lets probe_runs hold the new probes. */
 static void test_migration_v4_keeps_probe_runs(void **state)
 {
-    struct fixture *fx = *state;
+    struct store_fixture *fx = *state;
     char path[160];
     snprintf(path, sizeof path, "%s/v3.db", fx->dir);
     OK(store_create_at_version(path, 3, err, sizeof err));
@@ -277,7 +221,7 @@ static void test_migration_v4_keeps_probe_runs(void **state)
 
 static void test_create_at_version_bounds(void **state)
 {
-    struct fixture *fx = *state;
+    struct store_fixture *fx = *state;
     char path[160];
     snprintf(path, sizeof path, "%s/any.db", fx->dir);
     assert_int_equal(store_create_at_version(path, store_schema_latest() + 1, err, sizeof err),
@@ -321,7 +265,7 @@ static void test_state_names(void **state)
 
 static void test_insert_and_get(void **state)
 {
-    struct fixture *fx = *state;
+    struct store_fixture *fx = *state;
     int64_t before = store_now_ms();
     int64_t id = 0;
     OK(store_job_insert(fx->s, "matmul", "GPU-1", "{\"size\":4096}", 120, 3, &id, err,
@@ -355,7 +299,7 @@ static void test_insert_and_get(void **state)
 
 static void test_insert_refuses_bad_input(void **state)
 {
-    struct fixture *fx = *state;
+    struct store_fixture *fx = *state;
     int64_t id = 0;
     assert_int_equal(store_job_insert(fx->s, "", NULL, "{}", 1, 1, &id, err, sizeof err), -1);
     assert_int_equal(store_job_insert(fx->s, "k", NULL, "{}", 0, 1, &id, err, sizeof err), -1);
@@ -372,7 +316,7 @@ static void test_insert_refuses_bad_input(void **state)
 
 static void test_start(void **state)
 {
-    struct fixture *fx = *state;
+    struct store_fixture *fx = *state;
     int64_t id = add_job(fx->s, "k", NULL, 2);
     OK(store_job_start(fx->s, id, err, sizeof err));
     struct job_row j;
@@ -390,7 +334,7 @@ static void test_start(void **state)
 
 static void test_succeed(void **state)
 {
-    struct fixture *fx = *state;
+    struct store_fixture *fx = *state;
     int64_t id = add_job(fx->s, "k", NULL, 1);
     assert_int_equal(store_job_succeed(fx->s, id, "{\"ok\":1}", NULL, err, sizeof err), 1);
     OK(store_job_start(fx->s, id, err, sizeof err));
@@ -412,7 +356,7 @@ static void test_succeed(void **state)
 
 static void test_succeed_refuses_invalid_json(void **state)
 {
-    struct fixture *fx = *state;
+    struct store_fixture *fx = *state;
     int64_t id = add_job(fx->s, "k", NULL, 1);
     OK(store_job_start(fx->s, id, err, sizeof err));
     assert_int_equal(store_job_succeed(fx->s, id, "{oops", NULL, err, sizeof err), -1);
@@ -421,7 +365,7 @@ static void test_succeed_refuses_invalid_json(void **state)
 
 static void test_fail(void **state)
 {
-    struct fixture *fx = *state;
+    struct store_fixture *fx = *state;
     int64_t id = add_job(fx->s, "k", NULL, 3);
     assert_int_equal(store_job_fail(fx->s, id, "boom", NULL, err, sizeof err), 1);
     OK(store_job_start(fx->s, id, err, sizeof err));
@@ -442,7 +386,7 @@ static void test_fail(void **state)
 
 static void test_interrupt_requeues_then_gives_up(void **state)
 {
-    struct fixture *fx = *state;
+    struct store_fixture *fx = *state;
     int64_t id = add_job(fx->s, "k", "GPU-0", 3);
     int requeued = -1;
     assert_int_equal(store_job_interrupt(fx->s, id, "x", &requeued, err, sizeof err), 1);
@@ -477,7 +421,7 @@ static void test_interrupt_requeues_then_gives_up(void **state)
 
 static void test_interrupt_after_cancel_request_cancels(void **state)
 {
-    struct fixture *fx = *state;
+    struct store_fixture *fx = *state;
     int64_t id = add_job(fx->s, "k", NULL, 3);
     enum job_state st;
     int requeued = -1;
@@ -511,7 +455,7 @@ static void crash_child(const char *path)
 
 static void test_recover_after_crash(void **state)
 {
-    struct fixture *fx = *state;
+    struct store_fixture *fx = *state;
     store_close(fx->s);
     fx->s = NULL;
     pid_t pid = fork();
@@ -546,7 +490,7 @@ static void test_recover_after_crash(void **state)
 
 static void test_cancel_queued(void **state)
 {
-    struct fixture *fx = *state;
+    struct store_fixture *fx = *state;
     int64_t id = add_job(fx->s, "k", NULL, 1);
     enum job_state st = JOB_QUEUED;
     OK(store_job_cancel(fx->s, id, &st, err, sizeof err));
@@ -565,7 +509,7 @@ static void test_cancel_queued(void **state)
 
 static void test_cancel_running(void **state)
 {
-    struct fixture *fx = *state;
+    struct store_fixture *fx = *state;
     int64_t id = add_job(fx->s, "k", NULL, 1);
     enum job_state st = JOB_QUEUED;
     OK(store_job_start(fx->s, id, err, sizeof err));
@@ -592,7 +536,7 @@ static void test_cancel_running(void **state)
 
 static void test_cancel_terminal_and_unknown(void **state)
 {
-    struct fixture *fx = *state;
+    struct store_fixture *fx = *state;
     int64_t done = add_job(fx->s, "k", NULL, 1), bad = add_job(fx->s, "k", NULL, 1);
     enum job_state st = JOB_QUEUED;
     OK(store_job_start(fx->s, done, err, sizeof err));
@@ -638,7 +582,7 @@ static int saver_failing(struct store_tx *tx, int64_t job_id, const json_t *resu
 
 static void test_saver_failure_rolls_back(void **state)
 {
-    struct fixture *fx = *state;
+    struct store_fixture *fx = *state;
     int64_t id = add_job(fx->s, "k", NULL, 1);
     OK(store_job_start(fx->s, id, err, sizeof err));
     uint64_t g = store_generation(fx->s);
@@ -689,7 +633,7 @@ static int saver_ok(struct store_tx *tx, int64_t job_id, const json_t *result, c
 
 static void test_saver_success_commits(void **state)
 {
-    struct fixture *fx = *state;
+    struct store_fixture *fx = *state;
     int64_t id = add_job(fx->s, "k", NULL, 1);
     OK(store_job_start(fx->s, id, err, sizeof err));
     OK(store_job_succeed(fx->s, id, "{}", saver_ok, err, sizeof err));
@@ -767,7 +711,7 @@ static void walk_pages(store *s, const int64_t *ids, const enum job_state *state
 
 static void test_list_pagination(void **state)
 {
-    struct fixture *fx = *state;
+    struct store_fixture *fx = *state;
     int64_t ids[NLIST];
     enum job_state states[NLIST];
     for (int i = 0; i < NLIST; i++) {
@@ -794,7 +738,7 @@ static void test_list_pagination(void **state)
 
 static void test_list_refuses_bad_filter(void **state)
 {
-    struct fixture *fx = *state;
+    struct store_fixture *fx = *state;
     struct job_row *rows = (struct job_row *)&rows;
     size_t n = 99;
     struct job_filter f = { -1, NULL, NULL, 0, 0 };
@@ -808,7 +752,7 @@ static void test_list_refuses_bad_filter(void **state)
 
 static void test_queued_fifo(void **state)
 {
-    struct fixture *fx = *state;
+    struct store_fixture *fx = *state;
     int64_t ids[6];
     for (int i = 0; i < 6; i++)
         ids[i] = add_job(fx->s, "k", i % 2 ? "GPU-0" : NULL, 1);
@@ -835,7 +779,7 @@ static void test_queued_fifo(void **state)
 
 static void test_counts(void **state)
 {
-    struct fixture *fx = *state;
+    struct store_fixture *fx = *state;
     int64_t counts[JOB_STATE_COUNT];
     OK(store_job_counts(fx->s, counts, err, sizeof err));
     for (int i = 0; i < JOB_STATE_COUNT; i++)
@@ -886,7 +830,7 @@ static void reads_leave_generation(store *s, int64_t id)
 
 static void test_generation(void **state)
 {
-    struct fixture *fx = *state;
+    struct store_fixture *fx = *state;
     uint64_t g0 = store_generation(fx->s);
     int64_t id = add_job(fx->s, "k", NULL, 1);
     uint64_t g1 = store_generation(fx->s);
@@ -920,7 +864,7 @@ static void expect_device(store *s, const char *uuid, const char *name, int pres
 
 static void test_hosts(void **state)
 {
-    struct fixture *fx = *state;
+    struct store_fixture *fx = *state;
     int64_t a = 0, a2 = 0, b = 0;
     OK(store_host_upsert(fx->s, "node7", "m-1", &a, err, sizeof err));
     OK(store_host_upsert(fx->s, "node8", NULL, &b, err, sizeof err));
@@ -933,7 +877,7 @@ static void test_hosts(void **state)
 
 static void test_devices(void **state)
 {
-    struct fixture *fx = *state;
+    struct store_fixture *fx = *state;
     int64_t h = 0, other = 0;
     OK(store_host_upsert(fx->s, "node7", "", &h, err, sizeof err));
     OK(store_host_upsert(fx->s, "node8", "", &other, err, sizeof err));
@@ -976,7 +920,7 @@ static void test_devices(void **state)
 
 static void test_integrity_ok(void **state)
 {
-    struct fixture *fx = *state;
+    struct store_fixture *fx = *state;
     add_job(fx->s, "k", NULL, 1);
     OK(store_integrity_check(fx->s, err, sizeof err));
 }
@@ -1030,7 +974,7 @@ static void *worker_main(void *arg)
 
 static void test_concurrent_use(void **state)
 {
-    struct fixture *fx = *state;
+    struct store_fixture *fx = *state;
     pthread_t t[NTHREADS];
     struct worker w[NTHREADS];
     uint64_t g = store_generation(fx->s);
