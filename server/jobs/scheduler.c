@@ -51,8 +51,8 @@
 #include "server/jobs/spawn.h"
 #include "server/jobs/worker_failures.h"
 #include "server/log.h"
-#include "util/sdnotify.h"
 #include "util/clock.h"
+#include "util/sdnotify.h"
 
 #define MAX_CANCELS 256
 #define QUEUE_SCAN 512
