@@ -436,6 +436,14 @@ static const char schema_v10_l2_partitions[] =
     "  error                   TEXT,\n"
     "  CHECK ((verdict IS NULL) <> (error IS NULL)));\n";
 
+/* A tensor-core step's TFLOP/s (TOP/s for integers) at the clock its
+ * throughput ran at (probes/latency.h, lat_mma); NULL for other entries and
+ * for runs stored before. */
+static const char schema_v11_tflops[] =
+    "ALTER TABLE latency_results ADD COLUMN tflops_median REAL;\n"
+    "ALTER TABLE latency_results ADD COLUMN tflops_min REAL;\n"
+    "ALTER TABLE latency_results ADD COLUMN tflops_max REAL;\n";
+
 /* One entry per schema version; append only. */
 static const char *const migrations[] = {
     schema_v1_core,
@@ -448,6 +456,7 @@ static const char *const migrations[] = {
     schema_v8_l2_bandwidth,
     schema_v9_l1_sets,
     schema_v10_l2_partitions,
+    schema_v11_tflops,
 };
 
 int store_schema_latest(void)

@@ -75,6 +75,18 @@ static const char LATENCY_DOC[] =
     " \"throughput_sass\":{\"verified\":true},"
     " \"throughput_shape\":{\"blocks\":1056,\"threads\":256,\"chains\":8,\"unroll\":8,"
     "  \"iterations\":64}},"
+    "{\"name\":\"hmma_f16_f32\",\"group\":\"tensor\",\"ptx\":\"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {d}, {a}, {b}, {d};\","
+    " \"sass_opcode\":\"HMMA\",\"per_step\":1,\"flops_per_step\":4096,"
+    " \"sass\":{\"verified\":true,\"fixed_latency\":true,\"compiler_stall\":null,\"regions\":[]},"
+    " \"latency_cycles\":{\"median\":24.0,\"min\":24.0,\"max\":24.0,\"runs\":[24,24,24,24,24]},"
+    " \"issue_cycles\":{\"median\":2.0,\"min\":2.0,\"max\":2.0,\"runs\":[2,2,2,2,2]},"
+    " \"exec_cycles\":{\"median\":26.0,\"min\":26.0,\"max\":26.0,\"runs\":[26,26,26,26,26]},"
+    " \"throughput_per_clock_per_sm\":{\"median\":0.6545,\"min\":0.6544,\"max\":0.6546,"
+    "  \"runs\":[0.6545,0.6544,0.6546,0.6545,0.6545]},"
+    " \"throughput_clock_mhz\":{\"median\":1814.0,\"min\":1813.0,\"max\":1815.0,"
+    "  \"runs\":[1814,1813,1815,1814,1814]},"
+    " \"tflops\":{\"median\":642.09,\"min\":641.96,\"max\":642.16,"
+    "  \"runs\":[642.09,641.96,642.16,642.1,642.0]}},"
     "{\"name\":\"lds\",\"group\":\"shared\",\"ptx\":\"ld.shared.u32 {x}, [{x}];\","
     " \"sass_opcode\":\"LDS\",\"per_step\":1,"
     " \"note\":\"pointer chase on one shared word that holds its own address\","
@@ -154,7 +166,7 @@ static void check_latency_entry(const json_t *w, const json_t *g, size_t i)
     static const char *const texts[] = {"name", "group", "sass_opcode", "note", "error",
                                         "throughput_error"};
     static const char *const figures[] = {"latency_cycles", "issue_cycles", "exec_cycles",
-                                          "throughput_per_clock_per_sm", "throughput_clock_mhz"};
+                                          "throughput_per_clock_per_sm", "throughput_clock_mhz", "tflops"};
     const json_t *ws = json_object_get(w, "sass"), *gs = json_object_get(g, "sass");
     char what[96];
     for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++) {
