@@ -191,7 +191,16 @@ async function checkLatency(page, doc) {
   equal(rows.length, doc.entries.length, 'instruction rows');
   equal(rows.map((r) => r[2].replace(' (unverified)', '')), doc.entries.map((e) => e.sass_opcode), 'SASS opcodes in catalog order');
   const safe = doc.entries.map((e) => (e.min_safe_stall ? String(e.min_safe_stall.stall) : '—'));
-  equal(rows.map((r) => r[7]), safe, 'smallest safe stalls');
+  const heads = await page.$$eval('#latency-table thead th', (ths) => ths.map((th) => th.textContent));
+  const col = (name) => heads.findIndex((h) => h.startsWith(name));
+  equal(rows.map((r) => r[col('Safe stall')]), safe, 'smallest safe stalls');
+  // a tensor step's TFLOP/s (its median, 4 significant digits), '—' for every other instruction
+  const tf = rows.map((r, i) => {
+    const want = doc.entries[i].tflops?.median;
+    const got = r[col('TFLOP/s')];
+    return typeof want === 'number' ? Math.abs(Number(got.replace(/,/g, '')) - want) <= 0.001 * want : got === '—';
+  });
+  equal(tf.filter((ok) => !ok).length, 0, 'TFLOP/s cells');
   // sorting by latency: ascending, then descending
   const latencies = doc.entries.map((e) => median(e.latency_cycles)).filter((v) => v !== null);
   const head = page.locator('#latency-table th', { hasText: 'Latency' }).locator('button');
