@@ -51,6 +51,9 @@ struct cache_exact {
     struct cache_fa fa;             /* the fully associative shadow */
     struct cache_mshr ms;
     struct cache_ring_pf pf;        /* the shadow's coming victims, prefetched up to */
+    int by_row;                     /* dense with rows: a line is resident when its set's row
+                                       holds it (its slot is not kept: an eviction then
+                                       touches no state but the row) */
 };
 
 /* g must be checked and outlive e. bounded: the line map holds only the
@@ -61,6 +64,13 @@ struct cache_exact {
  * -1 out of memory. */
 int cache_exact_init(struct cache_exact *e, const struct cache_geom *g, const struct cache_timing *tm,
                      int bounded);
+/* An L2 over dense line ids below `ids` (linemap.h, dense): every line
+ * argument below is then an id, and the set is the caller's
+ * (cache_exact_access_set, cache_exact_prefetch_set: the id says nothing
+ * of the address). The counts are those of cache_exact_init's engines on
+ * the lines the ids stand for. 0, or -1 out of memory. */
+int cache_exact_init_dense(struct cache_exact *e, const struct cache_geom *g, const struct cache_timing *tm,
+                           uint32_t ids);
 void cache_exact_free(struct cache_exact *e);
 /* Back to an empty cache that has seen nothing, keeping the memory. */
 void cache_exact_reset(struct cache_exact *e);
@@ -74,6 +84,9 @@ void cache_exact_reset(struct cache_exact *e);
  * at stage 3, each once (e->pf). Reads the engine and moves e->pf only:
  * the counts do not depend on it. */
 void cache_exact_prefetch(struct cache_exact *e, uint64_t line, int stage);
+/* The same for a line of set `set` (cache_set_of's; a dense engine's
+ * lines are ids: the caller knows their sets). */
+void cache_exact_prefetch_set(struct cache_exact *e, uint64_t line, uint32_t set, int stage);
 
 /* One request (store: 1 for a store, atomic or reduction) for `want`
  * sectors of line number `line` at time t, counted in c. Returns the
@@ -81,5 +94,8 @@ void cache_exact_prefetch(struct cache_exact *e, uint64_t line, int stage);
  * -1 out of memory (as int64). */
 int64_t cache_exact_access(struct cache_exact *e, uint64_t line, uint32_t want, uint64_t t, int store,
                            struct cache_counts *c);
+/* The same for a line of set `set` (cache_set_of's). */
+int64_t cache_exact_access_set(struct cache_exact *e, uint64_t line, uint32_t set, uint32_t want, uint64_t t,
+                               int store, struct cache_counts *c);
 
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cache/exact.h"
+#include "cache/lineid.h"
 #include "cache/spill.h"
 
 _Static_assert(CACHE_INPUT_MAX_SMS <= 65536, "an SM id fits cache_fetch.sm");
@@ -28,6 +29,8 @@ struct run {
     struct cache_correction k1;      /* the L1 corrections of all SMs, summed */
     struct cache_spill spill[2];     /* per engine: what the L1s sent below */
     int spill_on[2];
+    struct cache_lineid ids;         /* the L1 pass: the spilled lines' dense ids */
+    int ids_on;
 };
 
 double cache_rate(double h, double n)
@@ -73,6 +76,8 @@ static void run_free(struct run *r)
     for (int e = 0; e < 2; e++)
         if (r->spill_on[e])
             cache_spill_close(&r->spill[e]);
+    if (r->ids_on)
+        cache_lineid_free(&r->ids);
     free(r->p1);
 }
 
@@ -88,10 +93,10 @@ static int run_init(struct run *r, const struct cache_config *cfg, struct cache_
             return -1;
         r->spill_on[e] = 1;
     }
-    if (cfg->l2 && (cfg->engines & CACHE_ENGINE_EXACT)) {
-        if (cache_exact_init(&r->ex2, &cfg->geom[1], &cfg->timing[1], 1))
+    if (cfg->l2) {
+        if (cache_lineid_init(&r->ids))
             return -1;
-        r->ex2_on = 1;
+        r->ids_on = 1;
     }
     if (cfg->engines & CACHE_ENGINE_REUSE) {
         uint64_t span = cache_assoc_span(&cfg->geom[0]);
@@ -105,7 +110,7 @@ static int run_init(struct run *r, const struct cache_config *cfg, struct cache_
 /* SM s's whole stream through its L1s; what they fetch goes to the spills. */
 static int l1_pass(struct run *r, const struct cache_input *in, uint32_t s)
 {
-    const struct cache_geom *g1 = &r->cfg->geom[0];
+    const struct cache_geom *g1 = &r->cfg->geom[0], *g2 = &r->cfg->geom[1];
     struct cache_counts *ce = &r->res->r[CACHE_EXACT][CACHE_L1].sm[s];
     struct cache_counts *cr = &r->res->r[CACHE_REUSE][CACHE_L1].sm[s];
     for (uint64_t i = 0; i < in->len[s]; i++) {
@@ -118,21 +123,29 @@ static int l1_pass(struct run *r, const struct cache_input *in, uint32_t s)
                 cache_linemap_prefetch(&r->ex1.map, addr >> g1->line_shift);
             if (r->rd1_on)
                 cache_linemap_prefetch(&r->rd1.map, addr >> g1->line_shift);
+            if (r->ids_on) /* most requests go below: a streaming kernel's L1 hardly hits */
+                cache_lineid_prefetch(&r->ids, addr >> g1->line_shift);
         }
         cache_input_req(in, s, i, &seq, &addr, &width, &store);
         uint64_t line = addr >> g1->line_shift;
         uint32_t want = cache_sectors_of(g1, addr, width);
+        uint32_t id = CACHE_NONE, set = 0; /* the line's id and L2 set, once one engine sends it below */
         /* what goes below keeps the request's kind: the L2 counts stores apart */
-        if (r->ex1_on) {
-            int64_t b = cache_exact_access(&r->ex1, line, want, seq, store, ce);
-            if (b < 0 || (b && r->spill_on[CACHE_EXACT] &&
-                          cache_spill_add(&r->spill[CACHE_EXACT], s, seq, line, (uint32_t)b, store)))
+        for (int e = 0; e < 2; e++) {
+            if (!(e == CACHE_EXACT ? r->ex1_on : r->rd1_on))
+                continue;
+            int64_t b = e == CACHE_EXACT ? cache_exact_access(&r->ex1, line, want, seq, store, ce)
+                                         : cache_reuse_access(&r->rd1, line, want, seq, store, cr);
+            if (b < 0)
                 return -1;
-        }
-        if (r->rd1_on) {
-            int64_t b = cache_reuse_access(&r->rd1, line, want, seq, store, cr);
-            if (b < 0 || (b && r->spill_on[CACHE_REUSE] &&
-                          cache_spill_add(&r->spill[CACHE_REUSE], s, seq, line, (uint32_t)b, store)))
+            if (!b || !r->spill_on[e])
+                continue;
+            if (id == CACHE_NONE) {
+                if ((id = cache_lineid_get(&r->ids, line)) == CACHE_NONE)
+                    return -1;
+                set = cache_set_of(g2, line);
+            }
+            if (cache_spill_add(&r->spill[e], s, seq, id, set, (uint32_t)b, store))
                 return -1;
         }
         if ((i & 0xffff) == 0xffff)
@@ -248,7 +261,7 @@ static const uint32_t stage_ahead[] = {96, 48, 16, 4};
 static void l2_prefetch(struct run *r, int e, const struct cache_fetch *f, int stage)
 {
     if (e == CACHE_EXACT)
-        cache_exact_prefetch(&r->ex2, f->line, stage);
+        cache_exact_prefetch_set(&r->ex2, f->line, f->set, stage);
     else
         cache_reuse_prefetch(&r->rd2, f->line, stage);
 }
@@ -275,7 +288,8 @@ static int l2_pass(struct run *r, int e)
             if (tail - head > stage_ahead[k])
                 l2_prefetch(r, e, &q[(head + stage_ahead[k]) % RING], (int)k);
         const struct cache_fetch *f = &q[head++ % RING];
-        int64_t b = e == CACHE_EXACT ? cache_exact_access(&r->ex2, f->line, f->sectors, t, f->store, &c[f->sm])
+        int64_t b = e == CACHE_EXACT ? cache_exact_access_set(&r->ex2, f->line, f->set, f->sectors, t, f->store,
+                                                              &c[f->sm])
                                      : cache_reuse_access(&r->rd2, f->line, f->sectors, t, f->store, &c[f->sm]);
         t++;
         if (b < 0)
@@ -294,7 +308,15 @@ static int walk(struct run *r, const struct cache_input *in)
             return -1;
     }
     sm_free(r);
+    uint32_t ids = r->ids.n; /* the L2's arrays: one state an id */
+    if (r->ids_on) {
+        cache_lineid_free(&r->ids);
+        r->ids_on = 0;
+    }
     if (r->spill_on[CACHE_EXACT]) {
+        if (cache_exact_init_dense(&r->ex2, &r->cfg->geom[1], &r->cfg->timing[1], ids))
+            return -1;
+        r->ex2_on = 1;
         if (l2_pass(r, CACHE_EXACT))
             return -1;
         cache_exact_free(&r->ex2); /* its counts are in res: make room for the reuse L2 */
@@ -304,7 +326,7 @@ static int walk(struct run *r, const struct cache_input *in)
         /* one L2 at a time: the reuse one is built once the exact one is done with */
         /* capped at the span: the counts need no deeper distance, and the
          * L2 is what would otherwise hold every line of the trace */
-        if (cache_reuse_init(&r->rd2, &r->cfg->geom[1], &r->cfg->timing[1], 1))
+        if (cache_reuse_init_dense(&r->rd2, &r->cfg->geom[1], &r->cfg->timing[1], 1, ids))
             return -1;
         r->rd2_on = 1;
         if (l2_pass(r, CACHE_REUSE))

@@ -108,6 +108,11 @@ uint64_t cache_assoc_span(const struct cache_geom *g);
  * of memory. */
 int cache_reuse_init(struct cache_reuse *r, const struct cache_geom *g, const struct cache_timing *tm,
                      uint64_t track);
+/* The same over dense line ids below `ids` (linemap.h, dense): every line
+ * argument is then an id. The counts and the histogram are those of
+ * cache_reuse_init's engine on the lines the ids stand for. */
+int cache_reuse_init_dense(struct cache_reuse *r, const struct cache_geom *g, const struct cache_timing *tm,
+                           uint64_t track, uint32_t ids);
 void cache_reuse_free(struct cache_reuse *r);
 /* Back to a level that has seen nothing, keeping the memory. */
 void cache_reuse_reset(struct cache_reuse *r);

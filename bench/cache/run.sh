@@ -47,7 +47,7 @@ flags=(-std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I. -DGPUPROBE_VERSION='
 # shellcheck disable=SC2046
 $CC "${flags[@]}" -o "$dir/cache" bench/cache/bench.c cache/*.c trace/*.c util/*.c -ljansson -lm
 # shellcheck disable=SC2046
-$CC "${flags[@]}" -o "$dir/sorter" bench/trace/bench.c trace/*.c util/*.c -ljansson -lm
+$CC "${flags[@]}" -o "$dir/sorter" bench/trace/bench.c cache/*.c trace/*.c util/*.c -ljansson -lm
 if [ -n "${BENCH_BASE:-}" ]; then
     mkdir -p "$dir/base"
     git archive "$BENCH_BASE" cache bench/cache trace util | tar -x -C "$dir/base"
