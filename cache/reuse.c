@@ -83,18 +83,43 @@ void cache_reuse_reset(struct cache_reuse *r)
     r->hist.beyond_from = r->track;
     memset(r->at, 0, r->span * sizeof *r->at);
     memset(r->st_at, 0, r->span * sizeof *r->st_at);
+    r->npend = 0;
+}
+
+#define PENDING (sizeof ((struct cache_reuse *)0)->pend / sizeof *((struct cache_reuse *)0)->pend)
+
+static void at_add(struct cache_reuse *r, const struct cache_at_pending *a)
+{
+    r->at[a->d].n++;
+    r->at[a->d].sectors += a->sectors;
+    if (a->store) {
+        r->st_at[a->d].n++;
+        r->st_at[a->d].sectors += a->sectors;
+    }
 }
 
 /* A hit (or a capacity miss the correction may win back) at distance d of
- * `sectors` sectors, for the correction. */
+ * `sectors` sectors, for the correction: its table entries asked for now,
+ * the count added PENDING counts later (struct cache_reuse, pend). */
 static void at_distance(struct cache_reuse *r, uint64_t d, uint64_t sectors, int store)
 {
-    r->at[d].n++;
-    r->at[d].sectors += sectors;
-    if (store) {
-        r->st_at[d].n++;
-        r->st_at[d].sectors += sectors;
-    }
+    struct cache_at_pending *a = &r->pend[r->npend % PENDING];
+    __builtin_prefetch(&r->at[d], 1);
+    if (store)
+        __builtin_prefetch(&r->st_at[d], 1);
+    if (r->npend >= PENDING)
+        at_add(r, a);
+    *a = (struct cache_at_pending){d, sectors, store};
+    r->npend++;
+}
+
+/* Adds the counts still pending. */
+static void at_flush(struct cache_reuse *r)
+{
+    uint64_t n = r->npend < PENDING ? r->npend : PENDING;
+    for (uint64_t i = 0; i < n; i++)
+        at_add(r, &r->pend[i]);
+    r->npend = 0;
 }
 
 /* A store at a write-through, no-allocate level: its distance looked up,
@@ -264,8 +289,9 @@ static void shift_of(const double *p, const struct cache_at *at, uint64_t span, 
     }
 }
 
-void cache_reuse_correction(const struct cache_reuse *r, const double *p, struct cache_correction *k)
+void cache_reuse_correction(struct cache_reuse *r, const double *p, struct cache_correction *k)
 {
+    at_flush(r);
     memset(k, 0, sizeof *k); /* padding too: corrections are compared bytewise */
     shift_of(p, r->at, r->span, r->g->lines, &k->all);
     shift_of(p, r->st_at, r->span, r->g->lines, &k->stores);
