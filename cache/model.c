@@ -4,6 +4,7 @@
  */
 #include "cache/model.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,10 +19,12 @@ _Static_assert(CACHE_INPUT_MAX_SMS <= 65536, "an SM id fits cache_fetch.sm");
  * the lookups are the engines' cache misses, and the stream is known. */
 #define PREFETCH_AHEAD 24
 
-/* What one run holds. */
+/* What one run holds: the engines it runs (both, or one when the two run
+ * side by side), from the L1s to the L2. */
 struct run {
     const struct cache_config *cfg;
     struct cache_result *res;
+    int engines;                     /* CACHE_ENGINE_* bits of this run */
     struct cache_exact ex1, ex2;     /* the current SM's L1, and the L2 */
     struct cache_reuse rd1, rd2;
     int ex1_on, rd1_on, ex2_on, rd2_on;
@@ -57,12 +60,12 @@ static int sm_init(struct run *r)
         cache_reuse_reset(&r->rd1);
     if (r->ex1_on || r->rd1_on)
         return 0;
-    if ((cfg->engines & CACHE_ENGINE_EXACT) && cache_exact_init(&r->ex1, &cfg->geom[0], &cfg->timing[0], 0))
+    if ((r->engines & CACHE_ENGINE_EXACT) && cache_exact_init(&r->ex1, &cfg->geom[0], &cfg->timing[0], 0))
         return -1;
-    r->ex1_on = (cfg->engines & CACHE_ENGINE_EXACT) != 0;
-    if ((cfg->engines & CACHE_ENGINE_REUSE) && cache_reuse_init(&r->rd1, &cfg->geom[0], &cfg->timing[0], 0))
+    r->ex1_on = (r->engines & CACHE_ENGINE_EXACT) != 0;
+    if ((r->engines & CACHE_ENGINE_REUSE) && cache_reuse_init(&r->rd1, &cfg->geom[0], &cfg->timing[0], 0))
         return -1;
-    r->rd1_on = (cfg->engines & CACHE_ENGINE_REUSE) != 0;
+    r->rd1_on = (r->engines & CACHE_ENGINE_REUSE) != 0;
     return 0;
 }
 
@@ -81,13 +84,14 @@ static void run_free(struct run *r)
     free(r->p1);
 }
 
-static int run_init(struct run *r, const struct cache_config *cfg, struct cache_result *res)
+static int run_init(struct run *r, const struct cache_config *cfg, struct cache_result *res, int engines)
 {
     memset(r, 0, sizeof *r);
     r->cfg = cfg;
     r->res = res;
+    r->engines = engines;
     for (int e = 0; e < 2; e++) {
-        if (!cfg->l2 || !(cfg->engines & (1 << e)))
+        if (!cfg->l2 || !(engines & (1 << e)))
             continue;
         if (cache_spill_open(&r->spill[e], res->sms, cfg->tmpdir))
             return -1;
@@ -98,7 +102,7 @@ static int run_init(struct run *r, const struct cache_config *cfg, struct cache_
             return -1;
         r->ids_on = 1;
     }
-    if (cfg->engines & CACHE_ENGINE_REUSE) {
+    if (engines & CACHE_ENGINE_REUSE) {
         uint64_t span = cache_assoc_span(&cfg->geom[0]);
         if (!(r->p1 = malloc(span * sizeof *r->p1)))
             return -1;
@@ -335,6 +339,35 @@ static int walk(struct run *r, const struct cache_input *in)
     return 0;
 }
 
+/* One run's walk on a thread of its own. */
+struct beside {
+    struct run *r;
+    const struct cache_input *in;
+    int rc;
+};
+
+static void *walk_thread(void *arg)
+{
+    struct beside *b = arg;
+    b->rc = walk(b->r, b->in);
+    return NULL;
+}
+
+/* The exact engine's run here and the reuse engine's on a second thread:
+ * they share nothing but the input (read only) and the result, where each
+ * writes its own engine's counts, so the counts are those of one thread
+ * whatever the timing. One thread when no second can be started. */
+static int walk_beside(struct run *re, struct run *rr, const struct cache_input *in)
+{
+    struct beside b = {rr, in, 0};
+    pthread_t th;
+    if (pthread_create(&th, NULL, walk_thread, &b) != 0)
+        return walk(re, in) || walk(rr, in) ? -1 : 0;
+    int rc = walk(re, in);
+    pthread_join(th, NULL);
+    return rc || b.rc ? -1 : 0;
+}
+
 static int alloc_level(struct cache_level_result *l, uint32_t sms)
 {
     l->sm = calloc(sms ? sms : 1, sizeof *l->sm);
@@ -342,10 +375,10 @@ static int alloc_level(struct cache_level_result *l, uint32_t sms)
     return l->sm && l->est_sm ? 0 : -1;
 }
 
-/* Totals and the L2's correction, once the passes are done. */
-static int finish(struct run *r, struct cache_result *res)
+/* Totals and the L2's correction, once the passes are done; rr: the run
+ * that had the reuse engine (its corrections), if any. */
+static int finish(const struct cache_config *cfg, struct run *rr, struct cache_result *res)
 {
-    const struct cache_config *cfg = r->cfg;
     uint32_t sms = res->sms;
     for (int lv = 0; lv < 2; lv++) {
         if (lv == CACHE_L2 && !cfg->l2)
@@ -365,7 +398,7 @@ static int finish(struct run *r, struct cache_result *res)
             cache_counts_add(&l->total, &l->sm[s]);
         if (lv == CACHE_L1) { /* the per-SM estimates were made by l1_pass; the
                                * correction is linear, so the total's is their sum */
-            cache_estimate_corrected(&l->total, &r->k1, 1.0, &l->est);
+            cache_estimate_corrected(&l->total, &rr->k1, 1.0, &l->est);
             continue;
         }
         uint64_t span = cache_assoc_span(&cfg->geom[lv]);
@@ -375,12 +408,12 @@ static int finish(struct run *r, struct cache_result *res)
         cache_assoc_conflict_prob(&cfg->geom[lv], p, span);
         /* one L2 for all SMs: each SM takes its share of the correction */
         struct cache_correction k;
-        cache_reuse_correction(&r->rd2, p, &k);
+        cache_reuse_correction(&rr->rd2, p, &k);
         cache_estimate_corrected(&l->total, &k, 1.0, &l->est);
         for (uint32_t s = 0; s < sms; s++)
             cache_estimate_corrected(&l->sm[s], &k, cache_rate((double)l->sm[s].hits, (double)l->total.hits),
                                      &l->est_sm[s]);
-        l->hist = r->rd2.hist;
+        l->hist = rr->rd2.hist;
         free(p);
     }
     return 0;
@@ -400,13 +433,23 @@ int cache_model_run(const struct cache_input *in, const struct cache_config *cfg
                 snprintf(msg, msglen, "out of memory");
                 return -1;
             }
-    struct run r;
-    int rc = run_init(&r, cfg, res);
-    if (rc == 0)
-        rc = walk(&r, in);
-    if (rc == 0)
-        rc = finish(&r, res);
+    struct run r, rr; /* rr: the reuse engine's, when the two run side by side */
+    int apart = cfg->engines == CACHE_ENGINE_BOTH && cfg->l2 && !cfg->serial;
+    int rc = run_init(&r, cfg, res, apart ? CACHE_ENGINE_EXACT : cfg->engines);
+    int rc2 = apart ? run_init(&rr, cfg, res, CACHE_ENGINE_REUSE) : 0;
+    if (rc == 0 && rc2 == 0) {
+        if (apart) {
+            rc = walk_beside(&r, &rr, in);
+        } else {
+            rc = walk(&r, in);
+        }
+    }
+    if (rc == 0 && rc2 == 0)
+        rc = finish(cfg, apart ? &rr : &r, res);
     run_free(&r);
+    if (apart)
+        run_free(&rr);
+    rc = rc || rc2 ? -1 : 0;
     if (rc)
         snprintf(msg, msglen, "out of memory, or the temporary file of the L2 pass failed");
     return rc;

@@ -52,6 +52,9 @@ struct cache_config {
     int engines;                     /* CACHE_ENGINE_* bits */
     int l2;                          /* model the L2 too */
     const char *tmpdir;              /* for the L2 pass's spill; NULL: $TMPDIR, else /tmp */
+    int serial;                      /* both engines with the L2: 0 (default) runs them side
+                                        by side on two threads, 1 one after the other on one
+                                        (less memory at once); the counts are the same */
 };
 
 /* One engine's view of one level. */

@@ -45,14 +45,14 @@ trap cleanup EXIT
 
 flags=(-std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I. -DGPUPROBE_VERSION='"bench"' -DGPUPROBE_GITREV='"bench"')
 # shellcheck disable=SC2046
-$CC "${flags[@]}" -o "$dir/cache" bench/cache/bench.c cache/*.c trace/*.c util/*.c -ljansson -lm
+$CC "${flags[@]}" -o "$dir/cache" bench/cache/bench.c cache/*.c trace/*.c util/*.c -ljansson -lm -lpthread
 # shellcheck disable=SC2046
-$CC "${flags[@]}" -o "$dir/sorter" bench/trace/bench.c cache/*.c trace/*.c util/*.c -ljansson -lm
+$CC "${flags[@]}" -o "$dir/sorter" bench/trace/bench.c cache/*.c trace/*.c util/*.c -ljansson -lm -lpthread
 if [ -n "${BENCH_BASE:-}" ]; then
     mkdir -p "$dir/base"
     git archive "$BENCH_BASE" cache bench/cache trace util | tar -x -C "$dir/base"
     (cd "$dir/base" && $CC "${flags[@]}" -o "$dir/cache-base" bench/cache/bench.c cache/*.c trace/*.c util/*.c \
-        -ljansson -lm)
+        -ljansson -lm -lpthread)
     echo "== base: the cache model at $BENCH_BASE ($(git rev-parse --short "$BENCH_BASE"))"
 fi
 
