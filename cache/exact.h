@@ -17,7 +17,12 @@
  * (arrival, sectors, merges) is only read while it is resident, and a
  * refill starts it afresh — so what stays of a line gone from both is its
  * bit in the seen set, which is all a compulsory miss needs.
- * Unbounded (an L1), it keeps every line seen.
+ * Unbounded (an L1), it keeps every line seen. Dense (the L2,
+ * cache_exact_init_dense): lines are named by ids (lineid.h) and their
+ * states are an array, so nothing is looked up or dropped — a line's state
+ * is kept as an unbounded map keeps it, which counts the same — and with
+ * rows a line is resident when its set's row holds its id, so an eviction
+ * writes nothing but the row.
  * Stores (counts.h): at a write-allocate level a store is a request like
  * any other. At a write-through, no-allocate level it is looked up without
  * being added to anything — the map (a line only stored to stays unseen:
@@ -32,7 +37,8 @@
  * seen set, a set move and a ring append); bounded, memory at most
  * 2 x lines held states (24 bytes, an 8-byte key and ~21 of buckets), 12 bytes a
  * slot for the set-associative LRU (4 for sets of <= 16 ways), 8-9 for the
- * ring, and the seen set (1-12 bytes a distinct line).
+ * ring, and the seen set (1-12 bytes a distinct line); dense, 24 bytes and
+ * a bit an id, the rows and the ring.
  */
 #ifndef GPUPROBE_CACHE_EXACT_H
 #define GPUPROBE_CACHE_EXACT_H
