@@ -434,7 +434,7 @@ int cache_model_run(const struct cache_input *in, const struct cache_config *cfg
                 return -1;
             }
     struct run r, rr; /* rr: the reuse engine's, when the two run side by side */
-    int apart = cfg->engines == CACHE_ENGINE_BOTH && cfg->l2 && !cfg->serial;
+    int apart = cfg->engines == CACHE_ENGINE_BOTH && cfg->l2 && cfg->threads == 2;
     int rc = run_init(&r, cfg, res, apart ? CACHE_ENGINE_EXACT : cfg->engines);
     int rc2 = apart ? run_init(&rr, cfg, res, CACHE_ENGINE_REUSE) : 0;
     if (rc == 0 && rc2 == 0) {

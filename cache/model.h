@@ -27,10 +27,10 @@
  * L2's engines keep their per-line state in arrays indexed by the ids
  * (linemap.h, dense): no hash lookup, drop or seen-set probe per request,
  * for ~24 bytes a distinct line of the trace (the id map itself lives
- * during the L1 pass only). With both engines and the L2, the exact and
- * the reuse engine each make both passes on a thread of their own (they
- * share only the read-only input; cache_config.serial = 1: one thread,
- * the two engines' L1s in one pass).
+ * during the L1 pass only). One thread by default, the two engines' L1s
+ * in one pass; with cache_config.threads = 2 (both engines and the L2),
+ * the exact and the reuse engine each make both passes on a thread of
+ * their own, sharing only the read-only input.
  * Stores: each level applies its write policy (counts.h; the L1 writes
  * through without allocating, the L2 allocates), and a store the L1
  * writes through is spilled flagged, so the L2 counts it as a store.
@@ -57,9 +57,9 @@ struct cache_config {
     int engines;                     /* CACHE_ENGINE_* bits */
     int l2;                          /* model the L2 too */
     const char *tmpdir;              /* for the L2 pass's spill; NULL: $TMPDIR, else /tmp */
-    int serial;                      /* both engines with the L2: 0 (default) runs them side
-                                        by side on two threads, 1 one after the other on one
-                                        (less memory at once); the counts are the same */
+    int threads;                     /* 2: both engines with the L2 run side by side on two
+                                        threads (more memory and CPU time, less wall time on
+                                        idle cores); else one thread. The counts are the same */
 };
 
 /* One engine's view of one level. */

@@ -216,7 +216,7 @@ static void test_side_by_side(void **state)
     char *doc[2];
     for (int serial = 0; serial < 2; serial++) {
         struct cache_result res;
-        cfg.serial = serial;
+        cfg.threads = serial ? 1 : 2;
         assert_int_equal(cache_model_run(&in, &cfg, &res, msg, sizeof msg), 0);
         const struct cache_counts *l2 = &res.r[CACHE_EXACT][CACHE_L2].total;
         assert_true(l2->miss[CACHE_MISS_CAPACITY] > 0 && l2->miss[CACHE_MISS_CONFLICT] > 0 && l2->hits > 0);
