@@ -31,15 +31,7 @@ static int grow(struct cache_lineid *m)
     struct cache_bucket *b = cache_big_alloc(nb, sizeof *b, 1);
     if (!b)
         return -1;
-    for (uint64_t i = 0; i <= m->mask; i++) {
-        if (!m->b[i].key)
-            continue;
-        uint64_t j = cache_lineid_hash(m->b[i].key) & (nb - 1);
-        while (b[j].key)
-            j = (j + 1) & (nb - 1);
-        b[j] = m->b[i];
-    }
-    free(m->b);
+    cache_buckets_rehash(m->b, m->mask, b, nb - 1, cache_lineid_hash);
     m->b = b;
     m->mask = nb - 1;
     return 0;

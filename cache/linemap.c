@@ -80,6 +80,20 @@ void cache_linemap_reset(struct cache_linemap *m)
         cache_seen_reset(&m->seen);
 }
 
+void cache_buckets_rehash(struct cache_bucket *from, uint64_t from_mask, struct cache_bucket *to, uint64_t to_mask,
+                          uint64_t (*hash_of)(uint64_t key))
+{
+    for (uint64_t i = 0; i <= from_mask; i++) {
+        if (!from[i].key)
+            continue;
+        uint64_t j = hash_of(from[i].key) & to_mask;
+        while (to[j].key)
+            j = (j + 1) & to_mask;
+        to[j] = from[i];
+    }
+    free(from);
+}
+
 static int grow(struct cache_linemap *m)
 {
     uint64_t nb = (m->mask + 1) * 2;
@@ -97,15 +111,7 @@ static int grow(struct cache_linemap *m)
         free(b);
         return -1;
     }
-    for (uint64_t i = 0; i <= m->mask; i++) {
-        if (!m->b[i].key)
-            continue;
-        uint64_t j = hash(m->b[i].key) & (nb - 1);
-        while (b[j].key)
-            j = (j + 1) & (nb - 1);
-        b[j] = m->b[i];
-    }
-    free(m->b);
+    cache_buckets_rehash(m->b, m->mask, b, nb - 1, cache_linemap_hash);
     m->b = b;
     m->mask = nb - 1;
     m->cap = (uint32_t)room(m, nb);

@@ -71,6 +71,13 @@ static inline int cache_linemap_dense_has(const struct cache_linemap *m, uint64_
     return (int)((m->dense_seen[id >> 6] >> (id & 63)) & 1);
 }
 
+/* Moves the held buckets of the table `from` (from_mask + 1 buckets) into
+ * the empty table `to` (to_mask + 1 buckets, more than are held), placed
+ * by hash and linear probing, and frees `from`: a table's doubling (the
+ * line map's, the line ids'). */
+void cache_buckets_rehash(struct cache_bucket *from, uint64_t from_mask, struct cache_bucket *to, uint64_t to_mask,
+                          uint64_t (*hash_of)(uint64_t key));
+
 /* Blocks of 8 consecutive lines are scattered by a multiplicative hash,
  * the lines of a block stay in neighbouring buckets: a stream's lines share
  * the processor's cache lines instead of each costing a miss. */

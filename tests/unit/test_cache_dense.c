@@ -134,93 +134,94 @@ static const struct cache_timing timings[] = {{0, 0, 8}, {30, 16, 4}};
 /* The exact engine over dense ids and over line numbers (bounded, as the
  * L2 was, and unbounded): the same fetches, request for request, and the
  * same counts. */
-static void test_exact_dense_equals_hashed(void **state)
+static void exact_case(const struct cache_geom *g, const struct cache_timing *tm, uint64_t *seed)
+{
+    struct cache_exact d, b, u;
+    struct cache_lineid ids;
+    struct cache_counts cd = {0}, cb = {0}, cu = {0};
+    enum { N = 40000 };
+    assert_int_equal(cache_lineid_init(&ids), 0);
+    assert_int_equal(cache_exact_init_dense(&d, g, tm, N), 0);
+    assert_int_equal(cache_exact_init(&b, g, tm, 1), 0);
+    assert_int_equal(cache_exact_init(&u, g, tm, 0), 0);
+    for (uint64_t t = 0; t < N; t++) {
+        uint64_t line;
+        uint32_t want;
+        int store;
+        request(seed, g->lines * 4, g->sectors_per_line, &line, &want, &store);
+        uint32_t id = cache_lineid_get(&ids, line), set = cache_set_of(g, line);
+        for (int s = 0; s < 4; s++)
+            cache_exact_prefetch_set(&d, id, set, s); /* reads only */
+        int64_t fd = cache_exact_access_set(&d, id, set, want, t, store, &cd);
+        assert_int_equal(fd, cache_exact_access(&b, line, want, t, store, &cb));
+        assert_int_equal(fd, cache_exact_access(&u, line, want, t, store, &cu));
+    }
+    assert_memory_equal(&cd, &cb, sizeof cd);
+    assert_memory_equal(&cd, &cu, sizeof cd);
+    assert_true(cd.miss[CACHE_MISS_CAPACITY] > 0 && cd.miss[CACHE_MISS_COMPULSORY] > 0);
+    assert_true(cd.stores.requests > 0);
+    if (g->sets > 1)
+        assert_true(cd.miss[CACHE_MISS_CONFLICT] > 0);
+    if (g->write == CACHE_WRITE_THROUGH_NO_ALLOCATE)
+        assert_true(cd.invalidations > 0 && cd.miss[CACHE_MISS_INVALIDATED] > 0);
+    cache_exact_free(&d);
+    cache_exact_free(&b);
+    cache_exact_free(&u);
+    cache_lineid_free(&ids);
+}
+
+/* The capped reuse engine over dense ids and over line numbers: the same
+ * fetches, counts, histogram (beyond included), correction and
+ * per-distance counts. */
+static void reuse_case(const struct cache_geom *g, const struct cache_timing *tm, uint64_t *seed)
+{
+    struct cache_reuse d, h;
+    struct cache_lineid ids;
+    struct cache_counts cd = {0}, ch = {0};
+    enum { N = 60000 };
+    assert_int_equal(cache_lineid_init(&ids), 0);
+    assert_int_equal(cache_reuse_init_dense(&d, g, tm, 1, N), 0);
+    assert_int_equal(cache_reuse_init(&h, g, tm, 1), 0);
+    for (uint64_t t = 0; t < N; t++) {
+        uint64_t line;
+        uint32_t want;
+        int store;
+        request(seed, (uint32_t)h.span * 3, g->sectors_per_line, &line, &want, &store);
+        uint32_t id = cache_lineid_get(&ids, line);
+        for (int s = 0; s < 4; s++)
+            cache_reuse_prefetch(&d, id, s);
+        assert_int_equal(cache_reuse_access(&d, id, want, t, store, &cd),
+                         cache_reuse_access(&h, line, want, t, store, &ch));
+    }
+    assert_memory_equal(&cd, &ch, sizeof cd);
+    assert_memory_equal(&d.hist, &h.hist, sizeof d.hist);
+    if (g->write == CACHE_WRITE_BACK_ALLOCATE)
+        assert_true(d.hist.beyond > 0);
+    double *p = malloc(d.span * sizeof *p);
+    assert_non_null(p);
+    struct cache_correction kd, kh;
+    cache_assoc_conflict_prob(g, p, d.span);
+    cache_reuse_correction(&d, p, &kd);
+    cache_reuse_correction(&h, p, &kh);
+    assert_memory_equal(&kd, &kh, sizeof kd);
+    assert_memory_equal(d.at, h.at, d.span * sizeof *d.at);
+    assert_memory_equal(d.st_at, h.st_at, d.span * sizeof *d.st_at);
+    free(p);
+    cache_reuse_free(&d);
+    cache_reuse_free(&h);
+    cache_lineid_free(&ids);
+}
+
+/* Both engines, dense against hashed, under every variant and timing. */
+static void test_dense_equals_hashed(void **state)
 {
     (void)state;
     uint64_t seed = 11;
     for (size_t i = 0; i < sizeof variants / sizeof *variants; i++)
         for (size_t j = 0; j < sizeof timings / sizeof *timings; j++) {
             struct cache_geom g = geom(variants[i].g, variants[i].index, variants[i].write);
-            struct cache_exact d, b, u;
-            struct cache_lineid ids;
-            struct cache_counts cd = {0}, cb = {0}, cu = {0};
-            enum { N = 40000 };
-            assert_int_equal(cache_lineid_init(&ids), 0);
-            assert_int_equal(cache_exact_init_dense(&d, &g, &timings[j], N), 0);
-            assert_int_equal(cache_exact_init(&b, &g, &timings[j], 1), 0);
-            assert_int_equal(cache_exact_init(&u, &g, &timings[j], 0), 0);
-            for (uint64_t t = 0; t < N; t++) {
-                uint64_t line;
-                uint32_t want;
-                int store;
-                request(&seed, g.lines * 4, g.sectors_per_line, &line, &want, &store);
-                uint32_t id = cache_lineid_get(&ids, line), set = cache_set_of(&g, line);
-                for (int s = 0; s < 4; s++)
-                    cache_exact_prefetch_set(&d, id, set, s); /* reads only */
-                int64_t fd = cache_exact_access_set(&d, id, set, want, t, store, &cd);
-                assert_int_equal(fd, cache_exact_access(&b, line, want, t, store, &cb));
-                assert_int_equal(fd, cache_exact_access(&u, line, want, t, store, &cu));
-            }
-            assert_memory_equal(&cd, &cb, sizeof cd);
-            assert_memory_equal(&cd, &cu, sizeof cd);
-            assert_true(cd.miss[CACHE_MISS_CAPACITY] > 0 && cd.miss[CACHE_MISS_COMPULSORY] > 0);
-            assert_true(cd.stores.requests > 0);
-            if (g.sets > 1)
-                assert_true(cd.miss[CACHE_MISS_CONFLICT] > 0);
-            if (g.write == CACHE_WRITE_THROUGH_NO_ALLOCATE)
-                assert_true(cd.invalidations > 0 && cd.miss[CACHE_MISS_INVALIDATED] > 0);
-            cache_exact_free(&d);
-            cache_exact_free(&b);
-            cache_exact_free(&u);
-            cache_lineid_free(&ids);
-        }
-}
-
-/* The capped reuse engine over dense ids and over line numbers: the same
- * fetches, counts, histogram (beyond included), correction and
- * per-distance counts. */
-static void test_reuse_dense_equals_hashed(void **state)
-{
-    (void)state;
-    uint64_t seed = 23;
-    for (size_t i = 0; i < sizeof variants / sizeof *variants; i++)
-        for (size_t j = 0; j < sizeof timings / sizeof *timings; j++) {
-            struct cache_geom g = geom(variants[i].g, variants[i].index, variants[i].write);
-            struct cache_reuse d, h;
-            struct cache_lineid ids;
-            struct cache_counts cd = {0}, ch = {0};
-            enum { N = 60000 };
-            assert_int_equal(cache_lineid_init(&ids), 0);
-            assert_int_equal(cache_reuse_init_dense(&d, &g, &timings[j], 1, N), 0);
-            assert_int_equal(cache_reuse_init(&h, &g, &timings[j], 1), 0);
-            for (uint64_t t = 0; t < N; t++) {
-                uint64_t line;
-                uint32_t want;
-                int store;
-                request(&seed, (uint32_t)h.span * 3, g.sectors_per_line, &line, &want, &store);
-                uint32_t id = cache_lineid_get(&ids, line);
-                for (int s = 0; s < 4; s++)
-                    cache_reuse_prefetch(&d, id, s);
-                assert_int_equal(cache_reuse_access(&d, id, want, t, store, &cd),
-                                 cache_reuse_access(&h, line, want, t, store, &ch));
-            }
-            assert_memory_equal(&cd, &ch, sizeof cd);
-            assert_memory_equal(&d.hist, &h.hist, sizeof d.hist);
-            if (g.write == CACHE_WRITE_BACK_ALLOCATE)
-                assert_true(d.hist.beyond > 0);
-            double *p = malloc(d.span * sizeof *p);
-            assert_non_null(p);
-            struct cache_correction kd, kh;
-            cache_assoc_conflict_prob(&g, p, d.span);
-            cache_reuse_correction(&d, p, &kd);
-            cache_reuse_correction(&h, p, &kh);
-            assert_memory_equal(&kd, &kh, sizeof kd);
-            assert_memory_equal(d.at, h.at, d.span * sizeof *d.at);
-            assert_memory_equal(d.st_at, h.st_at, d.span * sizeof *d.st_at);
-            free(p);
-            cache_reuse_free(&d);
-            cache_reuse_free(&h);
-            cache_lineid_free(&ids);
+            exact_case(&g, &timings[j], &seed);
+            reuse_case(&g, &timings[j], &seed);
         }
 }
 
@@ -266,8 +267,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lineid_first_sight),
         cmocka_unit_test(test_dense_map),
-        cmocka_unit_test(test_exact_dense_equals_hashed),
-        cmocka_unit_test(test_reuse_dense_equals_hashed),
+        cmocka_unit_test(test_dense_equals_hashed),
         cmocka_unit_test(test_distance_counts_complete),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
