@@ -12,9 +12,9 @@
  * (bucket, then state) before the state, nothing to drop, no seen set to
  * probe. The hash lookups move to the L1 pass, where the stream is read
  * in order and each is prefetched some requests ahead. Open addressing
- * with linear probing over (line + 1, id) pairs, lines hashed in blocks of
- * 8 (cache_linemap_hash: a stream's neighbouring lines share processor
- * cache lines), at most three quarters full, doubling when it gets there.
+ * with linear probing over (line + 1, id) pairs, lines hashed one by one
+ * (cache_lineid_hash, below), at most three quarters full, doubling when
+ * it gets there.
  * Memory: ~16-21 bytes a distinct line, for the L1 pass only (the model
  * frees it before the L2 pass). Ids are assigned in the order lines are
  * met, which no count depends on: an id only names its line.

@@ -21,7 +21,7 @@
  * A dropped line's bucket is emptied by backward shifting (no tombstones)
  * and its index goes on a free list for the next new line.
  * Dense (the L2's, cache_linemap_init_dense): the caller names its lines
- * by dense ids below a known count (cache_lineid.h assigns them as the L1
+ * by dense ids below a known count (lineid.h assigns them as the L1
  * pass spills its fetches), so the map is no map: an id is its state's
  * index, a bitmap says which ids were seen, and nothing is hashed or
  * dropped (cache_linemap_drop only clears the line's slot: the reuse
