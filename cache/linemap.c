@@ -41,8 +41,24 @@ int cache_linemap_init(struct cache_linemap *m, int bounded)
     return 0;
 }
 
+int cache_linemap_init_dense(struct cache_linemap *m, uint32_t ids)
+{
+    memset(m, 0, sizeof *m);
+    m->ids = ids;
+    /* zeroed pages as the system hands them over: a state is written when
+     * its id is first seen, so only the bitmap needs zeroes */
+    m->lines = cache_big_alloc(ids ? ids : 1, sizeof *m->lines, 0);
+    m->dense_seen = cache_big_alloc(((uint64_t)ids + 63) / 64 + 1, sizeof *m->dense_seen, 1);
+    if (!m->lines || !m->dense_seen) {
+        cache_linemap_free(m);
+        return -1;
+    }
+    return 0;
+}
+
 void cache_linemap_free(struct cache_linemap *m)
 {
+    free(m->dense_seen);
     free(m->b);
     free(m->lines);
     free(m->free_ids);
@@ -54,10 +70,28 @@ void cache_linemap_free(struct cache_linemap *m)
 
 void cache_linemap_reset(struct cache_linemap *m)
 {
+    if (m->dense_seen) {
+        memset(m->dense_seen, 0, (((uint64_t)m->ids + 63) / 64 + 1) * sizeof *m->dense_seen);
+        return;
+    }
     memset(m->b, 0, (m->mask + 1) * sizeof *m->b);
     m->n = m->nfree = 0;
     if (m->bounded)
         cache_seen_reset(&m->seen);
+}
+
+void cache_buckets_rehash(struct cache_bucket *from, uint64_t from_mask, struct cache_bucket *to, uint64_t to_mask,
+                          uint64_t (*hash_of)(uint64_t key))
+{
+    for (uint64_t i = 0; i <= from_mask; i++) {
+        if (!from[i].key)
+            continue;
+        uint64_t j = hash_of(from[i].key) & to_mask;
+        while (to[j].key)
+            j = (j + 1) & to_mask;
+        to[j] = from[i];
+    }
+    free(from);
 }
 
 static int grow(struct cache_linemap *m)
@@ -77,15 +111,7 @@ static int grow(struct cache_linemap *m)
         free(b);
         return -1;
     }
-    for (uint64_t i = 0; i <= m->mask; i++) {
-        if (!m->b[i].key)
-            continue;
-        uint64_t j = hash(m->b[i].key) & (nb - 1);
-        while (b[j].key)
-            j = (j + 1) & (nb - 1);
-        b[j] = m->b[i];
-    }
-    free(m->b);
+    cache_buckets_rehash(m->b, m->mask, b, nb - 1, cache_linemap_hash);
     m->b = b;
     m->mask = nb - 1;
     m->cap = (uint32_t)room(m, nb);
@@ -102,6 +128,8 @@ int cache_linemap_reserve(struct cache_linemap *m, uint32_t held)
 
 uint32_t cache_linemap_find(const struct cache_linemap *m, uint64_t line)
 {
+    if (m->dense_seen)
+        return cache_linemap_dense_has(m, line) ? (uint32_t)line : CACHE_NONE;
     uint64_t key = line + 1;
     for (uint64_t j = hash(key) & m->mask;; j = (j + 1) & m->mask) {
         if (m->b[j].key == key)
@@ -113,6 +141,15 @@ uint32_t cache_linemap_find(const struct cache_linemap *m, uint64_t line)
 
 uint32_t cache_linemap_get(struct cache_linemap *m, uint64_t line, int *fresh)
 {
+    if (m->dense_seen) {
+        uint64_t bit = 1ull << (line & 63), *w = &m->dense_seen[line >> 6];
+        *fresh = !(*w & bit);
+        if (*fresh) {
+            *w |= bit;
+            m->lines[line] = (struct cache_line){0, CACHE_NONE, CACHE_NONE, 0, 0};
+        }
+        return (uint32_t)line;
+    }
     uint64_t key = line + 1;
     uint64_t j = hash(key) & m->mask;
     for (;; j = (j + 1) & m->mask) {
@@ -149,6 +186,10 @@ uint32_t cache_linemap_get(struct cache_linemap *m, uint64_t line, int *fresh)
 
 void cache_linemap_drop(struct cache_linemap *m, uint32_t idx)
 {
+    if (m->dense_seen) {
+        m->lines[idx].slot = CACHE_NONE;
+        return;
+    }
     uint64_t key = m->keys[idx] + 1, j = hash(key) & m->mask;
     while (m->b[j].key != key)
         j = (j + 1) & m->mask;

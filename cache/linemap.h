@@ -20,6 +20,14 @@
  * about 1-12 bytes a line) consulted only when a line is not in the map.
  * A dropped line's bucket is emptied by backward shifting (no tombstones)
  * and its index goes on a free list for the next new line.
+ * Dense (the L2's, cache_linemap_init_dense): the caller names its lines
+ * by dense ids below a known count (lineid.h assigns them as the L1
+ * pass spills its fetches), so the map is no map: an id is its state's
+ * index, a bitmap says which ids were seen, and nothing is hashed or
+ * dropped (cache_linemap_drop only clears the line's slot: the reuse
+ * engine's capped stack forgetting it). Memory: 24 bytes and a bit an id,
+ * the trace's distinct lines rather than the cache's; in return a lookup
+ * is one array access with no chain of dependent misses before it.
  */
 #ifndef GPUPROBE_CACHE_LINEMAP_H
 #define GPUPROBE_CACHE_LINEMAP_H
@@ -53,7 +61,22 @@ struct cache_linemap {
                                         looks up; apart, so an L1's states stay 24 bytes) */
     int bounded;                     /* lines are dropped; `seen` knows them all */
     struct cache_seen seen;          /* bounded: every line ever seen */
+    uint64_t *dense_seen;            /* dense: bit id set once id was seen; NULL: not dense */
+    uint32_t ids;                    /* dense: ids below this */
 };
+
+/* Dense: was id seen (an id below m->ids)? */
+static inline int cache_linemap_dense_has(const struct cache_linemap *m, uint64_t id)
+{
+    return (int)((m->dense_seen[id >> 6] >> (id & 63)) & 1);
+}
+
+/* Moves the held buckets of the table `from` (from_mask + 1 buckets) into
+ * the empty table `to` (to_mask + 1 buckets, more than are held), placed
+ * by hash and linear probing, and frees `from`: a table's doubling (the
+ * line map's, the line ids'). */
+void cache_buckets_rehash(struct cache_bucket *from, uint64_t from_mask, struct cache_bucket *to, uint64_t to_mask,
+                          uint64_t (*hash_of)(uint64_t key));
 
 /* Blocks of 8 consecutive lines are scattered by a multiplicative hash,
  * the lines of a block stay in neighbouring buckets: a stream's lines share
@@ -69,6 +92,12 @@ static inline uint64_t cache_linemap_hash(uint64_t key)
  * drops the calls.) */
 __attribute__((always_inline)) static inline void cache_linemap_prefetch(const struct cache_linemap *m, uint64_t line)
 {
+    if (m->dense_seen) { /* the bit and the state itself: nothing to find first */
+        __builtin_prefetch(&m->dense_seen[line >> 6]);
+        __builtin_prefetch(&m->lines[line]);
+        __builtin_prefetch((const char *)&m->lines[line] + sizeof *m->lines - 1);
+        return;
+    }
     /* a line not held probes on past its bucket (runs are long in a table
      * three quarters full, longer with lines hashed by blocks of 8): the
      * next processor cache line too */
@@ -85,7 +114,8 @@ __attribute__((always_inline)) static inline void cache_linemap_prefetch(const s
 __attribute__((always_inline)) static inline void cache_linemap_prefetch_bucket(const struct cache_linemap *m,
                                                                               uint64_t line)
 {
-    __builtin_prefetch(&m->b[cache_linemap_hash(line + 1) & m->mask]);
+    if (!m->dense_seen)
+        __builtin_prefetch(&m->b[cache_linemap_hash(line + 1) & m->mask]);
 }
 
 /* How far ahead a ring of line indices (the exact engine's shadow, the
@@ -118,8 +148,9 @@ __attribute__((always_inline)) static inline void cache_linemap_prefetch_ring(co
             continue;
         if (what == 0) {
             __builtin_prefetch(&m->lines[v]);
-            __builtin_prefetch(&m->keys[v]);
-        } else {
+            if (m->keys)
+                __builtin_prefetch(&m->keys[v]);
+        } else if (m->keys) {
             cache_linemap_prefetch_bucket(m, m->keys[v]);
         }
     }
@@ -133,6 +164,8 @@ __attribute__((always_inline)) static inline void cache_linemap_prefetch_ring(co
 __attribute__((always_inline)) static inline void cache_linemap_prefetch_state(const struct cache_linemap *m,
                                                                              uint64_t line)
 {
+    if (m->dense_seen)
+        return; /* cache_linemap_prefetch asked for it */
     const struct cache_bucket *b = &m->b[cache_linemap_hash(line + 1) & m->mask];
     if (b->key == line + 1)
         __builtin_prefetch(&m->lines[b->idx]);
@@ -141,6 +174,11 @@ __attribute__((always_inline)) static inline void cache_linemap_prefetch_state(c
 /* An unbounded map (bounded 0) or a bounded one (1). 0, or -1 out of
  * memory. */
 int cache_linemap_init(struct cache_linemap *m, int bounded);
+/* A dense map of ids [0, ids): every function below takes an id where it
+ * says line (get, find, the prefetches), get returns it, and the map
+ * behaves as an unbounded one (a line once seen stays known) but for
+ * cache_linemap_drop. 0, or -1 out of memory. */
+int cache_linemap_init_dense(struct cache_linemap *m, uint32_t ids);
 void cache_linemap_free(struct cache_linemap *m);
 /* Forgets every line, keeping the memory (the next SM reuses it). */
 void cache_linemap_reset(struct cache_linemap *m);
@@ -166,12 +204,19 @@ int cache_linemap_reserve(struct cache_linemap *m, uint32_t held);
 
 /* Removes the line whose state is index idx (held): its index is free for
  * the next new line. Bounded maps only (an unbounded map would forget the
- * line was seen). */
+ * line was seen); on a dense map it only sets the line's slot to
+ * CACHE_NONE (seen, held by nothing), keeping its state. */
 void cache_linemap_drop(struct cache_linemap *m, uint32_t idx);
 
 /* Lines the map holds now. */
 static inline uint32_t cache_linemap_held(const struct cache_linemap *m)
 {
+    if (m->dense_seen) {
+        uint32_t n = 0;
+        for (uint64_t w = 0; w < ((uint64_t)m->ids + 63) / 64; w++)
+            n += (uint32_t)__builtin_popcountll(m->dense_seen[w]);
+        return n;
+    }
     return m->n - m->nfree;
 }
 

@@ -57,6 +57,16 @@ uint32_t cache_lru_insert(struct cache_lru *c, uint32_t set, uint32_t owner, uin
  * empty slots stay behind every held one. */
 void cache_lru_remove(struct cache_lru *c, uint32_t set, uint32_t slot, uint32_t owner);
 
+/* Rows only: 1 when owner is in set's row (resident), else 0. */
+static inline int cache_lru_row_has(const struct cache_lru *c, uint32_t set, uint32_t owner)
+{
+    const uint32_t *row = c->owner + (size_t)set * c->assoc;
+    int found = 0;
+    for (uint32_t i = 0; i < c->assoc; i++) /* no early exit: a short fixed loop the compiler unrolls */
+        found |= row[i] == owner;
+    return found;
+}
+
 /* The line set would put out on its next insert (CACHE_NONE: it has room),
  * for prefetching; and the memory of set's row or list heads. */
 static inline uint32_t cache_lru_victim(const struct cache_lru *c, uint32_t set)

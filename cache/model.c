@@ -4,11 +4,13 @@
  */
 #include "cache/model.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cache/exact.h"
+#include "cache/lineid.h"
 #include "cache/partition.h"
 #include "cache/spill.h"
 
@@ -18,10 +20,12 @@ _Static_assert(CACHE_INPUT_MAX_SMS <= 65536, "an SM id fits cache_fetch.sm");
  * the lookups are the engines' cache misses, and the stream is known. */
 #define PREFETCH_AHEAD 24
 
-/* What one run holds. */
+/* What one run holds: the engines it runs (both, or one when the two run
+ * side by side), from the L1s to the L2. */
 struct run {
     const struct cache_config *cfg;
     struct cache_result *res;
+    int engines;                     /* CACHE_ENGINE_* bits of this run */
     struct cache_exact ex1, ex2[2];  /* the current SM's L1, and the L2 (per partition) */
     struct cache_reuse rd1, rd2[2];
     int ex1_on, rd1_on, ex2_on, rd2_on;
@@ -31,6 +35,8 @@ struct run {
     struct cache_correction k1;      /* the L1 corrections of all SMs, summed */
     struct cache_spill spill[2];     /* per engine: what the L1s sent below */
     int spill_on[2];
+    struct cache_lineid ids;         /* the L1 pass: the spilled lines' dense ids */
+    int ids_on;
 };
 
 double cache_rate(double h, double n)
@@ -57,12 +63,12 @@ static int sm_init(struct run *r)
         cache_reuse_reset(&r->rd1);
     if (r->ex1_on || r->rd1_on)
         return 0;
-    if ((cfg->engines & CACHE_ENGINE_EXACT) && cache_exact_init(&r->ex1, &cfg->geom[0], &cfg->timing[0], 0))
+    if ((r->engines & CACHE_ENGINE_EXACT) && cache_exact_init(&r->ex1, &cfg->geom[0], &cfg->timing[0], 0))
         return -1;
-    r->ex1_on = (cfg->engines & CACHE_ENGINE_EXACT) != 0;
-    if ((cfg->engines & CACHE_ENGINE_REUSE) && cache_reuse_init(&r->rd1, &cfg->geom[0], &cfg->timing[0], 0))
+    r->ex1_on = (r->engines & CACHE_ENGINE_EXACT) != 0;
+    if ((r->engines & CACHE_ENGINE_REUSE) && cache_reuse_init(&r->rd1, &cfg->geom[0], &cfg->timing[0], 0))
         return -1;
-    r->rd1_on = (cfg->engines & CACHE_ENGINE_REUSE) != 0;
+    r->rd1_on = (r->engines & CACHE_ENGINE_REUSE) != 0;
     return 0;
 }
 
@@ -78,14 +84,17 @@ static void run_free(struct run *r)
     for (int e = 0; e < 2; e++)
         if (r->spill_on[e])
             cache_spill_close(&r->spill[e]);
+    if (r->ids_on)
+        cache_lineid_free(&r->ids);
     free(r->p1);
 }
 
-static int run_init(struct run *r, const struct cache_config *cfg, struct cache_result *res)
+static int run_init(struct run *r, const struct cache_config *cfg, struct cache_result *res, int engines)
 {
     memset(r, 0, sizeof *r);
     r->cfg = cfg;
     r->res = res;
+    r->engines = engines;
     r->parts = cfg->l2 && cfg->parts.count == 2 ? 2 : 1;
     r->g2 = cfg->geom[1];
     if (r->parts == 2) { /* each partition half the L2, its ways kept */
@@ -96,22 +105,18 @@ static int run_init(struct run *r, const struct cache_config *cfg, struct cache_
             return -1;
     }
     for (int e = 0; e < 2; e++) {
-        if (!cfg->l2 || !(cfg->engines & (1 << e)))
+        if (!cfg->l2 || !(engines & (1 << e)))
             continue;
         if (cache_spill_open(&r->spill[e], res->sms, cfg->tmpdir))
             return -1;
         r->spill_on[e] = 1;
     }
-    if (cfg->l2 && (cfg->engines & CACHE_ENGINE_EXACT)) {
-        for (int k = 0; k < r->parts; k++)
-            if (cache_exact_init(&r->ex2[k], &r->g2, &cfg->timing[1], 1)) {
-                while (k--)
-                    cache_exact_free(&r->ex2[k]);
-                return -1;
-            }
-        r->ex2_on = 1;
+    if (cfg->l2) {
+        if (cache_lineid_init(&r->ids))
+            return -1;
+        r->ids_on = 1;
     }
-    if (cfg->engines & CACHE_ENGINE_REUSE) {
+    if (engines & CACHE_ENGINE_REUSE) {
         uint64_t span = cache_assoc_span(&cfg->geom[0]);
         if (!(r->p1 = malloc(span * sizeof *r->p1)))
             return -1;
@@ -123,7 +128,7 @@ static int run_init(struct run *r, const struct cache_config *cfg, struct cache_
 /* SM s's whole stream through its L1s; what they fetch goes to the spills. */
 static int l1_pass(struct run *r, const struct cache_input *in, uint32_t s)
 {
-    const struct cache_geom *g1 = &r->cfg->geom[0];
+    const struct cache_geom *g1 = &r->cfg->geom[0], *g2 = &r->g2;
     struct cache_counts *ce = &r->res->r[CACHE_EXACT][CACHE_L1].sm[s];
     struct cache_counts *cr = &r->res->r[CACHE_REUSE][CACHE_L1].sm[s];
     for (uint64_t i = 0; i < in->len[s]; i++) {
@@ -136,21 +141,31 @@ static int l1_pass(struct run *r, const struct cache_input *in, uint32_t s)
                 cache_linemap_prefetch(&r->ex1.map, addr >> g1->line_shift);
             if (r->rd1_on)
                 cache_linemap_prefetch(&r->rd1.map, addr >> g1->line_shift);
+            if (r->ids_on) /* most requests go below: a streaming kernel's L1 hardly hits */
+                cache_lineid_prefetch(&r->ids, addr >> g1->line_shift);
         }
         cache_input_req(in, s, i, &seq, &addr, &width, &store);
         uint64_t line = addr >> g1->line_shift;
         uint32_t want = cache_sectors_of(g1, addr, width);
+        uint32_t id = CACHE_NONE, set = 0; /* the line's id and L2 set, once one engine sends it below */
+        unsigned home = 0;                  /* and its home partition */
         /* what goes below keeps the request's kind: the L2 counts stores apart */
-        if (r->ex1_on) {
-            int64_t b = cache_exact_access(&r->ex1, line, want, seq, store, ce);
-            if (b < 0 || (b && r->spill_on[CACHE_EXACT] &&
-                          cache_spill_add(&r->spill[CACHE_EXACT], s, seq, line, (uint32_t)b, store)))
+        for (int e = 0; e < 2; e++) {
+            if (!(e == CACHE_EXACT ? r->ex1_on : r->rd1_on))
+                continue;
+            int64_t b = e == CACHE_EXACT ? cache_exact_access(&r->ex1, line, want, seq, store, ce)
+                                         : cache_reuse_access(&r->rd1, line, want, seq, store, cr);
+            if (b < 0)
                 return -1;
-        }
-        if (r->rd1_on) {
-            int64_t b = cache_reuse_access(&r->rd1, line, want, seq, store, cr);
-            if (b < 0 || (b && r->spill_on[CACHE_REUSE] &&
-                          cache_spill_add(&r->spill[CACHE_REUSE], s, seq, line, (uint32_t)b, store)))
+            if (!b || !r->spill_on[e])
+                continue;
+            if (id == CACHE_NONE) {
+                if ((id = cache_lineid_get(&r->ids, line)) == CACHE_NONE)
+                    return -1;
+                set = cache_set_of(g2, line);
+                home = r->parts == 2 ? (unsigned)cache_part_home(&r->cfg->parts, addr) : 0;
+            }
+            if (cache_spill_add(&r->spill[e], s, seq, id, set, (uint32_t)b, store, home))
                 return -1;
         }
         if ((i & 0xffff) == 0xffff)
@@ -273,7 +288,7 @@ static void l2_prefetch(struct run *r, int e, const struct cache_fetch *f, int s
 {
     int k = near_part(r, f->sm);
     if (e == CACHE_EXACT)
-        cache_exact_prefetch(&r->ex2[k], f->line, stage);
+        cache_exact_prefetch_set(&r->ex2[k], f->line, f->set, stage);
     else
         cache_reuse_prefetch(&r->rd2[k], f->line, stage);
 }
@@ -281,7 +296,7 @@ static void l2_prefetch(struct run *r, int e, const struct cache_fetch *f, int s
 static int64_t l2_access(struct run *r, int e, int k, const struct cache_fetch *f, uint32_t sectors,
                          uint64_t t, struct cache_counts *c)
 {
-    return e == CACHE_EXACT ? cache_exact_access(&r->ex2[k], f->line, sectors, t, f->store, c)
+    return e == CACHE_EXACT ? cache_exact_access_set(&r->ex2[k], f->line, f->set, sectors, t, f->store, c)
                             : cache_reuse_access(&r->rd2[k], f->line, sectors, t, f->store, c);
 }
 
@@ -293,10 +308,9 @@ static int64_t l2_fetch(struct run *r, int e, const struct cache_fetch *f, uint6
     struct cache_level_result *l = &r->res->r[e][CACHE_L2];
     int k = near_part(r, f->sm);
     int64_t b = l2_access(r, e, k, f, f->sectors, t, &l->sm[f->sm]);
-    if (b <= 0 || r->parts != 2)
+    if (b <= 0 || r->parts != 2 || f->home == k)
         return b;
-    int h = cache_part_home(&r->cfg->parts, f->line << r->g2.line_shift);
-    return h == k ? b : l2_access(r, e, h, f, (uint32_t)b, t, &l->fabric);
+    return l2_access(r, e, f->home, f, (uint32_t)b, t, &l->fabric);
 }
 
 /* The L2 of engine e over the spilled fetches, in the lockstep order. */
@@ -338,7 +352,19 @@ static int walk(struct run *r, const struct cache_input *in)
             return -1;
     }
     sm_free(r);
+    uint32_t ids = r->ids.n; /* the L2's arrays: one state an id */
+    if (r->ids_on) {
+        cache_lineid_free(&r->ids);
+        r->ids_on = 0;
+    }
     if (r->spill_on[CACHE_EXACT]) {
+        for (int k = 0; k < r->parts; k++)
+            if (cache_exact_init_dense(&r->ex2[k], &r->g2, &r->cfg->timing[1], ids)) {
+                while (k--)
+                    cache_exact_free(&r->ex2[k]);
+                return -1;
+            }
+        r->ex2_on = 1;
         if (l2_pass(r, CACHE_EXACT))
             return -1;
         for (int k = 0; k < r->parts; k++) /* its counts are in res: make room for the reuse L2 */
@@ -350,7 +376,7 @@ static int walk(struct run *r, const struct cache_input *in)
         /* capped at the span: the counts need no deeper distance, and the
          * L2 is what would otherwise hold every line of the trace */
         for (int k = 0; k < r->parts; k++)
-            if (cache_reuse_init(&r->rd2[k], &r->g2, &r->cfg->timing[1], 1)) {
+            if (cache_reuse_init_dense(&r->rd2[k], &r->g2, &r->cfg->timing[1], 1, ids)) {
                 while (k--)
                     cache_reuse_free(&r->rd2[k]);
                 return -1;
@@ -362,6 +388,35 @@ static int walk(struct run *r, const struct cache_input *in)
     return 0;
 }
 
+/* One run's walk on a thread of its own. */
+struct beside {
+    struct run *r;
+    const struct cache_input *in;
+    int rc;
+};
+
+static void *walk_thread(void *arg)
+{
+    struct beside *b = arg;
+    b->rc = walk(b->r, b->in);
+    return NULL;
+}
+
+/* The exact engine's run here and the reuse engine's on a second thread:
+ * they share nothing but the input (read only) and the result, where each
+ * writes its own engine's counts, so the counts are those of one thread
+ * whatever the timing. One thread when no second can be started. */
+static int walk_beside(struct run *re, struct run *rr, const struct cache_input *in)
+{
+    struct beside b = {rr, in, 0};
+    pthread_t th;
+    if (pthread_create(&th, NULL, walk_thread, &b) != 0)
+        return walk(re, in) || walk(rr, in) ? -1 : 0;
+    int rc = walk(re, in);
+    pthread_join(th, NULL);
+    return rc || b.rc ? -1 : 0;
+}
+
 static int alloc_level(struct cache_level_result *l, uint32_t sms)
 {
     l->sm = calloc(sms ? sms : 1, sizeof *l->sm);
@@ -369,10 +424,10 @@ static int alloc_level(struct cache_level_result *l, uint32_t sms)
     return l->sm && l->est_sm ? 0 : -1;
 }
 
-/* Totals and the L2's correction, once the passes are done. */
-static int finish(struct run *r, struct cache_result *res)
+/* Totals and the L2's correction, once the passes are done; rr: the run
+ * that had the reuse engine (its corrections), if any. */
+static int finish(const struct cache_config *cfg, struct run *rr, struct cache_result *res)
 {
-    const struct cache_config *cfg = r->cfg;
     uint32_t sms = res->sms;
     for (int lv = 0; lv < 2; lv++) {
         if (lv == CACHE_L2 && !cfg->l2)
@@ -394,28 +449,28 @@ static int finish(struct run *r, struct cache_result *res)
         cache_counts_add(&l->total, &l->fabric);
         if (lv == CACHE_L1) { /* the per-SM estimates were made by l1_pass; the
                                * correction is linear, so the total's is their sum */
-            cache_estimate_corrected(&l->total, &r->k1, 1.0, &l->est);
+            cache_estimate_corrected(&l->total, &rr->k1, 1.0, &l->est);
             continue;
         }
-        uint64_t span = cache_assoc_span(&r->g2);
+        uint64_t span = cache_assoc_span(&rr->g2);
         double *p = malloc(span * sizeof *p);
         if (!p)
             return -1;
-        cache_assoc_conflict_prob(&r->g2, p, span);
+        cache_assoc_conflict_prob(&rr->g2, p, span);
         /* one L2 for all SMs: each SM takes its share of the correction */
         struct cache_correction k = {0};
-        for (int q = 0; q < r->parts; q++) {
+        for (int q = 0; q < rr->parts; q++) {
             struct cache_correction kq;
-            cache_reuse_correction(&r->rd2[q], p, &kq);
+            cache_reuse_correction(&rr->rd2[q], p, &kq);
             cache_correction_add(&k, &kq);
         }
         cache_estimate_corrected(&l->total, &k, 1.0, &l->est);
         for (uint32_t s = 0; s < sms; s++)
             cache_estimate_corrected(&l->sm[s], &k, cache_rate((double)l->sm[s].hits, (double)l->total.hits),
                                      &l->est_sm[s]);
-        l->hist = r->rd2[0].hist;
-        if (r->parts == 2)
-            cache_rdhist_add(&l->hist, &r->rd2[1].hist);
+        l->hist = rr->rd2[0].hist;
+        if (rr->parts == 2)
+            cache_rdhist_add(&l->hist, &rr->rd2[1].hist);
         free(p);
     }
     return 0;
@@ -435,13 +490,23 @@ int cache_model_run(const struct cache_input *in, const struct cache_config *cfg
                 snprintf(msg, msglen, "out of memory");
                 return -1;
             }
-    struct run r;
-    int rc = run_init(&r, cfg, res);
-    if (rc == 0)
-        rc = walk(&r, in);
-    if (rc == 0)
-        rc = finish(&r, res);
+    struct run r, rr; /* rr: the reuse engine's, when the two run side by side */
+    int apart = cfg->engines == CACHE_ENGINE_BOTH && cfg->l2 && cfg->threads == 2;
+    int rc = run_init(&r, cfg, res, apart ? CACHE_ENGINE_EXACT : cfg->engines);
+    int rc2 = apart ? run_init(&rr, cfg, res, CACHE_ENGINE_REUSE) : 0;
+    if (rc == 0 && rc2 == 0) {
+        if (apart) {
+            rc = walk_beside(&r, &rr, in);
+        } else {
+            rc = walk(&r, in);
+        }
+    }
+    if (rc == 0 && rc2 == 0)
+        rc = finish(cfg, apart ? &rr : &r, res);
     run_free(&r);
+    if (apart)
+        run_free(&rr);
+    rc = rc || rc2 ? -1 : 0;
     if (rc)
         snprintf(msg, msglen, "out of memory, or the temporary file of the L2 pass failed");
     return rc;

@@ -16,16 +16,21 @@
  * that neither favours one SM nor lets one run ahead; docs/cache-model.md
  * discusses it. The L2's share of each SM (its requests and their hits)
  * is counted too.
- * Two passes, one thread: the L1 pass runs the SMs one after the other
- * (the input is SM-major; one SM's L1 structures are built, used while
- * they sit in the processor's caches, and freed), spilling what each L1
- * fetches to a temporary file (spill.h); the L2 pass walks the spilled
- * fetches in the lockstep order above — the same order as feeding the L2
- * during a lockstep L1 walk, since an L1 depends only on its own SM —
- * prefetching each fetch's L2 state in stages as it nears its turn (the
- * order is known ahead). The L2's engines are bounded by the L2 (the exact
- * engine's map by its cache and shadow, the reuse engine's stack capped at
- * the correction's span) plus a compact set of the lines seen.
+ * Two passes: the L1 pass runs the SMs one after the other (the input is
+ * SM-major; one SM's L1 structures are built, used while they sit in the
+ * processor's caches, and freed), spilling what each L1 fetches to a
+ * temporary file (spill.h), each line named by a dense id (lineid.h) and
+ * its L2 set; the L2 pass walks the spilled fetches in the lockstep order
+ * above — the same order as feeding the L2 during a lockstep L1 walk,
+ * since an L1 depends only on its own SM — prefetching each fetch's L2
+ * state in stages as it nears its turn (the order is known ahead). The
+ * L2's engines keep their per-line state in arrays indexed by the ids
+ * (linemap.h, dense): no hash lookup, drop or seen-set probe per request,
+ * for ~24 bytes a distinct line of the trace (the id map itself lives
+ * during the L1 pass only). One thread by default, the two engines' L1s
+ * in one pass; with cache_config.threads = 2 (both engines and the L2),
+ * the exact and the reuse engine each make both passes on a thread of
+ * their own, sharing only the read-only input.
  * Stores: each level applies its write policy (counts.h; the L1 writes
  * through without allocating, the L2 allocates), and a store the L1
  * writes through is spilled flagged, so the L2 counts it as a store.
@@ -54,6 +59,9 @@ struct cache_config {
     int l2;                          /* model the L2 too */
     struct cache_parts parts;        /* the L2's partitions (count 2), or one L2 */
     const char *tmpdir;              /* for the L2 pass's spill; NULL: $TMPDIR, else /tmp */
+    int threads;                     /* 2: both engines with the L2 run side by side on two
+                                        threads (more memory and CPU time, less wall time on
+                                        idle cores); else one thread. The counts are the same */
 };
 
 /* One engine's view of one level. */

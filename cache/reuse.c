@@ -23,8 +23,10 @@ unsigned cache_rd_bin(uint64_t d)
     return k < CACHE_RD_BINS ? k : CACHE_RD_BINS - 1;
 }
 
-int cache_reuse_init(struct cache_reuse *r, const struct cache_geom *g, const struct cache_timing *tm,
-                     uint64_t track)
+/* Either engine: a line map over line numbers (dense 0) or over ids
+ * below `ids` (dense 1). */
+static int init(struct cache_reuse *r, const struct cache_geom *g, const struct cache_timing *tm,
+                uint64_t track, int dense, uint32_t ids)
 {
     memset(r, 0, sizeof *r);
     r->g = g;
@@ -39,13 +41,26 @@ int cache_reuse_init(struct cache_reuse *r, const struct cache_geom *g, const st
     r->at = calloc(r->span, sizeof *r->at);
     r->st_at = calloc(r->span, sizeof *r->st_at);
     if (!r->at || !r->st_at ||
-        cache_linemap_init(&r->map, r->track != 0) ||
-        (r->track && cache_linemap_reserve(&r->map, (uint32_t)r->track + 1)) ||
+        (dense ? cache_linemap_init_dense(&r->map, ids)
+               : cache_linemap_init(&r->map, r->track != 0) ||
+                     (r->track && cache_linemap_reserve(&r->map, (uint32_t)r->track + 1))) ||
         cache_stack_init(&r->st) || cache_mshr_init(&r->ms, tm->mshr)) {
         cache_reuse_free(r);
         return -1;
     }
     return 0;
+}
+
+int cache_reuse_init(struct cache_reuse *r, const struct cache_geom *g, const struct cache_timing *tm,
+                     uint64_t track)
+{
+    return init(r, g, tm, track, 0, 0);
+}
+
+int cache_reuse_init_dense(struct cache_reuse *r, const struct cache_geom *g, const struct cache_timing *tm,
+                           uint64_t track, uint32_t ids)
+{
+    return init(r, g, tm, track, 1, ids);
 }
 
 void cache_reuse_free(struct cache_reuse *r)
@@ -68,18 +83,43 @@ void cache_reuse_reset(struct cache_reuse *r)
     r->hist.beyond_from = r->track;
     memset(r->at, 0, r->span * sizeof *r->at);
     memset(r->st_at, 0, r->span * sizeof *r->st_at);
+    r->npend = 0;
+}
+
+#define PENDING (sizeof ((struct cache_reuse *)0)->pend / sizeof *((struct cache_reuse *)0)->pend)
+
+static void at_add(struct cache_reuse *r, const struct cache_at_pending *a)
+{
+    r->at[a->d].n++;
+    r->at[a->d].sectors += a->sectors;
+    if (a->store) {
+        r->st_at[a->d].n++;
+        r->st_at[a->d].sectors += a->sectors;
+    }
 }
 
 /* A hit (or a capacity miss the correction may win back) at distance d of
- * `sectors` sectors, for the correction. */
+ * `sectors` sectors, for the correction: its table entries asked for now,
+ * the count added PENDING counts later (struct cache_reuse, pend). */
 static void at_distance(struct cache_reuse *r, uint64_t d, uint64_t sectors, int store)
 {
-    r->at[d].n++;
-    r->at[d].sectors += sectors;
-    if (store) {
-        r->st_at[d].n++;
-        r->st_at[d].sectors += sectors;
-    }
+    struct cache_at_pending *a = &r->pend[r->npend % PENDING];
+    __builtin_prefetch(&r->at[d], 1);
+    if (store)
+        __builtin_prefetch(&r->st_at[d], 1);
+    if (r->npend >= PENDING)
+        at_add(r, a);
+    *a = (struct cache_at_pending){d, sectors, store};
+    r->npend++;
+}
+
+/* Adds the counts still pending. */
+static void at_flush(struct cache_reuse *r)
+{
+    uint64_t n = r->npend < PENDING ? r->npend : PENDING;
+    for (uint64_t i = 0; i < n; i++)
+        at_add(r, &r->pend[i]);
+    r->npend = 0;
 }
 
 /* A store at a write-through, no-allocate level: its distance looked up,
@@ -249,8 +289,9 @@ static void shift_of(const double *p, const struct cache_at *at, uint64_t span, 
     }
 }
 
-void cache_reuse_correction(const struct cache_reuse *r, const double *p, struct cache_correction *k)
+void cache_reuse_correction(struct cache_reuse *r, const double *p, struct cache_correction *k)
 {
+    at_flush(r);
     memset(k, 0, sizeof *k); /* padding too: corrections are compared bytewise */
     shift_of(p, r->at, r->span, r->g->lines, &k->all);
     shift_of(p, r->st_at, r->span, r->g->lines, &k->stores);
@@ -312,10 +353,14 @@ void cache_reuse_prefetch(struct cache_reuse *r, uint64_t line, int stage)
         cache_linemap_prefetch_state(m, line);
         break;
     case 2:
-        b = &m->b[cache_linemap_hash(line + 1) & m->mask];
         /* its position and what cache_stack_depth counts holes over: the
          * block of positions holding it (two processor cache lines) */
-        if (b->key == line + 1 && (v = m->lines[b->idx].slot) < st->cap) {
+        if (m->dense_seen)
+            v = cache_linemap_dense_has(m, line) ? m->lines[line].slot : CACHE_NONE;
+        else
+            v = (b = &m->b[cache_linemap_hash(line + 1) & m->mask])->key == line + 1 ? m->lines[b->idx].slot
+                                                                                      : CACHE_NONE;
+        if (v < st->cap) {
             uint32_t first = v / CACHE_STACK_BLOCK * CACHE_STACK_BLOCK;
             __builtin_prefetch(&st->owner[v]);
             __builtin_prefetch(&st->owner[first]);

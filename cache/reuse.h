@@ -91,6 +91,17 @@ struct cache_reuse {
     struct cache_at {
         uint64_t n, sectors;
     } *at, *st_at;                 /* all requests; the stores among them */
+    /* counts not yet added to at/st_at: a distance is known only when its
+     * request is made, and at[d] is anywhere in megabytes (the L2's span),
+     * so each count is asked for when made and added CACHE_AT_PENDING
+     * counts later, its cache line in by then; cache_reuse_correction adds
+     * the rest first. Integer sums: the order of the additions changes
+     * nothing. */
+    struct cache_at_pending {
+        uint64_t d, sectors;
+        int store;
+    } pend[16];
+    uint64_t npend;                /* counts made: pend[npend % 16] is the oldest when >= 16 */
     uint64_t track;                /* lines tracked, 0: all (uncapped) */
     struct cache_ring_pf pf;       /* capped: the stack's coming drops, prefetched up to */
 };
@@ -108,6 +119,11 @@ uint64_t cache_assoc_span(const struct cache_geom *g);
  * of memory. */
 int cache_reuse_init(struct cache_reuse *r, const struct cache_geom *g, const struct cache_timing *tm,
                      uint64_t track);
+/* The same over dense line ids below `ids` (linemap.h, dense): every line
+ * argument is then an id. The counts and the histogram are those of
+ * cache_reuse_init's engine on the lines the ids stand for. */
+int cache_reuse_init_dense(struct cache_reuse *r, const struct cache_geom *g, const struct cache_timing *tm,
+                           uint64_t track, uint32_t ids);
 void cache_reuse_free(struct cache_reuse *r);
 /* Back to a level that has seen nothing, keeping the memory. */
 void cache_reuse_reset(struct cache_reuse *r);
@@ -128,7 +144,8 @@ void cache_assoc_conflict_prob(const struct cache_geom *g, double *p, uint64_t n
 /* The associativity correction of everything r has seen: the expected hits
  * lost to conflicts (at d < lines) and won back (at d >= lines), and their
  * sectors; the stores' part of each apart. p from
- * cache_assoc_conflict_prob over r->span. */
+ * cache_assoc_conflict_prob over r->span. The counts still pending are
+ * added to r's tables first (which is all it changes in r). */
 struct cache_shift {
     double lost, lost_sectors, won, won_sectors;
 };
@@ -138,7 +155,7 @@ struct cache_correction {
 };
 /* Adds b to a (through taken from b). */
 void cache_correction_add(struct cache_correction *a, const struct cache_correction *b);
-void cache_reuse_correction(const struct cache_reuse *r, const double *p, struct cache_correction *k);
+void cache_reuse_correction(struct cache_reuse *r, const double *p, struct cache_correction *k);
 
 /* The corrected estimate of counts c: c with share of the correction k
  * applied (1 for the counts k was made from). */

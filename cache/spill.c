@@ -56,12 +56,14 @@ static int flush(struct cache_spill *s)
     return 0;
 }
 
-int cache_spill_add(struct cache_spill *s, uint32_t sm, uint64_t seq, uint64_t line, uint32_t sectors, int store)
+int cache_spill_add(struct cache_spill *s, uint32_t sm, uint64_t seq, uint32_t line, uint32_t set,
+                    uint32_t sectors, int store, unsigned home)
 {
     if (!s->len[sm])
         s->start[sm] = s->count;
     s->len[sm]++;
-    s->buf[s->used++] = (struct cache_fetch){seq, line, sectors, (uint16_t)sm, (uint8_t)(store != 0), 0};
+    s->buf[s->used++] = (struct cache_fetch){seq, line, set, sectors, (uint16_t)sm, (uint8_t)(store != 0),
+                                             (uint8_t)home};
     s->count++;
     return s->used == BUF_FETCHES ? flush(s) : 0;
 }

@@ -5,7 +5,9 @@
  *       runs the cache model (cache/model.h) over a sorted binary file with
  *       the ARCH geometry (default hopper) and the timing of the file's own
  *       sort (latency lat_min, its MSHR count, 8 merges): ENGINE exact,
- *       reuse or both, L2 1 or 0 (with or without the shared L2). Prints
+ *       reuse, both, or both2 (with the L2: the two engines side by side
+ *       on two threads, cache_config.threads), L2 1 or 0 (with or without
+ *       the shared L2). Prints
  *       one line: sorted records, wall seconds of the whole call (open,
  *       index pass, model, correction), records/s over it, CPU seconds
  *       (user + system), peak RSS (getrusage ru_maxrss, this process) and
@@ -31,7 +33,7 @@ static double now(void)
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: bench SORTED exact|reuse|both 0|1 [ARCH]\n");
+        fprintf(stderr, "usage: bench SORTED exact|reuse|both|both2 0|1 [ARCH]\n");
         return 2;
     }
     struct cache_config cfg;
@@ -44,6 +46,7 @@ int main(int argc, char **argv)
     cfg.engines = strcmp(argv[2], "exact") == 0   ? CACHE_ENGINE_EXACT
                   : strcmp(argv[2], "reuse") == 0 ? CACHE_ENGINE_REUSE
                                                   : CACHE_ENGINE_BOTH;
+    cfg.threads = strcmp(argv[2], "both2") == 0 ? 2 : 1;
     cfg.l2 = atoi(argv[3]) != 0;
     double t0 = now();
     struct cache_input in;

@@ -15,7 +15,9 @@
 #      checksum sink), then the cache model over the sorted file, each run
 #      in its own process (its own peak RSS): the reuse-distance engine
 #      alone (L1 only: the issue's target), the exact engine alone, and the
-#      whole model (both engines, L1 and L2).
+#      whole model (both engines, L1 and L2: on one thread, and `both2`,
+#      side by side on two; a base that predates the option runs both rows
+#      on one).
 #      With BENCH_BASE=REF (a git ref, e.g. main), the cache model as it is
 #      at REF is built too and every run is made with both, in the same
 #      session on the same file: the before/after of a change.
@@ -45,14 +47,14 @@ trap cleanup EXIT
 
 flags=(-std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I. -DGPUPROBE_VERSION='"bench"' -DGPUPROBE_GITREV='"bench"')
 # shellcheck disable=SC2046
-$CC "${flags[@]}" -o "$dir/cache" bench/cache/bench.c cache/*.c trace/*.c util/*.c -ljansson -lm
+$CC "${flags[@]}" -o "$dir/cache" bench/cache/bench.c cache/*.c trace/*.c util/*.c -ljansson -lm -lpthread
 # shellcheck disable=SC2046
-$CC "${flags[@]}" -o "$dir/sorter" bench/trace/bench.c trace/*.c util/*.c -ljansson -lm
+$CC "${flags[@]}" -o "$dir/sorter" bench/trace/bench.c cache/*.c trace/*.c util/*.c -ljansson -lm -lpthread
 if [ -n "${BENCH_BASE:-}" ]; then
     mkdir -p "$dir/base"
     git archive "$BENCH_BASE" cache bench/cache trace util | tar -x -C "$dir/base"
     (cd "$dir/base" && $CC "${flags[@]}" -o "$dir/cache-base" bench/cache/bench.c cache/*.c trace/*.c util/*.c \
-        -ljansson -lm)
+        -ljansson -lm -lpthread)
     echo "== base: the cache model at $BENCH_BASE ($(git rev-parse --short "$BENCH_BASE"))"
 fi
 
@@ -82,23 +84,28 @@ line=$(best "$dir/sorter" sort "$dir/in.bin" arch=hopper)
 sorted=$(field requests_out "$line")
 sort_s=$(field seconds "$line")
 sort_rate=$(awk -v n="$sorted" -v s="$sort_s" 'BEGIN {printf "%.0f", n / s}')
-printf '%-22s %10s %12s %8s %8s %12s %9s\n' run records records/s seconds cpu_s peak_rss_kb x_sorter
-printf '%-22s %10s %12s %8s %8s %12s %9s\n' "sorter alone" "$sorted" "$sort_rate" "$sort_s" \
+printf '%-28s %10s %12s %8s %8s %12s %9s\n' run records records/s seconds cpu_s peak_rss_kb x_sorter
+printf '%-28s %10s %12s %8s %8s %12s %9s\n' "sorter alone" "$sorted" "$sort_rate" "$sort_s" \
     "$(field cpu_seconds "$line")" "$(field peak_rss_kb "$line")" 1.00
 declare -A rate cpu
-runs=("reuse 0" "exact 0" "exact 1" "reuse 1" "both 1")
+runs=("reuse 0" "exact 0" "exact 1" "reuse 1" "both 1" "both2 1")
 for run in "${runs[@]}"; do
     set -- $run
     for which in "" base; do
         [ -z "$which" ] || [ -n "${BENCH_BASE:-}" ] || continue
         line=$(best "$dir/cache${which:+-$which}" "$dir/sorted.bin" "$1" "$2")
-        name="${which:+base }$1 engine$([ "$1" = both ] && echo "s") $([ "$2" = 1 ] && echo "L1+L2" || echo "L1")"
+        case $1 in
+            both) label="both engines" ;;
+            both2) label="both, 2 threads" ;;
+            *) label="$1 engine" ;;
+        esac
+        name="${which:+base }$label $([ "$2" = 1 ] && echo "L1+L2" || echo "L1")"
         r=$(field records_per_s "$line")
         if [ -z "$which" ] && [ "$2" = 0 ]; then
             rate[$1]=$r
             cpu[$1]=$(field cpu_seconds "$line")
         fi
-        printf '%-22s %10s %12s %8s %8s %12s %9s\n' "$name" "$(field records "$line")" "$r" \
+        printf '%-28s %10s %12s %8s %8s %12s %9s\n' "$name" "$(field records "$line")" "$r" \
             "$(field seconds "$line")" "$(field cpu_seconds "$line")" "$(field peak_rss_kb "$line")" \
             "$(awk -v a="$r" -v b="$sort_rate" 'BEGIN {printf "%.2f", a / b}')"
         echo "   hit rates: $(tr ' ' '\n' <<<"$line" | grep _hit= | tr '\n' ' ')"

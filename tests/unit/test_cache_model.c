@@ -6,7 +6,9 @@
  * a file with no header are refused with the line or byte offset; the
  * lockstep walk feeds the L2 in the documented interleaving (worked by
  * hand: two SMs reading the same lines); the JSON document carries both
- * engines, their difference and the histogram.
+ * engines, their difference and the histogram; both engines side by side
+ * on two threads give the document one thread gives, and each engine's
+ * counts are those it has when run alone.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -175,6 +177,69 @@ static void test_lockstep_l2(void **state)
     cache_input_close(&in);
 }
 
+/* A random sorted stream: sms SMs of n records each over a few thousand
+ * lines (some shared by all SMs), as CSV. */
+static char *random_csv(uint32_t sms, uint32_t n)
+{
+    size_t cap = (size_t)sms * n * 48 + 64, len = 0;
+    char *text = malloc(cap);
+    assert_non_null(text);
+    len += (size_t)snprintf(text, cap, "sm,seq,tid,pc,addr,width,dep\n");
+    uint64_t x = 99;
+    for (uint32_t s = 0; s < sms; s++)
+        for (uint32_t q = 0; q < n; q++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            uint64_t line = (x & 3) ? (x >> 8) % 4096 : 8192 + s * 1024 + (x >> 8) % 1024;
+            len += (size_t)snprintf(text + len, cap - len, "%u,%u,%u,0x10,0x%llx,%u,0\n", s, q, s * 32,
+                                    (unsigned long long)(line * 128 + ((x >> 20) & 3) * 32), 4u << ((x >> 30) & 3));
+        }
+    return text;
+}
+
+static void test_side_by_side(void **state)
+{
+    struct tmp *t = *state;
+    const char *csv = tmp_path(t, "t.csv");
+    char *text = random_csv(6, 4000);
+    write_file(csv, text);
+    free(text);
+    struct cache_input in;
+    struct trace_err err = {0};
+    char msg[256];
+    assert_int_equal(cache_input_open(&in, csv, &err), 0);
+    struct cache_config cfg = config(CACHE_ENGINE_BOTH, 20);
+    /* small levels: the L2 sees capacity and conflict misses */
+    assert_int_equal(cache_geom_parse("16K,4,128,32", &cfg.geom[0], msg, sizeof msg), 0);
+    assert_int_equal(cache_geom_parse("128K,16,128,32", &cfg.geom[1], msg, sizeof msg), 0);
+    char *doc[2];
+    for (int serial = 0; serial < 2; serial++) {
+        struct cache_result res;
+        cfg.threads = serial ? 1 : 2;
+        assert_int_equal(cache_model_run(&in, &cfg, &res, msg, sizeof msg), 0);
+        const struct cache_counts *l2 = &res.r[CACHE_EXACT][CACHE_L2].total;
+        assert_true(l2->miss[CACHE_MISS_CAPACITY] > 0 && l2->miss[CACHE_MISS_CONFLICT] > 0 && l2->hits > 0);
+        json_t *j = cache_result_to_json(&res, &cfg);
+        doc[serial] = json_dumps(j, JSON_SORT_KEYS);
+        json_decref(j);
+        for (int e = 0; e < 2; e++) { /* each engine alone counts the same */
+            struct cache_config one = cfg;
+            struct cache_result r1;
+            one.engines = 1 << e;
+            assert_int_equal(cache_model_run(&in, &one, &r1, msg, sizeof msg), 0);
+            for (int lv = 0; lv < 2; lv++)
+                assert_memory_equal(&r1.r[e][lv].total, &res.r[e][lv].total, sizeof r1.r[e][lv].total);
+            cache_result_free(&r1);
+        }
+        cache_result_free(&res);
+    }
+    assert_string_equal(doc[0], doc[1]);
+    free(doc[0]);
+    free(doc[1]);
+    cache_input_close(&in);
+}
+
 static void expect_refused(const char *path, const char *text, uint64_t line, const char *what)
 {
     struct cache_input in;
@@ -229,6 +294,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_csv_and_binary, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lockstep_l2, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_side_by_side, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
