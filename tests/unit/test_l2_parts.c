@@ -27,6 +27,7 @@
 
 #include "db/results.h"
 #include "probes/l2_parts.h"
+#include "tests/unit/support/resultdb.h"
 #include "tests/unit/support/tmpfile.h"
 
 #define FIX "tests/fixtures/l2parts/h100-sm0-23.bin"
@@ -36,14 +37,7 @@
 static const char *verdict_of(json_t *o)
 {
     char err[256];
-    json_t *doc = json_loads(
-        "{\"probe\":\"memory\",\"device\":{\"index\":0,\"uuid\":\"GPU-0c1d2e3f-4a5b-6c7d-8e9f-a0b1c2d3e4f5\","
-        "\"name\":\"NVIDIA H100 80GB HBM3\",\"compute_capability\":\"9.0\"},\"driver_version\":\"580\","
-        "\"repeats\":5,\"clock_mhz\":{\"before\":1980.0,\"after\":1980.0},\"shared_cycles\":{\"error\":\"x\"},"
-        "\"departure\":{\"error\":\"x\"},\"curves\":{\"ca\":{\"error\":\"x\"},\"cg\":{\"error\":\"x\"}},"
-        "\"levels\":{\"ca\":{\"error\":\"x\"},\"cg\":{\"error\":\"x\"}},\"wall_s\":3.0}",
-        0, NULL);
-    assert_non_null(doc);
+    json_t *doc = rdb_memory_with("l2_partitions", NULL);
     json_object_set(doc, "l2_partitions", o);
     if (results_memory_check(doc, err, sizeof err) != 0)
         fail_msg("the store refuses the search's document: %s", err);

@@ -25,14 +25,7 @@
 #include "probes/l1_sets.h"
 #include "tests/unit/support/resultdb.h"
 
-#define UUID "GPU-0c1d2e3f-4a5b-6c7d-8e9f-a0b1c2d3e4f5"
-#define MEMORY_DOC                                                                             \
-    "{\"probe\":\"memory\",\"device\":{\"index\":0,\"uuid\":\"" UUID "\",\"name\":\"NVIDIA "  \
-    "H100 80GB HBM3\",\"compute_capability\":\"9.0\"},\"driver_version\":\"580.95.05\","       \
-    "\"repeats\":5,\"clock_mhz\":{\"before\":1755.0,\"after\":1755.0},"                         \
-    "\"shared_cycles\":{\"error\":\"x\"},\"departure\":{\"error\":\"x\"},"                      \
-    "\"curves\":{\"ca\":{\"error\":\"x\"},\"cg\":{\"error\":\"x\"}},"                           \
-    "\"levels\":{\"ca\":{\"error\":\"x\"},\"cg\":{\"error\":\"x\"}},\"wall_s\":3.0}"
+#define UUID RDB_MEMORY_UUID
 
 /* As the search writes a determined result (timings abridged). */
 static const char DETERMINED[] =
@@ -53,26 +46,15 @@ static char err[512];
 
 /* The memory document with l1 (JSON text, a bare string as it is; NULL:
  * none) as its l1_sets. */
-static json_t *memory_with(const char *l1)
+static json_t *memory_with(const char *m)
 {
-    json_t *doc = rdb_parse(MEMORY_DOC);
-    if (l1)
-        json_object_set_new(doc, "l1_sets", l1[0] == '{' ? rdb_parse(l1) : json_string(l1));
-    return doc;
+    return rdb_memory_with("l1_sets", m);
 }
 
 /* Saves doc and reads back its l1_sets (a new reference). */
 static json_t *round_trip(struct rdb *f, json_t *doc)
 {
-    if (results_memory_check(doc, err, sizeof err) != 0)
-        fail_msg("check: %s", err);
-    int64_t id = rdb_saved_job(f->s, "memory", doc, results_memory_save);
-    json_t *got = rdb_read(f->s, UUID, "memory", id);
-    json_t *l1 = json_incref(json_object_get(got, "l1_sets"));
-    assert_non_null(l1);
-    json_decref(got);
-    json_decref(doc);
-    return l1;
+    return rdb_memory_round_trip(f, doc, "l1_sets");
 }
 
 static int64_t rows(struct rdb *f, const char *table)

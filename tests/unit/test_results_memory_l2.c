@@ -26,14 +26,7 @@
 #include "server/cli/trace_cache_parts.h"
 #include "tests/unit/support/resultdb.h"
 
-#define UUID "GPU-0c1d2e3f-4a5b-6c7d-8e9f-a0b1c2d3e4f5"
-#define MEMORY_DOC                                                                             \
-    "{\"probe\":\"memory\",\"device\":{\"index\":0,\"uuid\":\"" UUID "\",\"name\":\"NVIDIA "  \
-    "H100 80GB HBM3\",\"compute_capability\":\"9.0\"},\"driver_version\":\"580.95.05\","       \
-    "\"repeats\":5,\"clock_mhz\":{\"before\":1755.0,\"after\":1755.0},"                         \
-    "\"shared_cycles\":{\"error\":\"x\"},\"departure\":{\"error\":\"x\"},"                      \
-    "\"curves\":{\"ca\":{\"error\":\"x\"},\"cg\":{\"error\":\"x\"}},"                           \
-    "\"levels\":{\"ca\":{\"error\":\"x\"},\"cg\":{\"error\":\"x\"}},\"wall_s\":3.0}"
+#define UUID RDB_MEMORY_UUID
 
 static const char TWO[] =
     "{\"warmer_sm\":0,\"lines\":2048,\"threshold_cycles\":374.1,\"sm_partition\":[0,0,1,1,1,1,1,null],"
@@ -50,25 +43,14 @@ static const char UNDETERMINED[] =
 
 static char err[512];
 
-static json_t *memory_with(const char *l2)
+static json_t *memory_with(const char *m)
 {
-    json_t *doc = rdb_parse(MEMORY_DOC);
-    if (l2)
-        json_object_set_new(doc, "l2_partitions", l2[0] == '{' ? rdb_parse(l2) : json_string(l2));
-    return doc;
+    return rdb_memory_with("l2_partitions", m);
 }
 
 static json_t *round_trip(struct rdb *f, json_t *doc)
 {
-    if (results_memory_check(doc, err, sizeof err) != 0)
-        fail_msg("check: %s", err);
-    int64_t id = rdb_saved_job(f->s, "memory", doc, results_memory_save);
-    json_t *got = rdb_read(f->s, UUID, "memory", id);
-    json_t *l2 = json_incref(json_object_get(got, "l2_partitions"));
-    assert_non_null(l2);
-    json_decref(got);
-    json_decref(doc);
-    return l2;
+    return rdb_memory_round_trip(f, doc, "l2_partitions");
 }
 
 static void test_two_partitions_round_trip(void **state)

@@ -259,3 +259,33 @@ void rdb_check_provenance(const json_t *doc, const json_t *got, int64_t job)
     rdb_check_number(json_object_get(doc, "wall_s"), json_object_get(got, "wall_s"), "wall_s");
     assert_true(json_integer_value(json_object_get(got, "measured_ms")) > 1600000000000LL);
 }
+
+/* ---- memory members ------------------------------------------------------------- */
+
+json_t *rdb_memory_with(const char *key, const char *member)
+{
+    json_t *doc = rdb_parse(
+        "{\"probe\":\"memory\",\"device\":{\"index\":0,\"uuid\":\"" RDB_MEMORY_UUID "\",\"name\":"
+        "\"NVIDIA H100 80GB HBM3\",\"compute_capability\":\"9.0\"},\"driver_version\":\"580.95.05\","
+        "\"repeats\":5,\"clock_mhz\":{\"before\":1755.0,\"after\":1755.0},"
+        "\"shared_cycles\":{\"error\":\"x\"},\"departure\":{\"error\":\"x\"},"
+        "\"curves\":{\"ca\":{\"error\":\"x\"},\"cg\":{\"error\":\"x\"}},"
+        "\"levels\":{\"ca\":{\"error\":\"x\"},\"cg\":{\"error\":\"x\"}},\"wall_s\":3.0}");
+    if (member)
+        json_object_set_new(doc, key, member[0] == '{' ? rdb_parse(member) : json_string(member));
+    return doc;
+}
+
+json_t *rdb_memory_round_trip(struct rdb *f, json_t *doc, const char *key)
+{
+    char err[512];
+    if (results_memory_check(doc, err, sizeof err) != 0)
+        fail_msg("check: %s", err);
+    int64_t id = rdb_saved_job(f->s, "memory", doc, results_memory_save);
+    json_t *got = rdb_read(f->s, RDB_MEMORY_UUID, "memory", id);
+    json_t *m = json_incref(json_object_get(got, key));
+    assert_non_null(m);
+    json_decref(got);
+    json_decref(doc);
+    return m;
+}

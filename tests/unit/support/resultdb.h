@@ -61,6 +61,16 @@ void rdb_refused(struct rdb *f, const char *kind, const json_t *doc,
                  int (*check)(const json_t *, char *, size_t), store_result_saver save,
                  const char *field, const char *what);
 
+/* The memory results' members kept in tables of their own (l1_sets,
+ * l2_partitions): the smallest memory document the memory walk accepts
+ * (every figure an error) on device RDB_MEMORY_UUID, with member (JSON text;
+ * other text as a bare string; NULL: none) set as key. */
+#define RDB_MEMORY_UUID "GPU-0c1d2e3f-4a5b-6c7d-8e9f-a0b1c2d3e4f5"
+json_t *rdb_memory_with(const char *key, const char *member);
+/* Checks doc (taken), saves it as a memory job and reads back its member
+ * key (a new reference, never NULL). */
+json_t *rdb_memory_round_trip(struct rdb *f, json_t *doc, const char *key);
+
 /* ---- comparing (what names the member in a failure) ----------------------------- */
 
 /* A number; want absent or null expects null. */
