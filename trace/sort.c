@@ -179,12 +179,21 @@ static int bindex_by_sm(struct bindex *x, const struct trace_params *p)
 
 /* Per resident slot: where its block's records are and, for a block read
  * through buffers, each thread's records still to read and its buffer. */
+enum block_read {
+    READ_IN_PLACE,                       /* the mapped records; their pages dropped at retire */
+    READ_COPY,                           /* the whole block copied into the slot's buffer */
+    READ_STREAM,                         /* per-thread buffers, refilled as the warps go */
+};
+
 struct slot_info {
     struct sm_src *src;
     size_t lo, hi;                       /* the block's records */
+    enum block_read how;
     struct trace_warp *warps;            /* the loop's warps of this slot */
     struct trace_rec *buf;               /* STREAM_CHUNK records per thread */
     size_t *next, *end;                  /* per thread of the block */
+    struct trace_rec *copy;              /* READ_COPY: the block's records */
+    size_t copy_cap;                     /* records copy holds room for */
 };
 
 struct sm_src {
@@ -193,6 +202,7 @@ struct sm_src {
     const struct bindex *x;
     size_t k, end;                       /* next and end position in x->by_sm */
     size_t stream_above;                 /* blocks of more records are read through buffers */
+    size_t copy_upto;                    /* blocks of at most this many records are copied */
     struct slot_info *slots;
     int io_failed;
 };
@@ -277,22 +287,54 @@ static int slot_buffers(struct slot_info *si, uint32_t tpb)
     return si->buf && si->next && si->end ? 0 : -1;
 }
 
+/* How a block of n records is read (see sort.h's DESIGN): copied when
+ * small and read from a file, through buffers when large, else in place. */
+static enum block_read block_read_how(const struct sm_src *s, size_t n)
+{
+    if (n > s->stream_above)
+        return READ_STREAM;
+    if (n <= s->copy_upto && s->v->bin && !s->v->bin->owned)
+        return READ_COPY;
+    return READ_IN_PLACE;
+}
+
+/* Copies the slot's block into its buffer; the records, or NULL. */
+static const struct trace_rec *copy_block(struct sm_src *s, struct slot_info *si)
+{
+    size_t n = si->hi - si->lo;
+    if (n > si->copy_cap) {
+        struct trace_rec *c = realloc(si->copy, n * sizeof *c);
+        if (!c)
+            return NULL;
+        si->copy = c;
+        si->copy_cap = n;
+    }
+    if (read_records(s->v, si->lo, n, si->copy)) {
+        s->io_failed = 1;
+        return NULL;
+    }
+    return si->copy;
+}
+
 /* Splits records [lo, hi) of one block into threads, lanes and warps:
- * in place (scanning the mapped records), or through buffers. */
+ * in place or copied (scanning the records), or through buffers. */
 static int split_block(struct sm_src *s, struct slot_info *si, struct trace_warp *warps)
 {
-    const struct trace_rec *recs = s->v->recs;
+    const struct trace_rec *recs = s->v->recs + si->lo; /* record lo + i is recs[i] */
     uint32_t tpb = s->p->threads_per_block;
-    int streamed = si->hi - si->lo > s->stream_above;
+    si->how = block_read_how(s, si->hi - si->lo);
+    int streamed = si->how == READ_STREAM;
     if (streamed && slot_buffers(si, tpb))
         return TRACE_SORT_ESYS;
+    if (si->how == READ_COPY && !(recs = copy_block(s, si)))
+        return TRACE_SORT_ESYS;
     for (size_t i = si->lo; i < si->hi;) {
-        uint64_t tid = streamed ? tid_at(s, i) : recs[i].tid;
+        uint64_t tid = streamed ? tid_at(s, i) : recs[i - si->lo].tid;
         size_t j = i + 1;
         if (streamed)
             j = thread_end(s, i, si->hi, tid);
         else
-            while (j < si->hi && recs[j].tid == tid)
+            while (j < si->hi && recs[j - si->lo].tid == tid)
                 j++;
         if (s->io_failed)
             return TRACE_SORT_ESYS;
@@ -301,8 +343,8 @@ static int split_block(struct sm_src *s, struct slot_info *si, struct trace_warp
         unsigned lane = in_block % TRACE_WARP_SIZE;
         w->live |= 1u << lane;
         if (!streamed) {
-            w->cur[lane] = &recs[i];
-            w->end[lane] = &recs[j];
+            w->cur[lane] = &recs[i - si->lo];
+            w->end[lane] = &recs[j - si->lo];
         } else {
             si->next[in_block] = i;
             si->end[in_block] = j;
@@ -338,7 +380,7 @@ static void src_retire(void *ctx, uint32_t slot)
 {
     struct sm_src *s = ctx;
     struct slot_info *si = &s->slots[slot];
-    if (si->hi - si->lo <= s->stream_above)
+    if (si->how == READ_IN_PLACE)
         view_release(s->v, si->lo, si->hi);
 }
 
@@ -350,6 +392,7 @@ static void slots_free(struct slot_info *slots, uint32_t n)
         free(slots[i].buf);
         free(slots[i].next);
         free(slots[i].end);
+        free(slots[i].copy);
     }
     free(slots);
 }
@@ -391,8 +434,10 @@ static int sort_one_sm(const struct view *v, const struct trace_params *p, const
                        struct trace_sm_stats *st, int *io_failed)
 {
     size_t above = o && o->stream_above ? o->stream_above : TRACE_SORT_STREAM_ABOVE;
+    size_t copy_upto = o && o->copy_upto ? o->copy_upto : TRACE_SORT_COPY_UPTO;
     struct sm_src s = {.v = v, .p = p, .x = x, .k = x->sm_first[sm], .end = x->sm_first[sm + 1],
-                       .stream_above = above / sizeof(struct trace_rec), .slots = slots};
+                       .stream_above = above / sizeof(struct trace_rec),
+                       .copy_upto = copy_upto / sizeof(struct trace_rec), .slots = slots};
     struct trace_block_src src = {.next = src_next, .retire = src_retire, .ctx = &s};
     const struct trace_l1_ops *l1 = o ? o->l1 : NULL;
     int rc = o && o->reference ? order_reference(p, sm, &src, emit, l1, st)

@@ -6,7 +6,8 @@
  * spooled on the way, through several runs when memory is small, and sorts
  * the same; the spool alone is a stable sort by thread (each thread's order
  * kept) for any memory size; threads thousands of records long sort the
- * same from a file (read through per-thread buffers) as from memory; a bad
+ * same from a file (read through per-thread buffers) as from memory, and so
+ * do small blocks copied whole or read in place; a bad
  * record or a broken thread order is
  * reported with its byte offset before any output; a sorted file is refused
  * as input; bad parameters are refused; a sink's non-zero value stops the
@@ -320,6 +321,40 @@ static void test_long_threads(void **state)
     free(r);
 }
 
+/* The three ways a block is read from a file (sort.h): copied whole (the
+ * default for these 24 KiB blocks), in place from the mapping (copy_upto 1:
+ * no block copied), through per-thread buffers (stream_above 1), and
+ * copied by two threads, all give the records sorted in memory. */
+static void test_block_reads_agree(void **state)
+{
+    struct tmp *t = *state;
+    size_t n;
+    struct trace_rec *r = kernel(40, 6, &n);
+    write_trace(t->path, r, n, 64);
+    struct trace_params p = small_params();
+    struct trace_params pm = p;
+    pm.threads_per_block = 64;
+    struct vec mem = {0};
+    struct trace_summary sm;
+    struct trace_err err;
+    assert_int_equal(trace_sort_records(r, n, &pm, NULL, collect, &mem, &sm, &err), 0);
+    assert_true(mem.n > 1000);
+    const struct trace_sort_opts runs[] = {{0}, {.copy_upto = 1}, {.stream_above = 1}, {.threads = 2},
+                                           {.threads = 2, .copy_upto = 1, .reorder_bytes = 4096}};
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        struct vec file = {0};
+        struct trace_summary sf;
+        assert_int_equal(trace_sort_file(t->path, &p, &runs[i], collect, &file, &sf, &err), 0);
+        same(&mem, &file);
+        assert_int_equal(sf.ticks, sm.ticks);
+        trace_summary_free(&sf);
+        free(file.o);
+    }
+    trace_summary_free(&sm);
+    free(mem.o);
+    free(r);
+}
+
 static int stop_after_first(void *ctx, const struct trace_out *o, size_t n)
 {
     (void)o;
@@ -491,6 +526,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_spool_stable, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors_before_output, setup, teardown),
         cmocka_unit_test_setup_teardown(test_long_threads, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_block_reads_agree, setup, teardown),
         cmocka_unit_test(test_sink_stops),
         cmocka_unit_test_setup_teardown(test_two_threads_same_output, setup, teardown),
         cmocka_unit_test_setup_teardown(test_binary_output_and_summary, setup, teardown),
