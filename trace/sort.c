@@ -493,6 +493,7 @@ struct reorder {
     unsigned char *done;
     struct held **head, **tail;   /* per SM */
     size_t used, budget;          /* bytes held */
+    int releasing;                /* a thread hands held records on (outside the lock) */
     int rc, failed_io;            /* the first failure (a sink's value or an error) */
     uint32_t failed_sm;
     const struct view *v;
@@ -507,24 +508,48 @@ struct sm_emit {
     uint32_t sm;
 };
 
-/* Hands SM sm's held records to the sink (lock held). */
-static void release_held(struct reorder *ro, uint32_t sm)
+/* Frees held records, handing them to the sink first when hand_on (and
+ * nothing failed); returns the sink's first non-zero value. */
+static int drop_held(struct reorder *ro, struct held *h, int hand_on)
 {
-    for (struct held *h = ro->head[sm], *next; h; h = next) {
+    int rc = 0;
+    for (struct held *next; h; h = next) {
         next = h->next;
-        if (!ro->rc)
-            ro->rc = ro->sink(ro->ctx, h->recs, h->n);
-        ro->used -= h->n * sizeof h->recs[0];
+        if (hand_on && !rc)
+            rc = ro->sink(ro->ctx, h->recs, h->n);
         free(h);
     }
-    ro->head[sm] = ro->tail[sm] = NULL;
+    return rc;
 }
 
-/* Moves cur past finished SMs, handing on what each held (lock held). */
+/* Moves cur past finished SMs, handing on what each held (lock held on
+ * entry and exit). The sink is called without the lock, so the other
+ * thread goes on ordering meanwhile; `releasing` makes it hold its records
+ * (not write them) until everything held for its SM went out before them,
+ * and keeps a second thread out of here until then. */
 static void advance(struct reorder *ro)
 {
+    if (ro->releasing)
+        return; /* the thread handing on sees this SM's done flag when it looks again */
     while (ro->cur < ro->nsms) {
-        release_held(ro, ro->cur);
+        struct held *h = ro->head[ro->cur];
+        if (h) {
+            size_t bytes = 0;
+            for (struct held *k = h; k; k = k->next)
+                bytes += k->n * sizeof k->recs[0];
+            ro->head[ro->cur] = ro->tail[ro->cur] = NULL;
+            ro->releasing = 1;
+            int hand_on = !ro->rc;
+            pthread_mutex_unlock(&ro->mu);
+            int rc = drop_held(ro, h, hand_on);
+            pthread_mutex_lock(&ro->mu);
+            ro->releasing = 0;
+            ro->used -= bytes;
+            if (rc && !ro->rc)
+                ro->rc = rc;
+            pthread_cond_broadcast(&ro->cv); /* room in the reorder memory */
+            continue; /* more may have been held meanwhile */
+        }
         if (!ro->done[ro->cur])
             break;
         ro->cur++;
@@ -540,8 +565,14 @@ static int reorder_sink(void *c, const struct trace_out *o, size_t n)
     size_t bytes = n * sizeof *o;
     pthread_mutex_lock(&ro->mu);
     while (!ro->rc) {
-        if (e->sm == ro->cur) { /* next in the output: straight to the sink */
-            ro->rc = ro->sink(ro->ctx, o, n);
+        if (e->sm == ro->cur && !ro->releasing && !ro->head[e->sm]) {
+            /* next in the output: straight to the sink, without the lock
+             * (cur moves past this SM only when this thread finishes it) */
+            pthread_mutex_unlock(&ro->mu);
+            int rc = ro->sink(ro->ctx, o, n);
+            pthread_mutex_lock(&ro->mu);
+            if (rc && !ro->rc)
+                ro->rc = rc;
             break;
         }
         if (ro->used + bytes <= ro->budget || ro->used == 0) {
@@ -557,6 +588,8 @@ static int reorder_sink(void *c, const struct trace_out *o, size_t n)
             *(ro->head[e->sm] ? &ro->tail[e->sm]->next : &ro->head[e->sm]) = h;
             ro->tail[e->sm] = h;
             ro->used += bytes;
+            if (e->sm == ro->cur)
+                advance(ro); /* its SM came next while others' records went out: hand them on */
             break;
         }
         pthread_cond_wait(&ro->cv, &ro->mu); /* the reorder memory is full: wait for our turn */
@@ -621,7 +654,7 @@ static int sort_sms_parallel(const struct view *v, const struct trace_params *p,
         if (started)
             pthread_join(th, NULL);
         for (uint32_t sm = 0; sm < p->sms; sm++) {
-            release_held(&ro, sm); /* after a failure: only frees */
+            drop_held(&ro, ro.head[sm], 0); /* left only after a failure */
             add_stats(sum, &sum->sm[sm]);
         }
         pthread_mutex_destroy(&ro.mu);

@@ -74,7 +74,10 @@ struct trace_sort_opts {
  * other keeps up to reorder_bytes of its SM's records (TRACE_SORT_REORDER_BYTES
  * by default) and waits when that is full, until its SM comes next. The
  * output is byte for byte the one thread's; two SMs run fully in parallel
- * while an SM's output fits in the reorder memory. */
+ * while an SM's output fits in the reorder memory. The sink is never
+ * called with the threads' lock held (a sink that blocks, a full output
+ * queue, holds up only the thread calling it), and a thread whose SM
+ * comes next hands on what it held before it writes anything directly. */
 #define TRACE_SORT_REORDER_BYTES ((size_t)32 << 20)
 
 struct trace_summary {
