@@ -384,8 +384,46 @@ static void complete(struct loop *l, uint32_t pos)
         ready_set(l, pos);
 }
 
-/* Moves the clock to t (no completion before t) and handles those at t. */
-static void advance_to(struct loop *l, uint64_t t)
+/* Completes the warps waiting on bucket b's list, in list order, and
+ * frees the nodes. */
+static void wheel_complete(struct loop *l, uint32_t b)
+{
+    struct fly *f = &l->fly;
+    uint32_t node = f->head[b];
+    f->head[b] = NONE;
+    while (node != NONE) {
+        uint32_t next = f->node_next[node], pos = f->node_pos[node];
+        if (pos & WAIT) {
+            f->waits--;
+            pos &= ~WAIT;
+        }
+        complete(l, pos);
+        f->node_next[node] = f->free_node;
+        f->free_node = node;
+        node = next;
+    }
+}
+
+/* The heap's completions at t. */
+static void heap_complete(struct loop *l, uint64_t t)
+{
+    struct fly *f = &l->fly;
+    while (f->hn && f->heap[0].t == t) {
+        uint32_t pos = heap_pop(f);
+        if (pos != NONE && (pos & WAIT)) {
+            f->waits--;
+            pos &= ~WAIT;
+        } else {
+            f->n--;
+        }
+        complete(l, pos);
+    }
+}
+
+/* Moves the clock to t (no completion before t) and handles those at t.
+ * Inlined: most ticks find an empty bucket, or one of fetches nobody waits
+ * for (a count); only waiting warps and refills take a call. */
+HOT void advance_to(struct loop *l, uint64_t t)
 {
     struct fly *f = &l->fly;
     l->clock = t;
@@ -395,31 +433,11 @@ static void advance_to(struct loop *l, uint64_t t)
             f->bits[b >> 6] &= ~(1ull << (b & 63));
             f->n -= f->count[b];
             f->count[b] = 0;
-            uint32_t node = f->head[b];
-            f->head[b] = NONE;
-            while (node != NONE) {
-                uint32_t next = f->node_next[node], pos = f->node_pos[node];
-                if (pos & WAIT) {
-                    f->waits--;
-                    pos &= ~WAIT;
-                }
-                complete(l, pos);
-                f->node_next[node] = f->free_node;
-                f->free_node = node;
-                node = next;
-            }
+            if (f->head[b] != NONE)
+                wheel_complete(l, b);
         }
     } else {
-        while (f->hn && f->heap[0].t == t) {
-            uint32_t pos = heap_pop(f);
-            if (pos != NONE && (pos & WAIT)) {
-                f->waits--;
-                pos &= ~WAIT;
-            } else {
-                f->n--;
-            }
-            complete(l, pos);
-        }
+        heap_complete(l, t);
     }
     if (l->free_slots)
         admit(l);
