@@ -108,16 +108,29 @@ static int record_error(const struct view *v, size_t i, struct trace_err *err)
     return -1;
 }
 
+/* Whether record r breaks a rule of trace_bin_req_check (which then says
+ * which): a width of 1, 2, 4, 8 or 16, dependency and store flags 0 or 1,
+ * reserved bytes 0, no byte past 2^64. Branch-free: the checking pass
+ * runs it once per record of the trace. */
+static inline int record_bad(const struct trace_rec *r)
+{
+    uint32_t w = r->width, flags; /* flags: dep, store and the two reserved bytes */
+    memcpy(&flags, (const char *)r + offsetof(struct trace_rec, dep), sizeof flags);
+    _Static_assert(offsetof(struct trace_rec, reserved) == offsetof(struct trace_rec, dep) + 2 &&
+                       sizeof r->reserved == 2,
+                   "dep, store, reserved: four bytes in a row");
+    return ((w - 1) >= 16) | ((w & (w - 1)) != 0) | ((flags & ~(uint32_t)0x0101) != 0) |
+           (r->addr + (w - 1) < r->addr);
+}
+
 /* Checks every record and builds the block index. */
 static int scan(const struct view *v, const struct trace_params *p, struct bindex *x, struct trace_err *err)
 {
-    uint64_t prev = 0, block_end = 0;
+    uint64_t prev = 0, block_end = 0; /* block_end 0: the first record starts a block */
     size_t released = 0;
     for (size_t i = 0; i < v->n; i++) {
         const struct trace_rec *r = &v->recs[i];
-        uint32_t w = r->width;
-        if (w >= 32 || !((0x10116u >> w) & 1) || r->dep > 1 || r->store > 1 || r->reserved ||
-            r->addr + (w - 1) < r->addr) {
+        if (record_bad(r)) {
             record_error(v, i, err);
             return TRACE_SORT_EINPUT;
         }
@@ -128,7 +141,7 @@ static int scan(const struct view *v, const struct trace_params *p, struct binde
             return TRACE_SORT_EINPUT;
         }
         prev = r->tid;
-        if (r->tid >= block_end || i == 0) {
+        if (r->tid >= block_end) {
             uint64_t b = r->tid / p->threads_per_block;
             uint64_t next = (b + 1) * (uint64_t)p->threads_per_block;
             block_end = next > r->tid ? next : UINT64_MAX;

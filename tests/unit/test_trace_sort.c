@@ -287,6 +287,63 @@ static void test_errors_before_output(void **state)
     free(r);
 }
 
+/* The checking pass finds every kind of bad record, and names it and its
+ * offset, whichever field is wrong; good records of every width pass. */
+static void test_checking_pass_each_field(void **state)
+{
+    (void)state;
+    size_t n;
+    struct trace_rec *r = kernel(4, 2, &n);
+    struct trace_params p = small_params();
+    p.threads_per_block = 64;
+    struct vec out = {0};
+    struct trace_summary s;
+    struct trace_err err;
+    static const uint32_t good_widths[] = {1, 2, 4, 8, 16};
+    for (size_t i = 0; i < sizeof good_widths / sizeof good_widths[0]; i++) {
+        r[i].width = good_widths[i];
+        r[i].addr = UINT64_MAX - (good_widths[i] - 1); /* its last byte is the top one */
+    }
+    r[5].store = 1;
+    assert_int_equal(trace_sort_records(r, n, &p, NULL, collect, &out, &s, &err), 0);
+    trace_summary_free(&s);
+    struct {
+        const char *field;
+        uint32_t width;
+        uint8_t dep, store;
+        uint16_t reserved;
+        uint64_t addr;
+        const char *says;
+    } bad[] = {
+        {"width 0", 0, 0, 0, 0, 0x1000, "width 0"},     {"width 3", 3, 0, 0, 0, 0x1000, "width 3"},
+        {"width 32", 32, 0, 0, 0, 0x1000, "width 32"},  {"width 2^31", 1u << 31, 0, 0, 0, 0x1000, "width"},
+        {"dep 2", 4, 2, 0, 0, 0x1000, "dependency"},    {"dep 255", 4, 255, 0, 0, 0x1000, "dependency"},
+        {"store 2", 4, 0, 2, 0, 0x1000, "store"},       {"reserved", 4, 0, 0, 1, 0x1000, "reserved"},
+        {"reserved high", 4, 0, 0, 0x100, 0x1000, "reserved"},
+        {"past 2^64", 8, 0, 0, 0, UINT64_MAX - 6, "passes 2^64"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        size_t at = (k * 7 + 3) % n;
+        struct trace_rec keep = r[at];
+        r[at].width = bad[k].width;
+        r[at].dep = bad[k].dep;
+        r[at].store = bad[k].store;
+        r[at].reserved = bad[k].reserved;
+        r[at].addr = bad[k].addr;
+        out.n = 0;
+        if (trace_sort_records(r, n, &p, NULL, collect, &out, &s, &err) != TRACE_SORT_EINPUT)
+            fail_msg("%s: accepted", bad[k].field);
+        assert_int_equal(out.n, 0);
+        assert_int_equal(err.offset, 32 * at);
+        if (!strstr(err.msg, bad[k].says))
+            fail_msg("%s: \"%s\"", bad[k].field, err.msg);
+        trace_summary_free(&s);
+        r[at] = keep;
+    }
+    free(out.o);
+    free(r);
+}
+
 /* Threads thousands of records long: their blocks (10 MB each) are read
  * through per-thread buffers, not in place; the output must not change. */
 static void test_long_threads(void **state)
@@ -525,6 +582,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_text_order_is_spooled, setup, teardown),
         cmocka_unit_test_setup_teardown(test_spool_stable, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors_before_output, setup, teardown),
+        cmocka_unit_test(test_checking_pass_each_field),
         cmocka_unit_test_setup_teardown(test_long_threads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_block_reads_agree, setup, teardown),
         cmocka_unit_test(test_sink_stops),
