@@ -501,16 +501,12 @@ static void flush(struct loop *l)
 
 HOT void emit_one(struct loop *l, const struct trace_rec *t)
 {
-    struct trace_out *o = &l->out[l->nout++];
+    /* one store of the whole record: the loop's fields are read before it,
+     * not again after each field's store (which might alias them) */
+    l->out[l->nout++] = (struct trace_out){.sm = l->sm, .seq = l->seq++, .tid = t->tid, .pc = t->pc,
+                                           .addr = t->addr, .width = t->width, .dep = t->dep,
+                                           .store = t->store};
     l->st->requests_out++;
-    o->sm = l->sm;
-    o->seq = l->seq++;
-    o->tid = t->tid;
-    o->pc = t->pc;
-    o->addr = t->addr;
-    o->width = t->width;
-    o->dep = t->dep;
-    o->store = t->store;
     if (l->nout == OUTBUF)
         flush(l);
 }
@@ -589,17 +585,20 @@ static void issue(struct loop *l, uint32_t pos)
         for (uint32_t i = 0; i < g->n && !l->err; i++)
             issue_txn_l1(l, pos, &g->txn[i], delay[i], g->dep);
     } else { /* every transaction a fetch: the loop as it was before the L1 */
+        const uint32_t mshr = l->p->mshr, waiter = g->dep ? pos : NONE;
+        uint64_t most = l->st->max_in_flight; /* nothing else reads it meanwhile */
         for (uint32_t i = 0; i < g->n && !l->err; i++) {
             tick(l);                        /* 6c */
-            while (l->fly.n >= l->p->mshr)  /* 6d */
+            while (l->fly.n >= mshr)        /* 6d */
                 l->st->mshr_stall_ticks += jump(l);
             emit_one(l, &g->txn[i]);        /* 6e */
-            fly_push(&l->fly, l->clock + delay[i], g->dep ? pos : NONE);
-            if (g->dep)
+            fly_push(&l->fly, l->clock + delay[i], waiter);
+            if (waiter != NONE)
                 l->outstanding[pos]++;
-            if (l->fly.n > l->st->max_in_flight)
-                l->st->max_in_flight = l->fly.n;
+            if (l->fly.n > most)
+                most = l->fly.n;
         }
+        l->st->max_in_flight = most;
     }
     l->issuing = NONE;
     l->rr_next = pos + 1 == l->npos ? 0 : pos + 1;
