@@ -123,28 +123,36 @@ static inline int record_bad(const struct trace_rec *r)
            (r->addr + (w - 1) < r->addr);
 }
 
-/* Checks every record and builds the block index. */
+/* Reports record i, which record_bad or the thread order refused. */
+static int scan_error(const struct view *v, size_t i, uint64_t prev, struct trace_err *err)
+{
+    if (record_error(v, i, err))
+        return TRACE_SORT_EINPUT;
+    trace_err_set(err, 0, v->base + i * (uint64_t)TRACE_BIN_REQ_BYTES,
+                  "record %zu: thread %" PRIu64 " after thread %" PRIu64 ": the input is not thread-major", i,
+                  v->recs[i].tid, prev);
+    return TRACE_SORT_EINPUT;
+}
+
+/* Checks every record and builds the block index, in windows of
+ * SCAN_RELEASE_EVERY records whose pages are dropped behind it. */
 static int scan(const struct view *v, const struct trace_params *p, struct bindex *x, struct trace_err *err)
 {
     uint64_t prev = 0, block_end = 0; /* block_end 0: the first record starts a block */
     size_t released = 0;
-    for (size_t i = 0; i < v->n; i++) {
-        const struct trace_rec *r = &v->recs[i];
-        if (record_bad(r)) {
-            record_error(v, i, err);
-            return TRACE_SORT_EINPUT;
-        }
-        if (r->tid < prev) {
-            trace_err_set(err, 0, v->base + i * (uint64_t)TRACE_BIN_REQ_BYTES,
-                "record %zu: thread %" PRIu64 " after thread %" PRIu64 ": the input is not thread-major", i,
-                r->tid, prev);
-            return TRACE_SORT_EINPUT;
-        }
-        prev = r->tid;
-        if (r->tid >= block_end) {
-            uint64_t b = r->tid / p->threads_per_block;
+    for (size_t from = 0; from < v->n; from += SCAN_RELEASE_EVERY) {
+        size_t to = v->n - from > SCAN_RELEASE_EVERY ? from + SCAN_RELEASE_EVERY : v->n;
+        for (size_t i = from; i < to; i++) {
+            const struct trace_rec *r = &v->recs[i];
+            uint64_t tid = r->tid;
+            if (record_bad(r) | (tid < prev)) /* one branch for both, the rare case sorts them out */
+                return scan_error(v, i, prev, err);
+            prev = tid;
+            if (tid < block_end)
+                continue;
+            uint64_t b = tid / p->threads_per_block;
             uint64_t next = (b + 1) * (uint64_t)p->threads_per_block;
-            block_end = next > r->tid ? next : UINT64_MAX;
+            block_end = next > tid ? next : UINT64_MAX;
             if (x->n && x->id[x->n - 1] == b) /* only at the very top of the id range */
                 continue;
             if (bindex_add(x, b, i)) {
@@ -152,9 +160,9 @@ static int scan(const struct view *v, const struct trace_params *p, struct binde
                 return TRACE_SORT_ESYS;
             }
         }
-        if (i - released >= SCAN_RELEASE_EVERY) {
-            view_release(v, released, i);
-            released = i;
+        if (to < v->n) {
+            view_release(v, released, to);
+            released = to;
         }
     }
     view_release(v, released, v->n);
