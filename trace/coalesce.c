@@ -138,24 +138,23 @@ int trace_warp_next(struct trace_warp *w, const struct trace_coalescer *c, struc
     uint8_t lane[TRACE_WARP_SIZE];
     uint32_t n = 0;
     uint64_t minpc = UINT64_MAX;
+    uint32_t width = 0, dep = 0; /* the widest width and the flags' OR of the participants so far */
     for (uint32_t m = live; m; m &= m - 1) {
         unsigned l = (unsigned)__builtin_ctz(m);
-        uint64_t pc = w->cur[l]->pc;
+        const struct trace_rec *r = w->cur[l];
+        uint64_t pc = r->pc;
         if (pc < minpc) {
             minpc = pc;
             n = 0;
+            width = dep = 0;
         }
         if (pc == minpc) {
-            req[n] = w->cur[l];
+            req[n] = r;
             lane[n] = (uint8_t)l;
             n++;
+            width = r->width > width ? r->width : width;
+            dep |= r->dep;
         }
-    }
-    uint32_t width = 0, dep = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        if (req[i]->width > width)
-            width = req[i]->width;
-        dep |= req[i]->dep;
     }
     merge(c, req, lane, n, width, dep, g); /* before a refill reuses a buffer */
     for (uint32_t i = 0; i < n; i++) {
