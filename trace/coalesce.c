@@ -86,12 +86,16 @@ static uint32_t merge(const struct trace_coalescer *c, const struct trace_rec *c
         /* a load and a store of one line are two requests: the key carries
          * the kind (addr >> ks < 2^59, so the shift loses nothing) */
         uint64_t key = (r->addr >> ks) << 1 | r->store;
+        uint32_t j = nt - 1;
+        if (nt > seg && sp[j].key == key) { /* the usual case: same line as the lane before */
+            merge_into(&g->txn[j], &sp[j], r); /* (its key is in seen since it was new) */
+            merged |= 1u << j;
+            continue;
+        }
         uint32_t h = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 56);
         uint64_t bit = 1ull << (h & 63);
-        uint32_t j = nt;
-        if (nt > seg && sp[nt - 1].key == key) /* the usual case: same line as the lane before */
-            j = nt - 1;
-        else if (seen[h >> 6] & bit) /* maybe seen: search (a scattered warp rarely gets here) */
+        j = nt;
+        if (seen[h >> 6] & bit) /* maybe seen: search (a scattered warp rarely gets here) */
             for (j = seg; j < nt && sp[j].key != key; j++)
                 ;
         seen[h >> 6] |= bit;
