@@ -501,13 +501,23 @@ static void flush(struct loop *l)
 
 HOT void emit_one(struct loop *l, const struct trace_rec *t)
 {
-    /* one store of the whole record: the loop's fields are read before it,
-     * not again after each field's store (which might alias them) */
-    l->out[l->nout++] = (struct trace_out){.sm = l->sm, .seq = l->seq++, .tid = t->tid, .pc = t->pc,
-                                           .addr = t->addr, .width = t->width, .dep = t->dep,
-                                           .store = t->store};
+    /* the loop's fields read once, before the record's stores (which the
+     * compiler must assume may alias them) */
+    size_t nout = l->nout;
+    uint64_t seq = l->seq;
+    struct trace_out *o = &l->out[nout];
+    l->nout = nout + 1;
+    l->seq = seq + 1;
+    o->sm = l->sm;
+    o->seq = seq;
+    o->tid = t->tid;
+    o->pc = t->pc;
+    o->addr = t->addr;
+    o->width = t->width;
+    o->dep = t->dep;
+    o->store = t->store;
     l->st->requests_out++;
-    if (l->nout == OUTBUF)
+    if (nout + 1 == OUTBUF)
         flush(l);
 }
 
