@@ -17,7 +17,9 @@
  * records into memory instead. trace_bin_release drops the pages of records
  * already used from this process's memory (madvise), which is what keeps
  * the sorter's resident memory flat on traces of many GB.
- * Writing goes through a buffer to a file descriptor; the header's record
+ * Writing goes through a buffer to a file descriptor (sorted records
+ * already encoded elsewhere, a writer queue's buffer, are written from
+ * where they are: trace_bin_write_encoded); the header's record
  * count (and, for requests, the thread-major flag, known only at the end)
  * are patched at close when the descriptor can seek, and otherwise left as
  * "unknown" (count UINT64_MAX: read to the end; flag clear).

@@ -7,7 +7,9 @@
  * side is shared by sorts and conversions: out_open writes OUTPUT.part (or
  * a duplicate of standard output, or a device in place: util/outfile.h)
  * through a CSV buffer or a binary writer (a sort drives it from a writer
- * thread: trace_outq in front of out_sink), out_close flushes it, commit
+ * thread: trace_outq in front of out_sink for CSV, of bin_items for binary,
+ * whose records the sorting thread encodes into the queue: bin_enqueue),
+ * out_close flushes it, commit
  * puts it into place, and outfile_discard removes whatever a failed run
  * wrote. Every failure goes through fail() or
  * fail_at(), which fill the struct trace_failure once.
