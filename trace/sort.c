@@ -198,14 +198,16 @@ static int bindex_by_sm(struct bindex *x, const struct trace_params *p)
 
 /* ---- the block source of one SM ---------------------------------------- */
 
-/* Per resident slot: where its block's records are and, for a block read
- * through buffers, each thread's records still to read and its buffer. */
+/* How a resident block's records are read (see sort.h's DESIGN). */
 enum block_read {
     READ_IN_PLACE,                       /* the mapped records; their pages dropped at retire */
     READ_COPY,                           /* the whole block copied into the slot's buffer */
     READ_STREAM,                         /* per-thread buffers, refilled as the warps go */
 };
 
+/* Per resident slot: where its block's records are and, for a block read
+ * through buffers, each thread's records still to read and its buffer; for
+ * a copied block, the copy. */
 struct slot_info {
     struct sm_src *src;
     size_t lo, hi;                       /* the block's records */
