@@ -247,6 +247,12 @@ void trace_bin_out_encode(const struct trace_out *o, uint8_t out[TRACE_BIN_OUT_B
     out[39] = (uint8_t)o->store; /* 0 in version 1: old files read as loads */
 }
 
+void trace_bin_out_encode_n(const struct trace_out *o, size_t n, uint8_t *out)
+{
+    for (size_t i = 0; i < n; i++)
+        trace_bin_out_encode(&o[i], out + i * TRACE_BIN_OUT_BYTES);
+}
+
 void trace_bin_out_decode(const uint8_t *in, struct trace_out *o)
 {
     o->seq = get64(in);
@@ -601,6 +607,28 @@ int trace_bin_write_out(void *ctx, const struct trace_out *o, size_t n)
             return 1;
         trace_bin_out_encode(&o[i], w->buf + w->used);
         w->used += TRACE_BIN_OUT_BYTES;
+    }
+    w->count += n;
+    return 0;
+}
+
+int trace_bin_write_encoded(struct trace_bin_writer *w, const uint8_t *bytes, size_t n)
+{
+    assert(w && (bytes || n == 0) && w->h.kind == TRACE_BIN_SORTED);
+    size_t len = n * TRACE_BIN_OUT_BYTES;
+    if (w->failed)
+        return 1;
+    if (len < WBUF / 8 && w->used + len <= WBUF) { /* a few records: with the buffer's */
+        memcpy(w->buf + w->used, bytes, len);
+        w->used += len;
+    } else { /* a queue's buffer: what the buffer holds (the header), then these in place */
+        if (wflush(w))
+            return 1;
+        if (fd_write_all(w->fd, bytes, len, FD_CURRENT)) {
+            w->failed = 1;
+            snprintf(w->msg, sizeof w->msg, "write: %s", strerror(errno));
+            return 1;
+        }
     }
     w->count += n;
     return 0;

@@ -17,7 +17,9 @@
  * records into memory instead. trace_bin_release drops the pages of records
  * already used from this process's memory (madvise), which is what keeps
  * the sorter's resident memory flat on traces of many GB.
- * Writing goes through a buffer to a file descriptor; the header's record
+ * Writing goes through a buffer to a file descriptor (sorted records
+ * already encoded elsewhere, a writer queue's buffer, are written from
+ * where they are: trace_bin_write_encoded); the header's record
  * count (and, for requests, the thread-major flag, known only at the end)
  * are patched at close when the descriptor can seek, and otherwise left as
  * "unknown" (count UINT64_MAX: read to the end; flag clear).
@@ -70,6 +72,8 @@ void trace_bin_req_encode(const struct trace_rec *r, uint8_t out[TRACE_BIN_REQ_B
 void trace_bin_req_decode(const uint8_t *in, struct trace_rec *r);
 void trace_bin_out_encode(const struct trace_out *o, uint8_t out[TRACE_BIN_OUT_BYTES]);
 void trace_bin_out_decode(const uint8_t *in, struct trace_out *o);
+/* Encodes n sorted records into out (n * TRACE_BIN_OUT_BYTES bytes). */
+void trace_bin_out_encode_n(const struct trace_out *o, size_t n, uint8_t *out);
 
 /* Checks one request record: width, dependency and store flags (0 or 1,
  * reserved bytes 0), and that its bytes do not pass the top of the address
@@ -128,6 +132,10 @@ struct trace_bin_writer *trace_bin_writer_open(const char *path, const struct tr
 int trace_bin_write_rec(void *w, const struct trace_rec *r);
 /* A trace_out_sink: appends sorted records (ctx is the writer). */
 int trace_bin_write_out(void *w, const struct trace_out *o, size_t n);
+/* Appends n sorted records already encoded (trace_bin_out_encode_n) from
+ * bytes: written straight from there, not copied through the writer's
+ * buffer. 0, or 1 once writing failed (as trace_bin_write_out). */
+int trace_bin_write_encoded(struct trace_bin_writer *w, const uint8_t *bytes, size_t n);
 /* Sets input_records in the header written at close (sorted files). */
 void trace_bin_writer_set_input(struct trace_bin_writer *w, uint64_t input_records);
 /* Sets threads_per_block in the header written at close, for a requests file

@@ -62,36 +62,46 @@ static void merge_into(struct trace_rec *t, struct span *s, const struct trace_r
 }
 
 /* 4a-4d over requests in lane order, given the widest width and the OR of
- * the dependency flags. */
+ * the dependency flags. A transaction of one request keeps its width (a
+ * power of two: the requests' contract), so only merged ones are widened
+ * at the end; with one group for the whole warp (sector32, or widths up to
+ * 4 bytes) no lane's group is computed. */
 static uint32_t merge(const struct trace_coalescer *c, const struct trace_rec *const *req, const uint8_t *lane,
                       uint32_t n, uint32_t width, uint32_t dep, struct trace_group *g)
 {
     struct span sp[TRACE_WARP_SIZE];
     unsigned gs = group_shift(c, width), ks = c->key_shift;
-    uint32_t nt = 0, seg = 0, cur_group = UINT32_MAX;
+    uint32_t nt = 0, seg = 0, cur_group = 0, merged = 0; /* merged: bit per widened transaction */
     uint64_t seen[4] = {0, 0, 0, 0}; /* the group's keys, hashed to 1 of 256 bits */
     for (uint32_t i = 0; i < n; i++) {
         const struct trace_rec *r = req[i];
-        uint32_t grp = (uint32_t)lane[i] >> gs;
-        if (grp != cur_group) {
-            cur_group = grp;
-            seg = nt;
-            seen[0] = seen[1] = seen[2] = seen[3] = 0;
+        if (gs < 5) {
+            uint32_t grp = (uint32_t)lane[i] >> gs;
+            if (grp != cur_group || i == 0) {
+                cur_group = grp;
+                seg = nt;
+                seen[0] = seen[1] = seen[2] = seen[3] = 0;
+            }
         }
         /* a load and a store of one line are two requests: the key carries
          * the kind (addr >> ks < 2^59, so the shift loses nothing) */
         uint64_t key = (r->addr >> ks) << 1 | r->store;
+        uint32_t j = nt - 1;
+        if (nt > seg && sp[j].key == key) { /* the usual case: same line as the lane before */
+            merge_into(&g->txn[j], &sp[j], r); /* (its key is in seen since it was new) */
+            merged |= 1u << j;
+            continue;
+        }
         uint32_t h = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 56);
         uint64_t bit = 1ull << (h & 63);
-        uint32_t j = nt;
-        if (nt > seg && sp[nt - 1].key == key) /* the usual case: same line as the lane before */
-            j = nt - 1;
-        else if (seen[h >> 6] & bit) /* maybe seen: search (a scattered warp rarely gets here) */
+        j = nt;
+        if (seen[h >> 6] & bit) /* maybe seen: search (a scattered warp rarely gets here) */
             for (j = seg; j < nt && sp[j].key != key; j++)
                 ;
         seen[h >> 6] |= bit;
         if (j < nt) {
             merge_into(&g->txn[j], &sp[j], r);
+            merged |= 1u << j;
             continue;
         }
         g->txn[nt] = *r;
@@ -100,8 +110,10 @@ static uint32_t merge(const struct trace_coalescer *c, const struct trace_rec *c
         sp[nt].last = r->addr + (r->width - 1);
         nt++;
     }
-    for (uint32_t j = 0; j < nt; j++)
+    for (; merged; merged &= merged - 1) {
+        uint32_t j = (uint32_t)__builtin_ctz(merged);
         g->txn[j].width = (uint32_t)trace_pow2_ceil(sp[j].last - sp[j].lo + 1);
+    }
     g->n = nt;
     g->dep = dep ? 1 : 0;
     g->records = n;
@@ -130,24 +142,23 @@ int trace_warp_next(struct trace_warp *w, const struct trace_coalescer *c, struc
     uint8_t lane[TRACE_WARP_SIZE];
     uint32_t n = 0;
     uint64_t minpc = UINT64_MAX;
+    uint32_t width = 0, dep = 0; /* the widest width and the flags' OR of the participants so far */
     for (uint32_t m = live; m; m &= m - 1) {
         unsigned l = (unsigned)__builtin_ctz(m);
-        uint64_t pc = w->cur[l]->pc;
+        const struct trace_rec *r = w->cur[l];
+        uint64_t pc = r->pc;
         if (pc < minpc) {
             minpc = pc;
             n = 0;
+            width = dep = 0;
         }
         if (pc == minpc) {
-            req[n] = w->cur[l];
+            req[n] = r;
             lane[n] = (uint8_t)l;
             n++;
+            width = r->width > width ? r->width : width;
+            dep |= r->dep;
         }
-    }
-    uint32_t width = 0, dep = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        if (req[i]->width > width)
-            width = req[i]->width;
-        dep |= req[i]->dep;
     }
     merge(c, req, lane, n, width, dep, g); /* before a refill reuses a buffer */
     for (uint32_t i = 0; i < n; i++) {

@@ -68,7 +68,9 @@ void trace_coalescer_init(struct trace_coalescer *c, const struct trace_params *
 
 /* The seed's merge of one instruction's requests, given in lane order:
  * req[i] is the request of lane lane[i], n <= 32 (none gives no
- * transaction). Writes the transactions to g and returns their number. */
+ * transaction), each of a valid width (trace_width_valid: a lone request's
+ * transaction keeps it as it is). Writes the transactions to g and returns
+ * their number. */
 uint32_t trace_coalesce(const struct trace_coalescer *c, const struct trace_rec *const *req,
                         const uint8_t *lane, uint32_t n, struct trace_group *g);
 

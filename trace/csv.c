@@ -3,8 +3,10 @@
  *
  * DESIGN
  * See csv.h for the contract and docs/trace-formats.md for the rules. The
- * reader walks the buffer once: a line is parsed field by field with the
- * scanners of scan.h, checked whole, its dep replaced by the user's per-PC flag
+ * reader walks the buffer once: a line is parsed in one pass when it is
+ * well formed with short numbers (parse_line_fast: the lines of every real
+ * trace), else field by field with the scanners of scan.h, which say
+ * exactly what is wrong; it is checked whole, its dep replaced by the user's per-PC flag
  * if there is one, checked against the flag its PC had before, and only then
  * handed to the sink. Nothing but the PC map is allocated.
  * The writers reserve room for a whole line first (flushing if needed), then
@@ -110,8 +112,51 @@ static int scan_op(const struct csv_reader *r, const char *ce, const char **q, u
     return trace_text_bad(&r->t, at, "op must be ld or st");
 }
 
+/* The field at *q ends at a ',' (moved past) when more follow, else at
+ * the line's end. */
+static inline int fast_sep(const char **q, const char *ce, int more)
+{
+    if (!more)
+        return *q == ce;
+    if (*q == ce || **q != ',')
+        return 0;
+    (*q)++;
+    return 1;
+}
+
+/* A well-formed line whose numbers are short (trace_scan_u64_short), read
+ * in one pass: 1 with *rec filled, exactly as parse_line fills it; 0 for
+ * any other line, which parse_line then reads again and reports. */
+static int parse_line_fast(const struct csv_reader *r, const struct trace_cur *c, struct trace_rec *rec)
+{
+    const char *q = c->p, *ce = c->e;
+    uint64_t tid, pc, addr, width, dep;
+    if (!trace_scan_u64_short(&q, ce, 0, &tid) || !fast_sep(&q, ce, 1) ||
+        !trace_scan_u64_short(&q, ce, 1, &pc) || !fast_sep(&q, ce, 1) ||
+        !trace_scan_u64_short(&q, ce, 1, &addr) || !fast_sep(&q, ce, 1) ||
+        !trace_scan_u64_short(&q, ce, 0, &width) || width > 16 || !trace_width_valid((uint32_t)width) ||
+        !fast_sep(&q, ce, 1))
+        return 0;
+    if (q == ce || (*q != '0' && *q != '1')) /* dep: one digit, 0 or 1 */
+        return 0;
+    dep = (uint64_t)(*q++ - '0');
+    if (!fast_sep(&q, ce, r->ops))
+        return 0;
+    uint8_t store = 0;
+    if (r->ops) {
+        if (ce - q != 2 || !((q[0] == 'l' && q[1] == 'd') || (q[0] == 's' && q[1] == 't')))
+            return 0;
+        store = q[0] == 's';
+    }
+    *rec = (struct trace_rec){.tid = tid, .pc = pc, .addr = addr, .width = (uint32_t)width,
+                              .dep = (uint8_t)dep, .store = store};
+    return 1;
+}
+
 static int parse_line(const struct csv_reader *r, const struct trace_cur *c, struct trace_rec *rec)
 {
+    if (parse_line_fast(r, c, rec))
+        return 0;
     uint64_t v[6] = {0};
     int n = r->ops ? 6 : 5;
     const char *q = c->p;

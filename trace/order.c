@@ -384,8 +384,46 @@ static void complete(struct loop *l, uint32_t pos)
         ready_set(l, pos);
 }
 
-/* Moves the clock to t (no completion before t) and handles those at t. */
-static void advance_to(struct loop *l, uint64_t t)
+/* Completes the warps waiting on bucket b's list, in list order, and
+ * frees the nodes. */
+static void wheel_complete(struct loop *l, uint32_t b)
+{
+    struct fly *f = &l->fly;
+    uint32_t node = f->head[b];
+    f->head[b] = NONE;
+    while (node != NONE) {
+        uint32_t next = f->node_next[node], pos = f->node_pos[node];
+        if (pos & WAIT) {
+            f->waits--;
+            pos &= ~WAIT;
+        }
+        complete(l, pos);
+        f->node_next[node] = f->free_node;
+        f->free_node = node;
+        node = next;
+    }
+}
+
+/* The heap's completions at t. */
+static void heap_complete(struct loop *l, uint64_t t)
+{
+    struct fly *f = &l->fly;
+    while (f->hn && f->heap[0].t == t) {
+        uint32_t pos = heap_pop(f);
+        if (pos != NONE && (pos & WAIT)) {
+            f->waits--;
+            pos &= ~WAIT;
+        } else {
+            f->n--;
+        }
+        complete(l, pos);
+    }
+}
+
+/* Moves the clock to t (no completion before t) and handles those at t.
+ * Inlined: most ticks find an empty bucket, or one of fetches nobody waits
+ * for (a count); only waiting warps and refills take a call. */
+HOT void advance_to(struct loop *l, uint64_t t)
 {
     struct fly *f = &l->fly;
     l->clock = t;
@@ -395,31 +433,11 @@ static void advance_to(struct loop *l, uint64_t t)
             f->bits[b >> 6] &= ~(1ull << (b & 63));
             f->n -= f->count[b];
             f->count[b] = 0;
-            uint32_t node = f->head[b];
-            f->head[b] = NONE;
-            while (node != NONE) {
-                uint32_t next = f->node_next[node], pos = f->node_pos[node];
-                if (pos & WAIT) {
-                    f->waits--;
-                    pos &= ~WAIT;
-                }
-                complete(l, pos);
-                f->node_next[node] = f->free_node;
-                f->free_node = node;
-                node = next;
-            }
+            if (f->head[b] != NONE)
+                wheel_complete(l, b);
         }
     } else {
-        while (f->hn && f->heap[0].t == t) {
-            uint32_t pos = heap_pop(f);
-            if (pos != NONE && (pos & WAIT)) {
-                f->waits--;
-                pos &= ~WAIT;
-            } else {
-                f->n--;
-            }
-            complete(l, pos);
-        }
+        heap_complete(l, t);
     }
     if (l->free_slots)
         admit(l);
@@ -483,17 +501,23 @@ static void flush(struct loop *l)
 
 HOT void emit_one(struct loop *l, const struct trace_rec *t)
 {
-    struct trace_out *o = &l->out[l->nout++];
-    l->st->requests_out++;
+    /* the loop's fields read once, before the record's stores (which the
+     * compiler must assume may alias them) */
+    size_t nout = l->nout;
+    uint64_t seq = l->seq;
+    struct trace_out *o = &l->out[nout];
+    l->nout = nout + 1;
+    l->seq = seq + 1;
     o->sm = l->sm;
-    o->seq = l->seq++;
+    o->seq = seq;
     o->tid = t->tid;
     o->pc = t->pc;
     o->addr = t->addr;
     o->width = t->width;
     o->dep = t->dep;
     o->store = t->store;
-    if (l->nout == OUTBUF)
+    l->st->requests_out++;
+    if (nout + 1 == OUTBUF)
         flush(l);
 }
 
@@ -571,17 +595,20 @@ static void issue(struct loop *l, uint32_t pos)
         for (uint32_t i = 0; i < g->n && !l->err; i++)
             issue_txn_l1(l, pos, &g->txn[i], delay[i], g->dep);
     } else { /* every transaction a fetch: the loop as it was before the L1 */
+        const uint32_t mshr = l->p->mshr, waiter = g->dep ? pos : NONE;
+        uint64_t most = l->st->max_in_flight; /* nothing else reads it meanwhile */
         for (uint32_t i = 0; i < g->n && !l->err; i++) {
             tick(l);                        /* 6c */
-            while (l->fly.n >= l->p->mshr)  /* 6d */
+            while (l->fly.n >= mshr)        /* 6d */
                 l->st->mshr_stall_ticks += jump(l);
             emit_one(l, &g->txn[i]);        /* 6e */
-            fly_push(&l->fly, l->clock + delay[i], g->dep ? pos : NONE);
-            if (g->dep)
+            fly_push(&l->fly, l->clock + delay[i], waiter);
+            if (waiter != NONE)
                 l->outstanding[pos]++;
-            if (l->fly.n > l->st->max_in_flight)
-                l->st->max_in_flight = l->fly.n;
+            if (l->fly.n > most)
+                most = l->fly.n;
         }
+        l->st->max_in_flight = most;
     }
     l->issuing = NONE;
     l->rr_next = pos + 1 == l->npos ? 0 : pos + 1;

@@ -120,6 +120,24 @@ int trace_outq_put(struct trace_outq *q, const void *items, size_t n)
     return result(q);
 }
 
+void *trace_outq_room(struct trace_outq *q, size_t *n)
+{
+    unsigned i = q->filled % TRACE_OUTQ_BUFS;
+    size_t free_items = TRACE_OUTQ_ITEMS - q->len[i]; /* >= 1: a full buffer is submitted at once */
+    if (*n > free_items)
+        *n = free_items;
+    return q->buf[i] + q->len[i] * q->size;
+}
+
+int trace_outq_commit(struct trace_outq *q, size_t n)
+{
+    unsigned i = q->filled % TRACE_OUTQ_BUFS;
+    q->len[i] += n;
+    if (q->len[i] == TRACE_OUTQ_ITEMS)
+        submit(q);
+    return result(q);
+}
+
 int trace_outq_sink(void *q, const struct trace_out *o, size_t n)
 {
     return trace_outq_put(q, o, n);

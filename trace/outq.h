@@ -43,6 +43,13 @@ int trace_outq_put(struct trace_outq *q, const void *items, size_t n);
  * queue of struct trace_rec) over trace_outq_put. */
 int trace_outq_sink(void *q, const struct trace_out *o, size_t n);
 int trace_outq_rec(void *q, const struct trace_rec *r);
+/* Room for items built in place: returns where the buffer being filled
+ * has free items and lowers *n (>= 1 on entry) to how many fit there (at
+ * least 1). Only trace_outq_commit may follow before the next room. */
+void *trace_outq_room(struct trace_outq *q, size_t *n);
+/* Queues the first n items written at the last room (n <= what it
+ * granted). 0, or the real sink's non-zero return once it has failed. */
+int trace_outq_commit(struct trace_outq *q, size_t n);
 /* Returns once every item queued so far went through the real sink: 0 or
  * its non-zero return. */
 int trace_outq_drain(struct trace_outq *q);

@@ -7,7 +7,9 @@
  * side is shared by sorts and conversions: out_open writes OUTPUT.part (or
  * a duplicate of standard output, or a device in place: util/outfile.h)
  * through a CSV buffer or a binary writer (a sort drives it from a writer
- * thread: trace_outq in front of out_sink), out_close flushes it, commit
+ * thread: trace_outq in front of out_sink for CSV, of bin_items for binary,
+ * whose records the sorting thread encodes into the queue: bin_enqueue),
+ * out_close flushes it, commit
  * puts it into place, and outfile_discard removes whatever a failed run
  * wrote. Every failure goes through fail() or
  * fail_at(), which fill the struct trace_failure once.
@@ -134,6 +136,30 @@ static int out_sink(void *ctx, const struct trace_out *recs, size_t n)
 static int out_items(void *ctx, const void *items, size_t n)
 {
     return out_sink(ctx, items, n);
+}
+
+/* The binary output's queue carries encoded records: the sorting thread
+ * encodes each batch straight into the queue's buffer (bin_enqueue), and
+ * the writer thread only writes those bytes (bin_items). */
+static int bin_items(void *ctx, const void *items, size_t n)
+{
+    struct out *o = ctx;
+    return trace_bin_write_encoded(o->bw, items, n);
+}
+
+static int bin_enqueue(void *q, const struct trace_out *recs, size_t n)
+{
+    while (n) {
+        size_t k = n;
+        uint8_t *at = trace_outq_room(q, &k);
+        trace_bin_out_encode_n(recs, k, at);
+        int rc = trace_outq_commit(q, k);
+        if (rc)
+            return rc;
+        recs += k;
+        n -= k;
+    }
+    return 0;
 }
 
 static int rec_items(void *w, const void *items, size_t n)
@@ -364,11 +390,15 @@ static int sort_run(struct run *r, struct trace_summary *sum)
     struct trace_err te = {0};
     r->sort_threads = sort_threads();
     struct trace_sort_opts so = {.tmpdir = r->f->tmpdir, .threads = r->sort_threads, .l1 = r->f->l1};
-    struct trace_outq *q = rc == 0 ? trace_outq_new(sizeof(struct trace_out), out_items, &o) : NULL;
+    /* binary: encoded by the sorting thread, written by the queue's; CSV:
+     * formatted and written by the queue's thread */
+    struct trace_outq *q = rc != 0 ? NULL
+                           : o.bw  ? trace_outq_new(TRACE_BIN_OUT_BYTES, bin_items, &o)
+                                   : trace_outq_new(sizeof(struct trace_out), out_items, &o);
     if (rc == 0 && !q)
         rc = fail(r, TRACE_FAULT_OTHER, NULL, "out of memory for the output queue");
-    if (rc == 0) { /* formatting and writing run on the queue's thread */
-        rc = trace_sort_input(&r->in, &r->p, &so, trace_outq_sink, q, sum, &te);
+    if (rc == 0) {
+        rc = trace_sort_input(&r->in, &r->p, &so, o.bw ? bin_enqueue : trace_outq_sink, q, sum, &te);
         int qrc = trace_outq_free(q);
         if (rc == 0)
             rc = qrc;

@@ -12,8 +12,8 @@
  * by trace_read_path into a spool and written thread-major to a private
  * temporary file), resolve and check the parameters against it, sort into
  * a CSV or binary writer on OUTPUT.part that runs on a writer thread
- * (outq.h: the sorting thread only queues records; the bytes are those of
- * a direct writer), and commit (swap with an existing OUTPUT and remove the
+ * (outq.h: the sorting thread only queues records, a binary file's already
+ * encoded; the bytes are those of a direct writer), and commit (swap with an existing OUTPUT and remove the
  * old one, else rename to OUTPUT). A
  * conversion reads requests of any format (or a sorted binary file) and
  * writes them in input order through the same writers, part file and

@@ -52,9 +52,9 @@ static inline uint64_t rotl(uint64_t x, int k)
     return (x << k) | (x >> (64 - k));
 }
 
-uint64_t trace_rng_next(struct trace_rng *r)
+/* xoshiro256** step, inlined into the delay loop below. */
+static inline uint64_t rng_next(uint64_t *s)
 {
-    uint64_t *s = r->s;
     uint64_t out = rotl(s[1] * 5, 7) * 9;
     uint64_t t = s[1] << 17;
     s[2] ^= s[0];
@@ -64,6 +64,11 @@ uint64_t trace_rng_next(struct trace_rng *r)
     s[2] ^= t;
     s[3] = rotl(s[3], 45);
     return out;
+}
+
+uint64_t trace_rng_next(struct trace_rng *r)
+{
+    return rng_next(r->s);
 }
 
 double trace_rng_uniform(struct trace_rng *r)
@@ -236,16 +241,14 @@ static double zig_tail(struct trace_rng *r)
     }
 }
 
-double trace_rng_half_normal(struct trace_rng *r)
+/* The rest of a ziggurat draw whose first try (u's strip i, x = its point)
+ * did not fall inside strip i's rectangle: the wedge or tail test, then
+ * new tries. Out of line: about 1% of the draws come here, and as a call
+ * it keeps the inlined first try free of the register saves it needs. */
+__attribute__((noinline)) static double half_normal_rest(struct trace_rng *r, const struct zig *z, unsigned i,
+                                                         double x)
 {
-    const struct zig *z = zig_tables();
     for (;;) {
-        uint64_t u = trace_rng_next(r);
-        unsigned i = (unsigned)(u & (ZIG_N - 1));
-        double x = (double)(u >> 11) * 0x1.0p-53;
-        x = x * z->x[i];
-        if (x < z->x[i + 1])
-            return x;
         if (i == 0)
             return zig_tail(r);
         double d = z->f[i + 1] - z->f[i];
@@ -253,7 +256,30 @@ double trace_rng_half_normal(struct trace_rng *r)
         y = y + z->f[i];
         if (y < zig_f(x))
             return x;
+        uint64_t u = trace_rng_next(r);
+        i = (unsigned)(u & (ZIG_N - 1));
+        x = (double)(u >> 11) * 0x1.0p-53;
+        x = x * z->x[i];
+        if (x < z->x[i + 1])
+            return x;
     }
+}
+
+/* One draw: the first try inline, where 99% of the draws end. */
+static inline double half_normal(struct trace_rng *r, const struct zig *z)
+{
+    uint64_t u = rng_next(r->s);
+    unsigned i = (unsigned)(u & (ZIG_N - 1));
+    double x = (double)(u >> 11) * 0x1.0p-53;
+    x = x * z->x[i];
+    if (x < z->x[i + 1])
+        return x;
+    return half_normal_rest(r, z, i, x);
+}
+
+double trace_rng_half_normal(struct trace_rng *r)
+{
+    return half_normal(r, zig_tables());
 }
 
 double trace_rng_normal(struct trace_rng *r)
@@ -262,11 +288,9 @@ double trace_rng_normal(struct trace_rng *r)
     return trace_rng_next(r) >> 63 ? -h : h;
 }
 
-uint32_t trace_rng_delay(struct trace_rng *r, int fixed_only, uint32_t lat_min, double sigma)
+/* sigma * |N(0,1)| rounded half up, added to lat_min, saturating. */
+static inline uint32_t delay_of(double a, uint32_t lat_min, double sigma)
 {
-    if (fixed_only || sigma == 0.0)
-        return lat_min;
-    double a = trace_rng_half_normal(r);
     double d = sigma * a;
     d = d + 0.5;
     double room = (double)(UINT32_MAX - lat_min);
@@ -275,9 +299,22 @@ uint32_t trace_rng_delay(struct trace_rng *r, int fixed_only, uint32_t lat_min, 
     return lat_min + (uint32_t)d;
 }
 
+uint32_t trace_rng_delay(struct trace_rng *r, int fixed_only, uint32_t lat_min, double sigma)
+{
+    if (fixed_only || sigma == 0.0)
+        return lat_min;
+    return delay_of(trace_rng_half_normal(r), lat_min, sigma);
+}
+
 void trace_rng_delays(struct trace_rng *r, int fixed_only, uint32_t lat_min, double sigma, uint32_t *out,
                       uint32_t n)
 {
+    if (fixed_only || sigma == 0.0) {
+        for (uint32_t i = 0; i < n; i++)
+            out[i] = lat_min;
+        return;
+    }
+    const struct zig *z = zig_tables(); /* once per instruction, not per draw */
     for (uint32_t i = 0; i < n; i++)
-        out[i] = trace_rng_delay(r, fixed_only, lat_min, sigma);
+        out[i] = delay_of(half_normal(r, z), lat_min, sigma);
 }

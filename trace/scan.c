@@ -19,7 +19,7 @@
 
 /* 1 + the value of every hex digit byte, 0 for any other byte: the digit
  * loop below runs once per byte of every address of a CSV trace. */
-static const unsigned char hex1[256] = {
+const unsigned char trace_hex1[256] = {
     ['0'] = 1,  ['1'] = 2,  ['2'] = 3,  ['3'] = 4,  ['4'] = 5,  ['5'] = 6,  ['6'] = 7,  ['7'] = 8,
     ['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
     ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
@@ -30,7 +30,7 @@ static int scan_hex_digits(const char *p, const char *end, uint64_t *v, const ch
     const char *s = p;
     uint64_t x = 0;
     int over = 0;
-    for (unsigned d; p < end && (d = hex1[(unsigned char)*p]) != 0; p++) {
+    for (unsigned d; p < end && (d = trace_hex1[(unsigned char)*p]) != 0; p++) {
         if (x >> 60)
             over = 1;
         x = x << 4 | (d - 1);

@@ -44,6 +44,36 @@ int trace_scan_hex(const char *p, const char *end, uint64_t *v, const char **nex
 /* An optionally '-'-signed decimal that fits int64_t. */
 int trace_scan_i64(const char *p, const char *end, int64_t *v, const char **next);
 
+/* 1 + the value of a hex digit byte, 0 for any other byte. */
+extern const unsigned char trace_hex1[256];
+
+/* The common case of trace_scan_u64, inline for a reader's fast path: a
+ * decimal of 1 to 19 digits, or (allow_hex) "0x"/"0X" and 1 to 16 hex
+ * digits — numbers that cannot overflow. Returns 1 with *v and *p moved
+ * past it, giving exactly what trace_scan_u64 gives; 0 (nothing moved)
+ * for anything else, which the reader then scans with trace_scan_u64 to
+ * learn what is wrong, or to read a longer number. */
+static inline int trace_scan_u64_short(const char **p, const char *end, int allow_hex, uint64_t *v)
+{
+    const char *s = *p, *q;
+    uint64_t x = 0;
+    if (allow_hex && end - s >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        unsigned d;
+        for (q = s + 2; q < end && (d = trace_hex1[(unsigned char)*q]) != 0; q++)
+            x = x << 4 | (d - 1);
+        if (q == s + 2 || q - (s + 2) > 16)
+            return 0;
+    } else {
+        for (q = s; q < end && (unsigned char)(*q - '0') < 10; q++)
+            x = x * 10 + (uint64_t)(*q - '0');
+        if (q == s || q - s > 19)
+            return 0;
+    }
+    *v = x;
+    *p = q;
+    return 1;
+}
+
 /* ---- the lines of a buffer ---------------------------------------------- */
 
 /* A reader's position. Fields are read-only outside scan.c. */

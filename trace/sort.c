@@ -108,30 +108,51 @@ static int record_error(const struct view *v, size_t i, struct trace_err *err)
     return -1;
 }
 
-/* Checks every record and builds the block index. */
+/* Whether record r breaks a rule of trace_bin_req_check (which then says
+ * which): a width of 1, 2, 4, 8 or 16, dependency and store flags 0 or 1,
+ * reserved bytes 0, no byte past 2^64. Branch-free: the checking pass
+ * runs it once per record of the trace. */
+static inline int record_bad(const struct trace_rec *r)
+{
+    uint32_t w = r->width, flags; /* flags: dep, store and the two reserved bytes */
+    memcpy(&flags, (const char *)r + offsetof(struct trace_rec, dep), sizeof flags);
+    _Static_assert(offsetof(struct trace_rec, reserved) == offsetof(struct trace_rec, dep) + 2 &&
+                       sizeof r->reserved == 2,
+                   "dep, store, reserved: four bytes in a row");
+    return ((w - 1) >= 16) | ((w & (w - 1)) != 0) | ((flags & ~(uint32_t)0x0101) != 0) |
+           (r->addr + (w - 1) < r->addr);
+}
+
+/* Reports record i, which record_bad or the thread order refused. */
+static int scan_error(const struct view *v, size_t i, uint64_t prev, struct trace_err *err)
+{
+    if (record_error(v, i, err))
+        return TRACE_SORT_EINPUT;
+    trace_err_set(err, 0, v->base + i * (uint64_t)TRACE_BIN_REQ_BYTES,
+                  "record %zu: thread %" PRIu64 " after thread %" PRIu64 ": the input is not thread-major", i,
+                  v->recs[i].tid, prev);
+    return TRACE_SORT_EINPUT;
+}
+
+/* Checks every record and builds the block index, in windows of
+ * SCAN_RELEASE_EVERY records whose pages are dropped behind it. */
 static int scan(const struct view *v, const struct trace_params *p, struct bindex *x, struct trace_err *err)
 {
-    uint64_t prev = 0, block_end = 0;
+    uint64_t prev = 0, block_end = 0; /* block_end 0: the first record starts a block */
     size_t released = 0;
-    for (size_t i = 0; i < v->n; i++) {
-        const struct trace_rec *r = &v->recs[i];
-        uint32_t w = r->width;
-        if (w >= 32 || !((0x10116u >> w) & 1) || r->dep > 1 || r->store > 1 || r->reserved ||
-            r->addr + (w - 1) < r->addr) {
-            record_error(v, i, err);
-            return TRACE_SORT_EINPUT;
-        }
-        if (r->tid < prev) {
-            trace_err_set(err, 0, v->base + i * (uint64_t)TRACE_BIN_REQ_BYTES,
-                "record %zu: thread %" PRIu64 " after thread %" PRIu64 ": the input is not thread-major", i,
-                r->tid, prev);
-            return TRACE_SORT_EINPUT;
-        }
-        prev = r->tid;
-        if (r->tid >= block_end || i == 0) {
-            uint64_t b = r->tid / p->threads_per_block;
+    for (size_t from = 0; from < v->n; from += SCAN_RELEASE_EVERY) {
+        size_t to = v->n - from > SCAN_RELEASE_EVERY ? from + SCAN_RELEASE_EVERY : v->n;
+        for (size_t i = from; i < to; i++) {
+            const struct trace_rec *r = &v->recs[i];
+            uint64_t tid = r->tid;
+            if (record_bad(r) | (tid < prev)) /* one branch for both, the rare case sorts them out */
+                return scan_error(v, i, prev, err);
+            prev = tid;
+            if (tid < block_end)
+                continue;
+            uint64_t b = tid / p->threads_per_block;
             uint64_t next = (b + 1) * (uint64_t)p->threads_per_block;
-            block_end = next > r->tid ? next : UINT64_MAX;
+            block_end = next > tid ? next : UINT64_MAX;
             if (x->n && x->id[x->n - 1] == b) /* only at the very top of the id range */
                 continue;
             if (bindex_add(x, b, i)) {
@@ -139,9 +160,9 @@ static int scan(const struct view *v, const struct trace_params *p, struct binde
                 return TRACE_SORT_ESYS;
             }
         }
-        if (i - released >= SCAN_RELEASE_EVERY) {
-            view_release(v, released, i);
-            released = i;
+        if (to < v->n) {
+            view_release(v, released, to);
+            released = to;
         }
     }
     view_release(v, released, v->n);
@@ -177,14 +198,25 @@ static int bindex_by_sm(struct bindex *x, const struct trace_params *p)
 
 /* ---- the block source of one SM ---------------------------------------- */
 
+/* How a resident block's records are read (see sort.h's DESIGN). */
+enum block_read {
+    READ_IN_PLACE,                       /* the mapped records; their pages dropped at retire */
+    READ_COPY,                           /* the whole block copied into the slot's buffer */
+    READ_STREAM,                         /* per-thread buffers, refilled as the warps go */
+};
+
 /* Per resident slot: where its block's records are and, for a block read
- * through buffers, each thread's records still to read and its buffer. */
+ * through buffers, each thread's records still to read and its buffer; for
+ * a copied block, the copy. */
 struct slot_info {
     struct sm_src *src;
     size_t lo, hi;                       /* the block's records */
+    enum block_read how;
     struct trace_warp *warps;            /* the loop's warps of this slot */
     struct trace_rec *buf;               /* STREAM_CHUNK records per thread */
     size_t *next, *end;                  /* per thread of the block */
+    struct trace_rec *copy;              /* READ_COPY: the block's records */
+    size_t copy_cap;                     /* records copy holds room for */
 };
 
 struct sm_src {
@@ -193,6 +225,7 @@ struct sm_src {
     const struct bindex *x;
     size_t k, end;                       /* next and end position in x->by_sm */
     size_t stream_above;                 /* blocks of more records are read through buffers */
+    size_t copy_upto;                    /* blocks of at most this many records are copied */
     struct slot_info *slots;
     int io_failed;
 };
@@ -277,22 +310,54 @@ static int slot_buffers(struct slot_info *si, uint32_t tpb)
     return si->buf && si->next && si->end ? 0 : -1;
 }
 
+/* How a block of n records is read (see sort.h's DESIGN): copied when
+ * small and read from a file, through buffers when large, else in place. */
+static enum block_read block_read_how(const struct sm_src *s, size_t n)
+{
+    if (n > s->stream_above)
+        return READ_STREAM;
+    if (n <= s->copy_upto && s->v->bin && !s->v->bin->owned)
+        return READ_COPY;
+    return READ_IN_PLACE;
+}
+
+/* Copies the slot's block into its buffer; the records, or NULL. */
+static const struct trace_rec *copy_block(struct sm_src *s, struct slot_info *si)
+{
+    size_t n = si->hi - si->lo;
+    if (n > si->copy_cap) {
+        struct trace_rec *c = realloc(si->copy, n * sizeof *c);
+        if (!c)
+            return NULL;
+        si->copy = c;
+        si->copy_cap = n;
+    }
+    if (read_records(s->v, si->lo, n, si->copy)) {
+        s->io_failed = 1;
+        return NULL;
+    }
+    return si->copy;
+}
+
 /* Splits records [lo, hi) of one block into threads, lanes and warps:
- * in place (scanning the mapped records), or through buffers. */
+ * in place or copied (scanning the records), or through buffers. */
 static int split_block(struct sm_src *s, struct slot_info *si, struct trace_warp *warps)
 {
-    const struct trace_rec *recs = s->v->recs;
+    const struct trace_rec *recs = s->v->recs + si->lo; /* record lo + i is recs[i] */
     uint32_t tpb = s->p->threads_per_block;
-    int streamed = si->hi - si->lo > s->stream_above;
+    si->how = block_read_how(s, si->hi - si->lo);
+    int streamed = si->how == READ_STREAM;
     if (streamed && slot_buffers(si, tpb))
         return TRACE_SORT_ESYS;
+    if (si->how == READ_COPY && !(recs = copy_block(s, si)))
+        return TRACE_SORT_ESYS;
     for (size_t i = si->lo; i < si->hi;) {
-        uint64_t tid = streamed ? tid_at(s, i) : recs[i].tid;
+        uint64_t tid = streamed ? tid_at(s, i) : recs[i - si->lo].tid;
         size_t j = i + 1;
         if (streamed)
             j = thread_end(s, i, si->hi, tid);
         else
-            while (j < si->hi && recs[j].tid == tid)
+            while (j < si->hi && recs[j - si->lo].tid == tid)
                 j++;
         if (s->io_failed)
             return TRACE_SORT_ESYS;
@@ -301,8 +366,8 @@ static int split_block(struct sm_src *s, struct slot_info *si, struct trace_warp
         unsigned lane = in_block % TRACE_WARP_SIZE;
         w->live |= 1u << lane;
         if (!streamed) {
-            w->cur[lane] = &recs[i];
-            w->end[lane] = &recs[j];
+            w->cur[lane] = &recs[i - si->lo];
+            w->end[lane] = &recs[j - si->lo];
         } else {
             si->next[in_block] = i;
             si->end[in_block] = j;
@@ -338,7 +403,7 @@ static void src_retire(void *ctx, uint32_t slot)
 {
     struct sm_src *s = ctx;
     struct slot_info *si = &s->slots[slot];
-    if (si->hi - si->lo <= s->stream_above)
+    if (si->how == READ_IN_PLACE)
         view_release(s->v, si->lo, si->hi);
 }
 
@@ -350,6 +415,7 @@ static void slots_free(struct slot_info *slots, uint32_t n)
         free(slots[i].buf);
         free(slots[i].next);
         free(slots[i].end);
+        free(slots[i].copy);
     }
     free(slots);
 }
@@ -391,8 +457,10 @@ static int sort_one_sm(const struct view *v, const struct trace_params *p, const
                        struct trace_sm_stats *st, int *io_failed)
 {
     size_t above = o && o->stream_above ? o->stream_above : TRACE_SORT_STREAM_ABOVE;
+    size_t copy_upto = o && o->copy_upto ? o->copy_upto : TRACE_SORT_COPY_UPTO;
     struct sm_src s = {.v = v, .p = p, .x = x, .k = x->sm_first[sm], .end = x->sm_first[sm + 1],
-                       .stream_above = above / sizeof(struct trace_rec), .slots = slots};
+                       .stream_above = above / sizeof(struct trace_rec),
+                       .copy_upto = copy_upto / sizeof(struct trace_rec), .slots = slots};
     struct trace_block_src src = {.next = src_next, .retire = src_retire, .ctx = &s};
     const struct trace_l1_ops *l1 = o ? o->l1 : NULL;
     int rc = o && o->reference ? order_reference(p, sm, &src, emit, l1, st)
@@ -448,6 +516,7 @@ struct reorder {
     unsigned char *done;
     struct held **head, **tail;   /* per SM */
     size_t used, budget;          /* bytes held */
+    int releasing;                /* a thread hands held records on (outside the lock) */
     int rc, failed_io;            /* the first failure (a sink's value or an error) */
     uint32_t failed_sm;
     const struct view *v;
@@ -462,24 +531,48 @@ struct sm_emit {
     uint32_t sm;
 };
 
-/* Hands SM sm's held records to the sink (lock held). */
-static void release_held(struct reorder *ro, uint32_t sm)
+/* Frees held records, handing them to the sink first when hand_on (and
+ * nothing failed); returns the sink's first non-zero value. */
+static int drop_held(struct reorder *ro, struct held *h, int hand_on)
 {
-    for (struct held *h = ro->head[sm], *next; h; h = next) {
+    int rc = 0;
+    for (struct held *next; h; h = next) {
         next = h->next;
-        if (!ro->rc)
-            ro->rc = ro->sink(ro->ctx, h->recs, h->n);
-        ro->used -= h->n * sizeof h->recs[0];
+        if (hand_on && !rc)
+            rc = ro->sink(ro->ctx, h->recs, h->n);
         free(h);
     }
-    ro->head[sm] = ro->tail[sm] = NULL;
+    return rc;
 }
 
-/* Moves cur past finished SMs, handing on what each held (lock held). */
+/* Moves cur past finished SMs, handing on what each held (lock held on
+ * entry and exit). The sink is called without the lock, so the other
+ * thread goes on ordering meanwhile; `releasing` makes it hold its records
+ * (not write them) until everything held for its SM went out before them,
+ * and keeps a second thread out of here until then. */
 static void advance(struct reorder *ro)
 {
+    if (ro->releasing)
+        return; /* the thread handing on sees this SM's done flag when it looks again */
     while (ro->cur < ro->nsms) {
-        release_held(ro, ro->cur);
+        struct held *h = ro->head[ro->cur];
+        if (h) {
+            size_t bytes = 0;
+            for (struct held *k = h; k; k = k->next)
+                bytes += k->n * sizeof k->recs[0];
+            ro->head[ro->cur] = ro->tail[ro->cur] = NULL;
+            ro->releasing = 1;
+            int hand_on = !ro->rc;
+            pthread_mutex_unlock(&ro->mu);
+            int rc = drop_held(ro, h, hand_on);
+            pthread_mutex_lock(&ro->mu);
+            ro->releasing = 0;
+            ro->used -= bytes;
+            if (rc && !ro->rc)
+                ro->rc = rc;
+            pthread_cond_broadcast(&ro->cv); /* room in the reorder memory */
+            continue; /* more may have been held meanwhile */
+        }
         if (!ro->done[ro->cur])
             break;
         ro->cur++;
@@ -495,8 +588,14 @@ static int reorder_sink(void *c, const struct trace_out *o, size_t n)
     size_t bytes = n * sizeof *o;
     pthread_mutex_lock(&ro->mu);
     while (!ro->rc) {
-        if (e->sm == ro->cur) { /* next in the output: straight to the sink */
-            ro->rc = ro->sink(ro->ctx, o, n);
+        if (e->sm == ro->cur && !ro->releasing && !ro->head[e->sm]) {
+            /* next in the output: straight to the sink, without the lock
+             * (cur moves past this SM only when this thread finishes it) */
+            pthread_mutex_unlock(&ro->mu);
+            int rc = ro->sink(ro->ctx, o, n);
+            pthread_mutex_lock(&ro->mu);
+            if (rc && !ro->rc)
+                ro->rc = rc;
             break;
         }
         if (ro->used + bytes <= ro->budget || ro->used == 0) {
@@ -512,6 +611,8 @@ static int reorder_sink(void *c, const struct trace_out *o, size_t n)
             *(ro->head[e->sm] ? &ro->tail[e->sm]->next : &ro->head[e->sm]) = h;
             ro->tail[e->sm] = h;
             ro->used += bytes;
+            if (e->sm == ro->cur)
+                advance(ro); /* its SM came next while others' records went out: hand them on */
             break;
         }
         pthread_cond_wait(&ro->cv, &ro->mu); /* the reorder memory is full: wait for our turn */
@@ -576,7 +677,7 @@ static int sort_sms_parallel(const struct view *v, const struct trace_params *p,
         if (started)
             pthread_join(th, NULL);
         for (uint32_t sm = 0; sm < p->sms; sm++) {
-            release_held(&ro, sm); /* after a failure: only frees */
+            drop_held(&ro, ro.head[sm], 0); /* left only after a failure */
             add_stats(sum, &sum->sm[sm]);
         }
         pthread_mutex_destroy(&ro.mu);

@@ -14,12 +14,18 @@
  * block), so every error is reported, with its byte offset, before any
  * output; it drops the pages it has read as it goes. Then each SM in turn is
  * ordered: its blocks are taken from the index as the loop makes room. A
- * block of up to 1 MiB of records is read in place from the mapping and its
+ * small block (up to 256 KiB of records, from a file) is copied whole into
+ * its slot's buffer (pread): the mapping would drop pages in 2 MiB windows
+ * (below), and a window holds many small blocks of other SMs, each mapped
+ * and dropped again once per SM, so the kernel's page-table work, not the
+ * copy, dominated a trace of small blocks. A block of up to 1 MiB is read
+ * in place from the mapping and its
  * pages are dropped when it finishes; a larger block (threads with thousands
  * of requests) is read through a 4 KiB buffer per thread (pread), because a
  * page fault maps a whole large folio (up to 2 MiB) and the consumed pages of
  * threads spread over a big block could not be dropped one by one. Resident
- * memory is thus the resident threads of one SM (their warps and buffers),
+ * memory is thus the resident threads of one SM (their warps, buffers and
+ * copies),
  * the index, and a few MiB of mapped trace — not the trace's length.
  * Output: trace_out records, SM 0's whole stream first, through a
  * trace_out_sink in batches (binary writer, CSV writer, HTTP stream...).
@@ -46,12 +52,14 @@
 /* Blocks with more bytes of records than this are read through per-thread
  * buffers instead of in place (see the DESIGN above). */
 #define TRACE_SORT_STREAM_ABOVE ((size_t)1 << 20)
+#define TRACE_SORT_COPY_UPTO ((size_t)256 << 10)
 
 struct trace_sort_opts {
     int reference;         /* order with the literal 6a-6f loop (tests, bench) */
     const char *tmpdir;    /* for spooling an input that is not thread-major */
     size_t spool_mem;      /* memory for spooling; 0: TRACE_SPOOL_DEFAULT_MEM */
     size_t stream_above;   /* 0: TRACE_SORT_STREAM_ABOVE; tests set 1 to buffer every block */
+    size_t copy_upto;      /* 0: TRACE_SORT_COPY_UPTO; tests set 1 to copy no block */
     int threads;           /* SMs ordered at once: 0 or 1 one (this thread), 2 two (see below) */
     size_t reorder_bytes;  /* with 2 threads, output held for a later SM; 0: TRACE_SORT_REORDER_BYTES */
     const struct trace_l1_ops *l1; /* the L1 each SM's ordering consults (cache feedback,
@@ -66,7 +74,10 @@ struct trace_sort_opts {
  * other keeps up to reorder_bytes of its SM's records (TRACE_SORT_REORDER_BYTES
  * by default) and waits when that is full, until its SM comes next. The
  * output is byte for byte the one thread's; two SMs run fully in parallel
- * while an SM's output fits in the reorder memory. */
+ * while an SM's output fits in the reorder memory. The sink is never
+ * called with the threads' lock held (a sink that blocks, a full output
+ * queue, holds up only the thread calling it), and a thread whose SM
+ * comes next hands on what it held before it writes anything directly. */
 #define TRACE_SORT_REORDER_BYTES ((size_t)32 << 20)
 
 struct trace_summary {

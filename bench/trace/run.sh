@@ -21,25 +21,30 @@
 #        csv    the real pipeline (trace/pipeline.h, what `gpuprobe trace
 #               sort IN -o OUT` runs) writing CSV to a file
 #        bin    the same writing the binary format
+#        bin1   bin with one sorting thread forced (GPUPROBE_TRACE_THREADS=1):
+#               the one-core figure (the writer thread still runs beside it)
+#        bin2   bin with two sorting threads forced (SMs in parallel)
 #        csv1   (CSV input only) csv with one sorting thread, for the check
 #               that memory does not grow with the CSV file: a second
 #               sorting thread adds up to 32 MiB of held records, a constant
-#      and prints records/s over wall time, the process's CPU time (every
-#      thread), peak RSS, and the speed against the sorter alone. The default parameters (fermi
+#      and prints records/s over wall time and over the process's CPU time
+#      (M/s_cpu: every thread's CPU seconds added up, what one core would
+#      give doing all of it: the figure that another job on the machine
+#      disturbs least), that CPU time, peak RSS, and the speed against the sorter alone. The default parameters (fermi
 #      preset) throughout.
 #   4. Writes as many bytes as the largest output with plain 1 MiB write(2)
 #      calls to a new file: the machine's own page-cache write cost, the
 #      floor under every "written" figure.
-# A PASS/MISS line per input compares the end-to-end CSV run with 30 M
-# records/s (wall). The machine's 2 cores are shared: the load average is
+# A PASS/MISS line per input compares the end-to-end CSV and binary runs
+# with 30 M records/s (wall). The machine's 2 cores are shared: the load average is
 # printed before and after. A miss does not fail the script; it exits
 # non-zero only when it cannot run. Everything it writes is removed on exit
 # (BENCH_KEEP=1 keeps it). Tunables: BENCH_TMP (default /tmp, else /work),
 # BENCH_SCALE (1: thread counts multiplied), BENCH_CSV_LARGE (4; 0 skips the
 # long CSV), BENCH_REPEAT (3: each run is repeated and the fastest kept, the
 # one least disturbed by other work), BENCH_BEFORE (a git revision: bench.c is also built against that
-# revision's trace/ and util/, and its pipeline to CSV is run as "before", its
-# sorter alone as "sortb"), BENCH_RUNS (the runs to make, default all of them),
+# revision's trace/ and util/, and its pipeline to CSV is run as "before", to
+# binary as "binb", its sorter alone as "sortb"), BENCH_RUNS (the runs to make, default all of them),
 # BENCH_SHAPES (the trace shapes, default all), BENCH_PARAMS (name=value
 # settings for every run, e.g. "arch=hopper"; default none: the fermi preset).
 # The end-to-end runs sort as `gpuprobe trace sort` does: with a second
@@ -73,7 +78,7 @@ src=$(ls trace/*.c cache/*.c util/*.c | grep -v '^util/version\.c$')
 $CC -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I. -o "$dir/bench" bench/trace/bench.c $src \
     -ljansson -lpthread -lm
 
-runs="read sort fb mg fbmg csv bin csv1"
+runs="read sort fb mg fbmg csv bin bin1 bin2 csv1"
 # shellcheck disable=SC2206
 params=(${BENCH_PARAMS:-})
 if [ -n "${BENCH_BEFORE:-}" ]; then
@@ -82,7 +87,7 @@ if [ -n "${BENCH_BEFORE:-}" ]; then
     (cd "$dir/before" && $CC -std=c11 -D_GNU_SOURCE -O2 -I. -o "$dir/bench_before" \
         "$OLDPWD/bench/trace/bench.c" $(cd "$dir/before" && ls trace/*.c util/*.c | grep -v '^util/version\.c$') \
         -ljansson -lpthread -lm)
-    runs="$runs before sortb"
+    runs="$runs before binb sortb"
 fi
 runs=${BENCH_RUNS:-$runs}
 
@@ -110,7 +115,7 @@ mrate() { awk -v n="$1" -v s="$2" 'BEGIN {printf "%.1f", (s > 0 ? n / s / 1e6 : 
 
 echo "== machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) (start)"
 echo "== parameters: ${BENCH_PARAMS:-the defaults (fermi preset)}"
-printf '%-10s %-6s %3s %11s %9s %7s %12s %11s %8s  %s\n' input run thr records M/s_wall cpu_s peak_rss_kb out_bytes vs_sort l1
+printf '%-10s %-6s %3s %11s %9s %8s %7s %12s %11s %8s  %s\n' input run thr records M/s_wall M/s_cpu cpu_s peak_rss_kb out_bytes vs_sort l1
 declare -A res
 declare -A l1=([fb]=l1=feedback [mg]=l1=merge [fbmg]=l1=both)
 largest=0
@@ -130,6 +135,9 @@ for in in $inputs; do
                   line=$(GPUPROBE_TRACE_THREADS=1 "$dir/bench" pipe "$p" "$dir/out.csv" "${params[@]}") ;;
             csv)  line=$("$dir/bench" pipe "$p" "$dir/out.csv" "${params[@]}") ;;
             bin)  line=$("$dir/bench" pipe "$p" "$dir/out.bin" out_format=bin "${params[@]}") ;;
+            bin1) line=$(GPUPROBE_TRACE_THREADS=1 "$dir/bench" pipe "$p" "$dir/out.bin" out_format=bin "${params[@]}") ;;
+            bin2) line=$(GPUPROBE_TRACE_THREADS=2 "$dir/bench" pipe "$p" "$dir/out.bin" out_format=bin "${params[@]}") ;;
+            binb) line=$("$dir/bench_before" pipe "$p" "$dir/out.bin" out_format=bin "${params[@]}") ;;
             before) line=$("$dir/bench_before" pipe "$p" "$dir/out.csv" "${params[@]}") ;;
             esac
             if [ -z "$best" ] || awk -v a="$(field seconds "$line")" -v b="$(field seconds "$best")" 'BEGIN {exit !(a < b)}'; then
@@ -151,7 +159,8 @@ for in in $inputs; do
             share=$(awk -v h="$(field l1_hits "$line")" -v m="$(field l1_merged "$line")" \
                 -v o="$(field requests_out "$line")" 'BEGIN {printf "hit %.1f%% merged %.1f%%", 100 * h / o, 100 * m / o}')
         fi
-        printf '%-10s %-6s %3s %11s %9s %7s %12s %11s %8s  %s\n' "$in" "$run" "$thr" "$n" "$(mrate "$n" "$s")" "$c" \
+        printf '%-10s %-6s %3s %11s %9s %8s %7s %12s %11s %8s  %s\n' "$in" "$run" "$thr" "$n" "$(mrate "$n" "$s")" \
+            "$(mrate "$n" "$c")" "$c" \
             "$(field peak_rss_kb "$line")" "$b" "$vs" "$share"
         [ "$in" = big.csv ] && [ "$run" = csv1 ] && res[big.rss]=$(field peak_rss_kb "$line")
         [ "$in" = mixed.csv ] && [ "$run" = csv1 ] && res[small.rss]=$(field peak_rss_kb "$line")
@@ -178,13 +187,16 @@ for in in $shapes; do
 done
 
 [ -n "$(for in in $inputs; do echo "${res[$in.csv]:-}"; done)" ] &&
-    echo "== summary (end to end, output written to a file, CSV output; 30 M records/s target)"
+    echo "== summary (end to end, output written to a file, CSV and binary output; 30 M records/s target)"
 for in in $inputs; do
     [ -n "${res[$in.csv]:-}" ] || continue
     r=${res[$in.csv]}
-    verdict=$(awk -v r="$r" 'BEGIN {print (r >= 30) ? "PASS" : "MISS"}')
+    verdict=$(awk -v r="$r" -v b="${res[$in.bin]:-0}" \
+        'BEGIN {printf "%s CSV, %s binary", (r >= 30) ? "PASS" : "MISS", (b >= 30) ? "PASS" : "MISS"}')
     before=${res[$in.before]:+, before: ${res[$in.before]} M/s to CSV}
-    echo "   $verdict $in: ${r} M records/s to CSV, ${res[$in.bin]} M/s to binary (sorter alone, one thread: ${res[$in.sort]:-n/a} M/s$before)"
+    before=$before${res[$in.binb]:+, ${res[$in.binb]} to binary}
+    b1=${res[$in.bin1]:+, ${res[$in.bin1]} with one sorting thread}${res[$in.bin2]:+, ${res[$in.bin2]} with two}
+    echo "   $verdict $in: ${r} M records/s to CSV, ${res[$in.bin]:-n/a} M/s to binary$b1 (sorter alone, one thread: ${res[$in.sort]:-n/a} M/s$before)"
 done
 if [ -n "${res[big.rss]:-}" ]; then
     s=${res[small.rss]} l=${res[big.rss]}

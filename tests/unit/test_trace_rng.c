@@ -7,7 +7,8 @@
  * has mean 0, variance 1, the normal's tail mass and kurtosis, and never
  * passes its documented bound; delays are M exactly when fixed or sigma is
  * 0, at least M otherwise, saturate at UINT32_MAX, and their first values for
- * seed 1 are pinned (a change of those is a change of every sorted trace).
+ * seed 1 are pinned (a change of those is a change of every sorted trace);
+ * a batch of delays is exactly the single draws.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -162,12 +163,44 @@ static void test_delays(void **state)
         }
 }
 
+/* trace_rng_delays (a warp instruction's delays in one call, its first
+ * ziggurat try inlined) gives exactly the single draws, in batches of
+ * every size, over enough draws to take the wedge and tail paths many
+ * times, and leaves the stream where the single draws leave it. */
+static void test_delays_batch_equals_single(void **state)
+{
+    (void)state;
+    struct trace_rng a, b;
+    trace_rng_seed(&a, 77);
+    b = a;
+    uint32_t got[32], big = 0;
+    for (uint32_t round = 0; round < 20000; round++) {
+        uint32_t n = round % 33; /* 0 .. 32 */
+        double sigma = round % 3 ? 10.0 : 2500.0;
+        trace_rng_delays(&a, 0, 40, sigma, got, n);
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t want = trace_rng_delay(&b, 0, 40, sigma);
+            if (got[i] != want)
+                fail_msg("round %u, delay %u: %u, single draws %u", round, i, got[i], want);
+            big += sigma == 2500.0 && want > 40 + 2500 * 3; /* past 3 sigma: the wedges' far end */
+        }
+    }
+    assert_memory_equal(&a, &b, sizeof a);
+    assert_true(big > 100);
+    trace_rng_delays(&a, 1, 17, 10.0, got, 32); /* fixed: M, nothing drawn */
+    trace_rng_delays(&a, 0, 17, 0.0, got + 16, 16);
+    for (int i = 0; i < 32; i++)
+        assert_int_equal(got[i], 17);
+    assert_memory_equal(&a, &b, sizeof a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_splitmix_vector), cmocka_unit_test(test_xoshiro_vector),
         cmocka_unit_test(test_streams),         cmocka_unit_test(test_log_exp),
         cmocka_unit_test(test_normal_moments),  cmocka_unit_test(test_delays),
+        cmocka_unit_test(test_delays_batch_equals_single),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

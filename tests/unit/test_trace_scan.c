@@ -7,6 +7,7 @@
  * fail, x,y,z triples that stop where they went wrong, blanks and words).
  * The number scanners are tested in test_trace_pcflags.c, where they lived
  * first; the readers' own tests check that their errors keep their places.
+ * The short scanner of the readers' fast paths agrees with the full one.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -164,12 +165,68 @@ static void test_cursor_words(void **state)
     assert_int_equal(trace_cur_word(&c).n, 0);
 }
 
+/* trace_scan_u64_short against trace_scan_u64 on many strings: random
+ * digits, lengths around both limits (16 hex, 19 and 20 decimal digits),
+ * leading zeros, prefixes with and without digits, stray bytes after.
+ * Whenever the short scanner takes a number, the full one takes the same
+ * number and stops at the same byte; the short one leaves the position as
+ * it was when it declines, and it declines only what it must (too long,
+ * or no number). */
+static void test_short_scanner_agrees(void **state)
+{
+    (void)state;
+    static const char digits[] = "0123456789abcdefABCDEF";
+    static const char *const prefixes[] = {"", "0x", "0X", "0", "00", "x", "-"};
+    static const char *const tails[] = {"", ",", "g", " 1", "x1", "\n"};
+    uint64_t seed = 12345;
+    size_t taken = 0, declined = 0;
+    for (int k = 0; k < 200000; k++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        char buf[64];
+        size_t n = 0;
+        const char *pre = prefixes[(seed >> 33) % 7];
+        for (const char *c = pre; *c; c++)
+            buf[n++] = *c;
+        size_t len = (seed >> 40) % 24; /* 0..23 digits */
+        int dec_only = (seed >> 20) & 1;
+        for (size_t i = 0; i < len; i++) {
+            uint64_t h = seed * (i + 7) >> 29;
+            buf[n++] = digits[h % (dec_only ? 10 : 22)];
+        }
+        for (const char *c = tails[(seed >> 50) % 6]; *c; c++)
+            buf[n++] = *c;
+        const char *end = buf + n;
+        for (int hex = 0; hex <= 1; hex++) {
+            const char *p = buf, *next = NULL;
+            uint64_t v = 0, w = 0;
+            int got = trace_scan_u64_short(&p, end, hex, &v);
+            int full = trace_scan_u64(buf, end, hex, &w, &next);
+            if (!got) {
+                assert_ptr_equal(p, buf);
+                declined++;
+                /* a number the full scanner reads in 1..16 hex / 1..19 decimal digits is not declined */
+                if (full == TRACE_SCAN_OK) {
+                    int is_hex = hex && n >= 2 && buf[0] == '0' && (buf[1] == 'x' || buf[1] == 'X');
+                    size_t digits_read = (size_t)(next - buf) - (is_hex ? 2 : 0);
+                    assert_true(digits_read > (is_hex ? 16u : 19u));
+                }
+                continue;
+            }
+            taken++;
+            assert_int_equal(full, TRACE_SCAN_OK);
+            assert_true(v == w);
+            assert_ptr_equal(p, next);
+        }
+    }
+    assert_true(taken > 50000 && declined > 50000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lines),          cmocka_unit_test(test_errors),
         cmocka_unit_test(test_cursor_numbers), cmocka_unit_test(test_cursor_triple),
-        cmocka_unit_test(test_cursor_words),
+        cmocka_unit_test(test_cursor_words),   cmocka_unit_test(test_short_scanner_agrees),
     };
     return cmocka_run_group_tests_name("trace_scan", tests, NULL, NULL);
 }

@@ -6,7 +6,8 @@
  * spooled on the way, through several runs when memory is small, and sorts
  * the same; the spool alone is a stable sort by thread (each thread's order
  * kept) for any memory size; threads thousands of records long sort the
- * same from a file (read through per-thread buffers) as from memory; a bad
+ * same from a file (read through per-thread buffers) as from memory, and so
+ * do small blocks copied whole or read in place; a bad
  * record or a broken thread order is
  * reported with its byte offset before any output; a sorted file is refused
  * as input; bad parameters are refused; a sink's non-zero value stops the
@@ -286,6 +287,63 @@ static void test_errors_before_output(void **state)
     free(r);
 }
 
+/* The checking pass finds every kind of bad record, and names it and its
+ * offset, whichever field is wrong; good records of every width pass. */
+static void test_checking_pass_each_field(void **state)
+{
+    (void)state;
+    size_t n;
+    struct trace_rec *r = kernel(4, 2, &n);
+    struct trace_params p = small_params();
+    p.threads_per_block = 64;
+    struct vec out = {0};
+    struct trace_summary s;
+    struct trace_err err;
+    static const uint32_t good_widths[] = {1, 2, 4, 8, 16};
+    for (size_t i = 0; i < sizeof good_widths / sizeof good_widths[0]; i++) {
+        r[i].width = good_widths[i];
+        r[i].addr = UINT64_MAX - (good_widths[i] - 1); /* its last byte is the top one */
+    }
+    r[5].store = 1;
+    assert_int_equal(trace_sort_records(r, n, &p, NULL, collect, &out, &s, &err), 0);
+    trace_summary_free(&s);
+    struct {
+        const char *field;
+        uint32_t width;
+        uint8_t dep, store;
+        uint16_t reserved;
+        uint64_t addr;
+        const char *says;
+    } bad[] = {
+        {"width 0", 0, 0, 0, 0, 0x1000, "width 0"},     {"width 3", 3, 0, 0, 0, 0x1000, "width 3"},
+        {"width 32", 32, 0, 0, 0, 0x1000, "width 32"},  {"width 2^31", 1u << 31, 0, 0, 0, 0x1000, "width"},
+        {"dep 2", 4, 2, 0, 0, 0x1000, "dependency"},    {"dep 255", 4, 255, 0, 0, 0x1000, "dependency"},
+        {"store 2", 4, 0, 2, 0, 0x1000, "store"},       {"reserved", 4, 0, 0, 1, 0x1000, "reserved"},
+        {"reserved high", 4, 0, 0, 0x100, 0x1000, "reserved"},
+        {"past 2^64", 8, 0, 0, 0, UINT64_MAX - 6, "passes 2^64"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        size_t at = (k * 7 + 3) % n;
+        struct trace_rec keep = r[at];
+        r[at].width = bad[k].width;
+        r[at].dep = bad[k].dep;
+        r[at].store = bad[k].store;
+        r[at].reserved = bad[k].reserved;
+        r[at].addr = bad[k].addr;
+        out.n = 0;
+        if (trace_sort_records(r, n, &p, NULL, collect, &out, &s, &err) != TRACE_SORT_EINPUT)
+            fail_msg("%s: accepted", bad[k].field);
+        assert_int_equal(out.n, 0);
+        assert_int_equal(err.offset, 32 * at);
+        if (!strstr(err.msg, bad[k].says))
+            fail_msg("%s: \"%s\"", bad[k].field, err.msg);
+        trace_summary_free(&s);
+        r[at] = keep;
+    }
+    free(out.o);
+    free(r);
+}
+
 /* Threads thousands of records long: their blocks (10 MB each) are read
  * through per-thread buffers, not in place; the output must not change. */
 static void test_long_threads(void **state)
@@ -317,6 +375,40 @@ static void test_long_threads(void **state)
     trace_summary_free(&sf);
     free(mem.o);
     free(file.o);
+    free(r);
+}
+
+/* The three ways a block is read from a file (sort.h): copied whole (the
+ * default for these 24 KiB blocks), in place from the mapping (copy_upto 1:
+ * no block copied), through per-thread buffers (stream_above 1), and
+ * copied by two threads, all give the records sorted in memory. */
+static void test_block_reads_agree(void **state)
+{
+    struct tmp *t = *state;
+    size_t n;
+    struct trace_rec *r = kernel(40, 6, &n);
+    write_trace(t->path, r, n, 64);
+    struct trace_params p = small_params();
+    struct trace_params pm = p;
+    pm.threads_per_block = 64;
+    struct vec mem = {0};
+    struct trace_summary sm;
+    struct trace_err err;
+    assert_int_equal(trace_sort_records(r, n, &pm, NULL, collect, &mem, &sm, &err), 0);
+    assert_true(mem.n > 1000);
+    const struct trace_sort_opts runs[] = {{0}, {.copy_upto = 1}, {.stream_above = 1}, {.threads = 2},
+                                           {.threads = 2, .copy_upto = 1, .reorder_bytes = 4096}};
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        struct vec file = {0};
+        struct trace_summary sf;
+        assert_int_equal(trace_sort_file(t->path, &p, &runs[i], collect, &file, &sf, &err), 0);
+        same(&mem, &file);
+        assert_int_equal(sf.ticks, sm.ticks);
+        trace_summary_free(&sf);
+        free(file.o);
+    }
+    trace_summary_free(&sm);
+    free(mem.o);
     free(r);
 }
 
@@ -490,7 +582,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_text_order_is_spooled, setup, teardown),
         cmocka_unit_test_setup_teardown(test_spool_stable, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors_before_output, setup, teardown),
+        cmocka_unit_test(test_checking_pass_each_field),
         cmocka_unit_test_setup_teardown(test_long_threads, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_block_reads_agree, setup, teardown),
         cmocka_unit_test(test_sink_stops),
         cmocka_unit_test_setup_teardown(test_two_threads_same_output, setup, teardown),
         cmocka_unit_test_setup_teardown(test_binary_output_and_summary, setup, teardown),
