@@ -63,7 +63,8 @@ void gpu_inventory_free(struct gpu_inventory *inv);
 json_t *gpu_inventory_to_json(const struct gpu_inventory *inv);
 json_t *gpu_device_to_json(const struct gpu_device *d, const struct gpu_inventory *inv);
 /* Strictly parses what gpu_inventory_to_json wrote; -1 with a reason on any
- * missing or mistyped field. */
+ * missing or mistyped field (but numa_node, which inventories written before
+ * it existed lack: absent, it reads as -1). */
 int gpu_inventory_from_json(const json_t *j, struct gpu_inventory *inv, char *err, size_t errlen);
 
 /* The NUMA node of PCI device pci_bus_id ("0000:18:00.0", any case) as
