@@ -1,6 +1,8 @@
 /*
  * `gpuprobe probe latency|memory|banks|control-codes|dual-issue|suite`: runs a
- * probe on a GPU in this process, with no daemon, and prints its result.
+ * probe on a GPU in this process, with no daemon, and prints its result; with
+ * --device all on every attached GPU at once, one worker child per GPU
+ * (probe_fanout.h), the results then finished here in device order.
  *
  * DESIGN
  * The command is a thin driver over the same job-kind descriptors the daemon
@@ -34,7 +36,8 @@ static const char usage[] =
     "                      [--db PATH] [--push URL --token-file F [--tries N]\n"
     "                      [--content full|figures]] [--json]\n"
     "                      [--compact] [--keep-cubins DIR]\n"
-    "Runs a probe on GPUs in this process (no daemon needed) and prints the result.\n"
+    "Runs a probe here (no daemon needed) and prints the result: on one GPU in this\n"
+    "process, or with --device all on every GPU at once, one worker process each.\n"
     "  latency        latency and throughput of each instruction of the catalog\n"
     "  memory         load latency over footprints, cache levels, shared memory, departure\n"
     "  banks          register banks: conflicting registers, their cost, reuse flags\n"
