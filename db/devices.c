@@ -217,7 +217,12 @@ int store_device_list(store *s, struct device_row **rows, size_t *n, char *err, 
 {
     void *items = NULL;
     assert(s && rows && n);
-    int ret = store_list(s, DEVICE_COLS " ORDER BY h.hostname, d.first_seen_ms, d.uuid", NULL, 0,
+    /* a node's GPUs together and in slot order, whatever order they were
+     * first seen (pushed) in: the dashboard lists them side by side */
+    int ret = store_list(s,
+                         DEVICE_COLS " ORDER BY h.hostname, json_extract(d.info_json, '$.pci_bus_id'),"
+                                     " d.first_seen_ms, d.uuid",
+                         NULL, 0,
                          take_listed_device, sizeof **rows, release_devices, &items, n,
                          "listing devices", err, errlen);
     *rows = items;

@@ -130,8 +130,9 @@ void device_rows_free(struct device_row *rows, size_t n);
 int store_device_get(store *s, const char *uuid, struct device_row *out,
                      char *err, size_t errlen);
 
-/* Every device the store has seen, on any host, by host then first sighting
- * (*rows malloc'd; free with device_rows_free). */
+/* Every device the store has seen, on any host, by host, then PCI bus id
+ * (the info's pci_bus_id; none first), then first sighting (*rows malloc'd;
+ * free with device_rows_free). */
 int store_device_list(store *s, struct device_row **rows, size_t *n, char *err, size_t errlen);
 
 /* ---- jobs ---------------------------------------------------------------- */

@@ -10,7 +10,9 @@
  * split the fleet evenly), renamed MODEL when given (a third model can be
  * the same measurements under another name: the fleet compares within a
  * model, so what matters is that its peers agree), with a UUID and a host
- * of its own (GPUs are spread over H hosts in turn), its results' origin
+ * of its own (GPUs are spread over H hosts in turn; a host's k-th GPU sits
+ * in slot k of an 8-GPU node: its PCI bus id and NUMA node are that slot's),
+ * its results' origin
  * jobs renumbered, and noise: every repeated statistic ({"median", "min",
  * "max", "runs"}) whose values are not all whole numbers, and every cache
  * level's latency, is scaled by one factor 1 + N(0, SIGMA) drawn for it
@@ -247,8 +249,12 @@ static void set_identity(json_t *v, const char *uuid, const char *name)
     }
 }
 
-static json_t *gpu(const json_t *ref, const char *model, size_t index, const char *host,
-                   int fault, int figures_only, struct rng *r, char uuid[48])
+/* The PCI bus of an 8-GPU HGX node's slots; slots 0-3 hang off NUMA node 0,
+ * 4-7 off node 1. */
+static const unsigned hgx_bus[8] = {0x18, 0x2a, 0x3a, 0x5d, 0x9a, 0xab, 0xba, 0xdb};
+
+static json_t *gpu(const json_t *ref, const char *model, size_t index, size_t slot,
+                   const char *host, int fault, int figures_only, struct rng *r, char uuid[48])
 {
     json_t *b = json_deep_copy(ref);
     json_t *dev = json_array_get(json_object_get(b, "devices"), 0);
@@ -262,6 +268,10 @@ static json_t *gpu(const json_t *ref, const char *model, size_t index, const cha
     json_object_set_new(info, "uuid", json_string(uuid));
     if (model)
         json_object_set_new(info, "name", json_string(model));
+    char bus[16];
+    snprintf(bus, sizeof bus, "0000:%02x:00.0", hgx_bus[slot % 8] + (unsigned)(slot / 8));
+    json_object_set_new(info, "pci_bus_id", json_string(bus));
+    json_object_set_new(info, "numa_node", json_integer((json_int_t)(slot % 8 / 4)));
     size_t i;
     json_t *res;
     json_array_foreach(json_object_get(dev, "results"), i, res) {
@@ -391,8 +401,8 @@ int main(int argc, char **argv)
         char host[32], uuid[48];
         snprintf(host, sizeof host, "node%04ld", g % hosts);
         int fault = g < outliers ? (int)(g % NFAULTS) : -1;
-        json_t *b = gpu(refs[g % (long)nrefs], models[g % (long)nrefs], (size_t)g, host, fault,
-                        figures_only, &r, uuid);
+        json_t *b = gpu(refs[g % (long)nrefs], models[g % (long)nrefs], (size_t)g,
+                        (size_t)(g / hosts), host, fault, figures_only, &r, uuid);
         snprintf(path, sizeof path, "%s/%05ld.json", out, g);
         if (!b || json_dump_file(b, path, JSON_COMPACT | JSON_REAL_PRECISION(17)) != 0) {
             fprintf(stderr, "fleet-synth: cannot write %s\n", path);

@@ -166,7 +166,10 @@ static int read_device(const struct cuda_api *api, int ordinal, struct gpu_devic
         return -1;
     }
     d->memory_bytes = bytes;
-    return read_pci(api, dev, d, why, len) || read_attrs(api, dev, d, why, len) ? -1 : 0;
+    if (read_pci(api, dev, d, why, len) || read_attrs(api, dev, d, why, len))
+        return -1;
+    d->numa_node = gpu_numa_node(GPU_SYSFS_PCI_DEVICES, d->pci_bus_id);
+    return 0;
 }
 
 /* cuInit and cuDeviceGetCount: the number of devices, or 0 with the reason. */
@@ -254,6 +257,34 @@ void gpu_inventory_free(struct gpu_inventory *inv)
 }
 
 /* ---- small text helpers ----------------------------------------------- */
+
+int gpu_numa_node(const char *pci_devices, const char *pci_bus_id)
+{
+    char id[32], path[512], text[32];
+    size_t i = 0;
+    long node;
+    char *end;
+
+    for (; pci_bus_id[i] != '\0' && i < sizeof id - 1; i++)
+        id[i] = (char)tolower((unsigned char)pci_bus_id[i]);
+    id[i] = '\0';
+    /* a bus id is hex digits, ':' and '.' alone: nothing can climb out */
+    if (i == 0 || id[strspn(id, "0123456789abcdef:.")] != '\0')
+        return -1;
+    snprintf(path, sizeof path, "%s/%s/numa_node", pci_devices, id);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return -1;
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    errno = 0;
+    node = strtol(text, &end, 10);
+    if (end == text || errno != 0 || (*end != '\0' && *end != '\n') || node < -1 ||
+        node > 0x7fffffff)
+        return -1;
+    return (int)node;
+}
 
 void gpu_uuid_format(const unsigned char bytes[16], char *buf, size_t len)
 {
@@ -364,7 +395,7 @@ static json_t *cuda_version_json(int v)
 
 /* ---- the DEVICE object ------------------------------------------------ */
 
-enum field_type { F_INT, F_STR, F_U64, F_BOOL, F_CC };
+enum field_type { F_INT, F_STR, F_U64, F_BOOL, F_CC, F_NODE /* an int, -1 allowed */ };
 
 struct field {
     const char *name;
@@ -382,6 +413,7 @@ static const struct field fields[] = {
     STR_F(uuid),
     STR_F(name),
     STR_F(pci_bus_id),
+    { "numa_node", F_NODE, offsetof(struct gpu_device, numa_node), 0 },
     { "compute_capability", F_CC, 0, 0 },
     INT_F(sm_count),
     INT_F(clock_khz),
@@ -412,6 +444,7 @@ static json_t *field_to_json(const struct field *f, const struct gpu_device *d)
 
     switch (f->type) {
     case F_INT:
+    case F_NODE:
         memcpy(&i, p, sizeof i);
         return json_integer(i);
     case F_BOOL:
@@ -567,7 +600,8 @@ static int read_cuda_version(const struct reader *r, const json_t *o, int *versi
     return 0;
 }
 
-/* A non-negative integer member into an int (F_INT) or a uint64_t (F_U64). */
+/* A non-negative integer member into an int (F_INT; F_NODE: -1 too) or a
+ * uint64_t (F_U64). */
 static int read_integer(const struct reader *r, const json_t *o, const struct field *f, char *p)
 {
     const json_t *v = member(r, o, f->name, JSON_INTEGER, 0);
@@ -576,7 +610,7 @@ static int read_integer(const struct reader *r, const json_t *o, const struct fi
     if (v == NULL)
         return -1;
     n = json_integer_value(v);
-    if (n < 0 || (f->type == F_INT && n > 0x7fffffff))
+    if (n < (f->type == F_NODE ? -1 : 0) || (f->type != F_U64 && n > 0x7fffffff))
         return bad_field(r, f->name, "%lld is out of range", (long long)n);
     if (f->type == F_U64) {
         uint64_t u = (uint64_t)n;
@@ -611,6 +645,15 @@ static int field_from_json(const struct reader *r, const json_t *o, const struct
         b = json_is_true(v);
         memcpy(p, &b, sizeof b);
         return 0;
+    case F_NODE:
+        /* newer than the first inventories (tests/fixtures/devices/): absent
+         * reads as -1, unknown, so those still read */
+        if (json_object_get(o, f->name) == NULL) {
+            b = -1;
+            memcpy(p, &b, sizeof b);
+            return 0;
+        }
+        return read_integer(r, o, f, p);
     case F_INT:
     case F_U64:
         return read_integer(r, o, f, p);

@@ -20,6 +20,8 @@ struct gpu_device {
     char uuid[48];                   /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" */
     char name[256];
     char pci_bus_id[32];             /* "0000:18:00.0" */
+    int numa_node;                   /* the host NUMA node the GPU's PCI slot hangs off
+                                      * (sysfs); -1: none (one node) or unknown */
     int cc_major, cc_minor;
     int sm_count;
     int clock_khz;                   /* SM clock the driver reports as typical */
@@ -61,8 +63,17 @@ void gpu_inventory_free(struct gpu_inventory *inv);
 json_t *gpu_inventory_to_json(const struct gpu_inventory *inv);
 json_t *gpu_device_to_json(const struct gpu_device *d, const struct gpu_inventory *inv);
 /* Strictly parses what gpu_inventory_to_json wrote; -1 with a reason on any
- * missing or mistyped field. */
+ * missing or mistyped field (but numa_node, which inventories written before
+ * it existed lack: absent, it reads as -1). */
 int gpu_inventory_from_json(const json_t *j, struct gpu_inventory *inv, char *err, size_t errlen);
+
+/* The NUMA node of PCI device pci_bus_id ("0000:18:00.0", any case) as
+ * sysfs gives it: the integer in <pci_devices>/<bus id in lower case>/numa_node,
+ * pci_devices being GPU_SYSFS_PCI_DEVICES on a real host. -1 when the file is
+ * missing or holds no integer >= -1 (-1 is also what the kernel writes when
+ * the platform has no NUMA affinity). */
+#define GPU_SYSFS_PCI_DEVICES "/sys/bus/pci/devices"
+int gpu_numa_node(const char *pci_devices, const char *pci_bus_id);
 
 /* Formats 16 UUID bytes as "GPU-8-4-4-4-12" hex. buf must hold 41 bytes. */
 void gpu_uuid_format(const unsigned char bytes[16], char *buf, size_t len);

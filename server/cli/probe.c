@@ -1,6 +1,8 @@
 /*
  * `gpuprobe probe latency|memory|banks|control-codes|dual-issue|suite`: runs a
- * probe on a GPU in this process, with no daemon, and prints its result.
+ * probe on a GPU in this process, with no daemon, and prints its result; with
+ * --device all on every attached GPU at once, one worker child per GPU
+ * (probe_fanout.h), the results then finished here in device order.
  *
  * DESIGN
  * The command is a thin driver over the same job-kind descriptors the daemon
@@ -22,6 +24,7 @@
 #include "db/store.h"
 #include "server/cli/cli.h"
 #include "server/jobs/registry.h"
+#include "server/cli/probe_fanout.h"
 #include "server/cli/probe_table.h"
 #include "server/cli/push.h"
 #include "db/outbox.h"
@@ -33,7 +36,8 @@ static const char usage[] =
     "                      [--db PATH] [--push URL --token-file F [--tries N]\n"
     "                      [--content full|figures]] [--json]\n"
     "                      [--compact] [--keep-cubins DIR]\n"
-    "Runs a probe on GPUs in this process (no daemon needed) and prints the result.\n"
+    "Runs a probe here (no daemon needed) and prints the result: on one GPU in this\n"
+    "process, or with --device all on every GPU at once, one worker process each.\n"
     "  latency        latency and throughput of each instruction of the catalog\n"
     "  memory         load latency over footprints, cache levels, shared memory, departure\n"
     "  banks          register banks: conflicting registers, their cost, reuse flags\n"
@@ -42,7 +46,9 @@ static const char usage[] =
     "  suite          every probe, one after the other\n"
     "options:\n"
     "  --device N|UUID|all  the GPU, by index or UUID (see gpuprobe devices), or every\n"
-    "                       attached GPU one after the other; required\n"
+    "                       attached GPU at once, each in its own worker process; the\n"
+    "                       results come in device order, a failing GPU stops no other;\n"
+    "                       required\n"
     "  --repeats N          measurements of each figure, 1 to 50 (default 5; 3 for banks,\n"
     "                       control-codes and dual-issue)\n"
     "  --instructions LIST  latency only: catalog names separated by commas (default all)\n"
@@ -72,7 +78,9 @@ static const char usage[] =
     "in --db's outbox for gpuprobe push), 2 bad usage; the reason is one line on stderr.\n"
 #ifdef GPUPROBE_TEST_BUILD
     "Test build: suite-standin replays the reference H200's suite on the stand-in GPUs\n"
-    "that GPUPROBE_STANDIN_GPUS=N lists (tests/kinds/standin.c; no GPU touched).\n"
+    "that GPUPROBE_STANDIN_GPUS=N lists (tests/kinds/standin.c; no GPU touched);\n"
+    "test-gpu holds each GPU --seconds S (crashing on --crash-on UUID) and answers its\n"
+    "process and its start and end.\n"
 #endif
     ;
 
@@ -80,6 +88,7 @@ static const char *const probe_kinds[] = {
     "latency", "memory", "banks", "control-codes", "dual-issue", "suite",
 #ifdef GPUPROBE_TEST_BUILD
     "suite-standin", /* a STAND-IN replaying a real suite (tests/kinds/standin.c) */
+    "test-gpu",      /* holds a GPU and says when and where it ran (t_multigpu.sh) */
 #endif
     NULL};
 
@@ -95,6 +104,7 @@ static const char *kind_names(char *buf, size_t len)
 
 struct probe_opts {
     const char *kind, *device, *db, *instructions, *repeats, *sample, *cubin_dir;
+    const char *seconds, *crash_on; /* test build, kind test-gpu only */
     struct cli_push_args push;
     struct push_target target;   /* with --push: checked from push */
     int tries;
@@ -111,7 +121,11 @@ static int parse_args(int argc, char **argv, struct probe_opts *o, int *status)
         {"sample", .text = &o->sample}, {"json", .flag = &o->json},
         {"compact", .flag = &o->compact}, {"keep-cubins", .text = &o->cubin_dir},
         {"push", .text = &o->push.url}, {"token-file", .text = &o->push.token_file},
-        {"tries", .text = &o->push.tries}, {"content", .text = &o->push.content}, {0}};
+        {"tries", .text = &o->push.tries}, {"content", .text = &o->push.content},
+#ifdef GPUPROBE_TEST_BUILD
+        {"seconds", .text = &o->seconds}, {"crash-on", .text = &o->crash_on},
+#endif
+        {0}};
     char names[128];
     memset(o, 0, sizeof *o);
     if (cli_parse("probe", usage, opts, &o->kind, argc, argv, status) < 0)
@@ -152,6 +166,10 @@ static json_t *make_params(const struct job_kind *k, const struct probe_opts *o,
         (*status = cli_set_int("probe", given, "sample", "sample", o->sample)) == 0) {
         if (o->instructions)
             json_object_set_new(given, "instructions", json_string(o->instructions));
+        if (o->seconds)
+            json_object_set_new(given, "seconds", json_real(atof(o->seconds)));
+        if (o->crash_on)
+            json_object_set_new(given, "crash_on", json_string(o->crash_on));
         params = job_params_validate(k, given, err, sizeof err, field, sizeof field);
         if (!params)
             *status = cli_fail("probe", 2, "--%s",
@@ -228,16 +246,11 @@ static int print_result(const json_t *result, const struct probe_opts *o)
     return fflush(stdout) == 0 ? 0 : -1;
 }
 
-/* Measures one device, checks, prints and (with a store) records as *id. */
-static int run_probe(const struct job_kind *k, const json_t *params, const struct probe_opts *o,
-                     const char *device, store *s, int64_t *id)
+/* Checks, prints and (with a store) records one device's result as *id. */
+static int finish_probe(const struct job_kind *k, const json_t *params,
+                        const struct probe_opts *o, const json_t *result, store *s, int64_t *id)
 {
-    struct job_ctx ctx = {.job_id = 0, .device_uuid = device};
     char err[1024] = "";
-    json_t *result = k->run(&ctx, params, err, sizeof err);
-    if (!result)
-        return cli_fail("probe", 1, "%s%s%s", device, ": ",
-                        err[0] ? err : "the probe failed without a reason");
     int status = 0;
     if (print_result(result, o) < 0)
         status = cli_fail("probe", 1, "cannot write the result");
@@ -248,7 +261,45 @@ static int run_probe(const struct job_kind *k, const json_t *params, const struc
                           o->db ? o->db : "the push database", err);
     else if (s && o->db)
         fprintf(stderr, "gpuprobe probe: stored as job %lld in %s\n", (long long)*id, o->db);
+    return status;
+}
+
+/* Measures one device in this process, then finish_probe. */
+static int run_probe(const struct job_kind *k, const json_t *params, const struct probe_opts *o,
+                     const char *device, store *s, int64_t *id)
+{
+    struct job_ctx ctx = {.job_id = 0, .device_uuid = device};
+    char err[1024] = "";
+    json_t *result = k->run(&ctx, params, err, sizeof err);
+    if (!result)
+        return cli_fail("probe", 1, "%s%s%s", device, ": ",
+                        err[0] ? err : "the probe failed without a reason");
+    int status = finish_probe(k, params, o, result, s, id);
     json_decref(result);
+    return status;
+}
+
+/* With --device all: every device measured at once, one worker child each
+ * (probe_fanout.h), then finished one by one in device order; a device's
+ * failure is reported and the others go on. *recorded counts the ids. */
+static int probe_concurrently(const struct job_kind *k, const json_t *params,
+                              const struct probe_opts *o, char **devices, size_t n, store *s,
+                              int64_t *ids, size_t *recorded)
+{
+    struct probe_outcome *out = calloc(n, sizeof *out);
+    if (!out)
+        return cli_fail("probe", 1, "out of memory");
+    int status = 0;
+    probe_fanout(k, params, o->cubin_dir, devices, n, out);
+    for (size_t i = 0; i < n; i++) {
+        int rc = out[i].result
+                     ? finish_probe(k, params, o, out[i].result, s, &ids[*recorded])
+                     : cli_fail("probe", 1, "%s: %s", devices[i], out[i].error);
+        *recorded += rc == 0 && s;
+        status = status ? status : rc;
+    }
+    probe_outcomes_free(out, n);
+    free(out);
     return status;
 }
 
@@ -280,19 +331,20 @@ static int devices_to_probe(const char *device, char ***list, size_t *n)
     return status;
 }
 
-/* Measures every device of the list (going on after a failure), then
- * pushes what was recorded; the first failure's status. */
+/* Measures the device named, or with --device all every device of the
+ * list concurrently (going on after a failure), then pushes what was
+ * recorded; the first failure's status. */
 static int probe_devices(const struct job_kind *k, const json_t *params,
                          const struct probe_opts *o, char **devices, size_t n, store *s)
 {
     int64_t *ids = calloc(n ? n : 1, sizeof *ids);
     size_t recorded = 0;
-    int status = ids ? 0 : cli_fail("probe", 1, "out of memory");
-    for (size_t i = 0; ids && i < n; i++) {
-        int rc = run_probe(k, params, o, devices[i], s, &ids[recorded]);
-        recorded += rc == 0 && s;
-        status = status ? status : rc;
-    }
+    int status = !ids ? cli_fail("probe", 1, "out of memory")
+                 : strcmp(o->device, "all") == 0
+                     ? probe_concurrently(k, params, o, devices, n, s, ids, &recorded)
+                     : run_probe(k, params, o, devices[0], s, &ids[0]);
+    if (ids && strcmp(o->device, "all") != 0)
+        recorded = status == 0 && s;
     if (ids && o->push.url && recorded) {
         int rc = cli_push_results("probe", s, &o->target, o->tries, ids, recorded);
         status = status ? status : rc;

@@ -23,5 +23,7 @@ assert_true '.params.echo.default == null'
 req GET /api/v1/job-kinds
 BODY=$(json '.kinds[] | select(.name == "test-gpu")')
 assert_json .needs_gpu true
-assert_json .params '{}'
+assert_json '.params | keys' '["crash_on","seconds"]'
+assert_json '.params.seconds | [.type, .minimum, .maximum, .default]' '["number",0,3600,0]'
+assert_json .params.crash_on.type string
 stop_daemon

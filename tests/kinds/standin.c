@@ -14,7 +14,8 @@
  *   alike) list N stand-in GPUs besides the real ones: the reference H200's
  *   attributes, named "NVIDIA H200 (stand-in)", with a UUID made from this
  *   host's name and the index (every node of a cluster gets its own; the
- *   same node the same ones at every run).
+ *   same node the same ones at every run), PCI bus ids 0000:a0:00.0 on,
+ *   and NUMA node index/4 (four GPUs to a socket, as on an 8-GPU node).
  * - The kind suite-standin runs on such a device (needs_gpu: it takes the
  *   GPU slot and names the device like any probe) and answers the H200's
  *   suite document with the stand-in's description as each probe's
@@ -90,6 +91,8 @@ static json_t *standin_info(const json_t *reference, int i)
     json_object_set_new(info, "uuid", json_string(uuid));
     json_object_set_new(info, "name", json_string(STANDIN_NAME));
     json_object_set_new(info, "pci_bus_id", json_string(pci));
+    /* four GPUs to a socket, as on an 8-GPU HGX node */
+    json_object_set_new(info, "numa_node", json_integer(i / 4));
     return info;
 }
 

@@ -153,15 +153,43 @@ static const struct job_kind test_kind = {
     .save = NULL,
 };
 
+/*
+ * test-gpu runs where the scheduler puts it (a stand-in GPU of
+ * GPUPROBE_STANDIN_GPUS serves) and answers with the device, its process and
+ * its wall-clock start and end (CLOCK_REALTIME, ms), so tests of several GPUs
+ * (t_multigpu.sh) can prove which jobs overlapped and in which processes.
+ * "seconds" holds it busy; "crash_on" names a device (UUID or index, as
+ * given) on which it dies of SIGSEGV instead, for one GPU failing among many.
+ */
+static const struct param_spec test_gpu_params[] = {
+    {.name = "seconds", .type = PARAM_NUMBER, .min = 0, .max = 3600, .default_json = "0",
+     .description = "how long the job holds its GPU before answering"},
+    {.name = "crash_on", .type = PARAM_STRING,
+     .description = "the device (as the job names it) on which the worker crashes"},
+};
+
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static json_t *test_gpu_run(const struct job_ctx *ctx, const json_t *params, char *err,
                             size_t errlen)
 {
-    (void)params;
     if (!ctx->device_uuid) {
         snprintf(err, errlen, "no device given");
         return NULL;
     }
-    return json_pack("{s:s}", "device", ctx->device_uuid);
+    int64_t started = wall_ms();
+    const char *crash_on = param_string(params, "crash_on", NULL);
+    if (crash_on && strcmp(crash_on, ctx->device_uuid) == 0)
+        die_of_sigsegv();
+    sleep_seconds(json_number_value(json_object_get(params, "seconds")));
+    return json_pack("{s:s, s:I, s:I, s:I}", "device", ctx->device_uuid, "pid",
+                     (json_int_t)getpid(), "started_ms", (json_int_t)started, "ended_ms",
+                     (json_int_t)wall_ms());
 }
 
 static int test_gpu_check_result(const json_t *result, char *err, size_t errlen)
@@ -175,11 +203,12 @@ static int test_gpu_check_result(const json_t *result, char *err, size_t errlen)
 
 static const struct job_kind test_gpu_kind = {
     .name = "test-gpu",
-    .summary = "Test-only: needs a GPU and answers with its UUID",
+    .summary = "Test-only: needs a GPU, holds it for a while, and answers with its UUID, "
+               "its process and its start and end",
     .needs_gpu = 1,
     .default_timeout_s = 60,
-    .params = NULL,
-    .nparams = 0,
+    .params = test_gpu_params,
+    .nparams = sizeof test_gpu_params / sizeof test_gpu_params[0],
     .run = test_gpu_run,
     .check_result = test_gpu_check_result,
     .save = NULL,

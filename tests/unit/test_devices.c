@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -60,6 +61,7 @@ static void fill_inventory(struct gpu_inventory *inv)
         snprintf(d->uuid, sizeof d->uuid, "GPU-0123abcd-4567-89ef-0123-45678%07d", i);
         snprintf(d->name, sizeof d->name, "NVIDIA H100 80GB HBM3 #%d", i);
         snprintf(d->pci_bus_id, sizeof d->pci_bus_id, "0000:%02x:00.0", 0x18 + i);
+        d->numa_node = i == 0 ? -1 : 1;
         d->cc_major = 9;
         d->cc_minor = i;
         d->sm_count = 132;
@@ -89,6 +91,7 @@ static void assert_devices_equal(const struct gpu_device *a, const struct gpu_de
     assert_string_equal(a->uuid, b->uuid);
     assert_string_equal(a->name, b->name);
     assert_string_equal(a->pci_bus_id, b->pci_bus_id);
+    assert_int_equal(a->numa_node, b->numa_node);
     assert_int_equal(a->cc_major, b->cc_major);
     assert_int_equal(a->cc_minor, b->cc_minor);
     assert_int_equal(a->sm_count, b->sm_count);
@@ -176,7 +179,11 @@ static void test_json_shape(void **state)
     assert_string_equal(json_string_value(json_object_get(j, "driver_version")), "580.159.04");
     assert_true(json_is_null(json_object_get(j, "reason")));
     d = json_array_get(json_object_get(j, "devices"), 1);
-    assert_int_equal(json_object_size(d), N_DEVICE_FIELDS);
+    /* numa_node besides: optional on reading (test_numa_node_member) */
+    assert_int_equal(json_object_size(d), N_DEVICE_FIELDS + 1);
+    assert_int_equal(json_integer_value(json_object_get(d, "numa_node")), 1);
+    assert_int_equal(json_integer_value(json_object_get(
+                         json_array_get(json_object_get(j, "devices"), 0), "numa_node")), -1);
     for (size_t i = 0; i < N_DEVICE_FIELDS; i++)
         assert_non_null(json_object_get(d, device_fields[i]));
     assert_string_equal(json_string_value(json_object_get(d, "compute_capability")), "9.1");
@@ -323,6 +330,9 @@ static void test_from_json_rejects_bad_values(void **state)
         { "compute_capability", "\"9\"" },
         { "compute_capability", "\"9.0x\"" },
         { "sm_count", "-1" },
+        { "numa_node", "-2" },
+        { "numa_node", "2147483648" },
+        { "numa_node", "\"0\"" },
         { "sm_count", "3000000000" },
         { "memory_bytes", "-5" },
         { "cuda_driver_version", "\"thirteen\"" },
@@ -453,11 +463,78 @@ static void test_h200_fixture(void **state)
     assert_int_equal(inv.devices[0].warp_size, 32);
     assert_int_equal(inv.devices[0].max_warps_per_sm, 64);
     assert_int_equal(strncmp(inv.devices[0].uuid, "GPU-", 4), 0);
+    /* captured before numa_node existed: it reads as unknown, and the rest
+     * comes back as it was printed */
+    assert_int_equal(inv.devices[0].numa_node, -1);
     again = gpu_inventory_to_json(&inv);
+    json_object_del(json_array_get(json_object_get(again, "devices"), 0), "numa_node");
     assert_true(json_equal(json_object_get(j, "devices"), json_object_get(again, "devices")));
     json_decref(again);
     json_decref(j);
     gpu_inventory_free(&inv);
+}
+
+/* ---- NUMA node: the sysfs reader and the optional member --------------- */
+
+/* Writes text to DIR/BUSID/numa_node. */
+static void put_node(const char *dir, const char *bus, const char *text)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, bus);
+    assert_int_equal(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/%s/numa_node", dir, bus);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void test_numa_node_reader(void **state)
+{
+    char dir[] = "/tmp/gpuprobe-test-numa-XXXXXX";
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    put_node(dir, "0000:18:00.0", "1\n");
+    put_node(dir, "0000:1a:00.0", "-1\n");
+    put_node(dir, "0000:1b:00.0", "x\n");
+    put_node(dir, "0000:1c:00.0", "-2\n");
+    put_node(dir, "0000:1d:00.0", "3 4\n");
+    assert_int_equal(gpu_numa_node(dir, "0000:18:00.0"), 1);
+    assert_int_equal(gpu_numa_node(dir, "0000:1A:00.0"), -1); /* the driver's upper case */
+    assert_int_equal(gpu_numa_node(dir, "0000:1b:00.0"), -1);
+    assert_int_equal(gpu_numa_node(dir, "0000:1c:00.0"), -1);
+    assert_int_equal(gpu_numa_node(dir, "0000:1d:00.0"), -1);
+    assert_int_equal(gpu_numa_node(dir, "0000:99:00.0"), -1); /* no such device */
+    assert_int_equal(gpu_numa_node(dir, "../0000:18:00.0"), -1);
+    assert_int_equal(gpu_numa_node(dir, ""), -1);
+    const char *const bus[] = {"0000:18:00.0", "0000:1a:00.0", "0000:1b:00.0", "0000:1c:00.0",
+                               "0000:1d:00.0"};
+    char path[256];
+    for (size_t i = 0; i < sizeof bus / sizeof bus[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s/numa_node", dir, bus[i]);
+        unlink(path);
+        snprintf(path, sizeof path, "%s/%s", dir, bus[i]);
+        rmdir(path);
+    }
+    rmdir(dir);
+}
+
+/* numa_node absent reads as -1 (inventories older than it); present, it
+ * must be an integer >= -1 (test_from_json_rejects_bad_values). */
+static void test_numa_node_member(void **state)
+{
+    struct gpu_inventory in, out;
+    char err[256] = "";
+    (void)state;
+    fill_inventory(&in);
+    json_t *j = gpu_inventory_to_json(&in);
+    json_object_del(json_array_get(json_object_get(j, "devices"), 1), "numa_node");
+    assert_int_equal(gpu_inventory_from_json(j, &out, err, sizeof err), 0);
+    assert_int_equal(out.devices[0].numa_node, -1);
+    assert_int_equal(out.devices[1].numa_node, -1);
+    gpu_inventory_free(&out);
+    json_decref(j);
+    gpu_inventory_free(&in);
 }
 
 int main(void)
@@ -475,6 +552,8 @@ int main(void)
         cmocka_unit_test(test_discover_without_library),
         cmocka_unit_test(test_discover_library_lacking_symbols),
         cmocka_unit_test(test_h200_fixture),
+        cmocka_unit_test(test_numa_node_reader),
+        cmocka_unit_test(test_numa_node_member),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -157,10 +157,21 @@ const series = (chart) => chart.datasets.filter((d) => !d.marker);
 
 /* ---- the checks ----------------------------------------------------------- */
 
+/* How the pages write a device record's numa_node (-1 or absent: none). */
+const numaText = (n) => (typeof n === 'number' && n >= 0 ? `node ${n}` : '—');
+
 async function checkOverview(page, inv, jobs) {
   await openView(page, '#/', 'overview');
   const rows = await page.$$eval('#devices tbody tr', (trs) => trs.map((tr) => tr.dataset.uuid));
   equal(rows, inv.devices.map((d) => d.uuid), 'device rows');
+  const slots = await page.$$eval('#devices tbody tr', (trs) => trs.map((tr) => [tr.cells[4].textContent, tr.cells[5].textContent]));
+  equal(slots, inv.devices.map((d) => [d.pci_bus_id || '—', numaText(d.numa_node)]), 'device rows: PCI bus id and NUMA node');
+  for (let i = 1; i < inv.devices.length; i++) {
+    const [a, b] = [inv.devices[i - 1], inv.devices[i]];
+    if (!a.attached && !b.attached && a.host === b.host) {
+      check((a.pci_bus_id || '') <= (b.pci_bus_id || ''), `host ${a.host}'s GPUs are not listed in PCI bus order: ${a.pci_bus_id} before ${b.pci_bus_id}`);
+    }
+  }
   if (!inv.devices.some((d) => d.attached)) {
     const text = await page.textContent('#devices-empty');
     check(await page.isVisible('#devices-empty'), 'no note that no GPU is attached');
@@ -583,7 +594,36 @@ async function checkFleetShown(page, query) {
   const devices = await cells(page, '#fleet-devices tbody tr');
   equal(devices.map((r) => [r.name, r.text[1], r.text[2], Number(r.text[4])]), fleet.devices.map((d) => [d.uuid, d.host, d.model, d.outliers]), 'devices: host, model, outliers');
   equal(devices.map((r) => r.warn[4]), fleet.devices.map((d) => d.outliers > 0), 'devices with outliers highlighted');
+  await checkFleetNodes(page, fleet);
   return fleet;
+}
+
+/* The fleet page's nodes: one row per host of the fleet shown, its GPUs side
+ * by side in PCI bus order, each with the bus id and NUMA node its device
+ * record (GET /api/v1/devices) gives and the warning colour when it is an
+ * outlier somewhere. */
+async function checkFleetNodes(page, fleet) {
+  const nodes = await page.$$eval('#fleet-nodes tbody tr', (trs) => trs.map((tr) => ({
+    host: tr.dataset.host,
+    n: Number(tr.cells[1].textContent),
+    gpus: [...tr.querySelectorAll('a')].map((a) => [a.dataset.uuid, a.textContent, a.classList.contains('warn')]),
+  })));
+  const records = new Map((await apiGet('/api/v1/devices')).devices.map((d) => [d.uuid, d]));
+  const hosts = [...new Set(fleet.devices.map((d) => d.host))].sort();
+  const bus = (d) => records.get(d.uuid)?.pci_bus_id || '';
+  equal(nodes, hosts.map((host) => {
+    const gpus = fleet.devices.filter((d) => d.host === host)
+      .sort((a, b) => bus(a).localeCompare(bus(b)) || a.uuid.localeCompare(b.uuid));
+    return {
+      host,
+      n: gpus.length,
+      gpus: gpus.map((d) => [d.uuid, `${bus(d) || '—'} (${numaText(records.get(d.uuid)?.numa_node)})`, d.outliers > 0]),
+    };
+  }), 'nodes: each host with its GPUs in PCI bus order, bus id and NUMA node');
+  for (const node of nodes) {
+    const ids = node.gpus.map((g) => g[1].split(' ')[0]);
+    check(ids.every((id) => /^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$/.test(id)), `${node.host}: a GPU without a well-formed PCI bus id: ${ids}`);
+  }
 }
 
 /* Waits until the view has been drawn again after an action. */

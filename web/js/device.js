@@ -35,6 +35,7 @@ function deviceFacts(d) {
     ['Registers / SM', fmtCount(d.registers_per_sm)],
     ['Shared memory / SM', fmtBytes(d.shared_memory_per_sm)],
     ['Host', d.attached ? `${d.host || 'this host'} (attached, index ${d.index})` : `${d.host || '—'} (stored results)`],
+    ['PCI bus id · NUMA', `${d.pci_bus_id || '—'} · ${fmtNumaNode(d.numa_node)}`],
     ['UUID', el('span', { class: 'mono', text: d.uuid })],
   ], 'kv facts-grid');
 }

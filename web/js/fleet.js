@@ -3,7 +3,9 @@
  * holds, compared with the GPUs of its model by the rule GET /api/v1/fleet
  * states (docs/fleet.md). The rule in words and numbers; per model its
  * GPUs, hosts and outliers, and its figures' distributions, each linking to
- * its chart (fleet_distribution.js); the devices with their outlier counts.
+ * its chart (fleet_distribution.js); the devices with their outlier counts;
+ * each node's GPUs side by side in PCI bus order, with their NUMA nodes (the
+ * device records of GET /api/v1/devices, which a pushed bundle carries).
  * The model and host filters are the API's own (?model=, ?host=: the
  * distributions stay the whole model's), and every number is the API's:
  * the page computes no statistics.
@@ -190,6 +192,36 @@ function devicesTable(devices) {
   ], devices.map((d) => ({ ...d, name: d.uuid })), 'Devices and the figures on which each is an outlier', 'fleet-devices');
 }
 
+/* One row per host, its GPUs side by side in PCI bus id order, each with
+ * its NUMA node and drawn in the warning colour when it is an outlier
+ * somewhere. records: uuid -> the device record (GET /api/v1/devices). */
+function nodesTable(devices, records) {
+  const hosts = new Map();
+  for (const d of devices) {
+    const r = records.get(d.uuid) || {};
+    if (!hosts.has(d.host)) hosts.set(d.host, []);
+    hosts.get(d.host).push({ ...d, bus: r.pci_bus_id || '', numa: r.numa_node });
+  }
+  const rows = [...hosts.keys()].sort().map((host) => {
+    const gpus = hosts.get(host).sort((a, b) => a.bus.localeCompare(b.bus) || a.uuid.localeCompare(b.uuid));
+    return el('tr', { 'data-host': host },
+      el('th', { scope: 'row', text: host }),
+      el('td', { class: 'num', text: String(gpus.length) }),
+      el('td', { class: 'links' }, gpus.map((g) => el('a', {
+        href: hashFor(['device', g.uuid, 'latency']),
+        class: `mono${g.outliers > 0 ? ' warn' : ''}`,
+        'data-uuid': g.uuid,
+        title: `${g.uuid} · ${g.model} · ${g.outliers} outlier figure${g.outliers === 1 ? '' : 's'}`,
+        text: `${g.bus || '—'} (${fmtNumaNode(g.numa)})`,
+      }))));
+  });
+  return el('table', { id: 'fleet-nodes', class: 'data' },
+    el('caption', { class: 'visually-hidden', text: "Each node's GPUs by PCI bus id, with their NUMA nodes" }),
+    el('thead', {}, el('tr', {}, ['Host', 'GPUs', 'PCI bus id (NUMA node), in slot order'].map((h) =>
+      el('th', { scope: 'col', text: h })))),
+    el('tbody', {}, rows));
+}
+
 /* ---- the view ---------------------------------------------------------------- */
 
 function modelSection(m, rule, host, openFigures) {
@@ -215,9 +247,10 @@ async function renderFleet(main, route, ctx) {
   }
   const model = route.query.get('model') || '';
   const host = route.query.get('host') || '';
-  const [all, filtered] = await Promise.all([
+  const [all, filtered, inventory] = await Promise.all([
     api('/api/v1/fleet'),
     model || host ? fleetApi('/api/v1/fleet', { model, host }) : null,
+    api('/api/v1/devices'),
   ]);
   if (!ctx.alive()) return;
   const shown = filtered || all;
@@ -232,6 +265,12 @@ async function renderFleet(main, route, ctx) {
     for (const m of shown.models) sections.push(modelSection(m, all.rule, host, open));
   } else if (model) {
     sections.push(el('p', { class: 'empty', text: `No GPU of model “${model}” has fleet figures here.` }));
+  }
+  if (shown.devices.length) {
+    const records = new Map((inventory.devices || []).map((d) => [d.uuid, d]));
+    const hosts = new Set(shown.devices.map((d) => d.host)).size;
+    sections.push(el('section', {}, el('h2', { text: `Nodes (${hosts})` }),
+      el('div', { class: 'scroll' }, nodesTable(shown.devices, records))));
   }
   if (all.devices.length) {
     sections.push(el('section', {}, el('h2', { text: `Devices (${shown.devices.length})` }),

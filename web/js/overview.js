@@ -30,6 +30,15 @@ const overview = {
 
 /* ---- devices ------------------------------------------------------------ */
 
+/* A GPU's NUMA node as the device record gives it: "node 1", or "—" for
+ * -1 (none, or unknown) and for records made before the field existed.
+ * Also the device page's and the fleet view's. */
+function fmtNumaNode(n) {
+  return typeof n === 'number' && n >= 0 ? `node ${n}` : '—';
+}
+
+/* The API lists a node's GPUs together, in PCI bus order (GET
+ * /api/v1/devices), so the rows show each node's GPUs side by side. */
 function deviceRow(d) {
   const link = el('a', { href: hashFor(['device', d.uuid, 'latency']), text: d.name });
   const cells = [
@@ -37,6 +46,8 @@ function deviceRow(d) {
     [link, ''],
     [d.attached ? `${d.host || ''} (attached)` : d.host || '—', ''],
     [d.uuid, 'mono'],
+    [d.pci_bus_id || '—', 'mono'],
+    [fmtNumaNode(d.numa_node), ''],
     [d.compute_capability, ''],
     [fmtCount(d.sm_count), 'num'],
     [`${fmtKhz(d.clock_khz)} / ${fmtKhz(d.memory_clock_khz)}`, 'num'],
