@@ -14,7 +14,9 @@ import sys
 def main():
     doc = json.load(open(sys.argv[1]))
     rows = [[c.strip() for c in line.split(",")] for line in open(sys.argv[2]) if line.strip()]
-    devs = {d["uuid"]: d for d in doc["devices"]}
+    # the daemon also lists GPUs only stored here (the reference results),
+    # attached false: the discovered ones are the attached ones
+    devs = {d["uuid"]: d for d in doc["devices"] if d.get("attached", True)}
     problems = []
     if not rows:
         problems.append("nvidia-smi listed no GPU")

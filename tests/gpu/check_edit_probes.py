@@ -95,7 +95,13 @@ for e in cc["instructions"]:
         continue
     safe[e["name"]] = e["min_safe_stall"]
     fit = (e.get("fit") or {}).get("chain")
-    if e["min_safe_stall"] is None or not fit or abs(fit["slope"] - 1) > 0.05:
+    # one form of a two-form instruction (hfma2:HFMA2) has its own stalls
+    # edited alone: the chain's cycles grow by the share of its instructions
+    whole = next((x for x in cc["instructions"] if x["name"] == e.get("form_of")), None)
+    slope = 1.0
+    if whole and whole.get("edited_instructions") and e.get("edited_instructions"):
+        slope = e["edited_instructions"]["chain"] / whole["edited_instructions"]["chain"]
+    if e["min_safe_stall"] is None or not fit or abs(fit["slope"] - slope) > 0.05 * slope:
         problems.append(f"control-codes: {e['name']}: safe stall {e['min_safe_stall']}, fit {fit}")
 if cc["runs"]["verified"] != cc["runs"]["total"]:
     problems.append(f"control-codes: {cc['runs']} runs verified")

@@ -72,12 +72,14 @@ check "banks, control-codes, dual-issue and suite through the daemon" \
 kill -TERM "$daemon"; wait "$daemon" || true; daemon=""
 check "gpuprobe probe dual-issue runs without a daemon" sh -c \
     "'$bin' probe dual-issue --device 0 --json > '$out/cli-dual-issue.json'"
-# The first job's PTX and cubins are kept beside the database and disassemble.
-kept=$(ls "$work"/cubins/job-1/*.cubin 2>/dev/null | wc -l)
-check "job 1 kept its $kept cubins for inspection" test "$kept" -ge 66
+# The latency job's PTX and cubins are kept beside the database and
+# disassemble (its id: the reference results imported at start take the first).
+lat_dir=$(dirname "$(ls "$work"/cubins/job-*/latency_ffma_lat.cubin 2>/dev/null | head -n1)")
+kept=$(ls "$lat_dir"/*.cubin 2>/dev/null | wc -l || true)
+check "the latency job ($lat_dir) kept its $kept cubins for inspection" test "$kept" -ge 66
 if command -v cuobjdump >/dev/null; then
     check "a kept cubin disassembles to the timed FFMA chain" \
-        test "$(cuobjdump -sass "$work/cubins/job-1/latency_ffma_lat.cubin" | grep -c FFMA)" -ge 48
+        test "$(cuobjdump -sass "$lat_dir/latency_ffma_lat.cubin" | grep -c FFMA)" -ge 48
 fi
 
 # 5. Occupancy: the rules of model/occupancy.c against the driver's
