@@ -97,11 +97,9 @@ static int run_init(struct run *r, const struct cache_config *cfg, struct cache_
     r->engines = engines;
     r->parts = cfg->l2 && cfg->parts.count == 2 ? 2 : 1;
     r->g2 = cfg->geom[1];
-    if (r->parts == 2) { /* each partition half the L2, its ways kept */
+    if (r->parts == 2) {
         char msg[128];
-        r->g2.size /= 2;
-        r->g2.assoc = cfg->geom[1].assoc == cfg->geom[1].lines ? 0 : cfg->geom[1].assoc;
-        if (cache_geom_check(&r->g2, msg, sizeof msg))
+        if (cache_part_geom(&cfg->geom[1], &r->g2, msg, sizeof msg))
             return -1;
     }
     for (int e = 0; e < 2; e++) {

@@ -22,7 +22,10 @@
 #ifndef GPUPROBE_CACHE_PARTITION_H
 #define GPUPROBE_CACHE_PARTITION_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+#include "cache/geometry.h"
 
 #define CACHE_PART_MAX_SMS 1024
 #define CACHE_PART_PAGE_BITS 21
@@ -33,6 +36,11 @@ struct cache_parts {
     signed char sm_part[CACHE_PART_MAX_SMS]; /* 0 or 1; -1 not measured */
     uint64_t home_mask;                   /* address bits below the page */
 };
+
+/* The geometry of one partition of the checked L2 l2: half its size, its
+ * ways kept (a fully associative L2 gives fully associative halves), checked.
+ * 0, or -1 with the reason in msg when the half is not whole sets. */
+int cache_part_geom(const struct cache_geom *l2, struct cache_geom *half, char *msg, size_t msglen);
 
 /* The partition SM sm reads through. */
 static inline int cache_part_of_sm(const struct cache_parts *p, uint32_t sm)

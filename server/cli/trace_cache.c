@@ -222,9 +222,8 @@ static int partitions(const struct opts *o, const json_t *device_parts, struct c
         if (rc)
             return cli_fail(CMD, 1, "--l2-partitions: %s: %s", o->l2_parts, msg);
     }
-    struct cache_geom half = cfg->geom[1];
-    half.size /= 2;
-    if (!cfg->l2 || cache_geom_check(&half, msg, sizeof msg))
+    struct cache_geom half;
+    if (!cfg->l2 || cache_part_geom(&cfg->geom[1], &half, msg, sizeof msg))
         return cli_fail(CMD, 2, "--l2-partitions: %s", cfg->l2 ? msg : "there is no L2 (--l2 none)");
     return 0;
 }

@@ -108,10 +108,39 @@ static void test_two_partitions_by_hand(void **state)
     cache_result_free(&res);
 }
 
+static struct cache_geom checked(const char *text)
+{
+    struct cache_geom g = {0};
+    char msg[128];
+    assert_int_equal(cache_geom_parse(text, &g, msg, sizeof msg), 0);
+    assert_int_equal(cache_geom_check(&g, msg, sizeof msg), 0);
+    return g;
+}
+
+/* One partition: half the size, the ways kept; fully associative stays so;
+ * a half that is not whole sets is refused. */
+static void test_partition_geometry(void **state)
+{
+    (void)state;
+    char msg[128];
+    struct cache_geom half, l2 = checked("50M,16,128,32");
+    assert_int_equal(cache_part_geom(&l2, &half, msg, sizeof msg), 0);
+    assert_int_equal(half.size, 25u << 20);
+    assert_int_equal(half.assoc, 16);
+    assert_int_equal(half.sets, l2.sets / 2);
+    l2 = checked("64K,full,128,32");
+    assert_int_equal(cache_part_geom(&l2, &half, msg, sizeof msg), 0);
+    assert_int_equal(half.sets, 1);
+    assert_int_equal(half.assoc, 256);
+    l2 = checked("6K,16,128,32"); /* 3 sets: half of it is not whole sets */
+    assert_int_equal(cache_part_geom(&l2, &half, msg, sizeof msg), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_home_and_sm),
+        cmocka_unit_test(test_partition_geometry),
         cmocka_unit_test_setup_teardown(test_two_partitions_by_hand, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
