@@ -1,0 +1,117 @@
+/*
+ * The issue-order experiment of the control-code probe: which ready warp a
+ * sub-partition's scheduler issues next after a warp stalls or yields
+ * (Huerta et al. describe greedy-then-youngest on Turing and Ampere; see
+ * docs/sass.md "The issue scheduler").
+ *
+ * DESIGN
+ * K warps per sub-partition run one straight-line stream of independent
+ * FFMAs cut into segments; every segment is bracketed by two clock reads
+ * (a start and an end read), kept in registers and stored after the
+ * stream. The run (issue_order_run.c) edits the stall count and yield bit
+ * of the end reads in the cubin, so a segment's end is where the warp
+ * stalls or yields; the kernel's text and the reading of its machine code
+ * are in issue_order_ptx.c. Everything the experiment concludes comes from
+ * the per-warp timestamps through the plain C below (issue_order_policy.c),
+ * unit-tested on traces simulated from each policy:
+ *   - the issue order of one sub-partition is its warps' segments sorted
+ *     by start clock; two neighbours of that order that overlap in time
+ *     mean the issue interleaved inside segments, where the order says
+ *     nothing, so too many overlaps make the verdict "not determined";
+ *   - each change of owner in the order, from a warp whose segment ended
+ *     on an edited end read, is a decision: the candidates are the other
+ *     warps with a segment left that are ready: not started yet (a
+ *     barrier before the stream releases every warp at once, so one that
+ *     has not started is waiting to issue) or their own last end read's
+ *     stall is over; with two or more
+ *     candidates each policy names one, and is scored on whether it named
+ *     the warp that issued next;
+ *   - a policy is the rule when it named the next warp in at least
+ *     IO_MATCH of at least IO_MIN_DECISIONS decisions; several such
+ *     policies (they named the same warps) are reported together; none, or
+ *     too few decisions, is "not determined".
+ * Warp age is the warp's index in its block (the order the block's warps
+ * are created); the warp id is %warpid, the hardware slot. Where the two
+ * orders agree, "youngest" is "highest id" and "oldest" is "lowest id",
+ * and the verdict names both.
+ */
+#ifndef GPUPROBE_PROBES_ISSUE_ORDER_H
+#define GPUPROBE_PROBES_ISSUE_ORDER_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "probes/gpu/gpu.h"
+
+#define IO_MAX_WARPS 32              /* warps of one sub-partition in one trace */
+#define IO_MAX_SEGS 16               /* segments of each warp's stream */
+#define IO_MIN_DECISIONS 8
+#define IO_MATCH 0.9                 /* share of decisions a rule must name right */
+#define IO_MAX_OVERLAP 0.1           /* share of neighbour pairs that may overlap */
+
+/* One warp's stream: the clock (32-bit, as %clock reads it) at each
+ * segment's start and end read. */
+struct io_warp {
+    unsigned warpid;                 /* %warpid */
+    unsigned index;                  /* warp index in the block: its age */
+    uint32_t start[IO_MAX_SEGS], end[IO_MAX_SEGS];
+};
+
+/* One sub-partition's warps in one launch. */
+struct io_trace {
+    size_t nwarps, nseg;             /* 1..IO_MAX_WARPS, 1..IO_MAX_SEGS */
+    unsigned blocked;                /* cycles an end read keeps its warp from issuing */
+    int event_at_end;                /* 1: the end reads were edited to stall or yield */
+    struct io_warp w[IO_MAX_WARPS];
+};
+
+enum io_policy { IO_YOUNGEST, IO_OLDEST, IO_ROUND_ROBIN, IO_LOWEST_ID, IO_POLICIES };
+
+/* What traces showed, summed over any number of them (zero it first). */
+struct io_counts {
+    size_t traces, segments;
+    size_t pairs, overlapped;        /* neighbours in the order; those overlapping */
+    size_t continued;                /* the owner issued its next segment itself */
+    size_t held;                     /* ... although it had an event and a ready candidate */
+    size_t quiet;                    /* the owner had work left and no event at its end */
+    size_t switches;                 /* the owner changed */
+    size_t breaks;                   /* ... away from a warp with no event at its end */
+    size_t forced;                   /* switches with one candidate: no policy information */
+    size_t decisions;                /* switches with two or more candidates */
+    size_t hits[IO_POLICIES];        /* decisions each policy named right */
+    size_t age_is_id;                /* decisions where the age order was the id order */
+};
+
+const char *io_policy_name(enum io_policy p);
+
+/* Adds one trace to c. Traces whose sizes are out of range are skipped
+ * (c->traces counts only those used); 0, or -1 for a skipped one. */
+int io_count(const struct io_trace *t, struct io_counts *c);
+
+/* The issue order of t: the warp index of each segment in start order,
+ * written to order (room for nwarps * nseg); how many were written. */
+size_t io_order(const struct io_trace *t, unsigned *order, size_t room);
+
+/* The verdict: a mask of the policies that named the next warp in at least
+ * IO_MATCH of the decisions (bit p for policy p), or 0 ("not determined":
+ * too few decisions, too much overlap, or no policy good enough). */
+unsigned io_verdict(const struct io_counts *c);
+
+/* {"traces", "segments", "pairs", "overlapped", "continued", "held",
+ *  "switches", "breaks", "forced", "decisions", "hits": {policy: n},
+ *  "age_is_id", "quiet", "rule": [policy names] or null, "greedy": true/false/null,
+ *  "text": one sentence}. greedy: a warp kept issuing through segment
+ * ends that carried no event (breaks at most IO_MAX_OVERLAP of them);
+ * null without such ends. */
+json_t *io_counts_json(const struct io_counts *c);
+
+/* The GPU experiment (issue_order_run.c): builds the kernel for each warp
+ * count, checks its machine code, and runs each edit experiment `repeats`
+ * times: {"method", "segments", "ffma_per_segment", "warps_per_subpartition",
+ * "experiments": [{"name", "edit", "warps", "counts", "order_sample"}...],
+ * "by_experiment": {name: counts over all warp counts}, "subpartitions":
+ * {...}}; or {"error": reason}. Runs in the worker process. */
+json_t *issue_order_run(struct gpu *g, int repeats);
+
+#endif

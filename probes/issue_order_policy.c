@@ -1,0 +1,223 @@
+/*
+ * Reading issue orders out of per-warp timestamps and scoring the
+ * scheduling policies on them (see issue_order.h for the method).
+ *
+ * DESIGN
+ * Plain C over a trace, no GPU: io_count sorts one sub-partition's
+ * segments by start clock (relative to the first warp's first start, so a
+ * 32-bit clock that wraps during the run still orders), walks neighbours,
+ * and keeps per warp how many segments it has finished and when its last
+ * one ended: that is all a decision needs (who owned the issue, who was
+ * ready, who came next). Counts add up over traces, so one verdict can
+ * rest on every launch of an experiment.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "probes/issue_order.h"
+
+static const char *const names[IO_POLICIES] = {"youngest", "oldest", "round-robin",
+                                               "lowest-id"};
+
+const char *io_policy_name(enum io_policy p)
+{
+    return p < IO_POLICIES ? names[p] : "?";
+}
+
+struct seg {
+    unsigned w;                      /* warp position in the trace */
+    int64_t start, end;              /* cycles after the trace's base */
+};
+
+static int by_start(const void *a, const void *b)
+{
+    const struct seg *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    return (x->end > y->end) - (x->end < y->end);
+}
+
+static int valid(const struct io_trace *t)
+{
+    return t->nwarps >= 1 && t->nwarps <= IO_MAX_WARPS && t->nseg >= 1 &&
+           t->nseg <= IO_MAX_SEGS;
+}
+
+/* The trace's segments in issue order (s has room for all); how many. */
+static size_t sorted(const struct io_trace *t, struct seg *s)
+{
+    uint32_t base = t->w[0].start[0];
+    size_t n = 0;
+    for (unsigned i = 0; i < t->nwarps; i++)
+        for (size_t j = 0; j < t->nseg; j++)
+            s[n++] = (struct seg){i, (int32_t)(t->w[i].start[j] - base),
+                                  (int32_t)(t->w[i].end[j] - base)};
+    qsort(s, n, sizeof *s, by_start);
+    return n;
+}
+
+size_t io_order(const struct io_trace *t, unsigned *order, size_t room)
+{
+    static struct seg s[IO_MAX_WARPS * IO_MAX_SEGS];
+    if (!valid(t))
+        return 0;
+    size_t n = sorted(t, s), k;
+    for (k = 0; k < n && k < room; k++)
+        order[k] = t->w[s[k].w].index;
+    return k;
+}
+
+/* The candidate each policy names among cand[0..n) (n >= 1), the owner
+ * being o. */
+static unsigned predict(const struct io_trace *t, enum io_policy p, const unsigned *cand,
+                        size_t n, unsigned o)
+{
+    unsigned best = cand[0];
+    for (size_t k = 1; k < n; k++) {
+        const struct io_warp *c = &t->w[cand[k]], *b = &t->w[best];
+        int better = 0;
+        switch (p) {
+        case IO_YOUNGEST: better = c->index > b->index; break;
+        case IO_OLDEST: better = c->index < b->index; break;
+        case IO_LOWEST_ID: better = c->warpid < b->warpid; break;
+        case IO_ROUND_ROBIN: /* the first slot after the owner's, cyclically */
+            better = (c->warpid - t->w[o].warpid) % 256u < (b->warpid - t->w[o].warpid) % 256u;
+            break;
+        default: break;
+        }
+        best = better ? cand[k] : best;
+    }
+    return best;
+}
+
+/* 1 when ordering the warps by age orders them by id too. */
+static int age_is_id(const struct io_trace *t, const unsigned *cand, size_t n)
+{
+    for (size_t a = 0; a < n; a++)
+        for (size_t b = 0; b < n; b++) {
+            const struct io_warp *x = &t->w[cand[a]], *y = &t->w[cand[b]];
+            if (x->index < y->index && x->warpid > y->warpid)
+                return 0;
+        }
+    return 1;
+}
+
+int io_count(const struct io_trace *t, struct io_counts *c)
+{
+    static struct seg s[IO_MAX_WARPS * IO_MAX_SEGS];
+    size_t done[IO_MAX_WARPS] = {0};
+    int64_t last_end[IO_MAX_WARPS];
+    unsigned cand[IO_MAX_WARPS];
+    if (!valid(t))
+        return -1;
+    size_t n = sorted(t, s);
+    c->traces++;
+    c->segments += n;
+    for (size_t k = 1; k < n; k++) {
+        const struct seg *prev = &s[k - 1], *cur = &s[k];
+        unsigned o = prev->w;
+        done[o]++;
+        last_end[o] = prev->end;
+        c->pairs++;
+        if (cur->start < prev->end) {    /* interleaved inside a segment */
+            c->overlapped++;
+            continue;
+        }
+        int owner_left = done[o] < t->nseg;
+        size_t nc = 0;
+        int next_is_cand = 0;
+        for (unsigned i = 0; i < t->nwarps; i++)
+            if (i != o && done[i] < t->nseg &&
+                (done[i] == 0 || last_end[i] + (int64_t)t->blocked <= cur->start)) {
+                next_is_cand |= i == cur->w;
+                cand[nc++] = i;
+            }
+        c->quiet += !t->event_at_end && owner_left;
+        if (cur->w == o) {
+            c->continued++;
+            c->held += t->event_at_end && nc >= 1;
+            continue;
+        }
+        c->switches++;
+        c->breaks += !t->event_at_end && owner_left;
+        if (!next_is_cand)
+            continue;                    /* not a choice the policies describe */
+        if (nc == 1) {
+            c->forced++;
+            continue;
+        }
+        c->decisions++;
+        c->age_is_id += age_is_id(t, cand, nc);
+        for (int p = 0; p < IO_POLICIES; p++)
+            c->hits[p] += predict(t, (enum io_policy)p, cand, nc, o) == cur->w;
+    }
+    return 0;
+}
+
+unsigned io_verdict(const struct io_counts *c)
+{
+    unsigned mask = 0;
+    if (c->decisions < IO_MIN_DECISIONS || c->pairs == 0 ||
+        (double)c->overlapped > IO_MAX_OVERLAP * (double)c->pairs)
+        return 0;
+    for (int p = 0; p < IO_POLICIES; p++)
+        if ((double)c->hits[p] >= IO_MATCH * (double)c->decisions)
+            mask |= 1u << p;
+    return mask;
+}
+
+/* "not determined: why" or "youngest or lowest-id ..." into buf. */
+static void verdict_text(const struct io_counts *c, unsigned mask, char *buf, size_t len)
+{
+    size_t n = 0;
+    if (!mask) {
+        const char *why = c->pairs && (double)c->overlapped > IO_MAX_OVERLAP * (double)c->pairs
+                              ? "the warps' segments overlapped (issue interleaved inside them)"
+                          : c->decisions < IO_MIN_DECISIONS ? "too few decisions"
+                              : "no policy named the next warp often enough";
+        snprintf(buf, len, "not determined: %s (%zu decisions, %zu of %zu neighbours "
+                 "overlapping)", why, c->decisions, c->overlapped, c->pairs);
+        return;
+    }
+    n += (size_t)snprintf(buf, len, "after a stall or yield the next warp was the ");
+    for (int p = 0, first = 1; p < IO_POLICIES && n < len; p++)
+        if (mask & 1u << p) {
+            n += (size_t)snprintf(buf + n, len - n, "%s%s (%zu)", first ? "" : " or ", names[p],
+                                  c->hits[p]);
+            first = 0;
+        }
+    if (n < len)
+        snprintf(buf + n, len - n, " ready one in %zu decisions%s", c->decisions,
+                 c->age_is_id == c->decisions && c->decisions
+                     ? "; age and warp id ordered the warps alike"
+                     : "");
+}
+
+json_t *io_counts_json(const struct io_counts *c)
+{
+    char text[512];
+    unsigned mask = io_verdict(c);
+    json_t *hits = json_object(), *rule = mask ? json_array() : json_null();
+    for (int p = 0; p < IO_POLICIES; p++) {
+        json_object_set_new(hits, names[p], json_integer((json_int_t)c->hits[p]));
+        if (mask & 1u << p)
+            json_array_append_new(rule, json_string(names[p]));
+    }
+    /* ends with no event: a switch away from a warp with work left breaks greediness */
+    json_t *greedy = c->quiet ? json_boolean((double)c->breaks <= IO_MAX_OVERLAP * (double)c->quiet)
+                              : json_null();
+    verdict_text(c, mask, text, sizeof text);
+    json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:o, "
+                          "s:s, s:I}",
+                          "traces", (json_int_t)c->traces, "segments", (json_int_t)c->segments,
+                          "pairs", (json_int_t)c->pairs, "overlapped",
+                          (json_int_t)c->overlapped, "continued", (json_int_t)c->continued,
+                          "held", (json_int_t)c->held, "switches", (json_int_t)c->switches,
+                          "breaks", (json_int_t)c->breaks, "forced", (json_int_t)c->forced,
+                          "decisions", (json_int_t)c->decisions, "hits", hits, "age_is_id",
+                          (json_int_t)c->age_is_id, "rule", rule, "text", text, "quiet",
+                          (json_int_t)c->quiet);
+    json_object_set_new(o, "greedy", greedy);
+    return o;
+}

@@ -1,0 +1,291 @@
+/*
+ * The issue-order analysis (probes/issue_order_policy.c) on traces
+ * simulated cycle by cycle from each scheduling policy:
+ * - greedy-then-P after a stall and after a yield is recognised as P, and
+ *   only P, where age and warp id order the warps differently;
+ * - where they order them alike, youngest and highest... are reported
+ *   together (the mask holds both);
+ * - a policy drawn at random at each decision, a trace jittered by more
+ *   than a segment and a scheduler that interleaves every cycle give
+ *   "not determined";
+ * - greediness without events is seen, and its absence too;
+ * - traces of impossible sizes are skipped; the order is the simulated one.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "probes/issue_order.h"
+
+#define G 16                         /* FFMAs per segment */
+#define STALL 15
+
+enum sim_event { EV_NONE, EV_STALL, EV_YIELD };
+#define SIM_RANDOM IO_POLICIES       /* a policy drawn at each decision */
+#define SIM_CYCLE (IO_POLICIES + 1)  /* no greed: a new warp every cycle */
+
+struct sim {
+    int policy;
+    enum sim_event ev;
+    size_t k, nseg;
+    const unsigned *warpid;          /* by index; NULL: 4 * index */
+    unsigned seed;
+};
+
+static unsigned rnd(unsigned *s)
+{
+    *s = *s * 1103515245u + 12345u;
+    return (*s >> 16) & 0x7fff;
+}
+
+/* The ready warp the policy picks (o: the last owner), or -1. */
+static int pick(const struct io_trace *t, int policy, const int *ready, int o, unsigned *seed)
+{
+    int best = -1, n = 0, cands[IO_MAX_WARPS];
+    for (int i = 0; i < (int)t->nwarps; i++)
+        if (ready[i])
+            cands[n++] = i;
+    if (!n)
+        return -1;
+    if (policy == SIM_RANDOM)
+        return cands[rnd(seed) % (unsigned)n];
+    for (int k = 0; k < n; k++) {
+        int c = cands[k], better = best < 0;
+        if (best >= 0)
+            switch (policy) {
+            case IO_YOUNGEST: better = t->w[c].index > t->w[best].index; break;
+            case IO_OLDEST: better = t->w[c].index < t->w[best].index; break;
+            case IO_LOWEST_ID: better = t->w[c].warpid < t->w[best].warpid; break;
+            default: { /* round robin, and the every-cycle scheduler */
+                unsigned ow = o < 0 ? 0 : t->w[o].warpid;
+                better = (t->w[c].warpid - ow - 1) % 256u < (t->w[best].warpid - ow - 1) % 256u;
+            }
+            }
+        best = better ? c : best;
+    }
+    return best;
+}
+
+/* Runs the warps cycle by cycle: each segment is a start read, G FFMAs
+ * and an end read, one instruction per cycle; the owner keeps issuing while
+ * it is ready (greedy), except for SIM_CYCLE. */
+static void simulate(const struct sim *s, struct io_trace *t)
+{
+    size_t seg[IO_MAX_WARPS] = {0}, pos[IO_MAX_WARPS] = {0};
+    long ready_at[IO_MAX_WARPS] = {0};
+    unsigned seed = s->seed;
+    int owner = -1, last = -1;
+    memset(t, 0, sizeof *t);
+    t->nwarps = s->k;
+    t->nseg = s->nseg;
+    t->event_at_end = s->ev != EV_NONE;
+    t->blocked = s->ev == EV_STALL ? STALL : 1;
+    for (size_t i = 0; i < s->k; i++) {
+        t->w[i].index = (unsigned)i;
+        t->w[i].warpid = s->warpid ? s->warpid[i] : 4 * (unsigned)i;
+        ready_at[i] = 0;                 /* the barrier before the stream */
+    }
+    for (long now = 0;; now++) {
+        int ready[IO_MAX_WARPS], any = 0;
+        for (size_t i = 0; i < s->k; i++)
+            any |= ready[i] = seg[i] < s->nseg && ready_at[i] <= now;
+        int live = 0;
+        for (size_t i = 0; i < s->k; i++)
+            live |= seg[i] < s->nseg;
+        if (!live)
+            break;
+        if (!any)
+            continue;
+        int w = owner >= 0 && ready[owner] && s->policy != SIM_CYCLE
+                    ? owner
+                    : pick(t, s->policy == SIM_CYCLE ? IO_ROUND_ROBIN : s->policy, ready, last,
+                           &seed);
+        owner = last = w;
+        ready_at[w] = now + 1;
+        if (pos[w] == 0)
+            t->w[w].start[seg[w]] = (uint32_t)now + 1000u;
+        if (pos[w]++ == G + 1) {             /* the end read */
+            t->w[w].end[seg[w]++] = (uint32_t)now + 1000u;
+            pos[w] = 0;
+            if (s->ev == EV_STALL)
+                ready_at[w] = now + STALL;
+            if (s->ev != EV_NONE) {
+                owner = -1;
+                /* a yield gives the issue to another warp when one is ready */
+                int other = 0;
+                for (size_t i = 0; i < s->k; i++)
+                    other |= (int)i != w && seg[i] < s->nseg && ready_at[i] <= now + 1;
+                if (s->ev == EV_YIELD && other)
+                    ready_at[w] = now + 2;
+            }
+        }
+    }
+}
+
+static struct io_counts run(const struct sim *s, size_t launches)
+{
+    struct io_counts c;
+    struct io_trace t;
+    memset(&c, 0, sizeof c);
+    for (size_t l = 0; l < launches; l++) {
+        struct sim one = *s;
+        one.seed = s->seed + (unsigned)l;
+        simulate(&one, &t);
+        assert_int_equal(io_count(&t, &c), 0);
+    }
+    return c;
+}
+
+/* Age and id orders that differ: oldest is index 0 (id 4), lowest id index 2. */
+static const unsigned shuffled[4] = {4, 12, 0, 8};
+
+static void test_each_policy(void **state)
+{
+    (void)state;
+    for (int ev = EV_STALL; ev <= EV_YIELD; ev++)
+        for (int p = 0; p < IO_POLICIES; p++) {
+            struct sim s = {p, (enum sim_event)ev, 4, 8, shuffled, 1};
+            struct io_counts c = run(&s, 3);
+            assert_true(c.decisions >= IO_MIN_DECISIONS);
+            assert_int_equal(c.overlapped, 0);
+            assert_int_equal(c.hits[p], c.decisions);
+            if (io_verdict(&c) != 1u << p)
+                fail_msg("event %d policy %s: mask 0x%x (hits %zu %zu %zu %zu of %zu)", ev,
+                         io_policy_name((enum io_policy)p), io_verdict(&c), c.hits[0],
+                         c.hits[1], c.hits[2], c.hits[3], c.decisions);
+            json_t *j = io_counts_json(&c);
+            assert_string_equal(json_string_value(json_array_get(json_object_get(j, "rule"), 0)),
+                                io_policy_name((enum io_policy)p));
+            json_decref(j);
+        }
+}
+
+static void test_alike_orders(void **state)
+{
+    (void)state;
+    struct sim s = {IO_YOUNGEST, EV_STALL, 4, 8, NULL, 1};
+    struct io_counts c = run(&s, 2);
+    assert_true(io_verdict(&c) & 1u << IO_YOUNGEST);
+    assert_int_equal(c.age_is_id, c.decisions);
+    s.policy = IO_OLDEST;
+    c = run(&s, 2);
+    /* oldest is lowest id when ages follow ids */
+    assert_int_equal(io_verdict(&c), 1u << IO_OLDEST | 1u << IO_LOWEST_ID);
+    json_t *j = io_counts_json(&c);
+    assert_non_null(strstr(json_string_value(json_object_get(j, "text")), "ordered the warps alike"));
+    json_decref(j);
+}
+
+static void test_not_determined(void **state)
+{
+    (void)state;
+    struct sim s = {SIM_RANDOM, EV_STALL, 4, 8, shuffled, 7};
+    struct io_counts c = run(&s, 4);
+    assert_true(c.decisions >= IO_MIN_DECISIONS);
+    assert_int_equal(io_verdict(&c), 0);
+    json_t *j = io_counts_json(&c);
+    assert_true(json_is_null(json_object_get(j, "rule")));
+    assert_non_null(strstr(json_string_value(json_object_get(j, "text")), "not determined"));
+    json_decref(j);
+
+    /* jitter of more than a segment: the order is no order */
+    struct io_trace t;
+    struct sim y = {IO_YOUNGEST, EV_STALL, 4, 8, shuffled, 3};
+    unsigned seed = 5;
+    memset(&c, 0, sizeof c);
+    simulate(&y, &t);
+    for (size_t i = 0; i < t.nwarps; i++)
+        for (size_t k = 0; k < t.nseg; k++) {
+            uint32_t d = rnd(&seed) % (4 * G);
+            t.w[i].start[k] += d;
+            t.w[i].end[k] += d;
+        }
+    assert_int_equal(io_count(&t, &c), 0);
+    assert_true(c.overlapped > 0);
+    assert_int_equal(io_verdict(&c), 0);
+
+    /* interleaving every cycle: every neighbour overlaps, and no greed */
+    struct sim cyc = {SIM_CYCLE, EV_NONE, 4, 8, NULL, 1};
+    c = run(&cyc, 1);
+    assert_true(c.overlapped * 2 > c.pairs);
+    assert_int_equal(io_verdict(&c), 0);
+    j = io_counts_json(&c);
+    assert_non_null(strstr(json_string_value(json_object_get(j, "text")), "overlapped"));
+    json_decref(j);
+    /* too few decisions */
+    memset(&c, 0, sizeof c);
+    assert_int_equal(io_verdict(&c), 0);
+}
+
+static void test_greedy(void **state)
+{
+    (void)state;
+    /* no events: a greedy scheduler runs each warp to its end */
+    struct sim s = {IO_YOUNGEST, EV_NONE, 4, 8, NULL, 1};
+    struct io_counts c = run(&s, 1);
+    assert_true(c.quiet > 0);
+    assert_int_equal(c.breaks, 0);
+    json_t *j = io_counts_json(&c);
+    assert_true(json_is_true(json_object_get(j, "greedy")));
+    json_decref(j);
+    /* a scheduler that switches at every end read although nothing asked it */
+    struct sim y = {IO_YOUNGEST, EV_YIELD, 4, 8, NULL, 1};
+    struct io_trace t;
+    simulate(&y, &t);
+    t.event_at_end = 0;
+    memset(&c, 0, sizeof c);
+    io_count(&t, &c);
+    j = io_counts_json(&c);
+    assert_true(json_is_false(json_object_get(j, "greedy")));
+    json_decref(j);
+    /* events at every end: no quiet ends, greed not judged */
+    c = run(&y, 1);
+    j = io_counts_json(&c);
+    assert_true(json_is_null(json_object_get(j, "greedy")));
+    json_decref(j);
+}
+
+static void test_sizes_and_order(void **state)
+{
+    (void)state;
+    struct io_trace t;
+    struct io_counts c;
+    unsigned order[IO_MAX_WARPS * IO_MAX_SEGS];
+    memset(&c, 0, sizeof c);
+    struct sim s = {IO_YOUNGEST, EV_STALL, 3, 2, NULL, 1};
+    simulate(&s, &t);
+    size_t n = io_order(&t, order, sizeof order / sizeof order[0]);
+    assert_int_equal(n, 6);
+    /* the youngest starts; when it stalls the youngest ready warp follows */
+    assert_int_equal(order[0], 2);
+    assert_int_equal(order[1], 1);
+    assert_int_equal(io_order(&t, order, 2), 2);
+    t.nwarps = 0;
+    assert_int_equal(io_count(&t, &c), -1);
+    assert_int_equal(io_order(&t, order, 4), 0);
+    t.nwarps = IO_MAX_WARPS + 1;
+    assert_int_equal(io_count(&t, &c), -1);
+    t.nwarps = 2;
+    t.nseg = IO_MAX_SEGS + 1;
+    assert_int_equal(io_count(&t, &c), -1);
+    assert_int_equal(c.traces, 0);
+    assert_string_equal(io_policy_name(IO_POLICIES), "?");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_each_policy),
+        cmocka_unit_test(test_alike_orders),
+        cmocka_unit_test(test_not_determined),
+        cmocka_unit_test(test_greedy),
+        cmocka_unit_test(test_sizes_and_order),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
