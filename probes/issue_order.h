@@ -106,6 +106,60 @@ unsigned io_verdict(const struct io_counts *c);
  * null without such ends. */
 json_t *io_counts_json(const struct io_counts *c);
 
+/* ---- the kernel (issue_order_ptx.c) ---- */
+
+#define IO_KERNEL "issue_order"
+#define IO_SEGS 8                    /* segments of the stream */
+#define IO_FFMA 16                   /* FFMAs per segment */
+#define IO_ACCS 8                    /* independent accumulators per thread */
+#define IO_REC_WORDS (4 + 4 * IO_SEGS) /* per warp (u32): warpid, smid, index, mark,
+                                        * then each segment's start and end clock64 */
+#define IO_MARK 0x15500dd1u          /* word 3 of a record a warp wrote */
+
+/* The kernel issue_order(u32 *rec, f32 *acc): every warp of the block
+ * waits at a barrier, then runs IO_SEGS segments, each a clock read, IO_FFMA
+ * FFMAs over IO_ACCS accumulators (each FFMA depends on the one IO_ACCS
+ * before it) and a clock read; lane 0 stores the warp's record at
+ * rec + IO_REC_WORDS * (tid / 32) and every thread its accumulators at
+ * acc + IO_ACCS * tid. malloc'd text, or NULL when memory ran out. */
+char *io_ptx(int cc_major, int cc_minor);
+
+/* Where the compiled kernel's segments are: the instruction index of each
+ * start and end clock read and of every FFMA. */
+struct io_layout {
+    size_t start[IO_SEGS], end[IO_SEGS];
+    size_t ffma[IO_SEGS * IO_FFMA];
+    unsigned compiled_stall_end, compiled_yield_end;  /* of the first end read */
+    unsigned compiled_stall_ffma;    /* the largest stall of a timed FFMA */
+    size_t other_reads;              /* clock reads that are not a CS2R (S2R, S2UR: they wait
+                                      * on a scoreboard) */
+};
+
+/* Reads the kernel's machine code: exactly 2 * IO_SEGS clock reads, and
+ * between the start and end read of each segment exactly IO_FFMA FFMAs and
+ * nothing else; between an end read and the next start read no FFMA. 0, or
+ * -1 with what differs. */
+int io_layout(const void *cubin, size_t size, struct io_layout *L, char *err, size_t errlen);
+
+/* The experiments: what each one writes on the segments' instructions. */
+struct io_experiment {
+    const char *name, *edit;         /* the edit, in words */
+    int ffma_stall;                  /* stall of every timed FFMA; -1: as compiled */
+    int ffma_yield;                  /* yield of every timed FFMA and start read; -1: as
+                                      * compiled */
+    int end_stall, end_yield;        /* of every end read; -1: as compiled */
+    int event;                       /* 1: the end reads carry the event */
+    unsigned blocked;                /* cycles an end read keeps its warp waiting */
+};
+extern const struct io_experiment io_experiments[];
+extern const size_t io_nexperiments;
+
+/* The edits of experiment x on layout L into e (room for IO_MAX_EDITS);
+ * how many. */
+#define IO_MAX_EDITS (2 * IO_SEGS * IO_FFMA + 3 * IO_SEGS)
+struct patch_edit;
+size_t io_edits(const struct io_layout *L, const struct io_experiment *x, struct patch_edit *e);
+
 /* The GPU experiment (issue_order_run.c): builds the kernel for each warp
  * count, checks its machine code, and runs each edit experiment `repeats`
  * times: {"method", "segments", "ffma_per_segment", "warps_per_subpartition",

@@ -9,7 +9,11 @@
  *   than a segment and a scheduler that interleaves every cycle give
  *   "not determined";
  * - greediness without events is seen, and its absence too;
- * - traces of impossible sizes are skipped; the order is the simulated one.
+ * - traces of impossible sizes are skipped; the order is the simulated one;
+ * - the kernel's PTX equals the committed fixture, and its cubin (ptxas 13.0)
+ *   reads as 8 segments of 16 FFMAs between clock reads; every experiment's
+ *   edits apply and verify, touch only the layout's instructions, and a
+ *   segment holding anything but its FFMAs is refused.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,7 +25,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "probes/gpu/patch.h"
 #include "probes/issue_order.h"
+#include "tests/unit/support/tmpfile.h"
+
+#define FIX "tests/fixtures/cubins/issue_order/"
 
 #define G 16                         /* FFMAs per segment */
 #define STALL 15
@@ -278,6 +286,85 @@ static void test_sizes_and_order(void **state)
     assert_string_equal(io_policy_name(IO_POLICIES), "?");
 }
 
+/* ---- the kernel ------------------------------------------------------------ */
+
+static void test_golden_ptx(void **state)
+{
+    (void)state;
+    char *got = io_ptx(9, 0);
+    assert_non_null(got);
+    if (getenv("GPUPROBE_UPDATE_GOLDEN"))
+        write_file(FIX "issue_order.ptx", got);
+    char *want = must_read_file(FIX "issue_order.ptx", NULL);
+    assert_string_equal(got, want);
+    size_t fmas = 0, clocks = 0;
+    for (const char *p = got; (p = strstr(p, "fma.rn.f32 %f")); p++)
+        fmas++;
+    for (const char *p = got; (p = strstr(p, "%clock64;")); p++)
+        clocks++;
+    assert_int_equal(fmas, IO_SEGS * IO_FFMA);
+    assert_int_equal(clocks, 2 * IO_SEGS);
+    assert_non_null(strstr(got, "bar.sync 0;\n\tmov.u64 %c0, %clock64;\n"));
+    free(got);
+    free(want);
+}
+
+static void test_layout(void **state)
+{
+    (void)state;
+    size_t size;
+    char *cub = must_read_file(FIX "issue_order.cubin", &size), err[256];
+    struct io_layout L;
+    if (io_layout(cub, size, &L, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    for (size_t s = 0; s < IO_SEGS; s++) {
+        assert_int_equal(L.end[s] - L.start[s], IO_FFMA + 1);
+        assert_int_equal(L.ffma[s * IO_FFMA], L.start[s] + 1);
+        if (s)
+            assert_int_equal(L.start[s], L.end[s - 1] + 1);
+    }
+    assert_int_equal(L.other_reads, 0);
+    assert_int_equal(L.compiled_stall_ffma, 1);
+    static struct patch_edit e[IO_MAX_EDITS];
+    char *copy = malloc(size);
+    assert_non_null(copy);
+    for (size_t x = 0; x < io_nexperiments; x++) {
+        const struct io_experiment *ex = &io_experiments[x];
+        size_t n = io_edits(&L, ex, e);
+        assert_true(n <= IO_MAX_EDITS);
+        assert_int_equal(n == 0, strcmp(ex->name, "compiled") == 0);
+        memcpy(copy, cub, size);
+        if (patch_apply(copy, size, IO_KERNEL, e, n, err, sizeof err) != 0 ||
+            patch_verify(cub, copy, size, IO_KERNEL, e, n, err, sizeof err) != 0)
+            fail_msg("%s: %s", ex->name, err);
+        size_t off, tsize;
+        assert_int_equal(patch_find_text(copy, size, IO_KERNEL, &off, &tsize, err, sizeof err), 0);
+        struct sass_insn end = sass_decode((uint8_t *)copy + off, L.end[3] * SASS_INSN_BYTES);
+        struct sass_insn ffma = sass_decode((uint8_t *)copy + off, L.ffma[40] * SASS_INSN_BYTES);
+        if (ex->end_stall >= 0)
+            assert_int_equal(sass_field(&end, SASS_STALL), (unsigned)ex->end_stall);
+        if (ex->end_yield >= 0)
+            assert_int_equal(sass_field(&end, SASS_YIELD), (unsigned)ex->end_yield);
+        if (ex->ffma_stall >= 0)
+            assert_int_equal(sass_field(&ffma, SASS_STALL), (unsigned)ex->ffma_stall);
+        /* the layout still reads the same after the edits */
+        struct io_layout again;
+        assert_int_equal(io_layout(copy, size, &again, err, sizeof err), 0);
+        assert_memory_equal(again.ffma, L.ffma, sizeof L.ffma);
+    }
+    /* an FFMA of segment 2 turned into a NOP: the segment is refused */
+    struct patch_bits nop = {L.ffma[2 * IO_FFMA + 5], {0, 0, 0}, {~0ull, ~0ull, 0}};
+    sass_make_nop(&nop.value);
+    memcpy(copy, cub, size);
+    assert_int_equal(patch_rewrite(copy, size, IO_KERNEL, &nop, 1, NULL, 0, err, sizeof err), 0);
+    assert_int_equal(io_layout(copy, size, &L, err, sizeof err), -1);
+    assert_non_null(strstr(err, "segment 2 holds a NOP"));
+    /* a cubin without the kernel */
+    assert_int_equal(io_layout("not a cubin", 12, &L, err, sizeof err), -1);
+    free(copy);
+    free(cub);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -286,6 +373,8 @@ int main(void)
         cmocka_unit_test(test_not_determined),
         cmocka_unit_test(test_greedy),
         cmocka_unit_test(test_sizes_and_order),
+        cmocka_unit_test(test_golden_ptx),
+        cmocka_unit_test(test_layout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
