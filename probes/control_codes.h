@@ -37,8 +37,10 @@ void cc_infer_instruction(json_t *entry);
 
 /* The meanings the sweeps and the extra experiments support, each
  * {"text": ..., figures...}: "stall", "yield", "dual_issue", "wait_mask",
- * "reuse". experiments: {"wait_mask": [...], "reuse": {...},
- * "yield_two_warps": [...]} as the run records them (members may be
+ * "reuse", and "scheduler" when experiments has one (io_meaning,
+ * probes/issue_order.h: the issue order after a stall or yield).
+ * experiments: {"wait_mask": [...], "reuse": {...}, "yield_two_warps":
+ * [...], "scheduler": {...}} as the run records them (members may be
  * absent). */
 json_t *cc_meanings(const json_t *instructions, const json_t *experiments);
 

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "probes/control_codes.h"
+#include "probes/issue_order.h"
 
 #define LINEAR_SLOPE_TOL 0.05
 #define LINEAR_RESIDUAL 0.5
@@ -460,9 +461,15 @@ static json_t *reuse_meaning(const json_t *r)
 
 json_t *cc_meanings(const json_t *instructions, const json_t *experiments)
 {
-    return json_pack("{s:o, s:o, s:o, s:o, s:o}", "stall", stall_meaning(instructions), "yield",
-                     yield_meaning(instructions, json_object_get(experiments, "yield_two_warps")),
-                     "dual_issue", dual_meaning(instructions), "wait_mask",
-                     wait_meaning(json_object_get(experiments, "wait_mask")), "reuse",
-                     reuse_meaning(json_object_get(experiments, "reuse")));
+    json_t *m = json_pack("{s:o, s:o, s:o, s:o, s:o}", "stall", stall_meaning(instructions),
+                          "yield",
+                          yield_meaning(instructions,
+                                        json_object_get(experiments, "yield_two_warps")),
+                          "dual_issue", dual_meaning(instructions), "wait_mask",
+                          wait_meaning(json_object_get(experiments, "wait_mask")), "reuse",
+                          reuse_meaning(json_object_get(experiments, "reuse")));
+    json_t *sched = io_meaning(json_object_get(experiments, "scheduler"));
+    if (sched)
+        json_object_set_new(m, "scheduler", sched);
+    return m;
 }

@@ -20,7 +20,9 @@
  * Then three experiments: the wait masks of a variable-latency chain (MUFU
  * and a shared-memory atomic) cleared; reuse flags set on a chain whose
  * first source is the previous result, and cleared on the FFMA stream;
- * the FFMA stream with two warps per scheduler at every stall and yield.
+ * the FFMA stream with two warps per scheduler at every stall and yield;
+ * and the issue order after a stall or yield (probes/issue_order.h,
+ * "scheduler"), which builds its own kernel.
  * An instruction ptxas emits in two SASS forms (variants[]: HFMA2 and
  * HFMA2.MMA for f16x2 FMAs) is swept again once per form, only that form's
  * fields edited ("hfma2:HFMA2.MMA": its own smallest safe stall), and each
@@ -47,6 +49,7 @@
 #include "probes/latency_check.h"
 #include "probes/gpu/patch.h"
 #include "probes/gpu/stats.h"
+#include "probes/issue_order.h"
 #include "util/clock.h"
 
 #define MAX_TARGETS 512
@@ -611,6 +614,7 @@ json_t *control_codes_probe_run(const char *device, int repeats, char *err, size
     for (size_t i = 0; i < sizeof waited / sizeof waited[0]; i++)
         json_array_append_new(waits, wait_test(&R, lat_find(waited[i])));
     json_object_set_new(experiments, "wait_mask", waits);
+    json_object_set_new(experiments, "scheduler", issue_order_run(&R.g, repeats));
     double t_measure = mono_s() - t1;
     int ok_after = gpu_clock_mhz(&R.g, &after, why_after, sizeof why_after) == 0;
     json_t *res = NULL;

@@ -85,6 +85,9 @@ struct io_counts {
 
 const char *io_policy_name(enum io_policy p);
 
+/* Adds every count of c to to. */
+void io_counts_add(struct io_counts *to, const struct io_counts *c);
+
 /* Adds one trace to c. Traces whose sizes are out of range are skipped
  * (c->traces counts only those used); 0, or -1 for a skipped one. */
 int io_count(const struct io_trace *t, struct io_counts *c);
@@ -105,6 +108,16 @@ unsigned io_verdict(const struct io_counts *c);
  * ends that carried no event (breaks at most IO_MAX_OVERLAP of them);
  * null without such ends. */
 json_t *io_counts_json(const struct io_counts *c);
+
+/* Reads io_counts_json's object back (missing members count 0). */
+void io_counts_from_json(const json_t *o, struct io_counts *c);
+
+/* The control-code probe's "scheduler" meaning from the experiment's
+ * document (issue_order_run's): {"text", "rule": "greedy, then P" or
+ * "not determined", "after": {experiment: verdict} for the stall and yield
+ * experiments, "greedy", "data": the document}, every verdict recomputed
+ * from the stored counts. NULL when sched is not an object. */
+json_t *io_meaning(const json_t *sched);
 
 /* ---- the kernel (issue_order_ptx.c) ---- */
 

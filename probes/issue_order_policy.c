@@ -155,6 +155,24 @@ int io_count(const struct io_trace *t, struct io_counts *c)
     return 0;
 }
 
+void io_counts_add(struct io_counts *to, const struct io_counts *c)
+{
+    to->traces += c->traces;
+    to->segments += c->segments;
+    to->pairs += c->pairs;
+    to->overlapped += c->overlapped;
+    to->continued += c->continued;
+    to->held += c->held;
+    to->quiet += c->quiet;
+    to->switches += c->switches;
+    to->breaks += c->breaks;
+    to->forced += c->forced;
+    to->decisions += c->decisions;
+    to->age_is_id += c->age_is_id;
+    for (int p = 0; p < IO_POLICIES; p++)
+        to->hits[p] += c->hits[p];
+}
+
 unsigned io_verdict(const struct io_counts *c)
 {
     unsigned mask = 0;
@@ -220,4 +238,106 @@ json_t *io_counts_json(const struct io_counts *c)
                           (json_int_t)c->quiet);
     json_object_set_new(o, "greedy", greedy);
     return o;
+}
+
+/* ---- the meaning ----------------------------------------------------------------- */
+
+static size_t count_member(const json_t *o, const char *key)
+{
+    json_int_t v = json_integer_value(json_object_get(o, key));
+    return v > 0 ? (size_t)v : 0;
+}
+
+void io_counts_from_json(const json_t *o, struct io_counts *c)
+{
+    const json_t *hits = json_object_get(o, "hits");
+    memset(c, 0, sizeof *c);
+    c->traces = count_member(o, "traces");
+    c->segments = count_member(o, "segments");
+    c->pairs = count_member(o, "pairs");
+    c->overlapped = count_member(o, "overlapped");
+    c->continued = count_member(o, "continued");
+    c->held = count_member(o, "held");
+    c->quiet = count_member(o, "quiet");
+    c->switches = count_member(o, "switches");
+    c->breaks = count_member(o, "breaks");
+    c->forced = count_member(o, "forced");
+    c->decisions = count_member(o, "decisions");
+    c->age_is_id = count_member(o, "age_is_id");
+    for (int p = 0; p < IO_POLICIES; p++)
+        c->hits[p] = count_member(hits, names[p]);
+}
+
+/* The experiment's counts re-read and judged again: io_counts_json's object. */
+static json_t *judged(const json_t *by, const char *name)
+{
+    struct io_counts c;
+    const json_t *o = json_object_get(by, name);
+    if (!o)
+        return NULL;
+    io_counts_from_json(o, &c);
+    return io_counts_json(&c);
+}
+
+/* "youngest or lowest-id" for a verdict's rule array; NULL for null. */
+static void rule_names(const json_t *rule, char *buf, size_t len)
+{
+    size_t n = 0, i;
+    const json_t *r;
+    buf[0] = '\0';
+    json_array_foreach(rule, i, r)
+        n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", i ? " or " : "",
+                              json_string_value(r));
+}
+
+json_t *io_meaning(const json_t *sched)
+{
+    static const char *const events[] = {"stall_ends", "yield0_ends", "yield1_ends"};
+    static const char *const said[] = {"after a stall (end reads stall 11)",
+                                       "after yield field 0 on the end reads",
+                                       "after yield field 1 on the end reads"};
+    char text[2048], names_buf[128];
+    const json_t *by = json_object_get(sched, "by_experiment");
+    if (!json_is_object(sched))
+        return NULL;
+    if (json_object_get(sched, "error") || !json_is_object(by))
+        return json_pack("{s:s, s:n}", "text", "not determined: the issue-order experiment did "
+                         "not run", "rule");
+    json_t *after = json_object(), *quiet = judged(by, "quiet");
+    size_t n = (size_t)snprintf(text, sizeof text, "Issue order of warps grouped by %%warpid "
+                                "mod 4:");
+    const json_t *stall_rule = json_null();
+    for (size_t e = 0; e < sizeof events / sizeof events[0]; e++) {
+        json_t *j = judged(by, events[e]);
+        if (!j)
+            continue;
+        if (n < sizeof text)
+            n += (size_t)snprintf(text + n, sizeof text - n, " %s, %s;", said[e],
+                                  json_string_value(json_object_get(j, "text")));
+        if (e == 0)
+            stall_rule = json_object_get(j, "rule");
+        json_object_set_new(after, events[e], j);
+    }
+    const json_t *greedy = quiet ? json_object_get(quiet, "greedy") : NULL;
+    if (n < sizeof text && quiet)
+        n += (size_t)snprintf(text + n, sizeof text - n, " with no event at the ends, a warp "
+                              "switched away with work left at %zu of %zu segment ends (%s).",
+                              count_member(quiet, "breaks"), count_member(quiet, "quiet"),
+                              json_is_true(greedy) ? "greedy" : json_is_false(greedy)
+                                  ? "not greedy" : "greediness not judged");
+    json_t *rule;
+    if (json_is_true(greedy) && json_is_array(stall_rule)) {
+        rule_names(stall_rule, names_buf, sizeof names_buf);
+        char r[192];
+        snprintf(r, sizeof r, "greedy, then %s", names_buf);
+        rule = json_string(r);
+    } else {
+        rule = json_string("not determined");
+    }
+    if (n < sizeof text)
+        snprintf(text + n, sizeof text - n, " Rule: %s.", json_string_value(rule));
+    json_t *m = json_pack("{s:s, s:o, s:o, s:O, s:O}", "text", text, "rule", rule, "after",
+                          after, "greedy", greedy ? greedy : json_null(), "data", sched);
+    json_decref(quiet);
+    return m;
 }

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "probes/control_codes.h"
 #include "probes/gpu/patch.h"
 #include "probes/issue_order.h"
 #include "tests/unit/support/tmpfile.h"
@@ -284,6 +285,80 @@ static void test_sizes_and_order(void **state)
     assert_int_equal(io_count(&t, &c), -1);
     assert_int_equal(c.traces, 0);
     assert_string_equal(io_policy_name(IO_POLICIES), "?");
+    /* counts add up: two launches counted apart and summed are one count of both */
+    struct sim two = {IO_ROUND_ROBIN, EV_YIELD, 4, 8, shuffled, 1};
+    struct io_counts both = run(&two, 2), one = run(&two, 1), sum;
+    memset(&sum, 0, sizeof sum);
+    io_counts_add(&sum, &one);
+    io_counts_add(&sum, &one);
+    assert_memory_equal(&sum, &both, sizeof sum);
+}
+
+/* ---- the meaning ----------------------------------------------------------- */
+
+/* A scheduler document as issue_order_run writes its "by_experiment". */
+static json_t *doc_of(int stall_policy, int greedy)
+{
+    struct sim quiet = {greedy ? IO_YOUNGEST : SIM_CYCLE, EV_NONE, 4, 8, shuffled, 1};
+    struct sim st = {stall_policy, EV_STALL, 4, 8, shuffled, 1};
+    struct sim y = {IO_ROUND_ROBIN, EV_YIELD, 4, 8, shuffled, 1};
+    struct io_counts q = run(&quiet, 2), s = run(&st, 2), yc = run(&y, 2);
+    return json_pack("{s:{s:o, s:o, s:o}}", "by_experiment", "quiet", io_counts_json(&q),
+                     "stall_ends", io_counts_json(&s), "yield1_ends", io_counts_json(&yc));
+}
+
+static void test_meaning(void **state)
+{
+    (void)state;
+    json_t *d = doc_of(IO_YOUNGEST, 1), *m = io_meaning(d);
+    assert_string_equal(json_string_value(json_object_get(m, "rule")), "greedy, then youngest");
+    assert_true(json_is_true(json_object_get(m, "greedy")));
+    const char *text = json_string_value(json_object_get(m, "text"));
+    assert_non_null(strstr(text, "after a stall (end reads stall 11), after a stall or yield the "
+                                 "next warp was the youngest"));
+    assert_non_null(strstr(text, "after yield field 1 on the end reads, after a stall or yield "
+                                 "the next warp was the round-robin"));
+    /* the verdicts are recomputed: a stored rule that the counts do not carry is ignored */
+    json_object_set_new(json_object_get(json_object_get(d, "by_experiment"), "stall_ends"), "rule",
+                        json_pack("[s]", "oldest"));
+    json_t *again = io_meaning(d);
+    assert_string_equal(json_string_value(json_object_get(again, "rule")), "greedy, then youngest");
+    /* through the control-code probe's meanings */
+    json_t *none_instr = json_array(), *exp = json_pack("{s:O}", "scheduler", d);
+    json_t *all = cc_meanings(none_instr, exp);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(all, "scheduler"), "rule")),
+                        "greedy, then youngest");
+    json_decref(all);
+    json_decref(exp);
+    json_decref(again);
+    json_decref(m);
+    json_decref(d);
+
+    /* interleaving scheduler: not greedy, so no rule */
+    d = doc_of(IO_YOUNGEST, 0);
+    m = io_meaning(d);
+    assert_string_equal(json_string_value(json_object_get(m, "rule")), "not determined");
+    assert_true(json_is_false(json_object_get(m, "greedy")));
+    json_decref(m);
+    json_decref(d);
+    /* a random policy after stalls: not determined */
+    d = doc_of(SIM_RANDOM, 1);
+    m = io_meaning(d);
+    assert_string_equal(json_string_value(json_object_get(m, "rule")), "not determined");
+    json_decref(m);
+    json_decref(d);
+    /* a failed experiment, and none */
+    d = json_pack("{s:s}", "error", "cuModuleLoadData: CUDA_ERROR_X");
+    m = io_meaning(d);
+    assert_non_null(strstr(json_string_value(json_object_get(m, "text")), "did not run"));
+    json_decref(m);
+    json_decref(d);
+    assert_null(io_meaning(NULL));
+    json_t *no_exp = json_object(), *none = cc_meanings(none_instr, no_exp);
+    assert_null(json_object_get(none, "scheduler"));
+    json_decref(none);
+    json_decref(no_exp);
+    json_decref(none_instr);
 }
 
 /* ---- the kernel ------------------------------------------------------------ */
@@ -373,6 +448,7 @@ int main(void)
         cmocka_unit_test(test_not_determined),
         cmocka_unit_test(test_greedy),
         cmocka_unit_test(test_sizes_and_order),
+        cmocka_unit_test(test_meaning),
         cmocka_unit_test(test_golden_ptx),
         cmocka_unit_test(test_layout),
     };
