@@ -288,6 +288,9 @@ async function checkControlCodes(page, doc) {
     const markers = chart.datasets.filter((d) => d.marker).map((d) => d.data[0][0]);
     if (typeof instr.min_safe_stall === 'number') check(markers.includes(instr.min_safe_stall), `${instr.name}: no smallest-safe-stall marker`);
   });
+  const by = doc.meanings?.scheduler?.data?.by_experiment;
+  const rows = await page.$$eval('#issue-order tbody tr', (trs) => trs.length);
+  equal(rows, by ? Object.keys(by).length : 0, 'issue-order table: one row per experiment');
 }
 
 async function checkDualIssue(page, doc) {

@@ -239,6 +239,27 @@ function renderControlCodes(body, doc) {
     body.append(el('h3', { text: 'What the fields do' }), el('dl', { class: 'meanings' }, meanings.map(([k, m]) =>
       el('div', {}, el('dt', { text: k.replace(/_/g, ' ') }), el('dd', { text: m?.text || JSON.stringify(m) })))));
   }
+  issueOrderTable(body, doc.meanings?.scheduler);
+}
+
+/* The issue-order experiment's decisions per edit (the "scheduler" meaning):
+ * how often each policy named the warp that issued next. */
+function issueOrderTable(body, sched) {
+  const by = sched?.data?.by_experiment;
+  if (!by || typeof by !== 'object') return;
+  const rows = Object.entries(by).map(([name, c]) => ({ name, ...c }));
+  const hit = (p) => (r) => (r.decisions ? `${r.hits?.[p] ?? 0} / ${r.decisions}` : '—');
+  body.append(el('div', { class: 'scroll', id: 'issue-order' }, dataTable([
+    { head: 'Experiment', value: (r) => el('code', { text: r.name }), title: (r) => r.edit || '' },
+    { head: 'Decisions', cls: 'num', value: (r) => r.decisions ?? 0 },
+    { head: 'Youngest', cls: 'num', value: hit('youngest') },
+    { head: 'Oldest', cls: 'num', value: hit('oldest') },
+    { head: 'Round-robin', cls: 'num', value: hit('round-robin') },
+    { head: 'Lowest id', cls: 'num', value: hit('lowest-id') },
+    { head: 'Overlapping neighbours', cls: 'num', value: (r) => `${r.overlapped ?? 0} / ${r.pairs ?? 0}` },
+    { head: 'Segment cycles (median)', cls: 'num', value: (r) => (r.segment_cycles ? fmtNum(r.segment_cycles.median, 0) : '—') },
+    { head: 'Rule', value: (r) => (Array.isArray(r.rule) ? r.rule.join(' or ') : 'not determined') },
+  ], rows, `Issue order after a stall or yield: ${sched.rule || 'not determined'}`)));
 }
 
 /* ---- dual issue -------------------------------------------------------------- */
