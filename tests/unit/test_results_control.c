@@ -156,6 +156,32 @@ static void test_control_round_trip(void **state)
     json_decref(doc);
 }
 
+/* The issue-order meaning (probes/issue_order.h) is a document inside the
+ * meanings: stored and served whole, its table and counts included. */
+static void test_control_round_trip_scheduler(void **state)
+{
+    struct rdb *f = *state;
+    json_t *doc = control_doc();
+    json_error_t je;
+    json_t *m = json_loads("{\"text\": \"Issue order ...: Rule: greedy, then youngest.\","
+                           " \"rule\": \"greedy, then youngest\", \"greedy\": true,"
+                           " \"after\": {\"stall_ends\": {\"rule\": [\"youngest\"]}},"
+                           " \"data\": {\"by_experiment\": {\"stall_ends\": {\"decisions\": 12,"
+                           " \"hits\": {\"youngest\": 12, \"oldest\": 0}}},"
+                           " \"subpartitions\": {\"same_group_pairs\": 64}}}", 0, &je);
+    assert_non_null(m);
+    json_object_set_new(json_object_get(doc, "meanings"), "scheduler", m);
+    control_round_trip(f, doc);
+    json_t *got = rdb_read(f->s, rdb_uuid(doc), "control-codes", 0);
+    const json_t *sched = json_object_get(json_object_get(got, "meanings"), "scheduler");
+    assert_string_equal(json_string_value(json_object_get(sched, "rule")), "greedy, then youngest");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(json_object_get(
+                         json_object_get(json_object_get(sched, "data"), "by_experiment"),
+                         "stall_ends"), "hits"), "youngest")), 12);
+    json_decref(got);
+    json_decref(doc);
+}
+
 static void test_control_round_trip_captured(void **state)
 {
     struct rdb *f = *state;
@@ -350,6 +376,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         T(test_control_round_trip),
+        T(test_control_round_trip_scheduler),
         T(test_control_round_trip_captured),
         T(test_control_malformed_refused),
         T(test_latency_gets_newest_safe_stall),
