@@ -69,6 +69,10 @@ check "latency and memory probes through the daemon" python3 tests/gpu/check_pro
 #     endpoint then shows each instruction's smallest safe stall).
 check "banks, control-codes, dual-issue and suite through the daemon" \
     python3 tests/gpu/check_edit_probes.py "http://127.0.0.1:$port" tok "$uuid" "$out"
+# 4c. The issue order after a stall or yield (the control-code probe's
+#     "scheduler" experiment, probes/issue_order.h): run, stored, served.
+check "issue order after a stall or yield through the daemon" \
+    python3 tests/gpu/check_sched.py "http://127.0.0.1:$port" tok "$uuid" "$out"
 kill -TERM "$daemon"; wait "$daemon" || true; daemon=""
 check "gpuprobe probe dual-issue runs without a daemon" sh -c \
     "'$bin' probe dual-issue --device 0 --json > '$out/cli-dual-issue.json'"
@@ -128,6 +132,7 @@ cp "$work/probes.db" "$work/model.db" "$out/" 2>/dev/null || true
 python3 tests/gpu/summary.py "$out" > "$out/summary.md"
 [ ! -f "$out/probes-summary.md" ] || cat "$out/probes-summary.md" >> "$out/summary.md"
 [ ! -f "$out/edit-probes-summary.md" ] || cat "$out/edit-probes-summary.md" >> "$out/summary.md"
+[ ! -f "$out/sched-summary.md" ] || cat "$out/sched-summary.md" >> "$out/summary.md"
 [ ! -f "$out/model-summary.md" ] || cat "$out/model-summary.md" >> "$out/summary.md"
 cat "$out/summary.md"
 echo "$pass passed, $fail failed"
