@@ -128,6 +128,7 @@ json_t *io_meaning(const json_t *sched);
 #define IO_REC_WORDS (4 + 4 * IO_SEGS) /* per warp (u32): warpid, smid, index, mark,
                                         * then each segment's start and end clock64 */
 #define IO_MARK 0x15500dd1u          /* word 3 of a record a warp wrote */
+#define IO_MAX_THREADS 1024          /* the largest block the run launches (.maxntid) */
 
 /* The kernel issue_order(u32 *rec, f32 *acc): every warp of the block
  * waits at a barrier, then runs IO_SEGS segments, each a clock read, IO_FFMA

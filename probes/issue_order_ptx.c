@@ -10,6 +10,8 @@
  * warps together (the analysis counts a warp that has not started as
  * ready). The multiplier and addend come from the thread index, so ptxas
  * cannot fold an FFMA away; every accumulator is stored, so none is dead.
+ * .maxntid tells the JIT the block may have IO_MAX_THREADS threads, so it
+ * keeps to the registers that allows (the run launches up to that many).
  * ptxas might still move FFMAs across a clock read: io_layout refuses a
  * cubin unless each segment holds exactly its IO_FFMA FFMAs and nothing
  * else, and io_edits only ever names instructions io_layout found.
@@ -43,7 +45,8 @@ char *io_ptx(int cc_major, int cc_minor)
     ptx_init(&p);
     ptx_header(&p, cc_major, cc_minor);
     ptx_add(&p,
-            ".visible .entry " IO_KERNEL "(.param .u64 p_rec, .param .u64 p_acc)\n{\n"
+            ".visible .entry " IO_KERNEL "(.param .u64 p_rec, .param .u64 p_acc)\n"
+            ".maxntid %d, 1, 1\n{\n"
             "\t.reg .pred %%lead;\n"
             "\t.reg .u32 %%t, %%wid, %%sm, %%idx, %%lane;\n\t.reg .u64 %%c<%d>;\n"
             "\t.reg .f32 %%f<%d>, %%m, %%k;\n"
@@ -52,7 +55,7 @@ char *io_ptx(int cc_major, int cc_minor)
             "\tshr.u32 %%idx, %%t, 5;\n\tand.b32 %%lane, %%t, 31;\n"
             "\tcvt.rn.f32.u32 %%m, %%t;\n\tfma.rn.f32 %%k, %%m, 0f3A800000, 0f3F000000;\n"
             "\tfma.rn.f32 %%m, %%m, 0f33800000, 0f3F800000;\n",
-            2 * IO_SEGS, IO_ACCS);
+            IO_MAX_THREADS, 2 * IO_SEGS, IO_ACCS);
     for (int a = 0; a < IO_ACCS; a++)
         ptx_add(&p, "\tadd.f32 %%f%d, %%k, 0f%08X;\n", a, 0x3f800000u + (unsigned)a * 0x100000u);
     ptx_add(&p, "\tbar.sync 0;\n");

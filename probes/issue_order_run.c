@@ -32,6 +32,7 @@ static const unsigned warp_counts[] = {2, 3, 4, 8};
 #define MAX_K 8
 #define GROUPS 4                     /* sub-partitions of an SM on sm_70..sm_90 */
 #define MAX_THREADS (32 * GROUPS * MAX_K)
+_Static_assert(MAX_THREADS <= IO_MAX_THREADS, "the kernel's .maxntid must admit the largest block");
 #define REC_BYTES ((size_t)IO_REC_WORDS * 4)
 #define ACC_BYTES ((size_t)MAX_THREADS * IO_ACCS * 4)
 
