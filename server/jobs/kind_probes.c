@@ -185,8 +185,9 @@ const struct job_kind kind_banks = {
 const struct job_kind kind_control_codes = {
     .name = "control-codes",
     .summary = "What the scheduling fields of the machine code mean: each instruction timed "
-               "and checked at every stall count and yield, the smallest safe stall, and the "
-               "meaning of stall, yield, wait masks and reuse read off the sweeps",
+               "and checked at every stall count and yield, the smallest safe stall, the "
+               "meaning of stall, yield, wait masks and reuse read off the sweeps, and which "
+               "ready warp issues after a stall or yield",
     .needs_gpu = 1, .default_timeout_s = PROBE_TIMEOUT_S, JOB_PARAMS(control_codes_params),
     .run = control_codes_run, .check_result = results_control_codes_check,
     .save = results_control_codes_save,
