@@ -11,6 +11,7 @@
  * ready, who came next). Counts add up over traces, so one verdict can
  * rest on every launch of an experiment.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,20 +156,37 @@ int io_count(const struct io_trace *t, struct io_counts *c)
     return 0;
 }
 
+/* The counts by name, in the order the JSON lists them (hits apart): one
+ * table for adding, writing and reading them. */
+static const struct {
+    const char *name;
+    size_t off;
+} members[] = {
+    {"traces", offsetof(struct io_counts, traces)},
+    {"segments", offsetof(struct io_counts, segments)},
+    {"pairs", offsetof(struct io_counts, pairs)},
+    {"overlapped", offsetof(struct io_counts, overlapped)},
+    {"continued", offsetof(struct io_counts, continued)},
+    {"held", offsetof(struct io_counts, held)},
+    {"quiet", offsetof(struct io_counts, quiet)},
+    {"switches", offsetof(struct io_counts, switches)},
+    {"breaks", offsetof(struct io_counts, breaks)},
+    {"forced", offsetof(struct io_counts, forced)},
+    {"decisions", offsetof(struct io_counts, decisions)},
+    {"age_is_id", offsetof(struct io_counts, age_is_id)},
+};
+#define NMEMBERS (sizeof members / sizeof members[0])
+
+static size_t *member(struct io_counts *c, size_t i)
+{
+    return (size_t *)(void *)((char *)c + members[i].off);
+}
+
 void io_counts_add(struct io_counts *to, const struct io_counts *c)
 {
-    to->traces += c->traces;
-    to->segments += c->segments;
-    to->pairs += c->pairs;
-    to->overlapped += c->overlapped;
-    to->continued += c->continued;
-    to->held += c->held;
-    to->quiet += c->quiet;
-    to->switches += c->switches;
-    to->breaks += c->breaks;
-    to->forced += c->forced;
-    to->decisions += c->decisions;
-    to->age_is_id += c->age_is_id;
+    struct io_counts from = *c;
+    for (size_t i = 0; i < NMEMBERS; i++)
+        *member(to, i) += *member(&from, i);
     for (int p = 0; p < IO_POLICIES; p++)
         to->hits[p] += c->hits[p];
 }
@@ -215,8 +233,11 @@ static void verdict_text(const struct io_counts *c, unsigned mask, char *buf, si
 json_t *io_counts_json(const struct io_counts *c)
 {
     char text[512];
+    struct io_counts copy = *c;
     unsigned mask = io_verdict(c);
-    json_t *hits = json_object(), *rule = mask ? json_array() : json_null();
+    json_t *o = json_object(), *hits = json_object(), *rule = mask ? json_array() : json_null();
+    for (size_t i = 0; i < NMEMBERS; i++)
+        json_object_set_new(o, members[i].name, json_integer((json_int_t)*member(&copy, i)));
     for (int p = 0; p < IO_POLICIES; p++) {
         json_object_set_new(hits, names[p], json_integer((json_int_t)c->hits[p]));
         if (mask & 1u << p)
@@ -226,17 +247,10 @@ json_t *io_counts_json(const struct io_counts *c)
     json_t *greedy = c->quiet ? json_boolean((double)c->breaks <= IO_MAX_OVERLAP * (double)c->quiet)
                               : json_null();
     verdict_text(c, mask, text, sizeof text);
-    json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:o, "
-                          "s:s, s:I}",
-                          "traces", (json_int_t)c->traces, "segments", (json_int_t)c->segments,
-                          "pairs", (json_int_t)c->pairs, "overlapped",
-                          (json_int_t)c->overlapped, "continued", (json_int_t)c->continued,
-                          "held", (json_int_t)c->held, "switches", (json_int_t)c->switches,
-                          "breaks", (json_int_t)c->breaks, "forced", (json_int_t)c->forced,
-                          "decisions", (json_int_t)c->decisions, "hits", hits, "age_is_id",
-                          (json_int_t)c->age_is_id, "rule", rule, "text", text, "quiet",
-                          (json_int_t)c->quiet);
+    json_object_set_new(o, "hits", hits);
+    json_object_set_new(o, "rule", rule);
     json_object_set_new(o, "greedy", greedy);
+    json_object_set_new(o, "text", json_string(text));
     return o;
 }
 
@@ -252,18 +266,8 @@ void io_counts_from_json(const json_t *o, struct io_counts *c)
 {
     const json_t *hits = json_object_get(o, "hits");
     memset(c, 0, sizeof *c);
-    c->traces = count_member(o, "traces");
-    c->segments = count_member(o, "segments");
-    c->pairs = count_member(o, "pairs");
-    c->overlapped = count_member(o, "overlapped");
-    c->continued = count_member(o, "continued");
-    c->held = count_member(o, "held");
-    c->quiet = count_member(o, "quiet");
-    c->switches = count_member(o, "switches");
-    c->breaks = count_member(o, "breaks");
-    c->forced = count_member(o, "forced");
-    c->decisions = count_member(o, "decisions");
-    c->age_is_id = count_member(o, "age_is_id");
+    for (size_t i = 0; i < NMEMBERS; i++)
+        *member(c, i) = count_member(o, members[i].name);
     for (int p = 0; p < IO_POLICIES; p++)
         c->hits[p] = count_member(hits, names[p]);
 }

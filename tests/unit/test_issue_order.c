@@ -292,6 +292,12 @@ static void test_sizes_and_order(void **state)
     io_counts_add(&sum, &one);
     io_counts_add(&sum, &one);
     assert_memory_equal(&sum, &both, sizeof sum);
+    /* and read back from their JSON unchanged */
+    json_t *j = io_counts_json(&both);
+    struct io_counts back;
+    io_counts_from_json(j, &back);
+    assert_memory_equal(&back, &both, sizeof back);
+    json_decref(j);
 }
 
 /* ---- the meaning ----------------------------------------------------------- */
