@@ -74,9 +74,11 @@ struct io_counts {
     size_t pairs, overlapped;        /* neighbours in the order; those overlapping */
     size_t continued;                /* the owner issued its next segment itself */
     size_t held;                     /* ... although it had an event and a ready candidate */
-    size_t quiet;                    /* the owner had work left and no event at its end */
+    size_t quiet;                    /* the owner had work left and no event where the
+                                      * issue passed on or stayed: an unedited segment
+                                      * end, or inside a segment (an overlap) */
     size_t switches;                 /* the owner changed */
-    size_t breaks;                   /* ... away from a warp with no event at its end */
+    size_t breaks;                   /* the issue left a quiet owner (overlaps included) */
     size_t forced;                   /* switches with one candidate: no policy information */
     size_t decisions;                /* switches with two or more candidates */
     size_t hits[IO_POLICIES];        /* decisions each policy named right */
@@ -104,9 +106,9 @@ unsigned io_verdict(const struct io_counts *c);
 /* {"traces", "segments", "pairs", "overlapped", "continued", "held",
  *  "switches", "breaks", "forced", "decisions", "hits": {policy: n},
  *  "age_is_id", "quiet", "rule": [policy names] or null, "greedy": true/false/null,
- *  "text": one sentence}. greedy: a warp kept issuing through segment
- * ends that carried no event (breaks at most IO_MAX_OVERLAP of them);
- * null without such ends. */
+ *  "text": one sentence}. greedy: a warp kept the issue wherever it had
+ * work and no event (breaks at most IO_MAX_OVERLAP of the quiet places);
+ * null without such places. */
 json_t *io_counts_json(const struct io_counts *c);
 
 /* Reads io_counts_json's object back (missing members count 0). */

@@ -123,6 +123,8 @@ int io_count(const struct io_trace *t, struct io_counts *c)
         c->pairs++;
         if (cur->start < prev->end) {    /* interleaved inside a segment */
             c->overlapped++;
+            c->quiet++;                  /* nothing inside a segment asks for a switch */
+            c->breaks++;
             continue;
         }
         int owner_left = done[o] < t->nseg;
@@ -324,8 +326,9 @@ json_t *io_meaning(const json_t *sched)
     }
     const json_t *greedy = quiet ? json_object_get(quiet, "greedy") : NULL;
     if (n < sizeof text && quiet)
-        n += (size_t)snprintf(text + n, sizeof text - n, " with no event at the ends, a warp "
-                              "switched away with work left at %zu of %zu segment ends (%s).",
+        n += (size_t)snprintf(text + n, sizeof text - n, " with no event at the ends, the issue "
+                              "left a warp with work left at %zu of %zu places without an event "
+                              "(segment ends and overlaps) (%s).",
                               count_member(quiet, "breaks"), count_member(quiet, "quiet"),
                               json_is_true(greedy) ? "greedy" : json_is_false(greedy)
                                   ? "not greedy" : "greediness not judged");

@@ -226,6 +226,7 @@ static void test_not_determined(void **state)
     assert_int_equal(io_verdict(&c), 0);
     j = io_counts_json(&c);
     assert_non_null(strstr(json_string_value(json_object_get(j, "text")), "overlapped"));
+    assert_true(json_is_false(json_object_get(j, "greedy")));   /* switched inside segments */
     json_decref(j);
     /* too few decisions */
     memset(&c, 0, sizeof c);
