@@ -60,7 +60,7 @@ static size_t sorted(const struct io_trace *t, struct seg *s)
 
 size_t io_order(const struct io_trace *t, unsigned *order, size_t room)
 {
-    static struct seg s[IO_MAX_WARPS * IO_MAX_SEGS];
+    struct seg s[IO_MAX_WARPS * IO_MAX_SEGS];   /* 12 KiB: no static, so reentrant */
     if (!valid(t))
         return 0;
     size_t n = sorted(t, s), k;
@@ -106,7 +106,7 @@ static int age_is_id(const struct io_trace *t, const unsigned *cand, size_t n)
 
 int io_count(const struct io_trace *t, struct io_counts *c)
 {
-    static struct seg s[IO_MAX_WARPS * IO_MAX_SEGS];
+    struct seg s[IO_MAX_WARPS * IO_MAX_SEGS];   /* 12 KiB: no static, so reentrant */
     size_t done[IO_MAX_WARPS] = {0};
     int64_t last_end[IO_MAX_WARPS];
     unsigned cand[IO_MAX_WARPS];

@@ -46,6 +46,8 @@ struct io_run {
     unsigned char want[ACC_BYTES], got[ACC_BYTES];
     int have_want[NCOUNTS];
     unsigned char *copy;
+    struct io_trace groups[GROUPS];  /* one launch's traces */
+    struct patch_edit edits[IO_MAX_EDITS];
     /* overlap of segment pairs, within a %warpid mod 4 group and across */
     size_t same_pairs, same_overlap, cross_pairs, cross_overlap;
     double *seg_cycles;              /* segment durations of one experiment */
@@ -103,9 +105,9 @@ static int keep_cycles(struct io_run *R, double v)
 static int count_launch(struct io_run *R, const struct io_experiment *x, unsigned nwarps,
                         struct io_counts *c, json_t *sample, char *err, size_t errlen)
 {
-    static struct io_trace t[GROUPS];
+    struct io_trace *t = R->groups;
     unsigned sm = R->words[1];
-    memset(t, 0, sizeof t);
+    memset(R->groups, 0, sizeof R->groups);
     for (unsigned i = 0; i < nwarps; i++) {
         const uint32_t *r = R->words + (size_t)i * IO_REC_WORDS;
         if (r[3] != IO_MARK || r[2] != i || r[1] != sm) {
@@ -153,7 +155,7 @@ static int run_experiment(struct io_run *R, size_t ki, const struct io_experimen
                           struct io_counts *c, int *correct, json_t *sample, char *err,
                           size_t errlen)
 {
-    static struct patch_edit e[IO_MAX_EDITS];
+    struct patch_edit *e = R->edits;
     struct gpu *g = R->g;
     size_t size = R->base.cubin_size, n = io_edits(&R->L, x, e);
     unsigned nwarps = GROUPS * warp_counts[ki], threads = 32 * nwarps;
