@@ -176,6 +176,27 @@ extern const size_t io_nexperiments;
 struct patch_edit;
 size_t io_edits(const struct io_layout *L, const struct io_experiment *x, struct patch_edit *e);
 
+/* ---- the records (issue_order_ptx.c) ---- */
+
+#define IO_GROUPS 4                  /* sub-partitions of an SM on sm_70..sm_90 */
+
+/* Segment pairs of two warps of one block that overlap in time, within a
+ * %warpid mod IO_GROUPS group and across groups. */
+struct io_overlaps {
+    size_t same_pairs, same_overlapping, cross_pairs, cross_overlapping;
+};
+
+/* The clock of read c (0..2 * IO_SEGS - 1; even: a start) of one record. */
+uint64_t io_record_clock(const uint32_t *rec, size_t c);
+
+/* Reads nwarps records (IO_REC_WORDS each, as the kernel stores them) into
+ * one trace per %warpid mod IO_GROUPS group (groups[IO_GROUPS], zeroed
+ * here; nseg, blocked and event_at_end from x; a group may stay empty) and
+ * adds their segment-pair overlaps to ov. 0, or -1 with the reason when a
+ * record is not what the kernel writes (its mark, its index, one SM). */
+int io_records(const uint32_t *words, unsigned nwarps, const struct io_experiment *x,
+               struct io_trace *groups, struct io_overlaps *ov, char *err, size_t errlen);
+
 /* The GPU experiment (issue_order_run.c): builds the kernel for each warp
  * count, checks its machine code, and runs each edit experiment `repeats`
  * times: {"method", "segments", "ffma_per_segment", "warps_per_subpartition",

@@ -186,3 +186,64 @@ size_t io_edits(const struct io_layout *L, const struct io_experiment *x, struct
     }
     return n;
 }
+
+/* ---- the records ------------------------------------------------------------------ */
+
+uint64_t io_record_clock(const uint32_t *rec, size_t c)
+{
+    uint64_t v;
+    memcpy(&v, rec + 4 + 2 * c, sizeof v);   /* 8-aligned in the kernel, not here */
+    return v;
+}
+
+/* Overlaps between every two segments of different warps of the block. */
+static void overlaps(const uint32_t *words, unsigned nwarps, struct io_overlaps *ov)
+{
+    for (unsigned a = 0; a < nwarps; a++)
+        for (unsigned b = a + 1; b < nwarps; b++) {
+            const uint32_t *x = words + (size_t)a * IO_REC_WORDS,
+                           *y = words + (size_t)b * IO_REC_WORDS;
+            int same = x[0] % IO_GROUPS == y[0] % IO_GROUPS;
+            for (size_t i = 0; i < IO_SEGS; i++)
+                for (size_t j = 0; j < IO_SEGS; j++) {
+                    size_t o = io_record_clock(x, 2 * i) < io_record_clock(y, 2 * j + 1) &&
+                               io_record_clock(y, 2 * j) < io_record_clock(x, 2 * i + 1);
+                    *(same ? &ov->same_pairs : &ov->cross_pairs) += 1;
+                    *(same ? &ov->same_overlapping : &ov->cross_overlapping) += o;
+                }
+        }
+}
+
+int io_records(const uint32_t *words, unsigned nwarps, const struct io_experiment *x,
+               struct io_trace *groups, struct io_overlaps *ov, char *err, size_t errlen)
+{
+    memset(groups, 0, IO_GROUPS * sizeof *groups);
+    for (unsigned i = 0; i < nwarps; i++) {
+        const uint32_t *r = words + (size_t)i * IO_REC_WORDS;
+        if (r[3] != IO_MARK || r[2] != i || r[1] != words[1]) {
+            snprintf(err, errlen, "warp %u's record is not what the kernel writes (mark 0x%x, "
+                     "index %u, SM %u, warp 0 on SM %u)", i, r[3], r[2], r[1], words[1]);
+            return -1;
+        }
+        struct io_trace *g = &groups[r[0] % IO_GROUPS];
+        if (g->nwarps == IO_MAX_WARPS) {
+            snprintf(err, errlen, "more than %d warps with %%warpid %u mod %d", IO_MAX_WARPS,
+                     r[0] % IO_GROUPS, IO_GROUPS);
+            return -1;
+        }
+        struct io_warp *w = &g->w[g->nwarps++];
+        w->warpid = r[0];
+        w->index = i;
+        for (size_t s = 0; s < IO_SEGS; s++) {
+            w->start[s] = (uint32_t)io_record_clock(r, 2 * s);
+            w->end[s] = (uint32_t)io_record_clock(r, 2 * s + 1);
+        }
+    }
+    for (unsigned k = 0; k < IO_GROUPS; k++) {
+        groups[k].nseg = IO_SEGS;
+        groups[k].blocked = x->blocked;
+        groups[k].event_at_end = x->event;
+    }
+    overlaps(words, nwarps, ov);
+    return 0;
+}

@@ -30,7 +30,7 @@
 static const unsigned warp_counts[] = {2, 3, 4, 8};
 #define NCOUNTS (sizeof warp_counts / sizeof warp_counts[0])
 #define MAX_K 8
-#define GROUPS 4                     /* sub-partitions of an SM on sm_70..sm_90 */
+#define GROUPS IO_GROUPS
 #define MAX_THREADS (32 * GROUPS * MAX_K)
 _Static_assert(MAX_THREADS <= IO_MAX_THREADS, "the kernel's .maxntid must admit the largest block");
 #define REC_BYTES ((size_t)IO_REC_WORDS * 4)
@@ -48,43 +48,12 @@ struct io_run {
     unsigned char *copy;
     struct io_trace groups[GROUPS];  /* one launch's traces */
     struct patch_edit edits[IO_MAX_EDITS];
-    /* overlap of segment pairs, within a %warpid mod 4 group and across */
-    size_t same_pairs, same_overlap, cross_pairs, cross_overlap;
+    struct io_overlaps ov;           /* segment pairs within a %warpid mod 4 group, across */
     double *seg_cycles;              /* segment durations of one experiment */
     size_t nseg_cycles, seg_room;
 };
 
 /* ---- one launch --------------------------------------------------------------- */
-
-static uint64_t clock_of(const uint32_t *r, size_t c)
-{
-    uint64_t v;
-    memcpy(&v, r + 4 + 2 * c, sizeof v);
-    return v;
-}
-
-/* Overlaps between every two segments of different warps of the block. */
-static void overlaps(struct io_run *R, unsigned nwarps)
-{
-    for (unsigned a = 0; a < nwarps; a++)
-        for (unsigned b = a + 1; b < nwarps; b++) {
-            const uint32_t *x = R->words + (size_t)a * IO_REC_WORDS,
-                           *y = R->words + (size_t)b * IO_REC_WORDS;
-            int same = x[0] % GROUPS == y[0] % GROUPS;
-            for (size_t i = 0; i < IO_SEGS; i++)
-                for (size_t j = 0; j < IO_SEGS; j++) {
-                    int o = clock_of(x, 2 * i) < clock_of(y, 2 * j + 1) &&
-                            clock_of(y, 2 * j) < clock_of(x, 2 * i + 1);
-                    if (same) {
-                        R->same_pairs++;
-                        R->same_overlap += o;
-                    } else {
-                        R->cross_pairs++;
-                        R->cross_overlap += o;
-                    }
-                }
-        }
-}
 
 static int keep_cycles(struct io_run *R, double v)
 {
@@ -100,40 +69,22 @@ static int keep_cycles(struct io_run *R, double v)
     return 0;
 }
 
-/* The block's records as one trace per %warpid mod 4 group, counted into c;
- * the first launch's group 0 order into sample (when not NULL). */
+/* The block's records as one trace per %warpid mod 4 group (io_records),
+ * counted into c; each segment's cycles kept; the first launch's group 0
+ * order into sample (when not NULL). */
 static int count_launch(struct io_run *R, const struct io_experiment *x, unsigned nwarps,
                         struct io_counts *c, json_t *sample, char *err, size_t errlen)
 {
     struct io_trace *t = R->groups;
-    unsigned sm = R->words[1];
-    memset(R->groups, 0, sizeof R->groups);
-    for (unsigned i = 0; i < nwarps; i++) {
-        const uint32_t *r = R->words + (size_t)i * IO_REC_WORDS;
-        if (r[3] != IO_MARK || r[2] != i || r[1] != sm) {
-            snprintf(err, errlen, "warp %u's record is not what the kernel writes (mark 0x%x, "
-                     "index %u, SM %u)", i, r[3], r[2], r[1]);
-            return -1;
-        }
-        struct io_trace *g = &t[r[0] % GROUPS];
-        if (g->nwarps == IO_MAX_WARPS)
-            continue;
-        struct io_warp *w = &g->w[g->nwarps++];
-        w->warpid = r[0];
-        w->index = i;
-        for (size_t s = 0; s < IO_SEGS; s++) {
-            w->start[s] = (uint32_t)clock_of(r, 2 * s);
-            w->end[s] = (uint32_t)clock_of(r, 2 * s + 1);
-            if (keep_cycles(R, (double)(clock_of(r, 2 * s + 1) - clock_of(r, 2 * s))) < 0) {
-                snprintf(err, errlen, "out of memory");
-                return -1;
-            }
-        }
-    }
+    if (io_records(R->words, nwarps, x, t, &R->ov, err, errlen) < 0)
+        return -1;
     for (unsigned k = 0; k < GROUPS; k++) {
-        t[k].nseg = IO_SEGS;
-        t[k].blocked = x->blocked;
-        t[k].event_at_end = x->event;
+        for (size_t i = 0; i < t[k].nwarps; i++)
+            for (size_t s = 0; s < IO_SEGS; s++)
+                if (keep_cycles(R, (double)(uint32_t)(t[k].w[i].end[s] - t[k].w[i].start[s])) < 0) {
+                    snprintf(err, errlen, "out of memory");
+                    return -1;
+                }
         if (t[k].nwarps)
             io_count(&t[k], c);
     }
@@ -143,7 +94,6 @@ static int count_launch(struct io_run *R, const struct io_experiment *x, unsigne
         for (size_t i = 0; i < n; i++)
             json_array_append_new(sample, json_integer(order[i]));
     }
-    overlaps(R, nwarps);
     return 0;
 }
 
@@ -308,10 +258,11 @@ json_t *issue_order_run(struct gpu *g, int repeats)
                         json_incref(by));
         json_object_set_new(res, "subpartitions",
                             json_pack("{s:s, s:I, s:I, s:I, s:I}", "grouping", "warpid mod 4",
-                                      "same_group_pairs", (json_int_t)R->same_pairs,
-                                      "same_group_overlapping", (json_int_t)R->same_overlap,
-                                      "cross_group_pairs", (json_int_t)R->cross_pairs,
-                                      "cross_group_overlapping", (json_int_t)R->cross_overlap));
+                                      "same_group_pairs", (json_int_t)R->ov.same_pairs,
+                                      "same_group_overlapping",
+                                      (json_int_t)R->ov.same_overlapping, "cross_group_pairs",
+                                      (json_int_t)R->ov.cross_pairs, "cross_group_overlapping",
+                                      (json_int_t)R->ov.cross_overlapping));
     } else {
         res = json_pack("{s:s}", "error", err[0] ? err : "failed");
     }

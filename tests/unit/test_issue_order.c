@@ -368,6 +368,86 @@ static void test_meaning(void **state)
     json_decref(none_instr);
 }
 
+/* ---- the records ----------------------------------------------------------- */
+
+/* Four groups simulated apart, written as the kernel writes its records:
+ * block warp b is %warpid b, in group b mod 4, the (b / 4)th of its group;
+ * the clocks 64-bit, from 2^33 on, so the 32-bit truncation is exercised. */
+static void records_of(int policy, uint32_t *words, struct io_trace sim[IO_GROUPS])
+{
+    for (unsigned g = 0; g < IO_GROUPS; g++) {
+        struct sim s = {policy, EV_STALL, 4, IO_SEGS, NULL, g + 1};
+        simulate(&s, &sim[g]);
+    }
+    for (unsigned b = 0; b < 16; b++) {
+        uint32_t *r = words + (size_t)b * IO_REC_WORDS;
+        const struct io_warp *w = &sim[b % 4].w[b / 4];
+        r[0] = b;
+        r[1] = 7;
+        r[2] = b;
+        r[3] = IO_MARK;
+        for (size_t k = 0; k < IO_SEGS; k++) {
+            uint64_t st = (1ull << 33) + w->start[k], en = (1ull << 33) + w->end[k];
+            memcpy(r + 4 + 4 * k, &st, 8);
+            memcpy(r + 6 + 4 * k, &en, 8);
+        }
+    }
+}
+
+static void test_records(void **state)
+{
+    (void)state;
+    static uint32_t words[16 * IO_REC_WORDS];
+    struct io_trace sim[IO_GROUPS], groups[IO_GROUPS];
+    struct io_overlaps ov = {0, 0, 0, 0};
+    char err[256];
+    const struct io_experiment *stall = NULL;
+    for (size_t x = 0; x < io_nexperiments; x++)
+        if (strcmp(io_experiments[x].name, "stall_ends") == 0)
+            stall = &io_experiments[x];
+    assert_non_null(stall);
+    records_of(IO_YOUNGEST, words, sim);
+    assert_int_equal(io_record_clock(words + 5 * IO_REC_WORDS, 1),
+                     (1ull << 33) + sim[1].w[1].end[0]);
+    if (io_records(words, 16, stall, groups, &ov, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    struct io_counts all;
+    memset(&all, 0, sizeof all);
+    for (unsigned g = 0; g < IO_GROUPS; g++) {
+        assert_int_equal(groups[g].nwarps, 4);
+        assert_int_equal(groups[g].blocked, stall->blocked);
+        assert_int_equal(groups[g].event_at_end, 1);
+        for (unsigned i = 0; i < 4; i++) {
+            assert_int_equal(groups[g].w[i].warpid, 4 * i + g);
+            assert_int_equal(groups[g].w[i].index, 4 * i + g);
+            assert_memory_equal(groups[g].w[i].start, sim[g].w[i].start, sizeof sim[g].w[i].start);
+        }
+        struct io_counts one, direct;
+        memset(&one, 0, sizeof one);
+        memset(&direct, 0, sizeof direct);
+        io_count(&groups[g], &one);
+        sim[g].blocked = stall->blocked;
+        io_count(&sim[g], &direct);
+        assert_int_equal(one.decisions, direct.decisions);
+        assert_int_equal(one.hits[IO_YOUNGEST], direct.hits[IO_YOUNGEST]);
+        io_counts_add(&all, &one);
+    }
+    assert_int_equal(io_verdict(&all), 1u << IO_YOUNGEST);
+    /* each group issued its warps one at a time; the groups ran side by side */
+    assert_int_equal(ov.same_overlapping, 0);
+    assert_int_equal(ov.same_pairs, 4 * 6 * IO_SEGS * IO_SEGS);
+    assert_int_equal(ov.cross_pairs, (120 - 24) * IO_SEGS * IO_SEGS);
+    assert_true(ov.cross_overlapping > 0);
+    /* records the kernel did not write */
+    words[3 * IO_REC_WORDS + 3] = 0;
+    assert_int_equal(io_records(words, 16, stall, groups, &ov, err, sizeof err), -1);
+    assert_non_null(strstr(err, "warp 3's record"));
+    words[3 * IO_REC_WORDS + 3] = IO_MARK;
+    words[9 * IO_REC_WORDS + 1] = 8;         /* another SM */
+    assert_int_equal(io_records(words, 16, stall, groups, &ov, err, sizeof err), -1);
+    assert_non_null(strstr(err, "SM 8"));
+}
+
 /* ---- the kernel ------------------------------------------------------------ */
 
 static void test_golden_ptx(void **state)
@@ -456,6 +536,7 @@ int main(void)
         cmocka_unit_test(test_greedy),
         cmocka_unit_test(test_sizes_and_order),
         cmocka_unit_test(test_meaning),
+        cmocka_unit_test(test_records),
         cmocka_unit_test(test_golden_ptx),
         cmocka_unit_test(test_layout),
     };
