@@ -218,7 +218,7 @@ static void verdict_text(const struct io_counts *c, unsigned mask, char *buf, si
                  "overlapping)", why, c->decisions, c->overlapped, c->pairs);
         return;
     }
-    n += (size_t)snprintf(buf, len, "after a stall or yield the next warp was the ");
+    n += (size_t)snprintf(buf, len, "the next warp was the ");
     for (int p = 0, first = 1; p < IO_POLICIES && n < len; p++)
         if (mask & 1u << p) {
             n += (size_t)snprintf(buf + n, len - n, "%s%s (%zu)", first ? "" : " or ", names[p],
@@ -318,7 +318,7 @@ json_t *io_meaning(const json_t *sched)
         if (!j)
             continue;
         if (n < sizeof text)
-            n += (size_t)snprintf(text + n, sizeof text - n, " %s, %s;", said[e],
+            n += (size_t)snprintf(text + n, sizeof text - n, " %s: %s;", said[e],
                                   json_string_value(json_object_get(j, "text")));
         if (e == 0)
             stall_rule = json_object_get(j, "rule");
@@ -326,13 +326,14 @@ json_t *io_meaning(const json_t *sched)
     }
     const json_t *greedy = quiet ? json_object_get(quiet, "greedy") : NULL;
     if (n < sizeof text && quiet)
-        n += (size_t)snprintf(text + n, sizeof text - n, " with no event at the ends, the issue "
-                              "left a warp with work left at %zu of %zu places without an event "
-                              "(segment ends and overlaps) (%s).",
+        n += (size_t)snprintf(text + n, sizeof text - n, " with no event (quiet): the issue left "
+                              "a warp that had work at %zu of %zu places (segment ends and "
+                              "overlaps), %s.",
                               count_member(quiet, "breaks"), count_member(quiet, "quiet"),
                               json_is_true(greedy) ? "greedy" : json_is_false(greedy)
                                   ? "not greedy" : "greediness not judged");
     json_t *rule;
+    const char *why = "";
     if (json_is_true(greedy) && json_is_array(stall_rule)) {
         rule_names(stall_rule, names_buf, sizeof names_buf);
         char r[192];
@@ -340,9 +341,10 @@ json_t *io_meaning(const json_t *sched)
         rule = json_string(r);
     } else {
         rule = json_string("not determined");
+        why = !json_is_true(greedy) ? " (greediness not shown)" : " (no rule after a stall)";
     }
     if (n < sizeof text)
-        snprintf(text + n, sizeof text - n, " Rule: %s.", json_string_value(rule));
+        snprintf(text + n, sizeof text - n, " Rule: %s%s.", json_string_value(rule), why);
     json_t *m = json_pack("{s:s, s:o, s:o, s:O, s:O}", "text", text, "rule", rule, "after",
                           after, "greedy", greedy ? greedy : json_null(), "data", sched);
     json_decref(quiet);

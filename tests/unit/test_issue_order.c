@@ -321,10 +321,11 @@ static void test_meaning(void **state)
     assert_string_equal(json_string_value(json_object_get(m, "rule")), "greedy, then youngest");
     assert_true(json_is_true(json_object_get(m, "greedy")));
     const char *text = json_string_value(json_object_get(m, "text"));
-    assert_non_null(strstr(text, "after a stall (end reads stall 11), after a stall or yield the "
-                                 "next warp was the youngest"));
-    assert_non_null(strstr(text, "after yield field 1 on the end reads, after a stall or yield "
-                                 "the next warp was the round-robin"));
+    assert_non_null(strstr(text, "after a stall (end reads stall 11): the next warp was the "
+                                 "youngest (32) ready one in 32 decisions;"));
+    assert_non_null(strstr(text, "after yield field 1 on the end reads: the next warp was the "
+                                 "round-robin"));
+    assert_non_null(strstr(text, "Rule: greedy, then youngest."));
     /* the verdicts are recomputed: a stored rule that the counts do not carry is ignored */
     json_object_set_new(json_object_get(json_object_get(d, "by_experiment"), "stall_ends"), "rule",
                         json_pack("[s]", "oldest"));
@@ -346,6 +347,8 @@ static void test_meaning(void **state)
     m = io_meaning(d);
     assert_string_equal(json_string_value(json_object_get(m, "rule")), "not determined");
     assert_true(json_is_false(json_object_get(m, "greedy")));
+    assert_non_null(strstr(json_string_value(json_object_get(m, "text")),
+                           "Rule: not determined (greediness not shown)."));
     json_decref(m);
     json_decref(d);
     /* a random policy after stalls: not determined */
