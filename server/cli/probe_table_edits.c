@@ -187,6 +187,39 @@ static void instr_row(FILE *f, const json_t *e)
             pt_text(e, "sass", "?"), stall, yield, lat, safe, chain, stream);
 }
 
+/* The issue-order experiment's decisions per edit (the "scheduler" meaning,
+ * probes/issue_order.h): each policy's hits, the overlapping neighbours,
+ * the rule the counts support. Nothing when the meaning has no data. */
+static void issue_order_rows(FILE *f, const json_t *sched)
+{
+    static const char *const policies[] = {"youngest", "oldest", "round-robin", "lowest-id"};
+    const json_t *by = json_object_get(json_object_get(sched, "data"), "by_experiment"), *c;
+    const char *name;
+    if (!json_is_object(by))
+        return;
+    fprintf(f, "\nissue order (%s)\n%-12s %9s %9s %9s %11s %9s %13s  %s\n",
+            pt_text(sched, "rule", "-"), "experiment", "decisions", "youngest", "oldest",
+            "round-robin", "lowest-id", "overlapping", "rule");
+    json_object_foreach((json_t *)by, name, c) {
+        const json_t *hits = json_object_get(c, "hits"), *rule = json_object_get(c, "rule");
+        char overlap[32];
+        snprintf(overlap, sizeof overlap, "%lld/%lld", int_at(c, "overlapped"), int_at(c, "pairs"));
+        fprintf(f, "%-12s %9lld", name, int_at(c, "decisions"));
+        for (size_t p = 0; p < sizeof policies / sizeof policies[0]; p++)
+            fprintf(f, " %*lld", p == 2 ? 11 : 9, int_at(hits, policies[p]));
+        fprintf(f, " %13s  ", overlap);
+        if (json_is_array(rule) && json_array_size(rule)) {
+            for (size_t i = 0; i < json_array_size(rule); i++) {
+                const char *r = json_string_value(json_array_get(rule, i));
+                fprintf(f, "%s%s", i ? " or " : "", r ? r : "?");
+            }
+            fputc('\n', f);
+        } else {
+            fprintf(f, "not determined\n");
+        }
+    }
+}
+
 void pt_control_codes_table(FILE *f, const json_t *doc)
 {
     const json_t *e, *m;
@@ -200,6 +233,7 @@ void pt_control_codes_table(FILE *f, const json_t *doc)
     fprintf(f, "\nmeanings\n");
     json_object_foreach(json_object_get(doc, "meanings"), name, m)
         fprintf(f, "  %s: %s\n", name, pt_text(m, "text", "-"));
+    issue_order_rows(f, json_object_get(json_object_get(doc, "meanings"), "scheduler"));
 }
 
 /* ---- dual issue ----------------------------------------------------------- */

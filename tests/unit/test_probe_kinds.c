@@ -357,6 +357,30 @@ static void test_edit_probe_tables(void **state)
     free(t);
 }
 
+/* The issue-order rows under the control-code meanings. */
+static void test_issue_order_rows(void **state)
+{
+    (void)state;
+    char *t = table_of("{\"probe\":\"control-codes\",\"meanings\":{\"scheduler\":{\"text\":"
+                       "\"Issue order ...\",\"rule\":\"greedy, then youngest\",\"data\":"
+                       "{\"by_experiment\":{\"stall_ends\":{\"decisions\":40,\"overlapped\":2,"
+                       "\"pairs\":500,\"hits\":{\"youngest\":39,\"oldest\":1,\"round-robin\":"
+                       "7,\"lowest-id\":20},\"rule\":[\"youngest\"]},\"quiet\":{\"decisions\":"
+                       "3,\"hits\":{},\"rule\":null},\"odd\":{\"rule\":[5]}}}}}}");
+    static const char *const want[] = {
+        "issue order (greedy, then youngest)", "experiment   decisions",
+        "stall_ends          40        39         1           7        20         2/500  youngest",
+        "quiet                3         0         0           0         0           0/0  not "
+        "determined",
+        "odd                  0", "  ?\n",
+    };
+    expect_in(t, want, sizeof want / sizeof want[0]);
+    free(t);
+    t = table_of("{\"probe\":\"control-codes\",\"meanings\":{\"scheduler\":{\"text\":\"x\"}}}");
+    assert_null(strstr(t, "issue order"));
+    free(t);
+}
+
 /* Whatever a document lacks prints as "-", never a crash. */
 static void test_edit_probe_tables_forgive(void **state)
 {
@@ -390,6 +414,7 @@ int main(void)
         cmocka_unit_test(test_memory_table_l1_sets),
         cmocka_unit_test(test_edit_probe_tables),
         cmocka_unit_test(test_edit_probe_tables_forgive),
+        cmocka_unit_test(test_issue_order_rows),
     };
     return cmocka_run_group_tests_name("probe kinds", tests, NULL, NULL);
 }
