@@ -43,7 +43,7 @@ struct io_run {
     struct io_layout L;
     CUdeviceptr rec, acc;
     uint32_t words[GROUPS * MAX_K * IO_REC_WORDS];
-    unsigned char want[ACC_BYTES], got[ACC_BYTES];
+    unsigned char want[NCOUNTS][ACC_BYTES], got[ACC_BYTES];  /* the unedited answers */
     int have_want[NCOUNTS];
     unsigned char *copy;
     struct io_trace groups[GROUPS];  /* one launch's traces */
@@ -121,8 +121,11 @@ static int run_experiment(struct io_run *R, size_t ki, const struct io_experimen
     int rc = gpu_module_function(g, &m, IO_KERNEL, &fn, err, errlen);
     *correct = 1;
     for (int i = 0; rc == 0 && i <= R->repeats; i++) {
+        /* both cleared, so nothing a launch failed to write reads as written */
         rc = gpu_check(g, g->cu->cuMemsetD32(R->rec, 0, REC_BYTES * nwarps / 4), "cuMemsetD32",
                        err, errlen) < 0 ||
+                     gpu_check(g, g->cu->cuMemsetD32(R->acc, 0xffffffffu, (size_t)threads * IO_ACCS),
+                               "cuMemsetD32", err, errlen) < 0 ||
                      gpu_launch(g, fn, 1, threads, 0, params, err, errlen) < 0 ||
                      gpu_check(g, g->cu->cuMemcpyDtoH(R->words, R->rec, REC_BYTES * nwarps),
                                "cuMemcpyDtoH", err, errlen) < 0 ||
@@ -133,10 +136,10 @@ static int run_experiment(struct io_run *R, size_t ki, const struct io_experimen
         if (rc < 0 || i == 0)
             continue;                /* the first launch pays the cold instruction cache */
         if (!R->have_want[ki]) {
-            memcpy(R->want, R->got, (size_t)threads * IO_ACCS * 4);
+            memcpy(R->want[ki], R->got, (size_t)threads * IO_ACCS * 4);
             R->have_want[ki] = 1;
         }
-        *correct = *correct && memcmp(R->want, R->got, (size_t)threads * IO_ACCS * 4) == 0;
+        *correct = *correct && memcmp(R->want[ki], R->got, (size_t)threads * IO_ACCS * 4) == 0;
         rc = count_launch(R, x, nwarps, c, i == 1 ? sample : NULL, err, errlen);
     }
     gpu_module_free(g, &m);
