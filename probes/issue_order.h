@@ -73,7 +73,9 @@ struct io_counts {
     size_t traces, segments;
     size_t pairs, overlapped;        /* neighbours in the order; those overlapping */
     size_t continued;                /* the owner issued its next segment itself */
-    size_t held;                     /* ... although it had an event and a ready candidate */
+    size_t events;                   /* edited ends of a warp with work left, a candidate
+                                      * ready: where the edit asked for a switch */
+    size_t held;                     /* ... and the owner issued on all the same */
     size_t quiet;                    /* the owner had work left and no event where the
                                       * issue passed on or stayed: an unedited segment
                                       * end, or inside a segment (an overlap) */
@@ -104,7 +106,7 @@ size_t io_order(const struct io_trace *t, unsigned *order, size_t room);
 unsigned io_verdict(const struct io_counts *c);
 
 /* {"traces", "segments", "pairs", "overlapped", "continued", "held",
- *  "switches", "breaks", "forced", "decisions", "hits": {policy: n},
+ *  "events", "switches", "breaks", "forced", "decisions", "hits": {policy: n},
  *  "age_is_id", "quiet", "rule": [policy names] or null, "greedy": true/false/null,
  *  "text": one sentence}. greedy: a warp kept the issue wherever it had
  * work and no event (breaks at most IO_MAX_OVERLAP of the quiet places);

@@ -136,10 +136,12 @@ int io_count(const struct io_trace *t, struct io_counts *c)
                 next_is_cand |= i == cur->w;
                 cand[nc++] = i;
             }
+        int chance = t->event_at_end && owner_left && nc >= 1;   /* an end asked to switch */
         c->quiet += !t->event_at_end && owner_left;
+        c->events += chance;
         if (cur->w == o) {
             c->continued++;
-            c->held += t->event_at_end && nc >= 1;
+            c->held += chance;
             continue;
         }
         c->switches++;
@@ -169,6 +171,7 @@ static const struct {
     {"pairs", offsetof(struct io_counts, pairs)},
     {"overlapped", offsetof(struct io_counts, overlapped)},
     {"continued", offsetof(struct io_counts, continued)},
+    {"events", offsetof(struct io_counts, events)},
     {"held", offsetof(struct io_counts, held)},
     {"quiet", offsetof(struct io_counts, quiet)},
     {"switches", offsetof(struct io_counts, switches)},
@@ -205,19 +208,11 @@ unsigned io_verdict(const struct io_counts *c)
     return mask;
 }
 
-/* "not determined: why" or "youngest or lowest-id ..." into buf. */
-static void verdict_text(const struct io_counts *c, unsigned mask, char *buf, size_t len)
+/* "the next warp was the youngest (n) ... ready one in N decisions" into
+ * buf; its length. */
+static size_t mask_text(const struct io_counts *c, unsigned mask, char *buf, size_t len)
 {
     size_t n = 0;
-    if (!mask) {
-        const char *why = c->pairs && (double)c->overlapped > IO_MAX_OVERLAP * (double)c->pairs
-                              ? "the warps' segments overlapped (issue interleaved inside them)"
-                          : c->decisions < IO_MIN_DECISIONS ? "too few decisions"
-                              : "no policy named the next warp often enough";
-        snprintf(buf, len, "not determined: %s (%zu decisions, %zu of %zu neighbours "
-                 "overlapping)", why, c->decisions, c->overlapped, c->pairs);
-        return;
-    }
     n += (size_t)snprintf(buf, len, "the next warp was the ");
     for (int p = 0, first = 1; p < IO_POLICIES && n < len; p++)
         if (mask & 1u << p) {
@@ -226,10 +221,33 @@ static void verdict_text(const struct io_counts *c, unsigned mask, char *buf, si
             first = 0;
         }
     if (n < len)
-        snprintf(buf + n, len - n, " ready one in %zu decisions%s", c->decisions,
-                 c->age_is_id == c->decisions && c->decisions
-                     ? "; age and warp id ordered the warps alike"
-                     : "");
+        n += (size_t)snprintf(buf + n, len - n, " ready one in %zu decisions%s", c->decisions,
+                              c->age_is_id == c->decisions && c->decisions
+                                  ? "; age and warp id ordered the warps alike"
+                                  : "");
+    return n < len ? n : len;
+}
+
+/* "not determined: why" or mask_text's sentence into buf, and how often an
+ * edited end did not pass the issue on. */
+static void verdict_text(const struct io_counts *c, unsigned mask, char *buf, size_t len)
+{
+    size_t n;
+    if (!mask) {
+        const char *why = c->pairs && (double)c->overlapped > IO_MAX_OVERLAP * (double)c->pairs
+                              ? "the warps' segments overlapped (issue interleaved inside them)"
+                          : c->decisions < IO_MIN_DECISIONS ? "too few decisions"
+                              : "no policy named the next warp often enough";
+        n = (size_t)snprintf(buf, len, "not determined: %s (%zu decisions, %zu of %zu "
+                             "neighbours overlapping)", why, c->decisions, c->overlapped,
+                             c->pairs);
+        n = n < len ? n : len;
+    } else {
+        n = mask_text(c, mask, buf, len);
+    }
+    if (c->held && n < len)       /* a rule may rest on warps finishing, not on the edits */
+        snprintf(buf + n, len - n, "; at %zu of %zu edited ends with a ready warp waiting the "
+                 "warp kept the issue", c->held, c->events);
 }
 
 json_t *io_counts_json(const struct io_counts *c)

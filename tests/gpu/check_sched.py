@@ -80,15 +80,16 @@ def summary(doc, sched, meaning):
     yield ""
     yield meaning.get("text", "")
     yield ""
-    yield "| experiment | edit | decisions | youngest | oldest | round-robin | lowest-id | overlapping | segment cycles | switches | breaks | rule |"
-    yield "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+    yield "| experiment | edit | decisions | youngest | oldest | round-robin | lowest-id | overlapping | segment cycles | switches | breaks | kept at edited ends | rule |"
+    yield "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
     for name, c in sched["by_experiment"].items():
         seg = c.get("segment_cycles") or {}
-        yield "| %s | %s | %d | %s | %d/%d | %s | %d | %d | %s |" % (
+        yield "| %s | %s | %d | %s | %d/%d | %s | %d | %d | %d/%d | %s |" % (
             name, c.get("edit", ""), c["decisions"],
             " | ".join(str(c["hits"][p]) for p in POLICIES),
             c["overlapped"], c["pairs"], "%.0f [%.0f-%.0f]" % (seg["median"], seg["min"], seg["max"]) if seg else "-",
-            c["switches"], c["breaks"], " or ".join(c["rule"]) if c.get("rule") else "not determined")
+            c["switches"], c["breaks"], c.get("held", 0), c.get("events", 0),
+            " or ".join(c["rule"]) if c.get("rule") else "not determined")
     s = sched["subpartitions"]
     yield ""
     yield "Segment pairs overlapping in time: within a %%warpid mod 4 group %d of %d, across groups %d of %d." % (

@@ -254,8 +254,21 @@ static void test_greedy(void **state)
     j = io_counts_json(&c);
     assert_true(json_is_false(json_object_get(j, "greedy")));
     json_decref(j);
-    /* events at every end: no quiet ends, greed not judged */
+    /* a scheduler that ignores the edited ends: it kept the issue at each of them */
+    struct sim ignore = {IO_YOUNGEST, EV_NONE, 4, 8, NULL, 1};
+    simulate(&ignore, &t);
+    t.event_at_end = 1;
+    memset(&c, 0, sizeof c);
+    io_count(&t, &c);
+    assert_true(c.events > 0);
+    assert_int_equal(c.held, c.events);
+    j = io_counts_json(&c);
+    assert_non_null(strstr(json_string_value(json_object_get(j, "text")), "the warp kept the issue"));
+    json_decref(j);
+    /* events at every end: no quiet ends, greed not judged, every edit obeyed */
     c = run(&y, 1);
+    assert_true(c.events > 0);
+    assert_int_equal(c.held, 0);
     j = io_counts_json(&c);
     assert_true(json_is_null(json_object_get(j, "greedy")));
     json_decref(j);

@@ -258,6 +258,7 @@ function issueOrderTable(body, sched) {
     { head: 'Lowest id', cls: 'num', value: hit('lowest-id') },
     { head: 'Overlapping neighbours', cls: 'num', value: (r) => `${r.overlapped ?? 0} / ${r.pairs ?? 0}` },
     { head: 'Segment cycles (median)', cls: 'num', value: (r) => (r.segment_cycles ? fmtNum(r.segment_cycles.median, 0) : '—') },
+    { head: 'Kept the issue at edited ends', cls: 'num', value: (r) => (r.events ? `${r.held ?? 0} / ${r.events}` : '—') },
     { head: 'Rule', value: (r) => (Array.isArray(r.rule) ? r.rule.join(' or ') : 'not determined') },
   ], rows, `Issue order after a stall or yield: ${sched.rule || 'not determined'}`)));
 }
