@@ -331,6 +331,7 @@ json_t *io_meaning(const json_t *sched)
     size_t n = (size_t)snprintf(text, sizeof text, "Issue order of warps grouped by %%warpid "
                                 "mod 4:");
     const json_t *stall_rule = json_null();
+    int stall_obeyed = 0;        /* the stalled warp gave the issue up at its edited ends */
     for (size_t e = 0; e < sizeof events / sizeof events[0]; e++) {
         json_t *j = judged(by, events[e]);
         if (!j)
@@ -338,8 +339,11 @@ json_t *io_meaning(const json_t *sched)
         if (n < sizeof text)
             n += (size_t)snprintf(text + n, sizeof text - n, " %s: %s;", said[e],
                                   json_string_value(json_object_get(j, "text")));
-        if (e == 0)
+        if (e == 0) {
             stall_rule = json_object_get(j, "rule");
+            stall_obeyed = (double)count_member(j, "held") <=
+                           IO_MAX_OVERLAP * (double)count_member(j, "events");
+        }
         json_object_set_new(after, events[e], j);
     }
     const json_t *greedy = quiet ? json_object_get(quiet, "greedy") : NULL;
@@ -352,14 +356,16 @@ json_t *io_meaning(const json_t *sched)
                                   ? "not greedy" : "greediness not judged");
     json_t *rule;
     const char *why = "";
-    if (json_is_true(greedy) && json_is_array(stall_rule)) {
+    if (json_is_true(greedy) && json_is_array(stall_rule) && stall_obeyed) {
         rule_names(stall_rule, names_buf, sizeof names_buf);
         char r[192];
         snprintf(r, sizeof r, "greedy, then %s", names_buf);
         rule = json_string(r);
     } else {
         rule = json_string("not determined");
-        why = !json_is_true(greedy) ? " (greediness not shown)" : " (no rule after a stall)";
+        why = !json_is_true(greedy)  ? " (greediness not shown)"
+              : !stall_obeyed        ? " (the stalled warps kept the issue)"
+                                     : " (no rule after a stall)";
     }
     if (n < sizeof text)
         snprintf(text + n, sizeof text - n, " Rule: %s%s.", json_string_value(rule), why);

@@ -364,6 +364,17 @@ static void test_meaning(void **state)
                            "Rule: not determined (greediness not shown)."));
     json_decref(m);
     json_decref(d);
+    /* stalls the scheduler ignored: the decisions rest on warps finishing */
+    d = doc_of(IO_YOUNGEST, 1);
+    json_t *st = json_object_get(json_object_get(d, "by_experiment"), "stall_ends");
+    json_object_set_new(st, "events", json_integer(40));
+    json_object_set_new(st, "held", json_integer(30));
+    m = io_meaning(d);
+    assert_string_equal(json_string_value(json_object_get(m, "rule")), "not determined");
+    assert_non_null(strstr(json_string_value(json_object_get(m, "text")),
+                           "(the stalled warps kept the issue)"));
+    json_decref(m);
+    json_decref(d);
     /* a random policy after stalls: not determined */
     d = doc_of(SIM_RANDOM, 1);
     m = io_meaning(d);
