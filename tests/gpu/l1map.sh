@@ -19,14 +19,7 @@ set -uo pipefail
 unpack_bundle l1map "${1:-}"
 out=${OUT:-tests/gpu/results/latest-l1map}
 mkdir -p "$out"
-t0=$(date +%s.%N)
-if ! "$bin" probe memory --device "${DEVICE:-0}" --db "$work/l1map.db" --json \
-        --keep-cubins "$out/cubins" >"$out/memory.json" 2>"$out/memory.err"; then
-    echo "FAIL gpuprobe probe memory: $(cat "$out/memory.err")"
-    exit 1
-fi
-echo "probe memory: $(python3 -c "print(round($(date +%s.%N) - $t0, 2))") s wall"
-cp "$work/l1map.db" "$out/l1map.db"
+run_probe memory l1map || exit 1
 python3 tests/gpu/check_l1map.py "$out/memory.json" "$out" || exit 1
 
 # The cache model with the mapping found: 1000 lines 512 B apart, read three times.

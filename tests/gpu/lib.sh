@@ -23,3 +23,19 @@ unpack_bundle() {
     tar -C "$work" -xzf "$tarball"
     bin=$(echo "$work"/*/bin/gpuprobe)
 }
+
+# run_probe KIND NAME: `gpuprobe probe KIND` on $DEVICE (default 0), stored
+# in $work/NAME.db (copied to $out/NAME.db), its document in $out/KIND.json,
+# its PTX and cubins under $out/cubins; prints the wall time. Returns 1 with
+# a FAIL line (the probe's stderr) when the probe fails.
+run_probe() {
+    local t0
+    t0=$(date +%s.%N)
+    if ! "$bin" probe "$1" --device "${DEVICE:-0}" --db "$work/$2.db" --json \
+            --keep-cubins "$out/cubins" >"$out/$1.json" 2>"$out/$1.err"; then
+        echo "FAIL gpuprobe probe $1: $(cat "$out/$1.err")"
+        return 1
+    fi
+    echo "probe $1: $(python3 -c "print(round($(date +%s.%N) - $t0, 2))") s wall"
+    cp "$work/$2.db" "$out/$2.db"
+}

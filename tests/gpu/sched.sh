@@ -16,12 +16,5 @@ set -uo pipefail
 unpack_bundle sched "${1:-}"
 out=${OUT:-tests/gpu/results/latest-sched}
 mkdir -p "$out"
-t0=$(date +%s.%N)
-if ! "$bin" probe control-codes --device "${DEVICE:-0}" --db "$work/sched.db" --json \
-        --keep-cubins "$out/cubins" >"$out/control-codes.json" 2>"$out/control-codes.err"; then
-    echo "FAIL gpuprobe probe control-codes: $(cat "$out/control-codes.err")"
-    exit 1
-fi
-echo "probe control-codes: $(python3 -c "print(round($(date +%s.%N) - $t0, 2))") s wall"
-cp "$work/sched.db" "$out/sched.db"
+run_probe control-codes sched || exit 1
 python3 tests/gpu/check_sched.py --doc "$out/control-codes.json" "$out"
