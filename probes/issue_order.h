@@ -1,8 +1,9 @@
 /*
  * The issue-order experiment of the control-code probe: which ready warp a
  * sub-partition's scheduler issues next after a warp stalls or yields
- * (Huerta et al. describe greedy-then-youngest on Turing and Ampere; see
- * docs/sass.md "The issue scheduler").
+ * (Huerta et al., 2025, reverse-engineered the issue scheduler's policy on
+ * Ampere; the issue that asked for this states it as greedy-then-youngest;
+ * see docs/sass.md "The issue scheduler").
  *
  * DESIGN
  * K warps per sub-partition run one straight-line stream of independent
@@ -18,22 +19,24 @@
  *     by start clock; two neighbours of that order that overlap in time
  *     mean the issue interleaved inside segments, where the order says
  *     nothing, so too many overlaps make the verdict "not determined";
- *   - each change of owner in the order, from a warp whose segment ended
- *     on an edited end read, is a decision: the candidates are the other
- *     warps with a segment left that are ready: not started yet (a
- *     barrier before the stream releases every warp at once, so one that
- *     has not started is waiting to issue) or their own last end read's
- *     stall is over; with two or more
- *     candidates each policy names one, and is scored on whether it named
- *     the warp that issued next;
+ *   - each change of owner in the order is a decision: the candidates are
+ *     the other warps with a segment left that are ready: not started yet
+ *     (a barrier before the stream releases every warp at once, so one
+ *     that has not started is waiting to issue) or their own last end
+ *     read's stall is over; with two or more candidates each policy names
+ *     one, and is scored on whether it named the warp that issued next;
+ *   - greediness: where the owner had work and no event (an unedited
+ *     segment end, or inside a segment) the issue should stay with it; an
+ *     edited end with a ready candidate where the owner issued on is
+ *     "held" (the edit did not pass the issue on);
  *   - a policy is the rule when it named the next warp in at least
  *     IO_MATCH of at least IO_MIN_DECISIONS decisions; several such
  *     policies (they named the same warps) are reported together; none, or
  *     too few decisions, is "not determined".
  * Warp age is the warp's index in its block (the order the block's warps
  * are created); the warp id is %warpid, the hardware slot. Where the two
- * orders agree, "youngest" is "highest id" and "oldest" is "lowest id",
- * and the verdict names both.
+ * orders agree, "oldest" and "lowest-id" name the same warps and the
+ * verdict names both (and "youngest" is the highest id).
  */
 #ifndef GPUPROBE_PROBES_ISSUE_ORDER_H
 #define GPUPROBE_PROBES_ISSUE_ORDER_H
@@ -50,8 +53,8 @@
 #define IO_MATCH 0.9                 /* share of decisions a rule must name right */
 #define IO_MAX_OVERLAP 0.1           /* share of neighbour pairs that may overlap */
 
-/* One warp's stream: the clock (32-bit, as %clock reads it) at each
- * segment's start and end read. */
+/* One warp's stream: the clock (its low 32 bits: differences survive a
+ * wrap) at each segment's start and end read. */
 struct io_warp {
     unsigned warpid;                 /* %warpid */
     unsigned index;                  /* warp index in the block: its age */
