@@ -90,6 +90,12 @@ int banks_layout_shape(const void *cubin, size_t size, const struct banks_shape 
  * faulted (CUDA_ERROR_ILLEGAL_INSTRUCTION) when an FFMA named R253, while
  * the JIT hands out R0..R252 (banks_run.c, compiler_ceiling). */
 
+/* 1 if the instruction certainly writes the general register in its Rd
+ * field (a short list of operations on purpose: S2R, MOV, IMAD, IADD3,
+ * FFMA, FADD, FMUL, LOP3, LEA, SHF, LDG, LDS, with Rd not RZ), so a caller
+ * that takes the highest destination never takes a field that is not one. */
+int banks_writes_gpr(const struct sass_insn *in);
+
 /* One test: up to three source registers (SASS_RZ for an unused slot) and
  * the reuse flags to write (bits 0..2 = Ra, Rb, Rc). */
 struct banks_test {

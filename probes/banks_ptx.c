@@ -268,6 +268,21 @@ int banks_layout_shape(const void *cubin, size_t size, const struct banks_shape 
     return rc;
 }
 
+/* 1 if the instruction certainly writes the general register in its Rd
+ * field: a short list on purpose, since a misread destination would make
+ * the probe name a register that faults the GPU. */
+int banks_writes_gpr(const struct sass_insn *in)
+{
+    static const char *const sure[] = {"S2R",  "MOV", "IMAD", "IADD3", "FFMA", "FADD",
+                                       "FMUL", "LOP3", "LEA", "SHF",   "LDG",  "LDS"};
+    char mn[SASS_MNEMONIC_MAX];
+    const char *m = sass_mnemonic(in, mn);
+    for (size_t i = 0; i < sizeof sure / sizeof sure[0]; i++)
+        if (strcmp(m, sure[i]) == 0)
+            return sass_field(in, SASS_RD) != SASS_RZ;
+    return 0;
+}
+
 static int is_source(const struct banks_test *t, unsigned reg)
 {
     return reg == t->src[0] || reg == t->src[1] || reg == t->src[2];

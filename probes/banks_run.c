@@ -336,21 +336,6 @@ static json_t *reuse_cache(struct run *R, const struct classes *C, char *err, si
     return res;
 }
 
-/* 1 if the instruction certainly writes the general register in its Rd
- * field: a short list on purpose, since a misread destination would make
- * the probe name a register that faults the GPU. */
-static int writes_gpr(const struct sass_insn *in)
-{
-    static const char *const sure[] = {"S2R",  "MOV", "IMAD", "IADD3", "FFMA", "FADD",
-                                       "FMUL", "LOP3", "LEA", "SHF",   "LDG",  "LDS"};
-    char mn[SASS_MNEMONIC_MAX];
-    const char *m = sass_mnemonic(in, mn);
-    for (size_t i = 0; i < sizeof sure / sizeof sure[0]; i++)
-        if (strcmp(m, sure[i]) == 0)
-            return sass_field(in, SASS_RD) != SASS_RZ;
-    return 0;
-}
-
 /* The highest register the driver's compiler hands out to a kernel of 255
  * registers: the probe's kernel with one more live value than fits is
  * compiled by the same JIT and the highest destination it names is taken
@@ -378,7 +363,7 @@ static int compiler_ceiling(struct run *R, char *err, size_t errlen)
     }
     for (size_t i = 0; rc == 0 && i < k->text_size / SASS_INSN_BYTES; i++) {
         struct sass_insn in = sass_decode(k->text, i * SASS_INSN_BYTES);
-        if (writes_gpr(&in) && sass_field(&in, SASS_RD) > R->top &&
+        if (banks_writes_gpr(&in) && sass_field(&in, SASS_RD) > R->top &&
             sass_field(&in, SASS_RD) <= BANKS_MAX_REG)
             R->top = sass_field(&in, SASS_RD);
     }
