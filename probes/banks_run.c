@@ -406,12 +406,15 @@ static json_t *layout_json(const struct run *R)
 static json_t *untested(const struct run *R)
 {
     json_t *list = json_array();
-    char why[256];
+    char why[512];
     snprintf(why, sizeof why,
              "above R%u, the highest register this driver's compiler hands out to a kernel of "
-             "%d registers (it named no higher one even when short of registers); naming a "
-             "register it does not hand out can fault the GPU",
-             R->top, R->L.regs);
+             "%d registers (it named no higher one even when short of registers; the count is "
+             "that register + %d, as ptxas counts two registers above the highest its code "
+             "names in every cubin of tests/fixtures); naming R253 faulted on an H200 "
+             "(tests/gpu/results/2026-11-21-h200-banks), and tests/gpu/regs_limit.sh decides "
+             "why (docs/banks.md): a routine probe must not fault the GPU",
+             R->top, R->L.regs, R->L.regs - (int)R->top);
     for (unsigned r = R->top + 1; r <= BANKS_MAX_REG; r++)
         json_array_append_new(list, json_pack("{s:i, s:s}", "register", r, "reason", why));
     return list;
