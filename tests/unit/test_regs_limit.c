@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "tests/unit/support/tmpfile.h"
 #include "probes/banks.h"
@@ -30,7 +29,6 @@
 #include "probes/gpu/patch.h"
 #include "probes/regs_limit.h"
 
-#define PTXAS "/usr/local/cuda/bin/ptxas"
 
 static void test_variants(void **state)
 {
@@ -100,27 +98,6 @@ static void test_wide(void **state)
     free(cub);
 }
 
-static char *compile_small(size_t *size)
-{
-    char dir[] = "/tmp/gpuprobe-test-regs-XXXXXX", cmd[512], ptxp[128], cubp[128];
-    assert_non_null(mkdtemp(dir));
-    snprintf(ptxp, sizeof ptxp, "%s/s.ptx", dir);
-    snprintf(cubp, sizeof cubp, "%s/s.cubin", dir);
-    char *ptx = regs_limit_small_ptx(9, 0);
-    FILE *f = fopen(ptxp, "w");
-    assert_non_null(f);
-    fputs(ptx, f);
-    fclose(f);
-    free(ptx);
-    snprintf(cmd, sizeof cmd, PTXAS " -arch=sm_90 -o %s %s", cubp, ptxp);
-    assert_int_equal(system(cmd), 0);
-    char *cub = read_file(cubp, size);
-    unlink(ptxp);
-    unlink(cubp);
-    rmdir(dir);
-    return cub;
-}
-
 static int regs_of(const void *cub, size_t size)
 {
     struct cubin c;
@@ -135,13 +112,14 @@ static int regs_of(const void *cub, size_t size)
 static void test_small(void **state)
 {
     (void)state;
-    if (access(PTXAS, X_OK) != 0) {
+    size_t size;
+    char *ptx = regs_limit_small_ptx(9, 0), err[256];
+    char *cub = ptxas_cubin(ptx, "sm_90", &size);
+    free(ptx);
+    if (!cub) {
         skip();
         return;
     }
-    size_t size;
-    char *cub = compile_small(&size), err[256];
-    assert_non_null(cub);
     char *copy = malloc(size);
     assert_non_null(copy);
     struct regs_variant v;
