@@ -207,6 +207,8 @@ with open(f"{out}/edit-probes-summary.md", "w") as f:
             f.write(f"| {q['question']} | {r['test']:.3f} | {r['free']:.3f} | {r['cleared']:.3f} | "
                     f"{q['position']:.2f} | {q['outcome']} |\n")
         f.write("\n" + "".join(f"- rule: {x}\n" for x in rc["rules"]))
+        f.write(f"- loop instructions inside a pattern's period: "
+                f"{rc.get('other_instructions_inside_periods')}\n")
     elif rc:
         f.write(f"\n- reuse cache not run: {rc.get('not_run')}\n")
     f.write("\n### control-codes\n\n| instr | compiler stall | chain latency | smallest safe stall | "
