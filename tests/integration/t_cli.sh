@@ -43,6 +43,20 @@ assert_match "$OUT$ERR" "--listen" "serve --help"
 assert_match "$OUT$ERR" "--token-file" "serve --help"
 
 refuses nosuch
+
+# The register-limit experiment: its variants listed (the controls first),
+# bad use refused, and a variant that cannot run (no such name; no GPU here)
+# a one-line reason with status 1.
+run_cli regs-limit --list
+[ "$RC" -eq 0 ] || fail "regs-limit --list exited $RC: $ERR"
+[ "$(head -n2 cli.out | tr '\n' ' ')" = "wide.none small.none " ] || fail "regs-limit --list: controls not first: $(head -n2 cli.out)"
+[ "$(sort -u cli.out | wc -l)" -eq "$(wc -l <cli.out)" ] || fail "regs-limit --list repeats a name"
+assert_match "$OUT" "small-c255\.iadd3\.rd\.count-2" "regs-limit --list"
+refuses regs-limit --device 0
+refuses regs-limit --variant wide.none --bogus
+refuses regs-limit --device 0 --variant nosuch
+[ "$RC" -eq 1 ] || fail "regs-limit with an unknown variant exited $RC, expected 1"
+assert_match "$ERR" "no variant nosuch" "the reason for an unknown variant"
 refuses serve --bogus
 refuses devices --bogus
 refuses serve --listen
