@@ -14,7 +14,10 @@
  * are the map read by bank, so the walk checks that the document's classes
  * say what its map says and the reader rebuilds them from the rows. The map
  * must cover R0 up to the highest tested register, each entry a bank below
- * bank_count. Registers the probe could not test are kept whole as JSON.
+ * bank_count. Registers the probe could not test are kept whole as JSON,
+ * and so is the reuse-cache analysis ("reuse_cache", probes/banks_reuse.h:
+ * its questions' outcomes are checked, the rest is its own record); a run
+ * stored before it existed reads back without the member.
  * The reader answers in the shape of the document.
  */
 #include <limits.h>
@@ -49,6 +52,7 @@ static const struct rw_member run_members[] = {
 static const char run_sql[] =
     "INSERT INTO banks_runs (job_id, device, " REF_COLS ", " RUN_MEMBER_COLS ", untested_json)"
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+static const char reuse_sql[] = "UPDATE banks_runs SET reuse_cache_json = ?2 WHERE job_id = ?1";
 static const char map_sql[] =
     "INSERT INTO banks_map (job_id, device, register, bank) VALUES (?, ?, ?, ?)";
 static const char cost_sql[] =
@@ -169,6 +173,37 @@ static int untested_walk(struct rwalk *w, const json_t *doc, const json_t **list
     return 0;
 }
 
+/* reuse_cache, optional: {"not_run": why} or {"questions": [{"question",
+ * "outcome": hit|miss|not determined, ...}], "rules": [sentences], ...}. */
+static int reuse_walk(struct rwalk *w, const json_t *doc, const json_t **rc)
+{
+    const json_t *qs, *rules, *e;
+    const char *v;
+    char path[RW_PATH];
+    size_t i;
+    if (rw_obj(w, doc, "", "reuse_cache", 0, rc) != 0)
+        return -1;
+    if (!*rc || json_object_get(*rc, "not_run"))
+        return *rc ? rw_str(w, *rc, "reuse_cache", "not_run", RW_REQUIRED, &v) : 0;
+    if (rw_arr(w, *rc, "reuse_cache", "questions", RW_REQUIRED, &qs) != 0 ||
+        rw_arr(w, *rc, "reuse_cache", "rules", RW_REQUIRED, &rules) != 0)
+        return -1;
+    json_array_foreach(qs, i, e) {
+        snprintf(path, sizeof path, "reuse_cache.questions[%zu]", i);
+        if (!json_is_object(e))
+            return rw_fail(w, "", path, "must be an object");
+        if (rw_str(w, e, path, "question", RW_REQUIRED, &v) != 0 ||
+            rw_str(w, e, path, "outcome", RW_REQUIRED, &v) != 0)
+            return -1;
+        if (strcmp(v, "hit") != 0 && strcmp(v, "miss") != 0 && strcmp(v, "not determined") != 0)
+            return rw_fail(w, path, "outcome", "must be \"hit\", \"miss\" or \"not determined\"");
+    }
+    json_array_foreach(rules, i, e)
+        if (!json_is_string(e))
+            return rw_fail(w, "reuse_cache", "rules", "must be sentences");
+    return 0;
+}
+
 /* sources[i]: a register number, or "RZ" (NULL). */
 static int source_walk(struct rwalk *w, const json_t *srcs, const char *path, size_t i,
                        char buf[RW_NUM], const char **out)
@@ -233,14 +268,16 @@ static int costs_walk(struct rwalk *w, const json_t *doc)
 int results_banks_walk(struct rwalk *w, const json_t *doc)
 {
     struct banks_run r;
-    const json_t *untested;
+    const json_t *untested, *reuse;
+    const char *rp[2] = {w->job, NULL};
     memset(&r, 0, sizeof r);
     if (rw_provenance(w, doc, "banks") != 0 || run_walk(w, doc, &r) != 0 ||
-        untested_walk(w, doc, &untested) != 0)
+        untested_walk(w, doc, &untested) != 0 || reuse_walk(w, doc, &reuse) != 0)
         return -1;
     r.p[0] = w->job;
     r.p[1] = w->device;
     if (rw_exec_json(w, run_sql, r.p, P_UNTESTED + 1, P_UNTESTED, untested) != 0 ||
+        (reuse && rw_exec_json(w, reuse_sql, rp, 2, 1, reuse) != 0) ||
         map_walk(w, doc, &r) != 0 || classes_walk(w, doc, &r) != 0)
         return -1;
     return costs_walk(w, doc);
@@ -256,6 +293,8 @@ static void take_run(sqlite3_stmt *st, void *out)
     json_object_set_new(out, "reference",
                         json_pack("{s:o}", "ffma_per_sm_clock", rc_spread(st, RUN_MEMBERS)));
     json_object_set_new(out, "untested_registers", rc_json(st, RUN_MEMBERS + 3));
+    if (sqlite3_column_type(st, RUN_MEMBERS + 4) != SQLITE_NULL)
+        json_object_set_new(out, "reuse_cache", rc_json(st, RUN_MEMBERS + 4));
 }
 
 /* A map row: the bank appended to "map", the register to its class. */
@@ -290,7 +329,7 @@ int results_banks_read(struct conn *c, int64_t job_id, json_t *out, char *err, s
     json_object_set_new(out, "map", json_array());
     json_object_set_new(out, "classes", json_array());
     json_object_set_new(out, "costs", costs);
-    return rc_each(c, "SELECT " RUN_MEMBER_COLS ", " REF_COLS ", untested_json"
+    return rc_each(c, "SELECT " RUN_MEMBER_COLS ", " REF_COLS ", untested_json, reuse_cache_json"
                       " FROM banks_runs WHERE job_id = ?1", job_id, take_run, out,
                    "reading a banks run", err, errlen) != 0 ||
                    rc_each(c, "SELECT register, bank FROM banks_map WHERE job_id = ?1"

@@ -444,6 +444,12 @@ static const char schema_v11_tflops[] =
     "ALTER TABLE latency_results ADD COLUMN tflops_min REAL;\n"
     "ALTER TABLE latency_results ADD COLUMN tflops_max REAL;\n";
 
+/* The bank probe's reuse-cache analysis (probes/banks_reuse.h), kept whole
+ * as JSON beside the run's untested registers; NULL for runs stored before.
+ * (Version 15 in the issue's plan: the lead renumbers at merge.) */
+static const char schema_v15_banks_reuse_cache[] =
+    "ALTER TABLE banks_runs ADD COLUMN reuse_cache_json TEXT;\n";
+
 /* One entry per schema version; append only. */
 static const char *const migrations[] = {
     schema_v1_core,
@@ -457,6 +463,7 @@ static const char *const migrations[] = {
     schema_v9_l1_sets,
     schema_v10_l2_partitions,
     schema_v11_tflops,
+    schema_v15_banks_reuse_cache,
 };
 
 int store_schema_latest(void)

@@ -90,6 +90,12 @@ int banks_layout_shape(const void *cubin, size_t size, const struct banks_shape 
  * faulted (CUDA_ERROR_ILLEGAL_INSTRUCTION) when an FFMA named R253, while
  * the JIT hands out R0..R252 (banks_run.c, compiler_ceiling). */
 
+/* 1 if the instruction certainly writes the general register in its Rd
+ * field (a short list of operations on purpose: S2R, MOV, IMAD, IADD3,
+ * FFMA, FADD, FMUL, LOP3, LEA, SHF, LDG, LDS, with Rd not RZ), so a caller
+ * that takes the highest destination never takes a field that is not one. */
+int banks_writes_gpr(const struct sass_insn *in);
+
 /* One test: up to three source registers (SASS_RZ for an unused slot) and
  * the reuse flags to write (bits 0..2 = Ra, Rb, Rc). */
 struct banks_test {
@@ -103,6 +109,31 @@ struct banks_test {
  * or a source is not a legal register. */
 size_t banks_edits(const struct banks_layout *L, const struct banks_test *t,
                    struct patch_edit *edits);
+
+/* The first candidate destination (L->dest) that is not one of t's
+ * sources: 0 with it in *rd, or -1 when every candidate is a source. */
+int banks_pick_dest(const struct banks_layout *L, const struct banks_test *t, unsigned *rd);
+
+/* A sequence of different FFMAs (the reuse-cache patterns, banks_reuse.h):
+ * step k's sources, reuse flags and destination. */
+struct banks_step {
+    struct banks_test t;
+    unsigned rd;                 /* must be one of L->dest (written only by timed FFMAs) */
+};
+#define BANKS_SEQ_MAX 8
+/* Fills edits (room for BANKS_EDITS_PER_FFMA * L->nffma) so that timed FFMA
+ * i becomes step i % n; returns how many, or 0 when n is 0, above
+ * BANKS_SEQ_MAX or does not divide L->nffma, or a step is not legal (a
+ * source not a register or RZ, reuse above 7, a destination not in
+ * L->dest). banks_edits is this with one step and banks_pick_dest's
+ * destination. */
+size_t banks_edits_seq(const struct banks_layout *L, const struct banks_step *seq, size_t n,
+                       struct patch_edit *edits);
+/* banks_verify for a sequence: timed FFMA i carries exactly step i % n
+ * (sources, reuse, destination), nothing else differs from orig. */
+int banks_verify_seq(const void *orig, const void *patched, size_t size,
+                     const struct banks_layout *L, const struct banks_step *seq, size_t n,
+                     char *err, size_t errlen);
 
 /* Re-reads a patched cubin: every timed FFMA carries exactly t's operands
  * and reuse flags and a destination outside them, and nothing else in the

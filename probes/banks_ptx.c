@@ -268,13 +268,27 @@ int banks_layout_shape(const void *cubin, size_t size, const struct banks_shape 
     return rc;
 }
 
+/* 1 if the instruction certainly writes the general register in its Rd
+ * field: a short list on purpose, since a misread destination would make
+ * the probe name a register that faults the GPU. */
+int banks_writes_gpr(const struct sass_insn *in)
+{
+    static const char *const sure[] = {"S2R",  "MOV", "IMAD", "IADD3", "FFMA", "FADD",
+                                       "FMUL", "LOP3", "LEA", "SHF",   "LDG",  "LDS"};
+    char mn[SASS_MNEMONIC_MAX];
+    const char *m = sass_mnemonic(in, mn);
+    for (size_t i = 0; i < sizeof sure / sizeof sure[0]; i++)
+        if (strcmp(m, sure[i]) == 0)
+            return sass_field(in, SASS_RD) != SASS_RZ;
+    return 0;
+}
+
 static int is_source(const struct banks_test *t, unsigned reg)
 {
     return reg == t->src[0] || reg == t->src[1] || reg == t->src[2];
 }
 
-/* The first candidate destination that is not a source. */
-static int pick_dest(const struct banks_layout *L, const struct banks_test *t, unsigned *rd)
+int banks_pick_dest(const struct banks_layout *L, const struct banks_test *t, unsigned *rd)
 {
     for (size_t d = 0; d < L->ndest; d++)
         if (!is_source(t, L->dest[d])) {
@@ -289,29 +303,61 @@ static int legal_source(unsigned reg)
     return reg <= BANKS_MAX_REG || reg == SASS_RZ;
 }
 
+static int is_dest(const struct banks_layout *L, unsigned reg)
+{
+    for (size_t d = 0; d < L->ndest; d++)
+        if (L->dest[d] == reg)
+            return 1;
+    return 0;
+}
+
+/* A step is legal: sources are registers or RZ, reuse fits its field, and
+ * the destination is one the compiler used only as a timed FFMA's
+ * accumulator (anything else may hold an address or the loop counter). */
+static int legal_step(const struct banks_layout *L, const struct banks_step *st)
+{
+    return legal_source(st->t.src[0]) && legal_source(st->t.src[1]) &&
+           legal_source(st->t.src[2]) && st->t.reuse <= 7 && is_dest(L, st->rd);
+}
+
+size_t banks_edits_seq(const struct banks_layout *L, const struct banks_step *seq, size_t n,
+                       struct patch_edit *edits)
+{
+    if (n == 0 || n > BANKS_SEQ_MAX || L->nffma % n != 0)
+        return 0;
+    for (size_t k = 0; k < n; k++)
+        if (!legal_step(L, &seq[k]))
+            return 0;
+    static const enum sass_field slot[3] = {SASS_RA, SASS_RB, SASS_RC};
+    size_t m = 0;
+    for (size_t i = 0; i < L->nffma; i++) {
+        const struct banks_step *st = &seq[i % n];
+        for (int s = 0; s < 3; s++)
+            edits[m++] = (struct patch_edit){L->ffma[i], slot[s], st->t.src[s]};
+        edits[m++] = (struct patch_edit){L->ffma[i], SASS_RD, st->rd};
+        edits[m++] = (struct patch_edit){L->ffma[i], SASS_REUSE, st->t.reuse};
+    }
+    return m;
+}
+
 size_t banks_edits(const struct banks_layout *L, const struct banks_test *t,
                    struct patch_edit *edits)
 {
-    unsigned rd;
-    if (!legal_source(t->src[0]) || !legal_source(t->src[1]) || !legal_source(t->src[2]) ||
-        t->reuse > 7 || pick_dest(L, t, &rd) < 0)
+    struct banks_step st = {*t, 0};
+    if (banks_pick_dest(L, t, &st.rd) < 0)
         return 0;
-    static const enum sass_field slot[3] = {SASS_RA, SASS_RB, SASS_RC};
-    size_t n = 0;
-    for (size_t i = 0; i < L->nffma; i++) {
-        for (int s = 0; s < 3; s++)
-            edits[n++] = (struct patch_edit){L->ffma[i], slot[s], t->src[s]};
-        edits[n++] = (struct patch_edit){L->ffma[i], SASS_RD, rd};
-        edits[n++] = (struct patch_edit){L->ffma[i], SASS_REUSE, t->reuse};
-    }
-    return n;
+    return banks_edits_seq(L, &st, 1, edits);
 }
 
-int banks_verify(const void *orig, const void *patched, size_t size,
-                 const struct banks_layout *L, const struct banks_test *t, char *err,
-                 size_t errlen)
+int banks_verify_seq(const void *orig, const void *patched, size_t size,
+                     const struct banks_layout *L, const struct banks_step *seq, size_t n,
+                     char *err, size_t errlen)
 {
     size_t off, tsize, off2, tsize2;
+    if (n == 0 || n > BANKS_SEQ_MAX || L->nffma % n != 0) {
+        snprintf(err, errlen, "a sequence of %zu steps does not divide %zu FFMAs", n, L->nffma);
+        return -1;
+    }
     if (patch_find_text(orig, size, BANKS_KERNEL, &off, &tsize, err, errlen) < 0 ||
         patch_find_text(patched, size, BANKS_KERNEL, &off2, &tsize2, err, errlen) < 0)
         return -1;
@@ -323,22 +369,21 @@ int banks_verify(const void *orig, const void *patched, size_t size,
         return -1;
     }
     size_t next = 0;
-    unsigned rd = 0;
     for (size_t i = 0; i < tsize / SASS_INSN_BYTES; i++) {
         struct sass_insn x = sass_decode(a + off, i * SASS_INSN_BYTES);
         struct sass_insn y = sass_decode(b + off, i * SASS_INSN_BYTES);
         if (next < L->nffma && L->ffma[next] == i) {
+            const struct banks_step *st = &seq[next % n];
             next++;
             unsigned got[3] = {sass_field(&y, SASS_RA), sass_field(&y, SASS_RB),
                                sass_field(&y, SASS_RC)};
-            if (memcmp(got, t->src, sizeof got) != 0 || sass_field(&y, SASS_REUSE) != t->reuse) {
+            if (memcmp(got, st->t.src, sizeof got) != 0 ||
+                sass_field(&y, SASS_REUSE) != st->t.reuse) {
                 snprintf(err, errlen, "FFMA at 0x%zx reads R%u, R%u, R%u reuse %u", i * 16,
                          got[0], got[1], got[2], sass_field(&y, SASS_REUSE));
                 return -1;
             }
-            if (next == 1)
-                rd = sass_field(&y, SASS_RD);
-            if (sass_field(&y, SASS_RD) != rd || is_source(t, rd)) {
+            if (sass_field(&y, SASS_RD) != st->rd || !is_dest(L, st->rd)) {
                 snprintf(err, errlen, "FFMA at 0x%zx writes R%u", i * 16, sass_field(&y, SASS_RD));
                 return -1;
             }
@@ -358,4 +403,17 @@ int banks_verify(const void *orig, const void *patched, size_t size,
         return -1;
     }
     return 0;
+}
+
+/* The single-test form: the destination edits chose, not a source. */
+int banks_verify(const void *orig, const void *patched, size_t size,
+                 const struct banks_layout *L, const struct banks_test *t, char *err,
+                 size_t errlen)
+{
+    struct banks_step st = {*t, 0};
+    if (banks_pick_dest(L, t, &st.rd) < 0) {
+        snprintf(err, errlen, "no destination outside the sources");
+        return -1;
+    }
+    return banks_verify_seq(orig, patched, size, L, &st, 1, err, errlen);
 }

@@ -25,7 +25,10 @@
  *   4. costs: two same-bank sources in each pair of slots, three sources
  *      in one bank, two in one bank and one in another, one per bank (when
  *      there are three banks or more), and the same-bank tests again with
- *      the reuse flags of the conflicting slots set.
+ *      the reuse flags of the conflicting slots set;
+ *   5. reuse cache: the patterns of banks_reuse.h (each question's test
+ *      with its conflict-free and flags-cleared controls) on registers
+ *      picked from the classes, analysed into rules ("reuse_cache").
  * Every measurement is counted in "runs".
  */
 #include <math.h>
@@ -36,6 +39,7 @@
 #include <time.h>
 
 #include "probes/banks.h"
+#include "probes/banks_reuse.h"
 #include "probes/gpu/clock.h"
 #include "probes/gpu/cubin.h"
 #include "probes/gpu/stats.h"
@@ -57,21 +61,23 @@ struct run {
 };
 
 
-/* Rate of one test: warp-FFMAs per SM clock; *mhz the SM clock seen. */
-static int measure(struct run *R, const struct banks_test *t, double *rate, double *mhz,
-                   char *err, size_t errlen)
+/* Rate of a sequence of n steps (n 0: the kernel as compiled, unedited):
+ * warp-FFMAs per SM clock; *mhz the SM clock seen. */
+static int measure_seq(struct run *R, const struct banks_step *seq, size_t n, double *rate,
+                       double *mhz, char *err, size_t errlen)
 {
-    size_t n = t ? banks_edits(&R->L, t, R->edits) : 0;
-    if (t && n == 0) {
-        snprintf(err, errlen, "no legal edit for R%u R%u R%u", t->src[0], t->src[1], t->src[2]);
+    size_t ne = n ? banks_edits_seq(&R->L, seq, n, R->edits) : 0;
+    if (n && ne == 0) {
+        snprintf(err, errlen, "no legal edit for R%u R%u R%u -> R%u", seq[0].t.src[0],
+                 seq[0].t.src[1], seq[0].t.src[2], seq[0].rd);
         return -1;
     }
     size_t size = R->S.base.cubin_size;
     memcpy(R->S.copy, R->S.base.cubin, size);
-    if (t && (patch_apply(R->S.copy, size, BANKS_KERNEL, R->edits, n, err, errlen) < 0 ||
-              banks_verify(R->S.base.cubin, R->S.copy, size, &R->L, t, err, errlen) < 0))
+    if (n && (patch_apply(R->S.copy, size, BANKS_KERNEL, R->edits, ne, err, errlen) < 0 ||
+              banks_verify_seq(R->S.base.cubin, R->S.copy, size, &R->L, seq, n, err, errlen) < 0))
         return -1;
-    R->verified += t != NULL;
+    R->verified += n != 0;
     struct gpu_module m;
     CUfunction fn;
     unsigned iters = ITERS;
@@ -84,10 +90,10 @@ static int measure(struct run *R, const struct banks_test *t, double *rate, doub
     rc = gpu_module_function(&R->S.g, &m, BANKS_KERNEL, &fn, err, errlen);
     if (rc == 0)
         rc = patch_time_stamped(&R->S.g, fn, &l, R->S.out, &tm, err, errlen);
-    if (rc < 0 && t) {       /* say which test */
+    if (rc < 0 && n) {       /* say which test */
         size_t used = strlen(err);
-        snprintf(err + used, errlen - used, " (sources R%u R%u R%u, reuse %u)", t->src[0],
-                 t->src[1], t->src[2], t->reuse);
+        snprintf(err + used, errlen - used, " (first step: sources R%u R%u R%u, reuse %u)",
+                 seq[0].t.src[0], seq[0].t.src[1], seq[0].t.src[2], seq[0].t.reuse);
     }
     gpu_module_free(&R->S.g, &m);
     if (rc < 0)
@@ -96,6 +102,22 @@ static int measure(struct run *R, const struct banks_test *t, double *rate, doub
     *mhz = tm.mhz;
     *rate = tm.cycles > 0 ? (double)(BANKS_THREADS / 32) * BANKS_TIMED * ITERS / tm.cycles : 0;
     return 0;
+}
+
+/* One test on every timed FFMA (t NULL: the kernel unedited). */
+static int measure(struct run *R, const struct banks_test *t, double *rate, double *mhz,
+                   char *err, size_t errlen)
+{
+    struct banks_step st = {{{0, 0, 0}, 0}, 0};
+    if (t) {
+        st.t = *t;
+        if (banks_pick_dest(&R->L, t, &st.rd) < 0) {
+            snprintf(err, errlen, "no legal edit for R%u R%u R%u", t->src[0], t->src[1],
+                     t->src[2]);
+            return -1;
+        }
+    }
+    return measure_seq(R, &st, t ? 1 : 0, rate, mhz, err, errlen);
 }
 
 static struct banks_test pair(unsigned a, unsigned b)
@@ -264,19 +286,63 @@ static json_t *costs(struct run *R, const struct classes *C, char *err, size_t e
     return o;
 }
 
-/* 1 if the instruction certainly writes the general register in its Rd
- * field: a short list on purpose, since a misread destination would make
- * the probe name a register that faults the GPU. */
-static int writes_gpr(const struct sass_insn *in)
+/* The reuse cache (banks_reuse.h): every question's test, free and cleared
+ * patterns, each measured R->repeats times, on registers chosen from the
+ * classes just found; the analysis turns the medians into rules. A map
+ * that does not allow the patterns (one bank) is a result, not an error. */
+static json_t *reuse_cache(struct run *R, const struct classes *C, char *err, size_t errlen)
 {
-    static const char *const sure[] = {"S2R",  "MOV", "IMAD", "IADD3", "FFMA", "FADD",
-                                       "FMUL", "LOP3", "LEA", "SHF",   "LDG",  "LDS"};
-    char mn[SASS_MNEMONIC_MAX];
-    const char *m = sass_mnemonic(in, mn);
-    for (size_t i = 0; i < sizeof sure / sizeof sure[0]; i++)
-        if (strcmp(m, sure[i]) == 0)
-            return sass_field(in, SASS_RD) != SASS_RZ;
-    return 0;
+    struct reuse_regs rr;
+    if (reuse_pick_regs(C->of, R->top, R->L.dest, R->L.ndest, &rr) < 0)
+        return json_pack("{s:s}", "not_run",
+                         "the bank map has no timed-FFMA destination with two bank-mates "
+                         "and another bank beside it");
+    double ratio[REUSE_QUESTIONS][REUSE_VARIANTS], mhz;
+    json_t *patterns = json_object();
+    int r0 = R->runs;
+    for (int q = 0; q < REUSE_QUESTIONS; q++) {
+        json_t *pj = json_object();
+        for (int v = 0; v < REUSE_VARIANTS; v++) {
+            static const char *const vname[] = {"test", "free", "cleared"};
+            struct banks_step seq[REUSE_PERIOD];
+            double rates[PROBE_MAX_REPEATS], ratios[PROBE_MAX_REPEATS];
+            reuse_pattern(&rr, (enum reuse_question)q, (enum reuse_variant)v, seq);
+            for (int k = 0; k < R->repeats; k++) {
+                if (measure_seq(R, seq, REUSE_PERIOD, &rates[k], &mhz, err, errlen) < 0) {
+                    json_decref(patterns);
+                    json_decref(pj);
+                    return NULL;
+                }
+                ratios[k] = rates[k] / R->ref;
+            }
+            ratio[q][v] = spread_of(ratios, (size_t)R->repeats).median;
+            json_object_set_new(pj, vname[v],
+                                json_pack("{s:o, s:o}", "steps", reuse_pattern_json(seq),
+                                          "ratio", spread_json(ratios, (size_t)R->repeats)));
+        }
+        json_object_set_new(patterns, reuse_question_name((enum reuse_question)q), pj);
+    }
+    json_t *res = reuse_analyse(ratio);
+    json_object_set_new(res, "registers",
+                        json_pack("{s:i, s:i, s:i, s:i, s:i, s:i}", "a", rr.a, "a2", rr.a2, "c",
+                                  rr.c, "x", rr.x, "o", rr.o, "d", rr.d));
+    json_object_set_new(res, "patterns", patterns);
+    json_object_set_new(res, "runs", json_integer(R->runs - r0));
+    /* Other instructions of the loop (its counter, compare, branch) between
+     * two FFMAs of one period could read slot a between the flag and the
+     * probe; in the compiled kernels seen so far they all fall between
+     * periods. Counted here so a JIT that places them otherwise shows. */
+    int inside = 0;
+    for (size_t i = 1; i < R->L.nffma; i++)
+        if (i % REUSE_PERIOD != 0)
+            inside += (int)(R->L.ffma[i] - R->L.ffma[i - 1] - 1);
+    json_object_set_new(res, "other_instructions_inside_periods", json_integer(inside));
+    json_object_set_new(res, "method",
+                        json_string("8-FFMA patterns repeated through the timed loop; each "
+                                    "question's test beside a conflict-free control (free) and "
+                                    "a flags-cleared control (cleared), ratios to the "
+                                    "conflict-free rate (probes/banks_reuse.h)"));
+    return res;
 }
 
 /* The highest register the driver's compiler hands out to a kernel of 255
@@ -306,7 +372,7 @@ static int compiler_ceiling(struct run *R, char *err, size_t errlen)
     }
     for (size_t i = 0; rc == 0 && i < k->text_size / SASS_INSN_BYTES; i++) {
         struct sass_insn in = sass_decode(k->text, i * SASS_INSN_BYTES);
-        if (writes_gpr(&in) && sass_field(&in, SASS_RD) > R->top &&
+        if (banks_writes_gpr(&in) && sass_field(&in, SASS_RD) > R->top &&
             sass_field(&in, SASS_RD) <= BANKS_MAX_REG)
             R->top = sass_field(&in, SASS_RD);
     }
@@ -349,12 +415,15 @@ static json_t *layout_json(const struct run *R)
 static json_t *untested(const struct run *R)
 {
     json_t *list = json_array();
-    char why[256];
+    char why[512];
     snprintf(why, sizeof why,
              "above R%u, the highest register this driver's compiler hands out to a kernel of "
-             "%d registers (it named no higher one even when short of registers); naming a "
-             "register it does not hand out can fault the GPU",
-             R->top, R->L.regs);
+             "%d registers (it named no higher one even when short of registers; the count is "
+             "that register + %d, as ptxas counts two registers above the highest its code "
+             "names in every cubin of tests/fixtures); naming R253 faulted on an H200 "
+             "(tests/gpu/results/2026-11-21-h200-banks), and tests/gpu/regs_limit.sh decides "
+             "why (docs/banks.md): a routine probe must not fault the GPU",
+             R->top, R->L.regs, R->L.regs - (int)R->top);
     for (unsigned r = R->top + 1; r <= BANKS_MAX_REG; r++)
         json_array_append_new(list, json_pack("{s:i, s:s}", "register", r, "reason", why));
     return list;
@@ -378,7 +447,7 @@ json_t *banks_probe_run(const char *device, int sample, int repeats, char *err, 
         snprintf(err, errlen, "sample must be from 0 to 10000");
         return NULL;
     }
-    json_t *res = NULL, *refj = json_array(), *conf = NULL, *cost = NULL;
+    json_t *res = NULL, *refj = json_array(), *conf = NULL, *cost = NULL, *reuse = NULL;
     unsigned refregs[REF_REGS] = {0, 1, 2, 3, 128, 129, 0, 0};
     double ref[REF_REGS * PROBE_MAX_REPEATS], mhzs[REF_REGS * PROBE_MAX_REPEATS];
     int ok = setup(&R, device, err, errlen) == 0 && gpu_clock_mhz(&R.S.g, &before, err, errlen) == 0;
@@ -414,6 +483,10 @@ json_t *banks_probe_run(const char *device, int sample, int repeats, char *err, 
     conf_runs = R.runs - conf_runs;
     if (ok)
         ok = (cost = costs(&R, &C, err, errlen)) != NULL;
+    int reuse_runs = R.runs;
+    if (ok)
+        ok = (reuse = reuse_cache(&R, &C, err, errlen)) != NULL;
+    reuse_runs = R.runs - reuse_runs;
     double t_measure = mono_s() - t1;
     if (ok)
         ok = gpu_clock_mhz(&R.S.g, &after, err, errlen) == 0;
@@ -441,6 +514,8 @@ json_t *banks_probe_run(const char *device, int sample, int repeats, char *err, 
                                       "registers", refj));
         ref_spread = NULL;
         json_object_set_new(res, "untested_registers", untested(&R));
+        json_object_set_new(res, "reuse_cache", reuse);
+        reuse = NULL;
         json_object_set_new(res, "repeats", json_integer(repeats));
         json_object_set_new(res, "wall_s", json_real(mono_s() - t0));
         json_object_set_new(
@@ -452,9 +527,10 @@ json_t *banks_probe_run(const char *device, int sample, int repeats, char *err, 
                       isfinite(C.min_free) ? C.min_free : 0.0));
         json_object_set_new(
             res, "runs",
-            json_pack("{s:i, s:i, s:i, s:i, s:i, s:i}", "total", R.runs, "reference", (int)nref,
-                      "class_building", class_runs, "confirmation", conf_runs, "costs",
-                      R.runs - (int)nref - class_runs - conf_runs, "all_pairs_would_be",
+            json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i}", "total", R.runs, "reference",
+                      (int)nref, "class_building", class_runs, "confirmation", conf_runs,
+                      "costs", R.runs - (int)nref - class_runs - conf_runs - reuse_runs,
+                      "reuse_cache", reuse_runs, "all_pairs_would_be",
                       (int)((R.top + 1) * R.top / 2)));
         json_object_set_new(res, "sass_check",
                             json_pack("{s:b, s:i, s:s}", "verified", R.verified == R.runs,
@@ -473,6 +549,7 @@ json_t *banks_probe_run(const char *device, int sample, int repeats, char *err, 
     json_decref(ref_spread);
     json_decref(conf);
     json_decref(cost);
+    json_decref(reuse);
     banks_session_close(&R.S);
     return res;
 }

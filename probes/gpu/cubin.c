@@ -353,8 +353,10 @@ static void apply_global_attr(struct cubin *c, uint8_t attr, const uint8_t *p, u
         return;
     uint32_t v = rd32(p + 4);
     int iv = v > 0x7fffffffu ? -1 : (int)v;
-    if (attr == EIATTR_REGCOUNT)
+    if (attr == EIATTR_REGCOUNT) {
         k->regs = iv;
+        k->regs_offset = (size_t)(p + 4 - c->data);
+    }
     else if (attr == EIATTR_FRAME_SIZE)
         k->frame_size = iv;
     else if (attr == EIATTR_MIN_STACK_SIZE)

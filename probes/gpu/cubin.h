@@ -61,6 +61,8 @@ struct cubin_kernel {
     const uint8_t *text;             /* machine code, text_size bytes */
     size_t text_size;
     int regs;                        /* registers per thread; -1 if unknown */
+    size_t regs_offset;              /* file offset of EIATTR_REGCOUNT's u32 value (for
+                                        an experiment that edits it); 0 if none */
     int frame_size;                  /* bytes of local stack frame; -1 if unknown */
     int min_stack_size;              /* -1 if unknown */
     int max_regs;                    /* EIATTR_MAXREG_COUNT; -1 if absent */

@@ -32,6 +32,7 @@ int cmd_export(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_push(int argc, char **argv);
 int cmd_fleet(int argc, char **argv);
+int cmd_regs_limit(int argc, char **argv); /* regs_limit.c: a developer experiment */
 
 /* `gpuprobe trace --help`, one line per trace setting (trace/params.c). */
 void cli_trace_usage(FILE *f);

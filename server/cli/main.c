@@ -27,6 +27,8 @@ static const char usage[] =
     "  fleet     characterize a cluster: a Slurm job array that runs the suite on\n"
     "            every GPU of every node and pushes the results to a central gpuprobe\n"
     "  worker    run one job or device discovery (used by the daemon)\n"
+    "  regs-limit  developer experiment: which registers a kernel may name (one\n"
+    "            variant per process; tests/gpu/regs_limit.sh runs them all)\n"
     "\n"
     "  gpuprobe --version | --help;  gpuprobe COMMAND --help\n";
 
@@ -44,6 +46,7 @@ static const struct {
     {"push", cmd_push},
     {"fleet", cmd_fleet},
     {"worker", worker_main},
+    {"regs-limit", cmd_regs_limit},
 };
 
 int main(int argc, char **argv)

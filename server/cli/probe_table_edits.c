@@ -128,6 +128,30 @@ static void cost_rows(FILE *f, const json_t *costs)
     }
 }
 
+/* The reuse cache: one row per question (test, free, cleared, outcome),
+ * then the rules; nothing for a result stored before it. */
+static void reuse_rows(FILE *f, const json_t *rc)
+{
+    const json_t *q, *r;
+    size_t i;
+    if (!json_is_object(rc))
+        return;
+    if (json_object_get(rc, "not_run")) {
+        fprintf(f, "\nreuse cache not run: %s\n", pt_text(rc, "not_run", ""));
+        return;
+    }
+    fprintf(f, "\n%-18s %-7s %-7s %-7s %-8s %s\n", "reuse question", "test", "free", "cleared",
+            "position", "outcome");
+    json_array_foreach(json_object_get(rc, "questions"), i, q) {
+        const json_t *x = json_object_get(q, "ratios");
+        fprintf(f, "%-18s %-7.3f %-7.3f %-7.3f %-8.2f %s\n", pt_text(q, "question", "?"),
+                pt_num(x, "test"), pt_num(x, "free"), pt_num(x, "cleared"), pt_num(q, "position"),
+                pt_text(q, "outcome", "?"));
+    }
+    json_array_foreach(json_object_get(rc, "rules"), i, r)
+        fprintf(f, "  rule: %s\n", json_string_value(r) ? json_string_value(r) : "?");
+}
+
 void pt_banks_table(FILE *f, const json_t *doc)
 {
     const json_t *ref = json_object_get(doc, "reference"), *runs = json_object_get(doc, "runs");
@@ -146,6 +170,7 @@ void pt_banks_table(FILE *f, const json_t *doc)
     fprintf(f, "confirmation: %lld of %lld random pairs agree with the classes\n\n",
             int_at(conf, "agree"), int_at(conf, "pairs"));
     cost_rows(f, json_object_get(doc, "costs"));
+    reuse_rows(f, json_object_get(doc, "reuse_cache"));
     fprintf(f, "\nruns: %lld (class building %lld, confirmation %lld; all pairs would be %lld), "
                "every edited kernel re-read: %s, %.2f s\n",
             int_at(runs, "total"), int_at(runs, "class_building"), int_at(runs, "confirmation"),

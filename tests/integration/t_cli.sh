@@ -43,6 +43,37 @@ assert_match "$OUT$ERR" "--listen" "serve --help"
 assert_match "$OUT$ERR" "--token-file" "serve --help"
 
 refuses nosuch
+
+# The register-limit experiment: its variants listed (the controls first),
+# bad use refused, and a variant that cannot run (no such name; no GPU here)
+# a one-line reason with status 1.
+run_cli regs-limit --list
+[ "$RC" -eq 0 ] || fail "regs-limit --list exited $RC: $ERR"
+[ "$(head -n2 cli.out | tr '\n' ' ')" = "wide.none small.none " ] || fail "regs-limit --list: controls not first: $(head -n2 cli.out)"
+[ "$(sort -u cli.out | wc -l)" -eq "$(wc -l <cli.out)" ] || fail "regs-limit --list repeats a name"
+assert_match "$OUT" "small-c255\.iadd3\.rd\.count-2" "regs-limit --list"
+refuses regs-limit --device 0
+refuses regs-limit --variant wide.none --bogus
+refuses regs-limit --device 0 --variant nosuch
+[ "$RC" -eq 1 ] || fail "regs-limit with an unknown variant exited $RC, expected 1"
+assert_match "$ERR" "no variant nosuch" "the reason for an unknown variant"
+# Its summary names the hypothesis of the world that made the outcomes
+# (tests/gpu/regs_limit_worlds.py), and exits 1 when a variant is missing.
+"$GPUPROBE" regs-limit --list >names.txt
+n=$(wc -l <names.txt)
+for w in a b; do
+    python3 "$REPO/tests/gpu/regs_limit_worlds.py" $w <names.txt >world-$w.jsonl
+    python3 "$REPO/tests/gpu/regs_limit_summary.py" world-$w.jsonl "$n" >summary-$w.md ||
+        fail "regs_limit_summary.py on world $w exited non-zero"
+done
+assert_match "$(cat summary-a.md)" "\(a\) SUPPORTED" "the summary of world a"
+assert_match "$(cat summary-a.md)" "\(b\) not needed" "the summary of world a"
+assert_match "$(cat summary-b.md)" "\(a\) REJECTED" "the summary of world b"
+assert_match "$(cat summary-b.md)" "\(b\) SUPPORTED.*the register numbers themselves" "the summary of world b"
+assert_match "$(cat summary-b.md)" "declared count honoured" "the summary of world b"
+head -n 10 world-a.jsonl >short.jsonl
+python3 "$REPO/tests/gpu/regs_limit_summary.py" short.jsonl "$n" >/dev/null &&
+    fail "regs_limit_summary.py accepted 10 of $n variants"
 refuses serve --bogus
 refuses devices --bogus
 refuses serve --listen

@@ -272,6 +272,12 @@ static void check_kernels_against_res(const struct cubin *c, const char *name)
         assert_true(k->entry);
         assert_int_equal(k->regs, rows[i].reg);
         assert_int_equal(k->regs, ptxas_regs(name, k->name));
+        /* where the count is written: the u32 at regs_offset (the
+         * register-limit experiment edits it there) */
+        assert_true(k->regs_offset > 0 && k->regs_offset + 4 <= c->size);
+        const uint8_t *at = c->data + k->regs_offset;
+        assert_int_equal(at[0] | at[1] << 8 | at[2] << 16 | (uint32_t)at[3] << 24,
+                         (uint32_t)k->regs);
         assert_int_equal(k->frame_size, rows[i].stack);
         assert_int_equal((long)k->shared_bytes, rows[i].shared);
         assert_true(k->text_size > 0 && k->text_size % 128 == 0);

@@ -21,6 +21,7 @@
 #include <jansson.h>
 
 #include "db/results.h"
+#include "probes/banks_reuse.h"
 #include "tests/unit/support/resultdb.h"
 
 #define BANKS_FIXTURE "tests/fixtures/results/banks-example.json"
@@ -131,6 +132,40 @@ static void test_banks_without_untested(void **state)
     json_decref(doc);
 }
 
+/* The reuse-cache analysis comes back whole; a document without one (the
+ * fixture) reads back without the member. */
+static json_t *reuse_member(void)
+{
+    double r[REUSE_QUESTIONS][REUSE_VARIANTS];
+    for (int q = 0; q < REUSE_QUESTIONS; q++) {
+        r[q][REUSE_TEST] = q % 2 ? 1.0 : 0.889;
+        r[q][REUSE_FREE] = 1.0;
+        r[q][REUSE_CLEARED] = 0.889;
+    }
+    return reuse_analyse(r);
+}
+
+static void test_banks_reuse_cache(void **state)
+{
+    struct rdb *f = *state;
+    json_t *doc = banks_doc();
+    int64_t id = rdb_saved_job(f->s, "banks", doc, results_banks_save);
+    json_t *got = rdb_read(f->s, rdb_uuid(doc), "banks", id);
+    assert_null(json_object_get(got, "reuse_cache"));
+    json_decref(got);
+    json_object_set_new(doc, "reuse_cache", reuse_member());
+    id = rdb_saved_job(f->s, "banks", doc, results_banks_save);
+    got = rdb_read(f->s, rdb_uuid(doc), "banks", id);
+    assert_true(json_equal(json_object_get(got, "reuse_cache"), json_object_get(doc, "reuse_cache")));
+    json_decref(got);
+    json_object_set_new(doc, "reuse_cache", json_pack("{s:s}", "not_run", "one bank"));
+    id = rdb_saved_job(f->s, "banks", doc, results_banks_save);
+    got = rdb_read(f->s, rdb_uuid(doc), "banks", id);
+    assert_string_equal(json_string_value(at(got, "reuse_cache", "not_run")), "one bank");
+    json_decref(got);
+    json_decref(doc);
+}
+
 /* ---- malformed documents ------------------------------------------------------------ */
 
 static json_t *cost(json_t *d, const char *name)
@@ -220,6 +255,20 @@ static void no_total(json_t *d) { json_object_del(json_object_get(d, "runs"), "t
 static void no_seconds(json_t *d) { json_object_del(d, "seconds"); }
 static void wrong_probe(json_t *d) { json_object_set_new(d, "probe", json_string("dual-issue")); }
 static void no_threshold(json_t *d) { json_object_del(d, "threshold"); }
+static void reuse_outcome(json_t *d)
+{
+    json_t *r = reuse_member();
+    json_object_set_new(json_array_get(json_object_get(r, "questions"), 2), "outcome",
+                        json_string("maybe"));
+    json_object_set_new(d, "reuse_cache", r);
+}
+static void reuse_no_rules(json_t *d)
+{
+    json_t *r = reuse_member();
+    json_object_del(r, "rules");
+    json_object_set_new(d, "reuse_cache", r);
+}
+static void reuse_array(json_t *d) { json_object_set_new(d, "reuse_cache", json_array()); }
 
 static const struct {
     const char *field;
@@ -250,6 +299,9 @@ static const struct {
     {"seconds", no_seconds},
     {"probe", wrong_probe},
     {"threshold", no_threshold},
+    {"reuse_cache.questions[2].outcome", reuse_outcome},
+    {"reuse_cache.rules", reuse_no_rules},
+    {"reuse_cache", reuse_array},
 };
 
 static void test_banks_malformed_refused(void **state)
@@ -273,6 +325,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(test_banks_round_trip),
         T(test_banks_without_untested),
+        T(test_banks_reuse_cache),
         T(test_banks_malformed_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -270,6 +270,12 @@ async function checkBanks(page, doc) {
   const costs = Object.values(doc.costs || {});
   equal(chart.datasets.length, 1, 'conflict cost series');
   equal(chart.datasets[0].data, costs.map((c) => median(c.ratio)), 'conflict cost ratios');
+  // the reuse cache: one row per question and its rules, or why there is none
+  const reuse = await page.$eval('#reuse-cache', (b) => ({
+    rows: b.querySelectorAll('tbody tr').length, rules: b.querySelectorAll('#reuse-rules li').length,
+  }));
+  equal(reuse.rows, doc.reuse_cache?.questions?.length ?? 0, 'reuse-cache questions');
+  equal(reuse.rules, doc.reuse_cache?.rules?.length ?? 0, 'reuse-cache rules');
 }
 
 async function checkControlCodes(page, doc) {

@@ -182,4 +182,36 @@ function renderBanks(body, doc) {
     { head: 'Ratio', cls: 'num', value: ([, c]) => fmtNum(median(c.ratio), 3) },
     { head: 'Conflict', value: ([, c]) => el('span', { class: c.conflict ? 'bad' : 'good', text: c.conflict ? 'yes' : 'no' }) },
   ], costs, 'Operand cases, in the order the probe ran them')));
+  body.append(reuseCache(doc.reuse_cache));
+}
+
+/* The reuse cache behind the reuse flags (probes/banks_reuse.h): each
+ * question's test beside its conflict-free ("free") and flags-cleared
+ * controls, where it lies between them, the outcome and the rule. */
+function reuseCache(rc) {
+  const box = el('div', { id: 'reuse-cache' }, el('h3', { text: 'Reuse cache' }));
+  if (!rc) {
+    box.append(el('p', { class: 'hint', text: 'Not measured in this run (results stored before the reuse-cache patterns).' }));
+    return box;
+  }
+  if (rc.not_run) {
+    box.append(el('p', { class: 'hint', text: `Not run: ${rc.not_run}` }));
+    return box;
+  }
+  const regs = rc.registers || {};
+  box.append(el('p', { class: 'hint' },
+    `Eight-FFMA patterns: R${regs.a} cached from slot a (reuse flag), read again with R${regs.c} of its bank; `
+    + 'the test lies between its conflict-free control (free, position 1 = hit) and its flags-cleared control '
+    + `(cleared, position 0 = miss). ${rc.determined} of ${(rc.questions || []).length} questions determined.`));
+  box.append(el('ul', { class: 'rules', id: 'reuse-rules' }, (rc.rules || []).map((r) => el('li', { text: r }))));
+  const outcomeCls = (o) => (o === 'hit' ? 'good' : o === 'miss' ? 'bad' : null);
+  box.append(el('div', { class: 'scroll' }, dataTable([
+    { head: 'Question', value: (q) => q.asks },
+    { head: 'Test', cls: 'num', value: (q) => fmtNum(q.ratios?.test, 3) },
+    { head: 'Free', cls: 'num', value: (q) => fmtNum(q.ratios?.free, 3) },
+    { head: 'Cleared', cls: 'num', value: (q) => fmtNum(q.ratios?.cleared, 3) },
+    { head: 'Position', cls: 'num', value: (q) => fmtNum(q.position, 2) },
+    { head: 'Outcome', value: (q) => el('span', { class: outcomeCls(q.outcome), text: q.outcome, title: q.rule || q.why || '' }) },
+  ], rc.questions || [], 'Reuse-cache questions: FFMA rate over the conflict-free rate')));
+  return box;
 }

@@ -139,3 +139,25 @@ const char sample_csv[] = "tid,pc,addr,width,dep,op\n"
 const char bad_width_csv[] = "tid,pc,addr,width,dep\n"
                              "0,0x40,0x1000,4,1\n"
                              "1,0x40,0x1004,3,1\n";
+
+char *ptxas_cubin(const char *ptx, const char *arch, size_t *size)
+{
+    if (access(TEST_PTXAS, X_OK) != 0)
+        return NULL;
+    char dir[] = "/tmp/gpuprobe-test-ptxas-XXXXXX", cmd[512], ptxp[128], cubp[128];
+    assert_non_null(mkdtemp(dir));
+    snprintf(ptxp, sizeof ptxp, "%s/k.ptx", dir);
+    snprintf(cubp, sizeof cubp, "%s/k.cubin", dir);
+    FILE *f = fopen(ptxp, "w");
+    assert_non_null(f);
+    fputs(ptx, f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, TEST_PTXAS " -arch=%s -o %s %s", arch, cubp, ptxp);
+    assert_int_equal(system(cmd), 0);
+    char *cub = read_file(cubp, size);
+    assert_non_null(cub);
+    unlink(ptxp);
+    unlink(cubp);
+    rmdir(dir);
+    return cub;
+}

@@ -50,4 +50,12 @@ uint64_t line_offset(const char *s, uint64_t line);
 int64_t query_int(const char *path, const char *sql);
 void exec_plain(const char *path, const char *sql);
 
+/* Where the tests look for ptxas (CUDA 13.0 on the development machine). */
+#define TEST_PTXAS "/usr/local/cuda/bin/ptxas"
+/* ptx compiled by TEST_PTXAS for arch ("sm_90") in a temporary folder,
+ * removed again: the cubin's bytes (caller frees) and *size, or NULL when
+ * ptxas is not installed (the caller skips). A failed compile fails the
+ * test. */
+char *ptxas_cubin(const char *ptx, const char *arch, size_t *size);
+
 #endif
