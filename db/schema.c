@@ -444,6 +444,43 @@ static const char schema_v11_tflops[] =
     "ALTER TABLE latency_results ADD COLUMN tflops_min REAL;\n"
     "ALTER TABLE latency_results ADD COLUMN tflops_max REAL;\n";
 
+/* The memory probe's distributed shared memory (probes/dsmem.h,
+ * db/results_memory_dsm.c): one row per run that has the member (its
+ * settings, or the error alone when nothing could be measured) and one per
+ * cluster size asked for: what the driver and the blocks said, whether it
+ * launched (else why not), and the latency and bandwidth figures (median,
+ * min, max over repeats). */
+static const char schema_v12_dsmem[] =
+    "CREATE TABLE memory_dsmem (\n"
+    "  job_id          INTEGER NOT NULL PRIMARY KEY REFERENCES jobs(id) ON DELETE CASCADE,\n"
+    "  device          TEXT NOT NULL,\n"
+    "  clock_mhz       REAL,\n"
+    "  chase_loads     INTEGER,\n"
+    "  bw_block_bytes  REAL,\n"
+    "  block_pad_bytes INTEGER,\n"
+    "  wall_s          REAL,\n"
+    "  error           TEXT,\n"
+    "  CHECK ((chase_loads IS NULL) <> (error IS NULL)));\n"
+    "CREATE TABLE memory_dsmem_sizes (\n"
+    "  job_id              INTEGER NOT NULL REFERENCES memory_dsmem(job_id) ON DELETE CASCADE,\n"
+    "  asked               INTEGER NOT NULL CHECK (asked BETWEEN 1 AND 16),\n"
+    "  driver_width        INTEGER,\n"
+    "  ranks_seen          INTEGER,\n"
+    "  agrees              INTEGER NOT NULL CHECK (agrees IN (0, 1)),\n"
+    "  launched            INTEGER NOT NULL CHECK (launched IN (0, 1)),\n"
+    "  max_active_clusters INTEGER,\n"
+    "  distinct_sms        INTEGER,\n"
+    "  error               TEXT,\n"
+    "  gb_s_local          REAL,\n"
+    "  gb_s_remote         REAL,\n"
+    "  lat_local_median REAL, lat_local_min REAL, lat_local_max REAL,\n"
+    "  lat_neighbour_median REAL, lat_neighbour_min REAL, lat_neighbour_max REAL,\n"
+    "  lat_farthest_median REAL, lat_farthest_min REAL, lat_farthest_max REAL,\n"
+    "  bw_local_median REAL, bw_local_min REAL, bw_local_max REAL,\n"
+    "  bw_remote_median REAL, bw_remote_min REAL, bw_remote_max REAL,\n"
+    "  CHECK (launched = 1 OR error IS NOT NULL),\n"
+    "  PRIMARY KEY (job_id, asked));\n";
+
 /* One entry per schema version; append only. */
 static const char *const migrations[] = {
     schema_v1_core,
@@ -457,6 +494,7 @@ static const char *const migrations[] = {
     schema_v9_l1_sets,
     schema_v10_l2_partitions,
     schema_v11_tflops,
+    schema_v12_dsmem,
 };
 
 int store_schema_latest(void)
