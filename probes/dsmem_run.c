@@ -11,8 +11,10 @@
  * error in every later size. cuLaunchKernelEx and
  * cuOccupancyMaxActiveClusters are optional entry points (probes/gpu/cuda.h):
  * without the first the launch is a plain cuLaunchKernel (the cluster size
- * is in the PTX) and the entry says so; without the second the entry has no
- * "max_active_clusters". Each size's two kernels are checked in the cubin
+ * is in the PTX) and the entry says so; a driver that refuses the cluster
+ * attribute beside the PTX's own size gets the launch once more without
+ * it, and every later entry says so too; without the second the entry has
+ * no "max_active_clusters". A launched entry's "error" is such a note. Each size's two kernels are checked in the cubin
  * the JIT made (mem_sass_check_kernel: the timed region between the clock
  * reads holds exactly the generic LDs the PTX asks for and no other load)
  * before a launch; a kernel that is not what the probe times is not run.
@@ -39,6 +41,8 @@ struct dsm_gpu {
     CUdeviceptr out;
     unsigned pad;            /* dynamic shared bytes a block: one block an SM */
     int repeats;
+    int no_attr;             /* launch without the cluster attribute (see launch_ex) */
+    char attr_refusal[160];  /* what the driver said to it */
     json_t *sass;            /* {"<size>": {"dsm_lat": check, "dsm_bw": check}} */
 };
 
@@ -77,8 +81,19 @@ static CUresult launch_ex(struct dsm_gpu *x, CUfunction fn, unsigned cluster, un
     attr.value.cluster_dim.x = cluster;
     attr.value.cluster_dim.y = 1;
     attr.value.cluster_dim.z = 1;
-    CUlaunchConfig cfg = {cluster, 1, 1, threads, 1, 1, x->pad, NULL, &attr, 1};
-    return cu->cuLaunchKernelEx(&cfg, fn, params, NULL);
+    CUlaunchConfig cfg = {cluster, 1, 1, threads, 1, 1, x->pad, NULL, &attr, x->no_attr ? 0 : 1};
+    CUresult rc = cu->cuLaunchKernelEx(&cfg, fn, params, NULL);
+    if (rc != CUDA_SUCCESS && !x->no_attr) {
+        /* a driver that will not take the attribute beside the PTX's
+         * .reqnctapercluster: the PTX alone sets the size; said in the entry */
+        cfg.numAttrs = 0;
+        if (cu->cuLaunchKernelEx(&cfg, fn, params, NULL) == CUDA_SUCCESS) {
+            x->no_attr = 1;
+            cuda_error_text(cu, rc, x->attr_refusal, sizeof x->attr_refusal);
+            return CUDA_SUCCESS;
+        }
+    }
+    return rc;
 }
 
 /* One grid of one cluster, waited for. */
@@ -235,6 +250,9 @@ static json_t *one_size(struct dsm_gpu *x, unsigned size, double clock_mhz)
     if (ok && !x->g->cu->cuLaunchKernelEx)
         snprintf(s->err, sizeof s->err, "the driver has no cuLaunchKernelEx: launched with "
                  "cuLaunchKernel, the cluster size from the PTX alone");
+    else if (ok && x->no_attr)
+        snprintf(s->err, sizeof s->err, "cuLaunchKernelEx refused the cluster attribute (%s): "
+                 "launched without it, the cluster size from the PTX alone", x->attr_refusal);
     s->raw.error = s->err[0] ? s->err : NULL;
     json_t *e = dsm_analyze(&s->raw, clock_mhz);
     gpu_module_free(x->g, &x->mod);
