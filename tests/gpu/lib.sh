@@ -1,4 +1,4 @@
-# Shared by the GPU scripts (run.sh, reference.sh, capture.sh): sourced, not run.
+# Shared by the GPU scripts (run.sh, reference.sh, capture.sh, l1map.sh, dsmem.sh): sourced, not run.
 
 # wait_ready LOG: waits (up to 30 s) until the daemon logging to LOG answers
 # /readyz; prints its port, or returns 1.
@@ -22,4 +22,20 @@ unpack_bundle() {
     trap '[ -z "${daemon:-}" ] || kill "$daemon" 2>/dev/null; rm -rf "$work"' EXIT
     tar -C "$work" -xzf "$tarball"
     bin=$(echo "$work"/*/bin/gpuprobe)
+}
+
+# probe_memory OUT [ARGS...]: `gpuprobe probe memory` of the unpacked bundle
+# on GPU $DEVICE (default 0) into OUT/memory.json (stderr OUT/memory.err,
+# PTX and cubins under OUT/cubins), ARGS added (e.g. --db FILE); prints its
+# wall time, or FAIL with the reason and returns 1.
+probe_memory() {
+    local out=$1 t0
+    shift
+    t0=$(date +%s.%N)
+    if ! "$bin" probe memory --device "${DEVICE:-0}" --json --keep-cubins "$out/cubins" "$@" \
+            >"$out/memory.json" 2>"$out/memory.err"; then
+        echo "FAIL gpuprobe probe memory: $(cat "$out/memory.err")"
+        return 1
+    fi
+    echo "probe memory: $(python3 -c "print(round($(date +%s.%N) - $t0, 2))") s wall"
 }
