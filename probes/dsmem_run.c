@@ -110,7 +110,7 @@ static int launch(struct dsm_gpu *x, CUfunction fn, unsigned cluster, unsigned t
 static int build(struct dsm_gpu *x, unsigned size, char *err, size_t errlen)
 {
     const struct gpu_device *d = &x->g->info;
-    char name[32], key[8];
+    char name[32], key[16];
     snprintf(name, sizeof name, "dsmem_%u", size);
     snprintf(key, sizeof key, "%u", size);
     if (gpu_module_build_generated(x->g, dsm_ptx(d->cc_major, d->cc_minor, size), name, &x->mod,

@@ -229,7 +229,7 @@ static void test_every_size(void **state)
         assert_true(median(e, "latency_cycles", "farthest") == 200.0 + (n - 1));
         assert_true(median(e, "bytes_per_clk_sm", "local") == DSM_BW_BLOCK_BYTES / 101000.0);
         assert_true(median(e, "bytes_per_clk_sm", "remote") == DSM_BW_BLOCK_BYTES / 401000.0);
-        char key[8];
+        char key[16];
         snprintf(key, sizeof key, "%u", n);
         assert_true(json_is_true(json_object_get(json_object_get(json_object_get(json_object_get(d, "sass"), key),
                                                                  "dsm_lat"), "verified")));
