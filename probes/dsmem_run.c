@@ -175,7 +175,7 @@ static int fits(struct dsm_gpu *x, struct dsm_size *s, char *err, size_t errlen)
     if (gpu_check(x->g, cu->cuOccupancyMaxActiveClusters(&n, x->bw, &cfg),
                   "cuOccupancyMaxActiveClusters", err, errlen) < 0)
         return -1;
-    s->raw.max_clusters = n;
+    s->raw.max_clusters = n > (1 << 20) ? (1 << 20) : n;
     if (n < 1) {
         snprintf(err, errlen, "no cluster of %u blocks fits on this device (cuOccupancyMaxActiveClusters"
                  " says 0, one block an SM)", s->raw.asked);
@@ -184,9 +184,14 @@ static int fits(struct dsm_gpu *x, struct dsm_size *s, char *err, size_t errlen)
     return 0;
 }
 
+/* A rank count no cluster can have (a block that wrote nothing, say)
+ * counts as a disagreement, so the entry stays one the store accepts. */
 static void saw_ranks(struct dsm_size *s, uint64_t n)
 {
-    if (s->raw.ranks_seen == 0 && !s->ranks_mixed)
+    if (n == 0 || n > 1024) {
+        s->ranks_mixed = 1;
+        s->raw.ranks_seen = 0;
+    } else if (s->raw.ranks_seen == 0 && !s->ranks_mixed)
         s->raw.ranks_seen = (unsigned)n;
     else if (s->raw.ranks_seen != n) {
         s->ranks_mixed = 1;

@@ -29,8 +29,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db/results.h"
 #include "probes/dsmem.h"
 #include "probes/gpu/gpu.h"
+#include "tests/unit/support/resultdb.h"
 #include "tests/unit/support/tmpfile.h"
 
 #define CUBIN "tests/fixtures/ptx/dsmem_4.sm_90.cubin"
@@ -192,6 +194,18 @@ static json_t *probe(const struct cuda_api *a)
     return d;
 }
 
+/* The member as the probe wrote it passes the store's check (a memory job
+ * whose member the walk refused would fail whole). */
+static void store_accepts(const json_t *d)
+{
+    char *text = json_dumps(d, JSON_COMPACT), err[512];
+    json_t *doc = rdb_memory_with("distributed_shared", text);
+    if (results_memory_check(doc, err, sizeof err) != 0)
+        fail_msg("the store refuses the probe's member: %s", err);
+    json_decref(doc);
+    free(text);
+}
+
 static json_t *size_entry(json_t *d, unsigned n)
 {
     json_t *sizes = json_object_get(d, "sizes");
@@ -244,6 +258,7 @@ static void test_every_size(void **state)
     assert_int_equal(fake.nonportable_set, 2);               /* both kernels of 16 */
     assert_int_equal(fake.launches, 3 * 3 * (3 + 2));        /* 3 sizes x 3 repeats x 5 */
     assert_int_equal(fake.attr_launches, fake.launches);
+    store_accepts(d);
     json_decref(d);
 }
 
@@ -281,6 +296,7 @@ static void test_disagreement_and_old_device(void **state)
     assert_false(json_is_true(json_object_get(e, "agrees")));
     assert_int_equal(json_integer_value(json_object_get(e, "driver_width")), 4);
     assert_int_equal(json_integer_value(json_object_get(e, "ranks_seen")), 8);
+    store_accepts(d);
     json_decref(d);
 
     static struct gpu g;
@@ -290,6 +306,7 @@ static void test_disagreement_and_old_device(void **state)
     d = dsm_probe(&g, 3, 1500.0);
     assert_non_null(strstr(json_string_value(json_object_get(d, "error")), "compute capability 9.0"));
     assert_null(json_object_get(d, "sizes"));
+    store_accepts(d);
     json_decref(d);
 }
 
