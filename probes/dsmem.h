@@ -28,7 +28,10 @@
  * rank). Bandwidth: every thread of every block reads 16-byte words of the
  * ring of the block dist ranks on (0: its own) with
  * ld.shared::cluster.v4, DSM_BW_LOADS a trip; each block's thread 0 times
- * its block between barriers. The timed regions' machine code is checked
+ * its block between barriers. A trip has 16 warps x 8 loads x 512 B = 64
+ * KiB in flight an SM before the loads are waited for, enough to cover a
+ * few hundred cycles of latency at over 100 bytes a clock; the figure is
+ * what this pattern reaches, a floor of what the network can give. The timed regions' machine code is checked
  * (the memory probe's region check, mem_sass_check_kernel) before any time
  * is kept. The figures are made from the timings by dsm_analyze (plain C,
  * tested on made timings); dsmem_run.c times, dsmem_ptx.c writes the PTX.
@@ -43,8 +46,8 @@
 #define DSM_UNROLL 8             /* chase loads a loop trip */
 #define DSM_CHASE_TRIPS 256      /* timed trips: 2,048 loads */
 #define DSM_BW_THREADS 512       /* a block's threads in the bandwidth kernel */
-#define DSM_BW_LOADS 4           /* 16-byte loads a thread a trip */
-#define DSM_BW_TRIPS 256
+#define DSM_BW_LOADS 8           /* 16-byte loads a thread a trip */
+#define DSM_BW_TRIPS 128
 #define DSM_SIZES 4              /* cluster sizes measured: 2, 4, 8, 16 */
 #define DSM_MAX_CLUSTER 16
 #define DSM_TARGETS 3            /* latency targets: own, neighbour, farthest */

@@ -74,7 +74,7 @@ static const char *const model_fixtures[] = {
  * made) in which a table entry is seen: the distributed-shared-memory
  * kernels (tests/fixtures/ptx/README.md), whose only loads other than
  * ld.param are ld.shared::cluster, compiled by ptxas to the generic LD
- * (0x180): 8 in dsm_lat's chase, 4 in dsm_bw's stream, as
+ * (0x180): 8 in dsm_lat's chase, 8 in dsm_bw's stream, as
  * tests/unit/test_dsmem.c counts. */
 static const char *const table_fixtures[] = {"../ptx/dsmem_4.sm_90"};
 #define N_TABLE_FIXTURES (sizeof table_fixtures / sizeof table_fixtures[0])
