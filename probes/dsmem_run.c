@@ -13,8 +13,10 @@
  * without the first the launch is a plain cuLaunchKernel (the cluster size
  * is in the PTX) and the entry says so; a driver that refuses the cluster
  * attribute beside the PTX's own size gets the launch once more without
- * it, and every later entry says so too; without the second the entry has
- * no "max_active_clusters". A launched entry's "error" is such a note. Each size's two kernels are checked in the cubin
+ * it, and every later entry says so too; without the second, or when the
+ * driver refuses the query, the entry has no "max_active_clusters" (a
+ * refusal is noted) and the launch alone says whether the size runs. A
+ * launched entry's "error" is such a note. Each size's two kernels are checked in the cubin
  * the JIT made (mem_sass_check_kernel: the timed region between the clock
  * reads holds exactly the generic LDs the PTX asks for and no other load)
  * before a launch; a kernel that is not what the probe times is not run.
@@ -54,6 +56,7 @@ struct dsm_size {
     int ranks_mixed;
     unsigned char sm_seen[1024];
     char err[ERR_LEN];
+    char note[ERR_LEN / 2 + 32]; /* what did not stop the launch (fits) */
 };
 
 /* Dynamic shared memory that makes a block take more than half an SM's:
@@ -159,7 +162,10 @@ static int attributes(struct dsm_gpu *x, struct dsm_size *s, char *err, size_t e
     return 0;
 }
 
-/* cuOccupancyMaxActiveClusters for the bandwidth launch (the larger). */
+/* cuOccupancyMaxActiveClusters for the bandwidth launch (the larger): -1
+ * only when it says no cluster fits. A query the driver refuses (with the
+ * cluster attribute, then without it) stops nothing: the launch says
+ * whether the size runs, and the refusal is kept as a note. */
 static int fits(struct dsm_gpu *x, struct dsm_size *s, char *err, size_t errlen)
 {
     const struct cuda_api *cu = x->g->cu;
@@ -172,9 +178,16 @@ static int fits(struct dsm_gpu *x, struct dsm_size *s, char *err, size_t errlen)
     attr.value.cluster_dim.y = attr.value.cluster_dim.z = 1;
     CUlaunchConfig cfg = {s->raw.asked, 1, 1, DSM_BW_THREADS, 1, 1, x->pad, NULL, &attr, 1};
     int n = -1;
-    if (gpu_check(x->g, cu->cuOccupancyMaxActiveClusters(&n, x->bw, &cfg),
-                  "cuOccupancyMaxActiveClusters", err, errlen) < 0)
-        return -1;
+    CUresult rc = cu->cuOccupancyMaxActiveClusters(&n, x->bw, &cfg);
+    if (rc != CUDA_SUCCESS) {
+        cfg.numAttrs = 0;
+        if (cu->cuOccupancyMaxActiveClusters(&n, x->bw, &cfg) != CUDA_SUCCESS) {
+            char why[120];
+            cuda_error_text(cu, rc, why, sizeof why);
+            snprintf(s->note, sizeof s->note, "cuOccupancyMaxActiveClusters: %s", why);
+            return 0;
+        }
+    }
     s->raw.max_clusters = n > (1 << 20) ? (1 << 20) : n;
     if (n < 1) {
         snprintf(err, errlen, "no cluster of %u blocks fits on this device (cuOccupancyMaxActiveClusters"
@@ -258,6 +271,8 @@ static json_t *one_size(struct dsm_gpu *x, unsigned size, double clock_mhz)
     else if (ok && x->no_attr)
         snprintf(s->err, sizeof s->err, "cuLaunchKernelEx refused the cluster attribute (%s): "
                  "launched without it, the cluster size from the PTX alone", x->attr_refusal);
+    else if (ok && s->note[0])
+        snprintf(s->err, sizeof s->err, "%s", s->note);
     s->raw.error = s->err[0] ? s->err : NULL;
     json_t *e = dsm_analyze(&s->raw, clock_mhz);
     gpu_module_free(x->g, &x->mod);

@@ -15,8 +15,9 @@
  * would: the chase's cycles (30 a load from rank 0's ring, 200 + rank
  * from another's), the cluster size, each block's %smid (rank + 10);
  * the stream's cycles per block. Switches make the stand-in refuse 16
- * (no cluster fits), refuse the launch attribute, lack cuLaunchKernelEx
- * or report another width, and each case's entries are checked.
+ * (no cluster fits), refuse the launch attribute or the occupancy query,
+ * lack cuLaunchKernelEx or report another width, and each case's entries
+ * are checked.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -41,7 +42,7 @@
 
 static struct {
     unsigned size;             /* the loaded module's .reqnctapercluster */
-    int refuse_16, refuse_attr, wrong_width;
+    int refuse_16, refuse_attr, wrong_width, refuse_query;
     int launches, attr_launches, nonportable_set;
     char *cubin;
     size_t cubin_size;
@@ -95,7 +96,7 @@ static CUresult get_attr(int *value, int attr, CUfunction fn)
 static CUresult max_clusters(int *n, CUfunction fn, const CUlaunchConfig *cfg)
 {
     (void)fn;
-    if (cfg->numAttrs != 1 || cfg->attrs[0].value.cluster_dim.x != fake.size)
+    if (fake.refuse_query || cfg->numAttrs != 1 || cfg->attrs[0].value.cluster_dim.x != fake.size)
         return CUDA_ERROR_INVALID_VALUE;
     *n = fake.refuse_16 && fake.size == 16 ? 0 : 132 / (int)fake.size / 2;
     return CUDA_SUCCESS;
@@ -273,6 +274,17 @@ static void test_attribute_refused_or_absent(void **state)
     assert_true(json_is_true(json_object_get(e, "launched")));
     assert_non_null(strstr(json_string_value(json_object_get(e, "error")), "refused the cluster attribute"));
     assert_int_equal(fake.attr_launches, 0);
+    json_decref(d);
+
+    memset(&fake, 0, sizeof fake);           /* the occupancy query refused: launched anyway */
+    fake.refuse_query = 1;
+    a = api(1);
+    d = probe(&a);
+    e = size_entry(d, 4);
+    assert_true(json_is_true(json_object_get(e, "launched")));
+    assert_null(json_object_get(e, "max_active_clusters"));
+    assert_non_null(strstr(json_string_value(json_object_get(e, "error")), "cuOccupancyMaxActiveClusters"));
+    store_accepts(d);
     json_decref(d);
 
     a = api(0);                              /* an old driver: no cuLaunchKernelEx */
