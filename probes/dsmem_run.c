@@ -35,6 +35,7 @@
 #define ERR_LEN 320
 #define LAT_THREADS 32
 #define PORTABLE_CLUSTER 8
+#define OUT_WORDS (DSM_BW_WORDS > DSM_LAT_WORDS ? DSM_BW_WORDS : DSM_LAT_WORDS) /* u64 */
 
 struct dsm_gpu {
     struct gpu *g;
@@ -99,11 +100,15 @@ static CUresult launch_ex(struct dsm_gpu *x, CUfunction fn, unsigned cluster, un
     return rc;
 }
 
-/* One grid of one cluster, waited for. */
+/* One grid of one cluster, waited for. The output is zeroed first: a block
+ * that wrote nothing shows as a rank count of 0 (a disagreement), never as
+ * the last launch's numbers. */
 static int launch(struct dsm_gpu *x, CUfunction fn, unsigned cluster, unsigned threads,
                   void **params, char *err, size_t errlen)
 {
     const char *what = x->g->cu->cuLaunchKernelEx ? "cuLaunchKernelEx" : "cuLaunchKernel";
+    if (gpu_check(x->g, x->g->cu->cuMemsetD32(x->out, 0, OUT_WORDS * 2), "cuMemsetD32(out)", err, errlen) < 0)
+        return -1;
     if (gpu_check(x->g, launch_ex(x, fn, cluster, threads, params), what, err, errlen) < 0)
         return -1;
     return gpu_check(x->g, x->g->cu->cuCtxSynchronize(), "kernel execution", err, errlen);
@@ -226,7 +231,7 @@ static int repeat(struct dsm_gpu *x, struct dsm_size *s, int k, char *err, size_
     const struct cuda_api *cu = x->g->cu;
     unsigned n = s->raw.asked, targets[DSM_TARGETS] = {0, 1, n - 1};
     unsigned trips = DSM_CHASE_TRIPS, bw_trips = DSM_BW_TRIPS;
-    uint64_t out[DSM_BW_WORDS > DSM_LAT_WORDS ? DSM_BW_WORDS : DSM_LAT_WORDS];
+    uint64_t out[OUT_WORDS];
     for (int t = 0; t < DSM_TARGETS; t++) {
         void *params[] = {&x->out, &targets[t], &trips};
         if (launch(x, x->lat, n, LAT_THREADS, params, err, errlen) < 0 ||
@@ -292,9 +297,7 @@ json_t *dsm_probe(struct gpu *g, int repeats, double clock_mhz)
     if (g->info.cc_major < 9)
         snprintf(err, sizeof err, "thread-block clusters need compute capability 9.0 (this is %d.%d)",
                  g->info.cc_major, g->info.cc_minor);
-    else if (gpu_check(g, g->cu->cuMemAlloc(&x.out, DSM_BW_WORDS * 8 > DSM_LAT_WORDS * 8 ? DSM_BW_WORDS * 8
-                                                                                         : DSM_LAT_WORDS * 8),
-                       "cuMemAlloc(out)", err, sizeof err) == 0) {
+    else if (gpu_check(g, g->cu->cuMemAlloc(&x.out, OUT_WORDS * 8), "cuMemAlloc(out)", err, sizeof err) == 0) {
         json_t *sizes = json_array();
         for (int i = 0; i < DSM_SIZES; i++)
             json_array_append_new(sizes, one_size(&x, dsm_sizes[i], clock_mhz));

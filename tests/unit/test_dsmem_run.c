@@ -43,7 +43,7 @@
 static struct {
     unsigned size;             /* the loaded module's .reqnctapercluster */
     int refuse_16, refuse_attr, wrong_width, refuse_query;
-    int launches, attr_launches, nonportable_set;
+    int launches, attr_launches, nonportable_set, memsets;
     char *cubin;
     size_t cubin_size;
 } fake;
@@ -105,6 +105,13 @@ static CUresult mem_alloc(CUdeviceptr *p, size_t bytes) { *p = (CUdeviceptr)(uin
 static CUresult mem_free(CUdeviceptr p) { free((void *)(uintptr_t)p); return CUDA_SUCCESS; }
 static CUresult dtoh(void *dst, CUdeviceptr src, size_t bytes) { memcpy(dst, (void *)(uintptr_t)src, bytes); return CUDA_SUCCESS; }
 static CUresult sync_ctx(void) { return CUDA_SUCCESS; }
+static CUresult memset32(CUdeviceptr p, unsigned v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        ((uint32_t *)(uintptr_t)p)[i] = v;
+    fake.memsets++;
+    return CUDA_SUCCESS;
+}
 
 /* What the kernels write (dsmem.h's contract). */
 static void run_kernel(CUfunction fn, unsigned blocks, void **params)
@@ -169,6 +176,7 @@ static struct cuda_api api(int with_ex)
     a.cuMemFree = mem_free;
     a.cuMemcpyDtoH = dtoh;
     a.cuCtxSynchronize = sync_ctx;
+    a.cuMemsetD32 = memset32;
     a.cuLaunchKernel = launch;
     if (with_ex) {
         a.cuLaunchKernelEx = launch_ex;
@@ -188,7 +196,7 @@ static json_t *probe(const struct cuda_api *a)
     g.info.shared_memory_per_sm = 233472;
     g.info.shared_memory_per_block_optin = 232448;
     fake.cubin = must_read_file(CUBIN, &fake.cubin_size);
-    fake.launches = fake.attr_launches = fake.nonportable_set = 0;
+    fake.launches = fake.attr_launches = fake.nonportable_set = fake.memsets = 0;
     json_t *d = dsm_probe(&g, 3, 1500.0);
     free(fake.cubin);
     assert_non_null(d);
@@ -259,6 +267,7 @@ static void test_every_size(void **state)
     assert_int_equal(fake.nonportable_set, 2);               /* both kernels of 16 */
     assert_int_equal(fake.launches, 3 * 3 * (3 + 2));        /* 3 sizes x 3 repeats x 5 */
     assert_int_equal(fake.attr_launches, fake.launches);
+    assert_int_equal(fake.memsets, fake.launches);           /* each output zeroed first */
     store_accepts(d);
     json_decref(d);
 }
