@@ -446,9 +446,46 @@ static const char schema_v11_tflops[] =
 
 /* The bank probe's reuse-cache analysis (probes/banks_reuse.h), kept whole
  * as JSON beside the run's untested registers; NULL for runs stored before.
- * (Version 15 in the issue's plan: the lead renumbers at merge.) */
-static const char schema_v15_banks_reuse_cache[] =
+ */
+static const char schema_v12_banks_reuse_cache[] =
     "ALTER TABLE banks_runs ADD COLUMN reuse_cache_json TEXT;\n";
+
+/* The memory probe's distributed shared memory (probes/dsmem.h,
+ * db/results_memory_dsm.c): one row per run that has the member (its
+ * settings, or the error alone when nothing could be measured) and one per
+ * cluster size asked for: what the driver and the blocks said, whether it
+ * launched (else why not), and the latency and bandwidth figures (median,
+ * min, max over repeats). */
+static const char schema_v13_dsmem[] =
+    "CREATE TABLE memory_dsmem (\n"
+    "  job_id          INTEGER NOT NULL PRIMARY KEY REFERENCES jobs(id) ON DELETE CASCADE,\n"
+    "  device          TEXT NOT NULL,\n"
+    "  clock_mhz       REAL,\n"
+    "  chase_loads     INTEGER,\n"
+    "  bw_block_bytes  REAL,\n"
+    "  block_pad_bytes INTEGER,\n"
+    "  wall_s          REAL,\n"
+    "  error           TEXT,\n"
+    "  CHECK ((chase_loads IS NULL) <> (error IS NULL)));\n"
+    "CREATE TABLE memory_dsmem_sizes (\n"
+    "  job_id              INTEGER NOT NULL REFERENCES memory_dsmem(job_id) ON DELETE CASCADE,\n"
+    "  asked               INTEGER NOT NULL CHECK (asked BETWEEN 1 AND 16),\n"
+    "  driver_width        INTEGER,\n"
+    "  ranks_seen          INTEGER,\n"
+    "  agrees              INTEGER NOT NULL CHECK (agrees IN (0, 1)),\n"
+    "  launched            INTEGER NOT NULL CHECK (launched IN (0, 1)),\n"
+    "  max_active_clusters INTEGER,\n"
+    "  distinct_sms        INTEGER,\n"
+    "  error               TEXT,\n"
+    "  gb_s_local          REAL,\n"
+    "  gb_s_remote         REAL,\n"
+    "  lat_local_median REAL, lat_local_min REAL, lat_local_max REAL,\n"
+    "  lat_neighbour_median REAL, lat_neighbour_min REAL, lat_neighbour_max REAL,\n"
+    "  lat_farthest_median REAL, lat_farthest_min REAL, lat_farthest_max REAL,\n"
+    "  bw_local_median REAL, bw_local_min REAL, bw_local_max REAL,\n"
+    "  bw_remote_median REAL, bw_remote_min REAL, bw_remote_max REAL,\n"
+    "  CHECK (launched = 1 OR error IS NOT NULL),\n"
+    "  PRIMARY KEY (job_id, asked));\n";
 
 /* One entry per schema version; append only. */
 static const char *const migrations[] = {
@@ -463,7 +500,8 @@ static const char *const migrations[] = {
     schema_v9_l1_sets,
     schema_v10_l2_partitions,
     schema_v11_tflops,
-    schema_v15_banks_reuse_cache,
+    schema_v12_banks_reuse_cache,
+    schema_v13_dsmem,
 };
 
 int store_schema_latest(void)

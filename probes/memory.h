@@ -23,6 +23,9 @@
  *              conflicting pointer chases (probes/l1_sets.h);
  *   l2_partitions  which SMs share an L2 partition and which lines each
  *              is home to, from single timed loads (probes/l2_parts.h);
+ *   distributed_shared  a thread-block cluster's remote shared-memory
+ *              loads against local ones, latency and bandwidth, for
+ *              clusters of 2 to 16 blocks (probes/dsmem.h);
  * and the SM clock achieved (probes/gpu/clock.h) before and after the whole.
  * The host side (memory_run.c) builds the permutations, sweeps the
  * footprints, repeats every point, and checks the machine code of each
@@ -122,7 +125,7 @@ int mem_chase_covered(size_t elements);
 /* Reads kernel id's machine code from its module's cubin (as the JIT linker
  * or ptxas produced it) and checks every timed region of one pass: the
  * region is found between clock reads, holds region_loads[r] instructions
- * of sass_op and no other load (LDG, LDS, LDC, LDL). Returns
+ * of sass_op and no other load (LD, LDG, LDS, LDC, LDL). Returns
  * {"verified":bool, "regions":[{"expect":n,"found":n,"other_loads":n}...]}
  * plus "error" (why it could not be read) or "listing" (the regions'
  * instructions) when not verified. */
@@ -141,7 +144,7 @@ void mem_random_cycle(uint32_t *a, size_t n, uint64_t seed);
  * document (db/results.h: "probe","device","driver_version","clock_mhz",
  * "repeats","stride_bytes","seed","chase_steps","curves","levels",
  * "summary","shared_cycles","departure","device_memory_cycles","l1_sets",
- * "l2_partitions",
+ * "l2_partitions","distributed_shared",
  * "sass","wall_s"), or NULL with a reason in err
  * when nothing can be measured (no such device, no clock reading). A figure,
  * curve or level list that cannot be measured, or whose machine code is not

@@ -268,7 +268,7 @@ char *mem_ptx(enum mem_kernel_id id, int cc_major, int cc_minor)
 
 /* ---- checking the machine code ---------------------------------------- */
 
-static const char *const load_ops[] = {"LDG", "LDS", "LDC", "LDL"};
+static const char *const load_ops[] = {"LD", "LDG", "LDS", "LDC", "LDL"};
 
 /* The SASS_MEM_SEM value the loads described by full ("LDG.E.64.STRONG.SM")
  * must have, or -1 when the description names no ordering the reader knows. */

@@ -54,6 +54,38 @@ enum {
     CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT = 9,
 };
 
+/* Thread-block clusters (cuda.h's CUfunction_attribute and CUlaunchAttributeID
+ * values; the distributed-shared-memory probe, probes/dsmem.h). */
+enum {
+    CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH = 11,
+    CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT = 12,
+    CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH = 13,
+    CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14,
+};
+#define CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION 4
+
+/* cuda.h's CUlaunchAttribute: the id, padding to 8 bytes, and a 64-byte
+ * value union of which gpuprobe uses the cluster dimension. */
+typedef struct {
+    int id;
+    char pad[4];
+    union {
+        char pad[64];
+        unsigned long long align;   /* the real union holds pointers and size_t */
+        struct { unsigned x, y, z; } cluster_dim;
+    } value;
+} CUlaunchAttribute;
+
+/* cuda.h's CUlaunchConfig (cuLaunchKernelEx, cuOccupancyMaxActiveClusters). */
+typedef struct {
+    unsigned gridDimX, gridDimY, gridDimZ;
+    unsigned blockDimX, blockDimY, blockDimZ;
+    unsigned sharedMemBytes;
+    CUstream hStream;
+    CUlaunchAttribute *attrs;
+    unsigned numAttrs;
+} CUlaunchConfig;
+
 #define CUDA_SUCCESS 0
 #define CUDA_ERROR_INVALID_VALUE 1      /* e.g. an attribute this driver does not know */
 #define CUDA_ERROR_NO_DEVICE 100
@@ -127,6 +159,12 @@ struct cuda_api {
     /* occupancy (model/occupancy.h is checked against it) */
     CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *blocks, CUfunction fn,
                                                             int block_size, size_t dyn_smem);
+    /* clusters (CUDA 12.0 and later; optional: NULL if absent, and the
+     * distributed-shared-memory probe says so) */
+    CUresult (*cuLaunchKernelEx)(const CUlaunchConfig *config, CUfunction fn, void **params,
+                                 void **extra);
+    CUresult (*cuOccupancyMaxActiveClusters)(int *clusters, CUfunction fn,
+                                             const CUlaunchConfig *config);
 };
 
 /* Loads the driver (once) and returns its table, or NULL with the reason in

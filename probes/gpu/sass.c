@@ -79,7 +79,9 @@ static const struct opcode_entry opcodes[] = {
     {0x110, "F2F"},   {0x112, "I2F"},   /* seen as I2F.F64.U32 */
     {0x118, "NOP"},   {0x119, "S2R"},   {0x11a, "DEPBAR"},
     {0x11d, "BAR"},   {0x141, "BSYNC"}, {0x144, "CALL"},   {0x145, "BSSY"},
-    {0x147, "BRA"},   {0x14d, "EXIT"},  {0x150, "RET"},    {0x181, "LDG"},
+    {0x147, "BRA"},   {0x14d, "EXIT"},  {0x150, "RET"},
+    {0x180, "LD"},    /* generic; ld.shared::cluster: tests/fixtures/ptx/dsmem_4.sm_90.cubin */
+    {0x181, "LDG"},
     {0x182, "LDC"},   {0x183, "LDL"},   {0x184, "LDS"},    {0x186, "STG"},
     {0x187, "STL"},   {0x188, "STS"},   {0x189, "SHFL"},   {0x18c, "ATOMS"},
     {0x1a8, "ATOMG"}, {0x1c3, "S2UR"},

@@ -12,6 +12,7 @@
  */
 #include "server/cli/probe_table.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "server/cli/probe_table_internal.h"
@@ -205,6 +206,42 @@ static void l1_sets_rows(FILE *f, const json_t *l1)
     }
 }
 
+static double median_of(const json_t *e, const char *group, const char *key)
+{
+    const json_t *v = json_object_get(json_object_get(json_object_get(e, group), key), "median");
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/* Distributed shared memory (probes/dsmem.h): a line per cluster size, the
+ * medians or why it did not launch. */
+static void dsmem_rows(FILE *f, const json_t *d)
+{
+    if (!d || json_is_null(d))
+        return;
+    if (pt_error_of(d) && !json_object_get(d, "sizes")) {
+        fprintf(f, "distributed shared memory: error: %.*s\n", ERR_WIDTH, pt_error_of(d));
+        return;
+    }
+    fprintf(f, "distributed shared memory (latency in cycles a load, bandwidth in bytes a clock an SM):\n");
+    const json_t *sizes = json_object_get(d, "sizes");
+    for (size_t i = 0; i < json_array_size(sizes); i++) {
+        const json_t *e = json_array_get(sizes, i);
+        char width[24] = "?";
+        if (json_is_integer(json_object_get(e, "driver_width")))
+            snprintf(width, sizeof width, "%lld", int_member(e, "driver_width"));
+        fprintf(f, "  cluster %2lld: width %s, ranks %lld%s", int_member(e, "asked"), width,
+                int_member(e, "ranks_seen"), json_is_true(json_object_get(e, "agrees")) ? "" : " (disagree)");
+        if (!json_is_true(json_object_get(e, "launched"))) {
+            fprintf(f, "; not launched: %.*s\n", ERR_WIDTH, pt_text(e, "error", "?"));
+            continue;
+        }
+        fprintf(f, "; latency local %.1f, neighbour %.1f, farthest %.1f; bandwidth local %.1f, remote %.1f\n",
+                median_of(e, "latency_cycles", "local"), median_of(e, "latency_cycles", "neighbour"),
+                median_of(e, "latency_cycles", "farthest"), median_of(e, "bytes_per_clk_sm", "local"),
+                median_of(e, "bytes_per_clk_sm", "remote"));
+    }
+}
+
 static void memory_table(FILE *f, const json_t *doc)
 {
     static const char *const loads[] = {"ca", "cg"};
@@ -217,6 +254,7 @@ static void memory_table(FILE *f, const json_t *doc)
     for (size_t i = 0; i < 2; i++)
         level_rows(f, loads[i], json_object_get(json_object_get(doc, "levels"), loads[i]));
     l1_sets_rows(f, json_object_get(doc, "l1_sets"));
+    dsmem_rows(f, json_object_get(doc, "distributed_shared"));
     fputc('\n', f);
     figure_row(f, "shared memory load", json_object_get(doc, "shared_cycles"));
     figure_rows_dram(f, json_object_get(doc, "device_memory_cycles"));

@@ -57,11 +57,25 @@ sqlite3 -batch "$DB" "INSERT INTO memory_l2_partitions (job_id, device, verdict,
     copies_kept, granule_bytes, sm_partition, home_mask_bits)
   SELECT job_id, device, 'two partitions', 0, 2048, 280, 464, 287, 569, 755, 1, 4096,
     '[0,0,1,1,1,1,1,1,0,0]', '[12,13,16,17,19]' FROM probe_runs WHERE job_id = $mem_job LIMIT 1"
+# and distributed shared memory: two sizes that launched, one that did not
+sqlite3 -batch "$DB" "INSERT INTO memory_dsmem (job_id, device, clock_mhz, chase_loads, wall_s)
+  SELECT job_id, device, 1755, 2048, 0.4 FROM probe_runs WHERE job_id = $mem_job LIMIT 1;
+  INSERT INTO memory_dsmem_sizes (job_id, asked, driver_width, ranks_seen, agrees, launched,
+    lat_local_median, lat_local_min, lat_local_max, lat_neighbour_median, lat_neighbour_min,
+    lat_neighbour_max, lat_farthest_median, lat_farthest_min, lat_farthest_max,
+    bw_local_median, bw_local_min, bw_local_max, bw_remote_median, bw_remote_min, bw_remote_max,
+    gb_s_local, gb_s_remote) VALUES
+    ($mem_job, 2, 2, 2, 1, 1, 31.5, 31, 32, 201.25, 200, 203, 201.25, 200, 203, 120.5, 119, 121,
+     30.125, 30, 31, 211.5, 52.9),
+    ($mem_job, 8, 8, 8, 1, 1, 31.5, 31, 32, 205.75, 204, 207, 215.5, 214, 217, 120.5, 119, 121,
+     28.75, 28, 29, 211.5, 50.5);
+  INSERT INTO memory_dsmem_sizes (job_id, asked, driver_width, ranks_seen, agrees, launched, error)
+  VALUES ($mem_job, 16, 16, 0, 0, 0, 'cuLaunchKernelEx: CUDA_ERROR_CLUSTER_OUT_OF_RESOURCES')"
 
 rc=0
 BASE_URL=$BASE_URL TOKEN=$TOKEN FIXTURES=$REPO/tests/fixtures/traces CHROMIUM=$CHROMIUM \
     GPUPROBE_SCREENSHOTS=$SHOTS GPUPROBE_WEB_DEVICES=${GPUPROBE_WEB_DEVICES:-2} GPUPROBE_WEB_BOTH_SORTS=1 \
-    GPUPROBE_WEB_FLEET=$WORK/fleet GPUPROBE_WEB_L2_PARTITIONS=1 \
+    GPUPROBE_WEB_FLEET=$WORK/fleet GPUPROBE_WEB_L2_PARTITIONS=1 GPUPROBE_WEB_DSMEM=1 \
     timeout -k 5 100 node "$WEB/dashboard.test.js" || rc=$?
 [ "$rc" -eq 0 ] || fail "the browser test failed (status $rc)"
 

@@ -8,7 +8,8 @@
  * names that member and writes nothing, not even the first result; an
  * unknown kind, a bad finish time, a missing host, a wrong version or a
  * wrong digest are refused naming the member; store_import's contract
- * (every string set) is asserted.
+ * (every string set) is asserted. A memory result's distributed shared
+ * memory (probes/dsmem.h) goes in with the bundle and out again.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,6 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "probes/dsmem.h"
 #include "server/bundles/bundle.h"
 #include "tests/unit/support/death.h"
 #include "tests/unit/support/resultdb.h"
@@ -85,6 +87,47 @@ static void test_round_trip(void **state)
     const char *none[] = {"GPU-nowhere"};
     assert_null(bundle_build(f->s, none, 1, NULL, &unknown, err, sizeof err));
     assert_int_equal(unknown, 1);
+    json_decref(out);
+    json_decref(b);
+}
+
+static json_t *result_at(json_t *b, size_t i);
+
+/* The reference suite's memory result with a distributed_shared member (two
+ * sizes made by dsm_analyze) is stored by the import and exported again. */
+static void test_distributed_shared_carried(void **state)
+{
+    struct rdb *f = *state;
+    json_t *b = rdb_load(REFERENCE);
+    static uint64_t lat[DSM_TARGETS], bw[DSM_DISTS * 4];
+    for (int t = 0; t < DSM_TARGETS; t++)
+        lat[t] = (uint64_t)(t ? 200 : 30) * DSM_CHASE_LOADS;
+    for (int i = 0; i < DSM_DISTS * 4; i++)
+        bw[i] = 100000;
+    json_t *sizes = json_array();
+    for (unsigned n = 2; n <= 4; n += 2)
+        json_array_append_new(sizes, dsm_analyze(&(struct dsm_raw){.asked = n, .driver_width = (int)n,
+                                                                   .max_clusters = -1, .launched = 1,
+                                                                   .repeats = 1, .ranks_seen = n,
+                                                                   .lat = lat, .bw = bw},
+                                                 1980.0));
+    json_t *memory = json_object_get(json_object_get(result_at(b, 0), "result"), "memory");
+    assert_non_null(memory);
+    json_object_set_new(memory, "distributed_shared",
+                        json_pack("{s:f,s:i,s:o}", "clock_mhz", 1980.0, "chase_loads", (int)DSM_CHASE_LOADS,
+                                  "sizes", sizes));
+    char hex[65], err[512];
+    int unknown;
+    assert_int_equal(bundle_digest(b, hex), 0);
+    json_object_set_new(b, "sha256", json_string(hex));
+    import_ok(f, b, 2, 0);
+    assert_int_equal(count(f, "SELECT count(*) FROM memory_dsmem_sizes WHERE launched = 1"), 2);
+    json_t *out = bundle_build(f->s, NULL, 0, NULL, &unknown, err, sizeof err);
+    if (!out)
+        fail_msg("build: %s", err);
+    json_t *back = json_object_get(json_object_get(json_object_get(result_at(out, 0), "result"), "memory"),
+                                   "distributed_shared");
+    assert_true(json_equal(json_object_get(memory, "distributed_shared"), back));
     json_decref(out);
     json_decref(b);
 }
@@ -176,6 +219,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_import_twice, rdb_setup, rdb_teardown),
         cmocka_unit_test_setup_teardown(test_round_trip, rdb_setup, rdb_teardown),
+        cmocka_unit_test_setup_teardown(test_distributed_shared_carried, rdb_setup, rdb_teardown),
         cmocka_unit_test_setup_teardown(test_refusals, rdb_setup, rdb_teardown),
         cmocka_unit_test_setup_teardown(test_contract, rdb_setup, rdb_teardown),
     };

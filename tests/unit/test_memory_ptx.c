@@ -27,16 +27,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "probes/gpu/cubin.h"
 #include "probes/memory.h"
 #include "probes/gpu/sass.h"
+#include "tests/unit/support/ptxas.h"
 #include "tests/unit/support/tmpfile.h"
 
 #define GOLDEN_DIR "tests/fixtures/ptx/"
-#define DEFAULT_PTXAS "/usr/local/cuda/bin/ptxas"
+#define PTXAS_HINT "/usr/local/cuda/bin/ptxas"
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -321,25 +321,12 @@ static void test_sass_bad_cubins(void **state)
 
 /* ---- with the toolkit --------------------------------------------------- */
 
-static int run_ptxas(const char *ptxas, const char *in, const char *out)
-{
-    pid_t pid = fork();
-    if (pid == 0) {
-        execl(ptxas, ptxas, "-arch=sm_90", "-O3", in, "-o", out, (char *)NULL);
-        _exit(127);
-    }
-    int st = 0;
-    if (pid < 0 || waitpid(pid, &st, 0) != pid)
-        return -1;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 static void test_ptxas_compiles_and_verifies(void **state)
 {
     struct tmp *t = *state;
-    const char *ptxas = getenv("PTXAS") ? getenv("PTXAS") : DEFAULT_PTXAS;
-    if (access(ptxas, X_OK) != 0) {
-        print_message("ptxas not found at %s: compiling the kernels is skipped\n", ptxas);
+    const char *ptxas = ptxas_find();
+    if (!ptxas) {
+        print_message("ptxas not found ($PTXAS or " PTXAS_HINT "): compiling the kernels is skipped\n");
         skip();
     }
     char cubin_path[160];
@@ -350,7 +337,7 @@ static void test_ptxas_compiles_and_verifies(void **state)
         assert_non_null(text);
         write_file(t->path, text);
         free(text);
-        int rc = run_ptxas(ptxas, t->path, cubin_path);
+        int rc = ptxas_run(ptxas, t->path, cubin_path);
         if (rc != 0)
             fail_msg("ptxas failed (%d) on %s", rc, mem_kernels[id].name);
         if (timed(id)) {

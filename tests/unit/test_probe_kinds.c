@@ -302,6 +302,40 @@ static void test_memory_table_l1_sets(void **state)
     free(t);
 }
 
+static void expect_in(const char *table, const char *const *want, size_t n);
+
+/* Distributed shared memory: a line per cluster size, the medians of one
+ * that launched, the reason of one that did not, an error alone. */
+static void test_memory_table_dsmem(void **state)
+{
+    (void)state;
+    json_t *doc = parse(memory_doc);
+    json_object_set_new(doc, "distributed_shared", parse(
+        "{\"chase_loads\":2048,\"sizes\":[{\"asked\":2,\"driver_width\":2,\"ranks_seen\":2,"
+        "\"agrees\":true,\"launched\":true,\"latency_cycles\":{\"local\":{\"median\":31.5},"
+        "\"neighbour\":{\"median\":201.25},\"farthest\":{\"median\":202}},\"bytes_per_clk_sm\":"
+        "{\"local\":{\"median\":120.5},\"remote\":{\"median\":30.125}}},{\"asked\":16,"
+        "\"driver_width\":null,\"ranks_seen\":0,\"agrees\":false,\"launched\":false,"
+        "\"error\":\"no cluster of 16 blocks fits\"}]}"));
+    char *text = json_dumps(doc, 0), *t = table_of(text);
+    static const char *const want[] = {
+        "distributed shared memory (latency in cycles a load",
+        "cluster  2: width 2, ranks 2; latency local 31.5, neighbour 201.2, farthest 202.0; "
+        "bandwidth local 120.5, remote 30.1",
+        "cluster 16: width ?, ranks 0 (disagree); not launched: no cluster of 16 blocks fits",
+    };
+    expect_in(t, want, sizeof want / sizeof want[0]);
+    free(text);
+    free(t);
+    json_object_set_new(doc, "distributed_shared", parse("{\"error\":\"thread-block clusters need 9.0\"}"));
+    text = json_dumps(doc, 0), t = table_of(text);
+    static const char *const err_want[] = {"distributed shared memory: error: thread-block clusters need 9.0"};
+    expect_in(t, err_want, 1);
+    free(text);
+    free(t);
+    json_decref(doc);
+}
+
 /* A fixture's table, printed into a string. */
 static char *fixture_table(const char *path)
 {
@@ -412,6 +446,7 @@ int main(void)
         cmocka_unit_test(test_latency_table),
         cmocka_unit_test(test_memory_and_suite_table),
         cmocka_unit_test(test_memory_table_l1_sets),
+        cmocka_unit_test(test_memory_table_dsmem),
         cmocka_unit_test(test_edit_probe_tables),
         cmocka_unit_test(test_edit_probe_tables_forgive),
         cmocka_unit_test(test_issue_order_rows),

@@ -34,7 +34,8 @@
  * Environment: BASE_URL (the daemon), TOKEN (a write token), FIXTURES (the
  * trace fixtures folder), CHROMIUM (default /usr/bin/chromium),
  * GPUPROBE_WEB_L2_PARTITIONS (the least number of memory results whose L2
- * partition search the memory view must show),
+ * partition search the memory view must show), GPUPROBE_WEB_DSMEM (the
+ * least number whose distributed shared memory table it must show),
  * GPUPROBE_SCREENSHOTS, GPUPROBE_WEB_DEVICES (the least number of devices
  * with all six results the database must hold; default 0),
  * GPUPROBE_WEB_BOTH_SORTS=1 (the daemon's trace_sync_limit answers
@@ -242,6 +243,7 @@ async function checkMemory(page, doc) {
   const curves = ['ca', 'cg'].map((l) => curvePoints(doc, l)).filter(Boolean);
   equal(series(chart).map((d) => d.data), curves, 'the .ca and .cg curves, point by point');
   equal(chart.datasets.filter((d) => d.marker).map((d) => d.data[0][0]), capacities(doc), 'cache capacity markers');
+  await checkDistributedShared(page, doc.distributed_shared);
   // the L2 partition search, when the result has one
   const kv = await page.$$eval('#result dl.l2-partitions div', (ds) =>
     Object.fromEntries(ds.map((d) => [d.querySelector('dt').textContent, d.querySelector('dd').textContent])));
@@ -259,6 +261,30 @@ async function checkMemory(page, doc) {
   }
 }
 let partitionResults = 0;
+
+/* The distributed-shared-memory table: a row per size asked, its launch
+ * and its medians as the result has them. */
+async function checkDistributedShared(page, d) {
+  const rows = await page.$$eval('#result div.dsmem table tbody tr', (trs) =>
+    trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
+  if (!d || d.error) {
+    equal(rows.length, 0, 'no distributed shared memory rows without sizes');
+    return;
+  }
+  dsmemResults++;
+  equal(rows.length, d.sizes.length, 'a row per cluster size');
+  d.sizes.forEach((s, i) => {
+    const r = rows[i];
+    equal(r[0], String(s.asked), `cluster size of row ${i}`);
+    check(r[2].startsWith(s.launched ? 'yes' : 'no'), `launched shown for ${s.asked}: ${r[2]}`);
+    const near = (cell, v, what) => check(v === undefined || v === null ? cell === '—'
+      : Math.abs(Number(cell) - v) <= 1e-3 * Math.abs(v), `${what} of ${s.asked}: ${cell} for ${v}`);
+    near(r[3], s.latency_cycles?.local?.median, 'local latency');
+    near(r[4], s.latency_cycles?.neighbour?.median, 'neighbour latency');
+    near(r[7], s.bytes_per_clk_sm?.remote?.median, 'remote bytes a clock');
+  });
+}
+let dsmemResults = 0;
 
 async function checkBanks(page, doc) {
   const cells = await page.$$eval('#bank-map .reg', (rs) => rs.map((r) => r.dataset.bank));
@@ -810,6 +836,8 @@ async function main() {
       await checkDevices(page, withResults);
       const wantParts = Number(process.env.GPUPROBE_WEB_L2_PARTITIONS || 0);
       check(partitionResults >= wantParts, `${partitionResults} memory results showed an L2 partition search, expected ${wantParts}`);
+      const wantDsmem = Number(process.env.GPUPROBE_WEB_DSMEM || 0);
+      check(dsmemResults >= wantDsmem, `${dsmemResults} memory results showed distributed shared memory, expected ${wantDsmem}`);
       await checkCompare(page, withResults);
     } else {
       console.log('SKIP device and compare views: no device in this database has all six results');

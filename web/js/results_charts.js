@@ -1,6 +1,7 @@
 /*
  * Result views that are mostly charts: the memory hierarchy (latency against
- * footprint for .ca and .cg loads, cache capacities marked), the control-code
+ * footprint for .ca and .cg loads, cache capacities marked; the L2's
+ * partitions and distributed shared memory as tables), the control-code
  * sweep (cycles per stall count, wrong answers marked), dual issue (the
  * patterns' FFMA rate against the single-issue reference and the peak) and
  * the kernel-time model's validation (measured against predicted). The
@@ -120,6 +121,33 @@ function renderMemory(body, doc) {
       el('p', { class: 'hint', text: 'Single loads timed from every SM after one SM read the lines: SMs that find half the lines slower read through the other partition; those lines are homed in the first SM\'s.' }),
       kvList(parts, 'kv l2-partitions'));
   }
+  renderDistributedShared(body, doc.distributed_shared);
+}
+
+/* Distributed shared memory (probes/dsmem.h): one row per cluster size; a
+ * size that did not launch shows its reason. Nothing for a result from
+ * before the probe. */
+function renderDistributedShared(body, d) {
+  if (!d) return;
+  body.append(el('h3', { text: 'Distributed shared memory' }));
+  if (d.error) {
+    body.append(el('p', { class: 'hint dsmem-error', text: `Not measured: ${d.error}` }));
+    return;
+  }
+  const med = (s) => (s && s.median !== undefined && s.median !== null ? fmtNum(s.median) : '—');
+  const sizes = Array.isArray(d.sizes) ? d.sizes : [];
+  body.append(el('p', { class: 'hint', text: 'Within a thread-block cluster (one block an SM): a dependent chase through the block\'s own shared memory, a neighbour\'s and the farthest rank\'s (cycles a load, medians), and 16-byte reads of its own and of the next block\'s shared memory (bytes a clock an SM). Driver width and ranks seen must equal the size asked.' }),
+    el('div', { class: 'dsmem' }, dataTable([
+      { head: 'Cluster', cls: 'num', value: (r) => `${r.asked}` },
+      { head: 'Driver width / ranks', cls: 'num', value: (r) => `${r.driver_width ?? '—'} / ${r.ranks_seen ?? '—'}${r.agrees ? '' : ' (disagree)'}` },
+      { head: 'Launched', value: (r) => (r.launched ? 'yes' : `no: ${r.error || 'unknown'}`) },
+      { head: 'Local', cls: 'num', value: (r) => med(r.latency_cycles?.local) },
+      { head: 'Neighbour', cls: 'num', value: (r) => med(r.latency_cycles?.neighbour) },
+      { head: 'Farthest', cls: 'num', value: (r) => med(r.latency_cycles?.farthest) },
+      { head: 'B/clk/SM local', cls: 'num', value: (r) => med(r.bytes_per_clk_sm?.local) },
+      { head: 'B/clk/SM remote', cls: 'num', value: (r) => med(r.bytes_per_clk_sm?.remote) },
+      { head: 'GB/s/SM remote', cls: 'num', value: (r) => (r.gb_s_sm?.remote != null ? fmtNum(r.gb_s_sm.remote) : '—') },
+    ], sizes, 'Cluster sizes (latency in cycles a load)')));
 }
 
 /* The partition search (probes/l2_parts.h) as label/value rows; none for a
