@@ -186,7 +186,7 @@ static json_t *check_latency(const struct lat_entry *e, const struct cubin_kerne
 static json_t *check_throughput(const struct lat_entry *e, const struct cubin_kernel *k)
 {
     struct sass_region r;
-    size_t unit = (size_t)TPUT_CHAINS * TPUT_UNROLL * (size_t)e->per_step, found = 0;
+    size_t unit = (size_t)lat_tput_steps(e) * (size_t)e->per_step, found = 0;
     int have = sass_clock_region(k->text, k->text_size, 0, &r) == 0;
     if (have)
         found = count_timed(k, &r, e->sass);

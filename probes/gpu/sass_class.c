@@ -67,14 +67,14 @@ static const struct class_entry classes[] = {
     {"LDG", GLB},     {"LDGSTS", GLB},  {"LDL", GLB},     {"LDS", SHR},     {"LDSM", SHR},
     {"LEA", INT},     {"LOP3", INT},    {"MEMBAR", OTH},  {"MOV", INT},     {"MUFU", SFU},
     {"NANOSLEEP", OTH}, {"NOP", OTH},   {"P2R", INT},     {"PLOP3", INT},   {"POPC", INT},
-    {"PRMT", INT},    {"R2P", INT},     {"R2UR", UNI},    {"RED", GLB},     {"RET", INT},
+    {"PRMT", INT},    {"QGMMA", TNS},   {"R2P", INT},     {"R2UR", UNI},    {"RED", GLB},     {"RET", INT},
     {"S2R", INT},     {"S2UR", UNI},    {"SEL", INT},     {"SGXT", INT},    {"SHF", INT},
     {"SHFL", SHR},    {"ST", GLB},      {"STG", GLB},     {"STL", GLB},     {"STS", SHR},
     {"STSM", SHR},    {"UBMSK", UNI},   {"UBREV", UNI},   {"UFLO", UNI},    {"UIADD3", UNI},
     {"UIMAD", UNI},   {"UISETP", UNI},  {"ULDC", UNI},    {"ULEA", UNI},    {"ULOP3", UNI},
     {"UMOV", UNI},    {"UP2UR", UNI},   {"UPLOP3", UNI},  {"UPOPC", UNI},   {"UPRMT", UNI},
     {"USEL", UNI},    {"USGXT", UNI},   {"USHF", UNI},    {"VIADD", INT},   {"VIMNMX", INT},
-    {"VOTE", INT},    {"VOTEU", UNI},   {"WARPSYNC", OTH}, {"YIELD", OTH},
+    {"VOTE", INT},    {"VOTEU", UNI},   {"WARPGROUP", SYN}, {"WARPSYNC", OTH}, {"YIELD", OTH},
 };
 #define N_CLASSES (sizeof classes / sizeof classes[0])
 

@@ -70,6 +70,17 @@ static const char *const model_fixtures[] = {
 };
 #define N_MODEL_FIXTURES (sizeof model_fixtures / sizeof model_fixtures[0])
 
+/* The wgmma kernels of the latency probe (ptxas 13.0, sm_90a), where the
+ * table's WARPGROUP, HGMMA, IGMMA and QGMMA are seen. They have no
+ * cuobjdump oracle yet: the names come from compiling PTX that differs only
+ * in the operand type (f16/bf16/tf32, s8, e4m3/e5m2), see
+ * tests/fixtures/cubins/README.md. */
+static const char *const wgmma_fixtures[] = {
+    "latency/wgmma_f16_ss_n128_tput", "latency/wgmma_f16_rs_n128_tput",
+    "latency/wgmma_s8_ss_n128_tput", "latency/wgmma_e4m3_ss_n128_tput",
+};
+#define N_WGMMA_FIXTURES (sizeof wgmma_fixtures / sizeof wgmma_fixtures[0])
+
 /* ---- oracle ------------------------------------------------------------ */
 
 /* Reads FIXDIR/NAME.EXT: ext "sass" (cuobjdump -sass) or "nvdisasm" (nvdisasm -hex). */
@@ -421,18 +432,22 @@ static void test_every_instruction_matches_nvdisasm(void **state)
     check_against("nvdisasm", "nvdisasm -hex");
 }
 
-/* Every table entry is sorted, unique, and seen in some fixture (model/ included). */
+/* Every table entry is sorted, unique, and seen in some fixture (model/ and
+ * the wgmma kernels included). */
 static void test_table_entries_all_seen(void **state)
 {
     (void)state;
     size_t n = sass_opcode_table_size();
     int *seen = calloc(n, sizeof *seen);
     assert_non_null(seen);
-    for (size_t i = 0; i < N_FIXTURES + N_MODEL_FIXTURES; i++) {
+    for (size_t i = 0; i < N_FIXTURES + N_MODEL_FIXTURES + N_WGMMA_FIXTURES; i++) {
         struct cubin c;
         size_t size;
-        uint8_t *buf = load_cubin(i < N_FIXTURES ? fixtures[i] : model_fixtures[i - N_FIXTURES],
-                                  &size, &c);
+        const char *name = i < N_FIXTURES ? fixtures[i]
+                           : i < N_FIXTURES + N_MODEL_FIXTURES
+                               ? model_fixtures[i - N_FIXTURES]
+                               : wgmma_fixtures[i - N_FIXTURES - N_MODEL_FIXTURES];
+        uint8_t *buf = load_cubin(name, &size, &c);
         for (size_t k = 0; k < c.nkernels; k++) {
             struct sass_iter it;
             struct sass_insn in;
