@@ -444,6 +444,13 @@ static const char schema_v11_tflops[] =
     "ALTER TABLE latency_results ADD COLUMN tflops_min REAL;\n"
     "ALTER TABLE latency_results ADD COLUMN tflops_max REAL;\n";
 
+/* A wgmma step's throughput with one warpgroup an SM (the tput columns hold
+ * it with several). Numbered 14 for the merge, which renumbers. */
+static const char schema_v14_wgmma_one_warpgroup[] =
+    "ALTER TABLE latency_results ADD COLUMN tput_1wg_median REAL;\n"
+    "ALTER TABLE latency_results ADD COLUMN tput_1wg_min REAL;\n"
+    "ALTER TABLE latency_results ADD COLUMN tput_1wg_max REAL;\n";
+
 /* One entry per schema version; append only. */
 static const char *const migrations[] = {
     schema_v1_core,
@@ -457,6 +464,7 @@ static const char *const migrations[] = {
     schema_v9_l1_sets,
     schema_v10_l2_partitions,
     schema_v11_tflops,
+    schema_v14_wgmma_one_warpgroup,
 };
 
 int store_schema_latest(void)
