@@ -55,6 +55,11 @@
 #define WG_TPUT_UNROLL 8
 #define WG_TPUT_PER_SM 2
 #define WG_SMEM_BYTES 10240
+/* the warpgroup latency kernel's chains R3 and R4: a wgmma step takes
+ * a hundred cycles or more, so short chains measure it as well and keep
+ * the JIT's work (each step names up to 128 accumulator registers) small */
+#define WG_N1 4
+#define WG_N2 12
 
 /* Register classes a template can ask for. */
 enum lat_type { LT_F32, LT_F16X2, LT_F64, LT_U32, LT_U64, LT_S32 };
@@ -111,6 +116,9 @@ int lat_tput_steps(const struct lat_entry *e);
 void lat_fill_inputs(const struct lat_entry *e, unsigned char in[LAT_INPUT_BYTES]);
 /* How many of e's opcode each latency region must hold. */
 int lat_region_expect(const struct lat_entry *e, int region);
+/* Steps R4 holds beyond R3 (LAT_N2 - LAT_N1, or WG_N2 - WG_N1): the chain
+ * latency's divisor. */
+int lat_chain_span(const struct lat_entry *e);
 
 /* Runs the probe on a device (UUID or index) for the catalog entries named
  * in `only` (comma-separated; NULL or "all" for every entry), each measured

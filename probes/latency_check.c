@@ -70,8 +70,9 @@ size_t lat_find_regions(const uint8_t *text, size_t size, struct sass_region *r,
 
 /* Adds, per mnemonic, how many instructions other than the timed one the
  * long chain has beyond the short one, per step. */
-static json_t *extras_per_step(const struct cubin_kernel *k, const struct sass_region *r3,
-                               const struct sass_region *r4, const char *timed)
+static json_t *extras_per_step(const struct lat_entry *e, const struct cubin_kernel *k,
+                               const struct sass_region *r3, const struct sass_region *r4,
+                               const char *timed)
 {
     json_t *out = json_object();
     struct sass_insn in;
@@ -92,7 +93,7 @@ static json_t *extras_per_step(const struct cubin_kernel *k, const struct sass_r
     {
         json_int_t d = json_integer_value(val);
         if (d != 0)
-            json_object_set_new(clean, key, json_real((double)d / (LAT_N2 - LAT_N1)));
+            json_object_set_new(clean, key, json_real((double)d / lat_chain_span(e)));
     }
     json_decref(out);
     return clean;
@@ -172,7 +173,7 @@ static json_t *check_latency(const struct lat_entry *e, const struct cubin_kerne
     }
     json_t *o = json_pack("{s:b, s:o}", "verified", ok, "regions", regions);
     if (n >= LAT_REGIONS) {
-        json_object_set_new(o, "extra_per_step", extras_per_step(k, &r[3], &r[4], e->sass));
+        json_object_set_new(o, "extra_per_step", extras_per_step(e, k, &r[3], &r[4], e->sass));
         latency_class(k, &r[4], e->sass, o);
     }
     if (!ok) {

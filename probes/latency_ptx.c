@@ -53,7 +53,13 @@ int lat_tput_steps(const struct lat_entry *e)
 int lat_region_expect(const struct lat_entry *e, int region)
 {
     static const int steps[LAT_REGIONS] = {0, 1, 2, LAT_N1, LAT_N2};
-    return steps[region] * e->per_step;
+    static const int wg_steps[LAT_REGIONS] = {0, 1, 2, WG_N1, WG_N2};
+    return (lat_is_warpgroup(e) ? wg_steps : steps)[region] * e->per_step;
+}
+
+int lat_chain_span(const struct lat_entry *e)
+{
+    return lat_is_warpgroup(e) ? WG_N2 - WG_N1 : LAT_N2 - LAT_N1;
 }
 
 void lat_fill_inputs(const struct lat_entry *e, unsigned char in[LAT_INPUT_BYTES])

@@ -71,7 +71,7 @@ static int time_latency(struct gpu *g, CUfunction fn, const struct lat_entry *e,
     for (int r = 0; r < repeats; r++) {
         if (time_regions(g, fn, e, b, cyc, err, errlen) < 0)
             return -1;
-        lat[r] = (cyc[4] - cyc[3]) / (double)((LAT_N2 - LAT_N1) * e->per_step);
+        lat[r] = (cyc[4] - cyc[3]) / (double)(lat_chain_span(e) * e->per_step);
         iss[r] = cyc[1] - cyc[0];
         exe[r] = cyc[2] - cyc[0];
     }
@@ -247,6 +247,8 @@ static json_t *entry_json(const struct lat_entry *e)
         json_object_set_new(o, "note", json_string(e->note));
     if (e->mma) /* throughput counts warp-wide operations of this many flops */
         json_object_set_new(o, "flops_per_step", json_real(e->mma->flops));
+    if (lat_is_warpgroup(e)) /* the document's n1 and n2 are the other entries' */
+        json_object_set_new(o, "chain_steps", json_pack("{s:i, s:i}", "n1", WG_N1, "n2", WG_N2));
     return o;
 }
 
