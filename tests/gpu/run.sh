@@ -69,6 +69,11 @@ check "latency and memory probes through the daemon" python3 tests/gpu/check_pro
 #     endpoint then shows each instruction's smallest safe stall).
 check "banks, control-codes, dual-issue and suite through the daemon" \
     python3 tests/gpu/check_edit_probes.py "http://127.0.0.1:$port" tok "$uuid" "$out"
+# 4c. The tensor-core entries (mma.sync, fp8 mma.sync, wgmma) on the same
+#     database: verified HGMMA/IGMMA/QGMMA, stored and served, wgmma f16
+#     faster than mma.sync f16.
+check "tensor cores: wgmma and mma.sync entries through the daemon" \
+    python3 tests/gpu/check_tensor.py "http://127.0.0.1:$port" tok "$uuid" "$out"
 kill -TERM "$daemon"; wait "$daemon" || true; daemon=""
 check "gpuprobe probe dual-issue runs without a daemon" sh -c \
     "'$bin' probe dual-issue --device 0 --json > '$out/cli-dual-issue.json'"
@@ -128,6 +133,7 @@ cp "$work/probes.db" "$work/model.db" "$out/" 2>/dev/null || true
 python3 tests/gpu/summary.py "$out" > "$out/summary.md"
 [ ! -f "$out/probes-summary.md" ] || cat "$out/probes-summary.md" >> "$out/summary.md"
 [ ! -f "$out/edit-probes-summary.md" ] || cat "$out/edit-probes-summary.md" >> "$out/summary.md"
+[ ! -f "$out/tensor-summary.md" ] || cat "$out/tensor-summary.md" >> "$out/summary.md"
 [ ! -f "$out/model-summary.md" ] || cat "$out/model-summary.md" >> "$out/summary.md"
 cat "$out/summary.md"
 echo "$pass passed, $fail failed"
