@@ -62,7 +62,7 @@ static const struct class_entry classes[] = {
     {"FLO", INT},     {"FMNMX", F32},   {"FMUL", F32},    {"FRND", CNV},    {"FSEL", F32},
     {"FSET", F32},    {"FSETP", F32},   {"HADD2", F32},   {"HFMA2", F32},   {"HGMMA", TNS},   {"HMMA", TNS},    {"HMNMX2", F32},
     {"HMUL2", F32},   {"HSET2", F32},   {"HSETP2", F32},  {"I2F", CNV},     {"I2FP", CNV},
-    {"I2I", CNV},     {"IABS", INT},    {"IADD3", INT},   {"IMAD", INT},    {"IMMA", TNS},    {"IMNMX", INT},
+    {"I2I", CNV},     {"IABS", INT},    {"IADD3", INT},   {"IGMMA", TNS},   {"IMAD", INT},    {"IMMA", TNS},    {"IMNMX", INT},
     {"ISETP", INT},   {"JMP", INT},     {"KILL", OTH},    {"LD", GLB},      {"LDC", INT},
     {"LDG", GLB},     {"LDGSTS", GLB},  {"LDL", GLB},     {"LDS", SHR},     {"LDSM", SHR},
     {"LEA", INT},     {"LOP3", INT},    {"MEMBAR", OTH},  {"MOV", INT},     {"MUFU", SFU},

@@ -52,7 +52,7 @@ static const char memory_doc[] =
     "\"device_memory_cycles\":{\"ca\":{\"median\":684.0,\"min\":683.5,\"max\":685.0},"
     " \"cg\":{\"error\":\"no module\"}}}";
 
-static char err[512], field[128];
+static char err[1280], field[128];
 
 static json_t *parse(const char *text)
 {
