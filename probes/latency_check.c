@@ -99,9 +99,12 @@ static json_t *extras_per_step(const struct lat_entry *e, const struct cubin_ker
     return clean;
 }
 
-/* Scoreboard and stall of the timed instructions in the long chain. */
-static void latency_class(const struct cubin_kernel *k, const struct sass_region *r4,
-                          const char *timed, json_t *o)
+/* Scoreboard and stall of the timed instructions in the long chain. A
+ * wgmma (HGMMA, IGMMA, QGMMA) sets no scoreboard: its result is waited for
+ * by WARPGROUP.DEPBAR on the warpgroup's barrier, so its chain is variable
+ * latency whatever the control bits say, and the stall is no latency. */
+static void latency_class(const struct lat_entry *e, const struct cubin_kernel *k,
+                          const struct sass_region *r4, const char *timed, json_t *o)
 {
     int with = 0, without = 0, stall_seen[16] = {0};
     char buf[SASS_MNEMONIC_MAX];
@@ -139,6 +142,11 @@ static void latency_class(const struct cubin_kernel *k, const struct sass_region
     json_object_set_new(o, "compiler_stall",
                         without && !with && distinct == 1 ? json_integer(only) : json_null());
     json_object_set_new(o, "compiler_stall_counts", counts);
+    if (lat_is_warpgroup(e)) {
+        json_object_set_new(o, "fixed_latency", json_false());
+        json_object_set_new(o, "compiler_stall", json_null());
+        json_object_set_new(o, "waited_by", json_string("WARPGROUP.DEPBAR (wgmma.wait_group 0)"));
+    }
 }
 
 /* Runs check on kernel `name` of the cubin: its verdict, or a refusal
@@ -174,7 +182,7 @@ static json_t *check_latency(const struct lat_entry *e, const struct cubin_kerne
     json_t *o = json_pack("{s:b, s:o}", "verified", ok, "regions", regions);
     if (n >= LAT_REGIONS) {
         json_object_set_new(o, "extra_per_step", extras_per_step(e, k, &r[3], &r[4], e->sass));
-        latency_class(k, &r[4], e->sass, o);
+        latency_class(e, k, &r[4], e->sass, o);
     }
     if (!ok) {
         char *listing = sass_listing(k->text, k->text_size, NULL);
