@@ -121,8 +121,10 @@ static void add_step(struct ptx *p, const struct lat_entry *e, const char *x, co
  * ntid x 4 bytes apart, fenced for the async proxy that the tensor cores
  * read through; the descriptors of A (at wg) and B (2048 bytes on); the
  * scale-d predicate a constant true: HGMMA reads a uniform predicate, and
- * one computed from an input became a VOTEU before every HGMMA (ptxas
- * 13.0), an instruction in the chain that D = A x B + D does not need. */
+ * one computed from an input cost an instruction before every HGMMA
+ * (ptxas 13.0; operation 0x086, VOTEU if the uniform datapath's +0x80
+ * convention holds: not yet checked against cuobjdump), in the chain that
+ * D = A x B + D does not need. */
 static void warpgroup_operands(struct ptx *p)
 {
     ptx_add(p, "\tmov.u32 %%zp, wg;\n\tadd.u32 %%ze, %%zp, %d;\n\tshl.b32 %%w, %%me, 2;\n"
