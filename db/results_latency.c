@@ -4,8 +4,9 @@
  *
  * DESIGN
  * One row per catalog entry of the document, in document order (seq). The
- * six figures an entry may carry (latency, issue, exec, throughput, the
- * clock the throughput was converted with, and a tensor-core step's TFLOP/s) are one table, lat_figures, that
+ * seven figures an entry may carry (latency, issue, exec, throughput, the
+ * clock the throughput was converted with, a tensor-core step's TFLOP/s,
+ * and a wgmma step's throughput with one warpgroup an SM) are one table, lat_figures, that
  * drives both the INSERT's parameters and the reader's columns, so adding a
  * figure is one line there plus its three columns in a migration. An entry
  * without a figure (not measured: the compiled code was not what the probe
@@ -31,25 +32,27 @@ static const struct {
     {"throughput_per_clock_per_sm", "tput"},
     {"throughput_clock_mhz", "tput_mhz"},
     {"tflops", "tflops"},
+    {"throughput_one_warpgroup_per_clock_per_sm", "tput_1wg"},
 };
 #define LAT_FIGURES (sizeof lat_figures / sizeof lat_figures[0])
-_Static_assert(LAT_FIGURES == 6, "LAT_FIGURE_COLS, P_ERROR and C_ERROR assume six figures");
+_Static_assert(LAT_FIGURES == 7, "LAT_FIGURE_COLS, P_ERROR and C_ERROR assume seven figures");
 
 #define FIG(p) p "_median, " p "_min, " p "_max"
 /* Must list lat_figures in order. */
 #define LAT_FIGURE_COLS FIG("latency") ", " FIG("issue") ", " FIG("exec") ", " FIG("tput") \
-                        ", " FIG("tput_mhz") ", " FIG("tflops")
+                        ", " FIG("tput_mhz") ", " FIG("tflops") ", " FIG("tput_1wg")
 
 /* Parameter positions of the INSERT (0-based). */
 enum {
     P_JOB, P_SEQ, P_DEVICE, P_NAME, P_GROUP, P_SASS, P_PER_STEP, P_NOTE, P_VERIFIED, P_FIXED,
-    P_STALL, P_FIGURES, P_ERROR = P_FIGURES + 3 * 6, P_TPUT_ERROR, P_COUNT
+    P_STALL, P_FIGURES, P_ERROR = P_FIGURES + 3 * 7, P_TPUT_ERROR, P_COUNT
 };
 
 static const char lat_insert_sql[] =
     "INSERT INTO latency_results (job_id, seq, device, instr, grp, sass_opcode, per_step, note,"
     " verified, fixed_latency, compiler_stall, " LAT_FIGURE_COLS ", error, tput_error)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+    " ?, ?, ?)";
 
 struct lat_row {
     const char *p[P_COUNT];
@@ -137,7 +140,7 @@ RW_ENTRY_POINTS(results_latency_check, results_latency_save, results_latency_wal
  * 6 fixed_latency, 7 compiler_stall, 8.. figures (3 each), then error, tput_error,
  * and the safe stall's stall and job. */
 #define C_FIGURES 8
-#define C_ERROR (C_FIGURES + 3 * 6)
+#define C_ERROR (C_FIGURES + 3 * 7)
 #define C_SAFE (C_ERROR + 2)
 
 static json_t *safe_stall_from_row(sqlite3_stmt *st)

@@ -487,6 +487,13 @@ static const char schema_v13_dsmem[] =
     "  CHECK (launched = 1 OR error IS NOT NULL),\n"
     "  PRIMARY KEY (job_id, asked));\n";
 
+/* A wgmma step's throughput with one warpgroup an SM (the tput columns hold
+ * it with several). */
+static const char schema_v14_wgmma_one_warpgroup[] =
+    "ALTER TABLE latency_results ADD COLUMN tput_1wg_median REAL;\n"
+    "ALTER TABLE latency_results ADD COLUMN tput_1wg_min REAL;\n"
+    "ALTER TABLE latency_results ADD COLUMN tput_1wg_max REAL;\n";
+
 /* One entry per schema version; append only. */
 static const char *const migrations[] = {
     schema_v1_core,
@@ -502,6 +509,7 @@ static const char *const migrations[] = {
     schema_v11_tflops,
     schema_v12_banks_reuse_cache,
     schema_v13_dsmem,
+    schema_v14_wgmma_one_warpgroup,
 };
 
 int store_schema_latest(void)

@@ -11,6 +11,24 @@
 
 #include "probes/latency.h"
 
+/* fp8 mma.sync on sm_90 (see the rows' comment) */
+#define FP8_NOTE                                                                                   \
+    "m16n8k32 fp8 is no sm_90 tensor instruction: ptxas 13.0 converts A and B to f16 (F2FP), "    \
+    "runs two f16 HMMA m16n8k16 and adds the accumulator with FADDs; A's first register is the "  \
+    "chain's value, so the conversion stays in the chain; figures are per HMMA (half an "        \
+    "mma.sync: latency x 2 for one mma.sync), TFLOP/s are fp8 operations"
+#define WG_NOTE(operands)                                                                         \
+    operands "; latency: wgmma + commit_group + wait_group 0 (issue to result readable); "        \
+             "throughput: one warpgroup's wgmmas a step"
+/* A wgmma row: name, the instruction's shape and types, its operands after
+ * {d}, the accumulator's type, the opcode, accumulator and A registers a
+ * thread (A 0: from shared memory), operations a step. */
+#define WGMMA(name, shape, operands, xt, sass, d, a, flops)                                       \
+    {name, "tensor", "wgmma.mma_async.sync.aligned." shape " {d}, " operands ";", xt, xt, sass, 1, \
+     (a) ? WG_NOTE("A from registers, B from shared memory")                                     \
+         : WG_NOTE("A and B from shared memory"),                                                \
+     &(const struct lat_mma){d, a, 0, LT_F16X2, flops, 1}, NULL}
+
 const struct lat_entry lat_catalog[] = {
     {"fadd", "fp32", "add.f32 {x}, {x}, {y};", LT_F32, LT_F32, "FADD", 1, NULL, NULL, NULL},
     {"fmul", "fp32", "mul.f32 {x}, {x}, {y};", LT_F32, LT_F32, "FMUL", 1, NULL, NULL, NULL},
@@ -71,22 +89,58 @@ const struct lat_entry lat_catalog[] = {
      * wgmma, which these steps do not cover */
     {"hmma_f16_f32", "tensor", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {d}, {a}, {b}, {d};",
      LT_F32, LT_F32, "HMMA", 1, "m16n8k16, f16 inputs, f32 accumulators; a step is one warp's mma",
-     &(const struct lat_mma){4, 4, 2, LT_F16X2, 4096}, NULL},
+     &(const struct lat_mma){4, 4, 2, LT_F16X2, 4096, 0}, NULL},
     {"hmma_f16_f16", "tensor", "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {d}, {a}, {b}, {d};",
      LT_F16X2, LT_F16X2, "HMMA", 1, "m16n8k16, f16 inputs, f16 accumulators",
-     &(const struct lat_mma){2, 4, 2, LT_F16X2, 4096}, NULL},
+     &(const struct lat_mma){2, 4, 2, LT_F16X2, 4096, 0}, NULL},
     {"hmma_bf16", "tensor", "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {d}, {a}, {b}, {d};",
      LT_F32, LT_F32, "HMMA", 1, "m16n8k16, bf16 inputs, f32 accumulators",
-     &(const struct lat_mma){4, 4, 2, LT_F16X2, 4096}, NULL},
+     &(const struct lat_mma){4, 4, 2, LT_F16X2, 4096, 0}, NULL},
     {"hmma_tf32", "tensor", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {d}, {a}, {b}, {d};",
      LT_F32, LT_F32, "HMMA", 1, "m16n8k8, tf32 inputs, f32 accumulators",
-     &(const struct lat_mma){4, 4, 2, LT_F16X2, 2048}, NULL},
+     &(const struct lat_mma){4, 4, 2, LT_F16X2, 2048, 0}, NULL},
     {"imma_s8", "tensor", "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {d}, {a}, {b}, {d};",
      LT_S32, LT_S32, "IMMA", 1, "m16n8k32, s8 inputs, s32 accumulators (integer operations)",
-     &(const struct lat_mma){4, 4, 2, LT_F16X2, 8192}, NULL},
+     &(const struct lat_mma){4, 4, 2, LT_F16X2, 8192, 0}, NULL},
     {"dmma", "tensor", "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {d}, {a}, {b}, {d};", LT_F64,
      LT_F64, "DMMA", 1, "m8n8k4, f64 throughout",
-     &(const struct lat_mma){2, 1, 1, LT_F64, 512}, NULL},
+     &(const struct lat_mma){2, 1, 1, LT_F64, 512, 0}, NULL},
+    {"mma_e4m3", "tensor",
+     "mov.b32 %fa0, {x};\n\tmma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {d}, {a}, {b}, {d};",
+     LT_F32, LT_F32, "HMMA", 2, FP8_NOTE, &(const struct lat_mma){4, 4, 2, LT_F16X2, 4096, 0}, "8.4"},
+    {"mma_e5m2", "tensor",
+     "mov.b32 %fa0, {x};\n\tmma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32 {d}, {a}, {b}, {d};",
+     LT_F32, LT_F32, "HMMA", 2, FP8_NOTE, &(const struct lat_mma){4, 4, 2, LT_F16X2, 4096, 0}, "8.4"},
+    /* tensor cores, wgmma.mma_async (sm_90a): one warpgroup's m64nNkK, D = A x B
+     * + D; B from shared memory (descriptor), A from shared memory (_ss) or
+     * registers (_rs, 4 x .b32 a thread); the accumulator N/2 registers a
+     * thread (f32, s32) or N/4 (f16x2); operations a step: 2 x 64 x N x K.
+     * The SASS opcodes as ptxas 13.0 writes them for sm_90a: HGMMA (f16, bf16,
+     * tf32), QGMMA (e4m3, e5m2), IGMMA (s8) */
+    WGMMA("wgmma_f16_ss_n64", "m64n64k16.f32.f16.f16", "{a}, {b}, {c}, 1, 1, 0, 0", LT_F32,
+          "HGMMA", 32, 0, 131072),
+    WGMMA("wgmma_f16_ss_n128", "m64n128k16.f32.f16.f16", "{a}, {b}, {c}, 1, 1, 0, 0", LT_F32,
+          "HGMMA", 64, 0, 262144),
+    WGMMA("wgmma_f16_ss_n256", "m64n256k16.f32.f16.f16", "{a}, {b}, {c}, 1, 1, 0, 0", LT_F32,
+          "HGMMA", 128, 0, 524288),
+    WGMMA("wgmma_f16_rs_n64", "m64n64k16.f32.f16.f16", "{a}, {b}, {c}, 1, 1, 0", LT_F32,
+          "HGMMA", 32, 4, 131072),
+    WGMMA("wgmma_f16_rs_n128", "m64n128k16.f32.f16.f16", "{a}, {b}, {c}, 1, 1, 0", LT_F32,
+          "HGMMA", 64, 4, 262144),
+    WGMMA("wgmma_f16_rs_n256", "m64n256k16.f32.f16.f16", "{a}, {b}, {c}, 1, 1, 0", LT_F32,
+          "HGMMA", 128, 4, 524288),
+    WGMMA("wgmma_f16_f16_ss_n128", "m64n128k16.f16.f16.f16", "{a}, {b}, {c}, 1, 1, 0, 0",
+          LT_F16X2, "HGMMA", 32, 0, 262144),
+    WGMMA("wgmma_bf16_ss_n128", "m64n128k16.f32.bf16.bf16", "{a}, {b}, {c}, 1, 1, 0, 0", LT_F32,
+          "HGMMA", 64, 0, 262144),
+    WGMMA("wgmma_tf32_ss_n128", "m64n128k8.f32.tf32.tf32", "{a}, {b}, {c}, 1, 1", LT_F32, "HGMMA",
+          64, 0, 131072),
+    WGMMA("wgmma_e4m3_ss_n128", "m64n128k32.f32.e4m3.e4m3", "{a}, {b}, {c}, 1, 1", LT_F32,
+          "QGMMA", 64, 0, 524288),
+    WGMMA("wgmma_e5m2_ss_n128", "m64n128k32.f32.e5m2.e5m2", "{a}, {b}, {c}, 1, 1", LT_F32,
+          "QGMMA", 64, 0, 524288),
+    WGMMA("wgmma_s8_ss_n128", "m64n128k32.s32.s8.s8", "{a}, {b}, {c}", LT_S32, "IGMMA", 64, 0,
+          524288),
 };
 const size_t lat_catalog_count = sizeof lat_catalog / sizeof lat_catalog[0];
 

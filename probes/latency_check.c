@@ -70,8 +70,9 @@ size_t lat_find_regions(const uint8_t *text, size_t size, struct sass_region *r,
 
 /* Adds, per mnemonic, how many instructions other than the timed one the
  * long chain has beyond the short one, per step. */
-static json_t *extras_per_step(const struct cubin_kernel *k, const struct sass_region *r3,
-                               const struct sass_region *r4, const char *timed)
+static json_t *extras_per_step(const struct lat_entry *e, const struct cubin_kernel *k,
+                               const struct sass_region *r3, const struct sass_region *r4,
+                               const char *timed)
 {
     json_t *out = json_object();
     struct sass_insn in;
@@ -92,15 +93,18 @@ static json_t *extras_per_step(const struct cubin_kernel *k, const struct sass_r
     {
         json_int_t d = json_integer_value(val);
         if (d != 0)
-            json_object_set_new(clean, key, json_real((double)d / (LAT_N2 - LAT_N1)));
+            json_object_set_new(clean, key, json_real((double)d / lat_chain_span(e)));
     }
     json_decref(out);
     return clean;
 }
 
-/* Scoreboard and stall of the timed instructions in the long chain. */
-static void latency_class(const struct cubin_kernel *k, const struct sass_region *r4,
-                          const char *timed, json_t *o)
+/* Scoreboard and stall of the timed instructions in the long chain. A
+ * wgmma (HGMMA, IGMMA, QGMMA) sets no scoreboard: its result is waited for
+ * by WARPGROUP.DEPBAR on the warpgroup's barrier, so its chain is variable
+ * latency whatever the control bits say, and the stall is no latency. */
+static void latency_class(const struct lat_entry *e, const struct cubin_kernel *k,
+                          const struct sass_region *r4, const char *timed, json_t *o)
 {
     int with = 0, without = 0, stall_seen[16] = {0};
     char buf[SASS_MNEMONIC_MAX];
@@ -138,6 +142,11 @@ static void latency_class(const struct cubin_kernel *k, const struct sass_region
     json_object_set_new(o, "compiler_stall",
                         without && !with && distinct == 1 ? json_integer(only) : json_null());
     json_object_set_new(o, "compiler_stall_counts", counts);
+    if (lat_is_warpgroup(e)) {
+        json_object_set_new(o, "fixed_latency", json_false());
+        json_object_set_new(o, "compiler_stall", json_null());
+        json_object_set_new(o, "waited_by", json_string("WARPGROUP.DEPBAR (wgmma.wait_group 0)"));
+    }
 }
 
 /* Runs check on kernel `name` of the cubin: its verdict, or a refusal
@@ -172,8 +181,8 @@ static json_t *check_latency(const struct lat_entry *e, const struct cubin_kerne
     }
     json_t *o = json_pack("{s:b, s:o}", "verified", ok, "regions", regions);
     if (n >= LAT_REGIONS) {
-        json_object_set_new(o, "extra_per_step", extras_per_step(k, &r[3], &r[4], e->sass));
-        latency_class(k, &r[4], e->sass, o);
+        json_object_set_new(o, "extra_per_step", extras_per_step(e, k, &r[3], &r[4], e->sass));
+        latency_class(e, k, &r[4], e->sass, o);
     }
     if (!ok) {
         char *listing = sass_listing(k->text, k->text_size, NULL);
@@ -186,7 +195,7 @@ static json_t *check_latency(const struct lat_entry *e, const struct cubin_kerne
 static json_t *check_throughput(const struct lat_entry *e, const struct cubin_kernel *k)
 {
     struct sass_region r;
-    size_t unit = (size_t)TPUT_CHAINS * TPUT_UNROLL * (size_t)e->per_step, found = 0;
+    size_t unit = (size_t)lat_tput_steps(e) * (size_t)e->per_step, found = 0;
     int have = sass_clock_region(k->text, k->text_size, 0, &r) == 0;
     if (have)
         found = count_timed(k, &r, e->sass);

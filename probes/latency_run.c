@@ -30,6 +30,7 @@
  * once even at FP64's register use, so the run is one wave. */
 #define TPUT_BLOCKS_PER_SM 4
 #define TPUT_TARGET_NS 2000000.0
+_Static_assert(WG_TPUT_PER_SM <= TPUT_BLOCKS_PER_SM, "the buffers are sized for the larger grid");
 
 /* Device buffers shared by every entry of one run. */
 struct bufs {
@@ -46,12 +47,14 @@ static int upload_inputs(struct gpu *g, const struct lat_entry *e, struct bufs *
 }
 
 /* One launch of the latency kernel: the five regions' cycle counts. */
-static int time_regions(struct gpu *g, CUfunction fn, struct bufs *b, double cyc[LAT_REGIONS],
-                        char *err, size_t errlen)
+static int time_regions(struct gpu *g, CUfunction fn, const struct lat_entry *e, struct bufs *b,
+                        double cyc[LAT_REGIONS], char *err, size_t errlen)
 {
     unsigned long long out[LAT_REGIONS];
     void *params[] = {&b->out, &b->in, &b->glob};
-    if (gpu_launch(g, fn, 1, 32, 0, params, err, errlen) < 0 ||
+    /* a warp, or a warpgroup for wgmma (every warp stores the same slots:
+     * the last one's figures are kept) */
+    if (gpu_launch(g, fn, 1, (unsigned)lat_block_threads(e, 0), 0, params, err, errlen) < 0 ||
         gpu_check(g, g->cu->cuMemcpyDtoH(out, b->out, sizeof out), "cuMemcpyDtoH", err, errlen) < 0)
         return -1;
     for (int r = 0; r < LAT_REGIONS; r++)
@@ -66,9 +69,9 @@ static int time_latency(struct gpu *g, CUfunction fn, const struct lat_entry *e,
 {
     double lat[PROBE_MAX_REPEATS], iss[PROBE_MAX_REPEATS], exe[PROBE_MAX_REPEATS], cyc[LAT_REGIONS];
     for (int r = 0; r < repeats; r++) {
-        if (time_regions(g, fn, b, cyc, err, errlen) < 0)
+        if (time_regions(g, fn, e, b, cyc, err, errlen) < 0)
             return -1;
-        lat[r] = (cyc[4] - cyc[3]) / (double)((LAT_N2 - LAT_N1) * e->per_step);
+        lat[r] = (cyc[4] - cyc[3]) / (double)(lat_chain_span(e) * e->per_step);
         iss[r] = cyc[1] - cyc[0];
         exe[r] = cyc[2] - cyc[0];
     }
@@ -81,7 +84,7 @@ static int time_latency(struct gpu *g, CUfunction fn, const struct lat_entry *e,
 /* ---- throughput ------------------------------------------------------------ */
 
 struct tput_run {
-    unsigned blocks, iters;
+    unsigned blocks, threads, iters;
     double ns, mhz;
 };
 
@@ -96,7 +99,7 @@ static int time_tput(struct gpu *g, CUfunction fn, struct bufs *b, struct tput_r
     double *mhz = malloc(t->blocks * sizeof *mhz);
     int rc = st && mhz ? 0 : (snprintf(err, errlen, "out of memory"), -1);
     if (rc == 0)
-        rc = gpu_launch(g, fn, t->blocks, TPUT_THREADS, 0, params, err, errlen);
+        rc = gpu_launch(g, fn, t->blocks, t->threads, 0, params, err, errlen);
     if (rc == 0)
         rc = gpu_check(g, g->cu->cuMemcpyDtoH(st, b->out, words * sizeof *st), "cuMemcpyDtoH",
                        err, errlen);
@@ -119,31 +122,53 @@ static int time_tput(struct gpu *g, CUfunction fn, struct bufs *b, struct tput_r
 static double results_per_clock_per_sm(const struct lat_entry *e, const struct tput_run *t,
                                        int sms)
 {
-    /* a tensor-core step is one warp's operation, not one per thread */
-    double results = (double)t->blocks * (e->mma ? TPUT_THREADS / 32 : TPUT_THREADS) * TPUT_CHAINS *
-                     TPUT_UNROLL * t->iters * e->per_step;
+    /* a tensor-core step is one warp's operation (a warpgroup's for wgmma,
+     * whose blocks are one warpgroup), not one per thread */
+    double units = lat_is_warpgroup(e) ? 1 : e->mma ? TPUT_THREADS / 32 : TPUT_THREADS;
+    double results = (double)t->blocks * units * lat_tput_steps(e) * t->iters * e->per_step;
     double cycles = t->ns * t->mhz / 1000.0;
     return cycles > 0 ? results / cycles / sms : NAN;
 }
 
-/* Results per clock per SM, `repeats` launches of the throughput kernel
- * after one that sizes the run to about TPUT_TARGET_NS; the figures go
- * into o only when every launch ran. */
+/* Results per clock per SM and the clock, `repeats` launches of the
+ * throughput kernel with blocks_per_sm blocks an SM, after one that sizes
+ * the run to about TPUT_TARGET_NS. */
+static int rate_runs(struct gpu *g, CUfunction fn, const struct lat_entry *e, struct bufs *b,
+                     int repeats, int blocks_per_sm, struct tput_run *t, double *per, double *mhz,
+                     char *err, size_t errlen)
+{
+    *t = (struct tput_run){.blocks = (unsigned)(g->info.sm_count * blocks_per_sm),
+                           .threads = (unsigned)lat_block_threads(e, 1), .iters = 4};
+    if (time_tput(g, fn, b, t, err, errlen) < 0)
+        return -1;
+    double scale = t->ns > 0 ? TPUT_TARGET_NS / t->ns : 1;
+    t->iters = (unsigned)fmax(4, fmin(4096, t->iters * scale));
+    for (int r = 0; r < repeats; r++) {
+        if (time_tput(g, fn, b, t, err, errlen) < 0)
+            return -1;
+        per[r] = results_per_clock_per_sm(e, t, g->info.sm_count);
+        mhz[r] = t->mhz;
+    }
+    return 0;
+}
+
+/* Results per clock per SM, every SM full of warps (WG_TPUT_PER_SM
+ * warpgroups for wgmma, which are also run alone, one an SM); the figures
+ * go into o only when every launch ran. */
 static int time_throughput(struct gpu *g, CUfunction fn, const struct lat_entry *e,
                            struct bufs *b, int repeats, json_t *o, char *err, size_t errlen)
 {
-    struct tput_run t = {.blocks = (unsigned)(g->info.sm_count * TPUT_BLOCKS_PER_SM), .iters = 4};
+    struct tput_run t;
     double per[PROBE_MAX_REPEATS], mhz[PROBE_MAX_REPEATS];
-    if (time_tput(g, fn, b, &t, err, errlen) < 0)
-        return -1;
-    double scale = t.ns > 0 ? TPUT_TARGET_NS / t.ns : 1;
-    t.iters = (unsigned)fmax(4, fmin(4096, t.iters * scale));
-    for (int r = 0; r < repeats; r++) {
-        if (time_tput(g, fn, b, &t, err, errlen) < 0)
+    if (lat_is_warpgroup(e)) {
+        if (rate_runs(g, fn, e, b, repeats, 1, &t, per, mhz, err, errlen) < 0)
             return -1;
-        per[r] = results_per_clock_per_sm(e, &t, g->info.sm_count);
-        mhz[r] = t.mhz;
+        json_object_set_new(o, "throughput_one_warpgroup_per_clock_per_sm",
+                            spread_json(per, (size_t)repeats));
     }
+    if (rate_runs(g, fn, e, b, repeats, lat_is_warpgroup(e) ? WG_TPUT_PER_SM : TPUT_BLOCKS_PER_SM,
+                  &t, per, mhz, err, errlen) < 0)
+        return -1;
     json_object_set_new(o, "throughput_per_clock_per_sm", spread_json(per, (size_t)repeats));
     json_object_set_new(o, "throughput_clock_mhz", spread_json(mhz, (size_t)repeats));
     if (e->mma) { /* the whole GPU's rate at the clock each launch ran at */
@@ -154,7 +179,8 @@ static int time_throughput(struct gpu *g, CUfunction fn, const struct lat_entry 
     }
     json_object_set_new(o, "throughput_shape",
                         json_pack("{s:i, s:i, s:i, s:i, s:i}", "blocks", t.blocks, "threads",
-                                  TPUT_THREADS, "chains", TPUT_CHAINS, "unroll", TPUT_UNROLL,
+                                  t.threads, "chains", lat_is_warpgroup(e) ? 1 : TPUT_CHAINS,
+                                  "unroll", lat_is_warpgroup(e) ? WG_TPUT_UNROLL : TPUT_UNROLL,
                                   "iterations", t.iters));
     return 0;
 }
@@ -189,6 +215,13 @@ static void measure(struct gpu *g, const struct lat_entry *e, const struct kerne
     struct gpu_module m;
     CUfunction fn;
     snprintf(name, sizeof name, "latency_%s_%s", e->name, k->kernel);
+    if (lat_is_warpgroup(e) && (g->info.cc_major != 9 || g->info.cc_minor != 0)) {
+        /* sm_90a code runs on compute capability 9.0 only */
+        snprintf(err, sizeof err, "wgmma.mma_async needs sm_90a; this device is sm_%d%d",
+                 g->info.cc_major, g->info.cc_minor);
+        json_object_set_new(o, k->error_key, json_string(err));
+        return;
+    }
     if (gpu_module_build_generated(g, k->ptx(e, g->info.cc_major, g->info.cc_minor), name, &m,
                                    err, sizeof err) < 0) {
         json_object_set_new(o, k->error_key, json_string(err));
@@ -214,6 +247,8 @@ static json_t *entry_json(const struct lat_entry *e)
         json_object_set_new(o, "note", json_string(e->note));
     if (e->mma) /* throughput counts warp-wide operations of this many flops */
         json_object_set_new(o, "flops_per_step", json_real(e->mma->flops));
+    if (lat_is_warpgroup(e)) /* the document's n1 and n2 are the other entries' */
+        json_object_set_new(o, "chain_steps", json_pack("{s:i, s:i}", "n1", WG_N1, "n2", WG_N2));
     return o;
 }
 

@@ -136,7 +136,13 @@ void ptx_header(struct ptx *p, int cc_major, int cc_minor)
 
 void ptx_header_version(struct ptx *p, int cc_major, int cc_minor, const char *version)
 {
+    ptx_header_arch(p, cc_major, cc_minor, version, 0);
+}
+
+void ptx_header_arch(struct ptx *p, int cc_major, int cc_minor, const char *version,
+                     int arch_specific)
+{
     assert(valid(p));
-    ptx_add(p, ".version %s\n.target sm_%d%d\n.address_size 64\n\n", version ? version : "8.0", cc_major,
-            cc_minor);
+    ptx_add(p, ".version %s\n.target sm_%d%d%s\n.address_size 64\n\n", version ? version : "8.0",
+            cc_major, cc_minor, arch_specific ? "a" : "");
 }

@@ -36,5 +36,10 @@ void ptx_header(struct ptx *p, int cc_major, int cc_minor);
 /* The same with PTX ISA version (e.g. "8.4"; NULL: ptx_header's 8.0), for a
  * module using an instruction an older ISA lacks. */
 void ptx_header_version(struct ptx *p, int cc_major, int cc_minor, const char *version);
+/* The same for an architecture-specific target when arch_specific is 1
+ * (".target sm_90a": wgmma, setmaxnreg), whose code runs only on a device of
+ * exactly that compute capability. */
+void ptx_header_arch(struct ptx *p, int cc_major, int cc_minor, const char *version,
+                     int arch_specific);
 
 #endif

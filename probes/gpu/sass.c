@@ -85,6 +85,12 @@ static const struct opcode_entry opcodes[] = {
     {0x182, "LDC"},   {0x183, "LDL"},   {0x184, "LDS"},    {0x186, "STG"},
     {0x187, "STL"},   {0x188, "STS"},   {0x189, "SHFL"},   {0x18c, "ATOMS"},
     {0x1a8, "ATOMG"}, {0x1c3, "S2UR"},
+    /* wgmma (sm_90a; tests/fixtures/cubins/latency/wgmma_*): WARPGROUP (.ARRIVE for
+     * wgmma.fence, .DEPBAR for wait_group), HGMMA (f16, bf16, tf32, A from
+     * shared memory or registers), IGMMA (s8), QGMMA (e4m3, e5m2); told
+     * apart by compiling PTX that differs only in the type, no cuobjdump
+     * oracle yet (see the fixture's README) */
+    {0x1c5, "WARPGROUP"}, {0x1f0, "HGMMA"}, {0x1f1, "IGMMA"}, {0x1f3, "QGMMA"},
 };
 #define N_OPCODES (sizeof opcodes / sizeof opcodes[0])
 

@@ -62,19 +62,19 @@ static const struct class_entry classes[] = {
     {"FLO", INT},     {"FMNMX", F32},   {"FMUL", F32},    {"FRND", CNV},    {"FSEL", F32},
     {"FSET", F32},    {"FSETP", F32},   {"HADD2", F32},   {"HFMA2", F32},   {"HGMMA", TNS},   {"HMMA", TNS},    {"HMNMX2", F32},
     {"HMUL2", F32},   {"HSET2", F32},   {"HSETP2", F32},  {"I2F", CNV},     {"I2FP", CNV},
-    {"I2I", CNV},     {"IABS", INT},    {"IADD3", INT},   {"IMAD", INT},    {"IMMA", TNS},    {"IMNMX", INT},
+    {"I2I", CNV},     {"IABS", INT},    {"IADD3", INT},   {"IGMMA", TNS},   {"IMAD", INT},    {"IMMA", TNS},    {"IMNMX", INT},
     {"ISETP", INT},   {"JMP", INT},     {"KILL", OTH},    {"LD", GLB},      {"LDC", INT},
     {"LDG", GLB},     {"LDGSTS", GLB},  {"LDL", GLB},     {"LDS", SHR},     {"LDSM", SHR},
     {"LEA", INT},     {"LOP3", INT},    {"MEMBAR", OTH},  {"MOV", INT},     {"MUFU", SFU},
     {"NANOSLEEP", OTH}, {"NOP", OTH},   {"P2R", INT},     {"PLOP3", INT},   {"POPC", INT},
-    {"PRMT", INT},    {"R2P", INT},     {"R2UR", UNI},    {"RED", GLB},     {"RET", INT},
+    {"PRMT", INT},    {"QGMMA", TNS},   {"R2P", INT},     {"R2UR", UNI},    {"RED", GLB},     {"RET", INT},
     {"S2R", INT},     {"S2UR", UNI},    {"SEL", INT},     {"SGXT", INT},    {"SHF", INT},
     {"SHFL", SHR},    {"ST", GLB},      {"STG", GLB},     {"STL", GLB},     {"STS", SHR},
     {"STSM", SHR},    {"UBMSK", UNI},   {"UBREV", UNI},   {"UFLO", UNI},    {"UIADD3", UNI},
     {"UIMAD", UNI},   {"UISETP", UNI},  {"ULDC", UNI},    {"ULEA", UNI},    {"ULOP3", UNI},
     {"UMOV", UNI},    {"UP2UR", UNI},   {"UPLOP3", UNI},  {"UPOPC", UNI},   {"UPRMT", UNI},
     {"USEL", UNI},    {"USGXT", UNI},   {"USHF", UNI},    {"VIADD", INT},   {"VIMNMX", INT},
-    {"VOTE", INT},    {"VOTEU", UNI},   {"WARPSYNC", OTH}, {"YIELD", OTH},
+    {"VOTE", INT},    {"VOTEU", UNI},   {"WARPGROUP", SYN}, {"WARPSYNC", OTH}, {"YIELD", OTH},
 };
 #define N_CLASSES (sizeof classes / sizeof classes[0])
 

@@ -186,7 +186,7 @@ void h_jobs_submit(struct http_req *rq, struct http_resp *rs)
 {
     json_t *doc = parse_body(rq, rs), *params = NULL;
     const struct job_kind *k = NULL;
-    char uuid[48], err[512], field[128];
+    char uuid[48], err[1280], field[128]; /* room for the latency catalog's names */
     int timeout_s;
     if (!doc || check_keys(rq, rs, doc) < 0 || !(k = find_kind(rq, rs, doc)))
         goto out;

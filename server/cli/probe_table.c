@@ -90,19 +90,29 @@ void pt_header(FILE *f, const json_t *doc)
 
 /* ---- latency ------------------------------------------------------------------- */
 
+/* A rate: two decimals, or four significant digits below 1 (a wgmma step
+ * is a few hundredths of an operation a clock an SM); "-" when absent. */
+static void rate_text(const json_t *fig, char *buf, size_t len)
+{
+    if (!json_is_number(json_object_get(fig, "median")))
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, pt_num(fig, "median") < 1 ? "%.4g" : "%.2f", pt_num(fig, "median"));
+}
+
 static void latency_row(FILE *f, const json_t *e)
 {
-    const json_t *tput = json_object_get(e, "throughput_per_clock_per_sm");
-    char lat[128], tp[32] = "-";
+    char lat[128], tp[32], one[32], tf[32];
     if (json_object_get(e, "latency_cycles"))
         pt_figure_text(json_object_get(e, "latency_cycles"), lat, sizeof lat);
     else
         snprintf(lat, sizeof lat, "not measured: %.*s", ERR_WIDTH,
                  pt_text(e, "error", "no figure"));
-    if (json_is_number(json_object_get(tput, "median")))
-        snprintf(tp, sizeof tp, "%.2f", pt_num(tput, "median"));
-    fprintf(f, "%-12s %-8s %-8s %-24s %s\n", pt_text(e, "name", "?"), pt_text(e, "group", ""),
-            pt_text(e, "sass_opcode", "?"), lat, tp);
+    rate_text(json_object_get(e, "throughput_per_clock_per_sm"), tp, sizeof tp);
+    rate_text(json_object_get(e, "throughput_one_warpgroup_per_clock_per_sm"), one, sizeof one);
+    rate_text(json_object_get(e, "tflops"), tf, sizeof tf);
+    fprintf(f, "%-21s %-8s %-8s %-24s %-14s %-10s %s\n", pt_text(e, "name", "?"),
+            pt_text(e, "group", ""), pt_text(e, "sass_opcode", "?"), lat, tp, one, tf);
 }
 
 static void latency_table(FILE *f, const json_t *doc)
@@ -110,8 +120,8 @@ static void latency_table(FILE *f, const json_t *doc)
     const json_t *e;
     size_t i;
     pt_header(f, doc);
-    fprintf(f, "%-12s %-8s %-8s %-24s %s\n", "instruction", "group", "SASS",
-            "latency cycles [min-max]", "results/clk/SM");
+    fprintf(f, "%-21s %-8s %-8s %-24s %-14s %-10s %s\n", "instruction", "group", "SASS",
+            "latency cycles [min-max]", "results/clk/SM", "1 wg/SM", "TFLOP/s");
     json_array_foreach(json_object_get(doc, "entries"), i, e)
         latency_row(f, e);
 }

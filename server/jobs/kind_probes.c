@@ -59,7 +59,7 @@ static int check_instructions(const struct param_spec *spec, const json_t *v, ch
 {
     (void)spec;
     const char *p = json_string_value(v), *end = p + strlen(p);
-    char name[NAME_MAX_LEN], known[512];
+    char name[NAME_MAX_LEN], known[2048];
     if (strcmp(p, "all") == 0)
         return 0;
     catalog_names(known, sizeof known);

@@ -168,7 +168,7 @@ static int take_given(const struct job_kind *k, const json_t *params, json_t *ou
 {
     const char *name;
     json_t *v;
-    char why[512];
+    char why[1200]; /* a refusal may list every known value (the latency catalog's ~50 names) */
     json_object_foreach((json_t *)params, name, v)
     {
         const struct param_spec *p = find_param(k, name);

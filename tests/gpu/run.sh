@@ -73,11 +73,16 @@ check "banks, control-codes, dual-issue and suite through the daemon" \
 #     "scheduler" experiment, probes/issue_order.h): run, stored, served.
 check "issue order after a stall or yield through the daemon" \
     python3 tests/gpu/check_sched.py "http://127.0.0.1:$port" tok "$uuid" "$out"
-# 4c. Distributed shared memory (the memory job's distributed_shared):
+# 4d. Distributed shared memory (the memory job's distributed_shared):
 #     clusters of 2, 4, 8 launched as asked, 16 launched or refused with a
 #     reason, remote loads slower than local ones, the served copy the same.
 check "distributed shared memory through the daemon" \
     python3 tests/gpu/check_dsmem.py "http://127.0.0.1:$port" tok "$uuid" "$out"
+# 4e. The tensor-core entries (mma.sync, fp8 mma.sync, wgmma) on the same
+#     database: verified HGMMA/IGMMA/QGMMA, stored and served, wgmma f16
+#     faster than mma.sync f16.
+check "tensor cores: wgmma and mma.sync entries through the daemon" \
+    python3 tests/gpu/check_tensor.py "http://127.0.0.1:$port" tok "$uuid" "$out"
 kill -TERM "$daemon"; wait "$daemon" || true; daemon=""
 check "gpuprobe probe dual-issue runs without a daemon" sh -c \
     "'$bin' probe dual-issue --device 0 --json > '$out/cli-dual-issue.json'"
@@ -139,6 +144,7 @@ python3 tests/gpu/summary.py "$out" > "$out/summary.md"
 [ ! -f "$out/edit-probes-summary.md" ] || cat "$out/edit-probes-summary.md" >> "$out/summary.md"
 [ ! -f "$out/sched-summary.md" ] || cat "$out/sched-summary.md" >> "$out/summary.md"
 [ ! -f "$out/dsmem-summary.md" ] || cat "$out/dsmem-summary.md" >> "$out/summary.md"
+[ ! -f "$out/tensor-summary.md" ] || cat "$out/tensor-summary.md" >> "$out/summary.md"
 [ ! -f "$out/model-summary.md" ] || cat "$out/model-summary.md" >> "$out/summary.md"
 cat "$out/summary.md"
 echo "$pass passed, $fail failed"

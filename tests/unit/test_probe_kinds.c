@@ -36,7 +36,14 @@ static const char latency_doc[] =
     " \"latency_cycles\":{\"median\":4.0,\"min\":4.0,\"max\":4.03125},"
     " \"throughput_per_clock_per_sm\":{\"median\":127.5,\"min\":127.0,\"max\":128.0}},"
     "{\"name\":\"lds\",\"group\":\"shared\",\"sass_opcode\":\"LDS\",\"per_step\":1,"
-    " \"sass\":{\"verified\":false},\"error\":\"the compiled code is not what the probe times\"}"
+    " \"sass\":{\"verified\":false},\"error\":\"the compiled code is not what the probe times\"},"
+    /* a wgmma entry's shape (made-up figures: no GPU has run one yet) */
+    "{\"name\":\"wgmma_f16_ss_n128\",\"group\":\"tensor\",\"sass_opcode\":\"HGMMA\","
+    " \"per_step\":1,\"sass\":{\"verified\":true},"
+    " \"latency_cycles\":{\"median\":128.0,\"min\":127.0,\"max\":129.0},"
+    " \"throughput_per_clock_per_sm\":{\"median\":0.01234,\"min\":0.0123,\"max\":0.0124},"
+    " \"throughput_one_warpgroup_per_clock_per_sm\":{\"median\":0.01111,\"min\":0.011,"
+    "  \"max\":0.0112},\"tflops\":{\"median\":750.5,\"min\":750.0,\"max\":751.0}}"
     "]}";
 
 static const char memory_doc[] =
@@ -52,7 +59,7 @@ static const char memory_doc[] =
     "\"device_memory_cycles\":{\"ca\":{\"median\":684.0,\"min\":683.5,\"max\":685.0},"
     " \"cg\":{\"error\":\"no module\"}}}";
 
-static char err[512], field[128];
+static char err[1280], field[128];
 
 static json_t *parse(const char *text)
 {
@@ -245,6 +252,11 @@ static void test_latency_table(void **state)
     assert_non_null(strstr(t, "4.00 [4.00-4.03]"));
     assert_non_null(strstr(t, "127.50"));
     assert_non_null(strstr(t, "not measured: the compiled code is not what the probe times"));
+    /* a wgmma row: its small rates with four digits, one warpgroup's, TFLOP/s */
+    assert_non_null(strstr(t, "wgmma_f16_ss_n128"));
+    assert_non_null(strstr(t, "0.01234"));
+    assert_non_null(strstr(t, "0.01111"));
+    assert_non_null(strstr(t, "750.50"));
     free(t);
 }
 

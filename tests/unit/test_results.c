@@ -87,6 +87,18 @@ static const char LATENCY_DOC[] =
     "  \"runs\":[1814,1813,1815,1814,1814]},"
     " \"tflops\":{\"median\":642.09,\"min\":641.96,\"max\":642.16,"
     "  \"runs\":[642.09,641.96,642.16,642.1,642.0]}},"
+    /* a wgmma entry's shape (its figures are made up, no GPU has run it yet) */
+    "{\"name\":\"wgmma_f16_ss_n128\",\"group\":\"tensor\",\"ptx\":\"wgmma.mma_async\","
+    " \"sass_opcode\":\"HGMMA\",\"per_step\":1,\"flops_per_step\":262144,"
+    " \"sass\":{\"verified\":true,\"fixed_latency\":false,\"compiler_stall\":null},"
+    " \"latency_cycles\":{\"median\":128.0,\"min\":127.0,\"max\":129.0,\"runs\":[128,127,129]},"
+    " \"throughput_per_clock_per_sm\":{\"median\":0.0125,\"min\":0.0124,\"max\":0.0126,"
+    "  \"runs\":[0.0125,0.0124,0.0126]},"
+    " \"throughput_one_warpgroup_per_clock_per_sm\":{\"median\":0.0110,\"min\":0.0109,"
+    "  \"max\":0.0111,\"runs\":[0.0110,0.0109,0.0111]},"
+    " \"throughput_clock_mhz\":{\"median\":1755.0,\"min\":1750.0,\"max\":1760.0,"
+    "  \"runs\":[1755,1750,1760]},"
+    " \"tflops\":{\"median\":760.0,\"min\":755.0,\"max\":765.0,\"runs\":[760,755,765]}},"
     "{\"name\":\"lds\",\"group\":\"shared\",\"ptx\":\"ld.shared.u32 {x}, [{x}];\","
     " \"sass_opcode\":\"LDS\",\"per_step\":1,"
     " \"note\":\"pointer chase on one shared word that holds its own address\","
@@ -166,7 +178,8 @@ static void check_latency_entry(const json_t *w, const json_t *g, size_t i)
     static const char *const texts[] = {"name", "group", "sass_opcode", "note", "error",
                                         "throughput_error"};
     static const char *const figures[] = {"latency_cycles", "issue_cycles", "exec_cycles",
-                                          "throughput_per_clock_per_sm", "throughput_clock_mhz", "tflops"};
+                                          "throughput_per_clock_per_sm", "throughput_clock_mhz", "tflops",
+                                          "throughput_one_warpgroup_per_clock_per_sm"};
     const json_t *ws = json_object_get(w, "sass"), *gs = json_object_get(g, "sass");
     char what[96];
     for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++) {

@@ -71,12 +71,19 @@ static const char *const model_fixtures[] = {
 #define N_MODEL_FIXTURES (sizeof model_fixtures / sizeof model_fixtures[0])
 
 /* Cubins with no disassembly beside them (no cuobjdump where they were
- * made) in which a table entry is seen: the distributed-shared-memory
+ * made) in which a table entry is seen. The distributed-shared-memory
  * kernels (tests/fixtures/ptx/README.md), whose only loads other than
  * ld.param are ld.shared::cluster, compiled by ptxas to the generic LD
  * (0x180): 8 in dsm_lat's chase, 8 in dsm_bw's stream, as
- * tests/unit/test_dsmem.c counts. */
-static const char *const table_fixtures[] = {"../ptx/dsmem_4.sm_90"};
+ * tests/unit/test_dsmem.c counts. The wgmma kernels of the latency probe
+ * (ptxas 13.0, sm_90a), where WARPGROUP, HGMMA, IGMMA and QGMMA are seen:
+ * the names come from compiling PTX that differs only in the operand type
+ * (f16/bf16/tf32, s8, e4m3/e5m2), see tests/fixtures/cubins/README.md. */
+static const char *const table_fixtures[] = {
+    "../ptx/dsmem_4.sm_90",           "latency/wgmma_f16_ss_n128_tput",
+    "latency/wgmma_f16_rs_n128_tput", "latency/wgmma_s8_ss_n128_tput",
+    "latency/wgmma_e4m3_ss_n128_tput",
+};
 #define N_TABLE_FIXTURES (sizeof table_fixtures / sizeof table_fixtures[0])
 
 /* ---- oracle ------------------------------------------------------------ */
@@ -430,7 +437,8 @@ static void test_every_instruction_matches_nvdisasm(void **state)
     check_against("nvdisasm", "nvdisasm -hex");
 }
 
-/* Every table entry is sorted, unique, and seen in some fixture (model/ included). */
+/* Every table entry is sorted, unique, and seen in some fixture (model/ and
+ * the wgmma kernels included). */
 static void test_table_entries_all_seen(void **state)
 {
     (void)state;

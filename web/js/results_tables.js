@@ -75,8 +75,9 @@ function renderLatency(body, doc) {
     fig('latency_cycles', 'Latency', 'dependent-chain latency, cycles'),
     fig('issue_cycles', 'Issue', 'issue latency, cycles'),
     fig('exec_cycles', 'Execution', 'execution latency, cycles'),
-    fig('throughput_per_clock_per_sm', 'Throughput /clk/SM', 'instructions per clock per SM (warp lanes; tensor-core steps: warp operations)'),
+    fig('throughput_per_clock_per_sm', 'Throughput /clk/SM', 'instructions per clock per SM (warp lanes; mma.sync steps: warp operations; wgmma: warpgroup operations)'),
     fig('tflops', 'TFLOP/s', 'tensor-core steps: the whole GPU at the clock the throughput ran at'),
+    fig('throughput_one_warpgroup_per_clock_per_sm', '1 warpgroup /clk/SM', 'wgmma steps with one warpgroup an SM (the throughput column: several)'),
     {
       head: 'Safe stall', abbr: 'smallest stall count that still computed the right answer (control-codes probe)', cls: 'num',
       key: (e) => e.min_safe_stall?.stall ?? null,
