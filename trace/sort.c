@@ -503,9 +503,13 @@ static int sort_sms_serial(const struct view *v, const struct trace_params *p, c
 
 struct held {                 /* records of an SM that is not next yet */
     struct held *next;
-    size_t n;
+    size_t n, cap;                /* records held, room for */
     struct trace_out recs[];
 };
+
+/* A held batch has room for at least this many records (the loop's batches
+ * are at most this long), so that a spare one fits any later batch. */
+#define HELD_MIN_RECS ((size_t)1024)
 
 struct reorder {
     pthread_mutex_t mu;
@@ -515,6 +519,8 @@ struct reorder {
     uint32_t nsms, cur, next_sm;  /* cur: the lowest SM not yet fully handed on */
     unsigned char *done;
     struct held **head, **tail;   /* per SM */
+    struct held *spare;           /* handed-on batches kept for reuse: their pages stay mapped
+                                     (freeing and allocating again faulted in every page each time) */
     size_t used, budget;          /* bytes held */
     int releasing;                /* a thread hands held records on (outside the lock) */
     int rc, failed_io;            /* the first failure (a sink's value or an error) */
@@ -531,17 +537,23 @@ struct sm_emit {
     uint32_t sm;
 };
 
-/* Frees held records, handing them to the sink first when hand_on (and
- * nothing failed); returns the sink's first non-zero value. */
-static int drop_held(struct reorder *ro, struct held *h, int hand_on)
+/* Frees a chain of held batches. */
+static void free_held(struct held *h)
 {
-    int rc = 0;
     for (struct held *next; h; h = next) {
         next = h->next;
-        if (hand_on && !rc)
-            rc = ro->sink(ro->ctx, h->recs, h->n);
         free(h);
     }
+}
+
+/* Hands a chain of held records to the sink (unless something failed);
+ * returns the sink's first non-zero value. The chain is left to the caller
+ * to keep as spares. */
+static int hand_on_held(struct reorder *ro, const struct held *h, int hand_on)
+{
+    int rc = 0;
+    for (; h && hand_on && !rc; h = h->next)
+        rc = ro->sink(ro->ctx, h->recs, h->n);
     return rc;
 }
 
@@ -560,12 +572,15 @@ static void advance(struct reorder *ro)
             size_t bytes = 0;
             for (struct held *k = h; k; k = k->next)
                 bytes += k->n * sizeof k->recs[0];
+            struct held *last = ro->tail[ro->cur];
             ro->head[ro->cur] = ro->tail[ro->cur] = NULL;
             ro->releasing = 1;
             int hand_on = !ro->rc;
             pthread_mutex_unlock(&ro->mu);
-            int rc = drop_held(ro, h, hand_on);
+            int rc = hand_on_held(ro, h, hand_on);
             pthread_mutex_lock(&ro->mu);
+            last->next = ro->spare; /* the whole chain becomes spares */
+            ro->spare = h;
             ro->releasing = 0;
             ro->used -= bytes;
             if (rc && !ro->rc)
@@ -599,11 +614,17 @@ static int reorder_sink(void *c, const struct trace_out *o, size_t n)
             break;
         }
         if (ro->used + bytes <= ro->budget || ro->used == 0) {
-            struct held *h = malloc(sizeof *h + bytes);
-            if (!h) {
-                ro->rc = TRACE_SORT_ESYS;
-                ro->failed_sm = e->sm;
-                break;
+            struct held *h = ro->spare;
+            if (h && h->cap >= n) {
+                ro->spare = h->next;
+            } else {
+                size_t cap = n > HELD_MIN_RECS ? n : HELD_MIN_RECS;
+                if (!(h = malloc(sizeof *h + cap * sizeof *o))) {
+                    ro->rc = TRACE_SORT_ESYS;
+                    ro->failed_sm = e->sm;
+                    break;
+                }
+                h->cap = cap;
             }
             h->next = NULL;
             h->n = n;
@@ -677,9 +698,10 @@ static int sort_sms_parallel(const struct view *v, const struct trace_params *p,
         if (started)
             pthread_join(th, NULL);
         for (uint32_t sm = 0; sm < p->sms; sm++) {
-            drop_held(&ro, ro.head[sm], 0); /* left only after a failure */
+            free_held(ro.head[sm]); /* left only after a failure */
             add_stats(sum, &sum->sm[sm]);
         }
+        free_held(ro.spare);
         pthread_mutex_destroy(&ro.mu);
         pthread_cond_destroy(&ro.cv);
         rc = ro.rc;
