@@ -5,7 +5,8 @@
  *
  * DESIGN
  * The block index lists, in thread order, each block present in the input
- * with its first record; a second array lists the index entries SM by SM
+ * with its first record (built by one checking pass, or by two threads each
+ * checking one half, their halves joined); a second array lists the index entries SM by SM
  * (stable, so each SM's blocks stay in increasing id order, the order the
  * placement deals them). The block source hands the loop one block at a
  * time and splits its records into threads, lanes and warps: a small block
@@ -134,14 +135,17 @@ static int scan_error(const struct view *v, size_t i, uint64_t prev, struct trac
     return TRACE_SORT_EINPUT;
 }
 
-/* Checks every record and builds the block index, in windows of
- * SCAN_RELEASE_EVERY records whose pages are dropped behind it. */
-static int scan(const struct view *v, const struct trace_params *p, struct bindex *x, struct trace_err *err)
+/* Checks records [lo, hi) and adds their blocks to x, in windows of
+ * SCAN_RELEASE_EVERY records whose pages are dropped behind it. prev: the
+ * thread of record lo - 1 (0 when lo is 0). A block that starts before lo
+ * is added again at lo: scan_join drops that entry. */
+static int scan_range(const struct view *v, const struct trace_params *p, size_t lo, size_t hi, uint64_t prev,
+                      struct bindex *x, struct trace_err *err)
 {
-    uint64_t prev = 0, block_end = 0; /* block_end 0: the first record starts a block */
-    size_t released = 0;
-    for (size_t from = 0; from < v->n; from += SCAN_RELEASE_EVERY) {
-        size_t to = v->n - from > SCAN_RELEASE_EVERY ? from + SCAN_RELEASE_EVERY : v->n;
+    uint64_t block_end = 0; /* 0: the first record starts a block */
+    size_t released = lo;
+    for (size_t from = lo; from < hi; from += SCAN_RELEASE_EVERY) {
+        size_t to = hi - from > SCAN_RELEASE_EVERY ? from + SCAN_RELEASE_EVERY : hi;
         for (size_t i = from; i < to; i++) {
             const struct trace_rec *r = &v->recs[i];
             uint64_t tid = r->tid;
@@ -160,12 +164,74 @@ static int scan(const struct view *v, const struct trace_params *p, struct binde
                 return TRACE_SORT_ESYS;
             }
         }
-        if (to < v->n) {
+        if (to < hi) {
             view_release(v, released, to);
             released = to;
         }
     }
-    view_release(v, released, v->n);
+    view_release(v, released, hi);
+    return 0;
+}
+
+/* Appends the index of a later range to x; its first entry is dropped when
+ * it continues x's last block (scan_range's note). 0 or -1. */
+static int scan_join(struct bindex *x, const struct bindex *y)
+{
+    size_t skip = x->n && y->n && x->id[x->n - 1] == y->id[0];
+    if (bindex_reserve(x, x->n + y->n - skip))
+        return -1;
+    if (y->n > skip) {
+        memcpy(x->id + x->n, y->id + skip, (y->n - skip) * sizeof *x->id);
+        memcpy(x->start + x->n, y->start + skip, (y->n - skip) * sizeof *x->start);
+    }
+    x->n += y->n - skip;
+    return 0;
+}
+
+struct scan_half {            /* the second half of a two-thread checking pass */
+    const struct view *v;
+    const struct trace_params *p;
+    size_t lo, hi;
+    struct bindex x;
+    struct trace_err err;
+    int rc;
+};
+
+static void *scan_half_run(void *arg)
+{
+    struct scan_half *h = arg;
+    h->rc = scan_range(h->v, h->p, h->lo, h->hi, h->v->recs[h->lo - 1].tid, &h->x, &h->err);
+    return NULL;
+}
+
+/* Checks every record and builds the block index. With two sorting
+ * threads (o->threads >= 2) the second half of a trace of more than
+ * o->split_above records is checked by a second thread at the same time
+ * (records are checked independently; the first error in file order is the
+ * one reported, as with one thread). */
+static int scan(const struct view *v, const struct trace_params *p, const struct trace_sort_opts *o,
+                struct bindex *x, struct trace_err *err)
+{
+    pthread_t th;
+    size_t above = o && o->split_above ? o->split_above : TRACE_SORT_SPLIT_ABOVE;
+    struct scan_half h = {.v = v, .p = p, .lo = v->n / 2, .hi = v->n};
+    int split = o && o->threads >= 2 && !o->reference && v->n > above && v->n >= 2 &&
+                pthread_create(&th, NULL, scan_half_run, &h) == 0;
+    int rc = scan_range(v, p, 0, split ? h.lo : v->n, 0, x, err);
+    if (split) {
+        pthread_join(th, NULL);
+        if (rc == 0 && h.rc) { /* the first half's error, if any, comes first in the file */
+            rc = h.rc;
+            *err = h.err;
+        }
+        if (rc == 0 && scan_join(x, &h.x)) {
+            trace_err_set(err, 0, 0, "out of memory for the block index");
+            rc = TRACE_SORT_ESYS;
+        }
+        bindex_free(&h.x);
+    }
+    if (rc)
+        return rc;
     if (bindex_reserve(x, x->n)) {
         trace_err_set(err, 0, 0, "out of memory for the block index");
         return TRACE_SORT_ESYS;
@@ -754,7 +820,7 @@ static int sort_view(const struct view *v, const struct trace_params *pin, const
         return rc;
     sum->l1 = o && o->l1;
     struct bindex x = {0};
-    rc = scan(v, &p, &x, err);
+    rc = scan(v, &p, o, &x, err);
     if (rc == 0 && bindex_by_sm(&x, &p)) {
         trace_err_set(err, 0, 0, "out of memory for the block index");
         rc = TRACE_SORT_ESYS;
