@@ -35,6 +35,8 @@
 
 #define SCAN_RELEASE_EVERY ((size_t)1 << 18)   /* records between releases in the checking pass */
 #define STREAM_CHUNK ((size_t)128)             /* records per thread buffer (4 KiB) */
+#define STREAM_CHUNK_BIG ((size_t)512)         /* 16 KiB, while an SM's big buffers fit in: */
+#define STREAM_BIG_BYTES ((size_t)8 << 20)     /* (a fourth of the pread calls: -10% on long threads) */
 
 /* ---- the input as the sorter sees it ----------------------------------- */
 
@@ -279,7 +281,8 @@ struct slot_info {
     size_t lo, hi;                       /* the block's records */
     enum block_read how;
     struct trace_warp *warps;            /* the loop's warps of this slot */
-    struct trace_rec *buf;               /* STREAM_CHUNK records per thread */
+    struct trace_rec *buf;               /* chunk records per thread */
+    size_t chunk;                        /* STREAM_CHUNK or STREAM_CHUNK_BIG */
     size_t *next, *end;                  /* per thread of the block */
     struct trace_rec *copy;              /* READ_COPY: the block's records */
     size_t copy_cap;                     /* records copy holds room for */
@@ -343,15 +346,15 @@ static size_t thread_end(struct sm_src *s, size_t i, size_t hi, uint64_t tid)
     return lo;
 }
 
-/* Points the lane at its thread's next STREAM_CHUNK records. */
+/* Points the lane at its thread's next si->chunk records. */
 static int refill(void *ctx, struct trace_warp *w, unsigned lane)
 {
     struct slot_info *si = ctx;
     size_t t = (size_t)(w - si->warps) * TRACE_WARP_SIZE + lane;
     size_t n = si->end[t] - si->next[t];
-    if (n > STREAM_CHUNK)
-        n = STREAM_CHUNK;
-    struct trace_rec *dst = si->buf + t * STREAM_CHUNK;
+    if (n > si->chunk)
+        n = si->chunk;
+    struct trace_rec *dst = si->buf + t * si->chunk;
     if (n == 0 || read_records(si->src->v, si->next[t], n, dst)) {
         si->src->io_failed |= n != 0;
         w->more &= ~(1u << lane);
@@ -365,12 +368,21 @@ static int refill(void *ctx, struct trace_warp *w, unsigned lane)
     return 1;
 }
 
-/* Sets up the buffers of a slot for a block read through them. */
-static int slot_buffers(struct slot_info *si, uint32_t tpb)
+/* Sets up the buffers of a slot for a block read through them (kept for
+ * the slot's later blocks): STREAM_CHUNK_BIG records per thread while the
+ * big buffers of all the slots stay within STREAM_BIG_BYTES, else
+ * STREAM_CHUNK, so an SM's buffers grow by at most STREAM_BIG_BYTES. */
+static int slot_buffers(struct slot_info *si, const struct sm_src *s, uint32_t tpb)
 {
     if (si->buf)
         return 0;
-    si->buf = malloc((size_t)tpb * STREAM_CHUNK * sizeof *si->buf);
+    size_t big = 0;
+    for (uint32_t k = 0; k < s->p->blocks_per_sm; k++)
+        if (s->slots[k].buf && s->slots[k].chunk == STREAM_CHUNK_BIG)
+            big += (size_t)tpb * STREAM_CHUNK_BIG * sizeof *si->buf;
+    si->chunk = big + (size_t)tpb * STREAM_CHUNK_BIG * sizeof *si->buf <= STREAM_BIG_BYTES ? STREAM_CHUNK_BIG
+                                                                                           : STREAM_CHUNK;
+    si->buf = malloc((size_t)tpb * si->chunk * sizeof *si->buf);
     si->next = malloc((size_t)tpb * sizeof *si->next);
     si->end = malloc((size_t)tpb * sizeof *si->end);
     return si->buf && si->next && si->end ? 0 : -1;
@@ -413,7 +425,7 @@ static int split_block(struct sm_src *s, struct slot_info *si, struct trace_warp
     uint32_t tpb = s->p->threads_per_block;
     si->how = block_read_how(s, si->hi - si->lo);
     int streamed = si->how == READ_STREAM;
-    if (streamed && slot_buffers(si, tpb))
+    if (streamed && slot_buffers(si, s, tpb))
         return TRACE_SORT_ESYS;
     if (si->how == READ_COPY && !(recs = copy_block(s, si)))
         return TRACE_SORT_ESYS;

@@ -23,7 +23,8 @@
  * copy, dominated a trace of small blocks. A block of up to 1 MiB is read
  * in place from the mapping and its
  * pages are dropped when it finishes; a larger block (threads with thousands
- * of requests) is read through a 4 KiB buffer per thread (pread), because a
+ * of requests) is read through a buffer per thread (pread; 16 KiB while an
+ * SM's such buffers stay within 8 MiB, else 4 KiB), because a
  * page fault maps a whole large folio (up to 2 MiB) and the consumed pages of
  * threads spread over a big block could not be dropped one by one. Resident
  * memory is thus the resident threads of one SM (their warps, buffers and

@@ -378,6 +378,38 @@ static void test_long_threads(void **state)
     free(r);
 }
 
+/* Blocks read through buffers on an SM whose resident blocks' big (16 KiB
+ * a thread) buffers would pass the SM's budget: four blocks of 256 threads
+ * at once on one SM, the first two slots with big buffers, the others with
+ * small ones (threads of 400 records: one read each, or four); the output
+ * is the one sorted in memory with every block read in place. */
+static void test_stream_buffers_mixed(void **state)
+{
+    struct tmp *t = *state;
+    size_t n;
+    struct trace_rec *r = kernel(16, 200, &n); /* 1,024 threads, 400 records each */
+    write_trace(t->path, r, n, 256);
+    struct trace_params p = small_params();
+    p.sms = 1;
+    struct trace_params pm = p;
+    pm.threads_per_block = 256;
+    struct vec mem = {0}, file = {0};
+    struct trace_summary sm, sf;
+    struct trace_err err;
+    struct trace_sort_opts in_place = {.stream_above = SIZE_MAX}; /* the reference reads no buffer */
+    assert_int_equal(trace_sort_records(r, n, &pm, &in_place, collect, &mem, &sm, &err), 0);
+    assert_true(sm.params.blocks_per_sm >= 4);
+    struct trace_sort_opts o = {.stream_above = 1};
+    assert_int_equal(trace_sort_file(t->path, &p, &o, collect, &file, &sf, &err), 0);
+    same(&mem, &file);
+    assert_int_equal(sf.ticks, sm.ticks);
+    trace_summary_free(&sm);
+    trace_summary_free(&sf);
+    free(mem.o);
+    free(file.o);
+    free(r);
+}
+
 /* The three ways a block is read from a file (sort.h): copied whole (the
  * default for these 24 KiB blocks), in place from the mapping (copy_upto 1:
  * no block copied), through per-thread buffers (stream_above 1), and
@@ -643,6 +675,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_errors_before_output, setup, teardown),
         cmocka_unit_test(test_checking_pass_each_field),
         cmocka_unit_test_setup_teardown(test_long_threads, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stream_buffers_mixed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_block_reads_agree, setup, teardown),
         cmocka_unit_test(test_split_checking_pass),
         cmocka_unit_test(test_sink_stops),
