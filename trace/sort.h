@@ -12,7 +12,9 @@
  * One sequential pass first checks every record and builds a block index
  * (for each thread block present: its id and first record, 24 bytes per
  * block), so every error is reported, with its byte offset, before any
- * output; it drops the pages it has read as it goes. Then each SM in turn is
+ * output; it drops the pages it has read as it goes (with two threads, each
+ * checks one half of the trace, and the first error in the file is the one
+ * reported). Then each SM in turn is
  * ordered: its blocks are taken from the index as the loop makes room. A
  * small block (up to 256 KiB of records, from a file) is copied whole into
  * its slot's buffer (pread): the mapping would drop pages in 2 MiB windows
@@ -21,7 +23,8 @@
  * copy, dominated a trace of small blocks. A block of up to 1 MiB is read
  * in place from the mapping and its
  * pages are dropped when it finishes; a larger block (threads with thousands
- * of requests) is read through a 4 KiB buffer per thread (pread), because a
+ * of requests) is read through a buffer per thread (pread; 16 KiB while an
+ * SM's such buffers stay within 8 MiB, else 4 KiB), because a
  * page fault maps a whole large folio (up to 2 MiB) and the consumed pages of
  * threads spread over a big block could not be dropped one by one. Resident
  * memory is thus the resident threads of one SM (their warps, buffers and
@@ -62,6 +65,8 @@ struct trace_sort_opts {
     size_t copy_upto;      /* 0: TRACE_SORT_COPY_UPTO; tests set 1 to copy no block */
     int threads;           /* SMs ordered at once: 0 or 1 one (this thread), 2 two (see below) */
     size_t reorder_bytes;  /* with 2 threads, output held for a later SM; 0: TRACE_SORT_REORDER_BYTES */
+    size_t split_above;    /* with 2 threads, a trace of more records is checked in two halves at
+                              once; 0: TRACE_SORT_SPLIT_ABOVE; tests set 1 to split every one */
     const struct trace_l1_ops *l1; /* the L1 each SM's ordering consults (cache feedback,
                                       order_l1.h), or NULL: every transaction a fetch */
 };
@@ -79,6 +84,11 @@ struct trace_sort_opts {
  * queue, holds up only the thread calling it), and a thread whose SM
  * comes next hands on what it held before it writes anything directly. */
 #define TRACE_SORT_REORDER_BYTES ((size_t)32 << 20)
+/* With two threads the checking pass, too, runs on both: the second thread
+ * checks the second half of the records and builds its part of the block
+ * index while the first checks the first half (a trace of more than
+ * TRACE_SORT_SPLIT_ABOVE records; below, a thread costs more than it saves). */
+#define TRACE_SORT_SPLIT_ABOVE ((size_t)1 << 20)
 
 struct trace_summary {
     struct trace_params params; /* as resolved for the run */

@@ -378,6 +378,38 @@ static void test_long_threads(void **state)
     free(r);
 }
 
+/* Blocks read through buffers on an SM whose resident blocks' big (16 KiB
+ * a thread) buffers would pass the SM's budget: four blocks of 256 threads
+ * at once on one SM, the first two slots with big buffers, the others with
+ * small ones (threads of 400 records: one read each, or four); the output
+ * is the one sorted in memory with every block read in place. */
+static void test_stream_buffers_mixed(void **state)
+{
+    struct tmp *t = *state;
+    size_t n;
+    struct trace_rec *r = kernel(16, 200, &n); /* 1,024 threads, 400 records each */
+    write_trace(t->path, r, n, 256);
+    struct trace_params p = small_params();
+    p.sms = 1;
+    struct trace_params pm = p;
+    pm.threads_per_block = 256;
+    struct vec mem = {0}, file = {0};
+    struct trace_summary sm, sf;
+    struct trace_err err;
+    struct trace_sort_opts in_place = {.stream_above = SIZE_MAX}; /* the reference reads no buffer */
+    assert_int_equal(trace_sort_records(r, n, &pm, &in_place, collect, &mem, &sm, &err), 0);
+    assert_true(sm.params.blocks_per_sm >= 4);
+    struct trace_sort_opts o = {.stream_above = 1};
+    assert_int_equal(trace_sort_file(t->path, &p, &o, collect, &file, &sf, &err), 0);
+    same(&mem, &file);
+    assert_int_equal(sf.ticks, sm.ticks);
+    trace_summary_free(&sm);
+    trace_summary_free(&sf);
+    free(mem.o);
+    free(file.o);
+    free(r);
+}
+
 /* The three ways a block is read from a file (sort.h): copied whole (the
  * default for these 24 KiB blocks), in place from the mapping (copy_upto 1:
  * no block copied), through per-thread buffers (stream_above 1), and
@@ -397,7 +429,8 @@ static void test_block_reads_agree(void **state)
     assert_int_equal(trace_sort_records(r, n, &pm, NULL, collect, &mem, &sm, &err), 0);
     assert_true(mem.n > 1000);
     const struct trace_sort_opts runs[] = {{0}, {.copy_upto = 1}, {.stream_above = 1}, {.threads = 2},
-                                           {.threads = 2, .copy_upto = 1, .reorder_bytes = 4096}};
+                                           {.threads = 2, .copy_upto = 1, .reorder_bytes = 4096},
+                                           {.threads = 2, .split_above = 1}};
     for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
         struct vec file = {0};
         struct trace_summary sf;
@@ -410,6 +443,63 @@ static void test_block_reads_agree(void **state)
     trace_summary_free(&sm);
     free(mem.o);
     free(r);
+}
+
+/* The checking pass in two halves at once (two threads, split_above 1):
+ * wherever the middle falls (inside a thread, between threads, at a block's
+ * start, for every length from 1 record up), the index is the one thread's
+ * (the same output and summary); the first bad record in file order is the
+ * one reported, whichever half it is in; a thread order broken exactly at
+ * the middle is found. */
+static void test_split_checking_pass(void **state)
+{
+    (void)state;
+    size_t n;
+    struct trace_rec *all = kernel(3, 2, &n); /* 3 blocks of 64 threads, 4 records each */
+    struct trace_params p = small_params();
+    p.threads_per_block = 64;
+    struct trace_sort_opts split = {.threads = 2, .split_above = 1};
+    struct trace_err err;
+    for (size_t len = 1; len <= n; len += len < 300 ? 1 : 97) {
+        struct vec want = {0}, got = {0};
+        struct trace_summary sw, sg;
+        assert_int_equal(trace_sort_records(all, len, &p, NULL, collect, &want, &sw, &err), 0);
+        assert_int_equal(trace_sort_records(all, len, &p, &split, collect, &got, &sg, &err), 0);
+        same(&want, &got);
+        assert_int_equal(sg.blocks, sw.blocks);
+        assert_int_equal(sg.ticks, sw.ticks);
+        trace_summary_free(&sw);
+        trace_summary_free(&sg);
+        free(want.o);
+        free(got.o);
+    }
+    struct vec out = {0};
+    struct trace_summary s;
+    /* bad records in both halves: the first half's is reported */
+    struct trace_rec a = all[10], b = all[n - 5];
+    all[10].width = 3;
+    all[n - 5].width = 5;
+    assert_int_equal(trace_sort_records(all, n, &p, &split, collect, &out, &s, &err), TRACE_SORT_EINPUT);
+    assert_int_equal(err.offset, 32 * 10);
+    assert_non_null(strstr(err.msg, "width 3"));
+    trace_summary_free(&s);
+    /* only in the second half: that one, with its offset */
+    all[10] = a;
+    assert_int_equal(trace_sort_records(all, n, &p, &split, collect, &out, &s, &err), TRACE_SORT_EINPUT);
+    assert_int_equal(err.offset, 32 * (n - 5));
+    assert_non_null(strstr(err.msg, "width 5"));
+    trace_summary_free(&s);
+    all[n - 5] = b;
+    /* the thread order broken at the middle record */
+    size_t mid = n / 2;
+    all[mid].tid = all[mid - 1].tid - 1;
+    assert_int_equal(trace_sort_records(all, n, &p, &split, collect, &out, &s, &err), TRACE_SORT_EINPUT);
+    assert_int_equal(err.offset, 32 * mid);
+    assert_non_null(strstr(err.msg, "not thread-major"));
+    assert_int_equal(out.n, 0);
+    trace_summary_free(&s);
+    free(out.o);
+    free(all);
 }
 
 static int stop_after_first(void *ctx, const struct trace_out *o, size_t n)
@@ -468,8 +558,9 @@ static void test_two_threads_same_output(void **state)
     struct trace_params p = small_params();
     p.sms = 7;
     struct trace_sort_opts one = {0}, two = {.threads = 2}, tight = {.threads = 2, .reorder_bytes = 1},
-                           two_buffered = {.threads = 2, .stream_above = 1, .reorder_bytes = 4096};
-    const struct trace_sort_opts *runs[] = {&two, &tight, &two_buffered};
+                           two_buffered = {.threads = 2, .stream_above = 1, .reorder_bytes = 4096},
+                           two_split = {.threads = 2, .split_above = 1};
+    const struct trace_sort_opts *runs[] = {&two, &tight, &two_buffered, &two_split};
     struct batches *want = calloc(1, sizeof *want);
     assert_non_null(want);
     struct trace_summary sw;
@@ -584,7 +675,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_errors_before_output, setup, teardown),
         cmocka_unit_test(test_checking_pass_each_field),
         cmocka_unit_test_setup_teardown(test_long_threads, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stream_buffers_mixed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_block_reads_agree, setup, teardown),
+        cmocka_unit_test(test_split_checking_pass),
         cmocka_unit_test(test_sink_stops),
         cmocka_unit_test_setup_teardown(test_two_threads_same_output, setup, teardown),
         cmocka_unit_test_setup_teardown(test_binary_output_and_summary, setup, teardown),
