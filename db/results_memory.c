@@ -20,7 +20,8 @@
  * The reader serves curves by size and levels by number, and every error in
  * the {"error": "..."} form. The L1 set mapping ("l1_sets") has its own
  * tables and file, results_memory_l1.c, the L2's partitions
- * ("l2_partitions") theirs, results_memory_l2.c.
+ * ("l2_partitions") theirs, results_memory_l2.c, the asynchronous copies
+ * ("async_copy") theirs, results_memory_async.c.
  */
 #include <stdio.h>
 #include <string.h>
@@ -233,7 +234,9 @@ int results_memory_walk(struct rwalk *w, const json_t *doc)
     for (size_t i = 0; i < MEM_GROUPS; i++)
         if (group_walk(w, doc, i) != 0)
             return -1;
-    return results_memory_l1_walk(w, doc) != 0 ? -1 : results_memory_l2_walk(w, doc);
+    if (results_memory_l1_walk(w, doc) != 0 || results_memory_l2_walk(w, doc) != 0)
+        return -1;
+    return results_memory_async_walk(w, doc);
 }
 
 RW_ENTRY_POINTS(results_memory_check, results_memory_save, results_memory_walk)
@@ -358,5 +361,7 @@ int results_memory_read(struct conn *c, int64_t job_id, json_t *out, char *err, 
         return -1;
     if (results_memory_l1_read(c, job_id, out, err, errlen) != 0)
         return -1;
-    return results_memory_l2_read(c, job_id, out, err, errlen);
+    if (results_memory_l2_read(c, job_id, out, err, errlen) != 0)
+        return -1;
+    return results_memory_async_read(c, job_id, out, err, errlen);
 }

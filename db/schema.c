@@ -444,6 +444,47 @@ static const char schema_v11_tflops[] =
     "ALTER TABLE latency_results ADD COLUMN tflops_min REAL;\n"
     "ALTER TABLE latency_results ADD COLUMN tflops_max REAL;\n";
 
+/* The memory probe's asynchronous copies (probes/async_copy.h,
+ * db/results_memory_async.c): one row per run that has them (its buffers and
+ * the tensor map's state, the summary and machine-code checks as JSON, or
+ * the error alone when the probe could not run), and one row per latency or
+ * bandwidth point: its figures or its error. (Version 13 of the issue's
+ * plan; renumbered at merge.) */
+static const char schema_v13_async_copy[] =
+    "CREATE TABLE memory_async_copy (\n"
+    "  job_id            INTEGER NOT NULL PRIMARY KEY REFERENCES jobs(id) ON DELETE CASCADE,\n"
+    "  device            TEXT NOT NULL,\n"
+    "  tensor_map        TEXT,\n"
+    "  chunk_bytes       INTEGER,\n"
+    "  dram_buffer_bytes INTEGER,\n"
+    "  l2_buffer_bytes   INTEGER,\n"
+    "  l2_passes         INTEGER,\n"
+    "  wall_s            REAL,\n"
+    "  summary           TEXT,\n"
+    "  sass              TEXT,\n"
+    "  error             TEXT,\n"
+    "  CHECK ((tensor_map IS NULL) <> (error IS NULL)));\n"
+    "CREATE TABLE memory_async_copy_points (\n"
+    "  job_id               INTEGER NOT NULL REFERENCES memory_async_copy(job_id) ON DELETE CASCADE,\n"
+    "  device               TEXT NOT NULL,\n"
+    "  kind                 TEXT NOT NULL CHECK (kind IN ('latency', 'bandwidth')),\n"
+    "  method               TEXT NOT NULL CHECK (method IN ('ld', 'ca', 'cg', 'bulk', 'tensor')),\n"
+    "  bytes                INTEGER NOT NULL CHECK (bytes >= 1),\n"
+    "  level                TEXT NOT NULL CHECK (level IN ('l2', 'dram')),\n"
+    "  bytes_per_copy       INTEGER,\n"
+    "  median_cycles        REAL,\n"
+    "  min_cycles           REAL,\n"
+    "  max_cycles           REAL,\n"
+    "  bytes_per_clk_per_sm REAL,\n"
+    "  gb_s                 REAL,\n"
+    "  slowest_cycles       INTEGER,\n"
+    "  blocks               INTEGER,\n"
+    "  total_bytes          INTEGER,\n"
+    "  runs                 TEXT,\n"
+    "  error                TEXT,\n"
+    "  PRIMARY KEY (job_id, kind, method, bytes, level),\n"
+    "  CHECK (error IS NOT NULL OR median_cycles IS NOT NULL OR bytes_per_clk_per_sm IS NOT NULL));\n";
+
 /* One entry per schema version; append only. */
 static const char *const migrations[] = {
     schema_v1_core,
@@ -457,6 +498,7 @@ static const char *const migrations[] = {
     schema_v9_l1_sets,
     schema_v10_l2_partitions,
     schema_v11_tflops,
+    schema_v13_async_copy,
 };
 
 int store_schema_latest(void)

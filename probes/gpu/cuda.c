@@ -64,6 +64,7 @@ static const struct cuda_symbol symbols[] = {
     { "cuMemsetD32_v2", offsetof(struct cuda_api, cuMemsetD32), 1 },
     { "cuOccupancyMaxActiveBlocksPerMultiprocessor",
       offsetof(struct cuda_api, cuOccupancyMaxActiveBlocksPerMultiprocessor), 1 },
+    { "cuTensorMapEncodeTiled", offsetof(struct cuda_api, cuTensorMapEncodeTiled), 0 },
 };
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
