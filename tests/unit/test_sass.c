@@ -70,6 +70,14 @@ static const char *const model_fixtures[] = {
 };
 #define N_MODEL_FIXTURES (sizeof model_fixtures / sizeof model_fixtures[0])
 
+/* The asynchronous-copy kernels (async/README.md): ptxas's code only, no
+ * cuobjdump text yet, so they show the table's entries for LDGSTS,
+ * LDGDEPBAR, UBLKCP, UTMALDG and SYNCS but are not compared with an oracle. */
+static const char *const ptxas_fixtures[] = {
+    "async/ca16_lat", "async/bulk_lat", "async/tensor_lat",
+};
+#define N_PTXAS_FIXTURES (sizeof ptxas_fixtures / sizeof ptxas_fixtures[0])
+
 /* ---- oracle ------------------------------------------------------------ */
 
 /* Reads FIXDIR/NAME.EXT: ext "sass" (cuobjdump -sass) or "nvdisasm" (nvdisasm -hex). */
@@ -421,17 +429,19 @@ static void test_every_instruction_matches_nvdisasm(void **state)
     check_against("nvdisasm", "nvdisasm -hex");
 }
 
-/* Every table entry is sorted, unique, and seen in some fixture (model/ included). */
+/* Every table entry is sorted, unique, and seen in some fixture (model/ and async/ included). */
 static void test_table_entries_all_seen(void **state)
 {
     (void)state;
     size_t n = sass_opcode_table_size();
     int *seen = calloc(n, sizeof *seen);
     assert_non_null(seen);
-    for (size_t i = 0; i < N_FIXTURES + N_MODEL_FIXTURES; i++) {
+    for (size_t i = 0; i < N_FIXTURES + N_MODEL_FIXTURES + N_PTXAS_FIXTURES; i++) {
         struct cubin c;
         size_t size;
-        uint8_t *buf = load_cubin(i < N_FIXTURES ? fixtures[i] : model_fixtures[i - N_FIXTURES],
+        uint8_t *buf = load_cubin(i < N_FIXTURES                      ? fixtures[i]
+                                  : i < N_FIXTURES + N_MODEL_FIXTURES ? model_fixtures[i - N_FIXTURES]
+                                                                      : ptxas_fixtures[i - N_FIXTURES - N_MODEL_FIXTURES],
                                   &size, &c);
         for (size_t k = 0; k < c.nkernels; k++) {
             struct sass_iter it;

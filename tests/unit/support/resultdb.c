@@ -157,6 +157,7 @@ int64_t rdb_result_rows(const char *path)
         "memory_scalars",     "banks_runs",            "banks_map",       "banks_costs",
         "control_code_instr", "control_code_sweep",    "control_code_meanings",
         "dual_issue_runs",    "dual_issue_results",    "memory_l1_sets",  "memory_l1_set_masks",
+        "memory_async_copy",  "memory_async_copy_points",
     };
     char sql[1024];
     size_t n = (size_t)snprintf(sql, sizeof sql, "SELECT 0");
