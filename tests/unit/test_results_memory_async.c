@@ -3,7 +3,8 @@
  * (db/results_memory_async.c): the "async_copy" member saved with a memory
  * result and read back in the document's shape — points with figures and
  * points with errors, the probe's own failure, a document without it — and
- * malformed members refused with the field's path.
+ * malformed members refused with the field's path; a result bundle built
+ * from the store carries the member into a second store unchanged.
  *
  * DESIGN
  * The memory document is the smallest the memory walk accepts (every
@@ -16,12 +17,14 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 #include <jansson.h>
 
 #include "db/results.h"
+#include "server/bundles/bundle.h"
 #include "tests/unit/support/resultdb.h"
 
 #define UUID RDB_MEMORY_UUID
@@ -120,11 +123,50 @@ static void test_malformed_refused(void **state)
     }
 }
 
+static void test_bundle_carries_it(void **state)
+{
+    struct rdb *f = *state;
+    char err[512], field[200];
+    int unknown;
+    struct bundle_counts c;
+    json_t *doc = rdb_memory_with("async_copy", AC);
+    int64_t host;
+    char *info = json_dumps(json_object_get(doc, "device"), JSON_COMPACT);
+    if (store_host_upsert(f->s, "testhost", "", &host, err, sizeof err) != 0 ||
+        store_device_upsert(f->s, host, UUID, "NVIDIA H100 80GB HBM3", "9.0", info, err, sizeof err) != 0)
+        fail_msg("device: %s", err);
+    free(info);
+    json_decref(rdb_memory_round_trip(f, json_incref(doc), "async_copy"));
+    json_t *b = bundle_build(f->s, NULL, 0, NULL, &unknown, err, sizeof err);
+    if (!b)
+        fail_msg("build: %s", err);
+    void *other = NULL;
+    assert_int_equal(rdb_setup(&other), 0);
+    struct rdb *g = other;
+    if (bundle_import(g->s, b, &c, err, sizeof err, field, sizeof field) != 0)
+        fail_msg("import refused at %s: %s", field, err);
+    if (c.results_added != 1) {
+        char *t = json_dumps(b, JSON_COMPACT);
+        fail_msg("added %zu held %zu: %.600s", c.results_added, c.results_held, t);
+    }
+    int64_t job = query_int(g->t->path, "SELECT job_id FROM memory_async_copy");
+    assert_true(job > 0);
+    assert_int_equal(query_int(g->t->path, "SELECT count(*) FROM memory_async_copy_points"), 6);
+    json_t *got = rdb_read(g->s, UUID, "memory", job);
+    json_t *want = rdb_read(f->s, UUID, "memory", query_int(f->t->path, "SELECT job_id FROM memory_async_copy"));
+    assert_true(json_equal(json_object_get(got, "async_copy"), json_object_get(want, "async_copy")));
+    json_decref(got);
+    json_decref(want);
+    json_decref(b);
+    json_decref(doc);
+    rdb_teardown(&other);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, rdb_setup, rdb_teardown)
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {T(test_round_trip), T(test_errors_and_absent),
-                                       T(test_malformed_refused)};
+                                       T(test_malformed_refused), T(test_bundle_carries_it)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
