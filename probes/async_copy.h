@@ -125,6 +125,13 @@ json_t *acp_bandwidth_json(const uint64_t *t, const uint64_t *block_bytes, size_
  * error points skipped). */
 json_t *acp_bandwidth_summary(const json_t *points);
 
+/* The probe's document from its parts (all taken): the latency and
+ * bandwidth point lists, the tensor map's state ("ok" or why not), the
+ * machine-code checks, the buffers' sizes; the summary is made here from
+ * the bandwidth points. What acp_probe returns, less "wall_s". */
+json_t *acp_document(json_t *latency, json_t *bandwidth, const char *tensor_map, json_t *sass,
+                     size_t dram_bytes, size_t l2_bytes);
+
 /* The probe on an open device; the memory probe's document member:
  * {"latency":[{"method","bytes","bytes_per_copy","level","cycles":{..}}
  *  | {"method","bytes","level","error"}], "bandwidth":[{"method","bytes",

@@ -123,3 +123,15 @@ json_t *acp_bandwidth_summary(const json_t *points)
     }
     return sum;
 }
+
+json_t *acp_document(json_t *latency, json_t *bandwidth, const char *tensor_map, json_t *sass,
+                     size_t dram_bytes, size_t l2_bytes)
+{
+    json_t *doc = json_pack("{s:o,s:o,s:s,s:o,s:i,s:I,s:I,s:i}", "latency", latency, "bandwidth",
+                            bandwidth, "tensor_map", tensor_map, "sass", sass, "chunk_bytes", ACP_CHUNK,
+                            "dram_buffer_bytes", (json_int_t)dram_bytes, "l2_buffer_bytes",
+                            (json_int_t)l2_bytes, "l2_passes", ACP_L2_PASSES);
+    if (doc)
+        json_object_set_new(doc, "summary", acp_bandwidth_summary(bandwidth));
+    return doc;
+}

@@ -294,14 +294,10 @@ json_t *acp_probe(struct gpu *g, double clock_mhz)
             json_array_append_new(lat, latency_point(&x, &lat_points[i]));
         for (size_t i = 0; i < N_BW; i++)
             bandwidth_point(&x, &bw_points[i], bw);
-        doc = json_pack("{s:o,s:o,s:o,s:s,s:o}", "latency", lat, "bandwidth", bw, "summary",
-                        acp_bandwidth_summary(bw), "tensor_map",
-                        g->cu->cuTensorMapEncodeTiled ? "ok" : "the driver has no cuTensorMapEncodeTiled",
-                        "sass", x.sass);
-        json_object_set_new(doc, "chunk_bytes", json_integer(ACP_CHUNK));
-        json_object_set_new(doc, "dram_buffer_bytes", json_integer((json_int_t)x.dram_bytes));
-        json_object_set_new(doc, "l2_buffer_bytes", json_integer((json_int_t)x.l2_bytes));
-        json_object_set_new(doc, "l2_passes", json_integer(ACP_L2_PASSES));
+        doc = acp_document(lat, bw, g->cu->cuTensorMapEncodeTiled ? "ok" : "the driver has no cuTensorMapEncodeTiled",
+                           x.sass, x.dram_bytes, x.l2_bytes);
+        if (!doc)
+            doc = json_pack("{s:s}", "error", "out of memory");
     }
     release(&x);
     json_object_set_new(doc, "wall_s", json_real(mono_s() - t0));

@@ -222,25 +222,38 @@ static void test_summary(void **state)
     json_decref(pts);
 }
 
-/* A document as acp_probe writes it, from the analysis' own pieces. */
+/* A document as acp_probe writes it (acp_document), with every kind of
+ * point and machine-code check it can hold, must pass the store's check of
+ * the memory result it is part of. */
 static void test_documents_pass_the_store_check(void **state)
 {
     (void)state;
     char err[256];
     uint32_t c[3] = {700, 720, 710};
-    uint64_t t[2] = {0, 1000}, b[1] = {16384};
-    json_t *lat = json_array(), *bw = json_array();
+    uint64_t t[2] = {0, 1000}, b[1] = {16384}, stuck[2] = {5, 5};
+    json_t *lat = json_array(), *bw = json_array(), *sass = json_object();
     json_array_append_new(lat, json_pack("{s:s,s:i,s:i,s:s,s:o}", "method", "bulk", "bytes", 1024,
                                          "bytes_per_copy", 1024, "level", "l2", "cycles",
                                          acp_latency_json(c, 3)));
     json_array_append_new(lat, json_pack("{s:s,s:i,s:s,s:s}", "method", "tensor", "bytes", 128, "level",
                                          "l2", "error", "the driver has no cuTensorMapEncodeTiled"));
-    json_t *pt = acp_bandwidth_json(t, b, 1, 1755);
-    json_object_update(pt, bw_point("bulk", 1024, "dram", 0));
-    json_object_update(pt, acp_bandwidth_json(t, b, 1, 1755));
-    json_array_append_new(bw, pt);
-    json_t *ac = json_pack("{s:o,s:o,s:o,s:s,s:o,s:f}", "latency", lat, "bandwidth", bw, "summary",
-                           acp_bandwidth_summary(bw), "tensor_map", "ok", "sass", json_object(), "wall_s", 0.5);
+    const json_t *rates[] = {acp_bandwidth_json(t, b, 1, 1755), acp_bandwidth_json(t, b, 1, 0),
+                             acp_bandwidth_json(stuck, b, 1, 1755)};
+    for (size_t i = 0; i < 3; i++) {
+        json_t *pt = bw_point(i ? "ca" : "bulk", i == 2 ? 4 : 1024, i == 1 ? "l2" : "dram", 0);
+        json_object_del(pt, "bytes_per_clk_per_sm");
+        json_object_update(pt, (json_t *)rates[i]);
+        json_decref((json_t *)rates[i]);
+        json_array_append_new(bw, pt);
+    }
+    size_t len;
+    char *bin = fixture("ca16_lat", "cubin", &len);
+    json_object_set_new(sass, "ca16_lat", acp_sass_check(ACP_CA, 1, bin, len));
+    json_object_set_new(sass, "bulk0_lat", acp_sass_check(ACP_BULK, 1, bin, len)); /* with a listing */
+    free(bin);
+    json_t *ac = acp_document(lat, bw, "ok", sass, 200 << 20, 12 << 20);
+    json_object_set_new(ac, "wall_s", json_real(0.5));
+    assert_non_null(json_object_get(json_object_get(ac, "summary"), "dram"));
     char *text = json_dumps(ac, JSON_COMPACT);
     json_t *doc = rdb_memory_with("async_copy", text);
     if (results_memory_check(doc, err, sizeof err) != 0)
