@@ -130,12 +130,7 @@ static void test_bundle_carries_it(void **state)
     int unknown;
     struct bundle_counts c;
     json_t *doc = rdb_memory_with("async_copy", AC);
-    int64_t host;
-    char *info = json_dumps(json_object_get(doc, "device"), JSON_COMPACT);
-    if (store_host_upsert(f->s, "testhost", "", &host, err, sizeof err) != 0 ||
-        store_device_upsert(f->s, host, UUID, "NVIDIA H100 80GB HBM3", "9.0", info, err, sizeof err) != 0)
-        fail_msg("device: %s", err);
-    free(info);
+    rdb_add_device(f->s, doc, "NVIDIA H100 80GB HBM3", "9.0");
     json_decref(rdb_memory_round_trip(f, json_incref(doc), "async_copy"));
     json_t *b = bundle_build(f->s, NULL, 0, NULL, &unknown, err, sizeof err);
     if (!b)

@@ -150,6 +150,17 @@ json_t *rdb_read(store *s, const char *uuid, const char *probe, int64_t job)
     return out;
 }
 
+void rdb_add_device(store *s, const json_t *doc, const char *name, const char *cc)
+{
+    int64_t host;
+    char err[256];
+    char *info = json_dumps(json_object_get(doc, "device"), JSON_COMPACT);
+    if (store_host_upsert(s, "testhost", "", &host, err, sizeof err) != 0 ||
+        store_device_upsert(s, host, rdb_uuid(doc), name, cc, info, err, sizeof err) != 0)
+        fail_msg("device: %s", err);
+    free(info);
+}
+
 int64_t rdb_result_rows(const char *path)
 {
     static const char *const tables[] = {
