@@ -125,10 +125,18 @@ json_t *acp_bandwidth_json(const uint64_t *t, const uint64_t *block_bytes, size_
  * error points skipped). */
 json_t *acp_bandwidth_summary(const json_t *points);
 
+/* The latency medians by the bytes one copy moved, each method beside the
+ * others that moved as many (a warp's plain loads of 16 B each against one
+ * bulk copy of 512 B): {"512":{"ld":..,"ca":..,"cg":..,"bulk":..,
+ * "tensor":..},...}, only sizes at least two methods share. points is the
+ * document's "latency" array (error points skipped). */
+json_t *acp_latency_by_bytes(const json_t *points);
+
 /* The probe's document from its parts (all taken): the latency and
  * bandwidth point lists, the tensor map's state ("ok" or why not), the
- * machine-code checks, the buffers' sizes; the summary is made here from
- * the bandwidth points. What acp_probe returns, less "wall_s". */
+ * machine-code checks, the buffers' sizes; the summary is made here: the
+ * bandwidth summary plus "latency_by_bytes". What acp_probe returns, less
+ * "wall_s". */
 json_t *acp_document(json_t *latency, json_t *bandwidth, const char *tensor_map, json_t *sass,
                      size_t dram_bytes, size_t l2_bytes);
 

@@ -15,6 +15,7 @@
  */
 #include "probes/async_copy.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -124,6 +125,34 @@ json_t *acp_bandwidth_summary(const json_t *points)
     return sum;
 }
 
+json_t *acp_latency_by_bytes(const json_t *points)
+{
+    json_t *all = json_object(), *out = json_object(), *p, *v;
+    size_t i;
+    const char *k;
+    char key[24];
+    json_array_foreach(points, i, p)
+    {
+        const char *m = json_string_value(json_object_get(p, "method"));
+        json_t *per = json_object_get(p, "bytes_per_copy");
+        json_t *med = json_object_get(json_object_get(p, "cycles"), "median");
+        if (!m || !json_is_integer(per) || !json_is_number(med))
+            continue;
+        snprintf(key, sizeof key, "%lld", (long long)json_integer_value(per));
+        json_t *group = json_object_get(all, key);
+        if (!group)
+            json_object_set_new(all, key, group = json_object());
+        json_object_set_new(group, m, json_real(json_number_value(med)));
+    }
+    json_object_foreach(all, k, v)
+    {
+        if (json_object_size(v) >= 2)
+            json_object_set(out, k, v);
+    }
+    json_decref(all);
+    return out;
+}
+
 json_t *acp_document(json_t *latency, json_t *bandwidth, const char *tensor_map, json_t *sass,
                      size_t dram_bytes, size_t l2_bytes)
 {
@@ -131,7 +160,10 @@ json_t *acp_document(json_t *latency, json_t *bandwidth, const char *tensor_map,
                             bandwidth, "tensor_map", tensor_map, "sass", sass, "chunk_bytes", ACP_CHUNK,
                             "dram_buffer_bytes", (json_int_t)dram_bytes, "l2_buffer_bytes",
                             (json_int_t)l2_bytes, "l2_passes", ACP_L2_PASSES);
-    if (doc)
-        json_object_set_new(doc, "summary", acp_bandwidth_summary(bandwidth));
+    json_t *sum = doc ? acp_bandwidth_summary(bandwidth) : NULL;
+    if (sum) {
+        json_object_set_new(sum, "latency_by_bytes", acp_latency_by_bytes(latency));
+        json_object_set_new(doc, "summary", sum);
+    }
     return doc;
 }

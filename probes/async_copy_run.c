@@ -9,8 +9,10 @@
  * in the whole memory document: a driver without cuTensorMapEncodeTiled,
  * a device below 9.0 (no bulk copies) or a kernel whose timed region is not
  * the copy it names each leave their own rows with the reason. Sizes:
- *   latency    ld 4/8/16, ca 4/8/16, cg 16 B per thread (a warp: 32 x);
- *              bulk 16 B..16 KiB; tensor 1..128 rows of 128 B;
+ *   latency    ld 4/8/16, ca 4/8/16, cg 16 B per thread (a warp: 32 x,
+ *              so 128..512 B a copy); bulk 16 B..16 KiB, with 128 and 512
+ *              B beside the warp's plain loads of the same bytes; tensor
+ *              1..128 rows of 128 B;
  *   bandwidth  ld 4/16, ca 4/8/16, cg 16 B per thread; bulk 64 B..16 KiB;
  *              tensor 128 B..16 KiB (R x 128 B boxes).
  * The latency buffer (ACP_LAT_ITERS copies, each at least
@@ -53,9 +55,9 @@ struct point {
 };
 
 static const struct point lat_points[] = {
-    {ACP_LD, 4},      {ACP_LD, 8},      {ACP_LD, 16},      {ACP_CA, 4},       {ACP_CA, 8},
-    {ACP_CA, 16},     {ACP_CG, 16},     {ACP_BULK, 16},    {ACP_BULK, 64},    {ACP_BULK, 256},
-    {ACP_BULK, 1024}, {ACP_BULK, 4096}, {ACP_BULK, 16384}, {ACP_TENSOR, 128}, {ACP_TENSOR, 512},
+    {ACP_LD, 4},       {ACP_LD, 8},      {ACP_LD, 16},     {ACP_CA, 4},        {ACP_CA, 8},
+    {ACP_CA, 16},      {ACP_CG, 16},     {ACP_BULK, 16},   {ACP_BULK, 128},    {ACP_BULK, 512},
+    {ACP_BULK, 1024},  {ACP_BULK, 4096}, {ACP_BULK, 16384}, {ACP_TENSOR, 128}, {ACP_TENSOR, 512},
     {ACP_TENSOR, 2048}, {ACP_TENSOR, 8192}, {ACP_TENSOR, 16384},
 };
 

@@ -222,6 +222,32 @@ static void test_summary(void **state)
     json_decref(pts);
 }
 
+static json_t *lat_point(const char *m, int bytes, int per_copy, double median)
+{
+    return json_pack("{s:s,s:i,s:i,s:s,s:{s:f,s:f,s:f}}", "method", m, "bytes", bytes, "bytes_per_copy",
+                     per_copy, "level", "l2", "cycles", "median", median, "min", median, "max", median);
+}
+
+static void test_latency_by_bytes(void **state)
+{
+    (void)state;
+    json_t *pts = json_array();
+    json_array_append_new(pts, lat_point("ld", 16, 512, 610));
+    json_array_append_new(pts, lat_point("cg", 16, 512, 640));
+    json_array_append_new(pts, lat_point("bulk", 512, 512, 700));
+    json_array_append_new(pts, lat_point("ld", 8, 256, 600));         /* alone at 256: left out */
+    json_array_append_new(pts, json_pack("{s:s,s:i,s:s,s:s}", "method", "tensor", "bytes", 512, "level", "l2",
+                                         "error", "no map"));
+    json_t *by = acp_latency_by_bytes(pts);
+    assert_int_equal(json_object_size(by), 1);
+    json_t *g = json_object_get(by, "512");
+    assert_int_equal(json_object_size(g), 3);
+    assert_true(json_real_value(json_object_get(g, "bulk")) == 700);
+    assert_true(json_real_value(json_object_get(g, "ld")) == 610);
+    json_decref(by);
+    json_decref(pts);
+}
+
 /* A document as acp_probe writes it (acp_document), with every kind of
  * point and machine-code check it can hold, must pass the store's check of
  * the memory result it is part of. */
@@ -269,7 +295,7 @@ int main(void)
         cmocka_unit_test(test_ptx_is_the_fixtures),  cmocka_unit_test(test_sass_check_accepts_fixtures),
         cmocka_unit_test(test_sass_check_refuses),   cmocka_unit_test(test_latency_spread),
         cmocka_unit_test(test_bandwidth),            cmocka_unit_test(test_summary),
-        cmocka_unit_test(test_documents_pass_the_store_check),
+        cmocka_unit_test(test_latency_by_bytes),     cmocka_unit_test(test_documents_pass_the_store_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
