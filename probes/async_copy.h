@@ -54,6 +54,8 @@
 #define ACP_L2_PASSES 8           /* reads of the L2-resident buffer */
 #define ACP_ROW 128               /* the tensor's row: 32 u32 */
 #define ACP_BULK_MAX 16384        /* largest bulk copy (a chunk) */
+#define ACP_SPIN_MAX (1u << 22)   /* failed mbarrier tries before a kernel gives up */
+#define ACP_LATE 0xffffffffu      /* a latency timing whose wait gave up */
 
 /* Methods, each with its own kernels. */
 enum acp_method {
@@ -78,15 +80,23 @@ const char *acp_sass_op(enum acp_method m);
  * lat = 1, the latency kernel: (u64 out, u64 src, u32 iters, u32 stride,
  *   u32 bytes[, tmap]); launched as one warp (per-thread methods) or one
  *   thread (bulk); out[i] (u32) the cycles of copy i, copy i reading from
- *   src + i * stride (+ lane * size for the per-thread methods).
+ *   src + i * stride (+ lane * size for the per-thread methods); a copy
+ *   whose mbarrier wait gave up (ACP_SPIN_MAX failed tries) is ACP_LATE and
+ *   the last one written.
  * lat = 0, the bandwidth kernel: (u64 out, u64 src, u32 chunks, u32
  *   buf_chunks, u32 bytes[, tmap]); block b moves chunks b, b + grid, ...
  *   below `chunks`, chunk c from src + (c % buf_chunks) * ACP_CHUNK, in
  *   copies of `bytes` (per copy: bulk, a multiple of 16 dividing ACP_CHUNK;
  *   per thread: the kernel's size); out[2b], out[2b+1] (u64) its clock64 at
- *   start and end. Blocks of ACP_BW_THREADS threads (per thread) or 32.
- * size: the per-thread methods' 4, 8 or 16 (ACP_CG: 16 only); 0 for bulk. */
+ *   start and end, the end 0 when a wait gave up (the block stops there).
+ *   Blocks of ACP_BW_THREADS threads (per thread) or 32.
+ * size (acp_size_ok): the per-thread methods' 4, 8 or 16 (ACP_CG: 16
+ * only); the bulk forms' bytes per copy, a constant of the kernel (bulk: a
+ * multiple of 16, tensor: of ACP_ROW, at most ACP_BULK_MAX, dividing
+ * ACP_CHUNK for the bandwidth kernel); the p_bytes parameter is then unused. */
 char *acp_ptx(enum acp_method m, unsigned size, int lat, int cc_major, int cc_minor);
+/* Whether method m has a kernel (lat: latency, else bandwidth) of that size. */
+int acp_size_ok(enum acp_method m, unsigned size, int lat);
 
 /* Checks a kernel of method m in its cubin (what the JIT linker or ptxas
  * made of acp_ptx(m, .., lat, ..)). Latency kernel (lat = 1): the first
@@ -113,7 +123,7 @@ json_t *acp_latency_json(const uint32_t *cycles, size_t n);
  * {"bytes_per_clk_per_sm" (the median block's), "gb_s" (all bytes over the
  * slowest block's cycles; null without a clock), "slowest_cycles",
  * "blocks", "total_bytes"}; or {"error"} when a block's clocks do not
- * advance. */
+ * advance or its end is 0 (a wait gave up). */
 json_t *acp_bandwidth_json(const uint64_t *t, const uint64_t *block_bytes, size_t nblocks,
                            double clock_mhz);
 

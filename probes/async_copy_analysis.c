@@ -55,9 +55,11 @@ json_t *acp_bandwidth_json(const uint64_t *t, const uint64_t *block_bytes, size_
             free(rate);
             json_t *o = json_object();
             json_object_set_new(o, "error",
-                                json_sprintf("block %zu's clock did not advance (%llu to %llu)", b,
-                                             (unsigned long long)t[2 * b],
-                                             (unsigned long long)t[2 * b + 1]));
+                                t[2 * b + 1] == 0
+                                    ? json_sprintf("block %zu gave up waiting for its copies (mbarrier)", b)
+                                    : json_sprintf("block %zu's clock did not advance (%llu to %llu)", b,
+                                                   (unsigned long long)t[2 * b],
+                                                   (unsigned long long)t[2 * b + 1]));
             return o;
         }
         uint64_t c = t[2 * b + 1] - t[2 * b];

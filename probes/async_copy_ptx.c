@@ -61,6 +61,24 @@ const char *acp_sass_op(enum acp_method m)
     }
 }
 
+int acp_size_ok(enum acp_method m, unsigned size, int lat)
+{
+    switch (m) {
+    case ACP_LD:
+    case ACP_CA:
+        return size == 4 || size == 8 || size == 16;
+    case ACP_CG:
+        return size == 16;
+    case ACP_BULK:
+    case ACP_TENSOR: {
+        unsigned unit = m == ACP_BULK ? 16 : ACP_ROW;
+        return size >= unit && size % unit == 0 && size <= ACP_BULK_MAX && (lat || ACP_CHUNK % size == 0);
+    }
+    default:
+        return 0;
+    }
+}
+
 /* ".u32", ".v2.u32", ".v4.u32" and the register list for size bytes. */
 static const char *vec_type(unsigned size)
 {
@@ -104,14 +122,14 @@ static void thread_store(struct ptx *p, unsigned size, unsigned delta, unsigned 
     ptx_add(p, "\tst.shared%s [%%sa+%u], %s;\n", vec_type(size), delta, regs);
 }
 
-static void params(struct ptx *p, enum acp_method m, int lat)
+static void params(struct ptx *p, enum acp_method m, unsigned size, int lat)
 {
     ptx_add(p, ".visible .entry acp(.param .u64 p_out, .param .u64 p_src, .param .u32 p_n,"
                " .param .u32 p_m, .param .u32 p_bytes%s)\n{\n",
             m == ACP_TENSOR ? ", .param .align 64 .b8 p_tmap[128]" : "");
     ptx_add(p, "\t.reg .pred %%p, %%q;\n"
                "\t.reg .u32 %%t, %%i, %%n, %%m, %%bytes, %%dep, %%off, %%sa, %%sb, %%dt, %%x, %%y;\n"
-               "\t.reg .u32 %%c, %%cn, %%h, %%k, %%nk, %%ba, %%bb, %%ph, %%bit, %%grid;\n"
+               "\t.reg .u32 %%c, %%cn, %%h, %%k, %%nk, %%ba, %%bb, %%ph, %%bit, %%grid, %%spin, %%late;\n"
                "\t.reg .u64 %%out, %%src, %%a, %%c0, %%c1, %%d, %%o, %%st, %%tm;\n"
                "\t.shared .align 1024 .b8 sbuf[%u];\n"
                "\t.shared .align 8 .b64 bars[2];\n",
@@ -119,10 +137,17 @@ static void params(struct ptx *p, enum acp_method m, int lat)
     ptx_add(p, "\tld.param.u64 %%out, [p_out];\n\tcvta.to.global.u64 %%out, %%out;\n"
                "\tld.param.u64 %%src, [p_src];\n\tcvta.to.global.u64 %%src, %%src;\n"
                "\tld.param.u32 %%n, [p_n];\n\tld.param.u32 %%m, [p_m];\n"
-               "\tld.param.u32 %%bytes, [p_bytes];\n"
-               "\tmov.u32 %%t, %%tid.x;\n\tmov.u32 %%sb, sbuf;\n\tmov.u32 %%ba, bars;\n");
+               "\tmov.u32 %%t, %%tid.x;\n\tmov.u32 %%sb, sbuf;\n\tmov.u32 %%ba, bars;\n"
+               "\tmov.u32 %%late, 0;\n");
     if (m == ACP_TENSOR)
         ptx_add(p, "\tmov.u64 %%tm, p_tmap;\n\tcvta.param.u64 %%tm, %%tm;\n");
+    /* the bulk forms' size is the kernel's constant: read from the
+     * parameter it was rematerialized as a constant load inside the timed
+     * region (ptxas 13.0, tensor form) */
+    if (acp_per_thread(m))
+        ptx_add(p, "\tld.param.u32 %%bytes, [p_bytes];\n");
+    else
+        ptx_add(p, "\tmov.u32 %%bytes, %u;\n", size);
 }
 
 /* The bulk copy of %bytes at global %a (tensor: row %y) into shared %sa,
@@ -138,11 +163,19 @@ static void bulk_copy(struct ptx *p, enum acp_method m)
                    " [%%sa], [%%tm, {%%x, %%y}], [%%bb];\n");
 }
 
-/* Waits for phase %ph of mbarrier %bb (label suffix tag). */
-static void bar_wait(struct ptx *p, const char *tag)
+/* Waits for the phase of parity `parity` (a register) of mbarrier %bb, at
+ * most ACP_SPIN_MAX failed tries: then %late is 1 and the kernel goes on
+ * (the caller reports it), so a copy that never completes ends the kernel
+ * instead of hanging the job. The counting runs only after a failed try. */
+static void bar_wait(struct ptx *p, const char *parity)
 {
-    ptx_add(p, "$L_wait%s:\n\tmbarrier.try_wait.parity.shared::cta.b64 %%q, [%%bb], %%ph;\n"
-               "\t@!%%q bra $L_wait%s;\n", tag, tag);
+    ptx_add(p, "\tmov.u32 %%spin, 0;\n"
+               "$L_wait:\n\tmbarrier.try_wait.parity.shared::cta.b64 %%q, [%%bb], %s;\n"
+               "\t@%%q bra $L_waited;\n"
+               "\tadd.u32 %%spin, %%spin, 1;\n\tsetp.lt.u32 %%q, %%spin, %u;\n\t@%%q bra $L_wait;\n"
+               "\tmov.u32 %%late, 1;\n"
+               "$L_waited:\n",
+            parity, ACP_SPIN_MAX);
 }
 
 static void lat_per_thread(struct ptx *p, enum acp_method m, unsigned size)
@@ -175,7 +208,7 @@ static void lat_bulk(struct ptx *p, enum acp_method m)
                "\tmov.u64 %%c0, %%clock64;\n"
                "\tmbarrier.arrive.expect_tx.shared::cta.b64 %%st, [%%bb], %%bytes;\n");
     bulk_copy(p, m);
-    bar_wait(p, "");
+    bar_wait(p, "%ph");
     ptx_add(p, "\tmov.u64 %%c1, %%clock64;\n\txor.b32 %%ph, %%ph, 1;\n");
 }
 
@@ -189,10 +222,13 @@ static void latency(struct ptx *p, enum acp_method m, unsigned size)
      * address; lane 0's timing is kept */
     ptx_add(p, "\tld.shared.u32 %%dep, [%%sa];\n"
                "\tsub.u64 %%d, %%c1, %%c0;\n\tcvt.u32.u64 %%dt, %%d;\n"
+               "\tsetp.ne.u32 %%p, %%late, 0;\n\t@%%p mov.u32 %%dt, %u;\n"
                "\tmul.wide.u32 %%o, %%i, 4;\n\tadd.u64 %%o, %%out, %%o;\n"
                "\tsetp.eq.u32 %%q, %%t, 0;\n\t@%%q st.global.u32 [%%o], %%dt;\n"
+               "\t@%%p bra $L_end;\n"
                "\tadd.u32 %%i, %%i, 1;\n\tsetp.lt.u32 %%p, %%i, %%n;\n\t@%%p bra $L_copy;\n"
-               "$L_end:\n\tret;\n}\n");
+               "$L_end:\n\tret;\n}\n",
+            ACP_LATE);
 }
 
 /* Issues chunk %c into half %h: per-thread copies (all threads). */
@@ -213,20 +249,20 @@ static void issue_per_thread(struct ptx *p, enum acp_method m, unsigned size, co
 }
 
 /* Issues chunk %c into half %h with bulk copies of %bytes (one warp). */
-static void issue_bulk(struct ptx *p, enum acp_method m, const char *tag)
+static void issue_bulk(struct ptx *p, enum acp_method m, unsigned size, const char *tag)
 {
     ptx_add(p, "\tmad.lo.u32 %%bb, %%h, 8, %%ba;\n"
                "\tsetp.ne.u32 %%q, %%t, 0;\n"
                "\t@!%%q mbarrier.arrive.expect_tx.shared::cta.b64 %%st, [%%bb], %u;\n"
                "\tbar.warp.sync -1;\n"
-               "\tdiv.u32 %%nk, %u, %%bytes;\n\tmov.u32 %%k, %%t;\n"
+               "\tmov.u32 %%nk, %u;\n\tmov.u32 %%k, %%t;\n"
                "\tsetp.ge.u32 %%q, %%k, %%nk;\n\t@%%q bra $L_issued%s;\n"
                "$L_issue%s:\n\t.pragma \"nounroll\";\n"
                "\trem.u32 %%off, %%c, %%m;\n\tmul.lo.u32 %%off, %%off, %u;\n"
                "\tmad.lo.u32 %%off, %%k, %%bytes, %%off;\n\tshr.u32 %%y, %%off, 7;\n"
                "\tcvt.u64.u32 %%a, %%off;\n\tadd.u64 %%a, %%src, %%a;\n"
                "\tmad.lo.u32 %%sa, %%h, %u, %%sb;\n\tmad.lo.u32 %%sa, %%k, %%bytes, %%sa;\n",
-            ACP_CHUNK, ACP_CHUNK, tag, tag, ACP_CHUNK, ACP_CHUNK);
+            ACP_CHUNK, ACP_CHUNK / size, tag, tag, ACP_CHUNK, ACP_CHUNK);
     bulk_copy(p, m);
     ptx_add(p, "\tadd.u32 %%k, %%k, 32;\n\tsetp.lt.u32 %%q, %%k, %%nk;\n\t@%%q bra $L_issue%s;\n"
                "$L_issued%s:\n",
@@ -238,7 +274,7 @@ static void issue(struct ptx *p, enum acp_method m, unsigned size, const char *t
     if (acp_per_thread(m))
         issue_per_thread(p, m, size, tag);
     else
-        issue_bulk(p, m, tag);
+        issue_bulk(p, m, size, tag);
 }
 
 static void bandwidth(struct ptx *p, enum acp_method m, unsigned size)
@@ -269,8 +305,8 @@ static void bandwidth(struct ptx *p, enum acp_method m, unsigned size)
         /* wait for half h's phase, then flip the phase bit kept for it */
         ptx_add(p, "\tmad.lo.u32 %%bb, %%h, 8, %%ba;\n\tshr.b32 %%bit, %%ph, %%h;\n"
                    "\tand.b32 %%bit, %%bit, 1;\n");
-        ptx_add(p, "$L_wait:\n\tmbarrier.try_wait.parity.shared::cta.b64 %%q, [%%bb], %%bit;\n"
-                   "\t@!%%q bra $L_wait;\n"
+        bar_wait(p, "%bit");
+        ptx_add(p, "\tsetp.ne.u32 %%p, %%late, 0;\n\t@%%p bra $L_done;\n"
                    "\tshl.b32 %%bit, 1, %%h;\n\txor.b32 %%ph, %%ph, %%bit;\n");
     } else if (m != ACP_LD) {
         ptx_add(p, "\tcp.async.commit_group;\n\tcp.async.wait_group 1;\n");
@@ -280,6 +316,7 @@ static void bandwidth(struct ptx *p, enum acp_method m, unsigned size)
     if (!bulk && m != ACP_LD)
         ptx_add(p, "\tcp.async.wait_all;\n");
     ptx_add(p, "\tbar.sync 0;\n\tmov.u64 %%c1, %%clock64;\n"
+               "\tsetp.ne.u32 %%p, %%late, 0;\n\t@%%p mov.u64 %%c1, 0;\n"
                "\tsetp.ne.u32 %%p, %%t, 0;\n\t@%%p bra $L_end;\n"
                "\tmov.u32 %%x, %%ctaid.x;\n\tmul.wide.u32 %%o, %%x, 16;\n\tadd.u64 %%o, %%out, %%o;\n"
                "\tst.global.v2.u64 [%%o], {%%c0, %%c1};\n"
@@ -290,14 +327,13 @@ char *acp_ptx(enum acp_method m, unsigned size, int lat, int cc_major, int cc_mi
 {
     if ((unsigned)m >= ACP_METHODS)
         return NULL;
-    if (acp_per_thread(m) ? !(size == 4 || size == 8 || size == 16) || (m == ACP_CG && size != 16)
-                          : size != 0)
+    if (!acp_size_ok(m, size, lat))
         return NULL;
     struct ptx p;
     ptx_init(&p);
     /* bulk copies and mbarrier tx counts need PTX ISA 8.0 and sm_90 */
     ptx_header(&p, cc_major, cc_minor);
-    params(&p, m, lat);
+    params(&p, m, size, lat);
     if (lat)
         latency(&p, m, size);
     else

@@ -154,8 +154,7 @@ static int build(struct acp_gpu *x, const struct point *p, int lat, struct gpu_m
     char name[48];
     snprintf(name, sizeof name, "async_%s%u_%s", acp_method_name(p->m), p->size, lat ? "lat" : "bw");
     if (gpu_module_build_generated(x->g,
-                                   acp_ptx(p->m, acp_per_thread(p->m) ? p->size : 0, lat, d->cc_major,
-                                           d->cc_minor),
+                                   acp_ptx(p->m, p->size, lat, d->cc_major, d->cc_minor),
                                    name, mod, err, errlen) < 0)
         return -1;
     json_t *chk = acp_sass_check(p->m, lat, mod->cubin, mod->cubin_size);
@@ -186,6 +185,17 @@ static const char *unsupported(const struct acp_gpu *x, enum acp_method m)
 
 /* ---- latency -------------------------------------------------------------- */
 
+/* Whether a copy's wait gave up (its timing ACP_LATE), with the reason. */
+static int gave_up(const uint32_t *cycles, size_t n, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < n; i++)
+        if (cycles[i] == ACP_LATE) {
+            snprintf(err, errlen, "copy %zu: the mbarrier wait gave up after %u tries", i, ACP_SPIN_MAX);
+            return 1;
+        }
+    return 0;
+}
+
 static json_t *latency_point(struct acp_gpu *x, const struct point *p)
 {
     char err[ERR_LEN] = "";
@@ -205,9 +215,12 @@ static json_t *latency_point(struct acp_gpu *x, const struct point *p)
         build(x, p, 1, &mod, &fn, err, sizeof err) < 0)
         return point_error(p, "l2", err);
     if (warm(x, x->lat_buf, x->lat_bytes, err, sizeof err) == 0 &&
+        gpu_check(x->g, x->g->cu->cuMemsetD32(x->out, 0, ACP_LAT_ITERS), "cuMemsetD32", err,
+                  sizeof err) == 0 &&
         gpu_launch(x->g, fn, 1, acp_per_thread(p->m) ? 32 : 1, 0, params, err, sizeof err) == 0 &&
         gpu_check(x->g, x->g->cu->cuMemcpyDtoH(cycles, x->out, sizeof cycles), "cuMemcpyDtoH", err,
-                  sizeof err) == 0) {
+                  sizeof err) == 0 &&
+        !gave_up(cycles, ACP_LAT_ITERS, err, sizeof err)) {
         json_t *c = acp_latency_json(cycles, ACP_LAT_ITERS);
         res = c ? json_pack("{s:s,s:i,s:i,s:s,s:o}", "method", acp_method_name(p->m), "bytes",
                             (int)p->size, "bytes_per_copy", (int)bytes, "level", "l2", "cycles", c)

@@ -39,9 +39,10 @@ static const struct {
     unsigned size;
     int lat;
 } fixtures[] = {
-    {"ld16_lat", ACP_LD, 16, 1},   {"ca16_lat", ACP_CA, 16, 1},   {"cg16_lat", ACP_CG, 16, 1},
-    {"bulk_lat", ACP_BULK, 0, 1},  {"tensor_lat", ACP_TENSOR, 0, 1}, {"ca16_bw", ACP_CA, 16, 0},
-    {"bulk_bw", ACP_BULK, 0, 0},   {"tensor_bw", ACP_TENSOR, 0, 0},
+    {"ld16_lat", ACP_LD, 16, 1},          {"ca16_lat", ACP_CA, 16, 1},
+    {"cg16_lat", ACP_CG, 16, 1},          {"bulk1024_lat", ACP_BULK, 1024, 1},
+    {"tensor2048_lat", ACP_TENSOR, 2048, 1}, {"ca16_bw", ACP_CA, 16, 0},
+    {"bulk4096_bw", ACP_BULK, 4096, 0},   {"tensor4096_bw", ACP_TENSOR, 4096, 0},
 };
 #define N_FIX (sizeof fixtures / sizeof fixtures[0])
 
@@ -69,8 +70,16 @@ static void test_ptx_is_the_fixtures(void **state)
     /* sizes a method has no kernel for */
     assert_null(acp_ptx(ACP_CG, 4, 1, 9, 0));
     assert_null(acp_ptx(ACP_CA, 12, 1, 9, 0));
-    assert_null(acp_ptx(ACP_BULK, 16, 1, 9, 0));
+    assert_null(acp_ptx(ACP_BULK, 24, 1, 9, 0));          /* not a multiple of 16 */
+    assert_null(acp_ptx(ACP_BULK, 48, 0, 9, 0));          /* does not divide a chunk */
+    assert_null(acp_ptx(ACP_BULK, 2 * ACP_BULK_MAX, 1, 9, 0));
+    assert_null(acp_ptx(ACP_TENSOR, 64, 1, 9, 0));        /* not whole rows */
     assert_null(acp_ptx(ACP_METHODS, 0, 1, 9, 0));
+    /* the bulk forms' size is the kernel's constant, never read from p_bytes */
+    char *k = acp_ptx(ACP_TENSOR, 2048, 1, 9, 0);
+    assert_non_null(strstr(k, "mov.u32 %bytes, 2048;"));
+    assert_null(strstr(k, "[p_bytes]"));
+    free(k);
 }
 
 static int verified(json_t *o)
@@ -275,7 +284,7 @@ static void test_documents_pass_the_store_check(void **state)
     size_t len;
     char *bin = fixture("ca16_lat", "cubin", &len);
     json_object_set_new(sass, "ca16_lat", acp_sass_check(ACP_CA, 1, bin, len));
-    json_object_set_new(sass, "bulk0_lat", acp_sass_check(ACP_BULK, 1, bin, len)); /* with a listing */
+    json_object_set_new(sass, "bulk1024_lat", acp_sass_check(ACP_BULK, 1, bin, len)); /* with a listing */
     free(bin);
     json_t *ac = acp_document(lat, bw, "ok", sass, 200 << 20, 12 << 20);
     json_object_set_new(ac, "wall_s", json_real(0.5));

@@ -74,7 +74,7 @@ static const char *const model_fixtures[] = {
  * cuobjdump text yet, so they show the table's entries for LDGSTS,
  * LDGDEPBAR, UBLKCP, UTMALDG and SYNCS but are not compared with an oracle. */
 static const char *const ptxas_fixtures[] = {
-    "async/ca16_lat", "async/bulk_lat", "async/tensor_lat",
+    "async/ca16_lat", "async/bulk1024_lat", "async/tensor2048_lat",
 };
 #define N_PTXAS_FIXTURES (sizeof ptxas_fixtures / sizeof ptxas_fixtures[0])
 
