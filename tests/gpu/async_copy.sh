@@ -15,11 +15,5 @@ set -uo pipefail
 unpack_bundle async "${1:-}"
 out=${OUT:-tests/gpu/results/latest-async}
 mkdir -p "$out"
-t0=$(date +%s.%N)
-if ! "$bin" probe memory --device "${DEVICE:-0}" --json --keep-cubins "$out/cubins" \
-        >"$out/memory.json" 2>"$out/memory.err"; then
-    echo "FAIL gpuprobe probe memory: $(cat "$out/memory.err")"
-    exit 1
-fi
-echo "probe memory: $(python3 -c "print(round($(date +%s.%N) - $t0, 2))") s wall"
+probe_memory "$out" || exit 1
 python3 tests/gpu/check_async_copy.py "$out/memory.json" - "$out"

@@ -19,13 +19,7 @@ set -uo pipefail
 unpack_bundle l1map "${1:-}"
 out=${OUT:-tests/gpu/results/latest-l1map}
 mkdir -p "$out"
-t0=$(date +%s.%N)
-if ! "$bin" probe memory --device "${DEVICE:-0}" --db "$work/l1map.db" --json \
-        --keep-cubins "$out/cubins" >"$out/memory.json" 2>"$out/memory.err"; then
-    echo "FAIL gpuprobe probe memory: $(cat "$out/memory.err")"
-    exit 1
-fi
-echo "probe memory: $(python3 -c "print(round($(date +%s.%N) - $t0, 2))") s wall"
+probe_memory "$out" --db "$work/l1map.db" || exit 1
 cp "$work/l1map.db" "$out/l1map.db"
 python3 tests/gpu/check_l1map.py "$out/memory.json" "$out" || exit 1
 

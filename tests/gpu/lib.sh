@@ -23,3 +23,19 @@ unpack_bundle() {
     tar -C "$work" -xzf "$tarball"
     bin=$(echo "$work"/*/bin/gpuprobe)
 }
+
+# probe_memory OUT [ARGS...]: `gpuprobe probe memory` of the unpacked bundle
+# on $DEVICE (default 0) into OUT/memory.json, its PTX and cubins under
+# OUT/cubins, with ARGS (e.g. --db FILE); prints its wall time, or FAIL and
+# the reason (OUT/memory.err) and returns 1.
+probe_memory() {
+    local out=$1 t0
+    shift
+    t0=$(date +%s.%N)
+    if ! "$bin" probe memory --device "${DEVICE:-0}" "$@" --json --keep-cubins "$out/cubins" \
+            >"$out/memory.json" 2>"$out/memory.err"; then
+        echo "FAIL gpuprobe probe memory: $(cat "$out/memory.err")"
+        return 1
+    fi
+    echo "probe memory: $(python3 -c "print(round($(date +%s.%N) - $t0, 2))") s wall"
+}
