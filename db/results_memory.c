@@ -21,7 +21,8 @@
  * the {"error": "..."} form. The L1 set mapping ("l1_sets") has its own
  * tables and file, results_memory_l1.c, the L2's partitions
  * ("l2_partitions") theirs, results_memory_l2.c, distributed shared memory
- * ("distributed_shared") its own, results_memory_dsm.c.
+ * ("distributed_shared") its own, results_memory_dsm.c, the asynchronous
+ * copies ("async_copy") theirs, results_memory_async.c.
  */
 #include <stdio.h>
 #include <string.h>
@@ -236,7 +237,9 @@ int results_memory_walk(struct rwalk *w, const json_t *doc)
             return -1;
     if (results_memory_l1_walk(w, doc) != 0 || results_memory_l2_walk(w, doc) != 0)
         return -1;
-    return results_memory_dsm_walk(w, doc);
+    if (results_memory_dsm_walk(w, doc) != 0)
+        return -1;
+    return results_memory_async_walk(w, doc);
 }
 
 RW_ENTRY_POINTS(results_memory_check, results_memory_save, results_memory_walk)
@@ -362,5 +365,7 @@ int results_memory_read(struct conn *c, int64_t job_id, json_t *out, char *err, 
     if (results_memory_l1_read(c, job_id, out, err, errlen) != 0 ||
         results_memory_l2_read(c, job_id, out, err, errlen) != 0)
         return -1;
-    return results_memory_dsm_read(c, job_id, out, err, errlen);
+    if (results_memory_dsm_read(c, job_id, out, err, errlen) != 0)
+        return -1;
+    return results_memory_async_read(c, job_id, out, err, errlen);
 }

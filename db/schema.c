@@ -494,6 +494,46 @@ static const char schema_v14_wgmma_one_warpgroup[] =
     "ALTER TABLE latency_results ADD COLUMN tput_1wg_min REAL;\n"
     "ALTER TABLE latency_results ADD COLUMN tput_1wg_max REAL;\n";
 
+/* The memory probe's asynchronous copies (probes/async_copy.h,
+ * db/results_memory_async.c): one row per run that has them (its buffers and
+ * the tensor map's state, the summary and machine-code checks as JSON, or
+ * the error alone when the probe could not run), and one row per latency or
+ * bandwidth point: its figures or its error. */
+static const char schema_v15_async_copy[] =
+    "CREATE TABLE memory_async_copy (\n"
+    "  job_id            INTEGER NOT NULL PRIMARY KEY REFERENCES jobs(id) ON DELETE CASCADE,\n"
+    "  device            TEXT NOT NULL,\n"
+    "  tensor_map        TEXT,\n"
+    "  chunk_bytes       INTEGER,\n"
+    "  dram_buffer_bytes INTEGER,\n"
+    "  l2_buffer_bytes   INTEGER,\n"
+    "  l2_passes         INTEGER,\n"
+    "  wall_s            REAL,\n"
+    "  summary           TEXT,\n"
+    "  sass              TEXT,\n"
+    "  error             TEXT,\n"
+    "  CHECK ((tensor_map IS NULL) <> (error IS NULL)));\n"
+    "CREATE TABLE memory_async_copy_points (\n"
+    "  job_id               INTEGER NOT NULL REFERENCES memory_async_copy(job_id) ON DELETE CASCADE,\n"
+    "  device               TEXT NOT NULL,\n"
+    "  kind                 TEXT NOT NULL CHECK (kind IN ('latency', 'bandwidth')),\n"
+    "  method               TEXT NOT NULL CHECK (method IN ('ld', 'ca', 'cg', 'bulk', 'tensor')),\n"
+    "  bytes                INTEGER NOT NULL CHECK (bytes >= 1),\n"
+    "  level                TEXT NOT NULL CHECK (level IN ('l2', 'dram')),\n"
+    "  bytes_per_copy       INTEGER,\n"
+    "  median_cycles        REAL,\n"
+    "  min_cycles           REAL,\n"
+    "  max_cycles           REAL,\n"
+    "  bytes_per_clk_per_sm REAL,\n"
+    "  gb_s                 REAL,\n"
+    "  slowest_cycles       INTEGER,\n"
+    "  blocks               INTEGER,\n"
+    "  total_bytes          INTEGER,\n"
+    "  runs                 TEXT,\n"
+    "  error                TEXT,\n"
+    "  PRIMARY KEY (job_id, kind, method, bytes, level),\n"
+    "  CHECK (error IS NOT NULL OR median_cycles IS NOT NULL OR bytes_per_clk_per_sm IS NOT NULL));\n";
+
 /* One entry per schema version; append only. */
 static const char *const migrations[] = {
     schema_v1_core,
@@ -510,6 +550,7 @@ static const char *const migrations[] = {
     schema_v12_banks_reuse_cache,
     schema_v13_dsmem,
     schema_v14_wgmma_one_warpgroup,
+    schema_v15_async_copy,
 };
 
 int store_schema_latest(void)

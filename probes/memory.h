@@ -26,6 +26,9 @@
  *   distributed_shared  a thread-block cluster's remote shared-memory
  *              loads against local ones, latency and bandwidth, for
  *              clusters of 2 to 16 blocks (probes/dsmem.h);
+ *   async_copy cp.async and the TMA's bulk copies global -> shared: one
+ *              copy's latency and the bandwidth by transfer size, against
+ *              plain loads (probes/async_copy.h);
  * and the SM clock achieved (probes/gpu/clock.h) before and after the whole.
  * The host side (memory_run.c) builds the permutations, sweeps the
  * footprints, repeats every point, and checks the machine code of each
@@ -144,7 +147,7 @@ void mem_random_cycle(uint32_t *a, size_t n, uint64_t seed);
  * document (db/results.h: "probe","device","driver_version","clock_mhz",
  * "repeats","stride_bytes","seed","chase_steps","curves","levels",
  * "summary","shared_cycles","departure","device_memory_cycles","l1_sets",
- * "l2_partitions","distributed_shared",
+ * "l2_partitions","distributed_shared","async_copy",
  * "sass","wall_s"), or NULL with a reason in err
  * when nothing can be measured (no such device, no clock reading). A figure,
  * curve or level list that cannot be measured, or whose machine code is not

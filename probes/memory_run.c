@@ -27,7 +27,10 @@
  * The L1's set mapping ("l1_sets", probes/l1_sets.h) is searched last, with
  * kernels, carve-out and buffers of its own, so it changes nothing above;
  * then the L2's partitions ("l2_partitions", probes/l2_parts.h), likewise,
- * and distributed shared memory ("distributed_shared", probes/dsmem.h).
+ * distributed shared memory ("distributed_shared", probes/dsmem.h), and,
+ * after the closing clock reading, the asynchronous copies ("async_copy",
+ * probes/async_copy.h: a faulting copy kernel would leave the context
+ * unusable), timed against the clock measured at the start.
  * Past the L2's capacity the curve climbs slowly (a random chase over a
  * warmed footprint still hits the L2 in proportion to capacity/footprint)
  * and 4 x l2_bytes does not reach device memory's level; so one more chase,
@@ -41,6 +44,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "probes/async_copy.h"
 #include "probes/gpu/clock.h"
 #include "probes/gpu/gpu.h"
 #include "probes/dsmem.h"
@@ -728,6 +732,9 @@ static json_t *run_open(struct mem_run *r, double t0, char *err, size_t errlen)
         return NULL;
     }
     json_object_set_new(res, "clock_mhz", json_pack("{s:f,s:f}", "before", before, "after", after));
+    /* last: a copy kernel that faults leaves the context unusable, and
+     * nothing else of the document needs the GPU after it */
+    json_object_set_new(res, "async_copy", acp_probe(&r->g, before));
     json_object_set_new(res, "sass", sass_json(r));
     json_object_set_new(res, "wall_s", json_real(mono_s() - t0));
     return res;

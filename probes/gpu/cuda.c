@@ -66,6 +66,7 @@ static const struct cuda_symbol symbols[] = {
       offsetof(struct cuda_api, cuOccupancyMaxActiveBlocksPerMultiprocessor), 1 },
     { "cuLaunchKernelEx", offsetof(struct cuda_api, cuLaunchKernelEx), 0 },
     { "cuOccupancyMaxActiveClusters", offsetof(struct cuda_api, cuOccupancyMaxActiveClusters), 0 },
+    { "cuTensorMapEncodeTiled", offsetof(struct cuda_api, cuTensorMapEncodeTiled), 0 },
 };
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;

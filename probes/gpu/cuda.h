@@ -115,6 +115,18 @@ enum {
     CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK = 111,
 };
 
+/* A TMA tensor map (cuda.h's CUtensorMap: 16 opaque 64-bit words, 64-byte
+ * aligned at least; the kernel takes it by value as a 128-byte .param) and
+ * the cuTensorMapEncodeTiled enum values the async-copy probe uses. */
+typedef struct {
+    _Alignas(128) unsigned long long opaque[16];
+} CUtensorMap;
+#define CU_TENSOR_MAP_DATA_TYPE_UINT32 2
+#define CU_TENSOR_MAP_INTERLEAVE_NONE 0
+#define CU_TENSOR_MAP_SWIZZLE_NONE 0
+#define CU_TENSOR_MAP_L2_PROMOTION_NONE 0
+#define CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE 0
+
 /* One entry per Driver API function gpuprobe calls. Later probes add theirs. */
 /* cuCtxGetLimit's limit: the L2's fetch granularity, bytes (cuda.h's CUlimit) */
 #define CU_LIMIT_MAX_L2_FETCH_GRANULARITY 0x05
@@ -165,6 +177,14 @@ struct cuda_api {
                                  void **extra);
     CUresult (*cuOccupancyMaxActiveClusters)(int *clusters, CUfunction fn,
                                              const CUlaunchConfig *config);
+
+    /* TMA descriptors (CUDA 12.0+; optional: NULL if absent, and the
+     * async-copy probe's tensor rows say so) */
+    CUresult (*cuTensorMapEncodeTiled)(CUtensorMap *map, int dtype, unsigned rank, void *addr,
+                                       const unsigned long long *dims,
+                                       const unsigned long long *strides, const unsigned *box,
+                                       const unsigned *elem_strides, int interleave, int swizzle,
+                                       int l2promotion, int oobfill);
 };
 
 /* Loads the driver (once) and returns its table, or NULL with the reason in

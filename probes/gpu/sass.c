@@ -60,7 +60,11 @@ struct opcode_entry {
 };
 
 /* Derived from the .sass files of tests/fixtures/cubins and its model/ folder (cuobjdump 13.0;
- * sm_90, sm_80, sm_75). */
+ * sm_90, sm_80, sm_75). The asynchronous copies' five (SYNCS, LDGSTS, LDGDEPBAR, UTMALDG,
+ * UBLKCP) were read without cuobjdump, from ptxas 13.0's sm_90 code for one PTX instruction
+ * each (tests/fixtures/cubins/async/README.md: the only new opcode a kernel gains with the
+ * instruction, in the order the PTX has them); the names are cuobjdump's for those
+ * instructions and are to be confirmed against its text (oracle.sh) on a GPU machine. */
 static const struct opcode_entry opcodes[] = {
     {0x002, "MOV"},   {0x005, "CS2R"},  {0x006, "VOTE"},   {0x007, "SEL"},
     {0x009, "FMNMX"}, {0x00b, "FSETP"}, {0x00c, "ISETP"},  {0x010, "IADD3"},
@@ -84,7 +88,11 @@ static const struct opcode_entry opcodes[] = {
     {0x181, "LDG"},
     {0x182, "LDC"},   {0x183, "LDL"},   {0x184, "LDS"},    {0x186, "STG"},
     {0x187, "STL"},   {0x188, "STS"},   {0x189, "SHFL"},   {0x18c, "ATOMS"},
-    {0x1a8, "ATOMG"}, {0x1c3, "S2UR"},
+    {0x1a7, "SYNCS"}, /* mbarrier arrive.expect_tx and try_wait.parity */
+    {0x1a8, "ATOMG"},
+    {0x1ae, "LDGSTS"}, {0x1af, "LDGDEPBAR"}, /* cp.async, its commit_group */
+    {0x1b4, "UTMALDG"}, {0x1ba, "UBLKCP"},  /* cp.async.bulk.tensor, cp.async.bulk */
+    {0x1c3, "S2UR"},
     /* wgmma (sm_90a; tests/fixtures/cubins/latency/wgmma_*): WARPGROUP (.ARRIVE for
      * wgmma.fence, .DEPBAR for wait_group), HGMMA (f16, bf16, tf32, A from
      * shared memory or registers), IGMMA (s8), QGMMA (e4m3, e5m2); told

@@ -26,6 +26,9 @@
  *   LDL, STL              global: local memory is device memory, as PTX's
  *                         local accesses count global
  *   LDGSTS                global: the copy reads device memory
+ *   UBLKCP, UTMALDG       global: the TMA's copies read device memory
+ *   SYNCS                 shared: an mbarrier is a word of shared memory
+ *   LDGDEPBAR             other: cp.async's commit, bookkeeping as DEPBAR
  *   BAR                   sync only (the model counts barriers apart)
  */
 #include "probes/gpu/sass_class.h"
@@ -64,17 +67,18 @@ static const struct class_entry classes[] = {
     {"HMUL2", F32},   {"HSET2", F32},   {"HSETP2", F32},  {"I2F", CNV},     {"I2FP", CNV},
     {"I2I", CNV},     {"IABS", INT},    {"IADD3", INT},   {"IGMMA", TNS},   {"IMAD", INT},    {"IMMA", TNS},    {"IMNMX", INT},
     {"ISETP", INT},   {"JMP", INT},     {"KILL", OTH},    {"LD", GLB},      {"LDC", INT},
-    {"LDG", GLB},     {"LDGSTS", GLB},  {"LDL", GLB},     {"LDS", SHR},     {"LDSM", SHR},
+    {"LDG", GLB},     {"LDGDEPBAR", OTH}, {"LDGSTS", GLB},  {"LDL", GLB},     {"LDS", SHR},     {"LDSM", SHR},
     {"LEA", INT},     {"LOP3", INT},    {"MEMBAR", OTH},  {"MOV", INT},     {"MUFU", SFU},
     {"NANOSLEEP", OTH}, {"NOP", OTH},   {"P2R", INT},     {"PLOP3", INT},   {"POPC", INT},
     {"PRMT", INT},    {"QGMMA", TNS},   {"R2P", INT},     {"R2UR", UNI},    {"RED", GLB},     {"RET", INT},
     {"S2R", INT},     {"S2UR", UNI},    {"SEL", INT},     {"SGXT", INT},    {"SHF", INT},
     {"SHFL", SHR},    {"ST", GLB},      {"STG", GLB},     {"STL", GLB},     {"STS", SHR},
-    {"STSM", SHR},    {"UBMSK", UNI},   {"UBREV", UNI},   {"UFLO", UNI},    {"UIADD3", UNI},
+    {"STSM", SHR},    {"SYNCS", SHR},   {"UBLKCP", GLB},  {"UBMSK", UNI},   {"UBREV", UNI},   {"UFLO", UNI},    {"UIADD3", UNI},
     {"UIMAD", UNI},   {"UISETP", UNI},  {"ULDC", UNI},    {"ULEA", UNI},    {"ULOP3", UNI},
     {"UMOV", UNI},    {"UP2UR", UNI},   {"UPLOP3", UNI},  {"UPOPC", UNI},   {"UPRMT", UNI},
-    {"USEL", UNI},    {"USGXT", UNI},   {"USHF", UNI},    {"VIADD", INT},   {"VIMNMX", INT},
-    {"VOTE", INT},    {"VOTEU", UNI},   {"WARPGROUP", SYN}, {"WARPSYNC", OTH}, {"YIELD", OTH},
+    {"USEL", UNI},    {"USGXT", UNI},   {"USHF", UNI},    {"UTMALDG", GLB}, {"VIADD", INT},
+    {"VIMNMX", INT},  {"VOTE", INT},    {"VOTEU", UNI},   {"WARPGROUP", SYN}, {"WARPSYNC", OTH},
+    {"YIELD", OTH},
 };
 #define N_CLASSES (sizeof classes / sizeof classes[0])
 

@@ -249,6 +249,30 @@ static void dsmem_rows(FILE *f, const json_t *d)
                 median_of(e, "latency_cycles", "local"), median_of(e, "latency_cycles", "neighbour"),
                 median_of(e, "latency_cycles", "farthest"), median_of(e, "bytes_per_clk_sm", "local"),
                 median_of(e, "bytes_per_clk_sm", "remote"));
+/* The asynchronous copies' summary (probes/async_copy.h): per level, each
+ * method's best bytes per SM clock and the transfer size it came at. */
+static void async_copy_rows(FILE *f, const json_t *ac)
+{
+    static const char *const levels[][2] = {{"dram", "device memory"}, {"l2", "the L2"}};
+    static const char *const methods[] = {"ld", "ca", "cg", "bulk", "tensor"};
+    if (!ac || json_is_null(ac))
+        return;
+    if (pt_error_of(ac)) {
+        fprintf(f, "async copies: error: %.*s\n", ERR_WIDTH, pt_error_of(ac));
+        return;
+    }
+    const json_t *sum = json_object_get(ac, "summary");
+    for (size_t l = 0; l < 2; l++) {
+        const json_t *lv = json_object_get(sum, levels[l][0]);
+        if (!json_is_object(lv))
+            continue;
+        fprintf(f, "async copies from %s, best B/clk/SM:", levels[l][1]);
+        for (size_t m = 0; m < sizeof methods / sizeof methods[0]; m++) {
+            const json_t *b = json_object_get(lv, methods[m]);
+            if (b)
+                fprintf(f, " %s %.1f (%lld B)", methods[m], pt_num(b, "best"), int_member(b, "at_bytes"));
+        }
+        fputc('\n', f);
     }
 }
 
@@ -265,6 +289,7 @@ static void memory_table(FILE *f, const json_t *doc)
         level_rows(f, loads[i], json_object_get(json_object_get(doc, "levels"), loads[i]));
     l1_sets_rows(f, json_object_get(doc, "l1_sets"));
     dsmem_rows(f, json_object_get(doc, "distributed_shared"));
+    async_copy_rows(f, json_object_get(doc, "async_copy"));
     fputc('\n', f);
     figure_row(f, "shared memory load", json_object_get(doc, "shared_cycles"));
     figure_rows_dram(f, json_object_get(doc, "device_memory_cycles"));

@@ -72,10 +72,26 @@ sqlite3 -batch "$DB" "INSERT INTO memory_dsmem (job_id, device, clock_mhz, chase
   INSERT INTO memory_dsmem_sizes (job_id, asked, driver_width, ranks_seen, agrees, launched, error)
   VALUES ($mem_job, 16, 16, 0, 0, 0, 'cuLaunchKernelEx: CUDA_ERROR_CLUSTER_OUT_OF_RESOURCES')"
 
+# ... and asynchronous copies: two latency points (one failed) and the
+# bandwidth of two methods at two sizes, one of them from the L2
+sqlite3 -batch "$DB" "INSERT INTO memory_async_copy (job_id, device, tensor_map, chunk_bytes, l2_passes)
+  SELECT job_id, device, 'ok', 16384, 8 FROM probe_runs WHERE job_id = $mem_job LIMIT 1;
+INSERT INTO memory_async_copy_points (job_id, device, kind, method, bytes, level, bytes_per_copy,
+    median_cycles, min_cycles, max_cycles, bytes_per_clk_per_sm, error)
+  SELECT job_id, device, k, m, b, l, pc, med, lo, hi, r, e FROM
+    (SELECT job_id, device FROM probe_runs WHERE job_id = $mem_job LIMIT 1),
+    (SELECT 'latency' k, 'bulk' m, 1024 b, 'l2' l, 1024 pc, 731.0 med, 700.0 lo, 790.0 hi, NULL r, NULL e
+     UNION ALL SELECT 'latency', 'tensor', 128, 'l2', NULL, NULL, NULL, NULL, NULL, 'no tensor map'
+     UNION ALL SELECT 'bandwidth', 'ld', 16, 'dram', NULL, NULL, NULL, NULL, 21.5, NULL
+     UNION ALL SELECT 'bandwidth', 'ld', 4, 'dram', NULL, NULL, NULL, NULL, 9.25, NULL
+     UNION ALL SELECT 'bandwidth', 'bulk', 16384, 'dram', NULL, NULL, NULL, NULL, 30.0, NULL
+     UNION ALL SELECT 'bandwidth', 'bulk', 1024, 'l2', NULL, NULL, NULL, NULL, 55.5, NULL)"
+
 rc=0
 BASE_URL=$BASE_URL TOKEN=$TOKEN FIXTURES=$REPO/tests/fixtures/traces CHROMIUM=$CHROMIUM \
     GPUPROBE_SCREENSHOTS=$SHOTS GPUPROBE_WEB_DEVICES=${GPUPROBE_WEB_DEVICES:-2} GPUPROBE_WEB_BOTH_SORTS=1 \
     GPUPROBE_WEB_FLEET=$WORK/fleet GPUPROBE_WEB_L2_PARTITIONS=1 GPUPROBE_WEB_DSMEM=1 \
+        GPUPROBE_WEB_ASYNC_COPY=1 \
     timeout -k 5 100 node "$WEB/dashboard.test.js" || rc=$?
 [ "$rc" -eq 0 ] || fail "the browser test failed (status $rc)"
 

@@ -345,6 +345,27 @@ static void test_memory_table_dsmem(void **state)
     expect_in(t, err_want, 1);
     free(text);
     free(t);
+/* The memory table's asynchronous-copy lines: the summary's best per
+ * level and method, or the probe's error. */
+static void test_memory_table_async_copy(void **state)
+{
+    (void)state;
+    json_t *doc = parse(memory_doc);
+    json_object_set_new(doc, "async_copy",
+                        parse("{\"summary\":{\"dram\":{\"ld\":{\"best\":20.25,\"at_bytes\":16},"
+                              "\"bulk\":{\"best\":31.5,\"at_bytes\":16384}},"
+                              "\"l2\":{\"ca\":{\"best\":60.0,\"at_bytes\":16}}}}"));
+    char *text = json_dumps(doc, 0), *t = table_of(text);
+    assert_non_null(strstr(t, "async copies from device memory, best B/clk/SM: ld 20.2 (16 B) bulk 31.5 (16384 B)"));
+    assert_non_null(strstr(t, "async copies from the L2, best B/clk/SM: ca 60.0 (16 B)"));
+    free(t);
+    free(text);
+    json_object_set_new(doc, "async_copy", parse("{\"error\":\"cp.async needs compute capability 8.0\"}"));
+    text = json_dumps(doc, 0);
+    t = table_of(text);
+    assert_non_null(strstr(t, "async copies: error: cp.async needs compute capability 8.0"));
+    free(t);
+    free(text);
     json_decref(doc);
 }
 
@@ -459,6 +480,7 @@ int main(void)
         cmocka_unit_test(test_memory_and_suite_table),
         cmocka_unit_test(test_memory_table_l1_sets),
         cmocka_unit_test(test_memory_table_dsmem),
+        cmocka_unit_test(test_memory_table_async_copy),
         cmocka_unit_test(test_edit_probe_tables),
         cmocka_unit_test(test_edit_probe_tables_forgive),
         cmocka_unit_test(test_issue_order_rows),

@@ -78,11 +78,14 @@ static const char *const model_fixtures[] = {
  * tests/unit/test_dsmem.c counts. The wgmma kernels of the latency probe
  * (ptxas 13.0, sm_90a), where WARPGROUP, HGMMA, IGMMA and QGMMA are seen:
  * the names come from compiling PTX that differs only in the operand type
- * (f16/bf16/tf32, s8, e4m3/e5m2), see tests/fixtures/cubins/README.md. */
+ * (f16/bf16/tf32, s8, e4m3/e5m2), see tests/fixtures/cubins/README.md.
+ * The asynchronous-copy kernels (async/README.md) show LDGSTS, LDGDEPBAR,
+ * UBLKCP, UTMALDG and SYNCS. */
 static const char *const table_fixtures[] = {
     "../ptx/dsmem_4.sm_90",           "latency/wgmma_f16_ss_n128_tput",
     "latency/wgmma_f16_rs_n128_tput", "latency/wgmma_s8_ss_n128_tput",
-    "latency/wgmma_e4m3_ss_n128_tput",
+    "latency/wgmma_e4m3_ss_n128_tput", "async/ca16_lat", "async/bulk1024_lat",
+    "async/tensor2048_lat",
 };
 #define N_TABLE_FIXTURES (sizeof table_fixtures / sizeof table_fixtures[0])
 
@@ -437,8 +440,8 @@ static void test_every_instruction_matches_nvdisasm(void **state)
     check_against("nvdisasm", "nvdisasm -hex");
 }
 
-/* Every table entry is sorted, unique, and seen in some fixture (model/ and
- * the wgmma kernels included). */
+/* Every table entry is sorted, unique, and seen in some fixture (model/,
+ * the wgmma kernels and async/ included). */
 static void test_table_entries_all_seen(void **state)
 {
     (void)state;

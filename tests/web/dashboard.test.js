@@ -36,6 +36,8 @@
  * GPUPROBE_WEB_L2_PARTITIONS (the least number of memory results whose L2
  * partition search the memory view must show), GPUPROBE_WEB_DSMEM (the
  * least number whose distributed shared memory table it must show),
+ * GPUPROBE_WEB_ASYNC_COPY (how many results with asynchronous copies it
+ * must show),
  * GPUPROBE_SCREENSHOTS, GPUPROBE_WEB_DEVICES (the least number of devices
  * with all six results the database must hold; default 0),
  * GPUPROBE_WEB_BOTH_SORTS=1 (the daemon's trace_sync_limit answers
@@ -244,6 +246,7 @@ async function checkMemory(page, doc) {
   equal(series(chart).map((d) => d.data), curves, 'the .ca and .cg curves, point by point');
   equal(chart.datasets.filter((d) => d.marker).map((d) => d.data[0][0]), capacities(doc), 'cache capacity markers');
   await checkDistributedShared(page, doc.distributed_shared);
+  await checkAsyncCopies(page, doc.async_copy);
   // the L2 partition search, when the result has one
   const kv = await page.$$eval('#result dl.l2-partitions div', (ds) =>
     Object.fromEntries(ds.map((d) => [d.querySelector('dt').textContent, d.querySelector('dd').textContent])));
@@ -285,6 +288,36 @@ async function checkDistributedShared(page, d) {
   });
 }
 let dsmemResults = 0;
+/* The asynchronous copies (probes/async_copy.h), when the result has them:
+ * the bandwidth chart holds every measured point of each method and level,
+ * in size order, and the latency table a row per latency point. */
+async function checkAsyncCopies(page, ac) {
+  const rows = await page.$$eval('#async-latency tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+  if (!ac || ac.error) {
+    equal(rows.length, 0, 'no async-copy latency rows without the probe');
+    return;
+  }
+  asyncResults++;
+  equal(rows.length, ac.latency.length, 'a latency row per point');
+  ac.latency.forEach((p, i) => {
+    if (p.error) check(rows[i][2].includes(p.error), `latency row ${i} shows its error`);
+    else check(Math.abs(Number(rows[i][2].replace(/,/g, '')) - p.cycles.median) < 0.51, `latency row ${i}: ${rows[i][2]} for ${p.cycles.median}`);
+  });
+  const all = await charts(page, '#result');
+  const chart = all.find((c) => c.datasets.some((d) => d.label.startsWith('cp.async') || d.label.startsWith('ld.global')));
+  const want = [];
+  for (const m of ['ld', 'ca', 'cg', 'bulk', 'tensor']) {
+    for (const level of ['dram', 'l2']) {
+      const pts = ac.bandwidth.filter((p) => p.method === m && p.level === level && typeof p.bytes_per_clk_per_sm === 'number')
+        .map((p) => [p.bytes, p.bytes_per_clk_per_sm]).sort((a, b) => a[0] - b[0]);
+      if (pts.length) want.push(pts);
+    }
+  }
+  if (!want.length) return;
+  check(chart, 'no async-copy bandwidth chart');
+  equal(chart.datasets.map((d) => d.data), want, 'async-copy bandwidth, method by method, point by point');
+}
+let asyncResults = 0;
 
 async function checkBanks(page, doc) {
   const cells = await page.$$eval('#bank-map .reg', (rs) => rs.map((r) => r.dataset.bank));
@@ -838,6 +871,8 @@ async function main() {
       check(partitionResults >= wantParts, `${partitionResults} memory results showed an L2 partition search, expected ${wantParts}`);
       const wantDsmem = Number(process.env.GPUPROBE_WEB_DSMEM || 0);
       check(dsmemResults >= wantDsmem, `${dsmemResults} memory results showed distributed shared memory, expected ${wantDsmem}`);
+      const wantAsync = Number(process.env.GPUPROBE_WEB_ASYNC_COPY || 0);
+      check(asyncResults >= wantAsync, `${asyncResults} memory results showed asynchronous copies, expected ${wantAsync}`);
       await checkCompare(page, withResults);
     } else {
       console.log('SKIP device and compare views: no device in this database has all six results');

@@ -1,8 +1,9 @@
 /*
  * Result views that are mostly charts: the memory hierarchy (latency against
  * footprint for .ca and .cg loads, cache capacities marked; the L2's
- * partitions and distributed shared memory as tables), the control-code
- * sweep (cycles per stall count, wrong answers marked), dual issue (the
+ * partitions and distributed shared memory as tables; the asynchronous
+ * copies: bandwidth against transfer size per method, latency table), the
+ * control-code sweep (cycles per stall count, wrong answers marked), dual issue (the
  * patterns' FFMA rate against the single-issue reference and the peak) and
  * the kernel-time model's validation (measured against predicted). The
  * dataset builders take a device's colour and name so the compare view
@@ -122,6 +123,7 @@ function renderMemory(body, doc) {
       kvList(parts, 'kv l2-partitions'));
   }
   renderDistributedShared(body, doc.distributed_shared);
+  renderAsyncCopies(body, doc.async_copy);
 }
 
 /* Distributed shared memory (probes/dsmem.h): one row per cluster size; a
@@ -148,6 +150,82 @@ function renderDistributedShared(body, d) {
       { head: 'B/clk/SM remote', cls: 'num', value: (r) => med(r.bytes_per_clk_sm?.remote) },
       { head: 'GB/s/SM remote', cls: 'num', value: (r) => (r.gb_s_sm?.remote != null ? fmtNum(r.gb_s_sm.remote) : '—') },
     ], sizes, 'Cluster sizes (latency in cycles a load)')));
+}
+
+/* ---- asynchronous copies (probes/async_copy.h) --------------------------------- */
+
+const ASYNC_METHODS = [
+  ['ld', 'ld.global + st.shared'], ['ca', 'cp.async.ca'], ['cg', 'cp.async.cg'],
+  ['bulk', 'cp.async.bulk'], ['tensor', 'cp.async.bulk.tensor'],
+];
+const ASYNC_LEVELS = [['dram', 'from device memory', []], ['l2', 'from the L2', [6, 4]]];
+const asyncLabel = (m) => (ASYNC_METHODS.find(([k]) => k === m) || [m, m])[1];
+
+/* Bandwidth against transfer size: one line per method and level (solid:
+ * device memory, dashed: the L2), points in size order; none measured, none. */
+function asyncDatasets(ac) {
+  const sets = [];
+  if (!Array.isArray(ac?.bandwidth)) return sets;
+  ASYNC_METHODS.forEach(([m, label], i) => {
+    for (const [level, where, dash] of ASYNC_LEVELS) {
+      const data = ac.bandwidth
+        .filter((p) => p.method === m && p.level === level && typeof p.bytes_per_clk_per_sm === 'number')
+        .map((p) => ({ x: p.bytes, y: p.bytes_per_clk_per_sm }))
+        .sort((a, b) => a.x - b.x);
+      if (!data.length) continue;
+      const color = PALETTE[i % PALETTE.length];
+      sets.push({
+        label: `${label}, ${where}`, data, borderColor: color, backgroundColor: color,
+        borderDash: dash, pointRadius: 2.5, showLine: true, series: `async-${m}-${level}`,
+      });
+    }
+  });
+  return sets;
+}
+
+function asyncLatencyRows(ac) {
+  return (Array.isArray(ac?.latency) ? ac.latency : []).map((p) => ({
+    method: asyncLabel(p.method),
+    size: `${fmtBytes(p.bytes)}${['ld', 'ca', 'cg'].includes(p.method) ? ' per thread' : ''}`,
+    cycles: p.error ? `failed: ${p.error}` : fmtNum(p.cycles?.median),
+    spread: p.cycles ? `${fmtNum(p.cycles.min)}–${fmtNum(p.cycles.max)}` : '—',
+  }));
+}
+
+function renderAsyncCopies(body, ac) {
+  if (!ac) return;
+  body.append(el('h3', { text: 'Asynchronous copies, global to shared' }));
+  if (ac.error) {
+    body.append(kvList([['Asynchronous copies', `failed: ${ac.error}`]], 'kv async-copy'));
+    return;
+  }
+  const sets = asyncDatasets(ac);
+  if (sets.length) {
+    const { box, canvas } = chartBox('Bandwidth against transfer size, per copy method', 'async-copy');
+    body.append(el('p', { class: 'hint', text: 'One block per SM streams chunks into shared memory; bytes per SM clock of the median block. Transfer size: bytes per thread for ld and cp.async, per copy for the bulk forms. Dashed: a buffer the L2 holds.' }), box);
+    makeChart(canvas, {
+      type: 'scatter',
+      data: { datasets: sets },
+      options: {
+        scales: {
+          x: bytesAxis('transfer size (bytes, log scale)'),
+          y: { min: 0, title: axisTitle('bytes per SM clock') },
+        },
+        plugins: {
+          tooltip: { callbacks: { label: pointLabel(fmtBytes, (y) => `${fmtNum(y)} B/clk/SM`) } },
+          legend: { position: 'bottom' },
+        },
+      },
+    });
+  }
+  const table = dataTable([
+    { head: 'Method', value: (r) => r.method },
+    { head: 'Size', cls: 'num', value: (r) => r.size },
+    { head: 'Cycles (median)', cls: 'num', value: (r) => r.cycles },
+    { head: 'Min–max', cls: 'num', value: (r) => r.spread },
+  ], asyncLatencyRows(ac), 'One copy and its wait, from the L2');
+  table.id = 'async-latency';
+  body.append(table, kvList([['Tensor map', ac.tensor_map]], 'kv async-copy'));
 }
 
 /* The partition search (probes/l2_parts.h) as label/value rows; none for a

@@ -150,6 +150,17 @@ json_t *rdb_read(store *s, const char *uuid, const char *probe, int64_t job)
     return out;
 }
 
+void rdb_add_device(store *s, const json_t *doc, const char *name, const char *cc)
+{
+    int64_t host;
+    char err[256];
+    char *info = json_dumps(json_object_get(doc, "device"), JSON_COMPACT);
+    if (store_host_upsert(s, "testhost", "", &host, err, sizeof err) != 0 ||
+        store_device_upsert(s, host, rdb_uuid(doc), name, cc, info, err, sizeof err) != 0)
+        fail_msg("device: %s", err);
+    free(info);
+}
+
 int64_t rdb_result_rows(const char *path)
 {
     static const char *const tables[] = {
@@ -158,6 +169,7 @@ int64_t rdb_result_rows(const char *path)
         "control_code_instr", "control_code_sweep",    "control_code_meanings",
         "dual_issue_runs",    "dual_issue_results",    "memory_l1_sets",  "memory_l1_set_masks",
         "memory_dsmem",       "memory_dsmem_sizes",
+        "memory_async_copy",  "memory_async_copy_points",
     };
     char sql[1024];
     size_t n = (size_t)snprintf(sql, sizeof sql, "SELECT 0");

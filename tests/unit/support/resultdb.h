@@ -41,6 +41,10 @@ json_t *rdb_load_or(const char *path, const char *text);
 /* device.uuid of a result document. */
 const char *rdb_uuid(const json_t *doc);
 
+/* Registers the device of doc (its "device" member as the device's info)
+ * on host "testhost" as present, named name, compute capability cc: what a
+ * daemon's discovery would have done, so bundles and device views see it. */
+void rdb_add_device(store *s, const json_t *doc, const char *name, const char *cc);
 /* A running job of kind on device (NULL: none). */
 int64_t rdb_running_job(store *s, const char *kind, const char *device);
 /* Saves doc as job id's result through save: store_job_succeed's answer,
