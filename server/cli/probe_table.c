@@ -249,6 +249,9 @@ static void dsmem_rows(FILE *f, const json_t *d)
                 median_of(e, "latency_cycles", "local"), median_of(e, "latency_cycles", "neighbour"),
                 median_of(e, "latency_cycles", "farthest"), median_of(e, "bytes_per_clk_sm", "local"),
                 median_of(e, "bytes_per_clk_sm", "remote"));
+    }
+}
+
 /* The asynchronous copies' summary (probes/async_copy.h): per level, each
  * method's best bytes per SM clock and the transfer size it came at. */
 static void async_copy_rows(FILE *f, const json_t *ac)

@@ -15,5 +15,5 @@ set -uo pipefail
 unpack_bundle async "${1:-}"
 out=${OUT:-tests/gpu/results/latest-async}
 mkdir -p "$out"
-probe_memory "$out" || exit 1
+run_probe memory async_copy || exit 1
 python3 tests/gpu/check_async_copy.py "$out/memory.json" - "$out"

@@ -345,6 +345,9 @@ static void test_memory_table_dsmem(void **state)
     expect_in(t, err_want, 1);
     free(text);
     free(t);
+    json_decref(doc);
+}
+
 /* The memory table's asynchronous-copy lines: the summary's best per
  * level and method, or the probe's error. */
 static void test_memory_table_async_copy(void **state)
