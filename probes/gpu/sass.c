@@ -60,25 +60,27 @@ struct opcode_entry {
 };
 
 /* Derived from the .sass files of tests/fixtures/cubins and its model/ folder (cuobjdump 13.0;
- * sm_90, sm_80, sm_75). The asynchronous copies' five (SYNCS, LDGSTS, LDGDEPBAR, UTMALDG,
- * UBLKCP) were read without cuobjdump, from ptxas 13.0's sm_90 code for one PTX instruction
- * each (tests/fixtures/cubins/async/README.md: the only new opcode a kernel gains with the
- * instruction, in the order the PTX has them); the names are cuobjdump's for those
- * instructions and are to be confirmed against its text (oracle.sh) on a GPU machine. */
+ * sm_90, sm_80, sm_75), and of the table fixtures (test_sass.c: the distributed-shared-memory,
+ * asynchronous-copy and wgmma kernels, whose entries were first read from ptxas's code alone
+ * and then confirmed by cuobjdump 13.0's listing of the same cubins on a GPU machine). Two
+ * bases of those kernels are left out: each carries two mnemonics (0x1ab ERRBAR and
+ * CGAERRBAR, 0x1c7 UCGABAR_ARV and UCGABAR_WAIT) that the 9-bit base cannot tell apart. */
 static const struct opcode_entry opcodes[] = {
     {0x002, "MOV"},   {0x005, "CS2R"},  {0x006, "VOTE"},   {0x007, "SEL"},
     {0x009, "FMNMX"}, {0x00b, "FSETP"}, {0x00c, "ISETP"},  {0x010, "IADD3"},
     {0x011, "LEA"},   {0x012, "LOP3"},  {0x016, "PRMT"},   {0x019, "SHF"},
     {0x01c, "PLOP3"}, {0x020, "FMUL"},  {0x021, "FADD"},   {0x023, "FFMA"},
     {0x024, "IMAD"},  {0x025, "IMAD"},  /* seen as IMAD.WIDE, IMAD.WIDE.U32 */
-    {0x029, "DADD"},  {0x02b, "DFMA"},  {0x030, "HADD2"},  {0x031, "HFMA2"},
+    {0x027, "IMAD"},  /* IMAD.SHL.U32 and others: the table fixtures (below) */
+    {0x029, "DADD"},  {0x02b, "DFMA"},  {0x02f, "ELECT"},  {0x030, "HADD2"},  {0x031, "HFMA2"},
     {0x035, "HFMA2"}, /* seen as HFMA2.MMA */
     {0x036, "VIADD"}, {0x037, "IMMA"},  {0x03c, "HMMA"},   {0x03e, "F2FP"},  /* IMMA, HMMA, */
     {0x03f, "DMMA"},  /* DMMA: tests/fixtures/cubins/tensor */
     {0x045, "I2FP"},  {0x082, "UMOV"},
-    {0x090, "UIADD3"}, {0x091, "ULEA"}, {0x099, "USHF"},   /* tests/fixtures/cubins/model/ */
+    {0x090, "UIADD3"}, {0x091, "ULEA"}, {0x092, "ULOP3"}, {0x097, "UIADD3"},
+    {0x099, "USHF"},   /* tests/fixtures/cubins/model/ and the table fixtures */
     {0x0a5, "UIMAD"}, {0x0b9, "ULDC"},
-    {0x0bd, "UFLO"},  {0x0bf, "UPOPC"}, {0x100, "FLO"},    {0x101, "BREV"},
+    {0x0bd, "UFLO"},  {0x0bf, "UPOPC"}, {0x0ca, "R2UR"},  {0x100, "FLO"},    {0x101, "BREV"},
     {0x105, "F2I"},   {0x106, "I2F"},   {0x108, "MUFU"},   {0x109, "POPC"},
     {0x110, "F2F"},   {0x112, "I2F"},   /* seen as I2F.F64.U32 */
     {0x118, "NOP"},   {0x119, "S2R"},   {0x11a, "DEPBAR"},
@@ -88,17 +90,17 @@ static const struct opcode_entry opcodes[] = {
     {0x181, "LDG"},
     {0x182, "LDC"},   {0x183, "LDL"},   {0x184, "LDS"},    {0x186, "STG"},
     {0x187, "STL"},   {0x188, "STS"},   {0x189, "SHFL"},   {0x18c, "ATOMS"},
+    {0x18f, "CCTL"},  {0x192, "MEMBAR"},
     {0x1a7, "SYNCS"}, /* mbarrier arrive.expect_tx and try_wait.parity */
     {0x1a8, "ATOMG"},
     {0x1ae, "LDGSTS"}, {0x1af, "LDGDEPBAR"}, /* cp.async, its commit_group */
+    {0x1b2, "SYNCS"}, /* mbarrier.init (SYNCS.EXCH) */
     {0x1b4, "UTMALDG"}, {0x1ba, "UBLKCP"},  /* cp.async.bulk.tensor, cp.async.bulk */
     {0x1c3, "S2UR"},
     /* wgmma (sm_90a; tests/fixtures/cubins/latency/wgmma_*): WARPGROUP (.ARRIVE for
      * wgmma.fence, .DEPBAR for wait_group), HGMMA (f16, bf16, tf32, A from
-     * shared memory or registers), IGMMA (s8), QGMMA (e4m3, e5m2); told
-     * apart by compiling PTX that differs only in the type, no cuobjdump
-     * oracle yet (see the fixture's README) */
-    {0x1c5, "WARPGROUP"}, {0x1f0, "HGMMA"}, {0x1f1, "IGMMA"}, {0x1f3, "QGMMA"},
+     * shared memory or registers), IGMMA (s8), QGMMA (e4m3, e5m2) */
+    {0x1c5, "WARPGROUP"}, {0x1c6, "FENCE"}, {0x1f0, "HGMMA"}, {0x1f1, "IGMMA"}, {0x1f3, "QGMMA"},
 };
 #define N_OPCODES (sizeof opcodes / sizeof opcodes[0])
 

@@ -60,7 +60,7 @@ static const struct class_entry classes[] = {
     {"BMSK", INT},    {"BPT", OTH},     {"BRA", INT},     {"BREAK", INT},   {"BREV", INT},
     {"BRX", INT},     {"BSSY", INT},    {"BSYNC", INT},   {"CALL", INT},    {"CCTL", OTH},
     {"CS2R", INT},    {"DADD", F64},    {"DEPBAR", OTH},  {"DFMA", F64},    {"DMMA", TNS},    {"DMUL", F64},
-    {"DSETP", F64},   {"ERRBAR", OTH},  {"EXIT", OTH},    {"F2F", CNV},     {"F2FP", CNV},
+    {"DSETP", F64},   {"ELECT", INT},   {"ERRBAR", OTH},  {"EXIT", OTH},    {"F2F", CNV},     {"F2FP", CNV},
     {"F2I", CNV},     {"FADD", F32},    {"FCHK", F32},    {"FENCE", OTH},   {"FFMA", F32},
     {"FLO", INT},     {"FMNMX", F32},   {"FMUL", F32},    {"FRND", CNV},    {"FSEL", F32},
     {"FSET", F32},    {"FSETP", F32},   {"HADD2", F32},   {"HFMA2", F32},   {"HGMMA", TNS},   {"HMMA", TNS},    {"HMNMX2", F32},
