@@ -1,9 +1,14 @@
 /*
  * The compare view (#/compare/VIEW?devices=UUID,UUID): one result of two or
  * more devices side by side on one chart — memory curves, instruction
- * latencies, dual-issue patterns, model validation. Any number of devices;
- * without ?devices= every device the daemon knows is compared. A device
- * without that result is named, with the API's reason, and left out.
+ * latencies, dual-issue patterns, model validation — and, as tables with a
+ * column per device (compare_tables.js), the memory result's L2
+ * partitions, distributed shared memory and asynchronous copies, the
+ * tensor cores' TFLOP/s, and the control-code result's issue order beside
+ * the banks result's reuse cache. Any number of devices; without
+ * ?devices= every device the daemon knows is compared. A device without
+ * the view's result is named, with the API's reason, and left out; one
+ * whose result predates a member shows "not measured" in that column.
  */
 
 const COMPARE_VIEWS = {
@@ -11,7 +16,12 @@ const COMPARE_VIEWS = {
   latency: 'Instruction latency',
   'dual-issue': 'Dual issue',
   'model-validation': 'Model validation',
+  'control-codes': 'Issue order and reuse cache',
 };
+
+/* Results a view reads besides its own, fetched per device; a device
+ * without one gets null there (its column says "not measured"). */
+const COMPARE_ALSO = { 'control-codes': ['banks'] };
 
 function compareMemory(body, docs) {
   const { box, canvas } = chartBox('Load latency against footprint, every device', 'tall');
@@ -27,6 +37,10 @@ function compareMemory(body, docs) {
     })),
     { head: 'Shared memory', cls: 'num', value: (d) => `${fmtFigure(d.doc.shared_cycles)} cyc` },
   ], docs, 'Cache levels')));
+  body.append(el('h3', { text: 'Hopper memory features' }),
+    sideBySide(docs, (d) => (d.doc.l2_partitions ? l2PartitionRows(d.doc.l2_partitions) : null), 'L2 partitions', 'compare-l2-partitions'),
+    sideBySide(docs, (d) => dsmemPairs(d.doc.distributed_shared), 'Distributed shared memory (cycles a load; bytes a clock an SM)', 'compare-dsmem'),
+    sideBySide(docs, (d) => asyncPairs(d.doc.async_copy), 'Asynchronous copies, global to shared', 'compare-async-copy'));
 }
 
 function compareLatency(body, docs) {
@@ -54,10 +68,18 @@ function compareLatency(body, docs) {
     },
   });
   const rows = names.map((n) => ({ name: n, per: docs.map((d) => entry(d, n)) }));
+  // the tensor-core steps' figures, where any device has them (results from
+  // before the tensor entries have none: no empty columns for them)
+  const has = (member) => docs.some((d) => (d.doc.entries || []).some((e) => e[member]));
+  const tensorColumns = [['tflops', 'TFLOP/s'], ['throughput_one_warpgroup_per_clock_per_sm', '1 warpgroup /clk/SM']]
+    .filter(([member]) => has(member));
   const columns = [{ head: 'Instruction', key: (r) => r.name, cell: (r) => el('code', { text: r.name }) }];
   docs.forEach((d, i) => {
     columns.push({ head: `${d.name}: latency`, cls: 'num', key: (r) => median(r.per[i]?.latency_cycles), cell: (r) => fmtFigure(r.per[i]?.latency_cycles) });
     columns.push({ head: `${d.name}: /clk/SM`, cls: 'num', key: (r) => median(r.per[i]?.throughput_per_clock_per_sm), cell: (r) => fmtFigure(r.per[i]?.throughput_per_clock_per_sm) });
+    for (const [member, head] of tensorColumns) {
+      columns.push({ head: `${d.name}: ${head}`, cls: 'num', key: (r) => median(r.per[i]?.[member]), cell: (r) => fmtFigure(r.per[i]?.[member]) });
+    }
   });
   body.append(el('div', { class: 'scroll' }, sortableTable(columns, rows, 'Latency (cycles) and throughput (per clock per SM)', 'compare-latency-table')));
 }
@@ -115,11 +137,21 @@ function compareValidation(body, docs) {
     el('div', { class: 'scroll' }, dataTable(columns, names, 'Per kernel')));
 }
 
+/* The issue-order rule (control codes) and the reuse cache (banks) of each
+ * device: what each one's scheduler and operand cache do, side by side. */
+function compareControlCodes(body, docs) {
+  body.append(
+    el('p', { class: 'hint', text: 'The issue-order experiment of the control-code probe and the reuse-cache questions of the banks probe; each device\'s own views have the timings behind them.' }),
+    sideBySide(docs, (d) => issueOrderPairs(d.doc.meanings?.scheduler), 'Issue order (hits / decisions of each policy)', 'compare-issue-order'),
+    sideBySide(docs, (d) => reuseCachePairs(d.also.banks?.reuse_cache), 'Reuse cache (banks result)', 'compare-reuse-cache'));
+}
+
 const COMPARE_RENDERERS = {
   memory: compareMemory,
   latency: compareLatency,
   'dual-issue': compareDualIssue,
   'model-validation': compareValidation,
+  'control-codes': compareControlCodes,
 };
 
 function comparePicker(devices, chosen, view, names) {
@@ -153,9 +185,13 @@ async function renderCompare(main, route, ctx) {
     comparePicker(devices, chosen, view, names), tabs), el('section', {}, body));
 
   const picked = chosen.map((u) => devices.find((d) => d.uuid === u) || { uuid: u, name: shortUuid(u) });
+  const result = (d, v) => api(`/api/v1/devices/${encodeURIComponent(d.uuid)}/${v}`);
   const got = await Promise.all(picked.map(async (d, i) => {
     try {
-      return { device: d, doc: await api(`/api/v1/devices/${encodeURIComponent(d.uuid)}/${view}`), color: PALETTE[i % PALETTE.length], name: names.get(d.uuid) || d.name };
+      const doc = await result(d, view);
+      const also = {};
+      for (const v of COMPARE_ALSO[view] || []) also[v] = await result(d, v).catch(() => null);
+      return { device: d, doc, also, color: PALETTE[i % PALETTE.length], name: names.get(d.uuid) || d.name };
     } catch (e) {
       return { device: d, error: e, name: names.get(d.uuid) || d.name };
     }

@@ -348,24 +348,27 @@ function renderControlCodes(body, doc) {
   issueOrderTable(body, doc.meanings?.scheduler);
 }
 
+/* The issue-order policies (probes/issue_order.h) and their heads; an
+ * experiment's hits of one as "hits / decisions", and its rule. Shared with
+ * the compare view's side-by-side table (compare_tables.js). */
+const ISSUE_POLICIES = [['youngest', 'Youngest'], ['oldest', 'Oldest'], ['round-robin', 'Round-robin'], ['lowest-id', 'Lowest id']];
+const issueHits = (r, p) => (r.decisions ? `${r.hits?.[p] ?? 0} / ${r.decisions}` : '—');
+const issueRuleText = (r) => (Array.isArray(r.rule) ? r.rule.join(' or ') : 'not determined');
+
 /* The issue-order experiment's decisions per edit (the "scheduler" meaning):
  * how often each policy named the warp that issued next. */
 function issueOrderTable(body, sched) {
   const by = sched?.data?.by_experiment;
   if (!by || typeof by !== 'object') return;
   const rows = Object.entries(by).map(([name, c]) => ({ name, ...c }));
-  const hit = (p) => (r) => (r.decisions ? `${r.hits?.[p] ?? 0} / ${r.decisions}` : '—');
   body.append(el('div', { class: 'scroll', id: 'issue-order' }, dataTable([
     { head: 'Experiment', value: (r) => el('code', { text: r.name }), title: (r) => r.edit || '' },
     { head: 'Decisions', cls: 'num', value: (r) => r.decisions ?? 0 },
-    { head: 'Youngest', cls: 'num', value: hit('youngest') },
-    { head: 'Oldest', cls: 'num', value: hit('oldest') },
-    { head: 'Round-robin', cls: 'num', value: hit('round-robin') },
-    { head: 'Lowest id', cls: 'num', value: hit('lowest-id') },
+    ...ISSUE_POLICIES.map(([p, head]) => ({ head, cls: 'num', value: (r) => issueHits(r, p) })),
     { head: 'Overlapping neighbours', cls: 'num', value: (r) => `${r.overlapped ?? 0} / ${r.pairs ?? 0}` },
     { head: 'Segment cycles (median)', cls: 'num', value: (r) => (r.segment_cycles ? fmtNum(r.segment_cycles.median, 0) : '—') },
     { head: 'Kept the issue at edited ends', cls: 'num', value: (r) => (r.events ? `${r.held ?? 0} / ${r.events}` : '—') },
-    { head: 'Rule', value: (r) => (Array.isArray(r.rule) ? r.rule.join(' or ') : 'not determined') },
+    { head: 'Rule', value: issueRuleText },
   ], rows, `Issue order after a stall or yield: ${sched.rule || 'not determined'}`)));
 }
 
