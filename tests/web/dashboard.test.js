@@ -12,6 +12,11 @@
  *     capacities, bank map and conflict costs, control-code sweeps and wrong
  *     answers, dual-issue bars against the reference and the peak, model
  *     validation), and the compare view puts every device on one chart;
+ *   - the compare view's side-by-side tables (L2 partitions, distributed
+ *     shared memory, asynchronous copies; TFLOP/s beside the throughput;
+ *     issue order and reuse cache) hold in each device's column exactly
+ *     that device's figures as its result document has them, and "not
+ *     measured" in the column of a device whose result lacks the member;
  *   - the occupancy calculator's answer equals POST /api/v1/model/occupancy;
  *   - a trace uploaded from the page is summarised per SM and its download
  *     equals the API's sorted output, both when the API answers at once
@@ -43,7 +48,9 @@
  * GPUPROBE_WEB_BOTH_SORTS=1 (the daemon's trace_sync_limit answers
  * sample.csv at once and sorts kernel-1.trace as a job, as t_web.sh sets it),
  * GPUPROBE_WEB_FLEET=DIR (bundles written by fleet-synth, pushed with POST
- * /api/v1/import between the fleet page before and after).
+ * /api/v1/import between the fleet page before and after),
+ * GPUPROBE_WEB_COMPARE_SIDE=1 (the side-by-side tables must have held at
+ * least two device columns to their documents and shown one placeholder).
  * Exit status 0 when every check passed; the first failure ends the run.
  */
 'use strict';
@@ -426,6 +433,9 @@ async function checkCompare(page, withResults) {
   equal(series(chart).map((d) => d.data), curves, `every device's memory curves on one chart (${n} devices)`);
   equal(chart.datasets.filter((d) => d.marker).length, withResults.reduce((a, w) => a + capacities(w.docs.memory).length, 0), 'every device\'s capacity markers');
   for (const w of withResults) check(series(chart).some((d) => d.label.startsWith(w.device.name)), `no curve labelled ${w.device.name}`);
+  await checkSideBySide(page, 'compare-l2-partitions', withResults, (w) => w.docs.memory.l2_partitions, expectL2Partitions);
+  await checkSideBySide(page, 'compare-dsmem', withResults, (w) => w.docs.memory.distributed_shared, expectDsmem);
+  await checkSideBySide(page, 'compare-async-copy', withResults, (w) => w.docs.memory.async_copy, expectAsyncCopy);
   await screenshot(page, 'compare-memory');
 
   // one device by its address
@@ -439,11 +449,232 @@ async function checkCompare(page, withResults) {
     [chart] = await charts(page, '#result');
     const per = series(chart).filter((d) => d.type !== 'line' || view === 'model-validation');
     equal(per.length, n, `${view}: a series per device`);
-    if (view === 'latency') for (const d of per) equal(d.n, withResults[0].docs.latency.entries.length, 'a bar per instruction');
+    if (view === 'latency') {
+      const names = new Set(withResults.flatMap((w) => w.docs.latency.entries.map((e) => e.name)));
+      for (const d of per) equal(d.n, names.size, 'a bar per instruction any device has');
+      await checkCompareTensor(page, withResults);
+    }
     if (view === 'model-validation') {
       per.forEach((d, i) => equal(d.n, withResults[i].docs['model-validation'].kernels.filter((k) => typeof k.predicted_s === 'number').length, `${d.label}: kernels`));
     }
     await screenshot(page, `compare-${view}`);
+  }
+
+  // the issue-order rule (control codes) and the reuse cache (banks) side by side
+  await openView(page, '#/compare/control-codes', 'compare/control-codes');
+  await checkSideBySide(page, 'compare-issue-order', withResults, (w) => w.docs['control-codes'].meanings?.scheduler, expectIssueOrder);
+  await checkSideBySide(page, 'compare-reuse-cache', withResults, (w) => w.docs.banks.reuse_cache, expectReuseCache);
+  await screenshot(page, 'compare-control-codes');
+}
+
+/* ---- the compare view's side-by-side tables ---------------------------------- */
+
+/* A side-by-side table (web/js/compare_tables.js) as the page shows it: its
+ * column heads and, per row label, each device's cell text and list items. */
+function sideTable(page, id) {
+  return page.$eval(`#${id}`, (t) => (t.tagName !== 'TABLE' ? { none: t.textContent } : {
+    heads: [...t.querySelectorAll('thead th')].map((th) => th.textContent),
+    rows: [...t.querySelectorAll('tbody tr')].map((tr) => [...tr.cells].map((c) => ({
+      text: c.textContent, items: [...c.querySelectorAll('li')].map((li) => li.textContent),
+    }))),
+  }));
+}
+
+/* A number shown with 4 significant digits (or rounded) against the
+ * document's figure. */
+const close = (text, want) => typeof want === 'number' && Math.abs(Number(String(text).replace(/,/g, '')) - want) <= Math.max(1e-3 * Math.abs(want), 0.51e-3);
+
+let sideValueColumns = 0;   // device columns held to their document's member
+let sidePlaceholders = 0;   // device columns of a device without the member
+
+/* Each device's column of table `id` against member(w) of that device's
+ * document as the API served it: a device without the member shows "not
+ * measured" in every row; one with it, through expect(member, cell(label)),
+ * exactly its own figures (cell answers that column's text for a label and
+ * fails on a label the table lacks). */
+async function checkSideBySide(page, id, withResults, member, expect) {
+  const t = await sideTable(page, id).catch(() => null);
+  check(t, `${id}: neither a side-by-side table nor a note`);
+  if (withResults.every((w) => !member(w))) {
+    check(t.none?.includes('not measured on any'), `${id}: a table although no device has the member`);
+    return;
+  }
+  check(!t.none, `${id}: no side-by-side table: ${t.none}`);
+  equal(t.heads, ['', ...withResults.map((w) => w.device.name)], `${id}: a column per device`);
+  const labels = t.rows.map((r) => r[0].text);
+  equal(new Set(labels).size, labels.length, `${id}: each label once`);
+  withResults.forEach((w, i) => {
+    const m = member(w);
+    const col = t.rows.map((r) => r[i + 1]);
+    if (!m) {
+      equal(col.map((c) => c.text), labels.map(() => 'not measured'), `${id}: ${w.device.name} has no such member`);
+      sidePlaceholders++;
+      return;
+    }
+    const cell = (label) => {
+      const k = labels.indexOf(label);
+      check(k >= 0, `${id}: no row '${label}' (rows: ${labels.join(' | ')})`);
+      return col[k];
+    };
+    const what = `${id}, ${w.device.name}`;
+    const shown = expect(m, cell, what);
+    // every cell of the column is one of its own facts or "—"
+    equal(col.filter((c) => c.text !== '—').length, shown, `${what}: cells with a value`);
+    sideValueColumns++;
+  });
+}
+
+/* The expectations answer how many cells of the device's column they
+ * checked: the test fails when the column holds a value they did not. */
+function expectL2Partitions(p, cell, what) {
+  if (p.error) {
+    check(cell('Partition search').text.includes(p.error), `${what}: the search's error`);
+    return 1;
+  }
+  let n = 1;
+  check(cell('Verdict').text.startsWith(p.verdict), `${what}: verdict ${cell('Verdict').text}`);
+  if (p.sms_per_partition) { n++; equal(cell('SMs per partition').text, p.sms_per_partition.join(' / '), `${what}: SMs per partition`); }
+  const c = p.cycles || {};
+  const pair = (label, a, b) => {
+    n++;
+    const [x, y] = cell(label).text.replace(/ cycles.*$/, '').split(' / ');
+    check(Number(x) === Math.round(a) && Number(y) === Math.round(b), `${what}: ${label} ${cell(label).text} for ${a} / ${b}`);
+  };
+  if (c.far !== undefined) pair('L2 hit, near / far partition', c.near, c.far);
+  if (c.far_second_read !== undefined) {
+    n++;
+    check(cell('Far line read again').text.startsWith(`${Math.round(c.far_second_read)} cycles`), `${what}: second read`);
+    equal(cell('Far line read again').text.includes('kept a copy'), Boolean(p.copies_kept), `${what}: copies kept`);
+  }
+  if (c.memory_home_far !== undefined) pair('Miss homed near / far', c.memory_home_near, c.memory_home_far);
+  if (p.home?.granule_bytes) {
+    n++;
+    const [v, unit] = cell('Home granule').text.split(' ');
+    equal(Number(v) * { B: 1, KiB: 1024, MiB: 1 << 20 }[unit], p.home.granule_bytes, `${what}: home granule`);
+  }
+  if (Array.isArray(p.home?.mask_bits)) { n++; equal(cell('Home bits (below 2 MiB)').text, p.home.mask_bits.join(', '), `${what}: home bits`); }
+  return n;
+}
+
+function expectDsmem(d, cell, what) {
+  if (d.error) {
+    check(cell('Distributed shared memory').text.includes(d.error), `${what}: the probe's error`);
+    return 1;
+  }
+  let n = 0;
+  for (const s of d.sizes) {
+    const lat = cell(`Cluster of ${s.asked}: latency local / neighbour / farthest`).text;
+    n++;
+    if (!s.launched) {
+      check(lat.startsWith('not launched') && lat.includes(s.error), `${what}: size ${s.asked} did not launch: ${lat}`);
+      continue;
+    }
+    const l = s.latency_cycles || {};
+    lat.replace(/ cycles$/, '').split(' / ').forEach((v, k) => {
+      const want = median([l.local, l.neighbour, l.farthest][k]);
+      check(want === null ? v === '—' : close(v, want), `${what}: size ${s.asked} latency ${k}: ${v} for ${want}`);
+    });
+    const bw = cell(`Cluster of ${s.asked}: B/clk/SM local / remote`).text;
+    n++;
+    bw.split(' / ').forEach((v, k) => {
+      const want = median([s.bytes_per_clk_sm?.local, s.bytes_per_clk_sm?.remote][k]);
+      check(want === null ? v === '—' : close(v, want), `${what}: size ${s.asked} bandwidth ${k}: ${v} for ${want}`);
+    });
+  }
+  return n;
+}
+
+const ASYNC_METHOD_LABELS = { ld: 'ld.global + st.shared', ca: 'cp.async.ca', cg: 'cp.async.cg', bulk: 'cp.async.bulk', tensor: 'cp.async.bulk.tensor' };
+const ASYNC_LEVEL_LABELS = { dram: 'from device memory', l2: 'from the L2' };
+
+/* The probe's summary: each method's best bandwidth per level (the size
+ * and the ratio to plain loads), the one-copy latency at each shared size. */
+function expectAsyncCopy(ac, cell, what) {
+  if (ac.error) {
+    check(cell('Asynchronous copies').text.includes(ac.error), `${what}: the probe's error`);
+    return 1;
+  }
+  if (!ac.summary) {
+    equal(cell('Summary').text, 'none in this result', `${what}: no summary`);
+    return 1;
+  }
+  const bytes = (b) => (b >= 1024 ? `${b / 1024} KiB` : `${b} B`);
+  let n = 0;
+  for (const level of Object.keys(ASYNC_LEVEL_LABELS)) {
+    for (const [m, b] of Object.entries(ac.summary[level] || {})) {
+      const text = cell(`Best B/clk/SM, ${ASYNC_METHOD_LABELS[m]}, ${ASYNC_LEVEL_LABELS[level]}`).text;
+      const [best, rest] = text.split(' at ');
+      check(close(best, b.best), `${what}: best of ${m} ${level}: ${text} for ${b.best}`);
+      check(rest.startsWith(bytes(b.at_bytes)), `${what}: size of ${m}'s best from ${level}: ${text} for ${b.at_bytes}`);
+      const vs = /\((.*) × ld\)$/.exec(rest);
+      check(m !== 'ld' && typeof b.vs_ld === 'number' ? vs && Number(vs[1]) === Number(b.vs_ld.toPrecision(3)) : !vs, `${what}: ${m} against ld: ${text} for ${b.vs_ld}`);
+      n++;
+    }
+  }
+  for (const [size, per] of Object.entries(ac.summary.latency_by_bytes || {})) {
+    for (const [m, v] of Object.entries(per)) {
+      const text = cell(`One copy of ${bytes(Number(size))} from the L2 (cycles), ${ASYNC_METHOD_LABELS[m]}`).text;
+      check(close(text, v), `${what}: latency of ${m} at ${size} B: ${text} for ${v}`);
+      n++;
+    }
+  }
+  return n;
+}
+
+function expectIssueOrder(sched, cell, what) {
+  equal(cell('Issue order after a stall or yield').text, sched.rule || 'not determined', `${what}: the rule`);
+  const greedy = cell('Greedy (the issue stays with a warp that has work)').text;
+  equal(greedy, typeof sched.greedy === 'boolean' ? (sched.greedy ? 'yes' : 'no') : '—', `${what}: greedy`);
+  let n = typeof sched.greedy === 'boolean' ? 2 : 1;
+  for (const [name, c] of Object.entries(sched.data?.by_experiment || {})) {
+    equal(cell(`${name}: rule`).text, Array.isArray(c.rule) ? c.rule.join(' or ') : 'not determined', `${what}: ${name}'s rule`);
+    const hits = ['youngest', 'oldest', 'round-robin', 'lowest-id'].map((p) => (c.decisions ? `${c.hits?.[p] ?? 0} / ${c.decisions}` : '—'));
+    equal(cell(`${name}: youngest / oldest / round-robin / lowest id`).text, hits.join(' · '), `${what}: ${name}'s hits`);
+    n += 2;
+  }
+  return n;
+}
+
+function expectReuseCache(rc, cell, what) {
+  if (rc.not_run) {
+    check(cell('Reuse cache').text.includes(rc.not_run), `${what}: why not run`);
+    return 1;
+  }
+  equal(cell('Rules').items, rc.rules, `${what}: the rules`);
+  equal(cell('Questions determined').text, `${rc.determined} of ${rc.questions.length}`, `${what}: questions determined`);
+  for (const q of rc.questions) {
+    const text = cell(q.asks).text;
+    // the position to two significant digits
+    check(text === `${q.outcome} (position ${Number(q.position.toPrecision(2))})`,
+      `${what}: '${q.asks}': ${text} for ${q.outcome} at ${q.position}`);
+  }
+  return 2 + rc.questions.length;
+}
+
+/* The compare latency table's tensor-core columns: each device's TFLOP/s
+ * (and one-warpgroup rate) beside its throughput, "—" where that device
+ * lacks the step or the step has no such figure. */
+async function checkCompareTensor(page, withResults) {
+  const members = [['tflops', 'TFLOP/s'], ['throughput_one_warpgroup_per_clock_per_sm', '1 warpgroup /clk/SM']];
+  const t = await page.$eval('#compare-latency-table', (tb) => ({
+    heads: [...tb.querySelectorAll('thead th')].map((th) => th.textContent),
+    rows: [...tb.querySelectorAll('tbody tr')].map((tr) => ({ name: tr.dataset.name, cells: [...tr.cells].map((c) => c.textContent) })),
+  }));
+  for (const [member, head] of members) {
+    const any = withResults.some((w) => w.docs.latency.entries.some((e) => e[member]));
+    for (const w of withResults) {
+      const k = t.heads.indexOf(`${w.device.name}: ${head}`);
+      if (!any) {
+        equal(k, -1, `compare latency: no ${head} column without tensor figures`);
+        continue;
+      }
+      check(k >= 0, `compare latency: no column '${w.device.name}: ${head}' (heads: ${t.heads.join(' | ')})`);
+      if (member === 'tflops') check(t.heads[k - 1] === `${w.device.name}: /clk/SM`, `${head} is not beside ${w.device.name}'s throughput`);
+      for (const r of t.rows) {
+        const want = median(w.docs.latency.entries.find((e) => e.name === r.name)?.[member]);
+        check(want === null ? r.cells[k] === '—' : close(r.cells[k], want), `compare latency: ${w.device.name}'s ${head} of ${r.name}: ${r.cells[k]} for ${want}`);
+      }
+    }
   }
 }
 
@@ -874,6 +1105,10 @@ async function main() {
       const wantAsync = Number(process.env.GPUPROBE_WEB_ASYNC_COPY || 0);
       check(asyncResults >= wantAsync, `${asyncResults} memory results showed asynchronous copies, expected ${wantAsync}`);
       await checkCompare(page, withResults);
+      if (process.env.GPUPROBE_WEB_COMPARE_SIDE) {
+        step = 'compare tables';
+        check(sideValueColumns >= 2 && sidePlaceholders >= 1, `the side-by-side tables held ${sideValueColumns} device columns to their documents and ${sidePlaceholders} placeholders: the data planted for them is missing`);
+      }
     } else {
       console.log('SKIP device and compare views: no device in this database has all six results');
     }

@@ -12,9 +12,11 @@
  * fact one device lacks is "—" in its column. A device whose result has no
  * such member (stored before the probe) answers null: its whole column says
  * "not measured". The pairs reuse the single-device views' formatters
- * (l2PartitionRows, asyncLatencyRows, issueHits, ... in results_charts.js
- * and results_tables.js), so the two views cannot word a figure
- * differently. Nothing here fetches: compare.js hands in the documents.
+ * (l2PartitionRows, the copy methods' names, issueHits, issueRuleText in
+ * results_charts.js), so the two views cannot word a figure differently.
+ * Nothing here fetches and nothing is computed from the figures: compare.js
+ * hands in the documents, and the copies' best rates are the probe's own
+ * summary.
  */
 
 const NOT_MEASURED = 'not measured';
@@ -64,24 +66,32 @@ function dsmemPairs(d) {
   });
 }
 
-/* The asynchronous copies (probes/async_copy.h): each method's best
- * bandwidth per level (from the bandwidth points, and the size it was
- * reached at), then one row per latency point (method and size), so each
- * row compares the devices at the same size. */
+/* The asynchronous copies (probes/async_copy.h), from the summary the
+ * probe made of its points: each method's best bandwidth per level (the
+ * size it was reached at, and against plain loads), and the one-copy
+ * latency of each method at the sizes several methods share, so each row
+ * compares the devices at one size. A result without a summary says so. */
 function asyncPairs(ac) {
   if (!ac) return null;
   if (ac.error) return [['Asynchronous copies', `failed: ${ac.error}`]];
-  const bw = Array.isArray(ac.bandwidth) ? ac.bandwidth : [];
+  const sum = ac.summary;
+  if (!sum) return [['Summary', 'none in this result']];
   const pairs = [];
-  for (const [m, label] of ASYNC_METHODS) {
-    for (const [level, where] of ASYNC_LEVELS) {
-      const pts = bw.filter((p) => p.method === m && p.level === level && typeof p.bytes_per_clk_per_sm === 'number');
-      if (!pts.length) continue;
-      const best = pts.reduce((a, p) => (p.bytes_per_clk_per_sm > a.bytes_per_clk_per_sm ? p : a));
-      pairs.push([`Best B/clk/SM, ${label}, ${where}`, `${fmtNum(best.bytes_per_clk_per_sm)} at ${fmtBytes(best.bytes)}`]);
+  for (const [level, where] of ASYNC_LEVELS) {
+    for (const [m, label] of ASYNC_METHODS) {
+      const b = sum[level]?.[m];
+      if (!b) continue;
+      const vs = m !== 'ld' && typeof b.vs_ld === 'number' ? ` (${fmtNum(b.vs_ld, 3)} × ld)` : '';
+      pairs.push([`Best B/clk/SM, ${label}, ${where}`, `${fmtNum(b.best)} at ${fmtBytes(b.at_bytes)}${vs}`]);
     }
   }
-  for (const r of asyncLatencyRows(ac)) pairs.push([`One copy from the L2 (cycles), ${r.method}, ${r.size}`, r.cycles]);
+  const sizes = Object.keys(sum.latency_by_bytes || {}).sort((a, b) => Number(a) - Number(b));
+  for (const size of sizes) {
+    for (const [m, label] of ASYNC_METHODS) {
+      const v = sum.latency_by_bytes[size][m];
+      if (typeof v === 'number') pairs.push([`One copy of ${fmtBytes(Number(size))} from the L2 (cycles), ${label}`, fmtNum(v)]);
+    }
+  }
   return pairs;
 }
 
