@@ -54,11 +54,15 @@ synth_fleet fleet
 # so the memory view's partition rows are checked against a stored search
 mem_job=$(sqlite3 -batch "$DB" "SELECT job_id FROM probe_runs WHERE probe = 'memory' ORDER BY job_id LIMIT 1")
 [ -n "$mem_job" ] || fail "no memory result in the reference data"
-sqlite3 -batch "$DB" "INSERT INTO memory_l2_partitions (job_id, device, verdict, warmer_sm, lines,
-    near_cycles, far_cycles, far_second_read_cycles, memory_home_near_cycles, memory_home_far_cycles,
-    copies_kept, granule_bytes, sm_partition, home_mask_bits)
-  SELECT job_id, device, 'two partitions', 0, 2048, 280, 464, 287, 569, 755, 1, 4096,
-    '[0,0,1,1,1,1,1,1,0,0]', '[12,13,16,17,19]' FROM probe_runs WHERE job_id = $mem_job LIMIT 1"
+# plant_l2_search JOB NEAR FAR SECOND_READ HOME_NEAR HOME_FAR COPIES_KEPT SM_PARTITION MASK_BITS
+plant_l2_search() {
+    sqlite3 -batch "$DB" "INSERT INTO memory_l2_partitions (job_id, device, verdict, warmer_sm, lines,
+        near_cycles, far_cycles, far_second_read_cycles, memory_home_near_cycles, memory_home_far_cycles,
+        copies_kept, granule_bytes, sm_partition, home_mask_bits)
+      SELECT job_id, device, 'two partitions', 0, 2048, $2, $3, $4, $5, $6, $7, 4096,
+        '$8', '$9' FROM probe_runs WHERE job_id = $1 LIMIT 1"
+}
+plant_l2_search "$mem_job" 280 464 287 569 755 1 '[0,0,1,1,1,1,1,1,0,0]' '[12,13,16,17,19]'
 # and distributed shared memory: two sizes that launched, one that did not
 sqlite3 -batch "$DB" "INSERT INTO memory_dsmem (job_id, device, clock_mhz, chase_loads, wall_s)
   SELECT job_id, device, 1755, 2048, 0.4 FROM probe_runs WHERE job_id = $mem_job LIMIT 1;
@@ -104,11 +108,7 @@ sqlite3 -batch "$DB" "UPDATE memory_async_copy SET summary = '{\"dram\":{\"ld\":
 # asynchronous copies stay on the first, so the second shows "not measured".
 mem_job2=$(sqlite3 -batch "$DB" "SELECT job_id FROM probe_runs WHERE probe = 'memory' AND job_id <> $mem_job ORDER BY job_id LIMIT 1")
 [ -n "$mem_job2" ] || fail "no second memory result in the reference data"
-sqlite3 -batch "$DB" "INSERT INTO memory_l2_partitions (job_id, device, verdict, warmer_sm, lines,
-    near_cycles, far_cycles, far_second_read_cycles, memory_home_near_cycles, memory_home_far_cycles,
-    copies_kept, granule_bytes, sm_partition, home_mask_bits)
-  SELECT job_id, device, 'two partitions', 0, 2048, 271.6, 452.4, 280, 603, 781, 0, 4096,
-    '[0,1,1,0,0,1,1,0]', '[12,14,16,17,20]' FROM probe_runs WHERE job_id = $mem_job2 LIMIT 1"
+plant_l2_search "$mem_job2" 271.6 452.4 280 603 781 0 '[0,1,1,0,0,1,1,0]' '[12,14,16,17,20]'
 
 # Tensor-core steps in both latency results (mma.sync on both, as measured
 # on the two GPUs in tests/gpu/results/2026-11-24-tensor; a wgmma step on
