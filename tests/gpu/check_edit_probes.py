@@ -12,9 +12,13 @@ Checks:
 - banks, twice: every register up to the highest tested is in exactly one
   class, both runs give the same map, the random confirmation agrees, far
   fewer runs than all pairs, every edited cubin verified, at most 10 s;
-  the reuse_cache member present, its 8 questions well formed, its first
-  ("next") a hit wherever the probe's own reuse_two_same_bank_a_only cost
-  runs conflict-free, the two runs' outcomes alike, /banks?job= serving it;
+  the reuse_cache member present, its 8 questions well formed (conflicts
+  per period, every design's prediction), its flags-cleared controls
+  conflicting (below 0.8 of the conflict-free rate: the patterns leave no
+  spare bank cycle to absorb a conflict), its first ("next") a hit
+  wherever the probe's own reuse_two_same_bank_a_only cost runs
+  conflict-free, the two runs' outcomes and fitting designs alike,
+  /banks?job= serving it;
 - control-codes: every swept instruction has a smallest safe stall (or an
   error), the chain fit is one cycle per stall count, every run verified,
   and /latency shows the same smallest safe stall beside the chain figure;
@@ -95,6 +99,15 @@ for i, d in enumerate(b):
         continue
     if len(rc.get("rules", [])) != sum(q["outcome"] != "not determined" for q in qs):
         problems.append(f"banks run {i}: reuse_cache rules do not match the outcomes")
+    if any("conflicts" not in q or not isinstance(q.get("predicted"), dict) for q in qs) \
+            or not isinstance(rc.get("consistent_designs"), list) or not rc.get("answer"):
+        problems.append(f"banks run {i}: reuse_cache lacks conflicts, predictions or the answer")
+    # every FFMA of a cleared pattern reads two registers of one bank: if
+    # that does not cost, the patterns cannot tell a hit from a miss
+    soft = [q["question"] for q in qs if q["ratios"]["cleared"] >= 0.8]
+    if soft:
+        problems.append(f"banks run {i}: flags-cleared controls at or above 0.8 of the "
+                        f"conflict-free rate (no contrast): {soft}")
     # the probe's own cost test says whether a flag hides the next read's
     # conflict; the reuse patterns must agree with it
     own = d["costs"].get("reuse_two_same_bank_a_only", {}).get("ratio", {})
@@ -107,6 +120,9 @@ if all("questions" in r for r in rcs):
     a1 = [q["outcome"] for q in rcs[1]["questions"]]
     if a0 != a1:
         problems.append(f"banks: the two runs' reuse-cache outcomes differ: {a0} / {a1}")
+    if rcs[0].get("consistent_designs") != rcs[1].get("consistent_designs"):
+        problems.append(f"banks: the two runs' fitting cache designs differ: "
+                        f"{rcs[0].get('consistent_designs')} / {rcs[1].get('consistent_designs')}")
 
 def served(path, job_id):
     """The endpoint's answer for ?job=job_id (a probe's own run, not the newest)."""
@@ -201,12 +217,17 @@ with open(f"{out}/edit-probes-summary.md", "w") as f:
     rc = d.get("reuse_cache") or {}
     if "questions" in rc:
         f.write(f"\n#### reuse cache (registers {rc.get('registers')}, {rc.get('runs')} runs)\n\n"
-                "| question | test | free | cleared | position | outcome |\n|---|---|---|---|---|---|\n")
+                "| question | test | free | cleared | conflicts per period | predicted (design: n) | outcome |\n"
+                "|---|---|---|---|---|---|---|\n")
         for q in rc["questions"]:
             r = q["ratios"]
+            c = q.get("conflicts")
+            pred = ", ".join(f"{k}: {v}" for k, v in q.get("predicted", {}).items())
             f.write(f"| {q['question']} | {r['test']:.3f} | {r['free']:.3f} | {r['cleared']:.3f} | "
-                    f"{q['position']:.2f} | {q['outcome']} |\n")
+                    f"{'-' if c is None else f'{c:.2f}'} | {pred} | {q['outcome']} |\n")
         f.write("\n" + "".join(f"- rule: {x}\n" for x in rc["rules"]))
+        f.write(f"- cache design: {rc.get('answer')} (tolerance {rc.get('tolerance_conflicts')} "
+                f"conflicts per period)\n")
         f.write(f"- loop instructions inside a pattern's period: "
                 f"{rc.get('other_instructions_inside_periods')}\n")
     elif rc:

@@ -393,6 +393,23 @@ static void test_seq_edits(void **state)
     assert_int_equal(sass_field(&in, SASS_RD), r.a);
     assert_int_equal(sass_field(&in, SASS_RB), r.c);
     assert_int_equal(sass_field(&in, SASS_RC), r.f);
+    /* every question's every variant edits and verifies on this cubin */
+    for (int q = 0; q < REUSE_QUESTIONS; q++)
+        for (int v = 0; v < REUSE_VARIANTS; v++) {
+            struct banks_step all[REUSE_PERIOD];
+            assert_int_equal(reuse_pattern(&r, (enum reuse_question)q, (enum reuse_variant)v,
+                                           all), 0);
+            size_t k = banks_edits_seq(&L, all, REUSE_PERIOD, ed);
+            assert_int_equal(k, BANKS_EDITS_PER_FFMA * L.nffma);
+            memcpy(copy, cub, size);
+            assert_int_equal(patch_apply(copy, size, BANKS_KERNEL, ed, k, err, sizeof err), 0);
+            assert_int_equal(banks_verify_seq(cub, copy, size, &L, all, REUSE_PERIOD, err,
+                                              sizeof err), 0);
+        }
+    /* back to the write question's test pattern */
+    assert_int_equal(banks_edits_seq(&L, seq, REUSE_PERIOD, ed), n);
+    memcpy(copy, cub, size);
+    assert_int_equal(patch_apply(copy, size, BANKS_KERNEL, ed, n, err, sizeof err), 0);
     /* verify refuses another sequence; edits refuse an unsafe destination */
     struct banks_step other[REUSE_PERIOD];
     assert_int_equal(reuse_pattern(&r, REUSE_Q_WRITE, REUSE_CLEARED, other), 0);
