@@ -86,9 +86,19 @@ int banks_layout_shape(const void *cubin, size_t size, const struct banks_shape 
                        struct banks_layout *L, char *err, size_t errlen);
 
 /* What the probe tests is bounded by the compiler, not by the register
- * count: on an H200 (driver 580.159) a kernel reported with 255 registers
- * faulted (CUDA_ERROR_ILLEGAL_INSTRUCTION) when an FFMA named R253, while
- * the JIT hands out R0..R252 (banks_run.c, compiler_ceiling). */
+ * count: the JIT hands out R0..R252 to a 255-register kernel (banks_run.c,
+ * compiler_ceiling), and R253/R254 are refused as register numbers on
+ * sm_90: an H100 (driver 580.159.04) raised CUDA_ERROR_ILLEGAL_INSTRUCTION
+ * whenever an FFMA or IADD3 named either, source or destination, even in a
+ * kernel declared with 255 registers, where R252 ran
+ * (tests/gpu/results/2026-11-24-h100-regs-limit). */
+#define BANKS_REFUSED_REG 253        /* the first register number sm_90 refuses */
+
+/* The registers the probe does not time, R(top+1)..R254, each with its
+ * reason (banks_untested.c): [{"register", "reason"}]. regs: the kernel's
+ * register count. banks_untested_reason writes one reason into buf. */
+json_t *banks_untested_json(unsigned top, int regs);
+void banks_untested_reason(unsigned reg, unsigned top, int regs, char *buf, size_t n);
 
 /* 1 if the instruction certainly writes the general register in its Rd
  * field (a short list of operations on purpose: S2R, MOV, IMAD, IADD3,

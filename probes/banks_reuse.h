@@ -1,32 +1,51 @@
 /*
  * The register-file reuse cache behind the reuse flags, probed on the bank
- * probe's kernel (probes/banks.h): the FFMA patterns and the plain-C
- * analysis that turns their rates into rules (or "not determined").
+ * probe's kernel (probes/banks.h): the FFMA patterns, a small cache
+ * simulator with candidate designs, and the plain-C analysis that picks
+ * the designs (and the per-question rules) the measured rates allow.
  *
  * DESIGN
  * Huerta et al. ("Analyzing Modern NVIDIA GPU cores", 2025) describe, on
  * Turing/Ampere, a small cache in front of the register banks that an
- * operand enters when its instruction sets the operand's reuse flag. Here
- * each question is one pattern of REUSE_PERIOD FFMAs repeated through the
- * timed loop (banks_edits_seq): FFMA 0 reads register a in slot a with the
- * flag set, later FFMAs do what the question asks (read another register
- * in slot a, with or without the flag; write a; ...), and the last FFMA of
- * interest (the "probe") reads a together with c, a register of a's bank.
- * If a is still cached the probe reads only c from the bank and costs one
- * issue cycle; if not, a and c conflict and it costs two. All the other
- * FFMAs read at most one register of each bank and never conflict, so the
- * pattern runs at 8/8 of the conflict-free rate on a hit, 8/9 on a miss.
+ * operand enters when its instruction sets the operand's reuse flag.
  *
- * Each test is measured beside two controls built from it, so the answer
- * needs no assumed cost: "free" (the probe's c replaced by x, a register
- * of the other bank: no conflict whatever the cache does, the hit rate)
- * and "cleared" (every reuse flag cleared: nothing is cached, the miss
- * rate). The test's position between them, (test - cleared) / (free -
- * cleared), above REUSE_HIT_AT says hit, below REUSE_MISS_AT miss,
- * between them (or with controls closer than REUSE_MIN_CONTRAST) "not
- * determined", and the rule follows from the question. The first question
- * (the flag helps the very next FFMA) is the premise of all the others:
- * when it is not a hit, none is determined.
+ * The first GPU run (H100, 2026-11-24) showed why one conflicting read in
+ * 8 FFMAs tells nothing: the hardware absorbs an isolated conflict when
+ * the neighbouring FFMAs leave bank read cycles spare (all ratios within
+ * 1e-5 of 1), while FFMAs that all read two registers of one bank run at
+ * 0.507. So the patterns leave no spare bank cycle: every FFMA of a test
+ * pattern reads c, a register of bank A that is never flagged (always a
+ * bank read), and at most one other register of bank A, a "cacheable" one
+ * (a, a2: flagged somewhere in the pattern) or f (never flagged); a third
+ * source, when there is one, is o of bank B. An FFMA then costs one issue
+ * cycle when its second bank-A register is served by the cache and two
+ * when it is not, and both a per-instruction cost model and a bank
+ * read-bandwidth model (cycles = the busiest bank's reads) give the same
+ * cycles per period: FFMAs + the bank-A reads the cache did not serve
+ * beyond one per FFMA ("conflicts").
+ *
+ * Each question is a pattern of REUSE_PERIOD FFMAs repeated through the
+ * timed loop (banks_edits_seq), measured beside two controls built from
+ * it: "free" (c replaced by RZ: no FFMA reads two registers of a bank, 0
+ * conflicts whatever the cache does) and "cleared" (every reuse flag
+ * cleared: nothing cached; as many conflicts as FFMAs with two bank-A
+ * reads, known from the pattern). The controls calibrate one conflict's
+ * cost, so the test's rate becomes conflicts per period:
+ *   conflicts = N_cleared * (cycles_test - cycles_free) /
+ *               (cycles_cleared - cycles_free),   cycles = PERIOD / ratio.
+ *
+ * Every candidate design (reuse_designs: per slot or shared, entries per
+ * bank or per slot, lifetime, what an unflagged read or a write does)
+ * predicts each pattern's conflicts with the simulator (reuse_simulate).
+ * A design fits when every question's measured conflicts lie within the
+ * tolerance of its prediction; the tolerance is REUSE_TOL_SPREADS times
+ * the controls' spread over the repeats (in conflicts), at least
+ * REUSE_TOL_MIN. The answer is the fitting designs, or "not determined"
+ * when none or all fit. Each question keeps an outcome: "hit" when its
+ * measured conflicts match a design under which the question's probe read
+ * is served by the cache and no design under which it is not, "miss" the
+ * reverse, else "not determined"; and a question whose premise (next,
+ * then distance) was not a hit is not determined.
  */
 #ifndef GPUPROBE_PROBES_BANKS_REUSE_H
 #define GPUPROBE_PROBES_BANKS_REUSE_H
@@ -37,15 +56,15 @@
 #include "probes/banks.h"
 
 #define REUSE_PERIOD 8               /* FFMAs per pattern; divides BANKS_TIMED */
-#define REUSE_HIT_AT 0.75            /* position at or above: the probe hit */
-#define REUSE_MISS_AT 0.25           /* position at or below: it missed */
-#define REUSE_MIN_CONTRAST 0.03      /* (free - cleared) / free below this: no contrast */
+#define REUSE_TOL_MIN 0.25           /* conflicts per period: the least tolerance */
+#define REUSE_TOL_SPREADS 3.0        /* tolerance = this many control spreads */
+#define REUSE_MIN_CONTRAST 0.2       /* (cycles cleared - free) / free below this: no contrast */
 
-/* The registers the patterns name. a, a2 and c share a bank; x and o are
- * in another; a and d are timed-FFMA destinations (safe to write: the
+/* The registers the patterns name. a, a2, c and f share a bank (A); o is
+ * in another (B); a and d are timed-FFMA destinations (safe to write: the
  * write question writes a, every other FFMA writes d). All distinct. */
 struct reuse_regs {
-    unsigned a, a2, c, x, o, d;
+    unsigned a, a2, c, f, o, d;
 };
 
 enum reuse_question {
@@ -62,8 +81,8 @@ enum reuse_question {
 
 enum reuse_variant {
     REUSE_TEST,                      /* the pattern as the question asks */
-    REUSE_FREE,                      /* the probe reads x instead of c: the hit control */
-    REUSE_CLEARED,                   /* every reuse flag cleared: the miss control */
+    REUSE_FREE,                      /* c replaced by RZ: no conflict at all */
+    REUSE_CLEARED,                   /* every reuse flag cleared: every possible conflict */
     REUSE_VARIANTS
 };
 
@@ -82,30 +101,77 @@ json_t *reuse_pattern_json(const struct banks_step seq[REUSE_PERIOD]);
 
 /* Picks the registers from a bank map (bank[r] for r = 0..top, -1 for a
  * register not mapped) and the timed FFMAs' destinations: a and d among
- * dest, a2 and c in a's bank, x and o in another, all distinct, none
- * above top. 0, or -1 when the map or the destinations do not allow it
- * (fewer than two banks, no destination with two bank-mates). */
+ * dest, a2, c and f in a's bank, o in another, all distinct, none above
+ * top. 0, or -1 when the map or the destinations do not allow it (fewer
+ * than two banks, no destination with three bank-mates). */
 int reuse_pick_regs(const int *bank, unsigned top, const unsigned *dest, size_t ndest,
                     struct reuse_regs *r);
 
-enum reuse_outcome { REUSE_UNDETERMINED, REUSE_HIT, REUSE_MISS };
+/* ---- the candidate designs and the simulator ------------------------------ */
 
-/* One question's verdict from its three ratios (to the conflict-free
- * rate); *position gets (test - cleared) / (free - cleared), 0 when the
- * controls have no contrast. premise_hit: whether REUSE_Q_NEXT hit (pass
- * 1 for REUSE_Q_NEXT itself). */
-enum reuse_outcome reuse_classify(double test, double free_, double cleared, int premise_hit,
-                                  double *position);
+/* A cache design. A "scope" is where entries live: one per operand slot,
+ * or one for all slots (shared); within it, entries per bank (per_bank)
+ * or for all banks together; entries beyond the capacity evict the
+ * oldest. */
+struct reuse_design {
+    const char *name, *text;
+    int shared;                      /* one scope for all slots (else one per slot) */
+    int per_bank;                    /* capacity counted per bank (else per scope) */
+    int entries;                     /* capacity */
+    int life;                        /* an entry serves reads up to this many FFMAs after it was set */
+    int unflagged_evicts;            /* an unflagged read of another register of the bank evicts */
+    int unflagged_releases;          /* an unflagged read of a cached register releases it */
+    int write_invalidates;           /* writing a cached register drops its entry */
+    int no_effect;                   /* the flags do nothing */
+};
+#define REUSE_DESIGNS 8
+extern const struct reuse_design reuse_designs[REUSE_DESIGNS];
+
+/* What the simulator saw in the last of several repeated periods (the
+ * first ones warm the cache up, as the timed loop's repetitions do). */
+struct reuse_sim {
+    int conflicts;                   /* extra cycles per period: cost - 1 summed over FFMAs */
+    unsigned served[REUSE_PERIOD];   /* bit s: step's slot-s read served by the cache */
+};
+
+/* Runs seq (REUSE_PERIOD steps) on design d; bank_of gives the bank of a
+ * register (called only for registers other than RZ). */
+void reuse_simulate(const struct reuse_design *d, const struct banks_step seq[REUSE_PERIOD],
+                    int (*bank_of)(const struct reuse_regs *r, unsigned reg),
+                    const struct reuse_regs *regs, struct reuse_sim *out);
+
+/* The bank of a register of r: o is in bank 1, a, a2, c, f in bank 0. */
+int reuse_role_bank(const struct reuse_regs *r, unsigned reg);
+
+/* Conflicts per period design d predicts for question q, variant v
+ * (registers by role, reuse_role_bank); *probe_served: whether the
+ * question's probe read is served; may be NULL. */
+int reuse_predict(const struct reuse_design *d, enum reuse_question q, enum reuse_variant v,
+                  int *probe_served);
+
+enum reuse_outcome { REUSE_UNDETERMINED, REUSE_HIT, REUSE_MISS };
 
 /* The rule a determined outcome of question q supports (a sentence), or
  * NULL for REUSE_UNDETERMINED. */
 const char *reuse_rule(enum reuse_question q, enum reuse_outcome o);
 
+/* Measured conflicts per period from one question's three ratios (to the
+ * conflict-free rate) and the cleared pattern's conflicts n_cleared (a
+ * little below 0 when noise puts the test above free); NAN when the
+ * controls have no contrast (REUSE_MIN_CONTRAST) or a ratio is not
+ * positive. *per_conflict gets one conflict's cost in cycles. */
+double reuse_conflicts(double test, double free_, double cleared, int n_cleared,
+                       double *per_conflict);
+
 /* The whole analysis: ratio[q][v] for every question and variant (medians
- * over repeats) -> {"questions": [{"question", "asks", "ratios": {"test",
- * "free", "cleared"}, "position", "outcome": "hit"|"miss"|"not
- * determined", "rule"}], "rules": [sentences of the determined ones],
- * "determined": n}. */
-json_t *reuse_analyse(const double ratio[REUSE_QUESTIONS][REUSE_VARIANTS]);
+ * over repeats) and range[q][v] (max - min over repeats; NULL: none) ->
+ * {"questions": [{"question", "asks", "ratios": {"test", "free",
+ * "cleared"}, "position", "conflicts", "predicted": {design: n},
+ * "outcome": "hit"|"miss"|"not determined", "rule" | "why"}], "rules":
+ * [sentences of the determined ones], "determined": n, "designs": [{"name",
+ * "text", "fits"}], "consistent_designs": [names], "answer": sentence,
+ * "tolerance_conflicts"}. */
+json_t *reuse_analyse(const double ratio[REUSE_QUESTIONS][REUSE_VARIANTS],
+                      const double range[REUSE_QUESTIONS][REUSE_VARIANTS]);
 
 #endif

@@ -28,7 +28,9 @@
  *      the reuse flags of the conflicting slots set;
  *   5. reuse cache: the patterns of banks_reuse.h (each question's test
  *      with its conflict-free and flags-cleared controls) on registers
- *      picked from the classes, analysed into rules ("reuse_cache").
+ *      picked from the classes; the analysis compares the conflicts per
+ *      period with each candidate cache design's and gives the designs
+ *      that fit and the per-question rules ("reuse_cache").
  * Every measurement is counted in "runs".
  */
 #include <math.h>
@@ -295,9 +297,9 @@ static json_t *reuse_cache(struct run *R, const struct classes *C, char *err, si
     struct reuse_regs rr;
     if (reuse_pick_regs(C->of, R->top, R->L.dest, R->L.ndest, &rr) < 0)
         return json_pack("{s:s}", "not_run",
-                         "the bank map has no timed-FFMA destination with two bank-mates "
+                         "the bank map has no timed-FFMA destination with three bank-mates "
                          "and another bank beside it");
-    double ratio[REUSE_QUESTIONS][REUSE_VARIANTS], mhz;
+    double ratio[REUSE_QUESTIONS][REUSE_VARIANTS], range[REUSE_QUESTIONS][REUSE_VARIANTS], mhz;
     json_t *patterns = json_object();
     int r0 = R->runs;
     for (int q = 0; q < REUSE_QUESTIONS; q++) {
@@ -315,17 +317,20 @@ static json_t *reuse_cache(struct run *R, const struct classes *C, char *err, si
                 }
                 ratios[k] = rates[k] / R->ref;
             }
-            ratio[q][v] = spread_of(ratios, (size_t)R->repeats).median;
+            /* the JSON first: spread_of sorts the runs */
             json_object_set_new(pj, vname[v],
                                 json_pack("{s:o, s:o}", "steps", reuse_pattern_json(seq),
                                           "ratio", spread_json(ratios, (size_t)R->repeats)));
+            struct spread sp = spread_of(ratios, (size_t)R->repeats);
+            ratio[q][v] = sp.median;
+            range[q][v] = sp.max - sp.min;
         }
         json_object_set_new(patterns, reuse_question_name((enum reuse_question)q), pj);
     }
-    json_t *res = reuse_analyse(ratio);
+    json_t *res = reuse_analyse(ratio, range);
     json_object_set_new(res, "registers",
                         json_pack("{s:i, s:i, s:i, s:i, s:i, s:i}", "a", rr.a, "a2", rr.a2, "c",
-                                  rr.c, "x", rr.x, "o", rr.o, "d", rr.d));
+                                  rr.c, "f", rr.f, "o", rr.o, "d", rr.d));
     json_object_set_new(res, "patterns", patterns);
     json_object_set_new(res, "runs", json_integer(R->runs - r0));
     /* Other instructions of the loop (its counter, compare, branch) between
@@ -338,10 +343,15 @@ static json_t *reuse_cache(struct run *R, const struct classes *C, char *err, si
             inside += (int)(R->L.ffma[i] - R->L.ffma[i - 1] - 1);
     json_object_set_new(res, "other_instructions_inside_periods", json_integer(inside));
     json_object_set_new(res, "method",
-                        json_string("8-FFMA patterns repeated through the timed loop; each "
-                                    "question's test beside a conflict-free control (free) and "
-                                    "a flags-cleared control (cleared), ratios to the "
-                                    "conflict-free rate (probes/banks_reuse.h)"));
+                        json_string("8-FFMA patterns repeated through the timed loop, "
+                                    "every FFMA reading a never-flagged register of bank A "
+                                    "beside at most one other of bank A, so the cycles per "
+                                    "period are 8 + the bank-A reads the cache did not serve; "
+                                    "each question's test beside a conflict-free control "
+                                    "(free) and a flags-cleared control (cleared), which "
+                                    "calibrate one conflict's cost; the measured conflicts "
+                                    "per period compared with what each candidate cache "
+                                    "design predicts (probes/banks_reuse.h)"));
     return res;
 }
 
@@ -349,8 +359,9 @@ static json_t *reuse_cache(struct run *R, const struct classes *C, char *err, si
  * registers: the probe's kernel with one more live value than fits is
  * compiled by the same JIT and the highest destination it names is taken
  * (R252 on an H200 with driver 580.159, above the R251 the probe's own
- * FFMAs reach). Naming a register above it faulted on that GPU, so the
- * probe tests up to here and no further. */
+ * FFMAs reach). Above it lie R253/R254, which sm_90 refuses as register
+ * numbers (banks_untested.c has the evidence), so the probe tests up to
+ * here and no further. */
 static int compiler_ceiling(struct run *R, char *err, size_t errlen)
 {
     struct banks_shape sh = banks_probe_shape;
@@ -404,29 +415,6 @@ static json_t *layout_json(const struct run *R)
                      (int)(R->L.ffma[0] * SASS_INSN_BYTES), "destinations", d, "threads",
                      BANKS_THREADS, "blocks", (int)R->S.blocks, "iterations", ITERS,
                      "launches_per_run", 2);
-}
-
-/* The registers above the compiler's ceiling: the probe does not time
- * them. Naming a register the compiler does not hand out can fault the
- * kernel (on an H200, R253 as an FFMA source raised
- * CUDA_ERROR_ILLEGAL_INSTRUCTION, tests/gpu/results/2026-11-21-h200-banks),
- * and a fault ends the process's CUDA context and logs an Xid on the node,
- * so a routine probe must not provoke one. */
-static json_t *untested(const struct run *R)
-{
-    json_t *list = json_array();
-    char why[512];
-    snprintf(why, sizeof why,
-             "above R%u, the highest register this driver's compiler hands out to a kernel of "
-             "%d registers (it named no higher one even when short of registers; the count is "
-             "that register + %d, as ptxas counts two registers above the highest its code "
-             "names in every cubin of tests/fixtures); naming R253 faulted on an H200 "
-             "(tests/gpu/results/2026-11-21-h200-banks), and tests/gpu/regs_limit.sh decides "
-             "why (docs/banks.md): a routine probe must not fault the GPU",
-             R->top, R->L.regs, R->L.regs - (int)R->top);
-    for (unsigned r = R->top + 1; r <= BANKS_MAX_REG; r++)
-        json_array_append_new(list, json_pack("{s:i, s:s}", "register", r, "reason", why));
-    return list;
 }
 
 json_t *banks_probe_run(const char *device, int sample, int repeats, char *err, size_t errlen)
@@ -513,7 +501,7 @@ json_t *banks_probe_run(const char *device, int sample, int repeats, char *err, 
                                       "register measured `repeats` times",
                                       "registers", refj));
         ref_spread = NULL;
-        json_object_set_new(res, "untested_registers", untested(&R));
+        json_object_set_new(res, "untested_registers", banks_untested_json(R.top, R.L.regs));
         json_object_set_new(res, "reuse_cache", reuse);
         reuse = NULL;
         json_object_set_new(res, "repeats", json_integer(repeats));

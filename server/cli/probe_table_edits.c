@@ -128,8 +128,9 @@ static void cost_rows(FILE *f, const json_t *costs)
     }
 }
 
-/* The reuse cache: one row per question (test, free, cleared, outcome),
- * then the rules; nothing for a result stored before it. */
+/* The reuse cache: one row per question (test, free, cleared, the
+ * conflicts per period they give, outcome), then the rules and the cache
+ * designs that fit; nothing for a result stored before it. */
 static void reuse_rows(FILE *f, const json_t *rc)
 {
     const json_t *q, *r;
@@ -140,16 +141,23 @@ static void reuse_rows(FILE *f, const json_t *rc)
         fprintf(f, "\nreuse cache not run: %s\n", pt_text(rc, "not_run", ""));
         return;
     }
-    fprintf(f, "\n%-18s %-7s %-7s %-7s %-8s %s\n", "reuse question", "test", "free", "cleared",
-            "position", "outcome");
+    fprintf(f, "\n%-18s %-7s %-7s %-7s %-9s %s\n", "reuse question", "test", "free", "cleared",
+            "conflicts", "outcome");
     json_array_foreach(json_object_get(rc, "questions"), i, q) {
-        const json_t *x = json_object_get(q, "ratios");
-        fprintf(f, "%-18s %-7.3f %-7.3f %-7.3f %-8.2f %s\n", pt_text(q, "question", "?"),
-                pt_num(x, "test"), pt_num(x, "free"), pt_num(x, "cleared"), pt_num(q, "position"),
+        const json_t *x = json_object_get(q, "ratios"), *c = json_object_get(q, "conflicts");
+        char conf[16] = "-";
+        if (json_is_number(c))
+            snprintf(conf, sizeof conf, "%.2f", json_number_value(c));
+        fprintf(f, "%-18s %-7.3f %-7.3f %-7.3f %-9s %s\n", pt_text(q, "question", "?"),
+                pt_num(x, "test"), pt_num(x, "free"), pt_num(x, "cleared"), conf,
                 pt_text(q, "outcome", "?"));
     }
     json_array_foreach(json_object_get(rc, "rules"), i, r)
         fprintf(f, "  rule: %s\n", json_string_value(r) ? json_string_value(r) : "?");
+    if (json_object_get(rc, "answer"))
+        fprintf(f, "  cache design (conflicts within %.2f of its prediction on every question): "
+                   "%s\n",
+                pt_num(rc, "tolerance_conflicts"), pt_text(rc, "answer", "?"));
 }
 
 void pt_banks_table(FILE *f, const json_t *doc)

@@ -12,9 +12,13 @@ Checks:
 - banks, twice: every register up to the highest tested is in exactly one
   class, both runs give the same map, the random confirmation agrees, far
   fewer runs than all pairs, every edited cubin verified, at most 10 s;
-  the reuse_cache member present, its 8 questions well formed, its first
-  ("next") a hit wherever the probe's own reuse_two_same_bank_a_only cost
-  runs conflict-free, the two runs' outcomes alike, /banks?job= serving it;
+  the reuse_cache member present, its 8 questions well formed (conflicts
+  per period, every design's prediction), its flags-cleared controls
+  conflicting (below 0.8 of the conflict-free rate: the patterns leave no
+  spare bank cycle to absorb a conflict), its first ("next") a hit
+  wherever the probe's own reuse_two_same_bank_a_only cost runs
+  conflict-free, the two runs' outcomes and fitting designs alike,
+  /banks?job= serving it;
 - control-codes: every swept instruction has a smallest safe stall (or an
   error), the chain fit is one cycle per stall count, every run verified,
   and /latency shows the same smallest safe stall beside the chain figure;
@@ -26,8 +30,12 @@ Checks:
 Writes raw documents and edit-probes-summary.md under OUT_DIR.
 """
 import json
+import os
 import sys
-from api import client, job_runner
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import banks_reuse  # noqa: E402
+from api import client, job_runner  # noqa: E402
 
 base, token, uuid, out = sys.argv[1:5]
 call = client(base, token)
@@ -77,36 +85,18 @@ for d in b:
 if b[0]["map"] != b[1]["map"]:
     problems.append("banks: two runs gave different maps")
 
-# --- the reuse cache (probes/banks_reuse.h) -------------------------------------
-OUTCOMES = ("hit", "miss", "not determined")
+# --- the reuse cache (probes/banks_reuse.h, checks in banks_reuse.py) -------------
 for i, d in enumerate(b):
-    rc = d.get("reuse_cache")
-    if not isinstance(rc, dict):
-        problems.append(f"banks run {i}: no reuse_cache member")
-        continue
-    if "not_run" in rc:
-        if d["bank_count"] >= 2:
-            problems.append(f"banks run {i}: reuse_cache not run with {d['bank_count']} banks: "
-                            f"{rc['not_run']}")
-        continue
-    qs = rc.get("questions", [])
-    if len(qs) != 8 or any(q.get("outcome") not in OUTCOMES for q in qs):
-        problems.append(f"banks run {i}: reuse_cache questions malformed")
-        continue
-    if len(rc.get("rules", [])) != sum(q["outcome"] != "not determined" for q in qs):
-        problems.append(f"banks run {i}: reuse_cache rules do not match the outcomes")
-    # the probe's own cost test says whether a flag hides the next read's
-    # conflict; the reuse patterns must agree with it
-    own = d["costs"].get("reuse_two_same_bank_a_only", {}).get("ratio", {})
-    if isinstance(own, dict) and own.get("median", 0) >= 0.99 and qs[0]["outcome"] != "hit":
-        problems.append(f"banks run {i}: reuse_two_same_bank_a_only runs conflict-free "
-                        f"({own['median']:.3f}) but the reuse question 'next' is {qs[0]['outcome']}")
+    problems += banks_reuse.problems(d, f"banks run {i}")
 rcs = [d.get("reuse_cache") or {} for d in b]
 if all("questions" in r for r in rcs):
     a0 = [q["outcome"] for q in rcs[0]["questions"]]
     a1 = [q["outcome"] for q in rcs[1]["questions"]]
     if a0 != a1:
         problems.append(f"banks: the two runs' reuse-cache outcomes differ: {a0} / {a1}")
+    if rcs[0].get("consistent_designs") != rcs[1].get("consistent_designs"):
+        problems.append(f"banks: the two runs' fitting cache designs differ: "
+                        f"{rcs[0].get('consistent_designs')} / {rcs[1].get('consistent_designs')}")
 
 def served(path, job_id):
     """The endpoint's answer for ?job=job_id (a probe's own run, not the newest)."""
@@ -198,19 +188,7 @@ with open(f"{out}/edit-probes-summary.md", "w") as f:
             "| cost test | sources | reuse | ratio to conflict-free |\n|---|---|---|---|\n")
     for name, t in d["costs"].items():
         f.write(f"| {name} | {t['sources']} | {t['reuse']} | {spread(t['ratio'])} |\n")
-    rc = d.get("reuse_cache") or {}
-    if "questions" in rc:
-        f.write(f"\n#### reuse cache (registers {rc.get('registers')}, {rc.get('runs')} runs)\n\n"
-                "| question | test | free | cleared | position | outcome |\n|---|---|---|---|---|---|\n")
-        for q in rc["questions"]:
-            r = q["ratios"]
-            f.write(f"| {q['question']} | {r['test']:.3f} | {r['free']:.3f} | {r['cleared']:.3f} | "
-                    f"{q['position']:.2f} | {q['outcome']} |\n")
-        f.write("\n" + "".join(f"- rule: {x}\n" for x in rc["rules"]))
-        f.write(f"- loop instructions inside a pattern's period: "
-                f"{rc.get('other_instructions_inside_periods')}\n")
-    elif rc:
-        f.write(f"\n- reuse cache not run: {rc.get('not_run')}\n")
+    f.write(banks_reuse.summary(d.get("reuse_cache") or {}))
     f.write("\n### control-codes\n\n| instr | compiler stall | chain latency | smallest safe stall | "
             "chain fit (slope, residual) | stream fit from stall |\n|---|---|---|---|---|---|\n")
     for e in cc["instructions"]:

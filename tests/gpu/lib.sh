@@ -1,4 +1,4 @@
-# Shared by the GPU scripts (run.sh, reference.sh, capture.sh, l1map.sh, dsmem.sh, async_copy.sh,
+# Shared by the GPU scripts (run.sh, reference.sh, capture.sh, l1map.sh, dsmem.sh, async_copy.sh, banks.sh,
 # sched.sh, tensor.sh, regs_limit.sh): sourced, not run.
 
 # wait_ready LOG: waits (up to 30 s) until the daemon logging to LOG answers

@@ -12,7 +12,11 @@
  * - refusals: illegal registers, no free destination, a cubin whose
  *   register count is too low or whose timed region lost an FFMA;
  * - where ptxas is installed, the freshly generated PTX compiles to a
- *   kernel the layout reader accepts.
+ *   kernel the layout reader accepts;
+ * - the untested registers and their reasons (banks_untested.c): R253 and
+ *   R254 named as refused register numbers with the H100 experiment's
+ *   evidence directory, a register below R253 above a lower ceiling with
+ *   the compiler's reason.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -237,12 +241,45 @@ static void test_ptxas(void **state)
     free(cub);
 }
 
+static void test_untested(void **state)
+{
+    (void)state;
+    json_t *l = banks_untested_json(252, 255);
+    assert_int_equal(json_array_size(l), 2);
+    for (size_t i = 0; i < 2; i++) {
+        json_t *e = json_array_get(l, i);
+        const char *why = json_string_value(json_object_get(e, "reason"));
+        assert_int_equal(json_integer_value(json_object_get(e, "register")), 253 + (int)i);
+        assert_non_null(strstr(why, "refused as a register number"));
+        assert_non_null(strstr(why, "tests/gpu/results/2026-11-24-h100-regs-limit"));
+        assert_non_null(strstr(why, "CUDA_ERROR_ILLEGAL_INSTRUCTION"));
+        assert_non_null(strstr(why, "source or as the destination"));
+        assert_non_null(strstr(why, "R252 ran"));
+    }
+    json_decref(l);
+    /* a JIT that stops lower: R251, R252 for the compiler's reason */
+    l = banks_untested_json(250, 253);
+    assert_int_equal(json_array_size(l), 4);
+    const char *why = json_string_value(json_object_get(json_array_get(l, 0), "reason"));
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(l, 0), "register")), 251);
+    assert_non_null(strstr(why, "above R250"));
+    assert_non_null(strstr(why, "253 registers"));
+    assert_non_null(strstr(why, "R17 ran, R18 faulted"));
+    assert_null(strstr(why, "refused"));
+    why = json_string_value(json_object_get(json_array_get(l, 2), "reason"));
+    assert_non_null(strstr(why, "refused as a register number"));
+    json_decref(l);
+    l = banks_untested_json(BANKS_MAX_REG, 255);
+    assert_int_equal(json_array_size(l), 0);
+    json_decref(l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_golden_ptx), cmocka_unit_test(test_layout),
         cmocka_unit_test(test_rewrite), cmocka_unit_test(test_refusals),
-        cmocka_unit_test(test_ptxas),
+        cmocka_unit_test(test_ptxas), cmocka_unit_test(test_untested),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -142,7 +142,7 @@ static json_t *reuse_member(void)
         r[q][REUSE_FREE] = 1.0;
         r[q][REUSE_CLEARED] = 0.889;
     }
-    return reuse_analyse(r);
+    return reuse_analyse(r, NULL);
 }
 
 static void test_banks_reuse_cache(void **state)

@@ -201,9 +201,11 @@ function reuseCache(rc) {
   }
   const regs = rc.registers || {};
   box.append(el('p', { class: 'hint' },
-    `Eight-FFMA patterns: R${regs.a} cached from slot a (reuse flag), read again with R${regs.c} of its bank; `
-    + 'the test lies between its conflict-free control (free, position 1 = hit) and its flags-cleared control '
-    + `(cleared, position 0 = miss). ${rc.determined} of ${(rc.questions || []).length} questions determined.`));
+    `Eight-FFMA patterns: every FFMA reads R${regs.c} beside at most one other register of its bank, `
+    + `R${regs.a} cached from slot a (reuse flag); the conflict-free (free) and flags-cleared (cleared) controls `
+    + 'turn the test into conflicts per period, set beside what each candidate cache design predicts. '
+    + `${rc.determined} of ${(rc.questions || []).length} questions determined.`));
+  if (rc.answer) box.append(el('p', { id: 'reuse-answer', text: `Cache design: ${rc.answer}` }));
   box.append(el('ul', { class: 'rules', id: 'reuse-rules' }, (rc.rules || []).map((r) => el('li', { text: r }))));
   const outcomeCls = (o) => (o === 'hit' ? 'good' : o === 'miss' ? 'bad' : null);
   box.append(el('div', { class: 'scroll' }, dataTable([
@@ -211,7 +213,7 @@ function reuseCache(rc) {
     { head: 'Test', cls: 'num', value: (q) => fmtNum(q.ratios?.test, 3) },
     { head: 'Free', cls: 'num', value: (q) => fmtNum(q.ratios?.free, 3) },
     { head: 'Cleared', cls: 'num', value: (q) => fmtNum(q.ratios?.cleared, 3) },
-    { head: 'Position', cls: 'num', value: (q) => fmtNum(q.position, 2) },
+    { head: 'Conflicts', cls: 'num', value: (q) => (q.conflicts == null ? (q.position == null ? '' : `position ${fmtNum(q.position, 2)}`) : fmtNum(q.conflicts, 2)) },
     { head: 'Outcome', value: (q) => el('span', { class: outcomeCls(q.outcome), text: q.outcome, title: q.rule || q.why || '' }) },
   ], rc.questions || [], 'Reuse-cache questions: FFMA rate over the conflict-free rate')));
   return box;
