@@ -166,11 +166,16 @@ refused 1 cyclic.csv --device GPU-00000000-0000-0000-0000-000000000000 --db ref.
 refused 2 cyclic.csv --device "$uuid"
 
 # ---- --set-index hardware: the L1 set mapping stored with the memory result ----------------
-refused 1 cyclic.csv --device "$uuid" --db ref.db --set-index hardware   # the reference has none
-assert_match "$ERR" "no L1 set search" "hardware without a stored mapping"
-refused 2 cyclic.csv --set-index hardware                                 # no device
+# The reference result holds the device's L1 set search and L2 partition
+# search; taken out, it is a result from before them (what an older
+# database holds), and each case below is then stored in turn.
 sql() { sqlite3 -batch -bail -cmd ".timeout 5000" ref.db "$1"; }
 job=$(sql "SELECT job_id FROM probe_runs WHERE probe = 'memory' AND device = '$uuid'")
+sql "DELETE FROM memory_l1_set_masks WHERE job_id = $job; DELETE FROM memory_l1_sets WHERE job_id = $job;
+     DELETE FROM memory_l2_partitions WHERE job_id = $job"
+refused 1 cyclic.csv --device "$uuid" --db ref.db --set-index hardware   # none stored
+assert_match "$ERR" "no L1 set search" "hardware without a stored mapping"
+refused 2 cyclic.csv --set-index hardware                                 # no device
 sql "INSERT INTO memory_l1_sets (job_id, device, status, reason, fill_bytes)
      VALUES ($job, '$uuid', 'not determined', 'no floor of one set', 32)"
 refused 1 cyclic.csv --device "$uuid" --db ref.db --set-index hardware

@@ -33,7 +33,7 @@ done <fleet/planted.tsv
 assert_true '[.models[].outliers[] | select(.metric | startswith("gpuprobe_memory_latency_cycles"))] | all(.relative > 0.1 and .deviation_mads > 6 and .job_id > 0)'
 assert_true '[.models[].outliers[] | select(.metric == "gpuprobe_register_bank_map")] | length == 1 and all(.text != .mode)'
 # the distributions: every figure of every model, within the planted ones too
-assert_true '.models | all(.figures | length == 211)'
+assert_true '.models | all(.figures | length == 281)'
 assert_true '[.models[].figures[] | select(.categorical | not)] | all(.n == 10 and .min <= .median and .median <= .max)'
 
 # restricted by model and by host
@@ -90,7 +90,7 @@ assert_status 200
 assert_json .results_added 2
 req GET /api/v1/fleet
 assert_json '.devices | length' 32
-assert_json '[.devices[] | select(.uuid | endswith("00000000001f")) | .figures]' '[211]'
+assert_json '[.devices[] | select(.uuid | endswith("00000000001f")) | .figures]' '[281]'
 assert_json '[.models[].outliers[].uuid] | unique | join(",")' "$planted"
 # figures of a result the central holds whole are the same measurement: held, not added
 REQ_BODY_FILE=figures/00030.json req POST /api/v1/import

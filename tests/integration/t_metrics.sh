@@ -2,8 +2,8 @@
 # Proves GET /metrics is Prometheus text that promtool accepts, serves this host's devices by default and every stored one with metrics_devices = all (the reference H200's figures with dcgm-exporter's labels), counts requests by route pattern and jobs by kind, state and worker failure, and that a real Prometheus scrapes it and answers PromQL for a probe figure, a job count and every query of the Grafana dashboard (docs/grafana/gpuprobe.json).
 . "$(dirname "$0")/lib.sh"
 
-H200=GPU-83728c7f-37c5-5036-6036-f6d65f32a360
-H100=GPU-2c2fb52c-0228-972e-7305-263d43b26d46
+H200=GPU-5e219d5e-f66e-5b08-5589-0382521f0c7e
+H100=GPU-b7d8e50a-36cc-dc39-0734-d6531eb80b16
 DASHBOARD=$REPO/docs/grafana/gpuprobe.json
 for tool in promtool prometheus; do
     command -v "$tool" >/dev/null || fail "$tool is missing: make test installs Debian's prometheus package (make deps)"

@@ -73,9 +73,9 @@ static void test_suite_figures(void **state)
     struct fleet_metrics m;
     fleet_metrics_init(&m);
     assert_int_equal(fleet_metrics_from_result("suite", suite, &m), 0);
-    /* 33 catalog instructions x latency, issue, throughput */
-    assert_int_equal(count_family(&m, "gpuprobe_instruction_latency_cycles"), 33);
-    assert_int_equal(count_family(&m, "gpuprobe_instruction_throughput_per_sm_clock"), 33);
+    /* 53 catalog instructions x latency, issue, throughput */
+    assert_int_equal(count_family(&m, "gpuprobe_instruction_latency_cycles"), 53);
+    assert_int_equal(count_family(&m, "gpuprobe_instruction_throughput_per_sm_clock"), 53);
     /* 15 patterns at 1-4 warps per scheduler */
     assert_int_equal(count_family(&m, "gpuprobe_dual_issue_ffma_per_sm_clock"), 60);
     assert_true(fabs(value_of(&m, "gpuprobe_instruction_latency_cycles{instr=\"ffma\"}") - 4.0) <
@@ -103,7 +103,7 @@ static void test_suite_figures(void **state)
     assert_int_equal(fleet_metrics_from_result("model-validation", result_of(b, "model-validation"),
                                                &m),
                      0);
-    assert_int_equal(count_family(&m, "gpuprobe_validation_kernel_seconds"), 8);
+    assert_int_equal(count_family(&m, "gpuprobe_validation_kernel_seconds"), 16);
     assert_true(value_of(&m, "gpuprobe_dram_bandwidth_bytes_per_second") > 4e12);
     fleet_metrics_free(&m);
     json_decref(b);
@@ -232,7 +232,7 @@ static void test_stored_with_the_import(void **state)
     /* the suite's and the validation's figures, each from its own job */
     const char *uuid = json_string_value(
         json_object_get(json_array_get(json_object_get(b, "devices"), 0), "uuid"));
-    assert_int_equal(figures_of(f, uuid).figures, 211);
+    assert_int_equal(figures_of(f, uuid).figures, 281);
     assert_int_equal(count(f, "SELECT count(*) FROM device_figures"), 2);
     assert_int_equal(count(f, "SELECT count(*) FROM device_figures WHERE measured_ms ="
                               " (SELECT finished_ms FROM jobs WHERE id = job_id)"),
@@ -256,7 +256,7 @@ static void test_stored_with_the_import(void **state)
     assert_int_equal(count(f, "SELECT count(*) FROM device_figures WHERE job_id ="
                               " (SELECT max(id) FROM jobs)"),
                      0);
-    assert_int_equal(figures_of(f, uuid).figures, 211);
+    assert_int_equal(figures_of(f, uuid).figures, 281);
     json_decref(older);
 
     /* a newer latency result replaces the suite's latency figures alone */
@@ -288,7 +288,7 @@ static void test_stored_with_the_import(void **state)
     struct pick mem = {"gpuprobe_shared_memory_latency_cycles", -1, 0};
     assert_int_equal(store_device_metrics_each(f->s, uuid, pick_figure, &mem, err, sizeof err), 0);
     assert_true(mem.value > 20 && mem.job_id < p.job_id);
-    assert_int_equal(figures_of(f, uuid).figures, 211);
+    assert_int_equal(figures_of(f, uuid).figures, 281);
     json_decref(newer);
     json_decref(b);
 }
@@ -312,7 +312,7 @@ static void test_derived_again_under_new_rules(void **state)
     assert_int_equal(count(f, "SELECT count(*) FROM device_figures WHERE measured_ms ="
                               " (SELECT finished_ms FROM jobs WHERE id = job_id)"),
                      2);
-    assert_int_equal(figures_of(f, "GPU-83728c7f-37c5-5036-6036-f6d65f32a360").figures, 211);
+    assert_int_equal(figures_of(f, "GPU-5e219d5e-f66e-5b08-5589-0382521f0c7e").figures, 281);
 }
 
 int main(void)

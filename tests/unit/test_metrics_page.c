@@ -13,7 +13,7 @@
  * - jobs: every kind of the registry in every state, zeros included, a kind
  *   the registry lacks as the store has it, the queue's length.
  * - probe figures of the reference H200 (real measurements, imported into a
- *   store): 211 figures, the L1 latency with dcgm-exporter's labels and the
+ *   store): 281 figures, the L1 latency with dcgm-exporter's labels and the
  *   figure's own, a categorical figure as 1 with its category in "value",
  *   families in the table's order, a device name with quotes escaped, and
  *   a device not asked for left out.
@@ -43,8 +43,8 @@
 #include "server/jobs/worker_failures.h"
 #include "tests/unit/support/resultdb.h"
 
-#define H200 "GPU-83728c7f-37c5-5036-6036-f6d65f32a360"
-#define H100 "GPU-2c2fb52c-0228-972e-7305-263d43b26d46"
+#define H200 "GPU-5e219d5e-f66e-5b08-5589-0382521f0c7e"
+#define H100 "GPU-b7d8e50a-36cc-dc39-0734-d6531eb80b16"
 
 /* ---- reading a page --------------------------------------------------------- */
 
@@ -330,7 +330,7 @@ static void test_reference_figures(void **state)
     char *text = take(&p);
     int families = check_page(text);
     assert_true(families >= 15 && (size_t)families <= fleet_family_count());
-    assert_int_equal(lines_starting(text, "gpuprobe_"), 211);
+    assert_int_equal(lines_starting(text, "gpuprobe_"), 281);
     assert_null(strstr(text, H100));
 
     const char *labels = "{gpu=\"3\",UUID=\"" H200 "\",model_name=\"NVIDIA \\\"H200\\\"\","
@@ -376,7 +376,7 @@ static void test_device_not_attached(void **state)
     assert_int_equal(metrics_write_figures(f->s, devs, 2, &p, err, sizeof err), 0);
     char *text = take(&p);
     check_page(text);
-    assert_int_equal(lines_starting(text, "gpuprobe_"), 211);
+    assert_int_equal(lines_starting(text, "gpuprobe_"), 281);
     assert_null(strstr(text, H200));
     assert_non_null(strstr(text, "gpuprobe_dram_bandwidth_bytes_per_second{gpu=\"\",UUID=\"" H100
                                  "\",model_name=\"NVIDIA H100 80GB HBM3\","

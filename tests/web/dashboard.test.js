@@ -642,13 +642,15 @@ function expectReuseCache(rc, cell, what) {
   }
   equal(cell('Rules').items, rc.rules, `${what}: the rules`);
   equal(cell('Questions determined').text, `${rc.determined} of ${rc.questions.length}`, `${what}: questions determined`);
+  equal(cell('Cache design').text, rc.answer ?? '—', `${what}: the cache design`);
   for (const q of rc.questions) {
     const text = cell(q.asks).text;
-    // the position to two significant digits
-    check(text === `${q.outcome} (position ${Number(q.position.toPrecision(2))})`,
-      `${what}: '${q.asks}': ${text} for ${q.outcome} at ${q.position}`);
+    const m = /^(.+) \((\S+) of (\S+) conflicts a period\)$/.exec(text);
+    check(m && m[1] === q.outcome && Math.abs(Number(m[2]) - q.conflicts) <= 0.01 * Math.max(1, Math.abs(q.conflicts)) + 0.005
+      && m[3] === String(q.cleared_conflicts),
+      `${what}: '${q.asks}': ${text} for ${q.outcome}, ${q.conflicts} of ${q.cleared_conflicts}`);
   }
-  return 2 + rc.questions.length;
+  return 3 + rc.questions.length;
 }
 
 /* The compare latency table's tensor-core columns: each device's TFLOP/s

@@ -115,7 +115,9 @@ function issueOrderPairs(sched) {
 }
 
 /* The reuse cache (probes/banks_reuse.h, in the banks result): its rules,
- * how many questions it settled, and each question's outcome. */
+ * how many questions it settled, the candidate designs the measurements
+ * fit, and each question's outcome with the conflicts per period it rests
+ * on (of the cleared control's). */
 function reuseCachePairs(rc) {
   if (!rc) return null;
   if (rc.not_run) return [['Reuse cache', `not run: ${rc.not_run}`]];
@@ -123,6 +125,7 @@ function reuseCachePairs(rc) {
   return [
     ['Rules', el('ul', { class: 'rules' }, (rc.rules || []).map((r) => el('li', { text: r })))],
     ['Questions determined', `${rc.determined ?? '—'} of ${qs.length}`],
-    ...qs.map((q) => [q.asks, `${q.outcome} (position ${fmtNum(q.position, 2)})`]),
+    ['Cache design', rc.answer ?? '—'],
+    ...qs.map((q) => [q.asks, `${q.outcome} (${fmtNum(q.conflicts, 2)} of ${q.cleared_conflicts ?? '—'} conflicts a period)`]),
   ];
 }
