@@ -84,9 +84,9 @@ const struct lat_entry lat_catalog[] = {
      * fragments per thread from the PTX ISA's mma tables (m16n8k16 f16/bf16: A 4
      * x .b32, B 2, f32 D 4; m16n8k8 tf32: A 4, B 2, D 4; m16n8k32 8-bit: A 4, B 2,
      * D 4; m8n8k4 f64: A 1, B 1, D 2); operations a step: 2 x M x N x K. fp8
-     * (e4m3, e5m2) mma.sync is no sm_90 instruction: ptxas 13.0 emulates it
-     * (its chain compiled to no tensor instruction at all), so fp8 is for
-     * wgmma, which these steps do not cover */
+     * (e4m3, e5m2) mma.sync is no sm_90 tensor instruction: ptxas 13.0
+     * emulates it with F2FP, two HMMAs and FADDs (mma_e4m3, mma_e5m2 below
+     * time that); fp8 at the tensor cores' rate is wgmma's (QGMMA, below) */
     {"hmma_f16_f32", "tensor", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {d}, {a}, {b}, {d};",
      LT_F32, LT_F32, "HMMA", 1, "m16n8k16, f16 inputs, f32 accumulators; a step is one warp's mma",
      &(const struct lat_mma){4, 4, 2, LT_F16X2, 4096, 0}, NULL},
