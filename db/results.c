@@ -260,6 +260,23 @@ int rw_exec(struct rwalk *w, const char *sql, const char *const *params, size_t 
     return w->tx ? store_tx_exec(w->tx, sql, params, n, w->err, w->errlen) : 0;
 }
 
+int rw_own_member(struct rwalk *w, const json_t *doc, const char *key, const char *error_sql,
+                  size_t n, size_t error_at, int (*walk)(struct rwalk *w, const json_t *member))
+{
+    const json_t *m = json_object_get(doc, key);
+    if (!m || json_is_null(m))
+        return 0;
+    if (rw_error_of(m)) {
+        const char *p[RW_ERROR_ROW_MAX] = {w->job, w->device};
+        assert(n <= RW_ERROR_ROW_MAX && error_at >= 2 && error_at < n);
+        p[error_at] = rw_error_of(m);
+        return rw_exec(w, error_sql, p, n);
+    }
+    if (!json_is_object(m))
+        return rw_fail(w, "", key, "must be an object or {\"error\": \"...\"}");
+    return walk(w, m);
+}
+
 int rw_exec_json(struct rwalk *w, const char *sql, const char **params, size_t n, size_t at,
                  const json_t *v)
 {

@@ -117,6 +117,16 @@ int rw_exec(struct rwalk *w, const char *sql, const char *const *params, size_t 
 int rw_exec_json(struct rwalk *w, const char *sql, const char **params, size_t n, size_t at,
                  const json_t *v);
 
+/* A member of a result document stored in tables of its own (the memory
+ * result's l1_sets, l2_partitions, distributed_shared, async_copy): absent
+ * or null stores nothing (a result from before its probe); {"error": ...}
+ * stores one row of n parameters with error_sql, job and device first, the
+ * error at error_at and the rest NULL; anything but an object fails; an
+ * object goes to walk. n is at most RW_ERROR_ROW_MAX. */
+#define RW_ERROR_ROW_MAX 32
+int rw_own_member(struct rwalk *w, const json_t *doc, const char *key, const char *error_sql,
+                  size_t n, size_t error_at, int (*walk)(struct rwalk *w, const json_t *member));
+
 /* Fails unless doc is an object whose "probe" is want. */
 int rw_kind(struct rwalk *w, const json_t *doc, const char *want);
 

@@ -136,17 +136,7 @@ static int run_walk(struct rwalk *w, const json_t *ac)
 
 int results_memory_async_walk(struct rwalk *w, const json_t *doc)
 {
-    const json_t *ac = json_object_get(doc, AC);
-    if (!ac || json_is_null(ac))
-        return 0;
-    if (rw_error_of(ac)) {
-        const char *p[R_COUNT] = {w->job, w->device};
-        p[R_ERROR] = rw_error_of(ac);
-        return rw_exec(w, run_sql, p, R_COUNT);
-    }
-    if (!json_is_object(ac))
-        return rw_fail(w, "", AC, "must be an object or {\"error\": \"...\"}");
-    return run_walk(w, ac);
+    return rw_own_member(w, doc, AC, run_sql, R_COUNT, R_ERROR, run_walk);
 }
 
 /* ---- reading back ------------------------------------------------------------- */

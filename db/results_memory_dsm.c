@@ -122,17 +122,7 @@ static int run_walk(struct rwalk *w, const json_t *d)
 
 int results_memory_dsm_walk(struct rwalk *w, const json_t *doc)
 {
-    const json_t *d = json_object_get(doc, DSM);
-    if (!d || json_is_null(d))
-        return 0;
-    if (rw_error_of(d)) {
-        const char *p[R_COUNT] = {w->job, w->device};
-        p[R_ERROR] = rw_error_of(d);
-        return rw_exec(w, run_sql, p, R_COUNT);
-    }
-    if (!json_is_object(d))
-        return rw_fail(w, "", DSM, "must be an object or {\"error\": \"...\"}");
-    return run_walk(w, d);
+    return rw_own_member(w, doc, DSM, run_sql, R_COUNT, R_ERROR, run_walk);
 }
 
 /* ---- reading back ------------------------------------------------------------- */

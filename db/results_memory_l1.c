@@ -116,17 +116,7 @@ static int search_walk(struct rwalk *w, const json_t *l1)
 
 int results_memory_l1_walk(struct rwalk *w, const json_t *doc)
 {
-    const json_t *l1 = json_object_get(doc, L1);
-    if (!l1 || json_is_null(l1))
-        return 0;
-    if (rw_error_of(l1)) {
-        const char *p[2 + L1_MEMBERS + 1] = {w->job, w->device};
-        p[2 + L1_MEMBERS] = rw_error_of(l1);
-        return rw_exec(w, run_sql, p, sizeof p / sizeof p[0]);
-    }
-    if (!json_is_object(l1))
-        return rw_fail(w, "", L1, "must be an object or {\"error\": \"...\"}");
-    return search_walk(w, l1);
+    return rw_own_member(w, doc, L1, run_sql, 2 + L1_MEMBERS + 1, 2 + L1_MEMBERS, search_walk);
 }
 
 /* ---- reading back ------------------------------------------------------------- */

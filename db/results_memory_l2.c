@@ -104,17 +104,7 @@ static int search_walk(struct rwalk *w, const json_t *l2)
 
 int results_memory_l2_walk(struct rwalk *w, const json_t *doc)
 {
-    const json_t *l2 = json_object_get(doc, L2);
-    if (!l2 || json_is_null(l2))
-        return 0;
-    if (rw_error_of(l2)) {
-        const char *p[P_COUNT] = {w->job, w->device};
-        p[P_ERROR] = rw_error_of(l2);
-        return rw_exec(w, row_sql, p, P_COUNT);
-    }
-    if (!json_is_object(l2))
-        return rw_fail(w, "", L2, "must be an object or {\"error\": \"...\"}");
-    return search_walk(w, l2);
+    return rw_own_member(w, doc, L2, row_sql, P_COUNT, P_ERROR, search_walk);
 }
 
 /* ---- reading back ------------------------------------------------------------- */
