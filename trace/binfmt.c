@@ -8,8 +8,9 @@
  * the codecs are right on any host; only the in-place view of request
  * records is conditional on a little-endian host (where the file's record
  * layout is the in-memory layout of struct trace_rec, checked below). The
- * (tid, pc, addr) run that both record kinds carry has one codec, and the
- * writer's bytes reach the descriptor through fdio.h.
+ * (tid, pc, addr) run of a request has one codec; a sorted record is
+ * encoded by trace_bin_out_put (binfmt.h, inline: the ordering loop calls
+ * it per record). The writer's bytes reach the descriptor through fdio.h.
  */
 #include "trace/binfmt.h"
 
@@ -239,18 +240,44 @@ void trace_bin_req_decode(const uint8_t *in, struct trace_rec *r)
 
 void trace_bin_out_encode(const struct trace_out *o, uint8_t out[TRACE_BIN_OUT_BYTES])
 {
-    put64(out, o->seq);
-    put_request(out + 8, o->tid, o->pc, o->addr);
-    put32(out + 32, o->sm);
-    put16(out + 36, (uint16_t)o->width);
-    out[38] = (uint8_t)o->dep;
-    out[39] = (uint8_t)o->store; /* 0 in version 1: old files read as loads */
+    trace_bin_out_put(out, o->seq, o->tid, o->pc, o->addr, o->sm, o->width, o->dep, o->store);
 }
 
 void trace_bin_out_encode_n(const struct trace_out *o, size_t n, uint8_t *out)
 {
     for (size_t i = 0; i < n; i++)
         trace_bin_out_encode(&o[i], out + i * TRACE_BIN_OUT_BYTES);
+}
+
+int trace_bin_room_sink(void *room, const struct trace_out *o, size_t n)
+{
+    const struct trace_bin_room *r = room;
+    while (n) {
+        size_t k = n;
+        uint8_t *at = r->room(r->ctx, &k);
+        trace_bin_out_encode_n(o, k, at);
+        int rc = r->commit(r->ctx, k);
+        if (rc)
+            return rc;
+        o += k;
+        n -= k;
+    }
+    return 0;
+}
+
+int trace_bin_room_copy(const struct trace_bin_room *r, const uint8_t *bytes, size_t n)
+{
+    while (n) {
+        size_t k = n;
+        uint8_t *at = r->room(r->ctx, &k);
+        memcpy(at, bytes, k * TRACE_BIN_OUT_BYTES);
+        int rc = r->commit(r->ctx, k);
+        if (rc)
+            return rc;
+        bytes += k * TRACE_BIN_OUT_BYTES;
+        n -= k;
+    }
+    return 0;
 }
 
 void trace_bin_out_decode(const uint8_t *in, struct trace_out *o)

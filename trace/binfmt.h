@@ -27,8 +27,10 @@
 #ifndef GPUPROBE_TRACE_BINFMT_H
 #define GPUPROBE_TRACE_BINFMT_H
 
+#include <endian.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "trace/params.h"
 #include "trace/record.h"
@@ -74,6 +76,43 @@ void trace_bin_out_encode(const struct trace_out *o, uint8_t out[TRACE_BIN_OUT_B
 void trace_bin_out_decode(const uint8_t *in, struct trace_out *o);
 /* Encodes n sorted records into out (n * TRACE_BIN_OUT_BYTES bytes). */
 void trace_bin_out_encode_n(const struct trace_out *o, size_t n, uint8_t *out);
+
+/* One sorted record from its fields, inline: the ordering loop encodes each
+ * transaction with it straight into the output's memory (trace_bin_room),
+ * and trace_bin_out_encode is this on a trace_out. Each field is one
+ * little-endian store. */
+static inline void trace_bin_out_put(uint8_t *out, uint64_t seq, uint64_t tid, uint64_t pc, uint64_t addr,
+                                     uint32_t sm, uint32_t width, uint32_t dep, uint32_t is_store)
+{
+    uint64_t q[4] = {htole64(seq), htole64(tid), htole64(pc), htole64(addr)};
+    uint32_t s = htole32(sm);
+    uint16_t w = htole16((uint16_t)width);
+    memcpy(out, q, sizeof q);
+    memcpy(out + 32, &s, sizeof s);
+    memcpy(out + 36, &w, sizeof w);
+    out[38] = (uint8_t)dep;
+    out[39] = (uint8_t)is_store; /* 0 in version 1: old files read as loads */
+}
+
+/* Where sorted records go already encoded (TRACE_BIN_OUT_BYTES each), built
+ * in place by the producer, so a record is encoded once, into the memory
+ * that is finally written: room(ctx, &n), *n >= 1, returns memory for *n
+ * records, lowering *n to what fits (at least 1); it always returns
+ * writable memory, even after a failure. commit(ctx, k) hands on the first
+ * k (<= granted) records written at the last room; 0, or non-zero to stop
+ * (kept: later commits return it). Only commit may follow a room before the
+ * next room. trace_outq_room and trace_outq_commit are such a pair. */
+struct trace_bin_room {
+    void *(*room)(void *ctx, size_t *n);
+    int (*commit)(void *ctx, size_t n);
+    void *ctx;
+};
+
+/* A trace_out_sink (ctx: a struct trace_bin_room *): encodes o[0..n) into
+ * the room's memory, committing as it goes. */
+int trace_bin_room_sink(void *room, const struct trace_out *o, size_t n);
+/* Copies n records already encoded into the room. 0 or commit's non-zero. */
+int trace_bin_room_copy(const struct trace_bin_room *r, const uint8_t *bytes, size_t n);
 
 /* Checks one request record: width, dependency and store flags (0 or 1,
  * reserved bytes 0), and that its bytes do not pass the top of the address

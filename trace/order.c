@@ -38,6 +38,7 @@
  * cost the sorter without an L1 6% more instructions per request. */
 #define HOT static inline __attribute__((always_inline))
 #define OUTBUF 1024
+#define BIN_ROOM 8192 /* encoded records asked for at once (an output queue's buffer) */
 
 struct ev {
     uint64_t t;
@@ -97,6 +98,9 @@ struct loop {
     uint64_t gto_block;
 
     struct trace_out *out;
+    const struct trace_bin_room *bin; /* set: records go encoded to bout, not to out */
+    uint8_t *bout;
+    size_t bcap;                      /* records bout has room for; 0: ask at the next record */
     size_t nout;
     uint64_t seq;
     int err;
@@ -491,6 +495,15 @@ static uint32_t pick(const struct loop *l)
 
 static void flush(struct loop *l)
 {
+    if (l->bin) {
+        if (l->nout && !l->err) {
+            int rc = l->bin->commit(l->bin->ctx, l->nout);
+            if (rc)
+                l->err = rc;
+        }
+        l->nout = l->bcap = 0;
+        return;
+    }
     if (l->nout && !l->err) {
         int rc = l->emit->sink(l->emit->ctx, l->out, l->nout);
         if (rc)
@@ -499,8 +512,31 @@ static void flush(struct loop *l)
     l->nout = 0;
 }
 
+/* emit_one encoding into the room's memory: the record's only copy on its
+ * way to the output file (no trace_out, no second pass to encode). */
+HOT void emit_bin(struct loop *l, const struct trace_rec *t)
+{
+    size_t nout = l->nout;
+    uint64_t seq = l->seq;
+    if (nout == l->bcap) { /* nout is 0: the last room was committed when full */
+        l->bcap = BIN_ROOM;
+        l->bout = l->bin->room(l->bin->ctx, &l->bcap);
+    }
+    l->nout = nout + 1;
+    l->seq = seq + 1;
+    trace_bin_out_put(l->bout + nout * TRACE_BIN_OUT_BYTES, seq, t->tid, t->pc, t->addr, l->sm, t->width, t->dep,
+                      t->store);
+    l->st->requests_out++;
+    if (nout + 1 == l->bcap)
+        flush(l);
+}
+
 HOT void emit_one(struct loop *l, const struct trace_rec *t)
 {
+    if (l->bin) {
+        emit_bin(l, t);
+        return;
+    }
     /* the loop's fields read once, before the record's stores (which the
      * compiler must assume may alias them) */
     size_t nout = l->nout;
@@ -694,6 +730,7 @@ int trace_order_sm_l1(const struct trace_params *p, uint32_t sm, const struct tr
     l->sm = sm;
     l->src = src;
     l->emit = emit;
+    l->bin = emit->bin;
     l->st = st;
     l->issuing = NONE;
     l->gto_pos = NONE;

@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "trace/binfmt.h"
 #include "trace/coalesce.h"
 #include "trace/order_l1.h"
 #include "trace/params.h"
@@ -46,10 +47,14 @@ struct trace_block_src {
     void *ctx;
 };
 
-/* Where the ordered stream goes: batches of records, in order. */
+/* Where the ordered stream goes: batches of records, in order, to sink; or,
+ * when bin is set, encoded in the binary format's sorted records straight
+ * into the memory bin hands out (sink is then not called). The records and
+ * their order are the same either way. */
 struct trace_emit {
     trace_out_sink sink;
     void *ctx;
+    const struct trace_bin_room *bin;
 };
 
 /* What happened on one SM. Both loops produce the same figures. */

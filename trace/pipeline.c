@@ -8,7 +8,8 @@
  * a duplicate of standard output, or a device in place: util/outfile.h)
  * through a CSV buffer or a binary writer (a sort drives it from a writer
  * thread: trace_outq in front of out_sink for CSV, of bin_items for binary,
- * whose records the sorting thread encodes into the queue: bin_enqueue),
+ * whose records the ordering loop encodes straight into the queue's
+ * buffers: bin_room),
  * out_close flushes it, commit
  * puts it into place, and outfile_discard removes whatever a failed run
  * wrote. Every failure goes through fail() or
@@ -138,28 +139,24 @@ static int out_items(void *ctx, const void *items, size_t n)
     return out_sink(ctx, items, n);
 }
 
-/* The binary output's queue carries encoded records: the sorting thread
- * encodes each batch straight into the queue's buffer (bin_enqueue), and
- * the writer thread only writes those bytes (bin_items). */
+/* The binary output's queue carries encoded records: the ordering loop
+ * encodes each record straight into the queue's buffer (bin_room, the
+ * sorter's trace_sort_opts.bin), and the writer thread only writes those
+ * bytes (bin_items). */
 static int bin_items(void *ctx, const void *items, size_t n)
 {
     struct out *o = ctx;
     return trace_bin_write_encoded(o->bw, items, n);
 }
 
-static int bin_enqueue(void *q, const struct trace_out *recs, size_t n)
+static void *bin_room(void *q, size_t *n)
 {
-    while (n) {
-        size_t k = n;
-        uint8_t *at = trace_outq_room(q, &k);
-        trace_bin_out_encode_n(recs, k, at);
-        int rc = trace_outq_commit(q, k);
-        if (rc)
-            return rc;
-        recs += k;
-        n -= k;
-    }
-    return 0;
+    return trace_outq_room(q, n);
+}
+
+static int bin_commit(void *q, size_t n)
+{
+    return trace_outq_commit(q, n);
 }
 
 static int rec_items(void *w, const void *items, size_t n)
@@ -398,7 +395,9 @@ static int sort_run(struct run *r, struct trace_summary *sum)
     if (rc == 0 && !q)
         rc = fail(r, TRACE_FAULT_OTHER, NULL, "out of memory for the output queue");
     if (rc == 0) {
-        rc = trace_sort_input(&r->in, &r->p, &so, o.bw ? bin_enqueue : trace_outq_sink, q, sum, &te);
+        struct trace_bin_room room = {.room = bin_room, .commit = bin_commit, .ctx = q};
+        so.bin = o.bw ? &room : NULL;
+        rc = trace_sort_input(&r->in, &r->p, &so, o.bw ? NULL : trace_outq_sink, q, sum, &te);
         int qrc = trace_outq_free(q);
         if (rc == 0)
             rc = qrc;

@@ -541,7 +541,9 @@ static int sort_one_sm(const struct view *v, const struct trace_params *p, const
                        .copy_upto = copy_upto / sizeof(struct trace_rec), .slots = slots};
     struct trace_block_src src = {.next = src_next, .retire = src_retire, .ctx = &s};
     const struct trace_l1_ops *l1 = o ? o->l1 : NULL;
-    int rc = o && o->reference ? order_reference(p, sm, &src, emit, l1, st)
+    /* the literal loop emits trace_out records: encoded into the room here */
+    struct trace_emit as_out = {.sink = trace_bin_room_sink, .ctx = (void *)emit->bin};
+    int rc = o && o->reference ? order_reference(p, sm, &src, emit->bin ? &as_out : emit, l1, st)
                                : trace_order_sm_l1(p, sm, &src, emit, l1, st);
     *io_failed = s.io_failed;
     if (rc == 0 && s.io_failed)
@@ -566,7 +568,7 @@ static int sort_sms_serial(const struct view *v, const struct trace_params *p, c
     }
     int rc = 0;
     for (uint32_t sm = 0; sm < p->sms && rc == 0; sm++) {
-        struct trace_emit emit = {.sink = sink, .ctx = ctx};
+        struct trace_emit emit = {.sink = sink, .ctx = ctx, .bin = o ? o->bin : NULL};
         int io_failed = 0;
         rc = sort_one_sm(v, p, o, x, sm, slots, &emit, &sum->sm[sm], &io_failed);
         add_stats(sum, &sum->sm[sm]);
@@ -582,8 +584,9 @@ static int sort_sms_serial(const struct view *v, const struct trace_params *p, c
 struct held {                 /* records of an SM that is not next yet */
     struct held *next;
     size_t n, cap;                /* records held, room for */
-    struct trace_out recs[];
+    unsigned char recs[];         /* n items of the reorder's item size */
 };
+_Static_assert(offsetof(struct held, recs) % _Alignof(struct trace_out) == 0, "held trace_out records aligned");
 
 /* A held batch has room for at least this many records (the loop's batches
  * are at most this long), so that a spare one fits any later batch. */
@@ -594,6 +597,8 @@ struct reorder {
     pthread_cond_t cv;
     trace_out_sink sink;
     void *ctx;
+    const struct trace_bin_room *bin; /* set: records are encoded (items of TRACE_BIN_OUT_BYTES) and go here */
+    size_t item;                  /* bytes per record: sizeof(struct trace_out), or encoded */
     uint32_t nsms, cur, next_sm;  /* cur: the lowest SM not yet fully handed on */
     unsigned char *done;
     struct held **head, **tail;   /* per SM */
@@ -613,7 +618,16 @@ struct reorder {
 struct sm_emit {
     struct reorder *ro;
     uint32_t sm;
+    struct trace_bin_room bin;    /* encoded output: sm_room and sm_commit on this */
+    uint8_t *scratch;             /* where records to be held are encoded first */
+    int direct;                   /* the last room is the output's own */
 };
+
+/* Hands n items on to the real output (without the lock). */
+static int put_out(struct reorder *ro, const void *items, size_t n)
+{
+    return ro->bin ? trace_bin_room_copy(ro->bin, items, n) : ro->sink(ro->ctx, items, n);
+}
 
 /* Frees a chain of held batches. */
 static void free_held(struct held *h)
@@ -631,7 +645,7 @@ static int hand_on_held(struct reorder *ro, const struct held *h, int hand_on)
 {
     int rc = 0;
     for (; h && hand_on && !rc; h = h->next)
-        rc = ro->sink(ro->ctx, h->recs, h->n);
+        rc = put_out(ro, h->recs, h->n);
     return rc;
 }
 
@@ -649,7 +663,7 @@ static void advance(struct reorder *ro)
         if (h) {
             size_t bytes = 0;
             for (struct held *k = h; k; k = k->next)
-                bytes += k->n * sizeof k->recs[0];
+                bytes += k->n * ro->item;
             struct held *last = ro->tail[ro->cur];
             ro->head[ro->cur] = ro->tail[ro->cur] = NULL;
             ro->releasing = 1;
@@ -673,19 +687,18 @@ static void advance(struct reorder *ro)
     pthread_cond_broadcast(&ro->cv);
 }
 
-/* The sink each SM's loop writes to. */
-static int reorder_sink(void *c, const struct trace_out *o, size_t n)
+/* Where each SM's loop's records go: n items at o. */
+static int reorder_put(struct sm_emit *e, const void *o, size_t n)
 {
-    struct sm_emit *e = c;
     struct reorder *ro = e->ro;
-    size_t bytes = n * sizeof *o;
+    size_t bytes = n * ro->item;
     pthread_mutex_lock(&ro->mu);
     while (!ro->rc) {
         if (e->sm == ro->cur && !ro->releasing && !ro->head[e->sm]) {
             /* next in the output: straight to the sink, without the lock
              * (cur moves past this SM only when this thread finishes it) */
             pthread_mutex_unlock(&ro->mu);
-            int rc = ro->sink(ro->ctx, o, n);
+            int rc = put_out(ro, o, n);
             pthread_mutex_lock(&ro->mu);
             if (rc && !ro->rc)
                 ro->rc = rc;
@@ -697,7 +710,7 @@ static int reorder_sink(void *c, const struct trace_out *o, size_t n)
                 ro->spare = h->next;
             } else {
                 size_t cap = n > HELD_MIN_RECS ? n : HELD_MIN_RECS;
-                if (!(h = malloc(sizeof *h + cap * sizeof *o))) {
+                if (!(h = malloc(sizeof *h + cap * ro->item))) {
                     ro->rc = TRACE_SORT_ESYS;
                     ro->failed_sm = e->sm;
                     break;
@@ -721,13 +734,54 @@ static int reorder_sink(void *c, const struct trace_out *o, size_t n)
     return rc;
 }
 
+/* The sink each SM's loop writes trace_out records to. */
+static int reorder_sink(void *c, const struct trace_out *o, size_t n)
+{
+    return reorder_put(c, o, n);
+}
+
+/* The room each SM's loop encodes into (ro->bin set): the output's own
+ * while its SM is next and nothing of it is held (as reorder_put writes
+ * directly then; nobody else writes to the output until this thread
+ * commits, since only it can finish its SM), else the thread's scratch,
+ * whose records reorder_put holds or hands on at commit. */
+static void *sm_room(void *c, size_t *n)
+{
+    struct sm_emit *e = c;
+    struct reorder *ro = e->ro;
+    pthread_mutex_lock(&ro->mu);
+    e->direct = !ro->rc && e->sm == ro->cur && !ro->releasing && !ro->head[e->sm];
+    pthread_mutex_unlock(&ro->mu);
+    if (e->direct)
+        return ro->bin->room(ro->bin->ctx, n);
+    if (*n > HELD_MIN_RECS)
+        *n = HELD_MIN_RECS;
+    return e->scratch;
+}
+
+static int sm_commit(void *c, size_t n)
+{
+    struct sm_emit *e = c;
+    struct reorder *ro = e->ro;
+    if (!e->direct)
+        return reorder_put(e, e->scratch, n);
+    int rc = ro->bin->commit(ro->bin->ctx, n);
+    pthread_mutex_lock(&ro->mu);
+    if (rc && !ro->rc)
+        ro->rc = rc;
+    rc = ro->rc;
+    pthread_mutex_unlock(&ro->mu);
+    return rc;
+}
+
 static void *sm_worker(void *arg)
 {
     struct reorder *ro = arg;
     struct slot_info *slots = calloc(ro->p->blocks_per_sm, sizeof *slots);
+    uint8_t *scratch = ro->bin ? malloc(HELD_MIN_RECS * TRACE_BIN_OUT_BYTES) : NULL;
     for (;;) {
         pthread_mutex_lock(&ro->mu);
-        if (!slots && !ro->rc)
+        if ((!slots || (ro->bin && !scratch)) && !ro->rc)
             ro->rc = TRACE_SORT_ESYS;
         if (ro->rc || ro->next_sm == ro->nsms) {
             pthread_mutex_unlock(&ro->mu);
@@ -735,8 +789,9 @@ static void *sm_worker(void *arg)
         }
         uint32_t sm = ro->next_sm++;
         pthread_mutex_unlock(&ro->mu);
-        struct sm_emit e = {ro, sm};
-        struct trace_emit emit = {.sink = reorder_sink, .ctx = &e};
+        struct sm_emit e = {.ro = ro, .sm = sm, .scratch = scratch};
+        e.bin = (struct trace_bin_room){.room = sm_room, .commit = sm_commit, .ctx = &e};
+        struct trace_emit emit = {.sink = reorder_sink, .ctx = &e, .bin = ro->bin ? &e.bin : NULL};
         int io_failed = 0;
         int rc = sort_one_sm(ro->v, ro->p, ro->o, ro->x, sm, slots, &emit, &ro->sum->sm[sm], &io_failed);
         pthread_mutex_lock(&ro->mu);
@@ -750,6 +805,7 @@ static void *sm_worker(void *arg)
         pthread_mutex_unlock(&ro->mu);
     }
     slots_free(slots, ro->p->blocks_per_sm);
+    free(scratch);
     return NULL;
 }
 
@@ -757,7 +813,8 @@ static int sort_sms_parallel(const struct view *v, const struct trace_params *p,
                              const struct bindex *x, trace_out_sink sink, void *ctx, struct trace_summary *sum,
                              struct trace_err *err)
 {
-    struct reorder ro = {.sink = sink, .ctx = ctx, .nsms = p->sms, .v = v, .p = p, .o = o, .x = x, .sum = sum,
+    struct reorder ro = {.sink = sink, .ctx = ctx, .bin = o->bin,
+                         .item = o->bin ? TRACE_BIN_OUT_BYTES : sizeof(struct trace_out), .nsms = p->sms, .v = v, .p = p, .o = o, .x = x, .sum = sum,
                          .budget = o->reorder_bytes ? o->reorder_bytes : TRACE_SORT_REORDER_BYTES,
                          .failed_sm = UINT32_MAX};
     ro.done = calloc(p->sms, 1);
@@ -817,7 +874,7 @@ static int summary_init(struct trace_summary *sum, const struct trace_params *p,
 static int sort_view(const struct view *v, const struct trace_params *pin, const struct trace_sort_opts *o,
                      trace_out_sink sink, void *ctx, struct trace_summary *sum, struct trace_err *err)
 {
-    assert(v && pin && sink && sum && err);
+    assert(v && pin && (sink || (o && o->bin)) && sum && err);
     assert(v->recs || v->n == 0);
     struct trace_params p = *pin;
     char msg[200];

@@ -69,6 +69,10 @@ struct trace_sort_opts {
                               once; 0: TRACE_SORT_SPLIT_ABOVE; tests set 1 to split every one */
     const struct trace_l1_ops *l1; /* the L1 each SM's ordering consults (cache feedback,
                                       order_l1.h), or NULL: every transaction a fetch */
+    const struct trace_bin_room *bin; /* set: the sorted records go there, encoded as the
+                                         binary format's (binfmt.h), each written once, into
+                                         the output's memory; the sink is not called (may be
+                                         NULL). The same records in the same order. */
 };
 
 /* Two threads (trace_sort_opts.threads = 2) order two SMs at once: SMs are

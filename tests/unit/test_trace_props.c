@@ -17,6 +17,11 @@
  *    transactions a thread keeps form a subsequence of its input;
  *  - records_in, requests_out and seq numbers add up, SMs come in order;
  *  - same seed, same output; over all cases some seed change changes it;
+ *  - the encoded output (trace_sort_opts.bin: the loop encodes each record
+ *    straight into the memory a room hands out, rooms of any size) is the
+ *    byte encoding of the trace_out output, with one sorting thread or two
+ *    (held records too: a reorder memory of a few records) and with the
+ *    literal loop; a commit's failure stops the sort with its value;
  *  - with cache feedback (a random small L1 from cache/feedback.h: kept or
  *    in flight only, merging or not, hit latencies from 0), both loops
  *    again agree byte for byte and on every statistic, with one sorting
@@ -541,6 +546,89 @@ static void check_l1_case(struct rcase *c, int i, struct trace_rng *g)
     cache_feedback_done(&fb);
 }
 
+/* An encoded output in memory, handing out rooms of at most lim records
+ * and failing (returning 5) once more than fail_after records came. */
+struct broom {
+    uint8_t *b;
+    size_t n, cap, lim, granted, fail_after;
+};
+
+static void *broom_room(void *ctx, size_t *n)
+{
+    struct broom *r = ctx;
+    if (*n > r->lim)
+        *n = r->lim;
+    if (r->n + *n > r->cap) {
+        r->cap = (r->n + *n) * 2;
+        r->b = realloc(r->b, r->cap * TRACE_BIN_OUT_BYTES);
+        assert_non_null(r->b);
+    }
+    r->granted = *n;
+    return r->b + r->n * TRACE_BIN_OUT_BYTES;
+}
+
+static int broom_commit(void *ctx, size_t n)
+{
+    struct broom *r = ctx;
+    assert_true(n <= r->granted);
+    r->granted = 0;
+    r->n += n;
+    return r->n > r->fail_after ? 5 : 0;
+}
+
+static int encoded_failures;
+
+/* Sorts the case with o into a room of at most lim records: the bytes must
+ * be c->out's encoding, the statistics the same. */
+static void same_encoded(struct rcase *c, int i, struct trace_sort_opts o, size_t lim)
+{
+    struct broom r = {.lim = lim, .fail_after = SIZE_MAX};
+    struct trace_bin_room room = {.room = broom_room, .commit = broom_commit, .ctx = &r};
+    struct trace_summary s;
+    struct trace_err err;
+    o.bin = &room;
+    if (trace_sort_records(c->r, c->n, &c->p, &o, NULL, NULL, &s, &err))
+        fail_msg("case %d: %s", i, err.msg);
+    assert_int_equal(r.n, c->out.n);
+    for (size_t k = 0; k < r.n; k++) {
+        uint8_t x[TRACE_BIN_OUT_BYTES];
+        trace_bin_out_encode(&c->out.o[k], x);
+        if (memcmp(x, r.b + k * TRACE_BIN_OUT_BYTES, sizeof x))
+            fail_msg("case %d: encoded record %zu differs", i, k);
+    }
+    same_stats(&c->sum, &s, i);
+    trace_summary_free(&s);
+    if (c->out.n > 2) { /* a commit that fails stops the sort with its value */
+        r.n = 0;
+        r.fail_after = c->out.n / 2;
+        int rc = trace_sort_records(c->r, c->n, &c->p, &o, NULL, NULL, &s, &err);
+        if (rc != 5)
+            fail_msg("case %d: a failing commit gave %d", i, rc);
+        trace_summary_free(&s);
+        encoded_failures++;
+    }
+    free(r.b);
+}
+
+static void check_encoded_case(struct rcase *c, int i)
+{
+    static const size_t lims[] = {1, 3, 1000, 8192, SIZE_MAX};
+    size_t lim = lims[i % 5];
+    same_encoded(c, i, (struct trace_sort_opts){0}, lim);
+    same_encoded(c, i, (struct trace_sort_opts){.threads = 2}, lim);
+    /* two threads, a later SM's records held (a reorder memory of 3 records) */
+    same_encoded(c, i, (struct trace_sort_opts){.threads = 2, .reorder_bytes = 3 * TRACE_BIN_OUT_BYTES}, lim);
+    if (i % 4 == 0)
+        same_encoded(c, i, (struct trace_sort_opts){.reference = 1}, lim);
+}
+
+static void test_encoded_output_same_bytes(void **state)
+{
+    (void)state;
+    each_case(check_encoded_case);
+    assert_true(encoded_failures > CASES);
+}
+
 static void test_l1_fast_equals_reference(void **state)
 {
     (void)state;
@@ -569,6 +657,7 @@ int main(void)
         cmocka_unit_test(test_exactly_the_coalesced_requests),
         cmocka_unit_test(test_thread_order_kept),
         cmocka_unit_test(test_same_seed_same_output),
+        cmocka_unit_test(test_encoded_output_same_bytes),
         cmocka_unit_test(test_l1_fast_equals_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
