@@ -10,7 +10,8 @@
  * for a key certainly new, so a scattered instruction (32 different lines)
  * costs 32 probes, not 32 * 31 / 2 comparisons. Each merged entry tracks its lowest first byte and
  * highest last byte (inclusive, so no overflow at the top of the address
- * space); the width is computed once at the end.
+ * space), from its first merge on (a lone request needs none: a scattered
+ * instruction's 32); the width is computed once at the end.
  */
 #include "trace/coalesce.h"
 
@@ -47,8 +48,14 @@ struct span {
     uint64_t key, lo, last;
 };
 
-static void merge_into(struct trace_rec *t, struct span *s, const struct trace_rec *r)
+/* Merges r into transaction t; first: t has merged nothing yet (its span
+ * is then started from t, which is still its first request). */
+static void merge_into(struct trace_rec *t, struct span *s, const struct trace_rec *r, int first)
 {
+    if (first) {
+        s->lo = t->addr;
+        s->last = t->addr + (t->width - 1);
+    }
     if (r->tid < t->tid) {
         t->tid = r->tid;
         t->addr = r->addr;
@@ -88,7 +95,7 @@ static uint32_t merge(const struct trace_coalescer *c, const struct trace_rec *c
         uint64_t key = (r->addr >> ks) << 1 | r->store;
         uint32_t j = nt - 1;
         if (nt > seg && sp[j].key == key) { /* the usual case: same line as the lane before */
-            merge_into(&g->txn[j], &sp[j], r); /* (its key is in seen since it was new) */
+            merge_into(&g->txn[j], &sp[j], r, !(merged >> j & 1)); /* (its key is in seen since it was new) */
             merged |= 1u << j;
             continue;
         }
@@ -100,14 +107,12 @@ static uint32_t merge(const struct trace_coalescer *c, const struct trace_rec *c
                 ;
         seen[h >> 6] |= bit;
         if (j < nt) {
-            merge_into(&g->txn[j], &sp[j], r);
+            merge_into(&g->txn[j], &sp[j], r, !(merged >> j & 1));
             merged |= 1u << j;
             continue;
         }
         g->txn[nt] = *r;
-        sp[nt].key = key;
-        sp[nt].lo = r->addr;
-        sp[nt].last = r->addr + (r->width - 1);
+        sp[nt].key = key; /* its span only once something merges into it */
         nt++;
     }
     for (; merged; merged &= merged - 1) {

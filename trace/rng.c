@@ -265,16 +265,26 @@ __attribute__((noinline)) static double half_normal_rest(struct trace_rng *r, co
     }
 }
 
-/* One draw: the first try inline, where 99% of the draws end. */
-static inline double half_normal(struct trace_rng *r, const struct zig *z)
+/* One draw: the first try inline, where 99% of the draws end, on st (r
+ * itself, or a copy of it the caller keeps in registers over many draws);
+ * the rare rest runs on r, st copied there and back. */
+static inline double half_normal_on(struct trace_rng *st, struct trace_rng *r, const struct zig *z)
 {
-    uint64_t u = rng_next(r->s);
+    uint64_t u = rng_next(st->s);
     unsigned i = (unsigned)(u & (ZIG_N - 1));
     double x = (double)(u >> 11) * 0x1.0p-53;
     x = x * z->x[i];
     if (x < z->x[i + 1])
         return x;
-    return half_normal_rest(r, z, i, x);
+    *r = *st;
+    x = half_normal_rest(r, z, i, x);
+    *st = *r;
+    return x;
+}
+
+static inline double half_normal(struct trace_rng *r, const struct zig *z)
+{
+    return half_normal_on(r, r, z);
 }
 
 double trace_rng_half_normal(struct trace_rng *r)
@@ -315,6 +325,11 @@ void trace_rng_delays(struct trace_rng *r, int fixed_only, uint32_t lat_min, dou
         return;
     }
     const struct zig *z = zig_tables(); /* once per instruction, not per draw */
+    /* the state in a local copy, which the compiler keeps in registers
+     * (r's own state must be stored after every draw: the stores to out
+     * might alias it); it goes back to r around the rare rest of a draw */
+    struct trace_rng st = *r;
     for (uint32_t i = 0; i < n; i++)
-        out[i] = delay_of(half_normal(r, z), lat_min, sigma);
+        out[i] = delay_of(half_normal_on(&st, r, z), lat_min, sigma);
+    *r = st;
 }
