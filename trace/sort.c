@@ -619,8 +619,10 @@ struct sm_emit {
     struct reorder *ro;
     uint32_t sm;
     struct trace_bin_room bin;    /* encoded output: sm_room and sm_commit on this */
-    uint8_t *scratch;             /* where records to be held are encoded first */
+    uint8_t *scratch;             /* a room after a failure */
     int direct;                   /* the last room is the output's own */
+    struct held *h;               /* else the batch it is in, if any */
+    size_t placed;                /* records that room was placed for */
 };
 
 /* Hands n items on to the real output (without the lock). */
@@ -687,23 +689,18 @@ static void advance(struct reorder *ro)
     pthread_cond_broadcast(&ro->cv);
 }
 
-/* Where each SM's loop's records go: n items at o. */
-static int reorder_put(struct sm_emit *e, const void *o, size_t n)
+/* With the lock held: waits until n records of e's SM can go somewhere.
+ * 1: straight to the output (the SM is next and nothing of it is held;
+ * cur moves past it only when this thread finishes it); 0: into *hp, a
+ * batch with room for them, their bytes counted as held; -1 after a
+ * failure (ro->rc). */
+static int reorder_place(struct sm_emit *e, size_t n, struct held **hp)
 {
     struct reorder *ro = e->ro;
     size_t bytes = n * ro->item;
-    pthread_mutex_lock(&ro->mu);
     while (!ro->rc) {
-        if (e->sm == ro->cur && !ro->releasing && !ro->head[e->sm]) {
-            /* next in the output: straight to the sink, without the lock
-             * (cur moves past this SM only when this thread finishes it) */
-            pthread_mutex_unlock(&ro->mu);
-            int rc = put_out(ro, o, n);
-            pthread_mutex_lock(&ro->mu);
-            if (rc && !ro->rc)
-                ro->rc = rc;
-            break;
-        }
+        if (e->sm == ro->cur && !ro->releasing && !ro->head[e->sm])
+            return 1;
         if (ro->used + bytes <= ro->budget || ro->used == 0) {
             struct held *h = ro->spare;
             if (h && h->cap >= n) {
@@ -713,65 +710,107 @@ static int reorder_put(struct sm_emit *e, const void *o, size_t n)
                 if (!(h = malloc(sizeof *h + cap * ro->item))) {
                     ro->rc = TRACE_SORT_ESYS;
                     ro->failed_sm = e->sm;
-                    break;
+                    return -1;
                 }
                 h->cap = cap;
             }
             h->next = NULL;
-            h->n = n;
-            memcpy(h->recs, o, bytes);
-            *(ro->head[e->sm] ? &ro->tail[e->sm]->next : &ro->head[e->sm]) = h;
-            ro->tail[e->sm] = h;
+            h->n = 0;
             ro->used += bytes;
-            if (e->sm == ro->cur)
-                advance(ro); /* its SM came next while others' records went out: hand them on */
-            break;
+            *hp = h;
+            return 0;
         }
         pthread_cond_wait(&ro->cv, &ro->mu); /* the reorder memory is full: wait for our turn */
+    }
+    return -1;
+}
+
+/* With the lock held: h, placed for `placed` records, holds n of them: it
+ * joins the end of its SM's chain, which is handed on if the SM is next. */
+static void reorder_hold(struct sm_emit *e, struct held *h, size_t placed, size_t n)
+{
+    struct reorder *ro = e->ro;
+    ro->used -= (placed - n) * ro->item;
+    h->n = n;
+    *(ro->head[e->sm] ? &ro->tail[e->sm]->next : &ro->head[e->sm]) = h;
+    ro->tail[e->sm] = h;
+    if (e->sm == ro->cur)
+        advance(ro); /* its SM came next while others' records went out: hand them on */
+}
+
+/* The sink each SM's loop writes trace_out records to. */
+static int reorder_sink(void *c, const struct trace_out *o, size_t n)
+{
+    struct sm_emit *e = c;
+    struct reorder *ro = e->ro;
+    struct held *h;
+    pthread_mutex_lock(&ro->mu);
+    int where = reorder_place(e, n, &h);
+    if (where == 1) { /* without the lock: the other thread goes on meanwhile */
+        pthread_mutex_unlock(&ro->mu);
+        int rc = put_out(ro, o, n);
+        pthread_mutex_lock(&ro->mu);
+        if (rc && !ro->rc)
+            ro->rc = rc;
+    } else if (where == 0) {
+        memcpy(h->recs, o, n * ro->item);
+        reorder_hold(e, h, n, n);
     }
     int rc = ro->rc;
     pthread_mutex_unlock(&ro->mu);
     return rc;
 }
 
-/* The sink each SM's loop writes trace_out records to. */
-static int reorder_sink(void *c, const struct trace_out *o, size_t n)
-{
-    return reorder_put(c, o, n);
-}
-
-/* The room each SM's loop encodes into (ro->bin set): the output's own
- * while its SM is next and nothing of it is held (as reorder_put writes
- * directly then; nobody else writes to the output until this thread
- * commits, since only it can finish its SM), else the thread's scratch,
- * whose records reorder_put holds or hands on at commit. */
+/* The room each SM's loop encodes into (ro->bin set), as reorder_sink
+ * places records: the output's own room while its SM is next and nothing
+ * of it is held (nobody else writes to the output until this thread
+ * commits), else a held batch, which the commit adds to the SM's chain
+ * (the records are encoded once, into the batch, and copied once more
+ * when handed on); after a failure, the thread's scratch (dropped). */
 static void *sm_room(void *c, size_t *n)
 {
     struct sm_emit *e = c;
     struct reorder *ro = e->ro;
+    size_t held = *n < HELD_MIN_RECS ? *n : HELD_MIN_RECS; /* a batch's worth at most */
     pthread_mutex_lock(&ro->mu);
-    e->direct = !ro->rc && e->sm == ro->cur && !ro->releasing && !ro->head[e->sm];
+    e->h = NULL;
+    int where = reorder_place(e, held, &e->h);
     pthread_mutex_unlock(&ro->mu);
+    e->direct = where == 1;
     if (e->direct)
         return ro->bin->room(ro->bin->ctx, n);
-    if (*n > HELD_MIN_RECS)
-        *n = HELD_MIN_RECS;
-    return e->scratch;
+    *n = e->placed = held;
+    return e->h ? e->h->recs : e->scratch;
 }
 
 static int sm_commit(void *c, size_t n)
 {
     struct sm_emit *e = c;
     struct reorder *ro = e->ro;
-    if (!e->direct)
-        return reorder_put(e, e->scratch, n);
-    int rc = ro->bin->commit(ro->bin->ctx, n);
+    int rc = e->direct ? ro->bin->commit(ro->bin->ctx, n) : 0;
     pthread_mutex_lock(&ro->mu);
     if (rc && !ro->rc)
         ro->rc = rc;
+    if (e->h)
+        reorder_hold(e, e->h, e->placed, n);
+    e->h = NULL;
     rc = ro->rc;
     pthread_mutex_unlock(&ro->mu);
     return rc;
+}
+
+/* A batch a room placed that no commit took (the loop stopped on an error). */
+static void sm_unplace(struct sm_emit *e)
+{
+    struct reorder *ro = e->ro;
+    if (!e->h)
+        return;
+    pthread_mutex_lock(&ro->mu);
+    ro->used -= e->placed * ro->item;
+    e->h->next = ro->spare;
+    ro->spare = e->h;
+    e->h = NULL;
+    pthread_mutex_unlock(&ro->mu);
 }
 
 static void *sm_worker(void *arg)
@@ -794,6 +833,7 @@ static void *sm_worker(void *arg)
         struct trace_emit emit = {.sink = reorder_sink, .ctx = &e, .bin = ro->bin ? &e.bin : NULL};
         int io_failed = 0;
         int rc = sort_one_sm(ro->v, ro->p, ro->o, ro->x, sm, slots, &emit, &ro->sum->sm[sm], &io_failed);
+        sm_unplace(&e);
         pthread_mutex_lock(&ro->mu);
         if (rc && !ro->rc) {
             ro->rc = rc;
