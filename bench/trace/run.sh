@@ -44,7 +44,8 @@
 # long CSV), BENCH_REPEAT (3: each run is repeated and the fastest kept, the
 # one least disturbed by other work), BENCH_BEFORE (a git revision: bench.c is also built against that
 # revision's trace/ and util/, and its pipeline to CSV is run as "before", to
-# binary as "binb", its sorter alone as "sortb"), BENCH_RUNS (the runs to make, default all of them),
+# binary as "binb" (binb1, binb2: one or two sorting threads forced, as bin1
+# and bin2), its sorter alone as "sortb"), BENCH_RUNS (the runs to make, default all of them),
 # BENCH_SHAPES (the trace shapes, default all), BENCH_PARAMS (name=value
 # settings for every run, e.g. "arch=hopper"; default none: the fermi preset).
 # The end-to-end runs sort as `gpuprobe trace sort` does: with a second
@@ -87,7 +88,7 @@ if [ -n "${BENCH_BEFORE:-}" ]; then
     (cd "$dir/before" && $CC -std=c11 -D_GNU_SOURCE -O2 -I. -o "$dir/bench_before" \
         "$OLDPWD/bench/trace/bench.c" $(cd "$dir/before" && ls trace/*.c util/*.c | grep -v '^util/version\.c$') \
         -ljansson -lpthread -lm)
-    runs="$runs before binb sortb"
+    runs="$runs before binb binb1 binb2 sortb"
 fi
 runs=${BENCH_RUNS:-$runs}
 
@@ -138,6 +139,8 @@ for in in $inputs; do
             bin1) line=$(GPUPROBE_TRACE_THREADS=1 "$dir/bench" pipe "$p" "$dir/out.bin" out_format=bin "${params[@]}") ;;
             bin2) line=$(GPUPROBE_TRACE_THREADS=2 "$dir/bench" pipe "$p" "$dir/out.bin" out_format=bin "${params[@]}") ;;
             binb) line=$("$dir/bench_before" pipe "$p" "$dir/out.bin" out_format=bin "${params[@]}") ;;
+            binb1) line=$(GPUPROBE_TRACE_THREADS=1 "$dir/bench_before" pipe "$p" "$dir/out.bin" out_format=bin "${params[@]}") ;;
+            binb2) line=$(GPUPROBE_TRACE_THREADS=2 "$dir/bench_before" pipe "$p" "$dir/out.bin" out_format=bin "${params[@]}") ;;
             before) line=$("$dir/bench_before" pipe "$p" "$dir/out.csv" "${params[@]}") ;;
             esac
             if [ -z "$best" ] || awk -v a="$(field seconds "$line")" -v b="$(field seconds "$best")" 'BEGIN {exit !(a < b)}'; then
