@@ -34,6 +34,7 @@
 #include "trace/tmpfile.h"
 
 #define SCAN_RELEASE_EVERY ((size_t)1 << 18)   /* records between releases in the checking pass */
+#define SCAN_CHUNK ((size_t)64)                /* records checked before their block starts are looked at */
 #define STREAM_CHUNK ((size_t)128)             /* records per thread buffer (4 KiB) */
 #define STREAM_CHUNK_BIG ((size_t)512)         /* 16 KiB, while an SM's big buffers fit in: */
 #define STREAM_BIG_BYTES ((size_t)8 << 20)     /* (a fourth of the pread calls: -10% on long threads) */
@@ -111,19 +112,21 @@ static int record_error(const struct view *v, size_t i, struct trace_err *err)
     return -1;
 }
 
-/* Whether record r breaks a rule of trace_bin_req_check (which then says
- * which): a width of 1, 2, 4, 8 or 16, dependency and store flags 0 or 1,
- * reserved bytes 0, no byte past 2^64. Branch-free: the checking pass
- * runs it once per record of the trace. */
-static inline int record_bad(const struct trace_rec *r)
+/* Non-zero when record r breaks a rule of trace_bin_req_check (which then
+ * says which): a width of 1, 2, 4, 8 or 16, dependency and store flags 0 or
+ * 1, reserved bytes 0, no byte past 2^64. Branch-free, and its terms are
+ * ORed as they are (not made 0 or 1 first): the checking pass runs it once
+ * per record of the trace. */
+static inline uint64_t record_bad(const struct trace_rec *r)
 {
     uint32_t w = r->width, flags; /* flags: dep, store and the two reserved bytes */
     memcpy(&flags, (const char *)r + offsetof(struct trace_rec, dep), sizeof flags);
     _Static_assert(offsetof(struct trace_rec, reserved) == offsetof(struct trace_rec, dep) + 2 &&
                        sizeof r->reserved == 2,
                    "dep, store, reserved: four bytes in a row");
-    return ((w - 1) >= 16) | ((w & (w - 1)) != 0) | ((flags & ~(uint32_t)0x0101) != 0) |
-           (r->addr + (w - 1) < r->addr);
+    /* (w - 1) & ~15: w is 0 or above 16; w & (w - 1): not a power of two */
+    return ((w - 1) & ~(uint32_t)15) | (w & (w - 1)) | (flags & ~(uint32_t)0x0101) |
+           (uint64_t)(r->addr + (w - 1) < r->addr);
 }
 
 /* Reports record i, which record_bad or the thread order refused. */
@@ -148,23 +151,39 @@ static int scan_range(const struct view *v, const struct trace_params *p, size_t
     size_t released = lo;
     for (size_t from = lo; from < hi; from += SCAN_RELEASE_EVERY) {
         size_t to = hi - from > SCAN_RELEASE_EVERY ? from + SCAN_RELEASE_EVERY : hi;
-        for (size_t i = from; i < to; i++) {
-            const struct trace_rec *r = &v->recs[i];
-            uint64_t tid = r->tid;
-            if (record_bad(r) | (tid < prev)) /* one branch for both, the rare case sorts them out */
-                return scan_error(v, i, prev, err);
-            prev = tid;
-            if (tid < block_end)
-                continue;
-            uint64_t b = tid / p->threads_per_block;
-            uint64_t next = (b + 1) * (uint64_t)p->threads_per_block;
-            block_end = next > tid ? next : UINT64_MAX;
-            if (x->n && x->id[x->n - 1] == b) /* only at the very top of the id range */
-                continue;
-            if (bindex_add(x, b, i)) {
-                trace_err_set(err, 0, 0, "out of memory for the block index");
-                return TRACE_SORT_ESYS;
+        for (size_t i = from; i < to;) {
+            /* a chunk's checks first, ORed without a branch; then its block
+             * starts, skipped when its last thread is still in the current
+             * block (thread ids never go down in a chunk that passed) */
+            size_t stop = to - i > SCAN_CHUNK ? i + SCAN_CHUNK : to;
+            uint64_t last = prev, bad = 0;
+            for (size_t k = i; k < stop; k++) {
+                const struct trace_rec *r = &v->recs[k];
+                bad |= record_bad(r) | (r->tid < last);
+                last = r->tid;
             }
+            if (bad) /* the rare case: find the chunk's first bad record */
+                for (size_t k = i;; k++) {
+                    if (record_bad(&v->recs[k]) | (v->recs[k].tid < prev))
+                        return scan_error(v, k, prev, err);
+                    prev = v->recs[k].tid;
+                }
+            prev = last;
+            for (; last >= block_end && i < stop; i++) {
+                uint64_t tid = v->recs[i].tid;
+                if (tid < block_end)
+                    continue;
+                uint64_t b = tid / p->threads_per_block;
+                uint64_t next = (b + 1) * (uint64_t)p->threads_per_block;
+                block_end = next > tid ? next : UINT64_MAX;
+                if (x->n && x->id[x->n - 1] == b) /* only at the very top of the id range */
+                    continue;
+                if (bindex_add(x, b, i)) {
+                    trace_err_set(err, 0, 0, "out of memory for the block index");
+                    return TRACE_SORT_ESYS;
+                }
+            }
+            i = stop;
         }
         if (to < hi) {
             view_release(v, released, to);
