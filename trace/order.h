@@ -22,6 +22,9 @@
  * SM's L1 for each transaction it issues; a hit or a request merged into a
  * fetch in flight then takes no MSHR and holds its warp only until its data
  * is back, and only a fetch waits for a free MSHR in 6d.
+ * Output (trace_emit): trace_out batches to a sink, or each record encoded
+ * in the binary format at 6e straight into memory the output hands out
+ * (trace_bin_room): the record's only copy before the output's write.
  */
 #ifndef GPUPROBE_TRACE_ORDER_H
 #define GPUPROBE_TRACE_ORDER_H

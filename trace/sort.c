@@ -13,7 +13,10 @@
  * by scanning it in place (its pages are dropped when it finishes); a large
  * one without touching the mapping, finding thread boundaries by galloping
  * search over single-record reads and giving each thread a buffer that the
- * warp refills as it goes (coalesce.h's refill hook).
+ * warp refills as it goes (coalesce.h's refill hook). With two threads the
+ * records of an SM that is not next are held in batches of the output's
+ * item (a trace_out, or an encoded record: the loop's room is then the
+ * batch itself), handed on in SM order.
  */
 #include "trace/sort.h"
 

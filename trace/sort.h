@@ -31,7 +31,10 @@
  * copies),
  * the index, and a few MiB of mapped trace — not the trace's length.
  * Output: trace_out records, SM 0's whole stream first, through a
- * trace_out_sink in batches (binary writer, CSV writer, HTTP stream...).
+ * trace_out_sink in batches (binary writer, CSV writer, HTTP stream...);
+ * or, for a binary output, the same records encoded by the ordering loop
+ * straight into memory the output hands out (trace_sort_opts.bin), so a
+ * record's bytes are written once before write(2) takes them.
  */
 #ifndef GPUPROBE_TRACE_SORT_H
 #define GPUPROBE_TRACE_SORT_H
@@ -82,7 +85,9 @@ struct trace_sort_opts {
  * thread on the lowest unfinished SM hands its records on directly, the
  * other keeps up to reorder_bytes of its SM's records (TRACE_SORT_REORDER_BYTES
  * by default) and waits when that is full, until its SM comes next. The
- * output is byte for byte the one thread's; two SMs run fully in parallel
+ * output is byte for byte the one thread's (with trace_sort_opts.bin, the
+ * thread on the lowest unfinished SM encodes into the output's room, the
+ * other into its held batches); two SMs run fully in parallel
  * while an SM's output fits in the reorder memory. The sink is never
  * called with the threads' lock held (a sink that blocks, a full output
  * queue, holds up only the thread calling it), and a thread whose SM
