@@ -11,7 +11,11 @@
  * costs 32 probes, not 32 * 31 / 2 comparisons. Each merged entry tracks its lowest first byte and
  * highest last byte (inclusive, so no overflow at the top of the address
  * space), from its first merge on (a lone request needs none: a scattered
- * instruction's 32); the width is computed once at the end.
+ * instruction's 32); the width is computed once at the end. The newest
+ * transaction, which the lanes after it join in a coalesced instruction
+ * (the same line as the lane before), grows in local variables and is
+ * written back once, when another starts: its requests cost compares in
+ * registers, not loads and stores of the transaction and its span.
  */
 #include "trace/coalesce.h"
 
@@ -80,6 +84,12 @@ static uint32_t merge(const struct trace_coalescer *c, const struct trace_rec *c
     unsigned gs = group_shift(c, width), ks = c->key_shift;
     uint32_t nt = 0, seg = 0, cur_group = 0, merged = 0; /* merged: bit per widened transaction */
     uint64_t seen[4] = {0, 0, 0, 0}; /* the group's keys, hashed to 1 of 256 bits */
+    /* The newest transaction (nt - 1) while the lanes after it join it (a
+     * coalesced instruction's usual case): its key, and once something
+     * joined (run) the fields that change, kept here and written back to
+     * g->txn[nt - 1] and sp[nt - 1] when another transaction starts. */
+    uint64_t run_key = 0, run_tid = 0, run_addr = 0, run_lo = 0, run_last = 0;
+    uint32_t run = 0, run_dep = 0;
     for (uint32_t i = 0; i < n; i++) {
         const struct trace_rec *r = req[i];
         if (gs < 5) {
@@ -93,27 +103,59 @@ static uint32_t merge(const struct trace_coalescer *c, const struct trace_rec *c
         /* a load and a store of one line are two requests: the key carries
          * the kind (addr >> ks < 2^59, so the shift loses nothing) */
         uint64_t key = (r->addr >> ks) << 1 | r->store;
-        uint32_t j = nt - 1;
-        if (nt > seg && sp[j].key == key) { /* the usual case: same line as the lane before */
-            merge_into(&g->txn[j], &sp[j], r, !(merged >> j & 1)); /* (its key is in seen since it was new) */
-            merged |= 1u << j;
-            continue;
+        if (nt > seg && run_key == key) { /* the usual case: same line as the lane before */
+            if (!run) { /* the first to join: the transaction is its first request still */
+                const struct trace_rec *t = &g->txn[nt - 1];
+                run = 1;
+                run_tid = t->tid;
+                run_addr = run_lo = t->addr;
+                run_last = t->addr + (t->width - 1);
+                run_dep = t->dep;
+            }
+            if (r->tid < run_tid) {
+                run_tid = r->tid;
+                run_addr = r->addr;
+            }
+            uint64_t last = r->addr + (r->width - 1);
+            run_lo = r->addr < run_lo ? r->addr : run_lo;
+            run_last = last > run_last ? last : run_last;
+            run_dep |= r->dep;
+            continue; /* (its key is in seen since it was new) */
         }
         uint32_t h = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 56);
         uint64_t bit = 1ull << (h & 63);
-        j = nt;
+        uint32_t j = nt;
         if (seen[h >> 6] & bit) /* maybe seen: search (a scattered warp rarely gets here) */
             for (j = seg; j < nt && sp[j].key != key; j++)
                 ;
         seen[h >> 6] |= bit;
-        if (j < nt) {
+        if (j < nt) { /* an older transaction of the group: never nt - 1, tested above */
             merge_into(&g->txn[j], &sp[j], r, !(merged >> j & 1));
             merged |= 1u << j;
             continue;
         }
+        if (run) { /* the newest transaction is done growing */
+            struct trace_rec *t = &g->txn[nt - 1];
+            t->tid = run_tid;
+            t->addr = run_addr;
+            t->dep = (uint8_t)run_dep;
+            sp[nt - 1].lo = run_lo;
+            sp[nt - 1].last = run_last;
+            merged |= 1u << (nt - 1);
+            run = 0;
+        }
         g->txn[nt] = *r;
-        sp[nt].key = key; /* its span only once something merges into it */
+        sp[nt].key = run_key = key; /* its span only once something merges into it */
         nt++;
+    }
+    if (run) {
+        struct trace_rec *t = &g->txn[nt - 1];
+        t->tid = run_tid;
+        t->addr = run_addr;
+        t->dep = (uint8_t)run_dep;
+        sp[nt - 1].lo = run_lo;
+        sp[nt - 1].last = run_last;
+        merged |= 1u << (nt - 1);
     }
     for (; merged; merged &= merged - 1) {
         uint32_t j = (uint32_t)__builtin_ctz(merged);
