@@ -526,7 +526,6 @@ HOT void emit_bin(struct loop *l, const struct trace_rec *t)
     l->seq = seq + 1;
     trace_bin_out_put(l->bout + nout * TRACE_BIN_OUT_BYTES, seq, t->tid, t->pc, t->addr, l->sm, t->width, t->dep,
                       t->store);
-    l->st->requests_out++;
     if (nout + 1 == l->bcap)
         flush(l);
 }
@@ -552,7 +551,6 @@ HOT void emit_one(struct loop *l, const struct trace_rec *t)
     o->width = t->width;
     o->dep = t->dep;
     o->store = t->store;
-    l->st->requests_out++;
     if (nout + 1 == OUTBUF)
         flush(l);
 }
@@ -708,6 +706,7 @@ static void run(struct loop *l)
         l->st->idle_ticks += jump(l);
     }
     flush(l);
+    l->st->requests_out = l->seq; /* one seq per transaction emitted, from 0 */
 }
 
 int trace_order_sm(const struct trace_params *p, uint32_t sm, const struct trace_block_src *src,
