@@ -6,7 +6,8 @@
  * Everything is bounded by a warp: at most 32 participants, 32 transactions,
  * so the merged set is a small array searched linearly from the start of the
  * current lane group (participants arrive in lane order, so groups are
- * contiguous runs). A 256-bit filter of the group's keys skips that search
+ * contiguous runs, a new one starting at the first lane past the current
+ * group's last). A 256-bit filter of the group's keys skips that search
  * for a key certainly new, so a scattered instruction (32 different lines)
  * costs 32 probes, not 32 * 31 / 2 comparisons. Each merged entry tracks its lowest first byte and
  * highest last byte (inclusive, so no overflow at the top of the address
@@ -20,6 +21,7 @@
 #include "trace/coalesce.h"
 
 #include <assert.h>
+#include <string.h>
 
 void trace_coalescer_init(struct trace_coalescer *c, const struct trace_params *p)
 {
@@ -82,7 +84,7 @@ static uint32_t merge(const struct trace_coalescer *c, const struct trace_rec *c
 {
     struct span sp[TRACE_WARP_SIZE];
     unsigned gs = group_shift(c, width), ks = c->key_shift;
-    uint32_t nt = 0, seg = 0, cur_group = 0, merged = 0; /* merged: bit per widened transaction */
+    uint32_t nt = 0, seg = 0, group_end = 0, merged = 0; /* merged: bit per widened transaction */
     uint64_t seen[4] = {0, 0, 0, 0}; /* the group's keys, hashed to 1 of 256 bits */
     /* The newest transaction (nt - 1) while the lanes after it join it (a
      * coalesced instruction's usual case): its key, and once something
@@ -92,13 +94,10 @@ static uint32_t merge(const struct trace_coalescer *c, const struct trace_rec *c
     uint32_t run = 0, run_dep = 0;
     for (uint32_t i = 0; i < n; i++) {
         const struct trace_rec *r = req[i];
-        if (gs < 5) {
-            uint32_t grp = (uint32_t)lane[i] >> gs;
-            if (grp != cur_group || i == 0) {
-                cur_group = grp;
-                seg = nt;
-                seen[0] = seen[1] = seen[2] = seen[3] = 0;
-            }
+        if (lane[i] >= group_end) { /* the first lane of a group (lanes come in increasing order) */
+            group_end = (((uint32_t)lane[i] >> gs) + 1) << gs;
+            seg = nt;
+            seen[0] = seen[1] = seen[2] = seen[3] = 0;
         }
         /* a load and a store of one line are two requests: the key carries
          * the kind (addr >> ks < 2^59, so the shift loses nothing) */
@@ -144,7 +143,7 @@ static uint32_t merge(const struct trace_coalescer *c, const struct trace_rec *c
             merged |= 1u << (nt - 1);
             run = 0;
         }
-        g->txn[nt] = *r;
+        memcpy(&g->txn[nt], r, sizeof *r); /* (two 16-byte moves; the assignment took four 8-byte ones) */
         sp[nt].key = run_key = key; /* its span only once something merges into it */
         nt++;
     }
@@ -173,6 +172,7 @@ uint32_t trace_coalesce(const struct trace_coalescer *c, const struct trace_rec 
     assert(n <= TRACE_WARP_SIZE); /* one warp instruction's requests */
     uint32_t width = 0, dep = 0;
     for (uint32_t i = 0; i < n; i++) {
+        assert(lane[i] < TRACE_WARP_SIZE && (i == 0 || lane[i] > lane[i - 1])); /* merge finds groups so */
         if (req[i]->width > width)
             width = req[i]->width;
         dep |= req[i]->dep;

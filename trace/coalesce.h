@@ -67,7 +67,7 @@ struct trace_coalescer {
 void trace_coalescer_init(struct trace_coalescer *c, const struct trace_params *p);
 
 /* The seed's merge of one instruction's requests, given in lane order:
- * req[i] is the request of lane lane[i], n <= 32 (none gives no
+ * req[i] is the request of lane lane[i], lane[] increasing, n <= 32 (none gives no
  * transaction), each of a valid width (trace_width_valid: a lone request's
  * transaction keeps it as it is). Writes the transactions to g and returns
  * their number. */
