@@ -100,7 +100,7 @@ static inline void trace_bin_out_put(uint8_t *out, uint64_t seq, uint64_t tid, u
  * records, lowering *n to what fits (at least 1); it always returns
  * writable memory, even after a failure. commit(ctx, k) hands on the first
  * k (<= granted) records written at the last room; 0, or non-zero to stop
- * (kept: later commits return it). Only commit may follow a room before the
+ * (kept: later commits return it). A room not committed is given up by the
  * next room. trace_outq_room and trace_outq_commit are such a pair. */
 struct trace_bin_room {
     void *(*room)(void *ctx, size_t *n);

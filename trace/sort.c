@@ -783,6 +783,21 @@ static int reorder_sink(void *c, const struct trace_out *o, size_t n)
     return rc;
 }
 
+/* A batch a room placed that no commit took (the loop stopped on an error,
+ * or asks for another room). */
+static void sm_unplace(struct sm_emit *e)
+{
+    struct reorder *ro = e->ro;
+    if (!e->h)
+        return;
+    pthread_mutex_lock(&ro->mu);
+    ro->used -= e->placed * ro->item;
+    e->h->next = ro->spare;
+    ro->spare = e->h;
+    e->h = NULL;
+    pthread_mutex_unlock(&ro->mu);
+}
+
 /* The room each SM's loop encodes into (ro->bin set), as reorder_sink
  * places records: the output's own room while its SM is next and nothing
  * of it is held (nobody else writes to the output until this thread
@@ -794,8 +809,8 @@ static void *sm_room(void *c, size_t *n)
     struct sm_emit *e = c;
     struct reorder *ro = e->ro;
     size_t held = *n < HELD_MIN_RECS ? *n : HELD_MIN_RECS; /* a batch's worth at most */
+    sm_unplace(e);
     pthread_mutex_lock(&ro->mu);
-    e->h = NULL;
     int where = reorder_place(e, held, &e->h);
     pthread_mutex_unlock(&ro->mu);
     e->direct = where == 1;
@@ -821,19 +836,6 @@ static int sm_commit(void *c, size_t n)
     return rc;
 }
 
-/* A batch a room placed that no commit took (the loop stopped on an error). */
-static void sm_unplace(struct sm_emit *e)
-{
-    struct reorder *ro = e->ro;
-    if (!e->h)
-        return;
-    pthread_mutex_lock(&ro->mu);
-    ro->used -= e->placed * ro->item;
-    e->h->next = ro->spare;
-    ro->spare = e->h;
-    e->h = NULL;
-    pthread_mutex_unlock(&ro->mu);
-}
 
 static void *sm_worker(void *arg)
 {
