@@ -178,6 +178,9 @@ double trace_exp(double x)
 
 struct zig {
     double x[ZIG_N + 1]; /* strip i spans [0, x[i]); x[0] = V / f(R), x[1] = R, x[N] = 0 */
+    double xu[ZIG_N];    /* x[i] * 2^-53: a 53-bit integer times it is the first try's point in
+                            one rounding, the same as (integer * 2^-53) * x[i] (both products are
+                            the same real number, 2^-53 scaling exact) */
     double f[ZIG_N + 1]; /* f(x[i]) */
 };
 
@@ -204,6 +207,8 @@ static void zig_build(struct zig *z)
     }
     z->x[ZIG_N] = 0.0;
     z->f[ZIG_N] = 1.0;
+    for (int i = 0; i < ZIG_N; i++)
+        z->xu[i] = z->x[i] * 0x1.0p-53;
 }
 
 static struct zig zig_table;
@@ -272,8 +277,7 @@ static inline double half_normal_on(struct trace_rng *st, struct trace_rng *r, c
 {
     uint64_t u = rng_next(st->s);
     unsigned i = (unsigned)(u & (ZIG_N - 1));
-    double x = (double)(u >> 11) * 0x1.0p-53;
-    x = x * z->x[i];
+    double x = (double)(u >> 11) * z->xu[i]; /* = (u >> 11) * 2^-53 * x[i], one multiply */
     if (x < z->x[i + 1])
         return x;
     *r = *st;
@@ -299,12 +303,16 @@ double trace_rng_normal(struct trace_rng *r)
 }
 
 /* sigma * |N(0,1)| rounded half up, added to lat_min, saturating. */
-static inline uint32_t delay_of(double a, uint32_t lat_min, double sigma)
+static inline double delay_room(uint32_t lat_min)
+{
+    return (double)(UINT32_MAX - lat_min);
+}
+
+static inline uint32_t delay_of(double a, uint32_t lat_min, double sigma, double room)
 {
     double d = sigma * a;
     d = d + 0.5;
-    double room = (double)(UINT32_MAX - lat_min);
-    if (d >= room)
+    if (d >= room) /* room: UINT32_MAX - lat_min (delay_room), the caller's once for many draws */
         return UINT32_MAX;
     return lat_min + (uint32_t)d;
 }
@@ -313,7 +321,7 @@ uint32_t trace_rng_delay(struct trace_rng *r, int fixed_only, uint32_t lat_min, 
 {
     if (fixed_only || sigma == 0.0)
         return lat_min;
-    return delay_of(trace_rng_half_normal(r), lat_min, sigma);
+    return delay_of(trace_rng_half_normal(r), lat_min, sigma, delay_room(lat_min));
 }
 
 void trace_rng_delays(struct trace_rng *r, int fixed_only, uint32_t lat_min, double sigma, uint32_t *out,
@@ -329,7 +337,8 @@ void trace_rng_delays(struct trace_rng *r, int fixed_only, uint32_t lat_min, dou
      * (r's own state must be stored after every draw: the stores to out
      * might alias it); it goes back to r around the rare rest of a draw */
     struct trace_rng st = *r;
+    const double room = delay_room(lat_min);
     for (uint32_t i = 0; i < n; i++)
-        out[i] = delay_of(half_normal_on(&st, r, z), lat_min, sigma);
+        out[i] = delay_of(half_normal_on(&st, r, z), lat_min, sigma, room);
     *r = st;
 }
