@@ -74,6 +74,19 @@ static void merge_into(struct trace_rec *t, struct span *s, const struct trace_r
     t->dep |= r->dep;
 }
 
+/* Writes back what merge kept in local variables while requests joined
+ * its newest transaction t (span s); returns 1, its bit in `merged`. */
+static inline uint32_t run_close(struct trace_rec *t, struct span *s, uint64_t tid, uint64_t addr, uint32_t dep,
+                                 uint64_t lo, uint64_t last)
+{
+    t->tid = tid;
+    t->addr = addr;
+    t->dep = (uint8_t)dep;
+    s->lo = lo;
+    s->last = last;
+    return 1;
+}
+
 /* 4a-4d over requests in lane order, given the widest width and the OR of
  * the dependency flags. A transaction of one request keeps its width (a
  * power of two: the requests' contract), so only merged ones are widened
@@ -134,13 +147,8 @@ static uint32_t merge(const struct trace_coalescer *c, const struct trace_rec *c
             continue;
         }
         if (run) { /* the newest transaction is done growing */
-            struct trace_rec *t = &g->txn[nt - 1];
-            t->tid = run_tid;
-            t->addr = run_addr;
-            t->dep = (uint8_t)run_dep;
-            sp[nt - 1].lo = run_lo;
-            sp[nt - 1].last = run_last;
-            merged |= 1u << (nt - 1);
+            merged |= run_close(&g->txn[nt - 1], &sp[nt - 1], run_tid, run_addr, run_dep, run_lo, run_last)
+                      << (nt - 1);
             run = 0;
         }
         memcpy(&g->txn[nt], r, sizeof *r); /* (two 16-byte moves; the assignment took four 8-byte ones) */
@@ -148,13 +156,7 @@ static uint32_t merge(const struct trace_coalescer *c, const struct trace_rec *c
         nt++;
     }
     if (run) {
-        struct trace_rec *t = &g->txn[nt - 1];
-        t->tid = run_tid;
-        t->addr = run_addr;
-        t->dep = (uint8_t)run_dep;
-        sp[nt - 1].lo = run_lo;
-        sp[nt - 1].last = run_last;
-        merged |= 1u << (nt - 1);
+        merged |= run_close(&g->txn[nt - 1], &sp[nt - 1], run_tid, run_addr, run_dep, run_lo, run_last) << (nt - 1);
     }
     for (; merged; merged &= merged - 1) {
         uint32_t j = (uint32_t)__builtin_ctz(merged);
