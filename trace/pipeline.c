@@ -211,6 +211,24 @@ static int commit(struct run *r)
 
 /* ---- input --------------------------------------------------------------------- */
 
+/* Threads ordering SMs (the output is the same either way): two when a
+ * core beyond the one this thread runs on and the output's writer thread
+ * is idle by the load average (on a busy machine a second sorting thread
+ * only adds hand-over and page-table work), else one;
+ * GPUPROBE_TRACE_THREADS=1 or 2 decides instead. */
+static int sort_threads(void)
+{
+    const char *e = getenv("GPUPROBE_TRACE_THREADS");
+    if (e && (strcmp(e, "1") == 0 || strcmp(e, "2") == 0))
+        return e[0] - '0';
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    double load;
+    if (cpus < 2 || getloadavg(&load, 1) != 1)
+        return 1;
+    return load + 1.0 <= (double)cpus - 0.5 ? 2 : 1;
+}
+
+
 static int setup(struct run *r, const struct trace_files *f, const struct trace_params *p,
                  struct trace_failure *failure)
 {
@@ -261,6 +279,46 @@ static int open_through_spool(struct run *r)
     return rc;
 }
 
+/* The copy with the parsing on this thread and the writing of the copy on
+ * another (an output queue's). rc as trace_read_path's; 1: the writer
+ * failed (closing it says why). */
+static int copy_with_writer(struct run *r, struct trace_bin_writer *w, struct trace_err *te)
+{
+    struct trace_read_stats st = {0};
+    struct trace_outq *q = trace_outq_new(sizeof(struct trace_rec), rec_items, w);
+    if (!q) {
+        snprintf(te->msg, sizeof te->msg, "out of memory");
+        return TRACE_ENOMEM;
+    }
+    int rc = trace_read_path(r->f->input, r->p.in_format, r->flags_loaded ? &r->flags : NULL, trace_outq_rec, q,
+                             &st, NULL, te);
+    if (trace_outq_free(q) && rc == 0)
+        rc = 1;
+    return rc;
+}
+
+static int rec_batch(void *w, struct trace_rec *recs, size_t n)
+{
+    return rec_items(w, recs, n);
+}
+
+/* The copy with the parsing on two threads, each writing the records of
+ * its chunks when their turn comes (trace_csv_read_fd_batch): the parse,
+ * not the writing, is the longer part. rc as copy_with_writer's. */
+static int copy_csv_parallel(struct run *r, struct trace_bin_writer *w, struct trace_err *te)
+{
+    int fd = open(r->f->input, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        trace_err_set(te, 0, 0, "%.160s: %s", r->f->input, strerror(errno));
+        return TRACE_ENOMEM;
+    }
+    posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    struct trace_csv_opts o = {.flags = r->flags_loaded ? &r->flags : NULL, .threads = 2};
+    int rc = trace_csv_read_fd_batch(fd, &o, rec_batch, w, te);
+    close(fd);
+    return rc;
+}
+
 /* CSV input: reader -> binary requests in a private temporary file. A CSV
  * trace is usually thread-major already (what `trace convert` writes from a
  * binary file): the copy is then the sorter's input as it is, with no spool
@@ -268,7 +326,6 @@ static int open_through_spool(struct run *r)
 static int open_through_copy(struct run *r)
 {
     struct trace_err te = {0};
-    struct trace_read_stats st = {0};
     char path[300];
     int named;
     r->from_spool = 1;
@@ -284,15 +341,9 @@ static int open_through_copy(struct run *r)
     struct trace_bin_header h;
     trace_bin_header_init(&h, TRACE_BIN_REQUESTS, NULL);
     struct trace_bin_writer *w = trace_bin_writer_fd(wfd, 1, &h, &te);
-    /* the copy is written on the other core while this one parses */
-    struct trace_outq *q = w ? trace_outq_new(sizeof(struct trace_rec), rec_items, w) : NULL;
-    int rc = q ? trace_read_path(r->f->input, r->p.in_format, r->flags_loaded ? &r->flags : NULL,
-                                 trace_outq_rec, q, &st, NULL, &te)
-               : TRACE_ENOMEM;
-    if (q && trace_outq_free(q) && rc == 0)
-        rc = 1; /* the writer failed: closing it says why */
-    if (!q && w)
-        snprintf(te.msg, sizeof te.msg, "out of memory");
+    int rc = !w ? TRACE_ENOMEM
+             : sort_threads() > 1 ? copy_csv_parallel(r, w, &te)
+                                  : copy_with_writer(r, w, &te);
     if (rc < 0) {
         rc = read_outcome(r, r->f->input, rc, &te);
         if (w)
@@ -354,23 +405,6 @@ static int sort_outcome(struct run *r, int rc, const struct trace_err *te, int c
         return fail(r, TRACE_FAULT_OTHER, NULL, "writing %s: %s",
                     outfile_name(&r->out), close_msg);
     return commit(r);
-}
-
-/* Threads ordering SMs (the output is the same either way): two when a
- * core beyond the one this thread runs on and the output's writer thread
- * is idle by the load average (on a busy machine a second sorting thread
- * only adds hand-over and page-table work), else one;
- * GPUPROBE_TRACE_THREADS=1 or 2 decides instead. */
-static int sort_threads(void)
-{
-    const char *e = getenv("GPUPROBE_TRACE_THREADS");
-    if (e && (strcmp(e, "1") == 0 || strcmp(e, "2") == 0))
-        return e[0] - '0';
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    double load;
-    if (cpus < 2 || getloadavg(&load, 1) != 1)
-        return 1;
-    return load + 1.0 <= (double)cpus - 0.5 ? 2 : 1;
 }
 
 static int sort_run(struct run *r, struct trace_summary *sum)
