@@ -8,14 +8,16 @@
  * trace), else field by field with the scanners of scan.h, which say
  * exactly what is wrong; it is checked whole, its dep replaced by the user's per-PC flag
  * if there is one, checked against the flag its PC had before, and only then
- * handed to the sink. Nothing but the PC map is allocated.
+ * handed to the sink. Nothing but the PC map is allocated. These steps
+ * (csv_reader.h) are also what the reader on several threads
+ * (csv_threads.c) runs, the checks apart from the parsing.
  * The writers reserve room for a whole line first (flushing if needed), then
  * fill it with hand-rolled integer formatting.
  */
 #include "trace/csv.h"
+#include "trace/csv_reader.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -24,21 +26,6 @@
 #include "trace/scan.h"
 
 /* ---- reader ------------------------------------------------------------ */
-
-#define RECENT 64 /* PCs whose flag was checked lately (a power of two) */
-
-struct csv_reader {
-    struct trace_text t; /* the line being read */
-    const struct trace_csv_opts *o;
-    int ops;                   /* the header has the op column */
-    struct trace_pcflags seen; /* pc -> dep and the line that first had it */
-    struct trace_pcflags kind; /* pc -> store and the line that first had it (with ops) */
-    /* A direct-mapped cache of PCs already in `seen` (and `kind`), with
-     * (store << 1 | dep) + 1 (0: empty): a record whose PC and flags are
-     * found here passes the one-flag-per-PC checks without a lookup. */
-    uint64_t recent_pc[RECENT];
-    uint32_t recent_dep1[RECENT];
-};
 
 static const char *const field_names[] = {"tid", "pc", "addr", "width", "dep", "op"};
 
@@ -49,7 +36,7 @@ static int line_is(const struct trace_cur *c, const char *s)
     return (size_t)(c->e - c->p) == n && memcmp(c->p, s, n) == 0;
 }
 
-static int read_header(struct csv_reader *r)
+int trace_csv_reader_header(struct csv_reader *r)
 {
     struct trace_cur c;
     int ok = trace_text_line(&r->t, &c);
@@ -207,7 +194,7 @@ static int flag_result(const struct csv_reader *r, int s, const struct trace_rec
 
 /* Applies the user's flag, then the one-flag-per-PC rule; with the op
  * column, also one kind of access per PC (NVBit's and Accel-Sim's rule). */
-static int check_flag(struct csv_reader *r, struct trace_rec *rec)
+int trace_csv_reader_check(struct csv_reader *r, struct trace_rec *rec)
 {
     uint32_t dep;
     int user = trace_pcflags_get(r->o ? r->o->flags : NULL, rec->pc, &dep, NULL);
@@ -230,16 +217,14 @@ static int check_flag(struct csv_reader *r, struct trace_rec *rec)
     return 0;
 }
 
-/* Parses the lines left in r->t and hands each record on; check: first
- * with the one-flag-per-PC checks (else the caller runs them). */
-static int read_records(struct csv_reader *r, int check, trace_sink sink, void *ctx)
+int trace_csv_reader_lines(struct csv_reader *r, int check, trace_sink sink, void *ctx)
 {
     struct trace_cur c;
     while (trace_text_line(&r->t, &c)) {
         struct trace_rec rec;
         int s = parse_line(r, &c, &rec);
         if (s == 0 && check)
-            s = check_flag(r, &rec);
+            s = trace_csv_reader_check(r, &rec);
         if (s == 0)
             s = sink(ctx, &rec);
         if (s != 0)
@@ -255,9 +240,9 @@ int trace_csv_read(const char *buf, size_t len, const struct trace_csv_opts *o, 
     trace_text_init(&r.t, buf, len, err);
     trace_pcflags_init(&r.seen, o ? o->max_pcs : 0);
     trace_pcflags_init(&r.kind, o ? o->max_pcs : 0);
-    int s = read_header(&r);
+    int s = trace_csv_reader_header(&r);
     if (s == 0)
-        s = read_records(&r, 1, sink, ctx);
+        s = trace_csv_reader_lines(&r, 1, sink, ctx);
     trace_pcflags_free(&r.seen);
     trace_pcflags_free(&r.kind);
     return s;
@@ -336,10 +321,10 @@ int trace_csv_read_fd(int fd, const struct trace_csv_opts *o, trace_sink sink, v
             continue;
         trace_text_next_chunk(&r.t, k.buf, (size_t)cut, k.base);
         if (header)
-            s = read_header(&r);
+            s = trace_csv_reader_header(&r);
         header = 0;
         if (s == 0)
-            s = read_records(&r, 1, sink, ctx);
+            s = trace_csv_reader_lines(&r, 1, sink, ctx);
         if (k.eof)
             break;
         memmove(k.buf, k.buf + cut, k.have - (size_t)cut);
@@ -352,259 +337,6 @@ int trace_csv_read_fd(int fd, const struct trace_csv_opts *o, trace_sink sink, v
     return s;
 }
 
-
-/* ---- the reader on several threads --------------------------------------- */
-
-/* One thread's chunk of the file: its text, read in turn, and the records
- * parsed from it, handed on in turn. */
-struct piece {
-    char *text;
-    size_t cap, len;
-    uint64_t base;           /* file offset of text[0] */
-    uint64_t seq;            /* its place among the chunks */
-    int first;               /* it starts with the header (already checked) */
-    struct trace_rec *recs;
-    size_t n, reccap;
-    int rc;                  /* 0, or what ended its reading or parsing (err) */
-    int err_local;           /* err.line counts from the chunk's first line */
-    struct trace_err err;
-};
-
-struct par {
-    int fd;
-    const struct trace_csv_opts *o;
-    trace_rec_batch_sink sink;
-    void *ctx;
-    pthread_mutex_t mu;
-    pthread_cond_t turn;
-    /* reading, under mu: the bytes after the last chunk's last LF, and
-     * where the next chunk starts */
-    char *carry;
-    size_t carry_len, carry_cap, chunk;
-    uint64_t next_base, next_seq;
-    int read_done, ops;
-    /* handing on, in chunk order: under mu, the chunk whose turn it is;
-     * the rest is the turn holder's alone */
-    uint64_t turn_seq, lines_done;
-    int stop, rc;
-    struct csv_reader r; /* the flag tables and the checks' line */
-    struct trace_err *err;
-};
-
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return 0;
-    size_t nc = *cap ? *cap : 1;
-    while (nc < need)
-        nc *= 2;
-    void *np = realloc(*p, nc * size);
-    if (!np)
-        return -1;
-    *p = np;
-    *cap = nc;
-    return 0;
-}
-
-/* A chunk that ends the reading with an error at its first line. */
-static int piece_fail(struct par *P, struct piece *c, int rc, uint64_t local_line, uint64_t offset,
-                      const char *what, size_t n)
-{
-    P->read_done = 1;
-    c->rc = rc;
-    c->err_local = local_line != 0;
-    if (rc == TRACE_EINPUT)
-        trace_err_set(&c->err, local_line, offset, "line longer than %zu bytes", n);
-    else if (what)
-        trace_err_set(&c->err, local_line, offset, "%s", what);
-    else
-        trace_err_set(&c->err, local_line, offset, "out of memory for a line of %zu bytes", n);
-    return 1;
-}
-
-/* Under mu: reads the next chunk into c, as trace_csv_read_fd reads its
- * chunks (the text up to the last LF, all of it at the end, a buffer grown
- * for a long line up to TRACE_CSV_MAX_LINE). 1 when c has a chunk to parse
- * (maybe one that only reports an error), 0 when the file is done. */
-static int piece_read(struct par *P, struct piece *c)
-{
-    if (P->read_done || P->stop)
-        return 0;
-    c->seq = P->next_seq++;
-    c->base = P->next_base;
-    c->first = c->seq == 0;
-    c->rc = c->err_local = 0;
-    c->n = c->len = 0;
-    int eof = 0;
-    if (grow((void **)&c->text, &c->cap, P->carry_len + P->chunk, 1))
-        return piece_fail(P, c, TRACE_ENOMEM, 1, c->base, NULL, P->carry_len + P->chunk);
-    if (P->carry_len)
-        memcpy(c->text, P->carry, P->carry_len);
-    c->len = P->carry_len;
-    P->carry_len = 0;
-    size_t cut;
-    for (;;) {
-        while (!eof && c->len < c->cap) {
-            ssize_t k = read(P->fd, c->text + c->len, c->cap - c->len);
-            if (k < 0 && errno == EINTR)
-                continue;
-            if (k < 0) {
-                char why[160];
-                snprintf(why, sizeof why, "reading the trace: %s", strerror(errno));
-                return piece_fail(P, c, TRACE_ENOMEM, 0, c->base + c->len, why, 0);
-            }
-            eof = k == 0;
-            c->len += (size_t)k;
-        }
-        const char *nl = eof ? NULL : memrchr(c->text, '\n', c->len);
-        if (eof || nl) {
-            cut = eof ? c->len : (size_t)(nl - c->text) + 1;
-            break;
-        }
-        if (c->len >= TRACE_CSV_MAX_LINE)
-            return piece_fail(P, c, TRACE_EINPUT, 1, c->base, NULL, TRACE_CSV_MAX_LINE);
-        if (grow((void **)&c->text, &c->cap, c->cap * 2, 1))
-            return piece_fail(P, c, TRACE_ENOMEM, 1, c->base, NULL, c->len);
-    }
-    if (grow((void **)&P->carry, &P->carry_cap, c->len - cut, 1))
-        return piece_fail(P, c, TRACE_ENOMEM, 1, c->base, NULL, c->len);
-    if (c->len > cut)
-        memcpy(P->carry, c->text + cut, c->len - cut);
-    P->carry_len = c->len - cut;
-    c->len = cut;
-    P->next_base += cut;
-    P->read_done = eof;
-    if (c->first) { /* the other chunks' parsing needs to know the columns */
-        struct csv_reader h = {.o = P->o};
-        trace_text_init(&h.t, c->text, c->len, &c->err);
-        c->rc = read_header(&h);
-        c->err_local = 1;
-        P->ops = h.ops;
-        P->read_done |= c->rc != 0;
-    }
-    return 1;
-}
-
-static int piece_add(void *ctx, const struct trace_rec *r)
-{
-    struct piece *c = ctx;
-    if (c->n == c->reccap && grow((void **)&c->recs, &c->reccap, c->n + 1, sizeof *c->recs))
-        return TRACE_ENOMEM;
-    c->recs[c->n++] = *r;
-    return 0;
-}
-
-/* Outside the lock: the records of c's lines, up to the first bad one. */
-static void piece_parse(const struct par *P, struct piece *c)
-{
-    if (c->rc)
-        return;
-    struct csv_reader r = {.o = P->o, .ops = P->ops};
-    struct trace_cur line;
-    trace_text_init(&r.t, "", 0, &c->err);
-    trace_text_next_chunk(&r.t, c->text, c->len, c->base);
-    if (c->first)
-        trace_text_line(&r.t, &line); /* the header */
-    c->rc = read_records(&r, 0, piece_add, c);
-    if (c->rc == TRACE_ENOMEM)
-        trace_text_fail(&r.t, TRACE_ENOMEM, "out of memory");
-    c->err_local = 1;
-}
-
-/* The turn holder's flag checks on c's records, then c's records handed
- * on, then c's own error; P->lines_done moves past c. */
-static int piece_hand_on(struct par *P, struct piece *c)
-{
-    struct csv_reader *r = &P->r;
-    r->ops = P->ops; /* set by the first chunk's reading, before any turn */
-    uint64_t line0 = P->lines_done + (uint64_t)c->first; /* the line before record 0 */
-    size_t n = c->n;
-    int rc = 0;
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        r->t.line = line0 + i + 1;
-        if (check_flag(r, &c->recs[i]) == 0)
-            continue;
-        /* again with the line's start known (the message's offset): rare */
-        struct trace_cur cur;
-        trace_text_next_chunk(&r->t, c->text, c->len, c->base);
-        for (size_t k = 0; k <= i + (size_t)c->first; k++)
-            trace_text_line(&r->t, &cur);
-        r->t.line = line0 + i + 1;
-        rc = check_flag(r, &c->recs[i]);
-        n = i;
-    }
-    if (n) {
-        int s = P->sink(P->ctx, c->recs, n);
-        if (rc == 0)
-            rc = s;
-    }
-    if (rc == 0 && c->rc) {
-        if (c->err_local && c->err.line)
-            c->err.line += P->lines_done;
-        if (P->err)
-            *P->err = c->err;
-        rc = c->rc;
-    }
-    P->lines_done = line0 + c->n;
-    return rc;
-}
-
-static void *par_worker(void *arg)
-{
-    struct par *P = arg;
-    struct piece c = {.cap = 0};
-    pthread_mutex_lock(&P->mu);
-    while (piece_read(P, &c)) {
-        pthread_mutex_unlock(&P->mu);
-        piece_parse(P, &c);
-        pthread_mutex_lock(&P->mu);
-        while (P->turn_seq != c.seq && !P->stop)
-            pthread_cond_wait(&P->turn, &P->mu);
-        if (P->stop)
-            break;
-        pthread_mutex_unlock(&P->mu);
-        int rc = piece_hand_on(P, &c);
-        pthread_mutex_lock(&P->mu);
-        if (rc) {
-            P->stop = 1;
-            P->rc = rc;
-        }
-        P->turn_seq++;
-        pthread_cond_broadcast(&P->turn);
-    }
-    pthread_mutex_unlock(&P->mu);
-    free(c.text);
-    free(c.recs);
-    return NULL;
-}
-
-int trace_csv_read_fd_batch(int fd, const struct trace_csv_opts *o, trace_rec_batch_sink sink, void *ctx,
-                            struct trace_err *err)
-{
-    struct par P = {.fd = fd, .o = o, .sink = sink, .ctx = ctx, .err = err};
-    P.chunk = o && o->chunk_bytes ? o->chunk_bytes : TRACE_CSV_CHUNK;
-    P.r.o = o;
-    trace_text_init(&P.r.t, "", 0, err);
-    trace_pcflags_init(&P.r.seen, o ? o->max_pcs : 0);
-    trace_pcflags_init(&P.r.kind, o ? o->max_pcs : 0);
-    pthread_mutex_init(&P.mu, NULL);
-    pthread_cond_init(&P.turn, NULL);
-    int want = o && o->threads > 1 ? o->threads : 1, started = 0;
-    pthread_t th[7];
-    if (want > 8)
-        want = 8;
-    while (started < want - 1 && pthread_create(&th[started], NULL, par_worker, &P) == 0)
-        started++;
-    par_worker(&P);
-    for (int i = 0; i < started; i++)
-        pthread_join(th[i], NULL);
-    pthread_cond_destroy(&P.turn);
-    pthread_mutex_destroy(&P.mu);
-    trace_pcflags_free(&P.r.seen);
-    trace_pcflags_free(&P.r.kind);
-    free(P.carry);
-    return P.rc;
-}
 
 /* ---- writers ----------------------------------------------------------- */
 

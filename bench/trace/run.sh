@@ -44,7 +44,8 @@
 # long CSV), BENCH_REPEAT (3: each run is repeated and the fastest kept, the
 # one least disturbed by other work), BENCH_BEFORE (a git revision: bench.c is also built against that
 # revision's trace/ and util/, and its pipeline to CSV is run as "before", to
-# binary as "binb", its sorter alone as "sortb"), BENCH_RUNS (the runs to make, default all of them),
+# binary as "binb" (and "bin1b" / "bin2b" with one / two sorting threads forced,
+# on request), its sorter alone as "sortb"), BENCH_RUNS (the runs to make, default all of them),
 # BENCH_SHAPES (the trace shapes, default all), BENCH_PARAMS (name=value
 # settings for every run, e.g. "arch=hopper"; default none: the fermi preset).
 # The end-to-end runs sort as `gpuprobe trace sort` does: with a second
@@ -138,6 +139,8 @@ for in in $inputs; do
             bin1) line=$(GPUPROBE_TRACE_THREADS=1 "$dir/bench" pipe "$p" "$dir/out.bin" out_format=bin "${params[@]}") ;;
             bin2) line=$(GPUPROBE_TRACE_THREADS=2 "$dir/bench" pipe "$p" "$dir/out.bin" out_format=bin "${params[@]}") ;;
             binb) line=$("$dir/bench_before" pipe "$p" "$dir/out.bin" out_format=bin "${params[@]}") ;;
+            bin1b) line=$(GPUPROBE_TRACE_THREADS=1 "$dir/bench_before" pipe "$p" "$dir/out.bin" out_format=bin "${params[@]}") ;;
+            bin2b) line=$(GPUPROBE_TRACE_THREADS=2 "$dir/bench_before" pipe "$p" "$dir/out.bin" out_format=bin "${params[@]}") ;;
             before) line=$("$dir/bench_before" pipe "$p" "$dir/out.csv" "${params[@]}") ;;
             esac
             if [ -z "$best" ] || awk -v a="$(field seconds "$line")" -v b="$(field seconds "$best")" 'BEGIN {exit !(a < b)}'; then
@@ -153,6 +156,7 @@ for in in $inputs; do
         vs=$([ -n "$sort_s" ] && [ "$run" != read ] && awk -v a="$sort_s" -v b="$s" 'BEGIN {printf "%.2fx", a / b}' || echo -)
         res[$in.$run]=$(mrate "$n" "$s")
         res[$in.$run.cpu]=$(mrate "$n" "$(field main_cpu_seconds "$line")")
+        res[$in.$run.all]=$(mrate "$n" "$c") # over every thread's CPU seconds
         thr=$(grep -q 'threads=' <<<"$line" && field threads "$line" || echo 1)
         share=-
         if grep -q 'l1_hits=' <<<"$line"; then
@@ -197,6 +201,15 @@ for in in $inputs; do
     before=$before${res[$in.binb]:+, ${res[$in.binb]} to binary}
     b1=${res[$in.bin1]:+, ${res[$in.bin1]} with one sorting thread}${res[$in.bin2]:+, ${res[$in.bin2]} with two}
     echo "   $verdict $in: ${r} M records/s to CSV, ${res[$in.bin]:-n/a} M/s to binary$b1 (sorter alone, one thread: ${res[$in.sort]:-n/a} M/s$before)"
+done
+for in in $inputs; do # this tree against BENCH_BEFORE, the sorting threads forced alike
+    for k in 1 2; do
+        a=${res[$in.bin$k]:-} b=${res[$in.bin${k}b]:-}
+        [ -n "$a" ] && [ -n "$b" ] || continue
+        echo "   $in to binary, $k sorting thread(s) forced: $a M/s wall, ${res[$in.bin$k.all]} per CPU second;" \
+            "before $b, ${res[$in.bin${k}b.all]}: x$(awk -v a="$a" -v b="$b" -v c="${res[$in.bin$k.all]}" \
+            -v d="${res[$in.bin${k}b.all]}" 'BEGIN {printf "%.2f wall, x%.2f per CPU second", a / b, c / d}')"
+    done
 done
 if [ -n "${res[big.rss]:-}" ]; then
     s=${res[small.rss]} l=${res[big.rss]}

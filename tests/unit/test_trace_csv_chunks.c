@@ -50,9 +50,10 @@ static int collect_batch(void *ctx, struct trace_rec *r, size_t n)
 
 /* Reads text[0..len) through a file in chunks of `chunk` bytes: with
  * trace_csv_read_fd when threads is 0, else with trace_csv_read_fd_batch
- * on that many threads. */
-static int read_chunked_on(const char *text, size_t len, size_t chunk, int threads, struct got *g,
-                           struct trace_err *e)
+ * on that many threads; base (may be NULL) gives the flags and the PC
+ * limit. */
+static int read_chunked_opts(const char *text, size_t len, size_t chunk, int threads,
+                             const struct trace_csv_opts *base, struct got *g, struct trace_err *e)
 {
     FILE *f = tmpfile();
     assert_non_null(f);
@@ -62,10 +63,20 @@ static int read_chunked_on(const char *text, size_t len, size_t chunk, int threa
     memset(g, 0, sizeof *g);
     memset(e, 0, sizeof *e);
     struct trace_csv_opts o = {.chunk_bytes = chunk, .threads = threads};
+    if (base) {
+        o.flags = base->flags;
+        o.max_pcs = base->max_pcs;
+    }
     int rc = threads ? trace_csv_read_fd_batch(fileno(f), &o, collect_batch, g, e)
                      : trace_csv_read_fd(fileno(f), &o, collect, g, e);
     fclose(f);
     return rc;
+}
+
+static int read_chunked_on(const char *text, size_t len, size_t chunk, int threads, struct got *g,
+                           struct trace_err *e)
+{
+    return read_chunked_opts(text, len, chunk, threads, NULL, g, e);
 }
 
 static int read_chunked(const char *text, size_t len, size_t chunk, struct got *g, struct trace_err *e)
@@ -210,6 +221,41 @@ static void test_long_line(void **state)
     free(t);
 }
 
+/* The checks the threads leave to the turn: the user's flags replace the
+ * file's (and so avoid a conflict), and the PC limit is hit on the line
+ * where the reader of one thread hits it, whatever thread parsed it. */
+static void test_threads_flags_and_limit(void **state)
+{
+    (void)state;
+    const char *t = "tid,pc,addr,width,dep,op\n"
+                    "0,0x40,0x1000,4,0,ld\n" /* line 2: the table makes it dep 1 */
+                    "1,0x40,0x1004,4,1,ld\n" /* line 3: dep 1 in the file too */
+                    "2,0x50,0x10,8,1,st\n"
+                    "3,0x40,0x1008,4,0,ld\n"
+                    "4,0x50,0x18,8,1,st\n"
+                    "5,0x60,0x20,8,0,ld\n"   /* line 7, offset 126: a third PC */
+                    "6,0x40,0x100c,4,0,ld\n";
+    struct trace_pcflags flags;
+    trace_pcflags_init(&flags, 0);
+    assert_int_equal(trace_pcflags_set(&flags, 0x40, 1, 1, NULL), 0);
+    struct trace_csv_opts o = {.flags = &flags, .max_pcs = 2};
+    struct got *g = malloc(sizeof *g);
+    assert_non_null(g);
+    struct trace_err e;
+    for (size_t chunk = 1; chunk <= 64; chunk += 3)
+        for (int threads = 0; threads <= 3; threads++) {
+            assert_int_equal(read_chunked_opts(t, strlen(t), chunk, threads, &o, g, &e), TRACE_EINPUT);
+            assert_int_equal(e.line, 7);
+            assert_int_equal(e.offset, 126);
+            assert_non_null(strstr(e.msg, "more than 2 distinct PCs"));
+            assert_int_equal(g->n, 5);
+            assert_int_equal(g->r[0].dep, 1); /* the table's */
+            assert_int_equal(g->r[3].dep, 1);
+        }
+    trace_pcflags_free(&flags);
+    free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -217,6 +263,7 @@ int main(void)
         cmocka_unit_test(test_boundaries),
         cmocka_unit_test(test_error_position),
         cmocka_unit_test(test_long_line),
+        cmocka_unit_test(test_threads_flags_and_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
