@@ -12,7 +12,10 @@
  * out_close flushes it, commit
  * puts it into place, and outfile_discard removes whatever a failed run
  * wrote. Every failure goes through fail() or
- * fail_at(), which fill the struct trace_failure once.
+ * fail_at(), which fill the struct trace_failure once. A CSV input is
+ * copied into a binary requests file first, by a parser and a writer
+ * thread (copy_with_writer) or, with a core free, by two threads that each
+ * parse a chunk and write it in its turn (copy_csv_parallel).
  */
 #include "trace/pipeline.h"
 
@@ -215,7 +218,9 @@ static int commit(struct run *r)
  * core beyond the one this thread runs on and the output's writer thread
  * is idle by the load average (on a busy machine a second sorting thread
  * only adds hand-over and page-table work), else one;
- * GPUPROBE_TRACE_THREADS=1 or 2 decides instead. */
+ * GPUPROBE_TRACE_THREADS=1 or 2 decides instead. The same number parses a
+ * CSV input (open_through_copy): with one core free, two parsing threads
+ * would only take turns on it. */
 static int sort_threads(void)
 {
     const char *e = getenv("GPUPROBE_TRACE_THREADS");
@@ -319,7 +324,7 @@ static int copy_csv_parallel(struct run *r, struct trace_bin_writer *w, struct t
     return rc;
 }
 
-/* CSV input: reader -> binary requests in a private temporary file. A CSV
+/* CSV input: reader(s) -> binary requests in a private temporary file. A CSV
  * trace is usually thread-major already (what `trace convert` writes from a
  * binary file): the copy is then the sorter's input as it is, with no spool
  * runs to write, read and merge; otherwise trace_input_open spools it. */
