@@ -84,6 +84,9 @@ typedef int (*trace_rec_batch_sink)(void *ctx, struct trace_rec *recs, size_t n)
  * started leaves the work to the others. */
 int trace_csv_read_fd_batch(int fd, const struct trace_csv_opts *o, trace_rec_batch_sink sink, void *ctx,
                             struct trace_err *err);
+/* Says that the above exists (bench/trace/bench.c is also built against
+ * trees from before it, for its baselines). */
+#define TRACE_CSV_READ_FD_BATCH 1
 
 /* ---- writing ----------------------------------------------------------- */
 

@@ -13,6 +13,8 @@
 #   3. For each input, each in its own process (so peak RSS is its own):
 #        read   the baseline: reading the input alone (records touched in
 #               place; CSV through the reader into a counting sink)
+#        read2  (CSV input only) reading it alone on two threads
+#               (trace_csv_read_fd_batch: the pipeline's copy with a core free)
 #        sort   the baseline: the sorter alone, output discarded
 #        fb, mg, fbmg  the sorter alone with cache feedback (docs/trace-sort.md,
 #               "Cache feedback"): --feedback, --mshr-merge, both (the L1 of
@@ -79,7 +81,7 @@ src=$(ls trace/*.c cache/*.c util/*.c | grep -v '^util/version\.c$')
 $CC -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I. -o "$dir/bench" bench/trace/bench.c $src \
     -ljansson -lpthread -lm
 
-runs="read sort fb mg fbmg csv bin bin1 bin2 csv1"
+runs="read read2 sort fb mg fbmg csv bin bin1 bin2 csv1"
 # shellcheck disable=SC2206
 params=(${BENCH_PARAMS:-})
 if [ -n "${BENCH_BEFORE:-}" ]; then
@@ -128,6 +130,8 @@ for in in $inputs; do
         for _ in $(seq "$REPEAT"); do
             case $run in
             read) line=$("$dir/bench" read "$p") ;;
+            read2) [ "${in##*.}" = csv ] || continue
+                  line=$("$dir/bench" read2 "$p") ;;
             sort|fb|mg|fbmg) [ "${in##*.}" = csv ] && continue
                   line=$("$dir/bench" sort "$p" "${params[@]}" ${l1[$run]:+"${l1[$run]}"} 2>/dev/null) ;;
             sortb) [ "${in##*.}" = csv ] && continue
