@@ -214,25 +214,7 @@ static int commit(struct run *r)
 
 /* ---- input --------------------------------------------------------------------- */
 
-/* Threads ordering SMs (the output is the same either way): two when a
- * core beyond the one this thread runs on and the output's writer thread
- * is idle by the load average (on a busy machine a second sorting thread
- * only adds hand-over and page-table work), else one;
- * GPUPROBE_TRACE_THREADS=1 or 2 decides instead. The same number parses a
- * CSV input (open_through_copy): with one core free, two parsing threads
- * would only take turns on it. */
-static int sort_threads(void)
-{
-    const char *e = getenv("GPUPROBE_TRACE_THREADS");
-    if (e && (strcmp(e, "1") == 0 || strcmp(e, "2") == 0))
-        return e[0] - '0';
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    double load;
-    if (cpus < 2 || getloadavg(&load, 1) != 1)
-        return 1;
-    return load + 1.0 <= (double)cpus - 0.5 ? 2 : 1;
-}
-
+static int sort_threads(void);
 
 static int setup(struct run *r, const struct trace_files *f, const struct trace_params *p,
                  struct trace_failure *failure)
@@ -312,16 +294,7 @@ static int rec_batch(void *w, struct trace_rec *recs, size_t n)
  * not the writing, is the longer part. rc as copy_with_writer's. */
 static int copy_csv_parallel(struct run *r, struct trace_bin_writer *w, struct trace_err *te)
 {
-    int fd = open(r->f->input, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        trace_err_set(te, 0, 0, "%.160s: %s", r->f->input, strerror(errno));
-        return TRACE_ENOMEM;
-    }
-    posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-    struct trace_csv_opts o = {.flags = r->flags_loaded ? &r->flags : NULL, .threads = 2};
-    int rc = trace_csv_read_fd_batch(fd, &o, rec_batch, w, te);
-    close(fd);
-    return rc;
+    return trace_read_csv_batch(r->f->input, r->flags_loaded ? &r->flags : NULL, 2, rec_batch, w, te);
 }
 
 /* CSV input: reader(s) -> binary requests in a private temporary file. A CSV
@@ -410,6 +383,25 @@ static int sort_outcome(struct run *r, int rc, const struct trace_err *te, int c
         return fail(r, TRACE_FAULT_OTHER, NULL, "writing %s: %s",
                     outfile_name(&r->out), close_msg);
     return commit(r);
+}
+
+/* Threads ordering SMs (the output is the same either way): two when a
+ * core beyond the one this thread runs on and the output's writer thread
+ * is idle by the load average (on a busy machine a second sorting thread
+ * only adds hand-over and page-table work), else one;
+ * GPUPROBE_TRACE_THREADS=1 or 2 decides instead. The same number parses a
+ * CSV input (open_through_copy): with one core free, two parsing threads
+ * would only take turns on it. */
+static int sort_threads(void)
+{
+    const char *e = getenv("GPUPROBE_TRACE_THREADS");
+    if (e && (strcmp(e, "1") == 0 || strcmp(e, "2") == 0))
+        return e[0] - '0';
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    double load;
+    if (cpus < 2 || getloadavg(&load, 1) != 1)
+        return 1;
+    return load + 1.0 <= (double)cpus - 0.5 ? 2 : 1;
 }
 
 static int sort_run(struct run *r, struct trace_summary *sum)
