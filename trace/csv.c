@@ -8,11 +8,14 @@
  * trace), else field by field with the scanners of scan.h, which say
  * exactly what is wrong; it is checked whole, its dep replaced by the user's per-PC flag
  * if there is one, checked against the flag its PC had before, and only then
- * handed to the sink. Nothing but the PC map is allocated.
+ * handed to the sink. Nothing but the PC map is allocated. These steps
+ * (csv_reader.h) are also what the reader on several threads
+ * (csv_threads.c) runs, the checks apart from the parsing.
  * The writers reserve room for a whole line first (flushing if needed), then
  * fill it with hand-rolled integer formatting.
  */
 #include "trace/csv.h"
+#include "trace/csv_reader.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -24,21 +27,6 @@
 
 /* ---- reader ------------------------------------------------------------ */
 
-#define RECENT 64 /* PCs whose flag was checked lately (a power of two) */
-
-struct csv_reader {
-    struct trace_text t; /* the line being read */
-    const struct trace_csv_opts *o;
-    int ops;                   /* the header has the op column */
-    struct trace_pcflags seen; /* pc -> dep and the line that first had it */
-    struct trace_pcflags kind; /* pc -> store and the line that first had it (with ops) */
-    /* A direct-mapped cache of PCs already in `seen` (and `kind`), with
-     * (store << 1 | dep) + 1 (0: empty): a record whose PC and flags are
-     * found here passes the one-flag-per-PC checks without a lookup. */
-    uint64_t recent_pc[RECENT];
-    uint32_t recent_dep1[RECENT];
-};
-
 static const char *const field_names[] = {"tid", "pc", "addr", "width", "dep", "op"};
 
 /* The same text as the whole line [c->p, c->e)? */
@@ -48,7 +36,7 @@ static int line_is(const struct trace_cur *c, const char *s)
     return (size_t)(c->e - c->p) == n && memcmp(c->p, s, n) == 0;
 }
 
-static int read_header(struct csv_reader *r)
+int trace_csv_reader_header(struct csv_reader *r)
 {
     struct trace_cur c;
     int ok = trace_text_line(&r->t, &c);
@@ -206,7 +194,7 @@ static int flag_result(const struct csv_reader *r, int s, const struct trace_rec
 
 /* Applies the user's flag, then the one-flag-per-PC rule; with the op
  * column, also one kind of access per PC (NVBit's and Accel-Sim's rule). */
-static int check_flag(struct csv_reader *r, struct trace_rec *rec)
+int trace_csv_reader_check(struct csv_reader *r, struct trace_rec *rec)
 {
     uint32_t dep;
     int user = trace_pcflags_get(r->o ? r->o->flags : NULL, rec->pc, &dep, NULL);
@@ -229,14 +217,14 @@ static int check_flag(struct csv_reader *r, struct trace_rec *rec)
     return 0;
 }
 
-static int read_records(struct csv_reader *r, trace_sink sink, void *ctx)
+int trace_csv_reader_lines(struct csv_reader *r, int check, trace_sink sink, void *ctx)
 {
     struct trace_cur c;
     while (trace_text_line(&r->t, &c)) {
         struct trace_rec rec;
         int s = parse_line(r, &c, &rec);
-        if (s == 0)
-            s = check_flag(r, &rec);
+        if (s == 0 && check)
+            s = trace_csv_reader_check(r, &rec);
         if (s == 0)
             s = sink(ctx, &rec);
         if (s != 0)
@@ -252,9 +240,9 @@ int trace_csv_read(const char *buf, size_t len, const struct trace_csv_opts *o, 
     trace_text_init(&r.t, buf, len, err);
     trace_pcflags_init(&r.seen, o ? o->max_pcs : 0);
     trace_pcflags_init(&r.kind, o ? o->max_pcs : 0);
-    int s = read_header(&r);
+    int s = trace_csv_reader_header(&r);
     if (s == 0)
-        s = read_records(&r, sink, ctx);
+        s = trace_csv_reader_lines(&r, 1, sink, ctx);
     trace_pcflags_free(&r.seen);
     trace_pcflags_free(&r.kind);
     return s;
@@ -333,10 +321,10 @@ int trace_csv_read_fd(int fd, const struct trace_csv_opts *o, trace_sink sink, v
             continue;
         trace_text_next_chunk(&r.t, k.buf, (size_t)cut, k.base);
         if (header)
-            s = read_header(&r);
+            s = trace_csv_reader_header(&r);
         header = 0;
         if (s == 0)
-            s = read_records(&r, sink, ctx);
+            s = trace_csv_reader_lines(&r, 1, sink, ctx);
         if (k.eof)
             break;
         memmove(k.buf, k.buf + cut, k.have - (size_t)cut);
@@ -348,6 +336,7 @@ int trace_csv_read_fd(int fd, const struct trace_csv_opts *o, trace_sink sink, v
     free(k.buf);
     return s;
 }
+
 
 /* ---- writers ----------------------------------------------------------- */
 

@@ -13,7 +13,10 @@
  * out_close flushes it, commit
  * puts it into place, and outfile_discard removes whatever a failed run
  * wrote. Every failure goes through fail() or
- * fail_at(), which fill the struct trace_failure once.
+ * fail_at(), which fill the struct trace_failure once. A CSV input is
+ * copied into a binary requests file first, by a parser and a writer
+ * thread (copy_with_writer) or, with a core free, by two threads that each
+ * parse a chunk and write it in its turn (copy_csv_parallel).
  */
 #include "trace/pipeline.h"
 
@@ -208,6 +211,8 @@ static int commit(struct run *r)
 
 /* ---- input --------------------------------------------------------------------- */
 
+static int sort_threads(void);
+
 static int setup(struct run *r, const struct trace_files *f, const struct trace_params *p,
                  struct trace_failure *failure)
 {
@@ -258,14 +263,44 @@ static int open_through_spool(struct run *r)
     return rc;
 }
 
-/* CSV input: reader -> binary requests in a private temporary file. A CSV
+/* The copy with the parsing on this thread and the writing of the copy on
+ * another (an output queue's). rc as trace_read_path's; 1: the writer
+ * failed (closing it says why). */
+static int copy_with_writer(struct run *r, struct trace_bin_writer *w, struct trace_err *te)
+{
+    struct trace_read_stats st = {0};
+    struct trace_outq *q = trace_outq_new(sizeof(struct trace_rec), rec_items, w);
+    if (!q) {
+        snprintf(te->msg, sizeof te->msg, "out of memory");
+        return TRACE_ENOMEM;
+    }
+    int rc = trace_read_path(r->f->input, r->p.in_format, r->flags_loaded ? &r->flags : NULL, trace_outq_rec, q,
+                             &st, NULL, te);
+    if (trace_outq_free(q) && rc == 0)
+        rc = 1;
+    return rc;
+}
+
+static int rec_batch(void *w, struct trace_rec *recs, size_t n)
+{
+    return rec_items(w, recs, n);
+}
+
+/* The copy with the parsing on two threads, each writing the records of
+ * its chunks when their turn comes (trace_csv_read_fd_batch): the parse,
+ * not the writing, is the longer part. rc as copy_with_writer's. */
+static int copy_csv_parallel(struct run *r, struct trace_bin_writer *w, struct trace_err *te)
+{
+    return trace_read_csv_batch(r->f->input, r->flags_loaded ? &r->flags : NULL, 2, rec_batch, w, te);
+}
+
+/* CSV input: reader(s) -> binary requests in a private temporary file. A CSV
  * trace is usually thread-major already (what `trace convert` writes from a
  * binary file): the copy is then the sorter's input as it is, with no spool
  * runs to write, read and merge; otherwise trace_input_open spools it. */
 static int open_through_copy(struct run *r)
 {
     struct trace_err te = {0};
-    struct trace_read_stats st = {0};
     char path[300];
     int named;
     r->from_spool = 1;
@@ -281,15 +316,9 @@ static int open_through_copy(struct run *r)
     struct trace_bin_header h;
     trace_bin_header_init(&h, TRACE_BIN_REQUESTS, NULL);
     struct trace_bin_writer *w = trace_bin_writer_fd(wfd, 1, &h, &te);
-    /* the copy is written on the other core while this one parses */
-    struct trace_outq *q = w ? trace_outq_new(sizeof(struct trace_rec), rec_items, w) : NULL;
-    int rc = q ? trace_read_path(r->f->input, r->p.in_format, r->flags_loaded ? &r->flags : NULL,
-                                 trace_outq_rec, q, &st, NULL, &te)
-               : TRACE_ENOMEM;
-    if (q && trace_outq_free(q) && rc == 0)
-        rc = 1; /* the writer failed: closing it says why */
-    if (!q && w)
-        snprintf(te.msg, sizeof te.msg, "out of memory");
+    int rc = !w ? TRACE_ENOMEM
+             : sort_threads() > 1 ? copy_csv_parallel(r, w, &te)
+                                  : copy_with_writer(r, w, &te);
     if (rc < 0) {
         rc = read_outcome(r, r->f->input, rc, &te);
         if (w)
@@ -357,7 +386,9 @@ static int sort_outcome(struct run *r, int rc, const struct trace_err *te, int c
  * core beyond the one this thread runs on and the output's writer thread
  * is idle by the load average (on a busy machine a second sorting thread
  * only adds hand-over and page-table work), else one;
- * GPUPROBE_TRACE_THREADS=1 or 2 decides instead. */
+ * GPUPROBE_TRACE_THREADS=1 or 2 decides instead. The same number parses a
+ * CSV input (open_through_copy): with one core free, two parsing threads
+ * would only take turns on it. */
 static int sort_threads(void)
 {
     const char *e = getenv("GPUPROBE_TRACE_THREADS");

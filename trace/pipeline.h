@@ -6,7 +6,8 @@
  * DESIGN
  * A sort runs four steps: open the input (a thread-major binary requests
  * file is mapped in place; a binary file in another order is spooled by
- * trace_input_open; CSV is read in bounded chunks into a private temporary
+ * trace_input_open; CSV is read in bounded chunks (on two threads when a
+ * core is free: trace_csv_read_fd_batch) into a private temporary
  * binary file that trace_input_open then takes as it is when thread-major,
  * or spools; NVBit, Accel-Sim, or binary with a per-PC flag table, is read
  * by trace_read_path into a spool and written thread-major to a private

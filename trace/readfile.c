@@ -176,19 +176,39 @@ static int read_bin(const char *path, const struct trace_pcflags *flags, trace_s
     return rc < 0 ? TRACE_EINPUT : rc;
 }
 
+/* A CSV file opened for reading from start to end, or -1 with err. */
+static int open_csv(const char *path, struct trace_err *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        trace_err_set(err, 0, 0, "%.160s: %s", path, strerror(errno));
+    else
+        posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    return fd;
+}
+
 /* CSV is read in bounded chunks, not mapped: a mapping read to its end
  * keeps the whole file resident while it is parsed. */
 static int read_csv(const char *path, const struct trace_pcflags *flags, trace_sink sink,
                     void *ctx, struct trace_err *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        trace_err_set(err, 0, 0, "%.160s: %s", path, strerror(errno));
+    int fd = open_csv(path, err);
+    if (fd < 0)
         return TRACE_ENOMEM;
-    }
-    posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     struct trace_csv_opts o = {.flags = flags};
     int rc = trace_csv_read_fd(fd, &o, sink, ctx, err);
+    close(fd);
+    return rc;
+}
+
+int trace_read_csv_batch(const char *path, const struct trace_pcflags *flags, int threads,
+                         trace_rec_batch_sink sink, void *ctx, struct trace_err *err)
+{
+    int fd = open_csv(path, err);
+    if (fd < 0)
+        return TRACE_ENOMEM;
+    struct trace_csv_opts o = {.flags = flags, .threads = threads};
+    int rc = trace_csv_read_fd_batch(fd, &o, sink, ctx, err);
     close(fd);
     return rc;
 }

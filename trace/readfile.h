@@ -7,8 +7,9 @@
  * The readers of nvbit.h and accelsim.h work on one memory buffer: this
  * module maps the file read-only and hands it to them; a CSV file is read
  * through its descriptor in bounded chunks (trace_csv_read_fd), so its
- * memory stays flat whatever its size. The CLI and the trace-sort job read
- * files the same way. A binary requests file
+ * memory stays flat whatever its size (trace_read_csv_batch: the same on
+ * several threads, trace_csv_read_fd_batch). The CLI and the trace-sort job
+ * read files the same way. A binary requests file
  * goes through trace_bin_read. The per-PC flag table, when given, replaces
  * the dependency flags of every format (for binary input through a small
  * sink in front of the caller's). Detection looks at content only, never at
@@ -22,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "trace/csv.h"
 #include "trace/nvbit.h"
 #include "trace/pcflags.h"
 #include "trace/record.h"
@@ -73,6 +75,12 @@ void trace_unmap_file(struct trace_mapped *m);
 int trace_read_path(const char *path, enum trace_format fmt, const struct trace_pcflags *flags,
                     trace_sink sink, void *ctx, struct trace_read_stats *stats,
                     enum trace_format *used, struct trace_err *err);
+
+/* A CSV file read with trace_csv_read_fd_batch on `threads` threads (its
+ * records in file order, n at a time, to sink); results and errors as
+ * trace_read_path's for a CSV file. */
+int trace_read_csv_batch(const char *path, const struct trace_pcflags *flags, int threads,
+                         trace_rec_batch_sink sink, void *ctx, struct trace_err *err);
 
 /* err as one line: "line N (byte offset O): msg" when it names a line (text
  * formats), else "byte offset O: msg". */

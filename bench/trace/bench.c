@@ -38,6 +38,10 @@
  *       the other baseline: reading the input alone (a binary file's
  *       records touched in place; any other format through trace_read_path
  *       into a counting sink).
+ *   bench read2 IN.csv
+ *       reading a CSV input alone on two threads (trace_csv_read_fd_batch,
+ *       what the pipeline's copy runs with a core free) into a counting
+ *       sink: the parse's own scaling, against read.
  * Each prints: records_in, requests_out, seconds (wall), records_per_s
  * (input records over wall time), cpu_seconds (user + system of the whole
  * process: the sorting thread and the output's writer thread),
@@ -47,18 +51,22 @@
  *       the machine's own cost of writing: BYTES of zeros to a new file in
  *       1 MiB write(2) calls (the page cache the output goes to).
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #if __has_include("cache/feedback.h") /* not in a revision built for BENCH_BEFORE */
 #include "cache/feedback.h"
 #define BENCH_L1 1
 #endif
 #include "trace/binfmt.h"
+#include "trace/csv.h"
 #include "trace/pipeline.h"
 #include "trace/readfile.h"
 #include "trace/rng.h"
@@ -343,6 +351,39 @@ static int read_run(const char *in)
     return 0;
 }
 
+#ifdef TRACE_CSV_READ_FD_BATCH /* else a baseline tree from before it */
+static int count_batch(void *ctx, struct trace_rec *r, size_t k)
+{
+    for (size_t i = 0; i < k; i++)
+        count_sink(ctx, &r[i]);
+    return 0;
+}
+
+static int read2_run(const char *in)
+{
+    struct trace_err err = {0};
+    uint64_t n[2] = {0, 0};
+    t0 = now();
+    int fd = open(in, O_RDONLY | O_CLOEXEC);
+    struct trace_csv_opts o = {.threads = 2};
+    if (fd < 0 || trace_csv_read_fd_batch(fd, &o, count_batch, n, &err)) {
+        fprintf(stderr, "read2: %s\n", fd < 0 ? strerror(errno) : err.msg);
+        if (fd >= 0)
+            close(fd);
+        return 1;
+    }
+    close(fd);
+    report("read2", n[0], n[1] & 1, 0);
+    return 0;
+}
+#else
+static int read2_run(const char *in)
+{
+    fprintf(stderr, "read2 %s: this tree has no trace_csv_read_fd_batch\n", in);
+    return 1;
+}
+#endif
+
 static int write_run(const char *out, uint64_t bytes)
 {
     static char buf[1 << 20];
@@ -377,7 +418,10 @@ int main(int argc, char **argv)
         return convert_run(argv[2], argv[3]);
     if (argc == 3 && strcmp(argv[1], "read") == 0)
         return read_run(argv[2]);
+    if (argc == 3 && strcmp(argv[1], "read2") == 0)
+        return read2_run(argv[2]);
     fprintf(stderr, "usage: bench gen SHAPE OUT [SCALE] | bench pipe IN OUT [name=value...] | "
-                    "bench csv IN OUT | bench sort IN [name=value...] | bench read IN | bench write OUT BYTES\n");
+                    "bench csv IN OUT | bench sort IN [name=value...] | bench read IN | bench read2 IN.csv | "
+                    "bench write OUT BYTES\n");
     return 2;
 }

@@ -13,6 +13,8 @@
 #   3. For each input, each in its own process (so peak RSS is its own):
 #        read   the baseline: reading the input alone (records touched in
 #               place; CSV through the reader into a counting sink)
+#        read2  (CSV input only) reading it alone on two threads
+#               (trace_csv_read_fd_batch: the pipeline's copy with a core free)
 #        sort   the baseline: the sorter alone, output discarded
 #        fb, mg, fbmg  the sorter alone with cache feedback (docs/trace-sort.md,
 #               "Cache feedback"): --feedback, --mshr-merge, both (the L1 of
@@ -79,7 +81,7 @@ src=$(ls trace/*.c cache/*.c util/*.c | grep -v '^util/version\.c$')
 $CC -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I. -o "$dir/bench" bench/trace/bench.c $src \
     -ljansson -lpthread -lm
 
-runs="read sort fb mg fbmg csv bin bin1 bin2 csv1"
+runs="read read2 sort fb mg fbmg csv bin bin1 bin2 csv1"
 # shellcheck disable=SC2206
 params=(${BENCH_PARAMS:-})
 if [ -n "${BENCH_BEFORE:-}" ]; then
@@ -128,6 +130,8 @@ for in in $inputs; do
         for _ in $(seq "$REPEAT"); do
             case $run in
             read) line=$("$dir/bench" read "$p") ;;
+            read2) [ "${in##*.}" = csv ] || continue
+                  line=$("$dir/bench" read2 "$p") ;;
             sort|fb|mg|fbmg) [ "${in##*.}" = csv ] && continue
                   line=$("$dir/bench" sort "$p" "${params[@]}" ${l1[$run]:+"${l1[$run]}"} 2>/dev/null) ;;
             sortb) [ "${in##*.}" = csv ] && continue
@@ -156,6 +160,7 @@ for in in $inputs; do
         vs=$([ -n "$sort_s" ] && [ "$run" != read ] && awk -v a="$sort_s" -v b="$s" 'BEGIN {printf "%.2fx", a / b}' || echo -)
         res[$in.$run]=$(mrate "$n" "$s")
         res[$in.$run.cpu]=$(mrate "$n" "$(field main_cpu_seconds "$line")")
+        res[$in.$run.all]=$(mrate "$n" "$c") # over every thread's CPU seconds
         thr=$(grep -q 'threads=' <<<"$line" && field threads "$line" || echo 1)
         share=-
         if grep -q 'l1_hits=' <<<"$line"; then
@@ -200,6 +205,15 @@ for in in $inputs; do
     before=$before${res[$in.binb]:+, ${res[$in.binb]} to binary}
     b1=${res[$in.bin1]:+, ${res[$in.bin1]} with one sorting thread}${res[$in.bin2]:+, ${res[$in.bin2]} with two}
     echo "   $verdict $in: ${r} M records/s to CSV, ${res[$in.bin]:-n/a} M/s to binary$b1 (sorter alone, one thread: ${res[$in.sort]:-n/a} M/s$before)"
+done
+for in in $inputs; do # this tree against BENCH_BEFORE, the sorting threads forced alike
+    for k in 1 2; do
+        a=${res[$in.bin$k]:-} b=${res[$in.bin${k}b]:-}
+        [ -n "$a" ] && [ -n "$b" ] || continue
+        echo "   $in to binary, $k sorting thread(s) forced: $a M/s wall, ${res[$in.bin$k.all]} per CPU second;" \
+            "before $b, ${res[$in.bin${k}b.all]}: x$(awk -v a="$a" -v b="$b" -v c="${res[$in.bin$k.all]}" \
+            -v d="${res[$in.bin${k}b.all]}" 'BEGIN {printf "%.2f wall, x%.2f per CPU second", a / b, c / d}')"
+    done
 done
 if [ -n "${res[big.rss]:-}" ]; then
     s=${res[small.rss]} l=${res[big.rss]}

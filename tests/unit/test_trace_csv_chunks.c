@@ -7,7 +7,9 @@
  * a last line without '\n'. Explicit cases pin the positions (so the two
  * readers cannot agree on a wrong answer), and a line that has not ended
  * within TRACE_CSV_MAX_LINE bytes is refused with its own line and offset
- * (the buffer stays bounded).
+ * (the buffer stays bounded). The reader on several threads
+ * (trace_csv_read_fd_batch, 1 to 3 threads) must give the same again, its
+ * chunks handed on in file order whichever thread parsed them.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -39,8 +41,19 @@ static int collect(void *ctx, const struct trace_rec *r)
     return 0;
 }
 
-/* Reads text[0..len) through a file in chunks of `chunk` bytes. */
-static int read_chunked(const char *text, size_t len, size_t chunk, struct got *g, struct trace_err *e)
+static int collect_batch(void *ctx, struct trace_rec *r, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        collect(ctx, &r[i]);
+    return 0;
+}
+
+/* Reads text[0..len) through a file in chunks of `chunk` bytes: with
+ * trace_csv_read_fd when threads is 0, else with trace_csv_read_fd_batch
+ * on that many threads; base (may be NULL) gives the flags and the PC
+ * limit. */
+static int read_chunked_opts(const char *text, size_t len, size_t chunk, int threads,
+                             const struct trace_csv_opts *base, struct got *g, struct trace_err *e)
 {
     FILE *f = tmpfile();
     assert_non_null(f);
@@ -49,10 +62,26 @@ static int read_chunked(const char *text, size_t len, size_t chunk, struct got *
     rewind(f);
     memset(g, 0, sizeof *g);
     memset(e, 0, sizeof *e);
-    struct trace_csv_opts o = {.chunk_bytes = chunk};
-    int rc = trace_csv_read_fd(fileno(f), &o, collect, g, e);
+    struct trace_csv_opts o = {.chunk_bytes = chunk, .threads = threads};
+    if (base) {
+        o.flags = base->flags;
+        o.max_pcs = base->max_pcs;
+    }
+    int rc = threads ? trace_csv_read_fd_batch(fileno(f), &o, collect_batch, g, e)
+                     : trace_csv_read_fd(fileno(f), &o, collect, g, e);
     fclose(f);
     return rc;
+}
+
+static int read_chunked_on(const char *text, size_t len, size_t chunk, int threads, struct got *g,
+                           struct trace_err *e)
+{
+    return read_chunked_opts(text, len, chunk, threads, NULL, g, e);
+}
+
+static int read_chunked(const char *text, size_t len, size_t chunk, struct got *g, struct trace_err *e)
+{
+    return read_chunked_on(text, len, chunk, 0, g, e);
 }
 
 static int read_whole(const char *text, size_t len, struct got *g, struct trace_err *e)
@@ -81,6 +110,10 @@ static const char *const inputs[] = {
     "tid,pc,addr,width,dep",
     "",
     "tid,pc,addr,width,dep\n99999999999999999999,0x40,0x1000,4,1\n",
+    "tid,pc,addr,width,dep,op\n0,0x40,0x1000,4,0,ld\n1,0x50,0x10,8,1,st\n2,0x40,0x1004,4,0,ld\n"
+    "3,0x50,0x18,8,1,st\n4,0x60,0x1,1,0,st\n5,0x40,0x1008,4,0,st\n6,0x40,0x100c,4,0,ld\n",
+    "tid,pc,addr,width,dep,op\r\n0,0x40,0x1000,4,0,ld\r\n1,0x50,0x10,8,1,st\r\n2,0x40,0x1004,4,0,ld\r\n"
+    "3,0x50,0x18,8,1,st\r\n4,0x60,0x1,1,0,st\r\n5,0x50,0x1008,4,0,st\r\n6,0x40,0x100c,4,0,ld\r\n",
 };
 
 /* Every chunk size gives what the whole-buffer reader gives. */
@@ -94,16 +127,17 @@ static void test_same_as_whole(void **state)
         size_t len = strlen(inputs[i]);
         struct trace_err we, ge;
         int wrc = read_whole(inputs[i], len, want, &we);
-        for (size_t chunk = 1; chunk <= 97; chunk++) {
-            int grc = read_chunked(inputs[i], len, chunk, got, &ge);
-            if (grc != wrc || got->n != want->n || memcmp(got->r, want->r, want->n * sizeof want->r[0]) ||
-                ge.line != we.line || ge.offset != we.offset || strcmp(ge.msg, we.msg))
-                fail_msg("input %zu, chunk %zu: rc %d/%d, %zu/%zu records, line %llu/%llu, offset %llu/%llu, "
-                         "'%s' / '%s'",
-                         i, chunk, grc, wrc, got->n, want->n, (unsigned long long)ge.line,
-                         (unsigned long long)we.line, (unsigned long long)ge.offset,
-                         (unsigned long long)we.offset, ge.msg, we.msg);
-        }
+        for (size_t chunk = 1; chunk <= 97; chunk++)
+            for (int threads = 0; threads <= 3; threads++) {
+                int grc = read_chunked_on(inputs[i], len, chunk, threads, got, &ge);
+                if (grc != wrc || got->n != want->n || memcmp(got->r, want->r, want->n * sizeof want->r[0]) ||
+                    ge.line != we.line || ge.offset != we.offset || strcmp(ge.msg, we.msg))
+                    fail_msg("input %zu, chunk %zu, threads %d: rc %d/%d, %zu/%zu records, line %llu/%llu, "
+                             "offset %llu/%llu, '%s' / '%s'",
+                             i, chunk, threads, grc, wrc, got->n, want->n, (unsigned long long)ge.line,
+                             (unsigned long long)we.line, (unsigned long long)ge.offset,
+                             (unsigned long long)we.offset, ge.msg, we.msg);
+            }
     }
     free(want);
     free(got);
@@ -149,13 +183,14 @@ static void test_error_position(void **state)
                     "0,0x40,0x1000,4,1\n"     /* offset 22, 18 bytes */
                     "1,0x40,0x1000,4,1\r\n"   /* offset 40, 19 bytes */
                     "2,0x40,0x1000,5,1\n";    /* offset 59: width 5 */
-    for (size_t chunk = 1; chunk <= 80; chunk += 7) {
-        assert_int_equal(read_chunked(t, strlen(t), chunk, g, &e), TRACE_EINPUT);
-        assert_int_equal(e.line, 4);
-        assert_int_equal(e.offset, 59);
-        assert_non_null(strstr(e.msg, "width must be 1, 2, 4, 8 or 16 (column 15)"));
-        assert_int_equal(g->n, 2);
-    }
+    for (size_t chunk = 1; chunk <= 80; chunk += 7)
+        for (int threads = 0; threads <= 2; threads++) {
+            assert_int_equal(read_chunked_on(t, strlen(t), chunk, threads, g, &e), TRACE_EINPUT);
+            assert_int_equal(e.line, 4);
+            assert_int_equal(e.offset, 59);
+            assert_non_null(strstr(e.msg, "width must be 1, 2, 4, 8 or 16 (column 15)"));
+            assert_int_equal(g->n, 2);
+        }
     free(g);
 }
 
@@ -175,13 +210,50 @@ static void test_long_line(void **state)
     struct got *g = malloc(sizeof *g);
     assert_non_null(g);
     struct trace_err e;
-    assert_int_equal(read_chunked(t, len, 4096, g, &e), TRACE_EINPUT);
-    assert_int_equal(e.line, 3);
-    assert_int_equal(e.offset, 40);
-    assert_non_null(strstr(e.msg, "line longer than"));
-    assert_int_equal(g->n, 1);
+    for (int threads = 0; threads <= 2; threads++) {
+        assert_int_equal(read_chunked_on(t, len, 4096, threads, g, &e), TRACE_EINPUT);
+        assert_int_equal(e.line, 3);
+        assert_int_equal(e.offset, 40);
+        assert_non_null(strstr(e.msg, "line longer than"));
+        assert_int_equal(g->n, 1);
+    }
     free(g);
     free(t);
+}
+
+/* The checks the threads leave to the turn: the user's flags replace the
+ * file's (and so avoid a conflict), and the PC limit is hit on the line
+ * where the reader of one thread hits it, whatever thread parsed it. */
+static void test_threads_flags_and_limit(void **state)
+{
+    (void)state;
+    const char *t = "tid,pc,addr,width,dep,op\n"
+                    "0,0x40,0x1000,4,0,ld\n" /* line 2: the table makes it dep 1 */
+                    "1,0x40,0x1004,4,1,ld\n" /* line 3: dep 1 in the file too */
+                    "2,0x50,0x10,8,1,st\n"
+                    "3,0x40,0x1008,4,0,ld\n"
+                    "4,0x50,0x18,8,1,st\n"
+                    "5,0x60,0x20,8,0,ld\n"   /* line 7, offset 126: a third PC */
+                    "6,0x40,0x100c,4,0,ld\n";
+    struct trace_pcflags flags;
+    trace_pcflags_init(&flags, 0);
+    assert_int_equal(trace_pcflags_set(&flags, 0x40, 1, 1, NULL), 0);
+    struct trace_csv_opts o = {.flags = &flags, .max_pcs = 2};
+    struct got *g = malloc(sizeof *g);
+    assert_non_null(g);
+    struct trace_err e;
+    for (size_t chunk = 1; chunk <= 64; chunk += 3)
+        for (int threads = 0; threads <= 3; threads++) {
+            assert_int_equal(read_chunked_opts(t, strlen(t), chunk, threads, &o, g, &e), TRACE_EINPUT);
+            assert_int_equal(e.line, 7);
+            assert_int_equal(e.offset, 126);
+            assert_non_null(strstr(e.msg, "more than 2 distinct PCs"));
+            assert_int_equal(g->n, 5);
+            assert_int_equal(g->r[0].dep, 1); /* the table's */
+            assert_int_equal(g->r[3].dep, 1);
+        }
+    trace_pcflags_free(&flags);
+    free(g);
 }
 
 int main(void)
@@ -191,6 +263,7 @@ int main(void)
         cmocka_unit_test(test_boundaries),
         cmocka_unit_test(test_error_position),
         cmocka_unit_test(test_long_line),
+        cmocka_unit_test(test_threads_flags_and_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

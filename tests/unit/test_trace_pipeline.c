@@ -12,7 +12,9 @@
  * batches through the output's writer thread) sorts to the bytes the
  * sorter gives when its records go straight to a binary writer, and its CSV
  * form (thread-major: used without spooling) to the same CSV as the binary
- * file. Each test works in a fresh temporary folder.
+ * file; that CSV sorts to the same bytes whether its copy is parsed on one
+ * thread or two, with a flag table too, and a bad line fails both ways at
+ * the same place. Each test works in a fresh temporary folder.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -309,6 +311,84 @@ static void test_large_sort_through_queue(void **state)
     assert_same_file(from_bin.output, from_csv.output);
 }
 
+/* Sorts f with GPUPROBE_TRACE_THREADS=threads (the CSV copy parsed on that
+ * many threads): the pipeline's result, *fail filled on failure. */
+static int sort_with_threads(const struct trace_files *f, const char *settings, const char *threads,
+                             struct trace_failure *fail)
+{
+    struct trace_params p = params_with(settings);
+    struct trace_summary sum;
+    struct trace_outcome out;
+    setenv("GPUPROBE_TRACE_THREADS", threads, 1);
+    int rc = trace_pipeline_sort(f, &p, &sum, &out, fail);
+    unsetenv("GPUPROBE_TRACE_THREADS");
+    if (rc == 0 && out.in_format != TRACE_FMT_CSV)
+        fail_msg("read as %s", trace_format_name(out.in_format));
+    if (rc == 0)
+        trace_summary_free(&sum);
+    return rc;
+}
+
+/* A CSV of several 1 MiB chunks, copied by one parser and a writer thread
+ * or by two parsing threads: the same sorted bytes, with a per-PC flag
+ * table too, and a bad line near the end fails both ways on its own line
+ * and offset. */
+static void test_csv_copy_on_two_threads(void **state)
+{
+    struct tmp *t = *state;
+    const char *settings = "sms=3 seed=9 threads_per_block=128 out_format=bin";
+    char req[256], out1[256], out2[256], flags[256]; /* tmp_path's buffers are reused */
+    snprintf(req, sizeof req, "%s", tmp_path(t, "req.csv"));
+    snprintf(out1, sizeof out1, "%s", tmp_path(t, "out.bin"));
+    snprintf(out2, sizeof out2, "%s", tmp_path(t, "ref.bin"));
+    snprintf(flags, sizeof flags, "%s", tmp_path(t, "flags.txt"));
+    write_requests(tmp_path(t, "req.bin"));
+    struct trace_files to_csv = {.input = tmp_path(t, "req.bin"), .output = req};
+    convert_ok(&to_csv, "");
+    struct trace_failure fail;
+    struct trace_files one = {.input = req, .output = out1, .tmpdir = t->dir};
+    struct trace_files two = {.input = req, .output = out2, .tmpdir = t->dir};
+    assert_int_equal(sort_with_threads(&one, settings, "1", &fail), 0);
+    assert_int_equal(sort_with_threads(&two, settings, "2", &fail), 0);
+    assert_same_file(one.output, two.output);
+    size_t plain_n, flagged_n;
+    char *plain = must_read_file(one.output, &plain_n);
+
+    write_file(flags, "0x100,1\n0x120,0\n");
+    one.pc_flags = two.pc_flags = flags;
+    for (int k = 0; k < 2; k++)
+        if (sort_with_threads(k ? &two : &one, settings, k ? "2" : "1", &fail))
+            fail_msg("%d thread(s), with flags: %s: %s", k + 1, fail.file ? fail.file : "-", fail.msg);
+    assert_same_file(one.output, two.output);
+    char *flagged = must_read_file(one.output, &flagged_n); /* the table changed the order */
+    assert_true(plain_n != flagged_n || memcmp(plain, flagged, plain_n) != 0);
+    free(plain);
+    free(flagged);
+
+    size_t n;
+    char *text = must_read_file(req, &n);
+    FILE *f = fopen(req, "a");
+    assert_non_null(f);
+    fputs("24000,0x100,0x10,3,1,ld\n24001,0x100,0x10,4,1,ld\n", f); /* width 3 */
+    assert_int_equal(fclose(f), 0);
+    unsigned long long lines = 0;
+    for (size_t i = 0; i < n; i++)
+        lines += text[i] == '\n';
+    free(text);
+    long long line[2], offset[2];
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(sort_with_threads(k ? &two : &one, settings, k ? "2" : "1", &fail), -1);
+        assert_int_equal(fail.fault, TRACE_FAULT_INPUT);
+        assert_non_null(strstr(fail.msg, "width must be"));
+        line[k] = fail.line;
+        offset[k] = fail.offset;
+    }
+    assert_int_equal(line[0], (long long)lines + 1);
+    assert_int_equal(offset[0], (long long)n);
+    assert_int_equal(line[1], line[0]);
+    assert_int_equal(offset[1], offset[0]);
+}
+
 /* A successful sort replaces an OUTPUT that was there (swapped into place),
  * leaving no part file. */
 static void test_replaces_output(void **state)
@@ -384,6 +464,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_missing_input, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flags_on_sorted_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_large_sort_through_queue, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_csv_copy_on_two_threads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_replaces_output, setup, teardown),
         cmocka_unit_test_setup_teardown(test_output_device, setup, teardown),
     };
