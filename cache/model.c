@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache/distinct.h"
 #include "cache/exact.h"
 #include "cache/lineid.h"
 #include "cache/partition.h"
@@ -89,7 +90,8 @@ static void run_free(struct run *r)
     free(r->p1);
 }
 
-static int run_init(struct run *r, const struct cache_config *cfg, struct cache_result *res, int engines)
+static int run_init(struct run *r, const struct cache_config *cfg, struct cache_result *res, int engines,
+                    uint64_t lines)
 {
     memset(r, 0, sizeof *r);
     r->cfg = cfg;
@@ -110,7 +112,7 @@ static int run_init(struct run *r, const struct cache_config *cfg, struct cache_
         r->spill_on[e] = 1;
     }
     if (cfg->l2) {
-        if (cache_lineid_init(&r->ids))
+        if (cache_lineid_init(&r->ids, lines))
             return -1;
         r->ids_on = 1;
     }
@@ -490,8 +492,11 @@ int cache_model_run(const struct cache_input *in, const struct cache_config *cfg
             }
     struct run r, rr; /* rr: the reuse engine's, when the two run side by side */
     int apart = cfg->engines == CACHE_ENGINE_BOTH && cfg->l2 && cfg->threads == 2;
-    int rc = run_init(&r, cfg, res, apart ? CACHE_ENGINE_EXACT : cfg->engines);
-    int rc2 = apart ? run_init(&rr, cfg, res, CACHE_ENGINE_REUSE) : 0;
+    /* every line reaches the L2 at least once: the id table is sized for
+     * them all (distinct.h) */
+    uint64_t lines = cfg->l2 ? (uint64_t)cache_distinct_lines(in, cfg->geom[0].line_shift) : 0;
+    int rc = run_init(&r, cfg, res, apart ? CACHE_ENGINE_EXACT : cfg->engines, lines);
+    int rc2 = apart ? run_init(&rr, cfg, res, CACHE_ENGINE_REUSE, lines) : 0;
     if (rc == 0 && rc2 == 0) {
         if (apart) {
             rc = walk_beside(&r, &rr, in);
