@@ -22,12 +22,11 @@ _Static_assert(CACHE_MAX_LINES <= CACHE_SPILL_SET_MASK + 1u, "an L2 set fits the
  * the lookups are the engines' cache misses, and the stream is known. */
 #define PREFETCH_AHEAD 24
 
-/* What one run holds: the engines it runs (both, or one when the two run
- * side by side), from the L1s to the L2. */
+/* What one run holds: the engines it runs, from the L1s to the L2. */
 struct run {
     const struct cache_config *cfg;
     struct cache_result *res;
-    int engines;                     /* CACHE_ENGINE_* bits of this run */
+    int engines;                     /* CACHE_ENGINE_* bits */
     struct cache_exact ex1, ex2[2];  /* the current SM's L1, and the L2 (per partition) */
     struct cache_reuse rd1, rd2[2];
     int ex1_on, rd1_on, ex2_on, rd2_on;
@@ -91,9 +90,9 @@ static void run_free(struct run *r)
     free(r->p1);
 }
 
-static int run_init(struct run *r, const struct cache_config *cfg, struct cache_result *res, int engines,
-                    uint64_t lines)
+static int run_init(struct run *r, const struct cache_config *cfg, struct cache_result *res, uint64_t lines)
 {
+    int engines = cfg->engines;
     memset(r, 0, sizeof *r);
     r->cfg = cfg;
     r->res = res;
@@ -382,6 +381,68 @@ static int l2_pass(struct run *r, int e)
     return rc;
 }
 
+/* The exact engine's L2 over its spill, freed once its counts are in res
+ * (room for the reuse engine's L2 when the two run one after the other). */
+static int l2_exact(struct run *r, uint32_t ids)
+{
+    for (int k = 0; k < r->parts; k++)
+        if (cache_exact_init_dense(&r->ex2[k], &r->g2, &r->cfg->timing[1], ids)) {
+            while (k--)
+                cache_exact_free(&r->ex2[k]);
+            return -1;
+        }
+    r->ex2_on = 1;
+    int rc = l2_pass(r, CACHE_EXACT);
+    for (int k = 0; k < r->parts; k++)
+        cache_exact_free(&r->ex2[k]);
+    r->ex2_on = 0;
+    return rc;
+}
+
+/* The reuse engine's L2 over its spill, kept for its correction (finish).
+ * Capped at the span: the counts need no deeper distance, and the L2 is
+ * what would otherwise hold every line of the trace. */
+static int l2_reuse(struct run *r, uint32_t ids)
+{
+    for (int k = 0; k < r->parts; k++)
+        if (cache_reuse_init_dense(&r->rd2[k], &r->g2, &r->cfg->timing[1], 1, ids)) {
+            while (k--)
+                cache_reuse_free(&r->rd2[k]);
+            return -1;
+        }
+    r->rd2_on = 1;
+    return l2_pass(r, CACHE_REUSE);
+}
+
+/* The reuse engine's L2 on a thread of its own. */
+struct beside {
+    struct run *r;
+    uint32_t ids;
+    int rc;
+};
+
+static void *l2_reuse_thread(void *arg)
+{
+    struct beside *b = arg;
+    b->rc = l2_reuse(b->r, b->ids);
+    return NULL;
+}
+
+/* The two engines' L2s side by side, the reuse one on a second thread:
+ * each reads its own spill and writes its own engine's counts, so the
+ * counts are those of one thread whatever the timing. One after the other
+ * when no second thread can be started. */
+static int l2_beside(struct run *r, uint32_t ids)
+{
+    struct beside b = {r, ids, 0};
+    pthread_t th;
+    if (pthread_create(&th, NULL, l2_reuse_thread, &b) != 0)
+        return l2_exact(r, ids) || l2_reuse(r, ids) ? -1 : 0;
+    int rc = l2_exact(r, ids);
+    pthread_join(th, NULL);
+    return rc || b.rc ? -1 : 0;
+}
+
 static int walk(struct run *r, const struct cache_input *in)
 {
     for (uint32_t s = 0; s < in->sms; s++) {
@@ -396,64 +457,13 @@ static int walk(struct run *r, const struct cache_input *in)
         cache_lineid_free(&r->ids);
         r->ids_on = 0;
     }
-    if (r->spill_on[CACHE_EXACT]) {
-        for (int k = 0; k < r->parts; k++)
-            if (cache_exact_init_dense(&r->ex2[k], &r->g2, &r->cfg->timing[1], ids)) {
-                while (k--)
-                    cache_exact_free(&r->ex2[k]);
-                return -1;
-            }
-        r->ex2_on = 1;
-        if (l2_pass(r, CACHE_EXACT))
-            return -1;
-        for (int k = 0; k < r->parts; k++) /* its counts are in res: make room for the reuse L2 */
-            cache_exact_free(&r->ex2[k]);
-        r->ex2_on = 0;
-    }
-    if (r->spill_on[CACHE_REUSE]) {
-        /* one L2 at a time: the reuse one is built once the exact one is done with */
-        /* capped at the span: the counts need no deeper distance, and the
-         * L2 is what would otherwise hold every line of the trace */
-        for (int k = 0; k < r->parts; k++)
-            if (cache_reuse_init_dense(&r->rd2[k], &r->g2, &r->cfg->timing[1], 1, ids)) {
-                while (k--)
-                    cache_reuse_free(&r->rd2[k]);
-                return -1;
-            }
-        r->rd2_on = 1;
-        if (l2_pass(r, CACHE_REUSE))
-            return -1;
-    }
-    return 0;
-}
-
-/* One run's walk on a thread of its own. */
-struct beside {
-    struct run *r;
-    const struct cache_input *in;
-    int rc;
-};
-
-static void *walk_thread(void *arg)
-{
-    struct beside *b = arg;
-    b->rc = walk(b->r, b->in);
-    return NULL;
-}
-
-/* The exact engine's run here and the reuse engine's on a second thread:
- * they share nothing but the input (read only) and the result, where each
- * writes its own engine's counts, so the counts are those of one thread
- * whatever the timing. One thread when no second can be started. */
-static int walk_beside(struct run *re, struct run *rr, const struct cache_input *in)
-{
-    struct beside b = {rr, in, 0};
-    pthread_t th;
-    if (pthread_create(&th, NULL, walk_thread, &b) != 0)
-        return walk(re, in) || walk(rr, in) ? -1 : 0;
-    int rc = walk(re, in);
-    pthread_join(th, NULL);
-    return rc || b.rc ? -1 : 0;
+    int ex = r->spill_on[CACHE_EXACT], rd = r->spill_on[CACHE_REUSE];
+    if (ex && rd && r->cfg->threads == 2)
+        return l2_beside(r, ids);
+    /* one L2 at a time: the reuse one is built once the exact one is done with */
+    if (ex && l2_exact(r, ids))
+        return -1;
+    return rd ? l2_reuse(r, ids) : 0;
 }
 
 static int alloc_level(struct cache_level_result *l, uint32_t sms)
@@ -529,26 +539,16 @@ int cache_model_run(const struct cache_input *in, const struct cache_config *cfg
                 snprintf(msg, msglen, "out of memory");
                 return -1;
             }
-    struct run r, rr; /* rr: the reuse engine's, when the two run side by side */
-    int apart = cfg->engines == CACHE_ENGINE_BOTH && cfg->l2 && cfg->threads == 2;
+    struct run r;
     /* every line reaches the L2 at least once: the id table is sized for
      * them all (distinct.h) */
     uint64_t lines = cfg->l2 ? (uint64_t)cache_distinct_lines(in, cfg->geom[0].line_shift) : 0;
-    int rc = run_init(&r, cfg, res, apart ? CACHE_ENGINE_EXACT : cfg->engines, lines);
-    int rc2 = apart ? run_init(&rr, cfg, res, CACHE_ENGINE_REUSE, lines) : 0;
-    if (rc == 0 && rc2 == 0) {
-        if (apart) {
-            rc = walk_beside(&r, &rr, in);
-        } else {
-            rc = walk(&r, in);
-        }
-    }
-    if (rc == 0 && rc2 == 0)
-        rc = finish(cfg, apart ? &rr : &r, res);
+    int rc = run_init(&r, cfg, res, lines);
+    if (rc == 0)
+        rc = walk(&r, in);
+    if (rc == 0)
+        rc = finish(cfg, &r, res);
     run_free(&r);
-    if (apart)
-        run_free(&rr);
-    rc = rc || rc2 ? -1 : 0;
     if (rc)
         snprintf(msg, msglen, "out of memory, or the temporary file of the L2 pass failed");
     return rc;

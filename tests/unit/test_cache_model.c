@@ -6,8 +6,8 @@
  * a file with no header are refused with the line or byte offset; the
  * lockstep walk feeds the L2 in the documented interleaving (worked by
  * hand: two SMs reading the same lines); the JSON document carries both
- * engines, their difference and the histogram; both engines side by side
- * on two threads give the document one thread gives, and each engine's
+ * engines, their difference and the histogram; the two engines' L2
+ * passes side by side on two threads give the document one thread gives, and each engine's
  * counts are those it has when run alone.
  */
 #include <setjmp.h>
