@@ -11,6 +11,7 @@
 
 #include "cache/distinct.h"
 #include "cache/exact.h"
+#include "cache/handoff.h"
 #include "cache/lineid.h"
 #include "cache/partition.h"
 #include "cache/spill.h"
@@ -38,6 +39,9 @@ struct run {
     int spill_on[2];
     struct cache_lineid ids;         /* the L1 pass: the spilled lines' dense ids */
     int ids_on;
+    struct cache_handoff feed;       /* threads = 2: the L1s' fetches, to be named and spilled */
+    int piped;                       /* ... by a second thread (namer) */
+    int namer_rc;                    /* what it ended with */
 };
 
 double cache_rate(double h, double n)
@@ -141,7 +145,7 @@ static int l1_pass(struct run *r, const struct cache_input *in, uint32_t s)
                 cache_linemap_prefetch(&r->ex1.map, addr >> g1->line_shift);
             if (r->rd1_on)
                 cache_linemap_prefetch(&r->rd1.map, addr >> g1->line_shift);
-            if (r->ids_on) /* most requests go below: a streaming kernel's L1 hardly hits */
+            if (r->ids_on && !r->piped) /* most requests go below: a streaming kernel's L1 hardly hits */
                 cache_lineid_prefetch(&r->ids, addr >> g1->line_shift);
         }
         cache_input_req(in, s, i, &seq, &addr, &width, &store);
@@ -159,6 +163,15 @@ static int l1_pass(struct run *r, const struct cache_input *in, uint32_t s)
                 return -1;
             if (!b || !r->spill_on[e])
                 continue;
+            if (r->piped) { /* named and spilled by the namer, in this order */
+                struct cache_l1_out *o = cache_handoff_slot(&r->feed);
+                if (!o)
+                    return -1;
+                int h = r->parts == 2 && cache_part_home(&r->cfg->parts, addr);
+                *o = (struct cache_l1_out){line, seq, (uint32_t)b, (uint16_t)s, (uint8_t)e,
+                                           (uint8_t)((store ? CACHE_OUT_STORE : 0) | (h ? CACHE_OUT_HOME1 : 0))};
+                continue;
+            }
             if (id == CACHE_NONE) {
                 if ((id = cache_lineid_get(&r->ids, line)) == CACHE_NONE)
                     return -1;
@@ -202,8 +215,12 @@ struct lockstep {
 
 /* Records of a run read at a time (16 KiB: 2 MiB for 132 SMs), and how
  * many of them are asked for ahead of their turn (4 processor cache lines). */
+#ifndef WINDOW
 #define WINDOW 1024u
+#endif
+#ifndef SPILL_AHEAD
 #define SPILL_AHEAD 16u
+#endif
 
 /* SM s's next record, read in with the next window when its window is
  * spent; NULL when the run is over or the read fails (w->err). */
@@ -443,14 +460,61 @@ static int l2_beside(struct run *r, uint32_t ids)
     return rc || b.rc ? -1 : 0;
 }
 
+/* The second stage of the L1 pass on two threads: the fetches the L1s
+ * sent below, in their order, named by their ids (the lookups prefetched
+ * ahead within a block) and spilled, as l1_pass does on one thread. */
+static void *namer(void *arg)
+{
+    struct run *r = arg;
+    const struct cache_l1_out *b;
+    uint32_t n;
+    while ((b = cache_handoff_take(&r->feed, &n))) {
+        for (uint32_t i = 0; i < n; i++) {
+            if (i + PREFETCH_AHEAD < n)
+                cache_lineid_prefetch(&r->ids, b[i + PREFETCH_AHEAD].line);
+            const struct cache_l1_out *o = &b[i];
+            uint32_t id = cache_lineid_get(&r->ids, o->line);
+            if (id == CACHE_NONE ||
+                cache_spill_add(&r->spill[o->engine], o->sm, o->seq, id, cache_set_of(&r->g2, o->line), o->sectors,
+                                (o->flags & CACHE_OUT_STORE) != 0, (o->flags & CACHE_OUT_HOME1) ? 1 : 0)) {
+                r->namer_rc = -1;
+                cache_handoff_fail(&r->feed);
+                return NULL;
+            }
+        }
+        cache_handoff_done(&r->feed);
+    }
+    return NULL;
+}
+
+/* Every SM's L1 pass; with threads = 2 and an L2, what they send below is
+ * named and spilled by a second thread as they run (handoff.h). */
+static int l1_all(struct run *r, const struct cache_input *in)
+{
+    pthread_t th;
+    r->piped = r->cfg->threads == 2 && r->ids_on && cache_handoff_init(&r->feed) == 0;
+    if (r->piped && pthread_create(&th, NULL, namer, r) != 0) {
+        cache_handoff_free(&r->feed);
+        r->piped = 0; /* one thread, then */
+    }
+    int rc = 0;
+    for (uint32_t s = 0; s < in->sms && rc == 0; s++)
+        if (in->len[s] && (sm_init(r) || l1_pass(r, in, s)))
+            rc = -1;
+    if (r->piped) {
+        cache_handoff_close(&r->feed);
+        pthread_join(th, NULL);
+        cache_handoff_free(&r->feed);
+        r->piped = 0;
+        rc = rc || r->namer_rc ? -1 : 0;
+    }
+    return rc;
+}
+
 static int walk(struct run *r, const struct cache_input *in)
 {
-    for (uint32_t s = 0; s < in->sms; s++) {
-        if (!in->len[s])
-            continue;
-        if (sm_init(r) || l1_pass(r, in, s))
-            return -1;
-    }
+    if (l1_all(r, in))
+        return -1;
     sm_free(r);
     uint32_t ids = r->ids.n; /* the L2's arrays: one state an id */
     if (r->ids_on) {

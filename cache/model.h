@@ -28,10 +28,12 @@
  * (linemap.h, dense): no hash lookup, drop or seen-set probe per request,
  * for ~24 bytes a distinct line of the trace (the id map itself lives
  * during the L1 pass only, sized at once for the trace's distinct lines,
- * distinct.h). One thread by default, the two engines' L1s in one pass;
- * with cache_config.threads = 2 (both engines and the L2), the two
- * engines' L2 passes then run side by side, the reuse engine's on a
- * second thread (each its own spill and its own counts).
+ * distinct.h). One thread by default, the two engines' L1s in one pass.
+ * With cache_config.threads = 2 and the L2, the L1 pass is a pipeline of
+ * two threads — the L1s on one, the naming and spilling of what they send
+ * below, in their order, on the other (handoff.h) — and with both engines
+ * their L2 passes then run side by side, the reuse engine's on the second
+ * thread (each its own spill and its own counts): the same counts.
  * Stores: each level applies its write policy (counts.h; the L1 writes
  * through without allocating, the L2 allocates), and a store the L1
  * writes through is spilled flagged, so the L2 counts it as a store.
@@ -60,10 +62,10 @@ struct cache_config {
     int l2;                          /* model the L2 too */
     struct cache_parts parts;        /* the L2's partitions (count 2), or one L2 */
     const char *tmpdir;              /* for the L2 pass's spill; NULL: $TMPDIR, else /tmp */
-    int threads;                     /* 2: with both engines and the L2, their L2 passes run
-                                        side by side on two threads (both L2s' memory at once,
-                                        less wall time on idle cores); else one thread. The
-                                        counts are the same */
+    int threads;                     /* 2: with the L2, the L1 pass in two stages on two
+                                        threads, and with both engines their L2 passes side by
+                                        side (both L2s' memory at once); less wall time on idle
+                                        cores; else one thread. The counts are the same */
 };
 
 /* One engine's view of one level. */

@@ -72,10 +72,11 @@ static const char usage[] =
     "                      both lookups, as the hardware's counters do). With --device\n"
     "                      the device's own result is used when it found two; 'none':\n"
     "                      one L2 whatever was found\n"
-    "  --threads N         1 (default) or 2: with both engines and the L2, the two\n"
-    "                      engines' L2 passes run side by side, one a thread (less\n"
-    "                      wall time on two idle cores, the same counts, both L2s'\n"
-    "                      memory at once)\n"
+    "  --threads N         1 (default) or 2: with the L2, the L1 pass in two stages\n"
+    "                      on two threads (the L1s; naming and spilling their\n"
+    "                      fetches), and with both engines their L2 passes side by\n"
+    "                      side (the same counts; less wall time on two idle cores,\n"
+    "                      both L2s' memory at once)\n"
     "  --json              the JSON document even on a terminal\n"
     "Exit status: 0 done; 1 the input is bad or cannot be read; 2 bad usage.\n";
 

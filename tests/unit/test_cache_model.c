@@ -7,7 +7,8 @@
  * lockstep walk feeds the L2 in the documented interleaving (worked by
  * hand: two SMs reading the same lines); the JSON document carries both
  * engines, their difference and the histogram; the two engines' L2
- * passes side by side on two threads give the document one thread gives, and each engine's
+ * passes side by side on two threads give the document one thread gives,
+ * as does the L1 pass in two stages (each engine and both), and each engine's
  * counts are those it has when run alone.
  */
 #include <setjmp.h>
@@ -240,6 +241,43 @@ static void test_side_by_side(void **state)
     cache_input_close(&in);
 }
 
+/* Each engine alone and both, on two threads (the L1 pass in two stages
+ * handing over more blocks than wait at once, so the first stage waits
+ * for the second), give the one-thread document. */
+static void test_pipelined(void **state)
+{
+    struct tmp *t = *state;
+    const char *csv = tmp_path(t, "t.csv");
+    char *text = random_csv(12, 9000);
+    write_file(csv, text);
+    free(text);
+    struct cache_input in;
+    struct trace_err err = {0};
+    char msg[256];
+    assert_int_equal(cache_input_open(&in, csv, &err), 0);
+    for (int engines = 1; engines <= CACHE_ENGINE_BOTH; engines++) {
+        struct cache_config cfg = config(engines, 20);
+        assert_int_equal(cache_geom_parse("16K,4,128,32", &cfg.geom[0], msg, sizeof msg), 0);
+        assert_int_equal(cache_geom_parse("128K,16,128,32", &cfg.geom[1], msg, sizeof msg), 0);
+        char *doc[2];
+        for (int th = 0; th < 2; th++) {
+            struct cache_result res;
+            cfg.threads = th + 1;
+            assert_int_equal(cache_model_run(&in, &cfg, &res, msg, sizeof msg), 0);
+            const struct cache_counts *l2 = &res.r[engines == CACHE_ENGINE_REUSE][CACHE_L2].total;
+            assert_true(l2->requests > 8u * 4096u && l2->hits > 0); /* more than 8 blocks handed over */
+            json_t *j = cache_result_to_json(&res, &cfg);
+            doc[th] = json_dumps(j, JSON_SORT_KEYS);
+            json_decref(j);
+            cache_result_free(&res);
+        }
+        assert_string_equal(doc[0], doc[1]);
+        free(doc[0]);
+        free(doc[1]);
+    }
+    cache_input_close(&in);
+}
+
 static void expect_refused(const char *path, const char *text, uint64_t line, const char *what)
 {
     struct cache_input in;
@@ -295,6 +333,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_csv_and_binary, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lockstep_l2, setup, teardown),
         cmocka_unit_test_setup_teardown(test_side_by_side, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pipelined, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
