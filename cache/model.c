@@ -11,7 +11,6 @@
 
 #include "cache/distinct.h"
 #include "cache/exact.h"
-#include "cache/handoff.h"
 #include "cache/lineid.h"
 #include "cache/partition.h"
 #include "cache/spill.h"
@@ -39,9 +38,6 @@ struct run {
     int spill_on[2];
     struct cache_lineid ids;         /* the L1 pass: the spilled lines' dense ids */
     int ids_on;
-    struct cache_handoff feed;       /* threads = 2: the L1s' fetches, to be named and spilled */
-    int piped;                       /* ... by a second thread (namer) */
-    int namer_rc;                    /* what it ended with */
 };
 
 double cache_rate(double h, double n)
@@ -94,9 +90,9 @@ static void run_free(struct run *r)
     free(r->p1);
 }
 
-static int run_init(struct run *r, const struct cache_config *cfg, struct cache_result *res, uint64_t lines)
+static int run_init(struct run *r, const struct cache_config *cfg, struct cache_result *res, int engines,
+                    uint64_t lines)
 {
-    int engines = cfg->engines;
     memset(r, 0, sizeof *r);
     r->cfg = cfg;
     r->res = res;
@@ -145,7 +141,7 @@ static int l1_pass(struct run *r, const struct cache_input *in, uint32_t s)
                 cache_linemap_prefetch(&r->ex1.map, addr >> g1->line_shift);
             if (r->rd1_on)
                 cache_linemap_prefetch(&r->rd1.map, addr >> g1->line_shift);
-            if (r->ids_on && !r->piped) /* most requests go below: a streaming kernel's L1 hardly hits */
+            if (r->ids_on) /* most requests go below: a streaming kernel's L1 hardly hits */
                 cache_lineid_prefetch(&r->ids, addr >> g1->line_shift);
         }
         cache_input_req(in, s, i, &seq, &addr, &width, &store);
@@ -163,15 +159,6 @@ static int l1_pass(struct run *r, const struct cache_input *in, uint32_t s)
                 return -1;
             if (!b || !r->spill_on[e])
                 continue;
-            if (r->piped) { /* named and spilled by the namer, in this order */
-                struct cache_l1_out *o = cache_handoff_slot(&r->feed);
-                if (!o)
-                    return -1;
-                int h = r->parts == 2 && cache_part_home(&r->cfg->parts, addr);
-                *o = (struct cache_l1_out){line, seq, (uint32_t)b, (uint16_t)s, (uint8_t)e,
-                                           (uint8_t)((store ? CACHE_OUT_STORE : 0) | (h ? CACHE_OUT_HOME1 : 0))};
-                continue;
-            }
             if (id == CACHE_NONE) {
                 if ((id = cache_lineid_get(&r->ids, line)) == CACHE_NONE)
                     return -1;
@@ -431,84 +418,13 @@ static int l2_reuse(struct run *r, uint32_t ids)
     return l2_pass(r, CACHE_REUSE);
 }
 
-/* The reuse engine's L2 on a thread of its own. */
-struct beside {
-    struct run *r;
-    uint32_t ids;
-    int rc;
-};
-
-static void *l2_reuse_thread(void *arg)
-{
-    struct beside *b = arg;
-    b->rc = l2_reuse(b->r, b->ids);
-    return NULL;
-}
-
-/* The two engines' L2s side by side, the reuse one on a second thread:
- * each reads its own spill and writes its own engine's counts, so the
- * counts are those of one thread whatever the timing. One after the other
- * when no second thread can be started. */
-static int l2_beside(struct run *r, uint32_t ids)
-{
-    struct beside b = {r, ids, 0};
-    pthread_t th;
-    if (pthread_create(&th, NULL, l2_reuse_thread, &b) != 0)
-        return l2_exact(r, ids) || l2_reuse(r, ids) ? -1 : 0;
-    int rc = l2_exact(r, ids);
-    pthread_join(th, NULL);
-    return rc || b.rc ? -1 : 0;
-}
-
-/* The second stage of the L1 pass on two threads: the fetches the L1s
- * sent below, in their order, named by their ids (the lookups prefetched
- * ahead within a block) and spilled, as l1_pass does on one thread. */
-static void *namer(void *arg)
-{
-    struct run *r = arg;
-    const struct cache_l1_out *b;
-    uint32_t n;
-    while ((b = cache_handoff_take(&r->feed, &n))) {
-        for (uint32_t i = 0; i < n; i++) {
-            if (i + PREFETCH_AHEAD < n)
-                cache_lineid_prefetch(&r->ids, b[i + PREFETCH_AHEAD].line);
-            const struct cache_l1_out *o = &b[i];
-            uint32_t id = cache_lineid_get(&r->ids, o->line);
-            if (id == CACHE_NONE ||
-                cache_spill_add(&r->spill[o->engine], o->sm, o->seq, id, cache_set_of(&r->g2, o->line), o->sectors,
-                                (o->flags & CACHE_OUT_STORE) != 0, (o->flags & CACHE_OUT_HOME1) ? 1 : 0)) {
-                r->namer_rc = -1;
-                cache_handoff_fail(&r->feed);
-                return NULL;
-            }
-        }
-        cache_handoff_done(&r->feed);
-    }
-    return NULL;
-}
-
-/* Every SM's L1 pass; with threads = 2 and an L2, what they send below is
- * named and spilled by a second thread as they run (handoff.h). */
+/* Every SM's L1 pass, SM after SM. */
 static int l1_all(struct run *r, const struct cache_input *in)
 {
-    pthread_t th;
-    r->piped = r->cfg->threads == 2 && r->ids_on && cache_handoff_init(&r->feed) == 0;
-    if (r->piped && pthread_create(&th, NULL, namer, r) != 0) {
-        cache_handoff_free(&r->feed);
-        r->piped = 0; /* one thread, then */
-    }
-    int rc = 0;
-    for (uint32_t s = 0; s < in->sms && rc == 0; s++)
+    for (uint32_t s = 0; s < in->sms; s++)
         if (in->len[s] && (sm_init(r) || l1_pass(r, in, s)))
-            rc = -1;
-    if (r->piped) {
-        cache_handoff_close(&r->feed);
-        pthread_join(th, NULL);
-        cache_handoff_free(&r->feed);
-        r->piped = 0;
-        rc = rc || r->namer_rc ? -1 : 0;
-    }
-    return rc;
+            return -1;
+    return 0;
 }
 
 static int walk(struct run *r, const struct cache_input *in)
@@ -522,12 +438,38 @@ static int walk(struct run *r, const struct cache_input *in)
         r->ids_on = 0;
     }
     int ex = r->spill_on[CACHE_EXACT], rd = r->spill_on[CACHE_REUSE];
-    if (ex && rd && r->cfg->threads == 2)
-        return l2_beside(r, ids);
     /* one L2 at a time: the reuse one is built once the exact one is done with */
     if (ex && l2_exact(r, ids))
         return -1;
     return rd ? l2_reuse(r, ids) : 0;
+}
+
+struct beside {
+    struct run *r;
+    const struct cache_input *in;
+    int rc;
+};
+
+static void *walk_thread(void *arg)
+{
+    struct beside *b = arg;
+    b->rc = walk(b->r, b->in);
+    return NULL;
+}
+
+/* The exact engine's whole walk here and the reuse engine's on a second
+ * thread: they share nothing but the input (read only) and the result,
+ * where each writes its own engine's counts, so the counts are those of one
+ * thread whatever the timing. One thread when no second can be started. */
+static int walk_beside(struct run *re, struct run *rr, const struct cache_input *in)
+{
+    struct beside b = {rr, in, 0};
+    pthread_t th;
+    if (pthread_create(&th, NULL, walk_thread, &b) != 0)
+        return walk(re, in) || walk(rr, in) ? -1 : 0;
+    int rc = walk(re, in);
+    pthread_join(th, NULL);
+    return rc || b.rc ? -1 : 0;
 }
 
 static int alloc_level(struct cache_level_result *l, uint32_t sms)
@@ -603,16 +545,21 @@ int cache_model_run(const struct cache_input *in, const struct cache_config *cfg
                 snprintf(msg, msglen, "out of memory");
                 return -1;
             }
-    struct run r;
     /* every line reaches the L2 at least once: the id table is sized for
      * them all (distinct.h) */
     uint64_t lines = cfg->l2 ? (uint64_t)cache_distinct_lines(in, cfg->geom[0].line_shift) : 0;
-    int rc = run_init(&r, cfg, res, lines);
-    if (rc == 0)
-        rc = walk(&r, in);
-    if (rc == 0)
-        rc = finish(cfg, &r, res);
+    struct run r, rr; /* rr: the reuse engine's, when the two run side by side */
+    int apart = cfg->engines == CACHE_ENGINE_BOTH && cfg->l2 && cfg->threads == 2;
+    int rc = run_init(&r, cfg, res, apart ? CACHE_ENGINE_EXACT : cfg->engines, lines);
+    int rc2 = apart ? run_init(&rr, cfg, res, CACHE_ENGINE_REUSE, lines) : 0;
+    if (rc == 0 && rc2 == 0)
+        rc = apart ? walk_beside(&r, &rr, in) : walk(&r, in);
+    if (rc == 0 && rc2 == 0)
+        rc = finish(cfg, apart ? &rr : &r, res);
     run_free(&r);
+    if (apart)
+        run_free(&rr);
+    rc = rc || rc2 ? -1 : 0;
     if (rc)
         snprintf(msg, msglen, "out of memory, or the temporary file of the L2 pass failed");
     return rc;

@@ -6,8 +6,8 @@
  *       the ARCH geometry (default hopper) and the timing of the file's own
  *       sort (latency lat_min, its MSHR count, 8 merges): ENGINE exact,
  *       reuse or both, each with a 2 after it (exact2, reuse2, both2) for
- *       two threads (cache_config.threads: with the L2, the L1 pass in two
- *       stages and the two engines' L2 passes side by side), L2 1 or 0
+ *       cache_config.threads = 2 (with both engines and the L2, each
+ *       engine's walk on a thread of its own; one engine: one thread), L2 1 or 0
  *       (with or without the shared L2). Prints
  *       one line: sorted records, wall seconds of the whole call (open,
  *       index pass, model, correction), records/s over it, CPU seconds

@@ -15,10 +15,8 @@
 #      checksum sink), then the cache model over the sorted file, each run
 #      in its own process (its own peak RSS): the reuse-distance engine
 #      alone (L1 only: the issue's target), the exact engine alone, and the
-#      whole model (each engine and both, L1 and L2: on one thread, and
-#      `exact2`, `reuse2`, `both2` on two: the L1 pass in two stages, and
-#      both engines' L2 passes side by side; a base that predates an option
-#      runs its row on one thread).
+#      whole model (each engine and both, L1 and L2, on one thread; and
+#      `both2`: both engines, each engine's walk on a thread of its own).
 #      With BENCH_BASE=REF (a git ref, e.g. main), the cache model as it is
 #      at REF is built too and every run is made with both, in the same
 #      session on the same file: the before/after of a change.
@@ -108,21 +106,15 @@ printf '%-28s %10s %12s %8s %8s %12s %9s\n' run records records/s seconds cpu_s 
 printf '%-28s %10s %12s %8s %8s %12s %9s\n' "sorter alone" "$sorted" "$sort_rate" "$sort_s" \
     "$(field cpu_seconds "$line")" "$(field peak_rss_kb "$line")" 1.00
 declare -A rate cpu
-runs=("reuse 0" "exact 0" "exact 1" "reuse 1" "both 1" "exact2 1" "reuse2 1" "both2 1")
+runs=("reuse 0" "exact 0" "exact 1" "reuse 1" "both 1" "both2 1")
 for run in "${runs[@]}"; do
     set -- $run
     for which in "" base; do
         [ -z "$which" ] || [ -n "${BENCH_BASE:-}" ] || continue
-        engine=$1
-        # a base whose bench knows no exact2/reuse2 runs them on one thread
-        if [ -n "$which" ] && [ "$1" != both2 ] && ! grep -q 'exact2' "$bin/base/bench/cache/bench.c"; then
-            engine=${1%2}
-        fi
-        line=$(best "$bin/cache${which:+-$which}" "$dir/sorted.bin" "$engine" "$2")
+        line=$(best "$bin/cache${which:+-$which}" "$dir/sorted.bin" "$1" "$2")
         case $1 in
             both) label="both engines" ;;
             both2) label="both, 2 threads" ;;
-            *2) label="${1%2} engine, 2 threads" ;;
             *) label="$1 engine" ;;
         esac
         name="${which:+base }$label $([ "$2" = 1 ] && echo "L1+L2" || echo "L1")"

@@ -72,11 +72,10 @@ static const char usage[] =
     "                      both lookups, as the hardware's counters do). With --device\n"
     "                      the device's own result is used when it found two; 'none':\n"
     "                      one L2 whatever was found\n"
-    "  --threads N         1 (default) or 2: with the L2, the L1 pass in two stages\n"
-    "                      on two threads (the L1s; naming and spilling their\n"
-    "                      fetches), and with both engines their L2 passes side by\n"
-    "                      side (the same counts; less wall time on two idle cores,\n"
-    "                      both L2s' memory at once)\n"
+    "  --threads N         1 (default) or 2: with both engines and the L2, each\n"
+    "                      engine's walk on a thread of its own (the same counts;\n"
+    "                      less wall time on two idle cores, both engines' memory\n"
+    "                      at once); one engine always runs on one thread\n"
     "  --json              the JSON document even on a terminal\n"
     "Exit status: 0 done; 1 the input is bad or cannot be read; 2 bad usage.\n";
 

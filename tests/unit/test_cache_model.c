@@ -6,10 +6,9 @@
  * a file with no header are refused with the line or byte offset; the
  * lockstep walk feeds the L2 in the documented interleaving (worked by
  * hand: two SMs reading the same lines); the JSON document carries both
- * engines, their difference and the histogram; the two engines' L2
- * passes side by side on two threads give the document one thread gives,
- * as does the L1 pass in two stages (each engine and both), and each engine's
- * counts are those it has when run alone.
+ * engines, their difference and the histogram; the two engines' walks
+ * side by side on two threads give the document one thread gives, and
+ * each engine's counts are those it has when run alone.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -253,35 +252,6 @@ static void test_side_by_side(void **state)
     cache_input_close(&in);
 }
 
-/* Each engine alone and both, on two threads (the L1 pass in two stages
- * handing over more blocks than wait at once, so the first stage waits
- * for the second), give the one-thread document. */
-static void test_pipelined(void **state)
-{
-    struct cache_input in;
-    char msg[256];
-    open_random(*state, 12, 9000, &in);
-    for (int engines = 1; engines <= CACHE_ENGINE_BOTH; engines++) {
-        struct cache_config cfg = small_config(engines);
-        char *doc[2];
-        for (int th = 0; th < 2; th++) {
-            struct cache_result res;
-            cfg.threads = th + 1;
-            assert_int_equal(cache_model_run(&in, &cfg, &res, msg, sizeof msg), 0);
-            const struct cache_counts *l2 = &res.r[engines == CACHE_ENGINE_REUSE][CACHE_L2].total;
-            assert_true(l2->requests > 8u * 4096u && l2->hits > 0); /* more than 8 blocks handed over */
-            json_t *j = cache_result_to_json(&res, &cfg);
-            doc[th] = json_dumps(j, JSON_SORT_KEYS);
-            json_decref(j);
-            cache_result_free(&res);
-        }
-        assert_string_equal(doc[0], doc[1]);
-        free(doc[0]);
-        free(doc[1]);
-    }
-    cache_input_close(&in);
-}
-
 static void expect_refused(const char *path, const char *text, uint64_t line, const char *what)
 {
     struct cache_input in;
@@ -337,7 +307,6 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_csv_and_binary, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lockstep_l2, setup, teardown),
         cmocka_unit_test_setup_teardown(test_side_by_side, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_pipelined, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
