@@ -29,12 +29,18 @@ void cache_fa_reset(struct cache_fa *f)
     f->next = f->low = f->live = 0;
 }
 
+/* How many ring positions ahead pack() asks for the states it renumbers. */
+#define PACK_AHEAD 16u
+
 /* Packs the marks to the front, in order (at most lines of cap > lines). */
 static void pack(struct cache_fa *f, struct cache_line *lines)
 {
     uint32_t k = 0;
     for (uint32_t p = f->low; p < f->next; p++) {
         uint32_t id = f->owner[p];
+        /* the states written are anywhere in the line map: asked for ahead */
+        if (p + PACK_AHEAD < f->next && f->owner[p + PACK_AHEAD] != CACHE_NONE)
+            __builtin_prefetch(&lines[f->owner[p + PACK_AHEAD]], 1);
         if (id == CACHE_NONE)
             continue;
         f->owner[k] = id;

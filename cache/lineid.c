@@ -9,11 +9,16 @@
 
 #define INITIAL_BUCKETS 1024u
 
-int cache_lineid_init(struct cache_lineid *m)
+int cache_lineid_init(struct cache_lineid *m, uint64_t expect)
 {
+    /* room for expect ids at most three quarters full, and some slack for
+     * an estimate a little low (distinct.h: ~1.6% standard error) */
+    uint64_t nb = INITIAL_BUCKETS, want = expect + expect / 16;
+    while (nb < ((uint64_t)1 << 33) && want * 4 > nb * 3)
+        nb *= 2;
     m->n = 0;
-    m->mask = INITIAL_BUCKETS - 1;
-    m->b = calloc(INITIAL_BUCKETS, sizeof *m->b);
+    m->mask = nb - 1;
+    m->b = cache_big_alloc(nb, sizeof *m->b, 1);
     return m->b ? 0 : -1;
 }
 

@@ -14,7 +14,8 @@
  * in order and each is prefetched some requests ahead. Open addressing
  * with linear probing over (line + 1, id) pairs, lines hashed one by one
  * (cache_lineid_hash, below), at most three quarters full, doubling when
- * it gets there.
+ * it gets there. Sized at first for the count of lines the caller expects
+ * (distinct.h's estimate: the model's table never doubles).
  * Memory: ~16-21 bytes a distinct line, for the L1 pass only (the model
  * frees it before the L2 pass). Ids are assigned in the order lines are
  * met, which no count depends on: an id only names its line.
@@ -32,8 +33,9 @@ struct cache_lineid {
     uint32_t n;                /* ids handed out: the next id */
 };
 
-/* 0, or -1 out of memory. */
-int cache_lineid_init(struct cache_lineid *m);
+/* An empty table with room for about `expect` ids before it doubles (0:
+ * the smallest table). 0, or -1 out of memory. */
+int cache_lineid_init(struct cache_lineid *m, uint64_t expect);
 void cache_lineid_free(struct cache_lineid *m);
 
 /* Lines one by one (not in blocks of 8 as the line map hashes them): most

@@ -9,23 +9,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache/distinct.h"
 #include "cache/exact.h"
 #include "cache/lineid.h"
 #include "cache/partition.h"
 #include "cache/spill.h"
 
 _Static_assert(CACHE_INPUT_MAX_SMS <= 65536, "an SM id fits cache_fetch.sm");
+_Static_assert(CACHE_MAX_LINES <= CACHE_SPILL_SET_MASK + 1u, "an L2 set fits the spill's set field");
 
 /* How many requests ahead the L1 pass asks for the line map's buckets:
  * the lookups are the engines' cache misses, and the stream is known. */
 #define PREFETCH_AHEAD 24
 
-/* What one run holds: the engines it runs (both, or one when the two run
- * side by side), from the L1s to the L2. */
+/* What one run holds: the engines it runs, from the L1s to the L2. */
 struct run {
     const struct cache_config *cfg;
     struct cache_result *res;
-    int engines;                     /* CACHE_ENGINE_* bits of this run */
+    int engines;                     /* CACHE_ENGINE_* bits */
     struct cache_exact ex1, ex2[2];  /* the current SM's L1, and the L2 (per partition) */
     struct cache_reuse rd1, rd2[2];
     int ex1_on, rd1_on, ex2_on, rd2_on;
@@ -89,7 +90,8 @@ static void run_free(struct run *r)
     free(r->p1);
 }
 
-static int run_init(struct run *r, const struct cache_config *cfg, struct cache_result *res, int engines)
+static int run_init(struct run *r, const struct cache_config *cfg, struct cache_result *res, int engines,
+                    uint64_t lines)
 {
     memset(r, 0, sizeof *r);
     r->cfg = cfg;
@@ -110,7 +112,7 @@ static int run_init(struct run *r, const struct cache_config *cfg, struct cache_
         r->spill_on[e] = 1;
     }
     if (cfg->l2) {
-        if (cache_lineid_init(&r->ids))
+        if (cache_lineid_init(&r->ids, lines))
             return -1;
         r->ids_on = 1;
     }
@@ -186,26 +188,60 @@ static int l1_pass(struct run *r, const struct cache_input *in, uint32_t s)
  * order in which they would have left the L1s had all SMs advanced one
  * request a round. Each SM's next seq is kept apart (next), so a round's
  * scans stay in a few processor cache lines instead of touching every
- * SM's run in the spill (132 runs read side by side: too many streams for
- * the hardware's prefetcher, so each run is prefetched ahead as it is
- * read). */
+ * SM's run; each run is read in windows of its own (132 runs read side
+ * by side), prefetched ahead as it is read. */
 struct lockstep {
     const struct cache_spill *sp;
-    uint64_t *at, *next, round;    /* per SM: fetches taken, the next one's seq (UINT64_MAX: none) */
+    struct cache_spill_rec *win;      /* per SM, WINDOW records of its run */
+    uint64_t *at, *seq, *next, round; /* per SM: records taken, the last fetch's seq, the next
+                                         one's (UINT64_MAX: none) */
+    uint32_t *pos, *have;             /* per SM: the window's next record, records in it */
     uint32_t *active, n, k, keep;
+    int err;                          /* a read failed */
 };
 
-/* Fetches of an SM's run asked for ahead of their turn (~6 processor cache lines). */
+/* Records of a run read at a time (16 KiB: 2 MiB for 132 SMs), and how
+ * many of them are asked for ahead of their turn (4 processor cache lines). */
+#ifndef WINDOW
+#define WINDOW 1024u
+#endif
+#ifndef SPILL_AHEAD
 #define SPILL_AHEAD 16u
+#endif
 
-/* SM s's next fetch: its seq into next[s], and the run ahead of it asked for. */
-static void lockstep_peek(struct lockstep *w, uint32_t s)
+/* SM s's next record, read in with the next window when its window is
+ * spent; NULL when the run is over or the read fails (w->err). */
+static const struct cache_spill_rec *lockstep_rec(struct lockstep *w, uint32_t s)
 {
     const struct cache_spill *sp = w->sp;
-    uint64_t i = w->at[s];
-    w->next[s] = i < sp->len[s] ? cache_spill_get(sp, s, i)->seq : UINT64_MAX;
-    if (i + SPILL_AHEAD < sp->len[s])
-        __builtin_prefetch(cache_spill_get(sp, s, i + SPILL_AHEAD));
+    struct cache_spill_rec *win = w->win + (size_t)s * WINDOW;
+    if (w->at[s] == sp->len[s])
+        return NULL;
+    if (w->pos[s] == w->have[s]) {
+        uint64_t left = sp->len[s] - w->at[s];
+        uint32_t n = left < WINDOW ? (uint32_t)left : WINDOW;
+        if (cache_spill_read(sp, s, w->at[s], win, n)) {
+            w->err = 1;
+            return NULL;
+        }
+        w->pos[s] = 0;
+        w->have[s] = n;
+    }
+    if (w->pos[s] + SPILL_AHEAD < w->have[s])
+        __builtin_prefetch(&win[w->pos[s] + SPILL_AHEAD]);
+    return &win[w->pos[s]];
+}
+
+/* SM s's next fetch: its seq into next[s], fillers on the way taken. */
+static void lockstep_peek(struct lockstep *w, uint32_t s)
+{
+    const struct cache_spill_rec *rec;
+    while ((rec = lockstep_rec(w, s)) && rec->line == CACHE_SPILL_FILLER) {
+        w->seq[s] += rec->dseq;
+        w->at[s]++;
+        w->pos[s]++;
+    }
+    w->next[s] = rec ? w->seq[s] + rec->dseq : UINT64_MAX;
 }
 
 static int lockstep_init(struct lockstep *w, const struct cache_spill *sp)
@@ -213,37 +249,44 @@ static int lockstep_init(struct lockstep *w, const struct cache_spill *sp)
     uint32_t sms = sp->sms ? sp->sms : 1;
     memset(w, 0, sizeof *w);
     w->sp = sp;
+    w->win = malloc((size_t)sms * WINDOW * sizeof *w->win);
     w->at = calloc(sms, sizeof *w->at);
+    w->seq = calloc(sms, sizeof *w->seq);
     w->next = malloc(sms * sizeof *w->next);
+    w->pos = calloc(sms, sizeof *w->pos);
+    w->have = calloc(sms, sizeof *w->have);
     w->active = malloc(sms * sizeof *w->active);
-    if (!w->at || !w->next || !w->active)
+    if (!w->win || !w->at || !w->seq || !w->next || !w->pos || !w->have || !w->active)
         return -1;
     for (uint32_t s = 0; s < sp->sms; s++) {
         lockstep_peek(w, s);
-        if (sp->len[s])
+        if (w->next[s] != UINT64_MAX)
             w->active[w->n++] = s;
     }
     w->k = w->keep = w->n; /* the first call starts a round */
-    return 0;
+    return w->err ? -1 : 0;
 }
 
 static void lockstep_free(struct lockstep *w)
 {
+    free(w->win);
     free(w->at);
+    free(w->seq);
     free(w->next);
+    free(w->pos);
+    free(w->have);
     free(w->active);
 }
 
-/* The next fetch in the order, copied to *f: 1, or 0 when there is none
- * left. */
+/* The next fetch in the order, unpacked into *f: 1, or 0 when there is
+ * none left (or a read failed: w->err). */
 static int lockstep_next(struct lockstep *w, struct cache_fetch *f)
 {
-    const struct cache_spill *sp = w->sp;
     for (;;) {
         if (w->k == w->n) { /* a new round: the smallest seq among the SMs' next fetches */
             w->n = w->keep;
             w->k = w->keep = 0;
-            if (!w->n)
+            if (!w->n || w->err)
                 return 0;
             w->round = UINT64_MAX;
             for (uint32_t i = 0; i < w->n; i++) {
@@ -253,11 +296,10 @@ static int lockstep_next(struct lockstep *w, struct cache_fetch *f)
         }
         uint32_t s = w->active[w->k];
         if (w->next[s] == w->round) {
-            *f = *cache_spill_get(sp, s, w->at[s]);
-            /* every 1024 fetches (24 KiB) of an SM, its pages read: with
-             * 132 SMs' runs read side by side, the window stays ~3 MiB */
-            if ((++w->at[s] & 0x3ff) == 0)
-                cache_spill_release(sp, s, w->at[s] - 0x800 > w->at[s] ? 0 : w->at[s] - 0x800, w->at[s]);
+            cache_spill_unpack(&w->win[(size_t)s * WINDOW + w->pos[s]], s, w->next[s], f);
+            w->seq[s] = w->next[s];
+            w->at[s]++;
+            w->pos[s]++;
             lockstep_peek(w, s);
             return 1;
         }
@@ -319,7 +361,7 @@ static int l2_pass(struct run *r, int e)
     struct cache_fetch q[RING];
     uint64_t head = 0, tail = 0, t = 0;
     int more = 1, rc = 0;
-    if (cache_spill_map(sp) || lockstep_init(&w, sp)) {
+    if (cache_spill_finish(sp) || lockstep_init(&w, sp)) {
         lockstep_free(&w);
         return -1;
     }
@@ -337,56 +379,71 @@ static int l2_pass(struct run *r, int e)
         if (b < 0)
             rc = -1;
     }
+    if (w.err)
+        rc = -1;
     lockstep_free(&w);
     return rc;
 }
 
+/* The exact engine's L2 over its spill, freed once its counts are in res
+ * (room for the reuse engine's L2 when the two run one after the other). */
+static int l2_exact(struct run *r, uint32_t ids)
+{
+    for (int k = 0; k < r->parts; k++)
+        if (cache_exact_init_dense(&r->ex2[k], &r->g2, &r->cfg->timing[1], ids)) {
+            while (k--)
+                cache_exact_free(&r->ex2[k]);
+            return -1;
+        }
+    r->ex2_on = 1;
+    int rc = l2_pass(r, CACHE_EXACT);
+    for (int k = 0; k < r->parts; k++)
+        cache_exact_free(&r->ex2[k]);
+    r->ex2_on = 0;
+    return rc;
+}
+
+/* The reuse engine's L2 over its spill, kept for its correction (finish).
+ * Capped at the span: the counts need no deeper distance, and the L2 is
+ * what would otherwise hold every line of the trace. */
+static int l2_reuse(struct run *r, uint32_t ids)
+{
+    for (int k = 0; k < r->parts; k++)
+        if (cache_reuse_init_dense(&r->rd2[k], &r->g2, &r->cfg->timing[1], 1, ids)) {
+            while (k--)
+                cache_reuse_free(&r->rd2[k]);
+            return -1;
+        }
+    r->rd2_on = 1;
+    return l2_pass(r, CACHE_REUSE);
+}
+
+/* Every SM's L1 pass, SM after SM. */
+static int l1_all(struct run *r, const struct cache_input *in)
+{
+    for (uint32_t s = 0; s < in->sms; s++)
+        if (in->len[s] && (sm_init(r) || l1_pass(r, in, s)))
+            return -1;
+    return 0;
+}
+
 static int walk(struct run *r, const struct cache_input *in)
 {
-    for (uint32_t s = 0; s < in->sms; s++) {
-        if (!in->len[s])
-            continue;
-        if (sm_init(r) || l1_pass(r, in, s))
-            return -1;
-    }
+    if (l1_all(r, in))
+        return -1;
     sm_free(r);
     uint32_t ids = r->ids.n; /* the L2's arrays: one state an id */
     if (r->ids_on) {
         cache_lineid_free(&r->ids);
         r->ids_on = 0;
     }
-    if (r->spill_on[CACHE_EXACT]) {
-        for (int k = 0; k < r->parts; k++)
-            if (cache_exact_init_dense(&r->ex2[k], &r->g2, &r->cfg->timing[1], ids)) {
-                while (k--)
-                    cache_exact_free(&r->ex2[k]);
-                return -1;
-            }
-        r->ex2_on = 1;
-        if (l2_pass(r, CACHE_EXACT))
-            return -1;
-        for (int k = 0; k < r->parts; k++) /* its counts are in res: make room for the reuse L2 */
-            cache_exact_free(&r->ex2[k]);
-        r->ex2_on = 0;
-    }
-    if (r->spill_on[CACHE_REUSE]) {
-        /* one L2 at a time: the reuse one is built once the exact one is done with */
-        /* capped at the span: the counts need no deeper distance, and the
-         * L2 is what would otherwise hold every line of the trace */
-        for (int k = 0; k < r->parts; k++)
-            if (cache_reuse_init_dense(&r->rd2[k], &r->g2, &r->cfg->timing[1], 1, ids)) {
-                while (k--)
-                    cache_reuse_free(&r->rd2[k]);
-                return -1;
-            }
-        r->rd2_on = 1;
-        if (l2_pass(r, CACHE_REUSE))
-            return -1;
-    }
-    return 0;
+    int ex = r->spill_on[CACHE_EXACT], rd = r->spill_on[CACHE_REUSE];
+    /* one L2 at a time: the reuse one is built once the exact one is done with */
+    if (ex && l2_exact(r, ids))
+        return -1;
+    return rd ? l2_reuse(r, ids) : 0;
 }
 
-/* One run's walk on a thread of its own. */
 struct beside {
     struct run *r;
     const struct cache_input *in;
@@ -400,10 +457,10 @@ static void *walk_thread(void *arg)
     return NULL;
 }
 
-/* The exact engine's run here and the reuse engine's on a second thread:
- * they share nothing but the input (read only) and the result, where each
- * writes its own engine's counts, so the counts are those of one thread
- * whatever the timing. One thread when no second can be started. */
+/* The exact engine's whole walk here and the reuse engine's on a second
+ * thread: they share nothing but the input (read only) and the result,
+ * where each writes its own engine's counts, so the counts are those of one
+ * thread whatever the timing. One thread when no second can be started. */
 static int walk_beside(struct run *re, struct run *rr, const struct cache_input *in)
 {
     struct beside b = {rr, in, 0};
@@ -488,17 +545,15 @@ int cache_model_run(const struct cache_input *in, const struct cache_config *cfg
                 snprintf(msg, msglen, "out of memory");
                 return -1;
             }
+    /* every line reaches the L2 at least once: the id table is sized for
+     * them all (distinct.h) */
+    uint64_t lines = cfg->l2 ? (uint64_t)cache_distinct_lines(in, cfg->geom[0].line_shift) : 0;
     struct run r, rr; /* rr: the reuse engine's, when the two run side by side */
     int apart = cfg->engines == CACHE_ENGINE_BOTH && cfg->l2 && cfg->threads == 2;
-    int rc = run_init(&r, cfg, res, apart ? CACHE_ENGINE_EXACT : cfg->engines);
-    int rc2 = apart ? run_init(&rr, cfg, res, CACHE_ENGINE_REUSE) : 0;
-    if (rc == 0 && rc2 == 0) {
-        if (apart) {
-            rc = walk_beside(&r, &rr, in);
-        } else {
-            rc = walk(&r, in);
-        }
-    }
+    int rc = run_init(&r, cfg, res, apart ? CACHE_ENGINE_EXACT : cfg->engines, lines);
+    int rc2 = apart ? run_init(&rr, cfg, res, CACHE_ENGINE_REUSE, lines) : 0;
+    if (rc == 0 && rc2 == 0)
+        rc = apart ? walk_beside(&r, &rr, in) : walk(&r, in);
     if (rc == 0 && rc2 == 0)
         rc = finish(cfg, apart ? &rr : &r, res);
     run_free(&r);

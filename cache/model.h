@@ -27,10 +27,15 @@
  * L2's engines keep their per-line state in arrays indexed by the ids
  * (linemap.h, dense): no hash lookup, drop or seen-set probe per request,
  * for ~24 bytes a distinct line of the trace (the id map itself lives
- * during the L1 pass only). One thread by default, the two engines' L1s
- * in one pass; with cache_config.threads = 2 (both engines and the L2),
- * the exact and the reuse engine each make both passes on a thread of
- * their own, sharing only the read-only input.
+ * during the L1 pass only, sized at once for the trace's distinct lines,
+ * distinct.h). One thread by default, the two engines' L1s in one pass.
+ * With cache_config.threads = 2, both engines and the L2, each engine makes
+ * its whole walk (its own L1 pass, ids, spill and L2) on a thread of its
+ * own: the same counts, for twice the id table and spill. A pipeline of
+ * the L1 pass (the L1s on one thread, naming and spilling on another) and
+ * the two L2 passes side by side after one shared L1 pass were measured
+ * and dropped: on idle cores they gained 3% (exact) or lost (reuse, both
+ * engines) against this (bench/cache/RESULTS.md).
  * Stores: each level applies its write policy (counts.h; the L1 writes
  * through without allocating, the L2 allocates), and a store the L1
  * writes through is spilled flagged, so the L2 counts it as a store.
@@ -59,9 +64,10 @@ struct cache_config {
     int l2;                          /* model the L2 too */
     struct cache_parts parts;        /* the L2's partitions (count 2), or one L2 */
     const char *tmpdir;              /* for the L2 pass's spill; NULL: $TMPDIR, else /tmp */
-    int threads;                     /* 2: both engines with the L2 run side by side on two
-                                        threads (more memory and CPU time, less wall time on
-                                        idle cores); else one thread. The counts are the same */
+    int threads;                     /* 2: with both engines and the L2, each engine's walk on a
+                                        thread of its own (both engines' memory at once); less
+                                        wall time on idle cores; else one thread. The counts are
+                                        the same */
 };
 
 /* One engine's view of one level. */

@@ -5,14 +5,12 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "trace/tmpfile.h"
 #include "util/fdio.h"
 
-#define BUF_FETCHES ((1u << 20) / sizeof(struct cache_fetch))
-#define PAGE ((uintptr_t)4096)
+#define BUF_FETCHES ((1u << 20) / sizeof(struct cache_spill_rec))
 
 int cache_spill_open(struct cache_spill *s, uint32_t sms, const char *tmpdir)
 {
@@ -36,8 +34,6 @@ int cache_spill_open(struct cache_spill *s, uint32_t sms, const char *tmpdir)
 
 void cache_spill_close(struct cache_spill *s)
 {
-    if (s->map && s->map_len)
-        munmap(s->map, s->map_len);
     if (s->fd >= 0)
         close(s->fd);
     free(s->buf);
@@ -56,43 +52,37 @@ static int flush(struct cache_spill *s)
     return 0;
 }
 
-int cache_spill_add(struct cache_spill *s, uint32_t sm, uint64_t seq, uint32_t line, uint32_t set,
-                    uint32_t sectors, int store, unsigned home)
+/* Appends one record to SM sm's run. */
+static int put(struct cache_spill *s, uint32_t sm, struct cache_spill_rec rec)
 {
     if (!s->len[sm])
         s->start[sm] = s->count;
     s->len[sm]++;
-    s->buf[s->used++] = (struct cache_fetch){seq, line, set, sectors, (uint16_t)sm, (uint8_t)(store != 0),
-                                             (uint8_t)home};
+    s->buf[s->used++] = rec;
     s->count++;
     return s->used == BUF_FETCHES ? flush(s) : 0;
 }
 
-int cache_spill_map(struct cache_spill *s)
+int cache_spill_add(struct cache_spill *s, uint32_t sm, uint64_t seq, uint32_t line, uint32_t set,
+                    uint32_t sectors, int store, unsigned home)
 {
-    if (flush(s))
-        return -1;
-    s->map_len = s->count * sizeof *s->buf;
-    if (!s->map_len)
-        return 0;
-    void *m = mmap(NULL, s->map_len, PROT_READ, MAP_PRIVATE, s->fd, 0);
-    if (m == MAP_FAILED) {
-        s->map_len = 0;
-        return -1;
-    }
-    s->map = m;
-    return 0;
+    uint64_t d = s->len[sm] ? seq - s->last_seq : seq;
+    for (; d > UINT32_MAX; d -= UINT32_MAX) /* a gap of 2^32 requests or more: fillers */
+        if (put(s, sm, (struct cache_spill_rec){UINT32_MAX, CACHE_SPILL_FILLER, 0, 0}))
+            return -1;
+    s->last_seq = seq;
+    return put(s, sm, (struct cache_spill_rec){(uint32_t)d, line,
+                                               set | (store ? CACHE_SPILL_STORE : 0) | (home ? CACHE_SPILL_HOME1 : 0),
+                                               sectors});
 }
 
-void cache_spill_release(const struct cache_spill *s, uint32_t sm, uint64_t from, uint64_t i)
+int cache_spill_finish(struct cache_spill *s)
 {
-    if (!s->map || i <= from)
-        return;
-    /* the pages wholly inside the run's used part: the SMs' runs are read
-     * side by side, so wider windows would drop pages other SMs are on */
-    uintptr_t lo = (uintptr_t)(s->map + s->start[sm] + from), hi = (uintptr_t)(s->map + s->start[sm] + i);
-    lo = (lo + PAGE - 1) & ~(PAGE - 1);
-    hi &= ~(PAGE - 1);
-    if (hi > lo)
-        madvise((void *)lo, hi - lo, MADV_DONTNEED);
+    return flush(s);
+}
+
+int cache_spill_read(const struct cache_spill *s, uint32_t sm, uint64_t i, struct cache_spill_rec *out, uint32_t n)
+{
+    off_t at = (off_t)((s->start[sm] + i) * sizeof *out);
+    return n && fd_read_all(s->fd, out, n * sizeof *out, at) != 0 ? -1 : 0;
 }

@@ -5,9 +5,10 @@
  *       runs the cache model (cache/model.h) over a sorted binary file with
  *       the ARCH geometry (default hopper) and the timing of the file's own
  *       sort (latency lat_min, its MSHR count, 8 merges): ENGINE exact,
- *       reuse, both, or both2 (with the L2: the two engines side by side
- *       on two threads, cache_config.threads), L2 1 or 0 (with or without
- *       the shared L2). Prints
+ *       reuse or both, each with a 2 after it (exact2, reuse2, both2) for
+ *       cache_config.threads = 2 (with both engines and the L2, each
+ *       engine's walk on a thread of its own; one engine: one thread), L2 1 or 0
+ *       (with or without the shared L2). Prints
  *       one line: sorted records, wall seconds of the whole call (open,
  *       index pass, model, correction), records/s over it, CPU seconds
  *       (user + system), peak RSS (getrusage ru_maxrss, this process) and
@@ -33,7 +34,7 @@ static double now(void)
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: bench SORTED exact|reuse|both|both2 0|1 [ARCH]\n");
+        fprintf(stderr, "usage: bench SORTED exact|reuse|both[2] 0|1 [ARCH]\n");
         return 2;
     }
     struct cache_config cfg;
@@ -43,10 +44,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench: %s\n", msg);
         return 2;
     }
-    cfg.engines = strcmp(argv[2], "exact") == 0   ? CACHE_ENGINE_EXACT
-                  : strcmp(argv[2], "reuse") == 0 ? CACHE_ENGINE_REUSE
-                                                  : CACHE_ENGINE_BOTH;
-    cfg.threads = strcmp(argv[2], "both2") == 0 ? 2 : 1;
+    cfg.engines = strncmp(argv[2], "exact", 5) == 0   ? CACHE_ENGINE_EXACT
+                  : strncmp(argv[2], "reuse", 5) == 0 ? CACHE_ENGINE_REUSE
+                                                      : CACHE_ENGINE_BOTH;
+    cfg.threads = strchr(argv[2], '2') ? 2 : 1;
     cfg.l2 = atoi(argv[3]) != 0;
     double t0 = now();
     struct cache_input in;

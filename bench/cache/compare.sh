@@ -11,7 +11,10 @@
 # BENCH_KEEP=1 bench/cache/run.sh keeps it), each under several geometries:
 # the hopper and fermi presets, xor set indexing, an L2 latency, a small L2
 # (capacity and conflict misses on small kernels), a fully associative L1
-# and L2, and the hopper preset one engine at a time. Prints one line per
+# and L2, the L2 in two partitions (a made-up search result: SMs
+# alternating, homes by address bits 9 and 12), the hopper preset one
+# engine at a time, and, when NEW_GPUPROBE has it (COMPARE_THREADS=1),
+# both engines on two threads against BASE_GPUPROBE's one. Prints one line per
 # comparison and a summary; exits 1 when any document differs (the first
 # difference is kept, in the work directory, COMPARE_KEEP=1 keeps it all).
 set -euo pipefail
@@ -27,6 +30,13 @@ dir=$(mktemp -d "${COMPARE_TMP:-/tmp}/gpuprobe-cache-compare-XXXXXX")
 cleanup() { if [ -z "${COMPARE_KEEP:-}" ]; then rm -rf "$dir"; else echo "kept $dir"; fi; }
 trap cleanup EXIT
 
+# a partition search's verdict, as `probe memory` stores it
+{
+    printf '{"l2_partitions": {"verdict": "two partitions", "home": {"mask_bits": [9, 12]}, "sm_partition": ['
+    for s in $(seq 0 131); do printf '%s%d' "$([ "$s" = 0 ] || echo ,)" $((s % 2)); done
+    printf ']}}\n'
+} >"$dir/parts.json"
+
 kernels=("matmul-naive 256" "transpose-naive 1024" "matmul-tiled 512" "stencil7 64" "strided 4194304")
 geometries=(
     "--arch hopper"
@@ -35,6 +45,7 @@ geometries=(
     "--arch hopper --l2-latency 40"
     "--arch hopper --l2 1M,16,128,32"
     "--arch fermi --l1 16K,full,128,32 --l2 256K,full,128,32"
+    "--arch hopper --l2-partitions $dir/parts.json"
     "--arch hopper --engine exact"
     "--arch hopper --engine reuse"
 )
@@ -56,7 +67,7 @@ for f in "${inputs[@]}"; do
         # shellcheck disable=SC2086
         "$base" trace cache "$f" $g --json >"$dir/base.json"
         # shellcheck disable=SC2086
-        "$new" trace cache "$f" $g --json >"$dir/new.json"
+        "$new" trace cache "$f" $g ${COMPARE_THREADS:+--threads 2} --json >"$dir/new.json"
         if cmp -s "$dir/base.json" "$dir/new.json"; then
             same=$((same + 1))
             echo "same    $(basename "$f") $g ($(stat -c %s "$dir/new.json") bytes)"

@@ -15,9 +15,8 @@
 #      checksum sink), then the cache model over the sorted file, each run
 #      in its own process (its own peak RSS): the reuse-distance engine
 #      alone (L1 only: the issue's target), the exact engine alone, and the
-#      whole model (both engines, L1 and L2: on one thread, and `both2`,
-#      side by side on two; a base that predates the option runs both rows
-#      on one).
+#      whole model (each engine and both, L1 and L2, on one thread; and
+#      `both2`: both engines, each engine's walk on a thread of its own).
 #      With BENCH_BASE=REF (a git ref, e.g. main), the cache model as it is
 #      at REF is built too and every run is made with both, in the same
 #      session on the same file: the before/after of a change.
@@ -33,7 +32,10 @@
 # them, and CPU seconds are the figure to read when the cores are shared.
 # It exits non-zero only when it cannot run. Everything it writes is removed
 # on exit (BENCH_KEEP=1 keeps it). Tunables: BENCH_TMP (/tmp),
-# BENCH_RECORDS (20000000), BENCH_REPEAT (3), BENCH_BASE (none).
+# BENCH_RECORDS (20000000), BENCH_REPEAT (3), BENCH_BASE (none),
+# BENCH_BUILD_ONLY=DIR (build the binaries into DIR and stop), BENCH_BIN=DIR
+# (run DIR's binaries instead of building: a machine without a compiler or
+# jansson headers).
 set -euo pipefail
 
 cd "$(dirname "$0")/../.."
@@ -46,16 +48,32 @@ cleanup() { if [ -z "${BENCH_KEEP:-}" ]; then rm -rf "$dir"; else echo "kept $di
 trap cleanup EXIT
 
 flags=(-std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I. -DGPUPROBE_VERSION='"bench"' -DGPUPROBE_GITREV='"bench"')
-# shellcheck disable=SC2046
-$CC "${flags[@]}" -o "$dir/cache" bench/cache/bench.c cache/*.c trace/*.c util/*.c -ljansson -lm -lpthread
-# shellcheck disable=SC2046
-$CC "${flags[@]}" -o "$dir/sorter" bench/trace/bench.c cache/*.c trace/*.c util/*.c -ljansson -lm -lpthread
-if [ -n "${BENCH_BASE:-}" ]; then
-    mkdir -p "$dir/base"
-    git archive "$BENCH_BASE" cache bench/cache trace util | tar -x -C "$dir/base"
-    (cd "$dir/base" && $CC "${flags[@]}" -o "$dir/cache-base" bench/cache/bench.c cache/*.c trace/*.c util/*.c \
-        -ljansson -lm -lpthread)
-    echo "== base: the cache model at $BENCH_BASE ($(git rev-parse --short "$BENCH_BASE"))"
+# The binaries: built here, or taken from BENCH_BIN, a folder a run with
+# BENCH_BUILD_ONLY=DIR filled (a GPU node has no jansson headers to build
+# with: build where it has, carry the folder, and run there with LD_LIBRARY_PATH
+# naming the bundle's lib/).
+bin=${BENCH_BIN:-${BENCH_BUILD_ONLY:-$dir}}
+if [ -z "${BENCH_BIN:-}" ]; then
+    mkdir -p "$bin"
+    # shellcheck disable=SC2046
+    $CC "${flags[@]}" -o "$bin/cache" bench/cache/bench.c cache/*.c trace/*.c util/*.c -ljansson -lm -lpthread
+    # shellcheck disable=SC2046
+    $CC "${flags[@]}" -o "$bin/sorter" bench/trace/bench.c cache/*.c trace/*.c util/*.c -ljansson -lm -lpthread
+    if [ -n "${BENCH_BASE:-}" ]; then
+        mkdir -p "$bin/base"
+        git archive "$BENCH_BASE" cache bench/cache trace util | tar -x -C "$bin/base"
+        (cd "$bin/base" && $CC "${flags[@]}" -o "$bin/cache-base" bench/cache/bench.c cache/*.c trace/*.c util/*.c \
+            -ljansson -lm -lpthread)
+        git rev-parse --short "$BENCH_BASE" >"$bin/base/REV"
+    fi
+    if [ -n "${BENCH_BUILD_ONLY:-}" ]; then
+        echo "== built into $bin: run there with BENCH_BIN=$bin"
+        exit 0
+    fi
+fi
+if [ -x "$bin/cache-base" ]; then
+    BENCH_BASE=${BENCH_BASE:-$(cat "$bin/base/REV")}
+    echo "== base: the cache model at $BENCH_BASE ($(cat "$bin/base/REV"))"
 fi
 
 field() { sed -E "s/.*[ ^]$1=([^ ]+).*/\1/" <<<"$2"; }
@@ -75,12 +93,12 @@ best() {
 # the generator takes a scale, 209716 threads x ~39.4 records each
 scale=$(awk -v r="$RECORDS" 'BEGIN {s = int(r / 8269000 + 0.5); print s < 1 ? 1 : s}')
 echo "== generating the gather kernel at scale $scale (~$((scale * 8269))k records) and sorting it (arch=hopper) in $dir"
-"$dir/sorter" gen gather "$dir/in.bin" "$scale"
-"$dir/sorter" pipe "$dir/in.bin" "$dir/sorted.bin" arch=hopper out_format=bin >/dev/null
+"$bin/sorter" gen gather "$dir/in.bin" "$scale"
+"$bin/sorter" pipe "$dir/in.bin" "$dir/sorted.bin" arch=hopper out_format=bin >/dev/null
 echo "   sorted file: $(stat -c %s "$dir/sorted.bin") bytes"
 
 echo "== machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-line=$(best "$dir/sorter" sort "$dir/in.bin" arch=hopper)
+line=$(best "$bin/sorter" sort "$dir/in.bin" arch=hopper)
 sorted=$(field requests_out "$line")
 sort_s=$(field seconds "$line")
 sort_rate=$(awk -v n="$sorted" -v s="$sort_s" 'BEGIN {printf "%.0f", n / s}')
@@ -93,7 +111,7 @@ for run in "${runs[@]}"; do
     set -- $run
     for which in "" base; do
         [ -z "$which" ] || [ -n "${BENCH_BASE:-}" ] || continue
-        line=$(best "$dir/cache${which:+-$which}" "$dir/sorted.bin" "$1" "$2")
+        line=$(best "$bin/cache${which:+-$which}" "$dir/sorted.bin" "$1" "$2")
         case $1 in
             both) label="both engines" ;;
             both2) label="both, 2 threads" ;;

@@ -72,12 +72,16 @@ static const char usage[] =
     "                      both lookups, as the hardware's counters do). With --device\n"
     "                      the device's own result is used when it found two; 'none':\n"
     "                      one L2 whatever was found\n"
+    "  --threads N         1 (default) or 2: with both engines and the L2, each\n"
+    "                      engine's walk on a thread of its own (the same counts;\n"
+    "                      less wall time on two idle cores, both engines' memory\n"
+    "                      at once); one engine always runs on one thread\n"
     "  --json              the JSON document even on a terminal\n"
     "Exit status: 0 done; 1 the input is bad or cannot be read; 2 bad usage.\n";
 
 struct opts {
     const char *input, *arch, *l1, *l2, *set_index, *engine, *latency, *mshr, *merge, *l2_latency;
-    const char *device, *db, *l2_parts;
+    const char *device, *db, *l2_parts, *threads;
     int json;
 };
 
@@ -403,7 +407,8 @@ int cmd_trace_cache(int argc, char **argv)
         {"mshr", 0, &o.mshr, NULL, NULL},         {"merge", 0, &o.merge, NULL, NULL},
         {"l2-latency", 0, &o.l2_latency, NULL, NULL}, {"json", 0, NULL, &o.json, NULL},
         {"device", 0, &o.device, NULL, NULL},     {"db", 0, &o.db, NULL, NULL},
-        {"l2-partitions", 0, &o.l2_parts, NULL, NULL}, {NULL, 0, NULL, NULL, NULL}};
+        {"l2-partitions", 0, &o.l2_parts, NULL, NULL}, {"threads", 0, &o.threads, NULL, NULL},
+        {NULL, 0, NULL, NULL, NULL}};
     int status;
     if (cli_parse(CMD, usage, table, &o.input, argc, argv, &status) < 0)
         return status;
@@ -413,6 +418,9 @@ int cmd_trace_cache(int argc, char **argv)
     memset(&cfg, 0, sizeof cfg);
     if ((status = geometry(&o, &cfg)) != 0)
         return status;
+    if (o.threads && strcmp(o.threads, "1") != 0 && strcmp(o.threads, "2") != 0)
+        return cli_fail(CMD, 2, "--threads must be 1 or 2, not '%s'", o.threads);
+    cfg.threads = o.threads ? o.threads[0] - '0' : 1;
     struct cache_input in;
     struct trace_err err = {0};
     if (cache_input_open(&in, o.input, &err)) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Proves `gpuprobe trace cache` end to end (and --device over the imported H100 reference result): the committed NVBit and Accel-Sim fixtures sorted (binary and CSV) and modelled, the same answer from both forms; the JSON's counts consistent (every L1 request a hit or one miss class, loads and stores adding up to the requests, the L2 fed by the L1's fetches and written-through stores); stores worked by hand (the L1 writes through and discards, the L2 allocates) and a synthetic naive transpose whose loads never hit the L1; a cyclic trace worked by hand (300 lines read three times: all hits after the first pass in 512 lines, none in 256 — LRU's cyclic pathology — with both engines equal on fully associative caches, and the set-associative correction reported); --engine, --set-index (modulo, xor, masks that equal both, and hardware: the masks stored with a device's memory result), the L2 in two partitions (the device's stored search, the same map from a file, none, and a search that found one refused), and refusals with one line and status 2 (usage) or 1 (input).
+# Proves `gpuprobe trace cache` end to end (and --device over the imported H100 reference result): the committed NVBit and Accel-Sim fixtures sorted (binary and CSV) and modelled, the same answer from both forms; the JSON's counts consistent (every L1 request a hit or one miss class, loads and stores adding up to the requests, the L2 fed by the L1's fetches and written-through stores); stores worked by hand (the L1 writes through and discards, the L2 allocates) and a synthetic naive transpose whose loads never hit the L1; a cyclic trace worked by hand (300 lines read three times: all hits after the first pass in 512 lines, none in 256 — LRU's cyclic pathology — with both engines equal on fully associative caches, and the set-associative correction reported); --engine, --set-index (modulo, xor, masks that equal both, and hardware: the masks stored with a device's memory result), the L2 in two partitions (the device's stored search, the same map from a file, none, and a search that found one refused), --threads 2 giving the one-thread document, and refusals with one line and status 2 (usage) or 1 (input).
 . "$(dirname "$0")/lib.sh"
 
 # cache ARGS...: runs trace cache; BODY its stdout, RC its status, ERR its stderr.
@@ -217,6 +217,15 @@ refused 1 cyclic.csv --l2-partitions one.json
 assert_match "$ERR" "one partition" "a search that found one partition"
 refused 1 cyclic.csv --l2-partitions missing.json
 refused 2 cyclic.csv --l2 none --l2-partitions parts.json
+
+# ---- two threads: the engines' L2 passes side by side, the same document ------------------
+cache cyclic.csv --l2 64K,16,128,32 --json
+one=$BODY
+cache cyclic.csv --l2 64K,16,128,32 --threads 2 --json
+[ "$RC" -eq 0 ] || fail "--threads 2: exit $RC: $ERR"
+[ "$BODY" = "$one" ] || fail "--threads 2 gave another document than one thread"
+refused 2 cyclic.csv --threads 3
+assert_match "$ERR" "1 or 2" "--threads names what it takes"
 
 # ---- refusals ----------------------------------------------------------------------------
 refused 2 cyclic.csv --l1 100,4,128,32

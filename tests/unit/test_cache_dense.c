@@ -56,7 +56,7 @@ static void test_lineid_first_sight(void **state)
     for (uint32_t i = 0; i < UNIVERSE; i++)
         ref[i] = CACHE_NONE;
     struct cache_lineid m;
-    assert_int_equal(cache_lineid_init(&m), 0);
+    assert_int_equal(cache_lineid_init(&m, 0), 0);
     uint64_t seed = 5;
     uint32_t next = 0;
     for (int i = 0; i < 300000; i++) {
@@ -140,7 +140,7 @@ static void exact_case(const struct cache_geom *g, const struct cache_timing *tm
     struct cache_lineid ids;
     struct cache_counts cd = {0}, cb = {0}, cu = {0};
     enum { N = 40000 };
-    assert_int_equal(cache_lineid_init(&ids), 0);
+    assert_int_equal(cache_lineid_init(&ids, 0), 0);
     assert_int_equal(cache_exact_init_dense(&d, g, tm, N), 0);
     assert_int_equal(cache_exact_init(&b, g, tm, 1), 0);
     assert_int_equal(cache_exact_init(&u, g, tm, 0), 0);
@@ -179,7 +179,7 @@ static void reuse_case(const struct cache_geom *g, const struct cache_timing *tm
     struct cache_lineid ids;
     struct cache_counts cd = {0}, ch = {0};
     enum { N = 60000 };
-    assert_int_equal(cache_lineid_init(&ids), 0);
+    assert_int_equal(cache_lineid_init(&ids, 0), 0);
     assert_int_equal(cache_reuse_init_dense(&d, g, tm, 1, N), 0);
     assert_int_equal(cache_reuse_init(&h, g, tm, 1), 0);
     for (uint64_t t = 0; t < N; t++) {

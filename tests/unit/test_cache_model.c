@@ -6,9 +6,9 @@
  * a file with no header are refused with the line or byte offset; the
  * lockstep walk feeds the L2 in the documented interleaving (worked by
  * hand: two SMs reading the same lines); the JSON document carries both
- * engines, their difference and the histogram; both engines side by side
- * on two threads give the document one thread gives, and each engine's
- * counts are those it has when run alone.
+ * engines, their difference and the histogram; the two engines' walks
+ * side by side on two threads give the document one thread gives, and
+ * each engine's counts are those it has when run alone.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -198,21 +198,33 @@ static char *random_csv(uint32_t sms, uint32_t n)
     return text;
 }
 
-static void test_side_by_side(void **state)
+/* random_csv(sms, n) written to a file of t and opened into *in. */
+static void open_random(struct tmp *t, uint32_t sms, uint32_t n, struct cache_input *in)
 {
-    struct tmp *t = *state;
     const char *csv = tmp_path(t, "t.csv");
-    char *text = random_csv(6, 4000);
+    char *text = random_csv(sms, n);
+    struct trace_err err = {0};
     write_file(csv, text);
     free(text);
-    struct cache_input in;
-    struct trace_err err = {0};
+    assert_int_equal(cache_input_open(in, csv, &err), 0);
+}
+
+/* config() with small levels: the L2 sees capacity and conflict misses. */
+static struct cache_config small_config(int engines)
+{
+    struct cache_config cfg = config(engines, 20);
     char msg[256];
-    assert_int_equal(cache_input_open(&in, csv, &err), 0);
-    struct cache_config cfg = config(CACHE_ENGINE_BOTH, 20);
-    /* small levels: the L2 sees capacity and conflict misses */
     assert_int_equal(cache_geom_parse("16K,4,128,32", &cfg.geom[0], msg, sizeof msg), 0);
     assert_int_equal(cache_geom_parse("128K,16,128,32", &cfg.geom[1], msg, sizeof msg), 0);
+    return cfg;
+}
+
+static void test_side_by_side(void **state)
+{
+    struct cache_input in;
+    char msg[256];
+    open_random(*state, 6, 4000, &in);
+    struct cache_config cfg = small_config(CACHE_ENGINE_BOTH);
     char *doc[2];
     for (int serial = 0; serial < 2; serial++) {
         struct cache_result res;
