@@ -390,8 +390,13 @@ static void print_table(const struct cache_result *res, const struct cache_confi
         for (int k = 0; k < CACHE_RD_BINS; k++)
             if (h->bin[k]) {
                 unsigned long long lo = k ? 1ull << (k - 1) : 0, hi = k ? (1ull << k) - 1 : 0;
+                if (h->beyond_from && hi >= h->beyond_from) /* as the JSON: the bin ends below the cap */
+                    hi = h->beyond_from - 1;
                 printf("  %10llu-%-10llu %12llu\n", lo, hi, (unsigned long long)h->bin[k]);
             }
+        if (h->beyond_from) /* the capped L2: reuses deeper than the lines it tracks */
+            printf("  %10llu%-12s%12llu (deeper than the %llu lines tracked)\n", (unsigned long long)h->beyond_from,
+                   " or more", (unsigned long long)h->beyond, (unsigned long long)h->beyond_from);
     }
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Proves `gpuprobe trace cache` end to end (and --device over the imported H100 reference result): the committed NVBit and Accel-Sim fixtures sorted (binary and CSV) and modelled, the same answer from both forms; the JSON's counts consistent (every L1 request a hit or one miss class, loads and stores adding up to the requests, the L2 fed by the L1's fetches and written-through stores); stores worked by hand (the L1 writes through and discards, the L2 allocates) and a synthetic naive transpose whose loads never hit the L1; a cyclic trace worked by hand (300 lines read three times: all hits after the first pass in 512 lines, none in 256 — LRU's cyclic pathology — with both engines equal on fully associative caches, and the set-associative correction reported); --engine, --set-index (modulo, xor, masks that equal both, and hardware: the masks stored with a device's memory result), the L2 in two partitions (the device's stored search, the same map from a file, none, and a search that found one refused), --threads 2 giving the one-thread document, and refusals with one line and status 2 (usage) or 1 (input).
+# Proves `gpuprobe trace cache` end to end (and --device over the imported H100 reference result): the committed NVBit and Accel-Sim fixtures sorted (binary and CSV) and modelled, the same answer from both forms; the JSON's counts consistent (every L1 request a hit or one miss class, loads and stores adding up to the requests, the L2 fed by the L1's fetches and written-through stores); stores worked by hand (the L1 writes through and discards, the L2 allocates) and a synthetic naive transpose whose loads never hit the L1; a cyclic trace worked by hand (300 lines read three times: all hits after the first pass in 512 lines, none in 256 — LRU's cyclic pathology — with both engines equal on fully associative caches, the set-associative correction reported, and an L2 too small to track them counting them beyond its cap, in the JSON and on a terminal's table); --engine, --set-index (modulo, xor, masks that equal both, and hardware: the masks stored with a device's memory result), the L2 in two partitions (the device's stored search, the same map from a file, none, and a search that found one refused), --threads 2 giving the one-thread document, and refusals with one line and status 2 (usage) or 1 (input).
 . "$(dirname "$0")/lib.sh"
 
 # cache ARGS...: runs trace cache; BODY its stdout, RC its status, ERR its stderr.
@@ -79,6 +79,15 @@ assert_json .engines.exact.l1.misses.capacity 600
 assert_true '.engines.reuse.l1.misses.capacity == 600 and .engines.reuse.l1.hits == 0'
 # a histogram: SM 0's reuses are all at distance 299 (bin 256-511)
 assert_true '.engines.reuse.l1.histogram.bins | map(select(.from == 256)) | .[0].count == 600'
+# an L2 of 128 lines tracks no deeper: SM 0's 600 reuses at 299 are counted beyond it, in the
+# JSON and in the table a terminal gets (script(1) gives the command one)
+cache cyclic.csv --l1 16K,full,128,32 --l2 16K,full,128,32 --latency 0 --engine reuse
+assert_true '.engines.reuse.l2.histogram.beyond == {"from": 128, "count": 600}'
+assert_true '.engines.reuse.l2.histogram.bins | all(.to < 128)'
+script -qec "'$GPUPROBE' trace cache cyclic.csv --l1 16K,full,128,32 --l2 16K,full,128,32 --latency 0 --engine reuse" \
+    /dev/null | tr -d '\r' >cache.tty
+grep -Eq '^ +128 or more +600 \(deeper than the 128 lines tracked\)$' cache.tty ||
+    fail "the table does not show the reuses past the L2's cap: $(tail -3 cache.tty)"
 # set-associative: 4 ways, the exact engine and the corrected estimate both report associativity misses
 cache cyclic.csv --l1 64K,4,128,32 --latency 0
 assert_true '.engines.exact.l1.misses.associativity + .engines.exact.l1.misses.capacity + .engines.exact.l1.hits == 600'
