@@ -18,6 +18,7 @@
 
 struct auth;
 struct scheduler;
+struct http_server;
 struct req_stats;
 struct resp_cache;
 struct fleet_index;
@@ -46,6 +47,9 @@ struct app {
     struct resp_cache *fleet_cache; /* encoded fleet views, by query and fleet index version */
     struct fleet_index *fleet;     /* the devices compared with their peers (fleet/index.h) */
     struct req_stats *req_stats;   /* the transport's request counts, read by /metrics */
+    /* the transport, set once it serves and until it has stopped (NULL
+     * outside): /metrics reads its connection guard's counts */
+    struct http_server *_Atomic http;
 };
 
 /* Fills app from cfg (a copy is kept); the store, tokens, scheduler and

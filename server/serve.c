@@ -249,6 +249,7 @@ static int run(struct app *app, const sigset_t *sigs, char *err, size_t errlen)
         pusher_stop(pusher);
         return -1;
     }
+    app->http = http;
     char host[128];
     config_split_listen(app->cfg.listen, host, sizeof host, &(int){0});
     log_kv(LOG_INFO, "listening", "addr=%s:%d db=%s writes=%s version=%s", host, port,
@@ -271,7 +272,8 @@ static int run(struct app *app, const sigset_t *sigs, char *err, size_t errlen)
     }
     if (status != 0)
         http_quiesce(http); /* drain quiesced it otherwise */
-    http_stop(http);
+    http_stop(http); /* every handler has returned: none reads app->http after */
+    app->http = NULL;
     scheduler_stop(app->sched);
     pusher_stop(pusher);
     fault_injection(2, why, sizeof why);

@@ -58,6 +58,7 @@ static int write_page(struct app *app, struct prom_page *p, char *err, size_t er
     if (rc == 0) {
         metrics_write_worker_failures(p);
         metrics_write_http(app->req_stats, routes, p);
+        metrics_write_connections(app->http, p);
         rc = metrics_write_figures(app->db, devs, pick_devices(app, rows, n, devs), p, err,
                                    errlen);
     }

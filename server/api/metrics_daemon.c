@@ -1,6 +1,6 @@
 /*
  * The daemon's own families on /metrics (see metrics.h): jobs, worker
- * failures, HTTP requests, the store's size and the build.
+ * failures, HTTP requests and connections, the store's size and the build.
  *
  * Every series whose labels are known in advance (each job kind in each
  * state, each kind with each failure reason) is written from the start,
@@ -17,6 +17,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "server/http/conn_guard.h"
+#include "server/http/http.h"
 #include "server/http/req_stats.h"
 #include "server/http/route.h"
 #include "server/jobs/registry.h"
@@ -153,6 +155,29 @@ void metrics_write_http(const struct req_stats *s, const struct route *routes,
         route_labels(routes, nroutes, r, l);
         prom_histogram(p, l, 2, &h);
     }
+}
+
+/* ---- connections ------------------------------------------------------------ */
+
+void metrics_write_connections(struct http_server *http, struct prom_page *p)
+{
+    if (!http)
+        return;
+    struct guard_counts c;
+    http_guard_counts(http, &c);
+    prom_family(p, "gpuprobe_http_connections", "gauge",
+                "Connections open now: admitted, or over a limit (being answered 503)");
+    prom_sample(p, (struct prom_label[]){{"state", "admitted"}}, 1, (double)c.admitted);
+    prom_sample(p, (struct prom_label[]){{"state", "over_limit"}}, 1, (double)c.over);
+    prom_family(p, "gpuprobe_http_connections_refused_total", "counter",
+                "Connections over max_connections or max_connections_per_ip, answered 503");
+    prom_sample(p, NULL, 0, (double)c.refused);
+    prom_family(p, "gpuprobe_http_connections_evicted_total", "counter",
+                "Admitted connections still without their headers whose slot a new one took");
+    prom_sample(p, NULL, 0, (double)c.evicted);
+    prom_family(p, "gpuprobe_http_connections_expired_total", "counter",
+                "Connections ended because a request's headers or body missed its deadline");
+    prom_sample(p, NULL, 0, (double)c.expired);
 }
 
 /* ---- the store and the build ---------------------------------------------- */

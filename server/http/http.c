@@ -641,3 +641,8 @@ void http_stop(struct http_server *s)
     }
     free_server(s);
 }
+
+void http_guard_counts(struct http_server *s, struct guard_counts *out)
+{
+    guard_counts(s->guard, out);
+}

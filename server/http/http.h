@@ -20,6 +20,7 @@
 #include "server/http/message.h"
 
 struct auth;
+struct guard_counts;
 struct req_stats;
 struct route;
 
@@ -45,5 +46,7 @@ void http_quiesce(struct http_server *s);
  * an orderly stop, after http_quiesce. NULL is ok (0). */
 int http_wait_idle(struct http_server *s, int64_t deadline_ms);
 void http_stop(struct http_server *s);
+/* The connection guard's counts so far (conn_guard.h), for /metrics. */
+void http_guard_counts(struct http_server *s, struct guard_counts *out);
 
 #endif
