@@ -357,7 +357,7 @@ static int64_t l2_fetch(struct run *r, int e, const struct cache_fetch *f, uint6
 static int l2_pass(struct run *r, int e)
 {
     struct cache_spill *sp = &r->spill[e];
-    struct lockstep w = {0}; /* freed below even when the map fails before its init */
+    struct lockstep w = {0}; /* freed below even when its init fails half-way */
     struct cache_fetch q[RING];
     uint64_t head = 0, tail = 0, t = 0;
     int more = 1, rc = 0;

@@ -43,7 +43,7 @@ struct trace_csv_opts {
     size_t max_pcs;                    /* distinct PCs allowed; 0: TRACE_PCFLAGS_MAX_DEFAULT */
     size_t chunk_bytes;                /* trace_csv_read_fd's reads; 0: TRACE_CSV_CHUNK */
     int threads;                       /* trace_csv_read_fd_batch's parsing threads (the caller's
-                                          among them); 0: 1 */
+                                          among them); 0: 1; at most 8 are used */
 };
 
 #define TRACE_CSV_CHUNK ((size_t)1 << 20)

@@ -668,7 +668,7 @@ static void loop_carve(struct loop *l, const struct trace_params *p, struct carv
     l->ready = carve(c, l->nwords, sizeof *l->ready);
     l->slot_block = carve(c, l->nslots, sizeof *l->slot_block);
     l->slot_left = carve(c, l->nslots, sizeof *l->slot_left);
-    l->out = carve(c, OUTBUF, sizeof *l->out);
+    l->out = carve(c, l->bin ? 0 : OUTBUF, sizeof *l->out); /* encoded output needs no batch */
     fly_carve(&l->fly, p, l->l1ops, l->npos, c);
 }
 

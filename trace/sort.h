@@ -81,7 +81,8 @@ struct trace_sort_opts {
 /* Two threads (trace_sort_opts.threads = 2) order two SMs at once: SMs are
  * independent once blocks are placed (each has its own blocks and its own
  * random stream). The sink still receives SM 0's whole stream first, in the
- * same batches as with one thread, always from one thread at a time: the
+ * same batches as with one thread (with trace_sort_opts.bin, the same
+ * bytes, in rooms of other sizes), always from one thread at a time: the
  * thread on the lowest unfinished SM hands its records on directly, the
  * other keeps up to reorder_bytes of its SM's records (TRACE_SORT_REORDER_BYTES
  * by default) and waits when that is full, until its SM comes next. The

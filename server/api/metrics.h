@@ -56,11 +56,11 @@ int metrics_write_figures(store *db, const struct metrics_device *devs, size_t n
 int metrics_write_jobs(store *db, struct prom_page *p, char *err, size_t errlen);
 /* Worker failures by kind (every kind of the registry) and reason. */
 void metrics_write_worker_failures(struct prom_page *p);
-/* The requests counted in s for routes[0..req_stats_routes(s)): counts by
- * route and status code, and a duration histogram per route requested. */
 /* The connection guard's families (server/http/conn_guard.h); nothing when
  * http is NULL (the transport not serving yet). */
 void metrics_write_connections(struct http_server *http, struct prom_page *p);
+/* The requests counted in s for routes[0..req_stats_routes(s)): counts by
+ * route and status code, and a duration histogram per route requested. */
 void metrics_write_http(const struct req_stats *s, const struct route *routes,
                         struct prom_page *p);
 /* The size of the database at db_path and its write-ahead log, and this
