@@ -34,12 +34,19 @@ slurm_fail() {
     fail "$1"
 }
 
-# A TCP port nobody on this machine listens on.
+# A TCP port nobody on this machine listens on, below the kernel's ephemeral
+# range (the other tests' daemons bind port 0, and every outgoing connection
+# takes a port from that range: a free port there could be taken before
+# slurmd binds it), and not one handed out before ($taken): into FREE_PORT.
+taken=" "
 free_port() {
-    local p
+    local p low
+    read -r low _ </proc/sys/net/ipv4/ip_local_port_range
+    [ "$low" -gt 11000 ] || low=32768
     while :; do
-        p=$((20000 + RANDOM % 40000))
-        (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+        p=$((10000 + RANDOM % (low - 10000)))
+        [[ $taken == *" $p "* ]] && continue
+        (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { taken+="$p " FREE_PORT=$p; return; }
     done
 }
 
@@ -57,12 +64,16 @@ PIDS+=($!)
 for _ in $(seq 100); do [ -S "$MUNGE_SOCKET" ] && break; sleep 0.05; done
 [ -S "$MUNGE_SOCKET" ] || slurm_fail "munged did not make its socket"
 
+free_port
+ctld_port=$FREE_PORT
+free_port
+slurmd_port=$FREE_PORT
 cat >"$S/slurm.conf" <<EOF
 # written by t_slurm.sh: one node, this machine, on loopback
 ClusterName=gpuprobetest
 SlurmctldHost=$HOST(127.0.0.1)
-SlurmctldPort=$(free_port)
-SlurmdPort=$(free_port)
+SlurmctldPort=$ctld_port
+SlurmdPort=$slurmd_port
 AuthType=auth/munge
 AuthInfo=socket=$MUNGE_SOCKET
 CredType=cred/munge
