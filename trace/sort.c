@@ -11,9 +11,10 @@
  * placement deals them). The block source hands the loop one block at a
  * time and splits its records into threads, lanes and warps: a small block
  * by scanning it in place (its pages are dropped when it finishes); a large
- * one without touching the mapping, finding thread boundaries by galloping
- * search over single-record reads and giving each thread a buffer that the
- * warp refills as it goes (coalesce.h's refill hook). With two threads the
+ * one without touching the mapping, finding thread boundaries in windows
+ * read with pread (a long thread's end by galloping search over
+ * single-record reads) and giving each thread a buffer that the warp
+ * refills as it goes (coalesce.h's refill hook). With two threads the
  * records of an SM that is not next are held in batches of the output's
  * item (a trace_out, or an encoded record: the loop's room is then the
  * batch itself), handed on in SM order.
@@ -41,6 +42,8 @@
 #define STREAM_CHUNK ((size_t)128)             /* records per thread buffer (4 KiB) */
 #define STREAM_CHUNK_BIG ((size_t)512)         /* 16 KiB, while an SM's big buffers fit in: */
 #define STREAM_BIG_BYTES ((size_t)8 << 20)     /* (a fourth of the pread calls: -10% on long threads) */
+#define STREAM_PAD ((size_t)2)                 /* records between two threads' buffers (see slot_buffers) */
+#define SPLIT_WINDOW ((size_t)2048)            /* records read at once to split a streamed block (64 KiB) */
 
 /* ---- the input as the sorter sees it ----------------------------------- */
 
@@ -303,8 +306,9 @@ struct slot_info {
     size_t lo, hi;                       /* the block's records */
     enum block_read how;
     struct trace_warp *warps;            /* the loop's warps of this slot */
-    struct trace_rec *buf;               /* chunk records per thread */
+    struct trace_rec *buf;               /* chunk records per thread, `stride` apart */
     size_t chunk;                        /* STREAM_CHUNK or STREAM_CHUNK_BIG */
+    size_t stride;                       /* chunk + STREAM_PAD */
     size_t *next, *end;                  /* per thread of the block */
     struct trace_rec *copy;              /* READ_COPY: the block's records */
     size_t copy_cap;                     /* records copy holds room for */
@@ -318,6 +322,7 @@ struct sm_src {
     size_t stream_above;                 /* blocks of more records are read through buffers */
     size_t copy_upto;                    /* blocks of at most this many records are copied */
     struct slot_info *slots;
+    struct trace_rec *win;               /* SPLIT_WINDOW records, for splitting streamed blocks */
     int io_failed;
 };
 
@@ -368,6 +373,17 @@ static size_t thread_end(struct sm_src *s, size_t i, size_t hi, uint64_t tid)
     return lo;
 }
 
+/* thread_end for the thread that starts at `first`, when the one before
+ * had `guess` records: threads of a kernel are mostly as long as each
+ * other, and two reads then confirm it. */
+static size_t thread_end_guess(struct sm_src *s, size_t first, size_t i, size_t hi, uint64_t tid, size_t guess)
+{
+    size_t end = first + guess;
+    if (guess && end > i && end <= hi && tid_at(s, end - 1) == tid && (end == hi || tid_at(s, end) != tid))
+        return end;
+    return thread_end(s, i, hi, tid);
+}
+
 /* Points the lane at its thread's next si->chunk records. */
 static int refill(void *ctx, struct trace_warp *w, unsigned lane)
 {
@@ -376,7 +392,7 @@ static int refill(void *ctx, struct trace_warp *w, unsigned lane)
     size_t n = si->end[t] - si->next[t];
     if (n > si->chunk)
         n = si->chunk;
-    struct trace_rec *dst = si->buf + t * si->chunk;
+    struct trace_rec *dst = si->buf + t * si->stride;
     if (n == 0 || read_records(si->src->v, si->next[t], n, dst)) {
         si->src->io_failed |= n != 0;
         w->more &= ~(1u << lane);
@@ -393,7 +409,10 @@ static int refill(void *ctx, struct trace_warp *w, unsigned lane)
 /* Sets up the buffers of a slot for a block read through them (kept for
  * the slot's later blocks): STREAM_CHUNK_BIG records per thread while the
  * big buffers of all the slots stay within STREAM_BIG_BYTES, else
- * STREAM_CHUNK, so an SM's buffers grow by at most STREAM_BIG_BYTES. */
+ * STREAM_CHUNK, so an SM's buffers grow by at most STREAM_BIG_BYTES. The
+ * buffers are STREAM_PAD records more than a chunk apart: at 4 or 16 KiB
+ * apart a warp's 32 cursors would all fall in the same set of the CPU's
+ * caches, which hold only a few of them (4 KiB aliasing). */
 static int slot_buffers(struct slot_info *si, const struct sm_src *s, uint32_t tpb)
 {
     if (si->buf)
@@ -404,7 +423,8 @@ static int slot_buffers(struct slot_info *si, const struct sm_src *s, uint32_t t
             big += (size_t)tpb * STREAM_CHUNK_BIG * sizeof *si->buf;
     si->chunk = big + (size_t)tpb * STREAM_CHUNK_BIG * sizeof *si->buf <= STREAM_BIG_BYTES ? STREAM_CHUNK_BIG
                                                                                            : STREAM_CHUNK;
-    si->buf = malloc((size_t)tpb * si->chunk * sizeof *si->buf);
+    si->stride = si->chunk + STREAM_PAD;
+    si->buf = malloc((size_t)tpb * si->stride * sizeof *si->buf);
     si->next = malloc((size_t)tpb * sizeof *si->next);
     si->end = malloc((size_t)tpb * sizeof *si->end);
     return si->buf && si->next && si->end ? 0 : -1;
@@ -439,6 +459,76 @@ static const struct trace_rec *copy_block(struct sm_src *s, struct slot_info *si
     return si->copy;
 }
 
+/* Gives the thread tid, records [first, end) of the slot's block, its
+ * lane, its buffer and its first records: the `have` (>= 1) of them at
+ * recs, read already, up to a chunk; refill reads the rest. */
+static void stream_place(struct slot_info *si, struct trace_warp *warps, uint64_t tid, size_t first, size_t end,
+                         const struct trace_rec *recs, size_t have)
+{
+    uint32_t in_block = (uint32_t)(tid % si->src->p->threads_per_block);
+    struct trace_warp *w = &warps[in_block / TRACE_WARP_SIZE];
+    unsigned lane = in_block % TRACE_WARP_SIZE;
+    size_t n = have < si->chunk ? have : si->chunk;
+    struct trace_rec *dst = si->buf + (size_t)in_block * si->stride;
+    memcpy(dst, recs, n * sizeof *dst);
+    w->live |= 1u << lane;
+    w->cur[lane] = dst;
+    w->end[lane] = dst + n;
+    w->refill = refill;
+    w->refill_ctx = si;
+    si->next[in_block] = first + n;
+    si->end[in_block] = end;
+    if (first + n < end)
+        w->more |= 1u << lane;
+}
+
+/* Splits a block read through buffers into threads without touching the
+ * mapping: the records are read SPLIT_WINDOW at a time, each thread's
+ * boundary found by scanning their thread ids and its first chunk copied
+ * into its buffer from there, so a block of short threads costs a read
+ * per window, not a few per thread. A thread that runs past the window
+ * with a chunk or more read (or that fills the window) has its end found
+ * by a galloping search from there, which reads only O(log length)
+ * records, so a long thread is not read twice; one that runs past it with
+ * less than a chunk starts the next window. */
+static int split_streamed(struct sm_src *s, struct slot_info *si, struct trace_warp *warps)
+{
+    if (!s->win && !(s->win = malloc(SPLIT_WINDOW * sizeof *s->win)))
+        return TRACE_SORT_ESYS;
+    size_t len = 0; /* the last thread's records */
+    for (size_t i = si->lo; i < si->hi;) {
+        size_t n = si->hi - i < SPLIT_WINDOW ? si->hi - i : SPLIT_WINDOW;
+        if (read_records(s->v, i, n, s->win)) {
+            s->io_failed = 1;
+            return TRACE_SORT_ESYS;
+        }
+        size_t k = 0;
+        while (k < n) {
+            uint64_t tid = s->win[k].tid;
+            size_t e = k + 1;
+            while (e < n && s->win[e].tid == tid)
+                e++;
+            size_t end = i + e;
+            if (e == n && end < si->hi) { /* it may go on past the window */
+                if (k > 0 && e - k < si->chunk)
+                    break; /* the next window starts with it */
+                end = thread_end_guess(s, i + k, end - 1, si->hi, tid, len);
+                if (s->io_failed)
+                    return TRACE_SORT_ESYS;
+            }
+            stream_place(si, warps, tid, i + k, end, &s->win[k], e - k);
+            len = end - (i + k);
+            if (end > i + e) { /* it went on: the next window starts past it */
+                k = end - i;
+                break;
+            }
+            k = e;
+        }
+        i += k;
+    }
+    return 0;
+}
+
 /* Splits records [lo, hi) of one block into threads, lanes and warps:
  * in place or copied (scanning the records), or through buffers. */
 static int split_block(struct sm_src *s, struct slot_info *si, struct trace_warp *warps)
@@ -446,37 +536,21 @@ static int split_block(struct sm_src *s, struct slot_info *si, struct trace_warp
     const struct trace_rec *recs = s->v->recs + si->lo; /* record lo + i is recs[i] */
     uint32_t tpb = s->p->threads_per_block;
     si->how = block_read_how(s, si->hi - si->lo);
-    int streamed = si->how == READ_STREAM;
-    if (streamed && slot_buffers(si, s, tpb))
-        return TRACE_SORT_ESYS;
+    if (si->how == READ_STREAM)
+        return slot_buffers(si, s, tpb) ? TRACE_SORT_ESYS : split_streamed(s, si, warps);
     if (si->how == READ_COPY && !(recs = copy_block(s, si)))
         return TRACE_SORT_ESYS;
     for (size_t i = si->lo; i < si->hi;) {
-        uint64_t tid = streamed ? tid_at(s, i) : recs[i - si->lo].tid;
+        uint64_t tid = recs[i - si->lo].tid;
         size_t j = i + 1;
-        if (streamed)
-            j = thread_end(s, i, si->hi, tid);
-        else
-            while (j < si->hi && recs[j - si->lo].tid == tid)
-                j++;
-        if (s->io_failed)
-            return TRACE_SORT_ESYS;
+        while (j < si->hi && recs[j - si->lo].tid == tid)
+            j++;
         uint32_t in_block = (uint32_t)(tid % tpb);
         struct trace_warp *w = &warps[in_block / TRACE_WARP_SIZE];
         unsigned lane = in_block % TRACE_WARP_SIZE;
         w->live |= 1u << lane;
-        if (!streamed) {
-            w->cur[lane] = &recs[i - si->lo];
-            w->end[lane] = &recs[j - si->lo];
-        } else {
-            si->next[in_block] = i;
-            si->end[in_block] = j;
-            w->more |= 1u << lane;
-            w->refill = refill;
-            w->refill_ctx = si;
-            if (!refill(si, w, lane))
-                return TRACE_SORT_ESYS;
-        }
+        w->cur[lane] = &recs[i - si->lo];
+        w->end[lane] = &recs[j - si->lo];
         i = j;
     }
     return 0;
@@ -567,6 +641,7 @@ static int sort_one_sm(const struct view *v, const struct trace_params *p, const
     struct trace_emit as_out = {.sink = trace_bin_room_sink, .ctx = (void *)emit->bin};
     int rc = o && o->reference ? order_reference(p, sm, &src, emit->bin ? &as_out : emit, l1, st)
                                : trace_order_sm_l1(p, sm, &src, emit, l1, st);
+    free(s.win);
     *io_failed = s.io_failed;
     if (rc == 0 && s.io_failed)
         rc = TRACE_SORT_ESYS;

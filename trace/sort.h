@@ -24,7 +24,9 @@
  * in place from the mapping and its
  * pages are dropped when it finishes; a larger block (threads with thousands
  * of requests) is read through a buffer per thread (pread; 16 KiB while an
- * SM's such buffers stay within 8 MiB, else 4 KiB), because a
+ * SM's such buffers stay within 8 MiB, else 4 KiB; the block split into
+ * threads from 64 KiB reads, a long thread's end found by a few
+ * one-record reads), because a
  * page fault maps a whole large folio (up to 2 MiB) and the consumed pages of
  * threads spread over a big block could not be dropped one by one. Resident
  * memory is thus the resident threads of one SM (their warps, buffers and

@@ -16,6 +16,10 @@
  *                    one output request per record, the heaviest output)
  *         long       512 threads x 16,384 loads (8.4 M): two blocks of 134
  *                    MB, read through per-thread buffers
+ *         mixed129   65,024 x 129 (8.4 M), mixed's loads: its blocks of
+ *                    256 threads are 1.03 MB, just over the size read in
+ *                    place (TRACE_SORT_STREAM_ABOVE), so they are read
+ *                    through per-thread buffers: short threads streamed
  *         short      2,097,152 threads x 4 loads (8.4 M): 8,192 blocks
  *         gather     the gather kernel of the first benchmark: 40 records a
  *                    thread (a[i], idx[i], b[idx[i]] random and skipped by
@@ -93,6 +97,7 @@ static const struct shape shapes[] = {
     {"mixed", 65536, 128, 0x88},
     {"scattered", 65536, 128, 0xff},
     {"long", 512, 16384, 0x88},
+    {"mixed129", 65024, 129, 0x88},
     {"short", 2097152, 4, 0x88},
 };
 

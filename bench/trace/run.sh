@@ -7,7 +7,8 @@
 #      (268 MB binary): mixed (the 65,536 threads x 128 loads, a
 #      quarter of them scattered), scattered (no coalescing at all), long
 #      (512 threads x 16,384 loads: blocks read through per-thread buffers),
-#      short (2 M threads x 4 loads: 8,192 blocks), gather (40 loads a
+#      mixed129 (65,024 threads x 129 loads: blocks just over 1 MiB, short
+#      threads read through per-thread buffers), short (2 M threads x 4 loads: 8,192 blocks), gather (40 loads a
 #      thread, divergent); and mixed as CSV input, plus a CSV four times as
 #      long (33.5 M records) to show that CSV memory does not grow with it.
 #   3. For each input, each in its own process (so peak RSS is its own):
@@ -94,7 +95,7 @@ if [ -n "${BENCH_BEFORE:-}" ]; then
 fi
 runs=${BENCH_RUNS:-$runs}
 
-shapes=${BENCH_SHAPES:-mixed scattered long short gather}
+shapes=${BENCH_SHAPES:-mixed scattered long mixed129 short gather}
 echo "== generating traces in $dir"
 for s in $shapes; do "$dir/bench" gen "$s" "$dir/$s.bin" "$SCALE"; done
 inputs=$shapes

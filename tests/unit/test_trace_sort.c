@@ -410,6 +410,60 @@ static void test_stream_buffers_mixed(void **state)
     free(r);
 }
 
+/* Threads of uneven lengths read through buffers: a thread shorter than,
+ * as long as and longer than a buffer (128 or 512 records), than a window
+ * of the split (2,048), one of a record, runs of equal lengths (whose end
+ * the split guesses from the thread before) broken by a different one,
+ * and thread ids with gaps; the output is the one sorted in memory with
+ * every block read in place. */
+static void test_stream_uneven_threads(void **state)
+{
+    struct tmp *t = *state;
+    static const uint32_t len[] = {1,    127,  128,  129, 511, 512, 513, 2047, 2048, 2049, 3000,
+                                   300,  300,  300,  300, 301, 300, 300, 5000, 5000, 5000, 4999,
+                                   1,    1,    2,    2049, 2047, 600, 7,  129,  129,  129,  128};
+    const size_t nlen = sizeof len / sizeof len[0];
+    size_t cap = 0;
+    for (size_t i = 0; i < nlen; i++)
+        cap += len[i];
+    cap *= 4;
+    struct trace_rec *r = malloc(cap * sizeof *r);
+    assert_non_null(r);
+    size_t n = 0, k = 0;
+    for (uint64_t tid = 0; tid < 192; tid++) {
+        if (tid % 7 == 3) /* no records: a gap in the thread ids */
+            continue;
+        uint32_t m = len[k++ % nlen];
+        if (n + m > cap)
+            break;
+        for (uint32_t i = 0; i < m; i++)
+            r[n++] = (struct trace_rec){tid, 0x100 + 0x10 * (i % 3), 0x100000 + (tid * 8191 + i * 64) * 4, 4,
+                                        i % 3 == 1, 0, 0};
+    }
+    write_trace(t->path, r, n, 64);
+    struct trace_params p = small_params();
+    struct trace_params pm = p;
+    pm.threads_per_block = 64;
+    struct vec mem = {0};
+    struct trace_summary sm;
+    struct trace_err err;
+    struct trace_sort_opts in_place = {.stream_above = SIZE_MAX};
+    assert_int_equal(trace_sort_records(r, n, &pm, &in_place, collect, &mem, &sm, &err), 0);
+    const struct trace_sort_opts runs[] = {{.stream_above = 1}, {0}, {.stream_above = 1, .threads = 2}};
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        struct vec file = {0};
+        struct trace_summary sf;
+        assert_int_equal(trace_sort_file(t->path, &p, &runs[i], collect, &file, &sf, &err), 0);
+        same(&mem, &file);
+        assert_int_equal(sf.ticks, sm.ticks);
+        trace_summary_free(&sf);
+        free(file.o);
+    }
+    trace_summary_free(&sm);
+    free(mem.o);
+    free(r);
+}
+
 /* The three ways a block is read from a file (sort.h): copied whole (the
  * default for these 24 KiB blocks), in place from the mapping (copy_upto 1:
  * no block copied), through per-thread buffers (stream_above 1), and
@@ -676,6 +730,7 @@ int main(void)
         cmocka_unit_test(test_checking_pass_each_field),
         cmocka_unit_test_setup_teardown(test_long_threads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stream_buffers_mixed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stream_uneven_threads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_block_reads_agree, setup, teardown),
         cmocka_unit_test(test_split_checking_pass),
         cmocka_unit_test(test_sink_stops),
