@@ -15,9 +15,12 @@
  * with linear probing over (line + 1, id) pairs, lines hashed one by one
  * (cache_lineid_hash, below), at most three quarters full, doubling when
  * it gets there. Sized at first for the count of lines the caller expects
- * (distinct.h's estimate: the model's table never doubles).
- * Memory: ~16-21 bytes a distinct line, for the L1 pass only (the model
- * frees it before the L2 pass). Ids are assigned in the order lines are
+ * (distinct.h's estimate, with a sixteenth of slack: the model's table
+ * doubles only when the estimate is that far low).
+ * Memory: a 16-byte bucket per 0.375-0.75 distinct lines (the table a
+ * power of two, at most three quarters full), 21-43 bytes a distinct line,
+ * for the L1 pass only (the model frees it before the L2 pass); while it
+ * doubles, the old table as well. Ids are assigned in the order lines are
  * met, which no count depends on: an id only names its line.
  */
 #ifndef GPUPROBE_CACHE_LINEID_H

@@ -10,7 +10,7 @@
 #include "trace/tmpfile.h"
 #include "util/fdio.h"
 
-#define BUF_FETCHES ((1u << 20) / sizeof(struct cache_spill_rec))
+#define BUF_RECS ((1u << 20) / sizeof(struct cache_spill_rec)) /* spill records buffered: 1 MiB */
 
 int cache_spill_open(struct cache_spill *s, uint32_t sms, const char *tmpdir)
 {
@@ -19,7 +19,7 @@ int cache_spill_open(struct cache_spill *s, uint32_t sms, const char *tmpdir)
     memset(s, 0, sizeof *s);
     s->fd = -1;
     s->sms = sms;
-    s->buf = malloc(BUF_FETCHES * sizeof *s->buf);
+    s->buf = malloc(BUF_RECS * sizeof *s->buf);
     s->start = calloc(sms ? sms : 1, sizeof *s->start);
     s->len = calloc(sms ? sms : 1, sizeof *s->len);
     if (!s->buf || !s->start || !s->len ||
@@ -60,7 +60,7 @@ static int put(struct cache_spill *s, uint32_t sm, struct cache_spill_rec rec)
     s->len[sm]++;
     s->buf[s->used++] = rec;
     s->count++;
-    return s->used == BUF_FETCHES ? flush(s) : 0;
+    return s->used == BUF_RECS ? flush(s) : 0;
 }
 
 int cache_spill_add(struct cache_spill *s, uint32_t sm, uint64_t seq, uint32_t line, uint32_t set,

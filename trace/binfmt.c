@@ -41,24 +41,7 @@ _Static_assert(offsetof(struct trace_rec, width) == 24 && offsetof(struct trace_
 
 /* ---- little-endian fields ----------------------------------------------- */
 
-/* Each goes through a little-endian value and one memcpy, which the
- * compiler turns into a single load or store (the writer encodes every
- * sorted record through these, so they must not loop over bytes). */
-static void put16(uint8_t *p, uint16_t v)
-{
-    uint16_t le = htole16(v);
-    memcpy(p, &le, sizeof le);
-}
-static void put32(uint8_t *p, uint32_t v)
-{
-    uint32_t le = htole32(v);
-    memcpy(p, &le, sizeof le);
-}
-static void put64(uint8_t *p, uint64_t v)
-{
-    uint64_t le = htole64(v);
-    memcpy(p, &le, sizeof le);
-}
+/* Written with binfmt.h's trace_le_put16/32/64; read with these. */
 static uint16_t get16(const uint8_t *p)
 {
     uint16_t v;
@@ -100,30 +83,30 @@ void trace_bin_header_encode(const struct trace_bin_header *h, uint8_t out[TRACE
 {
     memset(out, 0, TRACE_BIN_HEADER_BYTES);
     memcpy(out, TRACE_BIN_MAGIC, 8);
-    put16(out + 8, (uint16_t)h->version);
-    put16(out + 10, (uint16_t)h->kind);
-    put16(out + 12, (uint16_t)h->header_bytes);
-    put16(out + 14, (uint16_t)h->record_bytes);
-    put32(out + 16, h->flags);
-    put32(out + 20, h->threads_per_block);
-    put64(out + 24, h->count);
+    trace_le_put16(out + 8, (uint16_t)h->version);
+    trace_le_put16(out + 10, (uint16_t)h->kind);
+    trace_le_put16(out + 12, (uint16_t)h->header_bytes);
+    trace_le_put16(out + 14, (uint16_t)h->record_bytes);
+    trace_le_put32(out + 16, h->flags);
+    trace_le_put32(out + 20, h->threads_per_block);
+    trace_le_put64(out + 24, h->count);
     if (h->kind != TRACE_BIN_SORTED)
         return;
     const struct trace_params *p = &h->params;
-    put32(out + 32, p->blocks_per_sm);
-    put32(out + 36, p->sms);
-    put32(out + 40, p->line_bytes);
-    put32(out + 44, p->mshr);
-    put32(out + 48, p->lat_min);
+    trace_le_put32(out + 32, p->blocks_per_sm);
+    trace_le_put32(out + 36, p->sms);
+    trace_le_put32(out + 40, p->line_bytes);
+    trace_le_put32(out + 44, p->mshr);
+    trace_le_put32(out + 48, p->lat_min);
     out[52] = (uint8_t)p->coalesce;
     out[53] = (uint8_t)p->schedule;
     out[54] = (uint8_t)p->delay;
     out[55] = (uint8_t)p->placement;
     uint64_t sigma;
     memcpy(&sigma, &p->lat_sigma, sizeof sigma);
-    put64(out + 56, sigma);
-    put64(out + 64, p->seed);
-    put64(out + 72, h->input_records);
+    trace_le_put64(out + 56, sigma);
+    trace_le_put64(out + 64, p->seed);
+    trace_le_put64(out + 72, h->input_records);
 }
 
 static void decode_params(const uint8_t *buf, struct trace_bin_header *h)
@@ -205,9 +188,9 @@ int trace_bin_header_decode(const uint8_t *buf, size_t len, struct trace_bin_hea
  * (at byte 0 of a request record, at byte 8 of a sorted one, after seq). */
 static void put_request(uint8_t *p, uint64_t tid, uint64_t pc, uint64_t addr)
 {
-    put64(p, tid);
-    put64(p + 8, pc);
-    put64(p + 16, addr);
+    trace_le_put64(p, tid);
+    trace_le_put64(p + 8, pc);
+    trace_le_put64(p + 16, addr);
 }
 
 static void get_request(const uint8_t *p, uint64_t *tid, uint64_t *pc, uint64_t *addr)
@@ -223,10 +206,10 @@ static void get_request(const uint8_t *p, uint64_t *tid, uint64_t *pc, uint64_t 
 void trace_bin_req_encode(const struct trace_rec *r, uint8_t out[TRACE_BIN_REQ_BYTES])
 {
     put_request(out, r->tid, r->pc, r->addr);
-    put32(out + 24, r->width);
+    trace_le_put32(out + 24, r->width);
     out[28] = r->dep;
     out[29] = r->store;
-    put16(out + 30, r->reserved);
+    trace_le_put16(out + 30, r->reserved);
 }
 
 void trace_bin_req_decode(const uint8_t *in, struct trace_rec *r)

@@ -77,19 +77,36 @@ void trace_bin_out_decode(const uint8_t *in, struct trace_out *o);
 /* Encodes n sorted records into out (n * TRACE_BIN_OUT_BYTES bytes). */
 void trace_bin_out_encode_n(const struct trace_out *o, size_t n, uint8_t *out);
 
+/* Little-endian fields, each one store (the converted value copied in one
+ * memcpy): the codecs of binfmt.c and the inline encoder below. */
+static inline void trace_le_put16(uint8_t *p, uint16_t v)
+{
+    uint16_t le = htole16(v);
+    memcpy(p, &le, sizeof le);
+}
+static inline void trace_le_put32(uint8_t *p, uint32_t v)
+{
+    uint32_t le = htole32(v);
+    memcpy(p, &le, sizeof le);
+}
+static inline void trace_le_put64(uint8_t *p, uint64_t v)
+{
+    uint64_t le = htole64(v);
+    memcpy(p, &le, sizeof le);
+}
+
 /* One sorted record from its fields, inline: the ordering loop encodes each
  * transaction with it straight into the output's memory (trace_bin_room),
- * and trace_bin_out_encode is this on a trace_out. Each field is one
- * little-endian store. */
+ * and trace_bin_out_encode is this on a trace_out. */
 static inline void trace_bin_out_put(uint8_t *out, uint64_t seq, uint64_t tid, uint64_t pc, uint64_t addr,
                                      uint32_t sm, uint32_t width, uint32_t dep, uint32_t is_store)
 {
-    uint64_t q[4] = {htole64(seq), htole64(tid), htole64(pc), htole64(addr)};
-    uint32_t s = htole32(sm);
-    uint16_t w = htole16((uint16_t)width);
-    memcpy(out, q, sizeof q);
-    memcpy(out + 32, &s, sizeof s);
-    memcpy(out + 36, &w, sizeof w);
+    trace_le_put64(out, seq);
+    trace_le_put64(out + 8, tid);
+    trace_le_put64(out + 16, pc);
+    trace_le_put64(out + 24, addr);
+    trace_le_put32(out + 32, sm);
+    trace_le_put16(out + 36, (uint16_t)width);
     out[38] = (uint8_t)dep;
     out[39] = (uint8_t)is_store; /* 0 in version 1: old files read as loads */
 }

@@ -250,15 +250,7 @@ int trace_csv_read(const char *buf, size_t len, const struct trace_csv_opts *o, 
 
 /* ---- the chunked reader ------------------------------------------------ */
 
-struct chunks {
-    int fd, eof;
-    char *buf;
-    size_t cap, have; /* buf[0..have) read, starting at a line start */
-    uint64_t base;    /* file offset of buf[0] */
-};
-
-/* Reads until the buffer is full or the file ends. 0 or -1 (errno). */
-static int chunk_fill(struct chunks *k)
+int trace_csv_chunk_fill(struct csv_chunks *k)
 {
     while (!k->eof && k->have < k->cap) {
         ssize_t n = read(k->fd, k->buf + k->have, k->cap - k->have);
@@ -272,10 +264,7 @@ static int chunk_fill(struct chunks *k)
     return 0;
 }
 
-/* How many bytes of the buffer to parse now: through its last LF, all of it
- * at the end of the file, or 0 when no line ends in it yet (then the buffer
- * grows, up to a line of TRACE_CSV_MAX_LINE bytes: -1). */
-static long long chunk_cut(struct chunks *k)
+long long trace_csv_chunk_cut(struct csv_chunks *k)
 {
     if (k->eof)
         return (long long)k->have;
@@ -295,7 +284,7 @@ static long long chunk_cut(struct chunks *k)
 int trace_csv_read_fd(int fd, const struct trace_csv_opts *o, trace_sink sink, void *ctx,
                       struct trace_err *err)
 {
-    struct chunks k = {.fd = fd, .cap = o && o->chunk_bytes ? o->chunk_bytes : TRACE_CSV_CHUNK};
+    struct csv_chunks k = {.fd = fd, .cap = o && o->chunk_bytes ? o->chunk_bytes : TRACE_CSV_CHUNK};
     struct csv_reader r = {.o = o};
     k.buf = malloc(k.cap);
     trace_text_init(&r.t, "", 0, err); /* each chunk is set below */
@@ -303,12 +292,12 @@ int trace_csv_read_fd(int fd, const struct trace_csv_opts *o, trace_sink sink, v
     trace_pcflags_init(&r.kind, o ? o->max_pcs : 0);
     int s = k.buf ? 0 : trace_text_fail(&r.t, TRACE_ENOMEM, "out of memory");
     for (int header = 1; s == 0;) {
-        if (chunk_fill(&k)) {
+        if (trace_csv_chunk_fill(&k)) {
             trace_err_set(err, 0, k.base + k.have, "reading the trace: %s", strerror(errno));
             s = TRACE_ENOMEM;
             break;
         }
-        long long cut = chunk_cut(&k);
+        long long cut = trace_csv_chunk_cut(&k);
         if (cut < 0) {
             if (cut == -1)
                 trace_err_set(err, r.t.line + 1, k.base, "line longer than %zu bytes", TRACE_CSV_MAX_LINE);

@@ -79,8 +79,9 @@ typedef int (*trace_rec_batch_sink)(void *ctx, struct trace_rec *recs, size_t n)
  * thread hands its chunk's records to sink when every earlier chunk has
  * been handed on (the one-flag-per-PC checks run then, in file order). So
  * sink is called by one thread at a time, never two at once, in file
- * order. Memory: per thread, one chunk of text and its records (up to
- * chunk / 10 of them: 3.3 MB for 1 MiB of text). A thread that cannot be
+ * order. Memory: per thread, one chunk of text and its records (a line
+ * has at least 10 bytes, so up to chunk / 10 of them, in an array grown by
+ * doubling: up to 4 MiB for 1 MiB of text). A thread that cannot be
  * started leaves the work to the others. */
 int trace_csv_read_fd_batch(int fd, const struct trace_csv_opts *o, trace_rec_batch_sink sink, void *ctx,
                             struct trace_err *err);

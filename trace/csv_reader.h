@@ -54,4 +54,22 @@ int trace_csv_reader_lines(struct csv_reader *r, int check, trace_sink sink, voi
  * TRACE_EINPUT / TRACE_ENOMEM with r->t.err filled. */
 int trace_csv_reader_check(struct csv_reader *r, struct trace_rec *rec);
 
+/* The file read in chunks that end at a line's end (trace_csv_read_fd's
+ * and trace_csv_read_fd_batch's). */
+struct csv_chunks {
+    int fd, eof;
+    char *buf;
+    size_t cap, have; /* buf[0..have) read, starting at a line start */
+    uint64_t base;    /* file offset of buf[0] */
+};
+
+/* Reads until the buffer is full or the file ends. 0 or -1 (errno). */
+int trace_csv_chunk_fill(struct csv_chunks *k);
+
+/* How many bytes of the buffer to parse now: through its last LF, all of it
+ * at the end of the file, or 0 when no line ends in it yet (then the buffer
+ * has grown: read more); -1 when no line has ended within
+ * TRACE_CSV_MAX_LINE bytes, -2 out of memory for a longer buffer. */
+long long trace_csv_chunk_cut(struct csv_chunks *k);
+
 #endif

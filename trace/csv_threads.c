@@ -112,37 +112,31 @@ static int piece_read(struct par *P, struct piece *c)
     c->first = c->seq == 0;
     c->rc = c->err_local = 0;
     c->n = c->len = 0;
-    int eof = 0;
     if (grow((void **)&c->text, &c->cap, P->carry_len + P->chunk, 1))
         return piece_fail(P, c, TRACE_ENOMEM, 1, c->base, NULL, P->carry_len + P->chunk);
+    struct csv_chunks k = {.fd = P->fd, .buf = c->text, .cap = c->cap, .have = P->carry_len, .base = c->base};
     if (P->carry_len)
-        memcpy(c->text, P->carry, P->carry_len);
-    c->len = P->carry_len;
+        memcpy(k.buf, P->carry, P->carry_len);
     P->carry_len = 0;
-    size_t cut;
-    for (;;) {
-        while (!eof && c->len < c->cap) {
-            ssize_t k = read(P->fd, c->text + c->len, c->cap - c->len);
-            if (k < 0 && errno == EINTR)
-                continue;
-            if (k < 0) {
-                char why[160];
-                snprintf(why, sizeof why, "reading the trace: %s", strerror(errno));
-                return piece_fail(P, c, TRACE_ENOMEM, 0, c->base + c->len, why, 0);
-            }
-            eof = k == 0;
-            c->len += (size_t)k;
-        }
-        const char *nl = eof ? NULL : memrchr(c->text, '\n', c->len);
-        if (eof || nl) {
-            cut = eof ? c->len : (size_t)(nl - c->text) + 1;
-            break;
-        }
-        if (c->len >= TRACE_CSV_MAX_LINE)
-            return piece_fail(P, c, TRACE_EINPUT, 1, c->base, NULL, TRACE_CSV_MAX_LINE);
-        if (grow((void **)&c->text, &c->cap, c->cap * 2, 1))
-            return piece_fail(P, c, TRACE_ENOMEM, 1, c->base, NULL, c->len);
+    long long got;
+    int failed;
+    do {
+        failed = trace_csv_chunk_fill(&k);
+        got = failed ? 0 : trace_csv_chunk_cut(&k);
+    } while (!failed && got == 0 && !k.eof);
+    c->text = k.buf; /* chunk_cut may have grown it */
+    c->cap = k.cap;
+    c->len = k.have;
+    int eof = k.eof;
+    if (failed) {
+        char why[160];
+        snprintf(why, sizeof why, "reading the trace: %s", strerror(errno));
+        return piece_fail(P, c, TRACE_ENOMEM, 0, c->base + c->len, why, 0);
     }
+    if (got < 0)
+        return piece_fail(P, c, got == -1 ? TRACE_EINPUT : TRACE_ENOMEM, 1, c->base, NULL,
+                          got == -1 ? TRACE_CSV_MAX_LINE : c->len);
+    size_t cut = (size_t)got;
     if (grow((void **)&P->carry, &P->carry_cap, c->len - cut, 1))
         return piece_fail(P, c, TRACE_ENOMEM, 1, c->base, NULL, c->len);
     if (c->len > cut)
@@ -197,6 +191,9 @@ static int piece_hand_on(struct par *P, struct piece *c)
     uint64_t line0 = P->lines_done + (uint64_t)c->first; /* the line before record 0 */
     size_t n = c->n;
     int rc = 0;
+    struct trace_err kept; /* *P->err before a failed check wrote to it */
+    if (P->err)
+        kept = *P->err;
     for (size_t i = 0; i < n && rc == 0; i++) {
         r->t.line = line0 + i + 1;
         if (trace_csv_reader_check(r, &c->recs[i]) == 0)
@@ -211,8 +208,13 @@ static int piece_hand_on(struct par *P, struct piece *c)
         n = i;
     }
     if (n) {
+        /* the records before a bad line are handed on before it is
+         * reached, as by the reader of one thread: a write that fails
+         * ends the reading, not the line */
         int s = P->sink(P->ctx, c->recs, n);
-        if (rc == 0)
+        if (s && rc && P->err)
+            *P->err = kept;
+        if (s)
             rc = s;
     }
     if (rc == 0 && c->rc) {

@@ -256,6 +256,57 @@ static void test_threads_flags_and_limit(void **state)
     free(g);
 }
 
+/* Sinks that refuse every record after the first two: a write failing. */
+static int refuse_late(void *ctx, const struct trace_rec *r)
+{
+    struct got *g = ctx;
+    if (g->n >= 2)
+        return 1;
+    return collect(ctx, r);
+}
+
+static int refuse_late_batch(void *ctx, struct trace_rec *r, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (refuse_late(ctx, &r[i]))
+            return 1;
+    return 0;
+}
+
+/* A write that fails before a bad line is reached ends the reading with
+ * the write's result, as the reader of one thread (which hands each
+ * record on before it checks the next) ends it, not with the bad line's
+ * error, wherever the chunks fall and whichever thread checks the line. */
+static void test_write_failure_before_bad_line(void **state)
+{
+    (void)state;
+    const char *t = "tid,pc,addr,width,dep\n"
+                    "0,0x40,0x1000,4,1\n"
+                    "1,0x40,0x1004,4,1\n"
+                    "2,0x40,0x1008,4,1\n"  /* line 4: refused by the sink */
+                    "3,0x40,0x100c,4,0\n"; /* line 5: the flag differs from line 2's */
+    struct got *g = malloc(sizeof *g);
+    assert_non_null(g);
+    for (size_t chunk = 1; chunk <= 128; chunk += 5)
+        for (int threads = 0; threads <= 3; threads++) {
+            FILE *f = tmpfile();
+            assert_non_null(f);
+            assert_int_equal(fputs(t, f) >= 0, 1);
+            assert_int_equal(fflush(f), 0);
+            rewind(f);
+            memset(g, 0, sizeof *g);
+            struct trace_err e = {0};
+            struct trace_csv_opts o = {.chunk_bytes = chunk, .threads = threads};
+            int rc = threads ? trace_csv_read_fd_batch(fileno(f), &o, refuse_late_batch, g, &e)
+                             : trace_csv_read_fd(fileno(f), &o, refuse_late, g, &e);
+            fclose(f);
+            if (rc != 1)
+                fail_msg("chunk %zu, threads %d: rc %d, '%s'", chunk, threads, rc, e.msg);
+            assert_int_equal(g->n, 2);
+        }
+    free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -264,6 +315,7 @@ int main(void)
         cmocka_unit_test(test_error_position),
         cmocka_unit_test(test_long_line),
         cmocka_unit_test(test_threads_flags_and_limit),
+        cmocka_unit_test(test_write_failure_before_bad_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
