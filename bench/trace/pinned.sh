@@ -5,7 +5,9 @@
 # machine without libjansson (a GPU node), LIBS names a folder holding it
 # (the `make dist` bundle's lib/). Cores CORES (default "2,3": the first is
 # the one-core runs').
-#   BENCH=path/to/bench [LIBS=dir] [CORES=2,3] bench/trace/pinned.sh
+# SHAPES (default: mixed scattered long mixed129 short gather) picks the
+# shapes; GEN names the bench binary that makes the traces (default BENCH).
+#   BENCH=path/to/bench [LIBS=dir] [CORES=2,3] [SHAPES=...] [GEN=...] bench/trace/pinned.sh
 set -u
 B=${BENCH:?BENCH=path to the bench binary}
 [ -n "${LIBS:-}" ] && export LD_LIBRARY_PATH=$LIBS
@@ -14,8 +16,10 @@ one=${cores%%,*}
 d=$(mktemp -d "${TMPDIR:-/tmp}/gpuprobe-pinned-XXXXXX")
 trap 'rm -rf "$d"' EXIT
 echo "cpu:$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
-for s in mixed scattered long short gather; do "$B" gen $s "$d/$s.bin" 1 >/dev/null; done
-"$B" csv "$d/mixed.bin" "$d/mixed.csv"
+shapes=${SHAPES:-mixed scattered long mixed129 short gather}
+gen=${GEN:-$B} # the traces' maker: a newer bench binary knows shapes an older one lacks
+for s in $shapes; do "$gen" gen $s "$d/$s.bin" 1 >/dev/null; done
+"$gen" csv "$d/mixed.bin" "$d/mixed.csv"
 rate() { awk -v n="$1" -v s="$2" 'BEGIN {printf "%.1f", (s > 0 ? n / s / 1e6 : 0)}'; }
 field() { sed -E "s/.*(^| )$1=([^ ]+).*/\2/" <<<"$2"; }
 best() { # fastest of 5: "M/s_wall M/s_cpu"
@@ -27,7 +31,7 @@ best() { # fastest of 5: "M/s_wall M/s_cpu"
     echo "$(rate "$(field records_in "$b")" "$(field seconds "$b")") $(rate "$(field records_in "$b")" "$(field cpu_seconds "$b")")"
 }
 printf '%-10s %-14s %-14s %-14s %-14s %-14s\n' shape "sort,1core" "bin,1core" "bin,2c,1sort" "bin,2c,2sort" "csv,2c"
-for s in mixed scattered long short gather mixed.csv; do
+for s in $shapes mixed.csv; do
     p=$d/$s.bin; [ "$s" = mixed.csv ] && p=$d/mixed.csv
     a="-"; [ "$s" != mixed.csv ] && a=$(best taskset -c "$one" "$B" sort "$p")
     o=$(GPUPROBE_TRACE_THREADS=1 best taskset -c "$one" "$B" pipe "$p" "$d/out.bin" out_format=bin)
