@@ -10,13 +10,14 @@
 #include "cache/linemap.h"
 
 #define MIN_CAP 4096u
-/* Reuses at most this many positions back are counted on the owner array
- * (a cache line or two) instead of the tree. */
+/* Reuses at most this many positions back are counted on the hole bitmap
+ * (a word or two) instead of the tree. */
 #define SCAN_GAP 32u
 /* The tree counts holes per block of BLOCK positions (within a block they
- * are counted on the owner array, two processor cache lines): a tree 32
- * times smaller stays in the processor's caches. */
+ * are counted on the bitmap of holes, one word a block): a tree 32 times
+ * smaller stays in the processor's caches. */
 #define BLOCK CACHE_STACK_BLOCK
+_Static_assert(BLOCK == 32, "a block's holes are one 32-bit word");
 
 int cache_stack_init(struct cache_stack *s)
 {
@@ -24,7 +25,8 @@ int cache_stack_init(struct cache_stack *s)
     s->cap = MIN_CAP;
     s->tree = calloc(s->cap / BLOCK + 1, sizeof *s->tree);
     s->owner = malloc(s->cap * sizeof *s->owner);
-    if (!s->tree || !s->owner) {
+    s->hole = calloc(s->cap / BLOCK + 1, sizeof *s->hole);
+    if (!s->tree || !s->owner || !s->hole) {
         cache_stack_free(s);
         return -1;
     }
@@ -35,12 +37,14 @@ void cache_stack_free(struct cache_stack *s)
 {
     free(s->tree);
     free(s->owner);
+    free(s->hole);
     memset(s, 0, sizeof *s);
 }
 
 void cache_stack_reset(struct cache_stack *s)
 {
     memset(s->tree, 0, (s->cap / BLOCK + 1) * sizeof *s->tree);
+    memset(s->hole, 0, (size_t)(s->next + BLOCK - 1) / BLOCK * sizeof *s->hole); /* none past next */
     s->next = s->live = s->holes = s->low = 0;
 }
 
@@ -59,14 +63,27 @@ static inline uint32_t prefix(const uint32_t *tree, int64_t i)
     return sum;
 }
 
+/* Holes at positions [b * BLOCK, p] of p's block b. */
+static inline uint32_t holes_in_block_upto(const struct cache_stack *s, uint32_t p)
+{
+    uint32_t below = (uint32_t)(((uint64_t)2 << (p % BLOCK)) - 1); /* bits 0 .. p % BLOCK */
+    return (uint32_t)__builtin_popcount(s->hole[p / BLOCK] & below);
+}
+
 /* Holes at positions [0, p]: the tree's whole blocks before p's, then p's
- * block counted on the owner array. */
+ * block on the bitmap. */
 static inline uint32_t holes_upto(const struct cache_stack *s, uint32_t p)
 {
-    uint32_t b = p / BLOCK, n = prefix(s->tree, (int64_t)b - 1);
-    for (uint32_t q = b * BLOCK; q <= p; q++)
-        n += s->owner[q] == CACHE_NONE;
-    return n;
+    return prefix(s->tree, (int64_t)(p / BLOCK) - 1) + holes_in_block_upto(s, p);
+}
+
+/* Position p (< next, marked) becomes a hole. */
+static inline void make_hole(struct cache_stack *s, uint32_t p)
+{
+    add(s->tree, s->cap / BLOCK + 1, p / BLOCK, 1);
+    s->hole[p / BLOCK] |= 1u << (p % BLOCK);
+    s->holes++;
+    s->owner[p] = CACHE_NONE;
 }
 
 /* Renumbers the marks 0..live-1 in order, into a tree of 2 * live (at
@@ -76,9 +93,11 @@ static int compact(struct cache_stack *s, struct cache_line *lines)
     uint32_t cap = s->live * 2 > MIN_CAP ? s->live * 2 : MIN_CAP;
     uint32_t *owner = cache_big_alloc(cap, sizeof *owner, 0);
     uint32_t *tree = cache_big_alloc(cap / BLOCK + 1, sizeof *tree, 1);
-    if (!owner || !tree) {
+    uint32_t *hole = cache_big_alloc(cap / BLOCK + 1, sizeof *hole, 1);
+    if (!owner || !tree || !hole) {
         free(owner);
         free(tree);
+        free(hole);
         return -1;
     }
     uint32_t k = 0;
@@ -92,8 +111,10 @@ static int compact(struct cache_stack *s, struct cache_line *lines)
     }
     free(s->owner);
     free(s->tree);
+    free(s->hole);
     s->owner = owner;
     s->tree = tree;
+    s->hole = hole;
     s->cap = cap;
     s->next = k;
     s->holes = 0;
@@ -107,9 +128,7 @@ uint32_t cache_stack_evict_oldest(struct cache_stack *s)
     while (s->owner[s->low] == CACHE_NONE) /* live > 0: a mark lies ahead */
         s->low++;
     uint32_t p = s->low++, id = s->owner[p];
-    add(s->tree, s->cap / BLOCK + 1, p / BLOCK, 1);
-    s->holes++;
-    s->owner[p] = CACHE_NONE;
+    make_hole(s, p);
     s->live--;
     return id;
 }
@@ -117,11 +136,13 @@ uint32_t cache_stack_evict_oldest(struct cache_stack *s)
 uint64_t cache_stack_depth(const struct cache_stack *s, const struct cache_line *lines, uint32_t id)
 {
     uint32_t p = lines[id].slot, gap = s->next - 1 - p;
-    if (gap <= SCAN_GAP) { /* a recent reuse (the common case): count the marks */
-        uint64_t d = 0;
-        for (uint32_t q = p + 1; q < s->next; q++)
-            d += s->owner[q] != CACHE_NONE;
-        return d;
+    if (gap <= SCAN_GAP) { /* a recent reuse (the common case): the holes of a block or two */
+        if (gap == 0)
+            return 0;
+        uint32_t last = s->next - 1, h = holes_in_block_upto(s, last) - holes_in_block_upto(s, p);
+        if (last / BLOCK != p / BLOCK) /* the rest of p's block */
+            h += holes_in_block_upto(s, p / BLOCK * BLOCK + BLOCK - 1);
+        return (uint64_t)gap - h;
     }
     /* positions p+1 .. next-1, less the holes among them */
     return (uint64_t)gap - (s->holes - holes_upto(s, p));
@@ -138,9 +159,7 @@ uint64_t cache_stack_access(struct cache_stack *s, struct cache_line *lines, uin
     } else {
         uint32_t p = lines[id].slot;
         d = cache_stack_depth(s, lines, id);
-        add(s->tree, s->cap / BLOCK + 1, p / BLOCK, 1);
-        s->holes++;
-        s->owner[p] = CACHE_NONE;
+        make_hole(s, p);
     }
     uint32_t now = s->next++;
     s->owner[now] = id;

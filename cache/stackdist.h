@@ -11,9 +11,11 @@
  * longer their line's last): marks after p = positions after p - holes
  * after p, a prefix sum in O(log n), and the previous position becomes a
  * hole. The tree counts holes per block of 32 positions (within a block
- * they are read off the position array), so it is 32 times smaller than
- * the positions and stays in the processor's caches. A first access (most of a streaming kernel's) touches no tree at
- * all. Positions are not the stream's whole length: when they run out,
+ * they are counted on a bitmap of the holes, a word a block, by popcount),
+ * so it is 32 times smaller than the positions and stays in the
+ * processor's caches; a reuse a few positions back reads a word or two of
+ * the bitmap and no tree. A first access (most of a streaming kernel's)
+ * touches no tree at all. Positions are not the stream's whole length: when they run out,
  * the marks (one per line seen) are renumbered in order into a tree with
  * no holes and twice their number of positions, so the tree stays
  * O(distinct lines) and the cost amortised O(log n) per access, whatever
@@ -40,6 +42,7 @@
 struct cache_stack {
     uint32_t *tree;    /* Fenwick tree of holes per block of 32 positions */
     uint32_t *owner;   /* line at each position, CACHE_NONE when unmarked */
+    uint32_t *hole;    /* per block, a bit per position: a hole (positions < next) */
     uint32_t cap, next, live;
     uint32_t holes;    /* in the tree */
     uint32_t low;      /* no mark before this position */
