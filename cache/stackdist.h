@@ -36,7 +36,7 @@
 
 #define CACHE_DIST_INF UINT64_MAX  /* first access to a line */
 /* The tree counts holes per block of this many positions; a distance
- * counts the holes of its mark's block on the owner array. */
+ * counts the holes of its mark's block on the hole bitmap. */
 #define CACHE_STACK_BLOCK 32u
 
 struct cache_stack {
