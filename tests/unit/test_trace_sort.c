@@ -410,6 +410,23 @@ static void test_stream_buffers_mixed(void **state)
     free(r);
 }
 
+/* Each of the n ways runs[] of sorting the file at path gives the records
+ * and the ticks sorted in memory (mem, sm). */
+static void sorts_agree(const char *path, const struct trace_params *p, const struct trace_sort_opts *runs, size_t n,
+                        const struct vec *mem, const struct trace_summary *sm)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct vec file = {0};
+        struct trace_summary sf;
+        struct trace_err err;
+        assert_int_equal(trace_sort_file(path, p, &runs[i], collect, &file, &sf, &err), 0);
+        same(mem, &file);
+        assert_int_equal(sf.ticks, sm->ticks);
+        trace_summary_free(&sf);
+        free(file.o);
+    }
+}
+
 /* Threads of uneven lengths read through buffers: a thread shorter than,
  * as long as and longer than a buffer (128 or 512 records), than a window
  * of the split (2,048), one of a record, runs of equal lengths (whose end
@@ -450,15 +467,7 @@ static void test_stream_uneven_threads(void **state)
     struct trace_sort_opts in_place = {.stream_above = SIZE_MAX};
     assert_int_equal(trace_sort_records(r, n, &pm, &in_place, collect, &mem, &sm, &err), 0);
     const struct trace_sort_opts runs[] = {{.stream_above = 1}, {0}, {.stream_above = 1, .threads = 2}};
-    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
-        struct vec file = {0};
-        struct trace_summary sf;
-        assert_int_equal(trace_sort_file(t->path, &p, &runs[i], collect, &file, &sf, &err), 0);
-        same(&mem, &file);
-        assert_int_equal(sf.ticks, sm.ticks);
-        trace_summary_free(&sf);
-        free(file.o);
-    }
+    sorts_agree(t->path, &p, runs, sizeof runs / sizeof runs[0], &mem, &sm);
     trace_summary_free(&sm);
     free(mem.o);
     free(r);
@@ -485,15 +494,7 @@ static void test_block_reads_agree(void **state)
     const struct trace_sort_opts runs[] = {{0}, {.copy_upto = 1}, {.stream_above = 1}, {.threads = 2},
                                            {.threads = 2, .copy_upto = 1, .reorder_bytes = 4096},
                                            {.threads = 2, .split_above = 1}};
-    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
-        struct vec file = {0};
-        struct trace_summary sf;
-        assert_int_equal(trace_sort_file(t->path, &p, &runs[i], collect, &file, &sf, &err), 0);
-        same(&mem, &file);
-        assert_int_equal(sf.ticks, sm.ticks);
-        trace_summary_free(&sf);
-        free(file.o);
-    }
+    sorts_agree(t->path, &p, runs, sizeof runs / sizeof runs[0], &mem, &sm);
     trace_summary_free(&sm);
     free(mem.o);
     free(r);
