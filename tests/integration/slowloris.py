@@ -119,8 +119,30 @@ def assert_over(status, headers, body, what):
     check('"status": 503' in body or '"status":503' in body, f"{what}: problem body {body[:120]!r}")
 
 
+def wait_admitted(n, what):
+    """Waits until the daemon has taken n connections besides the one asking.
+    Its pool threads accept concurrently, so a connection made last may be
+    reported first: without this wait, a held connection could be the one
+    over the limit and the asking one admitted in its place. A 503 for the
+    asking connection means every slot is taken."""
+    end = time.monotonic() + 3.0
+    seen = None
+    while time.monotonic() < end:
+        status, _, body, _ = ask("127.0.0.1", "/metrics")
+        if status == 503:
+            return
+        for line in body.splitlines():
+            if line.startswith('gpuprobe_http_connections{state="admitted"}'):
+                seen = int(float(line.split()[-1])) - 1
+        if seen is not None and seen >= n:
+            return
+        time.sleep(0.01)
+    check(False, f"{what}: the daemon took {seen} of the {n} connections held within 3 s")
+
+
 def phase_over_ip():
     held = [connect("127.0.0.12") for _ in range(MAX_PER_IP)]
+    wait_admitted(MAX_PER_IP, "over-ip")
     status, headers, body, took = ask("127.0.0.12")
     assert_over(status, headers, body, f"over-ip ({MAX_PER_IP} open from 127.0.0.12, {took:.3f} s)")
     status, _, _, took = ask("127.0.0.1")
@@ -133,6 +155,7 @@ def phase_over_total():
     held = []
     for i in range(MAX_CONN):
         held.append(connect(f"127.0.0.{13 + i // MAX_PER_IP}"))
+    wait_admitted(MAX_CONN, "over-total")
     status, headers, body, took = ask("127.0.0.40")
     assert_over(status, headers, body, f"over-total ({MAX_CONN} young connections open, {took:.3f} s)")
     for s in held:
