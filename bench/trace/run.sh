@@ -129,6 +129,9 @@ for in in $inputs; do
     for run in $runs; do
         best=
         for _ in $(seq "$REPEAT"); do
+            # each run writes a new file: replacing the last run's output would
+            # time the kernel freeing it too (bench/trace/RESULTS.md)
+            rm -f "$dir/out.csv" "$dir/out.bin"
             case $run in
             read) line=$("$dir/bench" read "$p") ;;
             read2) [ "${in##*.}" = csv ] || continue
