@@ -435,11 +435,17 @@ static int check_kept(struct as *a, const struct inst *in, const struct trace_sa
         return trace_text_bad(&a->t, in->op,
                               "opcode %.*s names a width that is not 1, 2, 4, 8 or 16 bytes",
                               (int)in->oplen, in->op);
-    for (int lane = 0; lane < AS_LANES; lane++)
-        if ((in->mask >> lane & 1) && (uint64_t)in->warp * 32 + (uint64_t)lane >= a->geom.threads)
+    for (int lane = 0; lane < AS_LANES; lane++) {
+        if (!(in->mask >> lane & 1))
+            continue;
+        if ((uint64_t)in->warp * 32 + (uint64_t)lane >= a->geom.threads)
             return trace_text_bad(
                 &a->t, a->t.ls, "lane %d of warp %u is active but the block has only %llu threads",
                 lane, in->warp, (unsigned long long)a->geom.threads);
+        struct trace_rec rec = {.addr = in->addr[lane], .width = op->width};
+        if (trace_text_rec_check(&a->t, in->op, &rec))
+            return TRACE_EINPUT;
+    }
     return 0;
 }
 

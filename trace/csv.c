@@ -123,7 +123,7 @@ static int parse_line_fast(const struct csv_reader *r, const struct trace_cur *c
         !trace_scan_u64_short(&q, ce, 1, &pc) || !fast_sep(&q, ce, 1) ||
         !trace_scan_u64_short(&q, ce, 1, &addr) || !fast_sep(&q, ce, 1) ||
         !trace_scan_u64_short(&q, ce, 0, &width) || width > 16 || !trace_width_valid((uint32_t)width) ||
-        !fast_sep(&q, ce, 1))
+        addr > UINT64_MAX - (width - 1) || !fast_sep(&q, ce, 1))
         return 0;
     if (q == ce || (*q != '0' && *q != '1')) /* dep: one digit, 0 or 1 */
         return 0;
@@ -150,8 +150,11 @@ static int parse_line(const struct csv_reader *r, const struct trace_cur *c, str
     const char *q = c->p;
     if (c->p == c->e)
         return trace_text_bad(&r->t, c->p, "blank line");
+    const char *addr_at = q;
     for (int i = 0; i < n; i++) {
         const char *at = q;
+        if (i == 2)
+            addr_at = at;
         if ((i == 5 ? scan_op(r, c->e, &q, &v[i]) : scan_field(r, c->e, &q, i, &v[i])) != 0)
             return TRACE_EINPUT;
         if (expect_sep(r, q, c->e, i, n) != 0)
@@ -164,7 +167,7 @@ static int parse_line(const struct csv_reader *r, const struct trace_cur *c, str
     }
     *rec = (struct trace_rec){.tid = v[0], .pc = v[1], .addr = v[2], .width = (uint32_t)v[3],
                               .dep = (uint8_t)v[4], .store = (uint8_t)v[5]};
-    return 0;
+    return trace_text_rec_check(&r->t, addr_at, rec);
 }
 
 /* The table result s of setting pc's dep (what "dep") or op (what "op",

@@ -20,6 +20,7 @@
 
 #include <string.h>
 
+#include "trace/params.h"
 #include "trace/scan.h"
 
 /* ---- SASS opcode facts ------------------------------------------------ */
@@ -182,6 +183,9 @@ int trace_geom_resolve(struct trace_geom *g, const struct trace_geom *traced,
         return trace_text_bad(t, at, "grid and block dims must all be at least 1");
     if (r == -2)
         return trace_text_bad(t, at, "grid x block has more than 2^64 threads");
+    if (g->threads > TRACE_MAX_THREADS_PER_BLOCK)
+        return trace_text_bad(t, at, "a block of %llu threads: a CUDA block has at most %u",
+                              (unsigned long long)g->threads, TRACE_MAX_THREADS_PER_BLOCK);
     g->warps = (g->threads + 31) / 32;
     st->grid = g->grid;
     st->block = g->block;
@@ -484,6 +488,10 @@ static int emit_lanes(struct nv *n, const char *at, const struct access *a,
                 &n->t, at,
                 "lane %d of warp %llu has an address but the block has only %llu threads", lane,
                 (unsigned long long)w, (unsigned long long)g->threads);
+        struct trace_rec r = *rec;
+        r.addr = a->addr[lane];
+        if (a->addr[lane] && trace_text_rec_check(&n->t, at, &r))
+            return TRACE_EINPUT;
     }
     for (int lane = 0; lane < NV_ADDRS; lane++) {
         if (!a->addr[lane])

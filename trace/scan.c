@@ -11,6 +11,8 @@
  */
 #include "trace/scan.h"
 
+#include "trace/binfmt.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -151,6 +153,12 @@ int trace_text_bad(const struct trace_text *t, const char *at, const char *fmt, 
     trace_err_set(t->err, t->line, line_offset(t), "%s (column %zu)", what,
                   (size_t)(at - t->ls) + 1);
     return TRACE_EINPUT;
+}
+
+int trace_text_rec_check(const struct trace_text *t, const char *at, const struct trace_rec *r)
+{
+    char m[160];
+    return trace_bin_req_check(r, m, sizeof m) ? trace_text_bad(t, at, "%s", m) : 0;
 }
 
 int trace_text_fail(const struct trace_text *t, int rc, const char *fmt, ...)

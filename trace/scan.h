@@ -116,6 +116,11 @@ int trace_text_bad(const struct trace_text *t, const char *at, const char *fmt, 
  * Returns rc. */
 int trace_text_fail(const struct trace_text *t, int rc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* A record the current line made, checked as a binary file's records are
+ * (trace_bin_req_check: width, flags, an address that does not pass 2^64),
+ * so that no reader writes a record another refuses: 0, or TRACE_EINPUT
+ * reported at `at`. */
+int trace_text_rec_check(const struct trace_text *t, const char *at, const struct trace_rec *r);
 /* For r, a bounded table's answer to an insert on the current line: 0 gives
  * 0; TRACE_ENOMEM reports "out of memory" and gives TRACE_ENOMEM; any other
  * value (the table is full) reports "more than the allowed number of

@@ -222,8 +222,8 @@ static void test_address_modes(void **state)
         "0 0 0 1 0040 00000001 0 STG.E.U8 2 R6 R7 1 2 0x7000\n"); /* one lane, no deltas, no imm */
     add(&t, "0 0 0 1 0050 00000000 0 STG.E 2 R6 R7 4 0 0\n");     /* no lane active */
     add(&t, "0 0 0 1 0060 00000000 0 STG.E 2 R6 R7 4 2 0x0 0\n"); /* tracer's empty base+delta */
-    add(&t, "0 0 0 1 0070 00000003 0 STG.E 2 R6 R7 4 1 0xffffffffffffffff 2 0\n"); /* wraps */
-    add(&t, "0 0 0 0 0080 00000003 0 STG.E 2 R6 R7 4 2 0x10 -17 0\n");             /* wraps */
+    add(&t, "0 0 0 1 0070 00000003 0 STG.E 2 R6 R7 4 1 0xfffffffffffffffc 4 0\n"); /* wraps */
+    add(&t, "0 0 0 0 0080 00000003 0 STG.E 2 R6 R7 4 2 0x10 -20 0\n");             /* wraps */
     struct got *g = new_got();
     struct trace_err e;
     assert_int_equal(read_text(t.p, t.n, NULL, g, &e), 0);
@@ -238,10 +238,10 @@ static void test_address_modes(void **state)
     expect_rec(&g->r[13], 34, 0x30, 0x4ff0, 16, 0);
     expect_rec(&g->r[14], 35, 0x30, 0x4ff0 + 0xffff, 16, 0);
     expect_rec(&g->r[15], 32, 0x40, 0x7000, 1, 0);
-    expect_rec(&g->r[16], 32, 0x70, UINT64_MAX, 4, 0);
-    expect_rec(&g->r[17], 33, 0x70, 1, 4, 0);
+    expect_rec(&g->r[16], 32, 0x70, UINT64_MAX - 3, 4, 0);
+    expect_rec(&g->r[17], 33, 0x70, 0, 4, 0);
     expect_rec(&g->r[18], 0, 0x80, 0x10, 4, 0);
-    expect_rec(&g->r[19], 1, 0x80, UINT64_MAX, 4, 0);
+    expect_rec(&g->r[19], 1, 0x80, UINT64_MAX - 3, 4, 0);
     free(g);
     free(t.p);
 }
@@ -550,6 +550,13 @@ static void test_line_errors(void **state)
         {"0 0 0 0 0010 00000003 1 R2 LDG.E 1 R4 4 1 0x100 9223372036854775808\n", 1, "the stride"},
         {"0 0 0 0 0010 00000003 1 R2 LDG.E 1 R4 4 2\n", 1, "expected the base address"},
         {"0 0 0 0 0010 00000007 1 R2 LDG.E 1 R4 4 2 0x100 4\n", 1, "expected delta 2 of 2"},
+        /* base + stride and deltas wrap as the tracer's did, but no record may pass 2^64 */
+        {"0 0 0 0 0010 00000003 1 R2 LDG.E 1 R4 4 1 0xfffffffffffffff0 14\n", 1,
+         "address 0xfffffffffffffffe + width 4 passes 2^64"},
+        {"0 0 0 0 0010 00000003 1 R2 LDG.E 1 R4 4 2 0x4 -6\n", 1,
+         "address 0xfffffffffffffffe + width 4 passes 2^64"},
+        {"0 0 0 0 0010 00000001 1 R2 LDG.E.64 1 R4 8 0 0xfffffffffffffffc\n", 1,
+         "address 0xfffffffffffffffc + width 8 passes 2^64"},
         {"0 0 0 0 0010 00000001 1 R2 LDG.E 1 R4 0 0\n", 1,
          "memory opcode LDG.E with memory width 0"},
         {"0 0 0 0 0010 00000001 1 R2 LDG.E.24 1 R4 3 0 0x100\n", 1, "names a width"},
@@ -656,6 +663,9 @@ static void test_header_and_dims(void **state)
     add(&t, "-grid dim = (4294967295,65535,65535)\n-block dim = (1024,1,1)\n0 0 0 0 0010 00000001 "
             "0 EXIT 0 0\n");
     expect_error(&t, NULL, 3, "more than 2^64 threads");
+    t.n = 0;
+    add(&t, "-grid dim = (1,1,1)\n-block dim = (33,32,1)\n0 0 0 0 0010 00000001 0 EXIT 0 0\n");
+    expect_error(&t, NULL, 3, "a block of 1056 threads: a CUDA block has at most 1024");
     /* a 48-thread block: warp 1 has 16 lanes */
     t.n = 0;
     add(&t, "-grid dim = (1,1,1)\n-block dim = (48,1,1)\n"

@@ -96,14 +96,14 @@ static void test_read_basic(void **state)
     const char *t = "tid,pc,addr,width,dep\n"
                     "0,0x40,0x1000,4,1\n"
                     "1,64,4100,8,1\n"
-                    "18446744073709551615,0XFFFFFFFFFFFFFFFF,18446744073709551615,16,0\n"
+                    "18446744073709551615,0XFFFFFFFFFFFFFFFF,18446744073709551600,16,0\n"
                     "3,0x0000000000000000050,0xaBcD,1,0\n"
                     "4,0,0,2,0";
     assert_int_equal(read_s(t, NULL, g, &e), 0);
     assert_int_equal(g->n, 5);
     expect_rec(&g->r[0], 0, 0x40, 0x1000, 4, 1);
     expect_rec(&g->r[1], 1, 0x40, 4100, 8, 1);
-    expect_rec(&g->r[2], UINT64_MAX, UINT64_MAX, UINT64_MAX, 16, 0);
+    expect_rec(&g->r[2], UINT64_MAX, UINT64_MAX, UINT64_MAX - 15, 16, 0); /* the last 16 bytes */
     expect_rec(&g->r[3], 3, 0x50, 0xabcd, 1, 0);
     expect_rec(&g->r[4], 4, 0, 0, 2, 0);
     free(g);
@@ -214,6 +214,9 @@ static const struct bad_case bad_cases[] = {
     {"tid,pc,addr,width,dep\n1,2,3,4294967300,0\n", 2, "width must be 1, 2, 4, 8 or 16"},
     {"tid,pc,addr,width,dep\n1,2,3,0x4,0\n", 2, "field width: unexpected character"},
     {"tid,pc,addr,width,dep\n1,2,3,4,2\n", 2, "dep must be 0 or 1 (column 9)"},
+    {"tid,pc,addr,width,dep\n1,2,3,4,0\n1,2,0xfffffffffffffffe,4,0\n", 3,
+     "address 0xfffffffffffffffe + width 4 passes 2^64 (column 5)"},
+    {"tid,pc,addr,width,dep\n1,2,18446744073709551615,2,0\n", 2, "passes 2^64 (column 5)"},
     {"tid,pc,addr,width,dep\n1,2,3,4,01\n", 2, "dep must be 0 or 1"},
     {"tid,pc,addr,width,dep\n1,2,3,4,\n", 2, "field dep: expected a decimal number"},
     {"tid,pc,addr,width,dep\n1,2,3,4\n", 2, "line ends after field width: 5 fields expected"},

@@ -612,6 +612,15 @@ static void test_geometry_errors(void **state)
     add_launch(&t, 0, 2, 1, 1, 48, 1, 1);
     add_access(&t, 0, 1, 0, 0, 1, "LDG.E.24", 0x1000, 4, 0x1);
     expect_error(&t, NULL, 2, "opcode LDG.E.24 names a width");
+    /* a record no reader may write: the binary reader refuses it */
+    t.n = 0;
+    add_launch(&t, 0, 2, 1, 1, 48, 1, 1);
+    add_access(&t, 0, 1, 0, 0, 0, "LDG.E.128", 0xfffffffffffffff8ull, 0, 0x1);
+    expect_error(&t, NULL, 2, "address 0xfffffffffffffff8 + width 16 passes 2^64");
+    t.n = 0;
+    add_launch(&t, 0, 2, 1, 1, 1025, 1, 1);
+    add_access(&t, 0, 1, 0, 0, 0, "LDG.E", 0x1000, 4, 0x1);
+    expect_error(&t, NULL, 2, "a block of 1025 threads: a CUDA block has at most 1024");
     /* lanes past the block are fine when inactive; tids stay dense per block */
     t.n = 0;
     add_launch(&t, 0, 2, 1, 1, 48, 1, 1);
