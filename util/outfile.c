@@ -15,6 +15,10 @@ int outfile_open(struct outfile *o, const char *path, char *err, size_t errlen)
     struct stat st;
     memset(o, 0, sizeof *o);
     o->path = path;
+    if (!*path) {
+        snprintf(err, errlen, "output: the path is empty");
+        return -1;
+    }
     o->to_stdout = strcmp(path, "-") == 0;
     o->direct = !o->to_stdout && stat(path, &st) == 0 && !S_ISREG(st.st_mode) &&
                 !S_ISDIR(st.st_mode);
@@ -23,9 +27,15 @@ int outfile_open(struct outfile *o, const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "output %s: the path is too long", path);
         return -1;
     }
+    /* a part file left by a run that was killed, or a link someone put in
+     * its place (a shared directory), is removed, never written through */
+    if (!o->to_stdout && !o->direct && unlink(o->part) < 0 && errno != ENOENT) {
+        snprintf(err, errlen, "output %s: %s", o->part, strerror(errno));
+        return -1;
+    }
     int fd = o->to_stdout ? dup(STDOUT_FILENO)
              : o->direct  ? open(path, O_WRONLY | O_CLOEXEC)
-                          : open(o->part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+                          : open(o->part, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0)
         snprintf(err, errlen, "output %s: %s", outfile_name(o), strerror(errno));
     return fd;

@@ -4,7 +4,10 @@
  *
  * DESIGN
  * OUT is written as OUT.part and put into place at commit, so a reader never
- * sees half a file and a failure leaves nothing. Three outputs are not
+ * sees half a file and a failure leaves nothing. The part file is made
+ * afresh (O_EXCL, O_NOFOLLOW, after removing any file or link of that
+ * name): a link planted as OUT.part in a shared directory is never written
+ * through. Three outputs are not
  * files to replace: "-" is standard output (a duplicate of it); an existing
  * device, FIFO or terminal (-o /dev/null) is written in place, since a
  * rename over it would replace the device with a regular file (as root,

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "util/fdio.h"
+#include "util/outfile.h"
 
 char *text_file_read(const char *path, size_t max, char *err, size_t errlen)
 {
@@ -43,20 +44,18 @@ char *text_file_read(const char *path, size_t max, char *err, size_t errlen)
 
 int text_file_write(const char *path, const char *text, size_t len, char *err, size_t errlen)
 {
-    char part[4096];
-    if (snprintf(part, sizeof part, "%s.part", path) >= (int)sizeof part) {
-        snprintf(err, errlen, "%s: the path is too long", path);
+    struct outfile o;
+    int fd = outfile_open(&o, path, err, errlen);
+    if (fd < 0)
+        return -1;
+    int rc = fd_write_all(fd, text, len, FD_CURRENT);
+    if (close(fd) < 0)
+        rc = -1;
+    if (rc < 0)
+        snprintf(err, errlen, "%s: %s", outfile_name(&o), strerror(errno));
+    if (rc < 0 || outfile_commit(&o, err, errlen) < 0) {
+        outfile_discard(&o);
         return -1;
     }
-    int fd = open(part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    int rc = fd >= 0 && fd_write_all(fd, text, len, FD_CURRENT) == 0 ? 0 : -1;
-    if (fd >= 0 && close(fd) < 0)
-        rc = -1;
-    if (rc == 0 && rename(part, path) < 0)
-        rc = -1;
-    if (rc < 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        unlink(part);
-    }
-    return rc;
+    return 0;
 }

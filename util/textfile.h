@@ -5,8 +5,9 @@
  * DESIGN
  * Reading refuses a file over `max` bytes (no unbounded allocation from a
  * path a user names) and one holding a NUL byte (text is handed to C
- * string code). Writing goes to PATH.part, then rename(2), so PATH is
- * never left half-written.
+ * string code). Writing goes through util/outfile.h, as a trace does:
+ * PATH.part put into place whole, "-" standard output, a device or FIFO
+ * written in place.
  */
 #ifndef GPUPROBE_UTIL_TEXTFILE_H
 #define GPUPROBE_UTIL_TEXTFILE_H
@@ -15,7 +16,7 @@
 
 /* The file's bytes and a NUL (caller frees); NULL with the reason in err. */
 char *text_file_read(const char *path, size_t max, char *err, size_t errlen);
-/* Writes len bytes of text to path (through path.part). 0, or -1 with err. */
+/* Writes len bytes of text to path (outfile.h). 0, or -1 with err. */
 int text_file_write(const char *path, const char *text, size_t len, char *err, size_t errlen);
 
 #endif

@@ -129,6 +129,9 @@ int cmd_trace_capture(int argc, char **argv)
         return status;
     if (!o.ptx)
         return cli_fail("trace capture", 2, "--ptx FILE is required");
+    if (o.emit && strcmp(o.emit, "-") == 0)
+        return cli_fail("trace capture", 2, "--emit-ptx -: standard output carries the result "
+                                            "document; name a file");
     char why[512];
     char *text = text_file_read(o.ptx, PTX_MAX_BYTES, why, sizeof why);
     if (!text)

@@ -1,7 +1,8 @@
 /*
  * Unit tests of util/outfile.c: a new file and a replaced one appear whole
  * at commit and not before, a failure leaves nothing, and a device
- * (/dev/null) is written in place, never replaced by a regular file.
+ * (/dev/null) is written in place, never replaced by a regular file; a
+ * link planted as the part file is never written through.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -118,6 +119,54 @@ static void test_missing_folder(void **state)
     assert_non_null(strstr(err, "out.bin.part"));
 }
 
+/* A link planted as OUT.part (a shared directory) is replaced, not
+ * written through; a part file left by a killed run is started afresh. */
+static void test_planted_part(void **state)
+{
+    (void)state;
+    char path[256], part[300], victim[256], err[512];
+    struct outfile o;
+    struct stat st;
+    path_in_dir(path, sizeof path, "out.bin");
+    path_in_dir(victim, sizeof victim, "victim");
+    snprintf(part, sizeof part, "%s.part", path);
+    FILE *f = fopen(victim, "w");
+    assert_non_null(f);
+    fputs("precious", f);
+    fclose(f);
+    assert_int_equal(symlink(victim, part), 0);
+    int fd = outfile_open(&o, path, err, sizeof err);
+    assert_true(fd >= 0);
+    write_all(fd, "new");
+    close(fd);
+    assert_int_equal(outfile_commit(&o, err, sizeof err), 0);
+    assert_content(victim, "precious");
+    assert_int_equal(lstat(path, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_content(path, "new");
+    f = fopen(part, "w"); /* a killed run's part file, longer than what comes */
+    assert_non_null(f);
+    fputs("stale and longer", f);
+    fclose(f);
+    fd = outfile_open(&o, path, err, sizeof err);
+    assert_true(fd >= 0);
+    write_all(fd, "x");
+    close(fd);
+    assert_int_equal(outfile_commit(&o, err, sizeof err), 0);
+    assert_content(path, "x");
+    unlink(path);
+    unlink(victim);
+}
+
+static void test_empty_path(void **state)
+{
+    (void)state;
+    char err[512];
+    struct outfile o;
+    assert_int_equal(outfile_open(&o, "", err, sizeof err), -1);
+    assert_non_null(strstr(err, "empty"));
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -137,6 +186,8 @@ int main(void)
         cmocka_unit_test(test_discard),
         cmocka_unit_test(test_device_written_in_place),
         cmocka_unit_test(test_missing_folder),
+        cmocka_unit_test(test_planted_part),
+        cmocka_unit_test(test_empty_path),
     };
     return cmocka_run_group_tests_name("outfile", tests, setup, teardown);
 }
