@@ -156,15 +156,20 @@ static int fault_injection(int phase, char *err, size_t errlen)
 
 /* The orderly stop's grace: running jobs and in-flight requests get up to
  * stop_grace_s to finish, new connections are refused. */
+#define ABANDONED_ANSWERS_MS 2000
 static void drain(struct app *app, struct http_server *http)
 {
     int64_t deadline = mono_ms() + (int64_t)app->cfg.stop_grace_s * 1000;
     http_quiesce(http);
     int jobs_left = scheduler_drain(app->sched, deadline);
     int requests_left = http_wait_idle(http, deadline);
-    if (jobs_left || requests_left)
+    if (jobs_left || requests_left) {
         log_kv(LOG_WARN, "stop_grace_over", "grace_s=%d jobs_left=%d requests_left=%d",
                app->cfg.stop_grace_s, jobs_left, requests_left);
+        /* the clients that waited on a job were just answered 202
+         * (scheduler_drain): their answers get a moment to go out */
+        http_wait_idle(http, mono_ms() + ABANDONED_ANSWERS_MS);
+    }
 }
 
 /* The reference data into the store (what it holds already is skipped).

@@ -13,9 +13,11 @@
  * input when the job ends and the output when it did not succeed. Two ways
  * to answer:
  *   - a body up to trace_sync_limit is waited for (scheduler_wait, at most
- *     SYNC_WAIT_S): a succeeded job's output is opened, unlinked and
- *     streamed back with the summary's totals in the Gpuprobe-Summary
- *     header and the job's id in Gpuprobe-Job; a failed one is a problem (a bad trace is 400 invalid-trace
+ *     SYNC_WAIT_S): a succeeded job's output is streamed back with the
+ *     summary's totals in the Gpuprobe-Summary header and the job's id in
+ *     Gpuprobe-Job, and removed once the whole answer reached the client
+ *     (a client that went away can still GET it); a failed one is a
+ *     problem (a bad trace is 400 invalid-trace
  *     with the worker's "line" and "offset"), and nothing is left behind;
  *     a job still unfinished after SYNC_WAIT_S is answered 202 as below;
  *   - a larger body is answered 202 with the job at once; its output is
@@ -107,7 +109,8 @@ static char *summary_header(const json_t *result)
 }
 
 /* Streams a succeeded sort job's output, its summary's totals in a header.
- * keep 0: the client waited for this sort, and its output goes once open. */
+ * keep 0: the client waited for this sort, and its output goes once the
+ * whole answer reached it. */
 static void send_output(struct http_req *rq, struct http_resp *rs, const struct job_row *j,
                         int keep)
 {
@@ -121,14 +124,14 @@ static void send_output(struct http_req *rq, struct http_resp *rs, const struct 
             close(fd);
         if (e == ENOENT)
             problem(rq, rs, 404, "not-found",
-                    "job %lld's sorted trace is not kept: a sort answered while its client "
-                    "waited is sent in that answer only", (long long)j->id);
+                    "job %lld's sorted trace is not kept: a sort whose client waited for it "
+                    "is removed once that answer reached the client", (long long)j->id);
         else
             problem(rq, rs, 500, "internal", "the sorted trace cannot be read: %s", strerror(e));
         return;
     }
-    if (!keep)
-        unlink(path); /* streamed from its open descriptor */
+    if (!keep) /* gone once the answer reached the client; kept for GET .../output if not */
+        rs->remove_when_sent = strdup(path);
     json_t *params = json_loads(j->params_json ? j->params_json : "", 0, NULL);
     json_t *result = json_loads(j->result_json ? j->result_json : "", 0, NULL);
     int captured = strcmp(j->kind, kind_trace_capture.name) == 0; /* a binary trace, no summary */

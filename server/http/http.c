@@ -80,6 +80,7 @@ struct conn_ctx {
     int spool_fd;                /* spool routes: the body's file, else -1 */
     int spool_failed;            /* errno of a failed spool write, else 0 */
     char spool_path[1100];
+    char *remove_when_sent;      /* the answer's http_resp.remove_when_sent */
     double started_s;            /* monotonic, at the first callback */
 };
 
@@ -302,6 +303,9 @@ static enum MHD_Result answer(struct MHD_Connection *c, struct conn_ctx *cx, str
     int status = rs->status;
     unsigned long long bytes = rs->has_fd ? rs->fd_len : rs->len;
     guard_answering(cx->guard, cx->gc);
+    free(cx->remove_when_sent);
+    cx->remove_when_sent = rs->remove_when_sent; /* on_completed decides, once it knows */
+    rs->remove_when_sent = NULL;
     enum MHD_Result r = send_response(c, rs);
     double took = mono_s() - cx->started_s;
     log_kv(status >= 500 ? LOG_WARN : LOG_INFO, "request", "method=%s path=%s status=%d bytes=%llu ms=%.1f", cx->rq.method,
@@ -359,10 +363,12 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
     (void)c;
-    (void)toe;
     struct http_server *s = cls;
     struct conn_ctx *cx = *con_cls;
     if (cx) {
+        if (cx->remove_when_sent && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+            unlink(cx->remove_when_sent);
+        free(cx->remove_when_sent);
         guard_next_request(cx->guard, cx->gc, mono_ms()); /* a kept-alive connection waits */
         atomic_fetch_sub(&s->in_flight, 1);
         buf_free(&cx->body);

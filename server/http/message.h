@@ -43,6 +43,8 @@ struct http_resp {
     int has_fd;                          /* body streamed from fd (closed when sent) */
     int fd;
     unsigned long long fd_len;
+    char *remove_when_sent;              /* malloc'd path unlinked once the whole answer
+                                            reached the client, kept otherwise */
     struct {                             /* headers a handler adds (http_add_header) */
         const char *name;
         char *value;                     /* malloc'd; freed with the response */

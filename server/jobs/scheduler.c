@@ -787,8 +787,13 @@ int scheduler_drain(struct scheduler *s, int64_t deadline_ms)
             return 0;
         if (atomic_load(&s->rounds) < r0 + 2)
             scheduler_wake(s);
-        if (mono_ms() >= deadline_ms)
+        if (mono_ms() >= deadline_ms) {
+            /* the grace is over: every client still waiting is answered
+             * "not yet" now, so that HTTP can stop and the jobs be stopped */
+            atomic_store(&s->abandon, 1);
+            announce_end(s);
             return 1;
+        }
         usleep(20000);
     }
 }

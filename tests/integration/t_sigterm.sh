@@ -68,3 +68,41 @@ assert_json .result.echo survivor
 assert_json '[.events[].state]' '["queued","running","queued","running","queued","running","queued","running","succeeded"]'
 assert_true '.events[2].message | test("not counted")'
 stop_daemon
+
+# 4. A client still waiting on its sort when the grace ends is answered 202
+# with the job, not held until the job ends (or the 600 s wait): the daemon
+# stops within the grace and a moment, the jobs go back to the queue, and
+# after a restart the sort runs and its output is served.
+write_config cpu_workers=1 stop_grace_s=2
+start_daemon --config "$CONFIG"
+wait_ready
+submit '{"kind":"test","params":{"mode":"sleep","seconds":60}}'
+blocker=$JOB_ID
+wait_job_state "$blocker" running 10
+curl -sS -X POST -H "Authorization: Bearer $TOKEN" -H 'Content-Type: text/csv' \
+    --data-binary "@$SAMPLE" -o "$WORK/waited.json" -w '%{http_code}' --max-time 60 \
+    "$BASE_URL/api/v1/traces/sort?sms=2" >"$WORK/waited.status" 2>"$WORK/waited.err" &
+curl_pid=$!
+deadline=$((SECONDS + 10))
+until [ "$(sqlite3 "$DB" "SELECT count(*) FROM jobs WHERE kind = 'trace-sort' AND state = 'queued'")" -gt 0 ]; do
+    [ "$SECONDS" -ge "$deadline" ] && fail "the waited-for sort never reached the queue"
+    sleep 0.05
+done
+sort_id=$(sqlite3 "$DB" "SELECT max(id) FROM jobs WHERE kind = 'trace-sort'")
+t0=$(now_ms)
+stop_daemon
+took=$(($(now_ms) - t0))
+[ "$took" -le 8000 ] || fail "the daemon took $took ms to stop with stop_grace_s = 2 and a client waiting"
+wait "$curl_pid" || fail "the waiting client got no answer: $(cat "$WORK/waited.err")"
+[ "$(cat "$WORK/waited.status")" = 202 ] ||
+    fail "the waiting client got $(cat "$WORK/waited.status"), not 202: $(head -c 300 "$WORK/waited.json")"
+[ "$(jq -r .id "$WORK/waited.json")" = "$sort_id" ] || fail "the 202 does not name the sort job: $(head -c 300 "$WORK/waited.json")"
+[ "$(sqlite3 "$DB" "SELECT state || ' ' || attempt FROM jobs WHERE id = $blocker")" = "queued 0" ] ||
+    fail "the running job was not stopped and re-queued: $(sqlite3 "$DB" "SELECT state, attempt FROM jobs WHERE id = $blocker")"
+start_daemon --config "$CONFIG"
+wait_ready
+req DELETE "/api/v1/jobs/$blocker"
+wait_job_state "$sort_id" succeeded 30
+req GET "/api/v1/jobs/$sort_id/output"
+assert_status 200
+stop_daemon

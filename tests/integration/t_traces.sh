@@ -265,3 +265,41 @@ assert_json '.jobs[0].state' succeeded
 assert_true "(.jobs[0].id > $sleeper)"
 uploads_hold "trace-$id.out"
 stop_daemon
+
+# A client that goes away while its synchronous sort's answer is still
+# being sent has not received the sorted trace: the output is kept and
+# served by GET /api/v1/jobs/{id}/output (it is removed only once a whole
+# answer reached its client).
+start_daemon
+wait_ready
+"$GPUPROBE" trace synth --pattern strided --size 200000 --stride 33 -o "$WORK/big.bin" --quiet
+python3 - "$BASE_URL" "$TOKEN" "$WORK/big.bin" >"$WORK/gone.id" <<'PY'
+import socket, sys, urllib.parse
+url, token, path = sys.argv[1], sys.argv[2], sys.argv[3]
+u = urllib.parse.urlparse(url)
+body = open(path, "rb").read()
+s = socket.create_connection((u.hostname, u.port))
+s.sendall(("POST /api/v1/traces/sort?sms=4 HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer %s\r\n"
+           "Content-Type: application/octet-stream\r\nContent-Length: %d\r\n\r\n" % (token, len(body))).encode())
+s.sendall(body)
+head = b""
+while b"\r\n\r\n" not in head:  # the status line and headers, then go away
+    chunk = s.recv(4096)
+    if not chunk:
+        break
+    head += chunk
+s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+s.close()  # a reset: the rest of the answer cannot be sent
+lines = head.split(b"\r\n")
+assert lines[0].split()[1] == b"200", lines[0]
+print([l.split(b":", 1)[1].strip().decode() for l in lines if l.lower().startswith(b"gpuprobe-job:")][0])
+PY
+gone=$(cat "$WORK/gone.id")
+[ -n "$gone" ] || fail "no Gpuprobe-Job header in the answer the client left"
+sleep 1
+req GET "/api/v1/jobs/$gone/output"
+assert_status 200
+[ "$(wc -c <"$WORK/.req.out")" -gt 1000000 ] || fail "the kept output is only $(wc -c <"$WORK/.req.out") bytes"
+req GET "/api/v1/jobs/$gone/output" # a whole answer now reached a client: still kept (asked for by id)
+assert_status 200
+stop_daemon
