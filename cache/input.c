@@ -13,13 +13,21 @@
 
 /* The SM and seq of record k: what the index pass reads (in place in a
  * binary file on a little-endian host). */
+/* What the index pass looks at: seq, sm and the fields it checks (not the
+ * thread and PC). */
 static void get_place(const struct cache_input *in, uint64_t k, struct trace_out *o)
 {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     if (in->binary) {
         const uint8_t *p = in->bin.data + k * TRACE_BIN_OUT_BYTES;
+        uint16_t w;
         memcpy(&o->seq, p, 8);
+        memcpy(&o->addr, p + 24, 8);
         memcpy(&o->sm, p + 32, 4);
+        memcpy(&w, p + 36, 2);
+        o->width = w;
+        o->dep = p[38];
+        o->store = p[39];
         return;
     }
 #endif
@@ -84,6 +92,9 @@ static int csv_line(struct trace_text *t, struct trace_cur *c, int n, struct tra
     }
     if (c->p != c->e)
         return trace_text_bad(t, c->p, "unexpected text after the %d fields", n);
+    if (v[4] > UINT64_MAX - (v[5] - 1))
+        return trace_text_fail(t, TRACE_EINPUT, "address 0x%llx + width %llu passes 2^64",
+                               (unsigned long long)v[4], (unsigned long long)v[5]);
     *o = (struct trace_out){(uint32_t)v[0], v[1], v[2], v[3], v[4], (uint32_t)v[5], (uint32_t)v[6], (uint32_t)v[7]};
     return 0;
 }
@@ -181,6 +192,13 @@ static int build_index(struct cache_input *in, struct trace_err *err)
         get_place(in, k, &o);
         if (o.sm >= CACHE_INPUT_MAX_SMS) {
             at_record(in, k, err, "SM id too large", &o);
+            return TRACE_EINPUT;
+        }
+        if (in->binary && !trace_bin_out_valid(&o, in->params.sms)) { /* CSV lines are checked as read */
+            char why[160];
+            snprintf(why, sizeof why, "width %u, dep %u, store %u or the SM out of range (%u SMs)", o.width,
+                     o.dep, o.store, in->params.sms);
+            at_record(in, k, err, why, &o);
             return TRACE_EINPUT;
         }
         int same = k > 0 && o.sm == prev.sm;

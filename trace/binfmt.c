@@ -427,11 +427,12 @@ static int validate_requests(const struct trace_bin *b, struct trace_err *err)
 /* Checks sorted record i (decoded in o). */
 static int out_check(const struct trace_bin *b, uint64_t i, const struct trace_out *o, struct trace_err *err)
 {
-    if (o->width && !(o->width & (o->width - 1)) && o->dep <= 1 && o->store <= 1 && o->sm < b->h.params.sms)
+    if (trace_bin_out_valid(o, b->h.params.sms))
         return 0;
     trace_err_set(err, 0, b->h.header_bytes + i * TRACE_BIN_OUT_BYTES,
-         "record %" PRIu64 ": sm %" PRIu32 ", width %" PRIu32 ", dep %" PRIu32 ", store %" PRIu32 " out of range", i,
-         o->sm, o->width, o->dep, o->store);
+         "record %" PRIu64 ": sm %" PRIu32 ", width %" PRIu32 ", dep %" PRIu32 ", store %" PRIu32
+         " out of range (%" PRIu32 " SMs; address 0x%" PRIx64 ")", i, o->sm, o->width, o->dep, o->store,
+         b->h.params.sms, o->addr);
     return -1;
 }
 

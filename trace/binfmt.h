@@ -74,6 +74,15 @@ void trace_bin_req_encode(const struct trace_rec *r, uint8_t out[TRACE_BIN_REQ_B
 void trace_bin_req_decode(const uint8_t *in, struct trace_rec *r);
 void trace_bin_out_encode(const struct trace_out *o, uint8_t out[TRACE_BIN_OUT_BYTES]);
 void trace_bin_out_decode(const uint8_t *in, struct trace_out *o);
+/* Whether a sorted record's fields are in range in a file of `sms` SMs:
+ * the one rule every reader of sorted files applies (a power-of-two width
+ * whose bytes stay below 2^64, flags 0 or 1, an SM of the file). */
+static inline int trace_bin_out_valid(const struct trace_out *o, uint32_t sms)
+{
+    return o->width && !(o->width & (o->width - 1)) && o->dep <= 1 && o->store <= 1 && o->sm < sms &&
+           o->addr <= UINT64_MAX - (o->width - 1);
+}
+
 /* Encodes n sorted records into out (n * TRACE_BIN_OUT_BYTES bytes). */
 void trace_bin_out_encode_n(const struct trace_out *o, size_t n, uint8_t *out);
 

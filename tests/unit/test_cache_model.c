@@ -299,6 +299,32 @@ static void test_refusals(void **state)
     assert_int_equal(err.offset, TRACE_BIN_HEADER_BYTES + TRACE_BIN_OUT_BYTES);
 
     assert_int_equal(cache_input_open(&in, tmp_path(t, "absent"), &err), TRACE_ENOMEM);
+
+    /* fields out of range in a binary file, as trace convert refuses them:
+     * a width not a power of two, a flag over 1, an SM past the header's */
+    const struct trace_out good[2] = {{0, 0, 0, 0x10, 0x1000, 4, 0, 0}, {0, 1, 0, 0x10, 0x1000, 4, 0, 0}};
+    struct { size_t at; uint8_t v[4]; size_t n; } patch[] = {
+        {36, {3, 0}, 2},      /* width 3 */
+        {38, {7}, 1},         /* dep 7 */
+        {39, {2}, 1},         /* store 2 */
+        {32, {15, 0, 0, 0}, 4}, /* sm 15 of the fermi preset's 15 */
+        {24, {0xfe, 0xff, 0xff, 0xff}, 4}, /* with the next: address 2^64 - 2, width 4 */
+    };
+    for (size_t i = 0; i < sizeof patch / sizeof *patch; i++) {
+        write_bin_recs(bin, good, 2);
+        FILE *f = fopen(bin, "r+b");
+        assert_non_null(f);
+        assert_int_equal(fseek(f, (long)(TRACE_BIN_HEADER_BYTES + TRACE_BIN_OUT_BYTES + patch[i].at), SEEK_SET), 0);
+        assert_int_equal(fwrite(patch[i].v, 1, patch[i].n, f), patch[i].n);
+        if (patch[i].at == 24) /* the address's upper half */
+            assert_int_equal(fwrite("\xff\xff\xff\xff", 1, 4, f), 4);
+        fclose(f);
+        if (cache_input_open(&in, bin, &err) != TRACE_EINPUT ||
+            err.offset != TRACE_BIN_HEADER_BYTES + TRACE_BIN_OUT_BYTES || !strstr(err.msg, "out of range"))
+            fail_msg("patch %zu: offset %llu '%s'", i, (unsigned long long)err.offset, err.msg);
+    }
+    snprintf(buf, sizeof buf, "%s0,0,0,0x10,0xfffffffffffffffe,4,0\n", h);
+    expect_refused(csv, buf, 2, "passes 2^64");
 }
 
 int main(void)
