@@ -124,8 +124,9 @@ static void send_output(struct http_req *rq, struct http_resp *rs, const struct 
             close(fd);
         if (e == ENOENT)
             problem(rq, rs, 404, "not-found",
-                    "job %lld's sorted trace is not kept: a sort whose client waited for it "
-                    "is removed once that answer reached the client", (long long)j->id);
+                    "job %lld's sorted trace is not kept (the output of a sort whose client "
+                    "waited for it goes once that answer arrived; any other is only removed "
+                    "by hand)", (long long)j->id);
         else
             problem(rq, rs, 500, "internal", "the sorted trace cannot be read: %s", strerror(e));
         return;

@@ -62,6 +62,8 @@ static int take_arg(void *ctx, const char *key, const char *value)
     struct capture_query *q = ctx;
     const char *v = value ? value : "";
     long long n;
+    if (json_object_get(q->params, key) || (strcmp(key, "device") == 0 && q->device))
+        return bad(q, key, "is given more than once (only param may repeat)");
     for (const char *const *t = texts; *t; t++)
         if (strcmp(key, *t) == 0) {
             json_object_set_new(q->params, key, json_string(v));

@@ -128,6 +128,10 @@ int trace_sort_param_text(json_t *params, const char *name, const char *value, c
         snprintf(err, errlen, "'%.64s' is not a setting (known: %s)", name, known);
         return -1;
     }
+    if (json_object_get(params, s->name)) { /* under this name or another of the setting's */
+        snprintf(err, errlen, "'%.64s' is given more than once", name);
+        return -1;
+    }
     json_t *v = trace_setting_json(s, value, why, sizeof why);
     if (!v) {
         snprintf(err, errlen, "%.64s: %s", name, why);

@@ -29,7 +29,8 @@ extern const struct job_kind kind_trace_sort;
 /* Adds one setting given as text (a query argument) to params (a JSON
  * object) with the JSON type the schema takes: name is a setting's name
  * spelt with '-' or '_'. 0, or -1 with "name: reason" in err (an unknown
- * name: "'name' is not a setting (known: in-format, ...)"). */
+ * name: "'name' is not a setting (known: in-format, ...)"; one already set,
+ * under either spelling: "'name' is given more than once"). */
 int trace_sort_param_text(json_t *params, const char *name, const char *value, char *err,
                           size_t errlen);
 

@@ -54,6 +54,9 @@ assert_field grid
 capture_http "grid=1&block=32&colour=red" "$FIX/vecadd.ptx"
 assert_problem 400 invalid-request
 assert_field colour
+capture_http "grid=1&block=32&grid=2" "$FIX/vecadd.ptx"
+assert_problem 400 invalid-request
+assert_field grid
 capture_http "grid=1&block=32&param=nonsense" "$FIX/vecadd.ptx"
 assert_problem 400 invalid-request
 assert_field params

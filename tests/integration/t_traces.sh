@@ -157,7 +157,8 @@ uploads_hold ""
 # Bad arguments: 400 naming the argument, before anything runs.
 for bad in "line=100:line" "bogus=1:bogus" "input=/etc/passwd:input" "output=x:output" \
            "threads-per-block=0:threads-per-block" "sms=many:sms" "out-format=xml:out-format" \
-           "in-format=json:in-format" "seed=-1:seed"; do
+           "in-format=json:in-format" "seed=-1:seed" "sms=4&sms=8:sms" \
+           "out-format=bin&out_format=csv:out_format"; do
     sort_http "${bad%%:*}" "$FIX/sample.csv"
     assert_problem 400 invalid-request
     assert_field "${bad##*:}"
