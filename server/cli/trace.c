@@ -13,15 +13,19 @@
  * half-written) or, with -o -, to stdout.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "server/cli/cli.h"
 #include "server/cli/trace_sort_l1.h"
 #include "trace/params.h"
 #include "trace/pipeline.h"
+#include "util/outfile.h"
 
 #define NOPTS (5 + TRACE_SETTING_COUNT + TRACE_SORT_L1_NOPTS + 1)
 #define HELP_COLUMN 26
@@ -201,26 +205,43 @@ static int parse_args(int argc, char **argv, struct trace_opts *o, int *done)
     if (strcmp(o->cmd, "convert") == 0 && (o->sort_only || o->summary_json || o->l1.given))
         return cli_fail("trace", 2, "convert takes only -o, --in-format, --out-format and "
                                     "--pc-flags (the sort settings are for trace sort)");
-    if (o->summary_json && strcmp(o->summary_json, "-") == 0 && strcmp(o->output, "-") == 0)
-        return cli_fail("trace", 2, "the output and the summary cannot both go to stdout");
+    if (o->summary_json && strcmp(o->summary_json, o->output) == 0)
+        return cli_fail("trace", 2, "the output and the summary cannot both go to %s",
+                        strcmp(o->output, "-") == 0 ? "stdout" : o->output);
     return 0;
 }
 
 /* ---- running --------------------------------------------------------------------- */
 
-static int write_summary(const json_t *res, const char *path)
+/* The summary's file is opened before the sort (util/outfile.h: whole or
+ * nothing, a device in place, "-" standard output), so that a summary that
+ * cannot be written fails the command before it writes OUT. */
+static int write_summary(const json_t *res, struct outfile *so, int fd, char *err, size_t errlen)
 {
-    int to_stdout = strcmp(path, "-") == 0;
-    FILE *f = to_stdout ? stdout : fopen(path, "w");
-    if (!f)
-        return -1;
-    int rc = json_dumpf(res, f, JSON_INDENT(2) | JSON_REAL_PRECISION(12)) == 0 &&
-                     fputc('\n', f) != EOF
+    int rc = json_dumpfd(res, fd, JSON_INDENT(2) | JSON_REAL_PRECISION(12)) == 0 &&
+                     write(fd, "\n", 1) == 1
                  ? 0
                  : -1;
-    if ((to_stdout ? fflush(f) : fclose(f)) != 0)
+    if (rc < 0)
+        snprintf(err, errlen, "%s: %s", outfile_name(so), strerror(errno));
+    if (close(fd) < 0 && rc == 0) {
+        snprintf(err, errlen, "%s: %s", outfile_name(so), strerror(errno));
         rc = -1;
+    }
+    if (rc == 0 && outfile_commit(so, err, errlen) < 0)
+        rc = -1;
+    if (rc < 0)
+        outfile_discard(so);
     return rc;
+}
+
+/* OUT, written whole, goes again when the command fails after all (a
+ * device or standard output is left alone). */
+static void drop_output(const char *path)
+{
+    struct stat st;
+    if (strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISREG(st.st_mode))
+        unlink(path);
 }
 
 /* A failed run as the command's one line: the file at fault first. */
@@ -236,20 +257,38 @@ static int run_sort(struct trace_opts *o, struct trace_files *files)
     struct trace_summary sum;
     struct trace_outcome out;
     struct trace_failure fail;
+    struct outfile so;
+    char err[600] = "out of memory";
+    int sfd = -1;
+    if (o->summary_json && (sfd = outfile_open(&so, o->summary_json, err, sizeof err)) < 0)
+        return cli_fail("trace", 1, "the summary: %s", err);
     int rc = trace_sort_l1_setup(&o->l1, &o->p, &files->l1);
-    if (rc)
-        return rc;
-    rc = trace_pipeline_sort(files, &o->p, &sum, &out, &fail);
+    if (rc == 0)
+        rc = trace_pipeline_sort(files, &o->p, &sum, &out, &fail);
     trace_sort_l1_free(&o->l1);
-    if (rc < 0)
-        return failed(&fail);
+    if (rc != 0) {
+        if (sfd >= 0) {
+            close(sfd);
+            outfile_discard(&so);
+        }
+        return rc < 0 ? failed(&fail) : rc;
+    }
     int status = 0;
     if (!o->quiet)
         trace_summary_print(&sum, stderr);
-    if (o->summary_json) {
+    if (sfd >= 0) {
         json_t *res = trace_pipeline_result(&sum, &o->p, &out);
-        if (!res || trace_sort_l1_describe(&o->l1, res) < 0 || write_summary(res, o->summary_json) < 0)
-            status = cli_fail("trace", 1, "cannot write the summary to %s", o->summary_json);
+        if (!res || trace_sort_l1_describe(&o->l1, res) < 0) {
+            close(sfd);
+            outfile_discard(&so);
+            status = -1;
+        } else if (write_summary(res, &so, sfd, err, sizeof err) < 0) {
+            status = -1;
+        }
+        if (status < 0) {
+            drop_output(files->output);
+            status = cli_fail("trace", 1, "cannot write the summary: %s", err);
+        }
         json_decref(res);
     }
     trace_summary_free(&sum);

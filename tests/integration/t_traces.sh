@@ -75,6 +75,15 @@ assert_true '([.sms[].records_in] | add) == .records_in and ([.sms[].requests_ou
 cli_ok sort s.bin -o sorted2.csv --sms 4 --quiet
 same sorted.csv sorted2.csv "sorting the CSV and its binary form"
 [ ! -s cli.err ] || fail "--quiet still printed: $(cat cli.err)"
+# a summary that cannot be written fails the command before OUT is written;
+# one that fails after the sort takes OUT with it; never both in one file
+cli sort s.bin -o nosum.csv --quiet --summary-json no/such/dir/sum.json
+[ "$RC" -eq 1 ] && [ ! -e nosum.csv ] && [ ! -e nosum.csv.part ] ||
+    fail "a summary into a missing folder: exit $RC, OUT left: $(ls nosum.csv* 2>/dev/null)"
+cli sort s.bin -o nosum.csv --quiet --summary-json /dev/full
+[ "$RC" -eq 1 ] && [ ! -e nosum.csv ] || fail "a summary to /dev/full: exit $RC, OUT left: $(ls nosum.csv* 2>/dev/null)"
+cli sort s.bin -o same.csv --quiet --summary-json same.csv
+[ "$RC" -eq 2 ] && [ ! -e same.csv ] || fail "the summary and OUT in one file: exit $RC"
 cli_ok sort s.bin -o sorted.bin --sms 4 --out-format bin --quiet
 cli_ok convert sorted.bin -o sorted3.csv
 same sorted.csv sorted3.csv "the binary sorted output converted to CSV"
