@@ -82,7 +82,7 @@ int cmd_export(int argc, char **argv)
         return status;
     if (!db || !out)
         return cli_fail("export", 2, "--db PATH and -o FILE are required");
-    store *s = cli_open_store("export", db);
+    store *s = cli_read_store("export", db);
     if (!s)
         return 1;
     for (int i = 0; i < devices.n; i++)

@@ -13,10 +13,13 @@
 #include "server/cli/cli.h"
 
 #include <assert.h>
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "server/store_open.h"
 #include "util/text.h"
@@ -157,6 +160,14 @@ store *cli_open_store(const char *cmd, const char *path)
     if (gpuprobe_store_open(&s, path, NULL, NULL, err, sizeof err) != 0)
         cli_fail(cmd, 1, "%s", err);
     return s;
+}
+
+store *cli_read_store(const char *cmd, const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return cli_fail(cmd, 1, "no database at %s: %s", path, strerror(errno)), NULL;
+    return cli_open_store(cmd, path);
 }
 
 int cli_print_json(json_t *j, int compact)

@@ -81,6 +81,9 @@ int cli_set_int(const char *cmd, json_t *obj, const char *member, const char *op
 /* Opens (creating or migrating) the database at path, the value of cmd's
  * --db; NULL after the message, whose exit status is 1. */
 store *cli_open_store(const char *cmd, const char *path);
+/* The same for a command that only reads results: a path where no database
+ * is, a typo most likely, is refused rather than made a new empty one. */
+store *cli_read_store(const char *cmd, const char *path);
 
 /* Prints j on stdout (indented, or on one line when compact) and a newline,
  * flushes, and releases j. 0, or -1 when stdout cannot be written. */

@@ -327,7 +327,7 @@ int cmd_model_predict(int argc, char **argv)
     json_t *kernel = kernel_json(&o, &status);
     if (!kernel)
         return status;
-    store *s = cli_open_store(CMD, o.db);
+    store *s = cli_read_store(CMD, o.db);
     status = s ? predict(s, &o, kernel) : 1;
     store_close(s);
     json_decref(kernel);

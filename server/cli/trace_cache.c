@@ -120,7 +120,7 @@ static int device_geometry(const struct opts *o, struct cache_config *cfg, json_
     char err[512];
     if (!o->db)
         return cli_fail(CMD, 2, "--device needs --db PATH (the database with its results)");
-    store *s = cli_open_store(CMD, o->db);
+    store *s = cli_read_store(CMD, o->db);
     if (!s)
         return 1;
     json_t *res = NULL, *info = NULL;

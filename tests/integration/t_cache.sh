@@ -173,6 +173,8 @@ assert_json .geometry.l1.sets 4
 assert_json .geometry.l2.size 52428800
 refused 1 cyclic.csv --device GPU-00000000-0000-0000-0000-000000000000 --db ref.db
 refused 2 cyclic.csv --device "$uuid"
+refused 1 cyclic.csv --device "$uuid" --db typo.db # a missing database is not made
+[ ! -e typo.db ] || fail "trace cache --db typo.db created a database"
 
 # ---- --set-index hardware: the L1 set mapping stored with the memory result ----------------
 # The reference result holds the device's L1 set search and L2 partition
