@@ -71,6 +71,13 @@ void capture_fill_bytes(const struct capture_value *v, unsigned char *out);
 
 /* Reads "X", "X,Y", "X,Y,Z" (or with 'x' between) into d (missing: 1). */
 int capture_dims_parse(const char *text, unsigned d[3], char *err, size_t errlen);
+/* CUDA's bounds on a launch's dims, what "grid" or "block": a block of at
+ * most 1024 threads (x, y <= 1024, z <= 64), a grid of x < 2^31, y, z <=
+ * 65535. 0, or -1 with the reason. */
+int capture_dims_limit(const char *what, const unsigned d[3], char *err, size_t errlen);
+/* What can be checked of one "NAME=VALUE" without the PTX: its shape, and a
+ * buf:BYTES[:FILL] value's size and fill. 0, or -1 with the reason. */
+int capture_arg_check(const char *item, char *err, size_t errlen);
 
 struct capture_req {
     const char *ptx;             /* the module's text */

@@ -78,7 +78,7 @@ static int parse_buffer(const struct ptxi_param *p, const char *text, struct cap
     memcpy(size, s, n);
     size[n] = '\0';
     if (parse_u64(size, &v->bytes) < 0 || v->bytes == 0 || v->bytes > CAPTURE_MAX_BUFFER_BYTES)
-        return fail(err, errlen, p->name, text, "has a size that is not from 1 byte to 16 GiB");
+        return fail(err, errlen, p->name, text, "needs a size in bytes from 1 to 16 GiB (a plain integer: buf:4096)");
     v->is_buffer = 1;
     if (colon && parse_fill(colon + 1, v) < 0)
         return fail(err, errlen, p->name, text,
@@ -273,4 +273,40 @@ int capture_dims_parse(const char *text, unsigned d[3], char *err, size_t errlen
         p = end + 1;
     }
     return 0;
+}
+
+int capture_dims_limit(const char *what, const unsigned d[3], char *err, size_t errlen)
+{
+    /* the CUDA C++ Programming Guide's technical specifications, every
+     * compute capability since 3.0 */
+    int block = strcmp(what, "block") == 0;
+    const unsigned long long max[3] = {block ? 1024u : 0x7fffffffu, block ? 1024u : 65535u,
+                                       block ? 64u : 65535u};
+    for (int i = 0; i < 3; i++)
+        if (d[i] > max[i]) {
+            snprintf(err, errlen, "%s %u,%u,%u: its %c is over CUDA's %llu", what, d[0], d[1], d[2],
+                     "xyz"[i], max[i]);
+            return -1;
+        }
+    if (block && (unsigned long long)d[0] * d[1] * d[2] > 1024) {
+        snprintf(err, errlen, "block %u,%u,%u: %llu threads, over CUDA's 1024", d[0], d[1], d[2],
+                 (unsigned long long)d[0] * d[1] * d[2]);
+        return -1;
+    }
+    return 0;
+}
+
+int capture_arg_check(const char *item, char *err, size_t errlen)
+{
+    const char *eq = strchr(item, '=');
+    if (!eq || eq == item) {
+        snprintf(err, errlen, "'%.64s' is not NAME=VALUE", item);
+        return -1;
+    }
+    if (strncmp(eq + 1, "buf:", 4) != 0)
+        return 0; /* a scalar: whether it fits, the PTX's type says */
+    struct ptxi_param p = {.type = "u64", .bytes = 8};
+    struct capture_value v;
+    snprintf(p.name, sizeof p.name, "%.*s", (int)(eq - item), item);
+    return parse_buffer(&p, eq + 1, &v, err, errlen);
 }

@@ -95,9 +95,11 @@ static int fill_request(const struct capture_opts *o, struct capture_req *q)
     if (!o->grid || !o->block || !o->output)
         return cli_fail("trace capture", 2, "--grid, --block and -o TRACE are required "
                                             "(or --emit-ptx alone to only rewrite)");
-    if (capture_dims_parse(o->grid, q->grid, err, sizeof err) < 0)
+    if (capture_dims_parse(o->grid, q->grid, err, sizeof err) < 0 ||
+        capture_dims_limit("grid", q->grid, err, sizeof err) < 0)
         return cli_fail("trace capture", 2, "--grid: %s", err);
-    if (capture_dims_parse(o->block, q->block, err, sizeof err) < 0)
+    if (capture_dims_parse(o->block, q->block, err, sizeof err) < 0 ||
+        capture_dims_limit("block", q->block, err, sizeof err) < 0)
         return cli_fail("trace capture", 2, "--block: %s", err);
     if (o->shared && parse_ll(o->shared, 0, 1 << 30, &v) < 0)
         return cli_fail("trace capture", 2, "--shared must be a byte count, not '%s'", o->shared);
@@ -106,6 +108,9 @@ static int fill_request(const struct capture_opts *o, struct capture_req *q)
         return cli_fail("trace capture", 2, "--max-records must be from 1 to 2^32-1");
     q->max_records = o->max_records ? (uint64_t)v : 0;
     q->entry = o->entry;
+    for (int i = 0; i < o->params.n; i++) /* what can be told without the PTX is bad usage */
+        if (capture_arg_check(o->params.item[i], err, sizeof err) < 0)
+            return cli_fail("trace capture", 2, "--param: %s", err);
     q->args = o->params.item;
     q->nargs = (size_t)o->params.n;
     q->device = o->device ? o->device : "0";

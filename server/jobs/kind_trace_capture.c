@@ -30,8 +30,10 @@
 static int check_dims(const struct param_spec *p, const json_t *v, char *why, size_t len)
 {
     unsigned d[3];
-    (void)p;
-    return capture_dims_parse(json_string_value(v), d, why, len);
+    return capture_dims_parse(json_string_value(v), d, why, len) < 0 ||
+                   capture_dims_limit(p->name, d, why, len) < 0
+               ? -1
+               : 0;
 }
 
 /* The items of "params" into args (pointers into copy, which the caller
@@ -46,8 +48,12 @@ static int split_args(const char *text, char **copy, const char *args[TRACE_CAPT
     for (char *t = strtok_r(*copy, " \t\r\n", &save); t; t = strtok_r(NULL, " \t\r\n", &save)) {
         if (n == TRACE_CAPTURE_MAX_ARGS)
             return snprintf(why, len, "holds over %d items", TRACE_CAPTURE_MAX_ARGS), -1;
-        if (!strchr(t, '=') || t[0] == '=')
-            return snprintf(why, len, "item '%.64s' is not NAME=VALUE", t), -1;
+        if (capture_arg_check(t, why, len) < 0)
+            return -1;
+        size_t name = (size_t)(strchr(t, '=') - t);
+        for (int i = 0; i < n; i++)
+            if (strncmp(args[i], t, name + 1) == 0)
+                return snprintf(why, len, "'%.*s' is given twice", (int)name, t), -1;
         args[n++] = t;
     }
     return n;

@@ -57,6 +57,14 @@ assert_field colour
 capture_http "grid=1&block=32&grid=2" "$FIX/vecadd.ptx"
 assert_problem 400 invalid-request
 assert_field grid
+capture_http "grid=1&block=2000" "$FIX/vecadd.ptx"
+assert_problem 400 invalid-request
+assert_field block
+for p in "0=buf:-1" "0=buf:64:rand:x" "0=buf:64&param=0=buf:128"; do
+    capture_http "grid=1&block=32&param=$p" "$FIX/vecadd.ptx"
+    assert_problem 400 invalid-request
+    assert_field params
+done
 capture_http "grid=1&block=32&param=nonsense" "$FIX/vecadd.ptx"
 assert_problem 400 invalid-request
 assert_field params

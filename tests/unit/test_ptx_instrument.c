@@ -401,6 +401,24 @@ static void test_bind(void **state)
     assert_int_equal(d[2], 3);
     assert_int_equal(capture_dims_parse("0", d, err, sizeof err), -1);
     assert_int_equal(capture_dims_parse("1,2,3,4", d, err, sizeof err), -1);
+    /* CUDA's launch bounds, and what a NAME=VALUE shows without the PTX */
+    const unsigned ok_block[3] = {1024, 1, 1}, wide[3] = {2000, 1, 1}, deep[3] = {1, 1, 65},
+                   many[3] = {64, 32, 1}, ok_grid[3] = {0x7fffffffu, 65535, 65535},
+                   tall[3] = {1, 65536, 1};
+    assert_int_equal(capture_dims_limit("block", ok_block, err, sizeof err), 0);
+    assert_int_equal(capture_dims_limit("block", wide, err, sizeof err), -1);
+    assert_int_equal(capture_dims_limit("block", deep, err, sizeof err), -1);
+    assert_int_equal(capture_dims_limit("block", many, err, sizeof err), -1);
+    assert_non_null(strstr(err, "2048 threads"));
+    assert_int_equal(capture_dims_limit("grid", ok_grid, err, sizeof err), 0);
+    assert_int_equal(capture_dims_limit("grid", tall, err, sizeof err), -1);
+    assert_int_equal(capture_arg_check("0=buf:64:rand:7", err, sizeof err), 0);
+    assert_int_equal(capture_arg_check("n=-3", err, sizeof err), 0); /* the PTX's type decides */
+    const char *bad_args[] = {"nonsense", "=1", "0=buf:-1", "0=buf:0", "0=buf:1K",
+                              "0=buf:99999999999999999999", "0=buf:64:rand:x", "0=buf:64:sparkle"};
+    for (size_t i = 0; i < sizeof bad_args / sizeof *bad_args; i++)
+        if (capture_arg_check(bad_args[i], err, sizeof err) != -1)
+            fail_msg("'%s' passed", bad_args[i]);
     ptxi_kernel_free(&k);
     free(ptx);
 }

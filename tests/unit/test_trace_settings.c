@@ -87,11 +87,15 @@ static void test_query_arguments_take_every_setting(void **state)
         for (char *c = hyphened; *c; c++)
             *c = *c == '_' ? '-' : *c;
         json_t *p = json_object();
-        if (trace_sort_param_text(p, hyphened, value, err, sizeof err) < 0)
-            fail_msg("query argument %s=%s refused: %s", hyphened, value, err);
         if (trace_sort_param_text(p, s->name, value, err, sizeof err) < 0)
             fail_msg("query argument %s=%s refused: %s", s->name, value, err);
+        json_object_clear(p);
+        if (trace_sort_param_text(p, hyphened, value, err, sizeof err) < 0)
+            fail_msg("query argument %s=%s refused: %s", hyphened, value, err);
         assert_non_null(json_object_get(p, s->name));
+        /* the setting once more, under either spelling, is refused */
+        if (trace_sort_param_text(p, s->name, value, err, sizeof err) == 0 || !strstr(err, "more than once"))
+            fail_msg("%s given twice: '%s'", s->name, err);
         /* and the schema takes what the parser made */
         json_object_set_new(p, "input", json_string("x"));
         json_t *ok = trace_sort_params_check(p, err, sizeof err, hyphened, sizeof hyphened);
