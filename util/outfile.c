@@ -5,10 +5,51 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* The part files being written now, for a signal's handler to remove (set
+ * and cleared by the thread that opens and commits them). */
+#define LIVE_MAX 4
+static const char *volatile live[LIVE_MAX];
+
+static void live_set(const char *part, const char *now)
+{
+    for (int i = 0; i < LIVE_MAX; i++)
+        if (live[i] == part) {
+            live[i] = now;
+            return;
+        }
+}
+
+static void on_signal(int sig)
+{
+    for (int i = 0; i < LIVE_MAX; i++) {
+        const char *part = live[i];
+        if (part)
+            unlink(part); /* async-signal-safe */
+    }
+    raise(sig); /* the default action, restored by SA_RESETHAND */
+}
+
+void outfile_remove_on_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+        struct sigaction was;
+        /* one the process was started ignoring (nohup, a script's background job) stays ignored */
+        if (sigaction(sigs[i], NULL, &was) == 0 && was.sa_handler != SIG_IGN)
+            sigaction(sigs[i], &sa, NULL);
+    }
+}
 
 int outfile_open(struct outfile *o, const char *path, char *err, size_t errlen)
 {
@@ -38,6 +79,8 @@ int outfile_open(struct outfile *o, const char *path, char *err, size_t errlen)
                           : open(o->part, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0)
         snprintf(err, errlen, "output %s: %s", outfile_name(o), strerror(errno));
+    else if (!o->to_stdout && !o->direct)
+        live_set(NULL, o->part);
     return fd;
 }
 
@@ -59,6 +102,7 @@ int outfile_commit(struct outfile *o, char *err, size_t errlen)
         snprintf(err, errlen, "renaming %s: %s", o->part, strerror(errno));
         return -1;
     }
+    live_set(o->part, NULL);
     o->committed = 1;
     return 0;
 }
@@ -67,6 +111,7 @@ void outfile_discard(const struct outfile *o)
 {
     if (o->to_stdout || o->direct)
         return;
+    live_set(o->part, NULL);
     unlink(o->part);
     if (o->committed)
         unlink(o->path);

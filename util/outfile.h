@@ -42,5 +42,10 @@ void outfile_discard(const struct outfile *o);
 const char *outfile_name(const struct outfile *o);
 /* Bytes in OUT once committed; -1 for a device or standard output. */
 long long outfile_bytes(const struct outfile *o);
+/* For a command run by hand: SIGINT, SIGTERM or SIGHUP first removes the
+ * part files being written, then takes its default action (the process
+ * ends as killed by it). A signal the process was started ignoring stays
+ * ignored. At most four outputs at once are covered. */
+void outfile_remove_on_signals(void);
 
 #endif

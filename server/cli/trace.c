@@ -317,6 +317,7 @@ int cmd_trace(int argc, char **argv)
 {
     struct trace_opts o = {0};
     int done = 0, status;
+    outfile_remove_on_signals(); /* Ctrl-C leaves no OUT.part */
     for (size_t i = 0; argc > 1 && i < sizeof own_commands / sizeof own_commands[0]; i++)
         if (strcmp(argv[1], own_commands[i].name) == 0)
             return own_commands[i].run(argc - 1, argv + 1);

@@ -84,6 +84,19 @@ cli sort s.bin -o nosum.csv --quiet --summary-json /dev/full
 [ "$RC" -eq 1 ] && [ ! -e nosum.csv ] || fail "a summary to /dev/full: exit $RC, OUT left: $(ls nosum.csv* 2>/dev/null)"
 cli sort s.bin -o same.csv --quiet --summary-json same.csv
 [ "$RC" -eq 2 ] && [ ! -e same.csv ] || fail "the summary and OUT in one file: exit $RC"
+# Stopped while the output is written (SIGTERM here: a script's background
+# job ignores SIGINT; Ctrl-C is handled alike): the process ends as killed
+# and leaves no OUT.part (nor OUT)
+"$GPUPROBE" trace synth --pattern stream --size 10000000 -o int.bin --quiet 2>/dev/null &
+int_pid=$!
+deadline=$((SECONDS + 20))
+until [ -e int.bin.part ] || [ -e int.bin ] || [ "$SECONDS" -ge "$deadline" ]; do sleep 0.01; done
+[ -e int.bin.part ] || fail "trace synth made no int.bin.part in time"
+kill -TERM "$int_pid"
+int_rc=0
+wait "$int_pid" || int_rc=$?
+[ "$int_rc" -eq 143 ] || fail "a stopped synth exited $int_rc, not 143 (killed by SIGTERM)"
+[ ! -e int.bin.part ] && [ ! -e int.bin ] || fail "a stopped synth left: $(ls int.bin* 2>/dev/null)"
 cli_ok sort s.bin -o sorted.bin --sms 4 --out-format bin --quiet
 cli_ok convert sorted.bin -o sorted3.csv
 same sorted.csv sorted3.csv "the binary sorted output converted to CSV"
