@@ -218,6 +218,7 @@ struct nv {
     const struct trace_nvbit_opts *o;
     trace_sink sink;
     void *ctx;
+    int records_seen; /* a MEMTRACE LAUNCH or access line was read */
     int have_ll;    /* a LAUNCH line was read: */
     uint64_t ll_id; /*   its grid launch id and dims */
     struct trace_geom ll;
@@ -551,6 +552,7 @@ static int do_line(struct nv *n, struct trace_cur *c)
     if (trace_cur_word(c).n == 0 || !trace_cur_lit(c, " - "))
         return 0; /* the tool's own diagnostics ("CTX 0x..., Inspecting ...") */
     const char *at = c->p;
+    n->records_seen = 1;
     if (trace_cur_lit(c, "grid_launch_id ")) {
         struct access a;
         if (parse_access(n, c, &a) != 0)
@@ -570,6 +572,11 @@ static int read_lines(struct nv *n)
         int r = do_line(n, &c);
         if (r != 0)
             return r;
+    }
+    if (!n->records_seen) { /* any text at all would otherwise read as a trace of nothing */
+        trace_err_set(n->t.err, 1, 0, "no \"MEMTRACE: CTX ... - LAUNCH\" or access line: not the "
+                                      "output of NVBit's mem_trace tool");
+        return TRACE_EINPUT;
     }
     return 0;
 }

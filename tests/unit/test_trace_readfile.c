@@ -111,7 +111,9 @@ static void test_read_fixtures(void **state)
     /* named wrongly: the reader's own error, with its line */
     assert_int_equal(trace_read_path(FIX "sample.csv", TRACE_FMT_NVBIT, NULL, count, &n, NULL,
                                      NULL, &err),
-                     0); /* no MEMTRACE line at all: nothing read, nothing wrong */
+                     TRACE_EINPUT); /* no MEMTRACE line at all: not NVBit's output */
+    assert_non_null(strstr(err.msg, "mem_trace"));
+    assert_int_equal(err.line, 1);
     assert_int_equal(trace_read_path(FIX "nvbit_memtrace.txt", TRACE_FMT_CSV, NULL, count, &n,
                                      NULL, NULL, &err),
                      TRACE_EINPUT);
