@@ -4,6 +4,21 @@
 
 SAMPLE=$REPO/tests/fixtures/traces/sample.csv
 
+# waited_sort NAME: POSTs the sample to /api/v1/traces/sort in the
+# background, its client waiting (answer in $WORK/NAME.out, status in
+# $WORK/NAME.status); returns once its job is queued, CURL_PID set.
+waited_sort() {
+    curl -sS -X POST -H "Authorization: Bearer $TOKEN" -H 'Content-Type: text/csv' \
+        --data-binary "@$SAMPLE" -o "$WORK/$1.out" -w '%{http_code}' --max-time 60 \
+        "$BASE_URL/api/v1/traces/sort?sms=2" >"$WORK/$1.status" 2>"$WORK/$1.err" &
+    CURL_PID=$!
+    local deadline=$((SECONDS + 10))
+    until [ "$(sqlite3 "$DB" "SELECT count(*) FROM jobs WHERE kind = 'trace-sort' AND state = 'queued'")" -gt 0 ]; do
+        [ "$SECONDS" -ge "$deadline" ] && fail "the $1 sort never reached the queue"
+        sleep 0.05
+    done
+}
+
 # 1. Within the grace: the running job finishes before the daemon exits.
 write_config cpu_workers=1 stop_grace_s=20
 start_daemon --config "$CONFIG"
@@ -28,19 +43,11 @@ cp "$WORK/.req.out" "$WORK/expected.csv"
 submit '{"kind":"test","params":{"mode":"sleep","seconds":2}}'
 blocker=$JOB_ID
 wait_job_state "$blocker" running 10
-curl -sS -X POST -H "Authorization: Bearer $TOKEN" -H 'Content-Type: text/csv' \
-    --data-binary "@$SAMPLE" -o "$WORK/sorted.csv" -w '%{http_code}' --max-time 30 \
-    "$BASE_URL/api/v1/traces/sort?sms=2" >"$WORK/sort.status" 2>"$WORK/sort.err" &
-curl_pid=$!
-deadline=$((SECONDS + 10))
-until [ "$(sqlite3 "$DB" "SELECT count(*) FROM jobs WHERE kind = 'trace-sort' AND state = 'queued'")" -gt 0 ]; do
-    [ "$SECONDS" -ge "$deadline" ] && fail "the second sort never reached the queue"
-    sleep 0.05
-done
+waited_sort second
 stop_daemon
-wait "$curl_pid" || fail "the sort in flight at SIGTERM failed: $(cat "$WORK/sort.err")"
-[ "$(cat "$WORK/sort.status")" = 200 ] || fail "the sort in flight at SIGTERM answered $(cat "$WORK/sort.status"): $(head -c 300 "$WORK/sorted.csv")"
-cmp -s "$WORK/sorted.csv" "$WORK/expected.csv" || fail "the sort in flight at SIGTERM answered a different trace"
+wait "$CURL_PID" || fail "the sort in flight at SIGTERM failed: $(cat "$WORK/second.err")"
+[ "$(cat "$WORK/second.status")" = 200 ] || fail "the sort in flight at SIGTERM answered $(cat "$WORK/second.status"): $(head -c 300 "$WORK/second.out")"
+cmp -s "$WORK/second.out" "$WORK/expected.csv" || fail "the sort in flight at SIGTERM answered a different trace"
 [ "$(sqlite3 "$DB" "SELECT state FROM jobs WHERE id = $blocker")" = succeeded ] || fail "the blocking job did not finish within the grace"
 
 # 3. Past the grace the job goes back to the queue, its attempt not counted:
@@ -79,24 +86,16 @@ wait_ready
 submit '{"kind":"test","params":{"mode":"sleep","seconds":60}}'
 blocker=$JOB_ID
 wait_job_state "$blocker" running 10
-curl -sS -X POST -H "Authorization: Bearer $TOKEN" -H 'Content-Type: text/csv' \
-    --data-binary "@$SAMPLE" -o "$WORK/waited.json" -w '%{http_code}' --max-time 60 \
-    "$BASE_URL/api/v1/traces/sort?sms=2" >"$WORK/waited.status" 2>"$WORK/waited.err" &
-curl_pid=$!
-deadline=$((SECONDS + 10))
-until [ "$(sqlite3 "$DB" "SELECT count(*) FROM jobs WHERE kind = 'trace-sort' AND state = 'queued'")" -gt 0 ]; do
-    [ "$SECONDS" -ge "$deadline" ] && fail "the waited-for sort never reached the queue"
-    sleep 0.05
-done
+waited_sort waited
 sort_id=$(sqlite3 "$DB" "SELECT max(id) FROM jobs WHERE kind = 'trace-sort'")
 t0=$(now_ms)
 stop_daemon
 took=$(($(now_ms) - t0))
 [ "$took" -le 8000 ] || fail "the daemon took $took ms to stop with stop_grace_s = 2 and a client waiting"
-wait "$curl_pid" || fail "the waiting client got no answer: $(cat "$WORK/waited.err")"
+wait "$CURL_PID" || fail "the waiting client got no answer: $(cat "$WORK/waited.err")"
 [ "$(cat "$WORK/waited.status")" = 202 ] ||
-    fail "the waiting client got $(cat "$WORK/waited.status"), not 202: $(head -c 300 "$WORK/waited.json")"
-[ "$(jq -r .id "$WORK/waited.json")" = "$sort_id" ] || fail "the 202 does not name the sort job: $(head -c 300 "$WORK/waited.json")"
+    fail "the waiting client got $(cat "$WORK/waited.status"), not 202: $(head -c 300 "$WORK/waited.out")"
+[ "$(jq -r .id "$WORK/waited.out")" = "$sort_id" ] || fail "the 202 does not name the sort job: $(head -c 300 "$WORK/waited.out")"
 [ "$(sqlite3 "$DB" "SELECT state || ' ' || attempt FROM jobs WHERE id = $blocker")" = "queued 0" ] ||
     fail "the running job was not stopped and re-queued: $(sqlite3 "$DB" "SELECT state, attempt FROM jobs WHERE id = $blocker")"
 start_daemon --config "$CONFIG"
