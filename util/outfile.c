@@ -11,27 +11,38 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The part files being written now, for a signal's handler to remove (set
- * and cleared by the thread that opens and commits them). */
+/* The part files being written now, for a signal's handler to remove:
+ * copies of their names (never pointers into a caller's struct, which may
+ * be gone by the time a signal comes), set and cleared by the thread that
+ * opens and commits them. */
 #define LIVE_MAX 4
-static const char *volatile live[LIVE_MAX];
+static char live[LIVE_MAX][PATH_MAX + 8];
+static volatile sig_atomic_t live_on[LIVE_MAX];
 
-static void live_set(const char *part, const char *now)
+static void live_add(const char *part)
 {
     for (int i = 0; i < LIVE_MAX; i++)
-        if (live[i] == part) {
-            live[i] = now;
+        if (!live_on[i]) {
+            snprintf(live[i], sizeof live[i], "%s", part);
+            live_on[i] = 1;
+            return;
+        }
+}
+
+static void live_drop(const char *part)
+{
+    for (int i = 0; i < LIVE_MAX; i++)
+        if (live_on[i] && strcmp(live[i], part) == 0) {
+            live_on[i] = 0;
             return;
         }
 }
 
 static void on_signal(int sig)
 {
-    for (int i = 0; i < LIVE_MAX; i++) {
-        const char *part = live[i];
-        if (part)
-            unlink(part); /* async-signal-safe */
-    }
+    for (int i = 0; i < LIVE_MAX; i++)
+        if (live_on[i])
+            unlink(live[i]); /* async-signal-safe */
     raise(sig); /* the default action, restored by SA_RESETHAND */
 }
 
@@ -80,7 +91,7 @@ int outfile_open(struct outfile *o, const char *path, char *err, size_t errlen)
     if (fd < 0)
         snprintf(err, errlen, "output %s: %s", outfile_name(o), strerror(errno));
     else if (!o->to_stdout && !o->direct)
-        live_set(NULL, o->part);
+        live_add(o->part);
     return fd;
 }
 
@@ -102,7 +113,7 @@ int outfile_commit(struct outfile *o, char *err, size_t errlen)
         snprintf(err, errlen, "renaming %s: %s", o->part, strerror(errno));
         return -1;
     }
-    live_set(o->part, NULL);
+    live_drop(o->part);
     o->committed = 1;
     return 0;
 }
@@ -111,7 +122,7 @@ void outfile_discard(const struct outfile *o)
 {
     if (o->to_stdout || o->direct)
         return;
-    live_set(o->part, NULL);
+    live_drop(o->part);
     unlink(o->part);
     if (o->committed)
         unlink(o->path);

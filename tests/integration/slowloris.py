@@ -119,46 +119,57 @@ def assert_over(status, headers, body, what):
     check('"status": 503' in body or '"status":503' in body, f"{what}: problem body {body[:120]!r}")
 
 
-def wait_admitted(n, what):
-    """Waits until the daemon has taken n connections besides the one asking.
-    Its pool threads accept concurrently, so a connection made last may be
-    reported first: without this wait, a held connection could be the one
-    over the limit and the asking one admitted in its place. A 503 for the
-    asking connection means every slot is taken."""
-    end = time.monotonic() + 3.0
-    seen = None
-    while time.monotonic() < end:
-        status, _, body, _ = ask("127.0.0.1", "/metrics")
-        if status == 503:
-            return
-        for line in body.splitlines():
-            if line.startswith('gpuprobe_http_connections{state="admitted"}'):
-                seen = int(float(line.split()[-1])) - 1
-        if seen is not None and seen >= n:
-            return
-        time.sleep(0.01)
-    check(False, f"{what}: the daemon took {seen} of the {n} connections held within 3 s")
+def admitted(src, what):
+    """A connection from src that the daemon has admitted: it asks for
+    /healthz, keeping the connection alive, and has its 200 before the next
+    is made. The daemon's pool threads accept concurrently, so of two
+    connections made one after the other the second may reach the
+    connection guard first: without the answer, a held connection could be
+    the one over the limit and the asking one admitted in its place. A
+    kept-alive connection waits for its next request from the end of that
+    answer, so it is as young as a fresh one."""
+    s = connect(src)
+    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
+    s.settimeout(2)
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    length = 0
+    for line in lines[1:]:
+        k, _, v = line.partition(":")
+        if k.strip().lower() == "content-length":
+            length = int(v.strip())
+    while len(body) < length:
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        body += chunk
+    status = lines[0].split()[1] if len(lines[0].split()) > 1 else "none"
+    if status != "200":
+        check(False, f"{what}: a held connection from {src} was not admitted (status {status})")
+    return s
 
 
 def phase_over_ip():
-    held = [connect("127.0.0.12") for _ in range(MAX_PER_IP)]
-    wait_admitted(MAX_PER_IP, "over-ip")
+    kept = [admitted("127.0.0.12", "over-ip") for _ in range(MAX_PER_IP)]
     status, headers, body, took = ask("127.0.0.12")
     assert_over(status, headers, body, f"over-ip ({MAX_PER_IP} open from 127.0.0.12, {took:.3f} s)")
     status, _, _, took = ask("127.0.0.1")
     check(status == 200, f"over-ip: another address is served meanwhile (status {status}, {took:.3f} s)")
-    for s in held:
+    for s in kept:
         s.close()
 
 
 def phase_over_total():
-    held = []
-    for i in range(MAX_CONN):
-        held.append(connect(f"127.0.0.{13 + i // MAX_PER_IP}"))
-    wait_admitted(MAX_CONN, "over-total")
+    kept = [admitted(f"127.0.0.{13 + i // MAX_PER_IP}", "over-total") for i in range(MAX_CONN)]
     status, headers, body, took = ask("127.0.0.40")
     assert_over(status, headers, body, f"over-total ({MAX_CONN} young connections open, {took:.3f} s)")
-    for s in held:
+    for s in kept:
         s.close()
 
 
