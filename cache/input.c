@@ -92,7 +92,7 @@ static int csv_line(struct trace_text *t, struct trace_cur *c, int n, struct tra
     }
     if (c->p != c->e)
         return trace_text_bad(t, c->p, "unexpected text after the %d fields", n);
-    if (v[4] > UINT64_MAX - (v[5] - 1))
+    if (!trace_span_fits(v[4], (uint32_t)v[5]))
         return trace_text_fail(t, TRACE_EINPUT, "address 0x%llx + width %llu passes 2^64",
                                (unsigned long long)v[4], (unsigned long long)v[5]);
     *o = (struct trace_out){(uint32_t)v[0], v[1], v[2], v[3], v[4], (uint32_t)v[5], (uint32_t)v[6], (uint32_t)v[7]};
@@ -194,13 +194,9 @@ static int build_index(struct cache_input *in, struct trace_err *err)
             at_record(in, k, err, "SM id too large", &o);
             return TRACE_EINPUT;
         }
-        if (in->binary && !trace_bin_out_valid(&o, in->params.sms)) { /* CSV lines are checked as read */
-            char why[160];
-            snprintf(why, sizeof why, "width %u, dep %u, store %u or the SM out of range (%u SMs)", o.width,
-                     o.dep, o.store, in->params.sms);
-            at_record(in, k, err, why, &o);
+        /* CSV lines are checked as read; the message only on a bad record */
+        if (in->binary && !trace_bin_out_valid(&o, in->params.sms) && trace_bin_out_check(&in->bin, k, &o, err))
             return TRACE_EINPUT;
-        }
         int same = k > 0 && o.sm == prev.sm;
         if (k > 0 && o.sm < prev.sm) {
             at_record(in, k, err, "records are not SM-major (the sorter's order)", &o);

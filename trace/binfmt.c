@@ -288,7 +288,7 @@ int trace_bin_req_check(const struct trace_rec *r, char *msg, size_t msglen)
                  (unsigned)r->store);
         return -1;
     }
-    if (r->addr > UINT64_MAX - (r->width - 1)) {
+    if (!trace_span_fits(r->addr, r->width)) {
         snprintf(msg, msglen, "address 0x%" PRIx64 " + width %" PRIu32 " passes 2^64", r->addr,
                  r->width);
         return -1;
@@ -424,8 +424,7 @@ static int validate_requests(const struct trace_bin *b, struct trace_err *err)
     return 0;
 }
 
-/* Checks sorted record i (decoded in o). */
-static int out_check(const struct trace_bin *b, uint64_t i, const struct trace_out *o, struct trace_err *err)
+int trace_bin_out_check(const struct trace_bin *b, uint64_t i, const struct trace_out *o, struct trace_err *err)
 {
     if (trace_bin_out_valid(o, b->h.params.sms))
         return 0;
@@ -441,7 +440,7 @@ static int validate_sorted(const struct trace_bin *b, struct trace_err *err)
     for (uint64_t i = 0; i < b->count; i++) {
         struct trace_out o;
         trace_bin_out_decode(b->data + i * TRACE_BIN_OUT_BYTES, &o);
-        if (out_check(b, i, &o, err))
+        if (trace_bin_out_check(b, i, &o, err))
             return -1;
         release_behind(b, i);
     }
@@ -490,7 +489,7 @@ int trace_bin_read_out(const struct trace_bin *b, trace_out_sink sink, void *ctx
     for (uint64_t i = 0; i < b->count; i++) {
         struct trace_out *o = &batch[n++];
         trace_bin_get_out(b, i, o);
-        if (out_check(b, i, o, err))
+        if (trace_bin_out_check(b, i, o, err))
             return -1;
         if (n == sizeof batch / sizeof batch[0] || i + 1 == b->count) {
             int rc = sink(ctx, batch, n);

@@ -80,7 +80,7 @@ void trace_bin_out_decode(const uint8_t *in, struct trace_out *o);
 static inline int trace_bin_out_valid(const struct trace_out *o, uint32_t sms)
 {
     return o->width && !(o->width & (o->width - 1)) && o->dep <= 1 && o->store <= 1 && o->sm < sms &&
-           o->addr <= UINT64_MAX - (o->width - 1);
+           trace_span_fits(o->addr, o->width);
 }
 
 /* Encodes n sorted records into out (n * TRACE_BIN_OUT_BYTES bytes). */
@@ -169,6 +169,10 @@ int trace_bin_validate(const struct trace_bin *b, struct trace_err *err);
 /* Hands the records of a requests file to sink in file order. Returns 0,
  * the sink's non-zero value, or -1 with err for a bad record. */
 int trace_bin_read(const struct trace_bin *b, trace_sink sink, void *ctx, struct trace_err *err);
+
+/* Checks sorted record i of b, decoded in o (trace_bin_out_valid): 0, or -1
+ * with err naming the record, its byte offset and its fields. */
+int trace_bin_out_check(const struct trace_bin *b, uint64_t i, const struct trace_out *o, struct trace_err *err);
 
 /* Record i of a sorted file. */
 void trace_bin_get_out(const struct trace_bin *b, uint64_t i, struct trace_out *o);

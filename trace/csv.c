@@ -123,7 +123,7 @@ static int parse_line_fast(const struct csv_reader *r, const struct trace_cur *c
         !trace_scan_u64_short(&q, ce, 1, &pc) || !fast_sep(&q, ce, 1) ||
         !trace_scan_u64_short(&q, ce, 1, &addr) || !fast_sep(&q, ce, 1) ||
         !trace_scan_u64_short(&q, ce, 0, &width) || width > 16 || !trace_width_valid((uint32_t)width) ||
-        addr > UINT64_MAX - (width - 1) || !fast_sep(&q, ce, 1))
+        !trace_span_fits(addr, (uint32_t)width) || !fast_sep(&q, ce, 1))
         return 0;
     if (q == ce || (*q != '0' && *q != '1')) /* dep: one digit, 0 or 1 */
         return 0;

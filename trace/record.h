@@ -75,6 +75,13 @@ enum {
 void trace_err_set(struct trace_err *err, uint64_t line, uint64_t offset, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* Whether width bytes from addr stay below 2^64 (width >= 1): a record
+ * whose bytes pass it is refused by every reader. */
+static inline int trace_span_fits(uint64_t addr, uint32_t width)
+{
+    return addr <= UINT64_MAX - (width - 1);
+}
+
 /* Valid widths are powers of two from 1 to 16. */
 static inline int trace_width_valid(uint32_t w)
 {
