@@ -111,6 +111,20 @@ static int csv_fields(const struct trace_cur *c)
     return 0;
 }
 
+/* What is wrong with the place of record o after prev (NULL: o is the
+ * first), or NULL: the sorter's order is SM-major, seq counting 0, 1, 2 ...
+ * within each SM. */
+static const char *order_error(const struct trace_out *o, const struct trace_out *prev)
+{
+    if (o->sm >= CACHE_INPUT_MAX_SMS)
+        return "SM id too large";
+    if (prev && o->sm < prev->sm)
+        return "records are not SM-major (the sorter's order)";
+    if (o->seq != (prev && o->sm == prev->sm ? prev->seq + 1 : 0))
+        return "seq must count 0, 1, 2 ... within each SM";
+    return NULL;
+}
+
 static int read_csv(struct cache_input *in, const struct trace_mapped *m, struct trace_err *err)
 {
     struct trace_text t;
@@ -135,9 +149,13 @@ static int read_csv(struct cache_input *in, const struct trace_mapped *m, struct
                 return trace_text_fail(&t, TRACE_ENOMEM, "out of memory");
             in->recs = r;
         }
+        const struct trace_out *o = &in->recs[in->count];
         int rc = csv_line(&t, &c, fields, &in->recs[in->count]);
         if (rc)
             return rc;
+        const char *why = order_error(o, in->count ? o - 1 : NULL);
+        if (why)
+            return trace_text_fail(&t, TRACE_EINPUT, "sm %u, seq %llu: %s", o->sm, (unsigned long long)o->seq, why);
         in->count++;
     }
     return 0;
@@ -145,16 +163,19 @@ static int read_csv(struct cache_input *in, const struct trace_mapped *m, struct
 
 /* ---- the index ------------------------------------------------------------------- */
 
-/* Where record k is, for messages: its line (CSV) or byte offset (binary). */
-static void at_record(const struct cache_input *in, uint64_t k, struct trace_err *err, const char *why,
-                      const struct trace_out *o)
+/* Checks binary record k (o, after prev) and its place: 0, or -1 with err
+ * naming its byte offset. */
+static int check_binary(const struct cache_input *in, uint64_t k, const struct trace_out *o,
+                        const struct trace_out *prev, struct trace_err *err)
 {
-    if (in->binary)
-        trace_err_set(err, 0, TRACE_BIN_HEADER_BYTES + k * TRACE_BIN_OUT_BYTES,
-                      "record %llu (sm %u, seq %llu): %s", (unsigned long long)k, o->sm,
-                      (unsigned long long)o->seq, why);
-    else
-        trace_err_set(err, k + 2, 0, "sm %u, seq %llu: %s", o->sm, (unsigned long long)o->seq, why);
+    if (o->sm < CACHE_INPUT_MAX_SMS && !trace_bin_out_valid(o, in->params.sms))
+        return trace_bin_out_check(&in->bin, k, o, err); /* the record itself first, as the reader says it */
+    const char *why = order_error(o, prev);
+    if (!why)
+        return 0;
+    trace_err_set(err, 0, TRACE_BIN_HEADER_BYTES + k * TRACE_BIN_OUT_BYTES, "record %llu (sm %u, seq %llu): %s",
+                  (unsigned long long)k, o->sm, (unsigned long long)o->seq, why);
+    return -1;
 }
 
 /* Makes room for SM sm in the index. 0 or -1. */
@@ -190,22 +211,10 @@ static int build_index(struct cache_input *in, struct trace_err *err)
         goto nomem;
     for (uint64_t k = 0; k < in->count; k++) {
         get_place(in, k, &o);
-        if (o.sm >= CACHE_INPUT_MAX_SMS) {
-            at_record(in, k, err, "SM id too large", &o);
-            return TRACE_EINPUT;
-        }
-        /* CSV lines are checked as read; the message only on a bad record */
-        if (in->binary && !trace_bin_out_valid(&o, in->params.sms) && trace_bin_out_check(&in->bin, k, &o, err))
+        /* CSV lines were checked as read, where their line and offset are known */
+        if (in->binary && check_binary(in, k, &o, k ? &prev : NULL, err))
             return TRACE_EINPUT;
         int same = k > 0 && o.sm == prev.sm;
-        if (k > 0 && o.sm < prev.sm) {
-            at_record(in, k, err, "records are not SM-major (the sorter's order)", &o);
-            return TRACE_EINPUT;
-        }
-        if (o.seq != (same ? prev.seq + 1 : 0)) {
-            at_record(in, k, err, "seq must count 0, 1, 2 ... within each SM", &o);
-            return TRACE_EINPUT;
-        }
         if (!same) {
             if (index_room(in, o.sm, &cap))
                 goto nomem;

@@ -252,6 +252,7 @@ static void test_side_by_side(void **state)
     cache_input_close(&in);
 }
 
+/* The refusal names the line and the byte offset where it starts. */
 static void expect_refused(const char *path, const char *text, uint64_t line, const char *what)
 {
     struct cache_input in;
@@ -259,6 +260,10 @@ static void expect_refused(const char *path, const char *text, uint64_t line, co
     write_file(path, text);
     assert_int_equal(cache_input_open(&in, path, &err), TRACE_EINPUT);
     assert_int_equal(err.line, line);
+    uint64_t start = 0;
+    for (uint64_t l = 1; l < line; l++)
+        start += (uint64_t)(strchr(text + start, '\n') - (text + start)) + 1;
+    assert_int_equal(err.offset, start);
     if (!strstr(err.msg, what))
         fail_msg("'%s' does not say '%s'", err.msg, what);
 }
@@ -274,6 +279,10 @@ static void test_refusals(void **state)
     expect_refused(csv, buf, 3, "seq");
     snprintf(buf, sizeof buf, "%s1,0,0,0x10,0x1000,4,0\n0,0,0,0x10,0x1000,4,0\n", h);
     expect_refused(csv, buf, 3, "SM-major");
+    snprintf(buf, sizeof buf, "%s0,0,0,0x10,0x1000,4,0\r\n\r\n", h); /* CRLF; a blank line */
+    expect_refused(csv, buf, 3, "blank");
+    snprintf(buf, sizeof buf, "%s0,0,0,0x10,0x1000,4,0\n0,1,0,0x10,0x1000,4,0\n1,1,0,0x10,0x1000,4,0\n", h);
+    expect_refused(csv, buf, 4, "seq");
     snprintf(buf, sizeof buf, "%s0,0,0,0x10,0x1000,3,0\n", h);
     expect_refused(csv, buf, 2, "width");
     snprintf(buf, sizeof buf, "%s0,0,0,0x10,0x1000,4,0,9\n", h);
