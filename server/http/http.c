@@ -232,6 +232,12 @@ static int admit(struct conn_ctx *cx, struct http_resp *rs)
     }
     if (cx->route->write && check_auth(cx, rs) < 0)
         return -1;
+    const char *nul = http_query_nul(&cx->rq);
+    if (nul) {
+        problem_field(&cx->rq, rs, 400, "invalid-request", nul, "query argument '%.64s' holds a NUL byte (%%00)",
+                      nul);
+        return -1;
+    }
     return check_body_headers(cx, rs);
 }
 

@@ -82,7 +82,7 @@ req GET /healthz
 assert_status 200
 
 # Query arguments of the listing.
-for q in state=nope limit=0 limit=501 limit=abc limit=-1 before=-1 before=abc; do
+for q in state=nope limit=0 limit=501 limit=abc limit=-1 before=-1 before=abc limit=5%00x state=queued%00x; do
     req GET "/api/v1/jobs?$q"
     assert_problem 400
     assert_field "${q%%=*}"
