@@ -168,7 +168,7 @@ static int read_csv(struct cache_input *in, const struct trace_mapped *m, struct
 static int check_binary(const struct cache_input *in, uint64_t k, const struct trace_out *o,
                         const struct trace_out *prev, struct trace_err *err)
 {
-    if (o->sm < CACHE_INPUT_MAX_SMS && !trace_bin_out_valid(o, in->params.sms))
+    if (o->sm < CACHE_INPUT_MAX_SMS && !trace_bin_out_valid(o, in->params.sms, in->bin.h.version))
         return trace_bin_out_check(&in->bin, k, o, err); /* the record itself first, as the reader says it */
     const char *why = order_error(o, prev);
     if (!why)

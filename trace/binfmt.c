@@ -273,7 +273,7 @@ void trace_bin_out_decode(const uint8_t *in, struct trace_out *o)
     o->store = in[39];
 }
 
-int trace_bin_req_check(const struct trace_rec *r, char *msg, size_t msglen)
+int trace_bin_req_check(const struct trace_rec *r, uint32_t version, char *msg, size_t msglen)
 {
     if (!trace_width_valid(r->width)) {
         snprintf(msg, msglen, "width %" PRIu32 " is not 1, 2, 4, 8 or 16", r->width);
@@ -283,9 +283,13 @@ int trace_bin_req_check(const struct trace_rec *r, char *msg, size_t msglen)
         snprintf(msg, msglen, "dependency flag %u is not 0 or 1", (unsigned)r->dep);
         return -1;
     }
-    if (r->store > 1 || r->reserved) {
-        snprintf(msg, msglen, "store flag %u is not 0 or 1, or reserved bytes 30-31 are not 0",
-                 (unsigned)r->store);
+    if (r->store > trace_bin_store_max(version) || r->reserved) {
+        if (r->reserved || version >= 2)
+            snprintf(msg, msglen, "store flag %u is not 0 or 1, or reserved bytes 30-31 are not 0",
+                     (unsigned)r->store);
+        else
+            snprintf(msg, msglen, "byte 29 is %u: a version-1 file has no store flag and keeps it 0",
+                     (unsigned)r->store);
         return -1;
     }
     if (!trace_span_fits(r->addr, r->width)) {
@@ -409,7 +413,7 @@ static int validate_requests(const struct trace_bin *b, struct trace_err *err)
         const struct trace_rec *r = &b->recs[i];
         uint64_t at = b->h.header_bytes + i * TRACE_BIN_REQ_BYTES;
         char m[200];
-        if (trace_bin_req_check(r, m, sizeof m)) {
+        if (trace_bin_req_check(r, b->h.version, m, sizeof m)) {
             trace_err_set(err, 0, at, "record %" PRIu64 ": %.200s", i, m);
             return -1;
         }
@@ -426,12 +430,12 @@ static int validate_requests(const struct trace_bin *b, struct trace_err *err)
 
 int trace_bin_out_check(const struct trace_bin *b, uint64_t i, const struct trace_out *o, struct trace_err *err)
 {
-    if (trace_bin_out_valid(o, b->h.params.sms))
+    if (trace_bin_out_valid(o, b->h.params.sms, b->h.version))
         return 0;
     trace_err_set(err, 0, b->h.header_bytes + i * TRACE_BIN_OUT_BYTES,
          "record %" PRIu64 ": sm %" PRIu32 ", width %" PRIu32 ", dep %" PRIu32 ", store %" PRIu32
-         " out of range (%" PRIu32 " SMs; address 0x%" PRIx64 ")", i, o->sm, o->width, o->dep, o->store,
-         b->h.params.sms, o->addr);
+         " out of range (%" PRIu32 " SMs; address 0x%" PRIx64 "%s)", i, o->sm, o->width, o->dep, o->store,
+         b->h.params.sms, o->addr, b->h.version < 2 ? "; a version-1 file has no stores" : "");
     return -1;
 }
 
@@ -460,7 +464,7 @@ int trace_bin_read(const struct trace_bin *b, trace_sink sink, void *ctx, struct
     }
     for (uint64_t i = 0; i < b->count; i++) {
         char m[200];
-        if (trace_bin_req_check(&b->recs[i], m, sizeof m)) {
+        if (trace_bin_req_check(&b->recs[i], b->h.version, m, sizeof m)) {
             trace_err_set(err, 0, b->h.header_bytes + i * TRACE_BIN_REQ_BYTES, "record %" PRIu64 ": %.200s", i, m);
             return -1;
         }

@@ -4,8 +4,9 @@
  * request (trace_rec) in a requests file, 40 bytes per sorted request
  * (trace_out) in a sorted file. Version 2 added the store flag (byte 29 of
  * a request, 39 of a sorted record), bytes that version 1 kept zero: a
- * version-1 file reads the same, every record a load, and a version-1
- * reader refuses a version-2 file instead of reading its stores as loads.
+ * version-1 file reads the same, every record a load (a set byte there is
+ * refused as damage: trace_bin_store_max), and a version-1 reader refuses a
+ * version-2 file instead of reading its stores as loads.
  *
  * DESIGN
  * Reading maps the file (mmap, read-only) and checks the header and the
@@ -74,13 +75,22 @@ void trace_bin_req_encode(const struct trace_rec *r, uint8_t out[TRACE_BIN_REQ_B
 void trace_bin_req_decode(const uint8_t *in, struct trace_rec *r);
 void trace_bin_out_encode(const struct trace_out *o, uint8_t out[TRACE_BIN_OUT_BYTES]);
 void trace_bin_out_decode(const uint8_t *in, struct trace_out *o);
-/* Whether a sorted record's fields are in range in a file of `sms` SMs:
- * the one rule every reader of sorted files applies (a power-of-two width
- * whose bytes stay below 2^64, flags 0 or 1, an SM of the file). */
-static inline int trace_bin_out_valid(const struct trace_out *o, uint32_t sms)
+/* The largest store flag a file of this version may hold: 1 from version
+ * 2 on; 0 in version 1, which kept that byte zero (a version-1 file whose
+ * byte is set is damaged, not a file of stores). */
+static inline unsigned trace_bin_store_max(uint32_t version)
 {
-    return o->width && !(o->width & (o->width - 1)) && o->dep <= 1 && o->store <= 1 && o->sm < sms &&
-           trace_span_fits(o->addr, o->width);
+    return version >= 2;
+}
+
+/* Whether a sorted record's fields are in range in a file of `sms` SMs and
+ * this version: the one rule every reader of sorted files applies (a
+ * power-of-two width whose bytes stay below 2^64, flags 0 or 1 — the store
+ * flag 0 in version 1 —, an SM of the file). */
+static inline int trace_bin_out_valid(const struct trace_out *o, uint32_t sms, uint32_t version)
+{
+    return o->width && !(o->width & (o->width - 1)) && o->dep <= 1 && o->store <= trace_bin_store_max(version) &&
+           o->sm < sms && trace_span_fits(o->addr, o->width);
 }
 
 /* Encodes n sorted records into out (n * TRACE_BIN_OUT_BYTES bytes). */
@@ -140,10 +150,12 @@ int trace_bin_room_sink(void *room, const struct trace_out *o, size_t n);
 /* Copies n records already encoded into the room. 0 or commit's non-zero. */
 int trace_bin_room_copy(const struct trace_bin_room *r, const uint8_t *bytes, size_t n);
 
-/* Checks one request record: width, dependency and store flags (0 or 1,
- * reserved bytes 0), and that its bytes do not pass the top of the address
- * space. 0, or -1 with the problem in msg. */
-int trace_bin_req_check(const struct trace_rec *r, char *msg, size_t msglen);
+/* Checks one request record of a file of this version (TRACE_BIN_VERSION
+ * for records of any other source): width, dependency and store flags (0
+ * or 1; the store flag 0 in version 1; reserved bytes 0), and that its
+ * bytes do not pass the top of the address space. 0, or -1 with the problem
+ * in msg. */
+int trace_bin_req_check(const struct trace_rec *r, uint32_t version, char *msg, size_t msglen);
 
 /* An open, mapped file. */
 struct trace_bin {

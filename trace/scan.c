@@ -158,7 +158,7 @@ int trace_text_bad(const struct trace_text *t, const char *at, const char *fmt, 
 int trace_text_rec_check(const struct trace_text *t, const char *at, const struct trace_rec *r)
 {
     char m[160];
-    return trace_bin_req_check(r, m, sizeof m) ? trace_text_bad(t, at, "%s", m) : 0;
+    return trace_bin_req_check(r, TRACE_BIN_VERSION, m, sizeof m) ? trace_text_bad(t, at, "%s", m) : 0;
 }
 
 int trace_text_fail(const struct trace_text *t, int rc, const char *fmt, ...)

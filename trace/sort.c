@@ -52,7 +52,18 @@ struct view {
     size_t n;
     uint64_t base;                  /* byte offset of record 0 */
     const struct trace_bin *bin;    /* for releasing pages; NULL for arrays */
+    uint32_t version;               /* of the file's layout (TRACE_BIN_VERSION for arrays) */
+    uint32_t flags_ok;              /* the bits bytes 28-31 may have in it (record_bad) */
 };
+
+/* A view of recs[0..n) laid out as a file of this version. */
+static struct view view_of(const struct trace_rec *recs, size_t n, uint64_t base, const struct trace_bin *bin,
+                           uint32_t version)
+{
+    /* dep may be 1; store too from version 2 on; the reserved bytes 0 */
+    uint32_t flags_ok = 0x01u | (uint32_t)trace_bin_store_max(version) << 8;
+    return (struct view){.recs = recs, .n = n, .base = base, .bin = bin, .version = version, .flags_ok = flags_ok};
+}
 
 static void view_release(const struct view *v, size_t first, size_t end)
 {
@@ -112,7 +123,7 @@ static int bindex_add(struct bindex *x, uint64_t id, size_t start)
 static int record_error(const struct view *v, size_t i, struct trace_err *err)
 {
     char m[200];
-    if (trace_bin_req_check(&v->recs[i], m, sizeof m) == 0)
+    if (trace_bin_req_check(&v->recs[i], v->version, m, sizeof m) == 0)
         return 0;
     trace_err_set(err, 0, v->base + i * (uint64_t)TRACE_BIN_REQ_BYTES, "record %zu: %s", i, m);
     return -1;
@@ -120,10 +131,10 @@ static int record_error(const struct view *v, size_t i, struct trace_err *err)
 
 /* Non-zero when record r breaks a rule of trace_bin_req_check (which then
  * says which): a width of 1, 2, 4, 8 or 16, dependency and store flags 0 or
- * 1, reserved bytes 0, no byte past 2^64. Branch-free, and its terms are
- * ORed as they are (not made 0 or 1 first): the checking pass runs it once
- * per record of the trace. */
-static inline uint64_t record_bad(const struct trace_rec *r)
+ * 1 (flags_ok: the store flag 0 in a version-1 file), reserved bytes 0, no
+ * byte past 2^64. Branch-free, and its terms are ORed as they are (not made
+ * 0 or 1 first): the checking pass runs it once per record of the trace. */
+static inline uint64_t record_bad(const struct trace_rec *r, uint32_t flags_ok)
 {
     uint32_t w = r->width, flags; /* flags: dep, store and the two reserved bytes */
     memcpy(&flags, (const char *)r + offsetof(struct trace_rec, dep), sizeof flags);
@@ -131,7 +142,7 @@ static inline uint64_t record_bad(const struct trace_rec *r)
                        sizeof r->reserved == 2,
                    "dep, store, reserved: four bytes in a row");
     /* (w - 1) & ~15: w is 0 or above 16; w & (w - 1): not a power of two */
-    return ((w - 1) & ~(uint32_t)15) | (w & (w - 1)) | (flags & ~(uint32_t)0x0101) |
+    return ((w - 1) & ~(uint32_t)15) | (w & (w - 1)) | (flags & ~flags_ok) |
            (uint64_t)(r->addr + (w - 1) < r->addr);
 }
 
@@ -154,6 +165,7 @@ static int scan_range(const struct view *v, const struct trace_params *p, size_t
                       struct bindex *x, struct trace_err *err)
 {
     uint64_t block_end = 0; /* 0: the first record starts a block */
+    const uint32_t flags_ok = v->flags_ok;
     size_t released = lo;
     for (size_t from = lo; from < hi; from += SCAN_RELEASE_EVERY) {
         size_t to = hi - from > SCAN_RELEASE_EVERY ? from + SCAN_RELEASE_EVERY : hi;
@@ -165,12 +177,12 @@ static int scan_range(const struct view *v, const struct trace_params *p, size_t
             uint64_t last = prev, bad = 0;
             for (size_t k = i; k < stop; k++) {
                 const struct trace_rec *r = &v->recs[k];
-                bad |= record_bad(r) | (r->tid < last);
+                bad |= record_bad(r, flags_ok) | (r->tid < last);
                 last = r->tid;
             }
             if (bad) /* the rare case: find the chunk's first bad record */
                 for (size_t k = i;; k++) {
-                    if (record_bad(&v->recs[k]) | (v->recs[k].tid < prev))
+                    if (record_bad(&v->recs[k], flags_ok) | (v->recs[k].tid < prev))
                         return scan_error(v, k, prev, err);
                     prev = v->recs[k].tid;
                 }
@@ -1043,7 +1055,7 @@ int trace_sort_records(const struct trace_rec *recs, size_t n, const struct trac
                        const struct trace_sort_opts *o, trace_out_sink sink, void *ctx,
                        struct trace_summary *sum, struct trace_err *err)
 {
-    struct view v = {.recs = recs, .n = n, .base = 0, .bin = NULL};
+    struct view v = view_of(recs, n, 0, NULL, TRACE_BIN_VERSION);
     return sort_view(&v, p, o, sink, ctx, sum, err);
 }
 
@@ -1146,8 +1158,8 @@ void trace_input_close(struct trace_input *in)
 int trace_sort_input(struct trace_input *in, const struct trace_params *p, const struct trace_sort_opts *o,
                      trace_out_sink sink, void *ctx, struct trace_summary *sum, struct trace_err *err)
 {
-    struct view v = {.recs = in->bin.recs, .n = (size_t)in->bin.count, .base = in->bin.h.header_bytes,
-                     .bin = &in->bin};
+    struct view v = view_of(in->bin.recs, (size_t)in->bin.count, in->bin.h.header_bytes, &in->bin,
+                            in->bin.h.version);
     return sort_view(&v, p, o, sink, ctx, sum, err);
 }
 

@@ -419,6 +419,46 @@ static void test_version1_reads_as_loads(void **state)
     trace_bin_get_out(&b, 0, &g);
     assert_int_equal(g.dep, 1);
     assert_int_equal(g.store, 0);
+    assert_int_equal(trace_bin_validate(&b, &err), 0);
+    trace_bin_close(&b);
+    /* a version-1 sorted record with byte 39 set is damaged, not a store */
+    buf[128 + 39] = 1;
+    spit(t->path, buf, n);
+    assert_int_equal(trace_bin_open(t->path, &b, &err), 0);
+    assert_int_equal(trace_bin_validate(&b, &err), -1);
+    assert_int_equal(err.offset, 128);
+    assert_non_null(strstr(err.msg, "version-1"));
+    trace_bin_close(&b);
+}
+
+/* A version-1 requests file whose byte 29 (no store flag in that version)
+ * is set is refused, with the record's offset, by the validator and the
+ * reader; the same record in version 2 is a store. */
+static void test_version1_store_byte_refused(void **state)
+{
+    struct tmp *t = *state;
+    const struct trace_rec loads[2] = {sample[1], sample[3]};
+    write_requests(t->path, loads, 2, 0);
+    uint8_t buf[512];
+    size_t n = slurp(t->path, buf, sizeof buf);
+    buf[128 + 32 + 29] = 1;
+    spit(t->path, buf, n);
+    struct trace_bin b;
+    struct trace_err err;
+    assert_int_equal(trace_bin_open(t->path, &b, &err), 0);
+    assert_int_equal(trace_bin_validate(&b, &err), 0);
+    assert_int_equal(b.recs[1].store, 1);
+    trace_bin_close(&b);
+    buf[8] = 1;
+    spit(t->path, buf, n);
+    assert_int_equal(trace_bin_open(t->path, &b, &err), 0);
+    assert_int_equal(trace_bin_validate(&b, &err), -1);
+    assert_int_equal(err.offset, 128 + 32);
+    assert_non_null(strstr(err.msg, "version-1"));
+    int seen = 0;
+    assert_int_equal(trace_bin_read(&b, stop_at_two, &seen, &err), -1);
+    assert_int_equal(seen, 1);
+    assert_int_equal(err.offset, 128 + 32);
     trace_bin_close(&b);
 }
 
@@ -468,6 +508,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_longer_header, setup, teardown),
         cmocka_unit_test_setup_teardown(test_header_refusals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_record_checks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_version1_store_byte_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_version1_reads_as_loads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_failures, setup, teardown),
     };

@@ -270,6 +270,30 @@ static void test_errors_before_output(void **state)
     assert_int_equal(out.n, 0);
     assert_int_equal(err.offset, 128 + 32 * (n - 1));
     trace_summary_free(&s);
+    /* a version-1 file (no store flag) whose byte 29 is set is damaged */
+    r[n - 1].tid = r[n - 2].tid;
+    r[n - 5].store = 1;
+    write_trace(t->path, r, n, 64);
+    f = fopen(t->path, "r+b");
+    assert_non_null(f);
+    fseek(f, 8, SEEK_SET);
+    fwrite(&flag, 1, 1, f); /* version 1 */
+    fclose(f);
+    assert_int_equal(trace_sort_file(t->path, &p, NULL, collect, &out, &s, &err), TRACE_SORT_EINPUT);
+    assert_int_equal(out.n, 0);
+    assert_int_equal(err.offset, 128 + 32 * (n - 5));
+    assert_non_null(strstr(err.msg, "version-1"));
+    trace_summary_free(&s);
+    r[n - 5].store = 0;
+    write_trace(t->path, r, n, 64);
+    f = fopen(t->path, "r+b");
+    fseek(f, 8, SEEK_SET);
+    fwrite(&flag, 1, 1, f);
+    fclose(f);
+    assert_int_equal(trace_sort_file(t->path, &p, NULL, collect, &out, &s, &err), 0);
+    assert_true(out.n > 0);
+    out.n = 0;
+    trace_summary_free(&s);
     /* a sorted file is not an input */
     struct trace_params q = p;
     trace_params_resolve(&q, 0);
