@@ -65,6 +65,13 @@ static int fail(struct run *r, enum trace_fault fault, const char *file, const c
     va_start(ap, fmt);
     vsnprintf(r->fail->msg, sizeof r->fail->msg, fmt, ap);
     va_end(ap);
+    /* A full disk is told apart from other I/O failures by the reason's
+     * words: the errno behind it was set wherever the write failed (the
+     * output's writer thread, a spool, the commit), and what reaches here
+     * from every one of them is its strerror text. */
+    if (fault == TRACE_FAULT_OTHER &&
+        (strstr(r->fail->msg, strerror(ENOSPC)) || strstr(r->fail->msg, strerror(EDQUOT))))
+        fault = TRACE_FAULT_SPACE;
     r->fail->fault = fault;
     r->fail->file = file;
     return -1;

@@ -50,6 +50,7 @@ enum trace_fault {
     TRACE_FAULT_OTHER,       /* memory, files, I/O */
     TRACE_FAULT_INPUT,       /* the trace (or the flag table) is wrong */
     TRACE_FAULT_PARAMS,      /* the settings do not fit this trace */
+    TRACE_FAULT_SPACE,       /* a file could not be written: no space left, or over quota */
 };
 
 struct trace_failure {

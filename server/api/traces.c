@@ -171,6 +171,8 @@ static void refuse(struct http_req *rq, struct http_resp *rs, const struct job_r
         problem_members(rq, rs, 400, "invalid-trace", at, "%s", why);
     } else if (f.cls == JOB_ERROR_PARAMS) {
         problem(rq, rs, 400, "invalid-request", "the parameters do not fit this trace: %s", why);
+    } else if (f.cls == JOB_ERROR_STORAGE) {
+        problem(rq, rs, 507, "insufficient-storage", "the server's disk is full: %s", why);
     } else {
         problem(rq, rs, 500, "internal", "sorting the trace failed: %s", why);
     }

@@ -236,7 +236,7 @@ static int settings_of(const json_t *params, struct trace_params *p, char *err, 
 
 static const enum job_error_class error_classes[] = {
     [TRACE_FAULT_OTHER] = JOB_ERROR_OTHER, [TRACE_FAULT_INPUT] = JOB_ERROR_INPUT,
-    [TRACE_FAULT_PARAMS] = JOB_ERROR_PARAMS};
+    [TRACE_FAULT_PARAMS] = JOB_ERROR_PARAMS, [TRACE_FAULT_SPACE] = JOB_ERROR_STORAGE};
 
 static json_t *run_kind(const struct job_ctx *ctx, const json_t *params, char *err, size_t errlen)
 {

@@ -134,7 +134,8 @@ int worker_call_parse(int argc, char **argv, struct worker_call *call, char *err
 
 /* The failure classes as the envelope and the store spell them. */
 static const char *const class_names[] = {
-    [JOB_ERROR_OTHER] = NULL, [JOB_ERROR_INPUT] = "input", [JOB_ERROR_PARAMS] = "params"};
+    [JOB_ERROR_OTHER] = NULL, [JOB_ERROR_INPUT] = "input", [JOB_ERROR_PARAMS] = "params",
+    [JOB_ERROR_STORAGE] = "storage"};
 #define NCLASSES (sizeof class_names / sizeof class_names[0])
 
 json_t *job_failure_to_json(const struct job_failure *f)
@@ -165,7 +166,7 @@ static int failure_member(const char *key, const json_t *v, struct job_failure *
                 f->cls = (enum job_error_class)i;
                 return 0;
             }
-        snprintf(err, errlen, "\"error_class\" must be \"input\" or \"params\"");
+        snprintf(err, errlen, "\"error_class\" must be \"input\", \"params\" or \"storage\"");
         return -1;
     }
     long long *slot = strcmp(key, "error_line") == 0 ? &f->line

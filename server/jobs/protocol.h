@@ -9,7 +9,7 @@
  * stdin ("--params -"), never in argv, where `ps` would show them.
  * The answer comes up as one JSON document on stdout, the envelope:
  *   {"ok": true,  "result": {...}}
- *   {"ok": false, "error": "reason"[, "error_class": "input"|"params"]
+ *   {"ok": false, "error": "reason"[, "error_class": "input"|"params"|"storage"]
  *                 [, "error_line": N][, "error_offset": N]}
  * written from a struct worker_reply by worker_reply_write and read back
  * into the same struct by worker_reply_read, which checks every member:

@@ -36,10 +36,10 @@ struct param_spec {
 };
 
 /* What a failing run may say besides its reason: whether the input or the
- * parameters were at fault, and where in the input (line of a text format,
+ * parameters were at fault (or the disk was full), and where in the input (line of a text format,
  * byte offset; -1 where it does not apply). The worker protocol carries it
  * to the daemon, which stores it with the job. */
-enum job_error_class { JOB_ERROR_OTHER, JOB_ERROR_INPUT, JOB_ERROR_PARAMS };
+enum job_error_class { JOB_ERROR_OTHER, JOB_ERROR_INPUT, JOB_ERROR_PARAMS, JOB_ERROR_STORAGE };
 struct job_failure {
     enum job_error_class cls;
     long long line, offset;

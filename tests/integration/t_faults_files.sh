@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Proves a full disk under the daemon's own files is survived: the Nth whole write of each process (the daemon's spooled upload, the sort worker's output) fails with ENOSPC, and every later one until space returns, for every N along a synchronous sort; the client gets the sorted trace or a 5xx problem that says why, the daemon stays up, the same sort succeeds once space returns, and nothing is left in upload_dir.
+# Proves a full disk under the daemon's own files is survived: the Nth whole write of each process (the daemon's spooled upload, the sort worker's output) fails with ENOSPC, and every later one until space returns, for every N along a synchronous sort; the client gets the sorted trace or a 507 problem that says why, the daemon stays up, the same sort succeeds once space returns, and nothing is left in upload_dir.
 . "$(dirname "$0")/lib.sh"
 
 FULL=$WORK/disk-full
@@ -20,6 +20,7 @@ cp "$WORK/.req.out" "$WORK/expected.csv"
 stop_daemon
 
 n=1
+n507=0
 while :; do
     touch "$FULL"
     GPUPROBE_FAULT_FILE="write:$n:$FULL" start_daemon --config "$CONFIG"
@@ -27,7 +28,10 @@ while :; do
     sort_sample
     first=$STATUS
     if [ "$first" != 200 ]; then
-        assert_true '(.status | . >= 500) and (.detail | length > 0)'
+        # the upload's spool or the sort's output met the full disk: 507, saying so
+        assert_problem 507 insufficient-storage
+        assert_true '.detail | test("No space left on device")'
+        n507=$((n507 + 1))
         req GET /healthz
         assert_status 200
     else
@@ -46,5 +50,6 @@ while :; do
     [ "$n" -le 100 ] || fail "still failing at write $n"
 done
 [ "$n" -ge 2 ] || fail "the first write never failed: no fault was injected"
-echo "file writes: $n runs"
+[ "$n507" -eq $((n - 1)) ] || fail "$((n - 1)) writes failed but $n507 answers were 507"
+echo "file writes: $n runs, $n507 answered 507"
 [ "$(sqlite3 "$DB" 'PRAGMA integrity_check')" = ok ] || fail "integrity_check"

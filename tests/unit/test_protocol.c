@@ -185,7 +185,7 @@ static void test_reply_refusals(void **state)
         {"{\"ok\":false,\"error\":\"x\",\"why\":1}", "unknown member \"why\""},
         {"{\"ok\":false,\"error\":\"x\",\"error_line\":-1}", "non-negative"},
         {"{\"ok\":false,\"error\":\"x\",\"error_offset\":\"9\"}", "non-negative"},
-        {"{\"ok\":false,\"error\":\"x\",\"error_class\":\"disk\"}", "\"input\" or \"params\""},
+        {"{\"ok\":false,\"error\":\"x\",\"error_class\":\"disk\"}", "\"input\", \"params\" or \"storage\""},
         {"{\"ok\":true,\"ok\":true,\"result\":{}}", "not JSON"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -212,6 +212,12 @@ static void test_failure_json(void **state)
     assert_int_equal(back.cls, JOB_ERROR_PARAMS);
     assert_int_equal(back.line, -1);
     assert_int_equal(back.offset, 12);
+    json_decref(j);
+    f = (struct job_failure){JOB_ERROR_STORAGE, -1, -1};
+    j = job_failure_to_json(&f);
+    assert_string_equal(json_string_value(json_object_get(j, "error_class")), "storage");
+    assert_int_equal(job_failure_from_json(j, &back, err, sizeof err), 0);
+    assert_int_equal(back.cls, JOB_ERROR_STORAGE);
     json_decref(j);
     f = JOB_FAILURE_NONE;
     assert_null(job_failure_to_json(&f));
