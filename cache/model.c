@@ -32,7 +32,8 @@ struct run {
     int ex1_on, rd1_on, ex2_on, rd2_on;
     int parts;                       /* L2 partitions: 1, or 2 (cache/partition.h) */
     struct cache_geom g2;            /* the L2 of one partition */
-    double *p1;                      /* the L1's conflict probabilities, over its span */
+    struct cache_conflict p1;        /* the L1's conflict probabilities */
+    int p1_on;
     struct cache_correction k1;      /* the L1 corrections of all SMs, summed */
     struct cache_spill spill[2];     /* per engine: what the L1s sent below */
     int spill_on[2];
@@ -87,7 +88,8 @@ static void run_free(struct run *r)
             cache_spill_close(&r->spill[e]);
     if (r->ids_on)
         cache_lineid_free(&r->ids);
-    free(r->p1);
+    if (r->p1_on)
+        cache_conflict_free(&r->p1);
 }
 
 static int run_init(struct run *r, const struct cache_config *cfg, struct cache_result *res, int engines,
@@ -117,10 +119,9 @@ static int run_init(struct run *r, const struct cache_config *cfg, struct cache_
         r->ids_on = 1;
     }
     if (engines & CACHE_ENGINE_REUSE) {
-        uint64_t span = cache_assoc_span(&cfg->geom[0]);
-        if (!(r->p1 = malloc(span * sizeof *r->p1)))
+        if (cache_conflict_init(&r->p1, &cfg->geom[0]))
             return -1;
-        cache_assoc_conflict_prob(&cfg->geom[0], r->p1, span);
+        r->p1_on = 1;
     }
     return 0;
 }
@@ -175,7 +176,7 @@ static int l1_pass(struct run *r, const struct cache_input *in, uint32_t s)
     if (r->rd1_on) {
         struct cache_level_result *l = &r->res->r[CACHE_REUSE][CACHE_L1];
         struct cache_correction k;
-        cache_reuse_correction(&r->rd1, r->p1, &k);
+        cache_reuse_correction(&r->rd1, &r->p1, &k);
         cache_estimate_corrected(cr, &k, 1.0, &l->est_sm[s]);
         cache_correction_add(&r->k1, &k);
         cache_rdhist_add(&l->hist, &r->rd1.hist);
@@ -507,16 +508,14 @@ static int finish(const struct cache_config *cfg, struct run *rr, struct cache_r
             cache_estimate_corrected(&l->total, &rr->k1, 1.0, &l->est);
             continue;
         }
-        uint64_t span = cache_assoc_span(&rr->g2);
-        double *p = malloc(span * sizeof *p);
-        if (!p)
+        struct cache_conflict p;
+        if (cache_conflict_init(&p, &rr->g2))
             return -1;
-        cache_assoc_conflict_prob(&rr->g2, p, span);
         /* one L2 for all SMs: each SM takes its share of the correction */
         struct cache_correction k = {0};
         for (int q = 0; q < rr->parts; q++) {
             struct cache_correction kq;
-            cache_reuse_correction(&rr->rd2[q], p, &kq);
+            cache_reuse_correction(&rr->rd2[q], &p, &kq);
             cache_correction_add(&k, &kq);
         }
         cache_estimate_corrected(&l->total, &k, 1.0, &l->est);
@@ -526,7 +525,7 @@ static int finish(const struct cache_config *cfg, struct run *rr, struct cache_r
         l->hist = rr->rd2[0].hist;
         if (rr->parts == 2)
             cache_rdhist_add(&l->hist, &rr->rd2[1].hist);
-        free(p);
+        cache_conflict_free(&p);
     }
     return 0;
 }

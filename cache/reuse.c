@@ -4,6 +4,7 @@
 #include "cache/reuse.h"
 
 #include <math.h>
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,8 +82,9 @@ void cache_reuse_reset(struct cache_reuse *r)
     cache_mshr_reset(&r->ms);
     memset(&r->hist, 0, sizeof r->hist);
     r->hist.beyond_from = r->track;
-    memset(r->at, 0, r->span * sizeof *r->at);
-    memset(r->st_at, 0, r->span * sizeof *r->st_at);
+    memset(r->at, 0, r->at_end * sizeof *r->at);
+    memset(r->st_at, 0, r->at_end * sizeof *r->st_at);
+    r->at_end = 0;
     r->npend = 0;
 }
 
@@ -90,6 +92,7 @@ void cache_reuse_reset(struct cache_reuse *r)
 
 static void at_add(struct cache_reuse *r, const struct cache_at_pending *a)
 {
+    r->at_end = a->d < r->at_end ? r->at_end : a->d + 1;
     r->at[a->d].n++;
     r->at[a->d].sectors += a->sectors;
     if (a->store) {
@@ -238,16 +241,41 @@ uint64_t cache_assoc_span(const struct cache_geom *g)
     return hi;
 }
 
-void cache_assoc_conflict_prob(const struct cache_geom *g, double *p, uint64_t n)
+void cache_assoc_conflict_prob(const struct cache_geom *g, double *p, uint64_t from, uint64_t n)
 {
     if (g->sets == 1) { /* fully associative: conflicts never, beyond lines always */
-        for (uint64_t d = 0; d < n; d++)
+        for (uint64_t d = from; d < n; d++)
             p[d] = d < g->lines ? 0 : 1;
         return;
     }
     double q = 1.0 / g->sets;
-    for (uint64_t d = 0; d < n; d++)
+    for (uint64_t d = from; d < n; d++)
         p[d] = d < g->assoc ? 0 : d > g->assoc && p[d - 1] >= 1.0 - 1e-15 ? 1.0 : 1.0 - stays(d, q, g->assoc);
+}
+
+int cache_conflict_init(struct cache_conflict *c, const struct cache_geom *g)
+{
+    c->g = g;
+    c->have = 0;
+    c->span = cache_assoc_span(g);
+    c->p = malloc(c->span * sizeof *c->p);
+    return c->p ? 0 : -1;
+}
+
+void cache_conflict_free(struct cache_conflict *c)
+{
+    free(c->p);
+    c->p = NULL;
+}
+
+/* c's P(d) for every d < end (end <= its span). */
+static const double *conflict_upto(struct cache_conflict *c, uint64_t end)
+{
+    if (end > c->have) {
+        cache_assoc_conflict_prob(c->g, c->p, c->have, end);
+        c->have = end;
+    }
+    return c->p;
 }
 
 void cache_estimate_of(const struct cache_counts *c, struct cache_estimate *e)
@@ -272,11 +300,11 @@ void cache_estimate_of(const struct cache_counts *c, struct cache_estimate *e)
 }
 
 /* The shift of the hits at[d] (and their sectors) at every distance. */
-static void shift_of(const double *p, const struct cache_at *at, uint64_t span, uint64_t lines,
+static void shift_of(const double *p, const struct cache_at *at, uint64_t end, uint64_t lines,
                      struct cache_shift *k)
 {
     *k = (struct cache_shift){0, 0, 0, 0};
-    for (uint64_t d = 0; d < span; d++) {
+    for (uint64_t d = 0; d < end; d++) {
         if (!at[d].n)
             continue;
         if (d < lines) {
@@ -289,12 +317,14 @@ static void shift_of(const double *p, const struct cache_at *at, uint64_t span, 
     }
 }
 
-void cache_reuse_correction(struct cache_reuse *r, const double *p, struct cache_correction *k)
+void cache_reuse_correction(struct cache_reuse *r, struct cache_conflict *c, struct cache_correction *k)
 {
     at_flush(r);
+    assert(c->span == r->span && r->at_end <= r->span);
+    const double *p = conflict_upto(c, r->at_end);
     memset(k, 0, sizeof *k); /* padding too: corrections are compared bytewise */
-    shift_of(p, r->at, r->span, r->g->lines, &k->all);
-    shift_of(p, r->st_at, r->span, r->g->lines, &k->stores);
+    shift_of(p, r->at, r->at_end, r->g->lines, &k->all);
+    shift_of(p, r->st_at, r->at_end, r->g->lines, &k->stores);
     k->through = r->g->write == CACHE_WRITE_THROUGH_NO_ALLOCATE;
 }
 

@@ -91,6 +91,9 @@ struct cache_reuse {
     struct cache_at {
         uint64_t n, sectors;
     } *at, *st_at;                 /* all requests; the stores among them */
+    uint64_t at_end;               /* at and st_at are zero from here on: resetting and
+                                      correcting cost the distances a trace reached, not
+                                      the span (a large cache of a small trace) */
     /* counts not yet added to at/st_at: a distance is known only when its
      * request is made, and at[d] is anywhere in megabytes (the L2's span),
      * so each count is asked for when made and added CACHE_AT_PENDING
@@ -138,14 +141,27 @@ void cache_reuse_prefetch(struct cache_reuse *r, uint64_t line, int stage);
 int64_t cache_reuse_access(struct cache_reuse *r, uint64_t line, uint32_t want, uint64_t t, int store,
                            struct cache_counts *c);
 
-/* P(d) for every d < n, into p (n doubles; n is normally the span). */
-void cache_assoc_conflict_prob(const struct cache_geom *g, double *p, uint64_t n);
+/* P(d) for every d in [from, n), into p (p[from - 1] already there when
+ * from > 0; n is at most the span). */
+void cache_assoc_conflict_prob(const struct cache_geom *g, double *p, uint64_t from, uint64_t n);
+
+/* g's P(d) over its span, computed only as far as a correction asks
+ * (cache_reuse_correction): a trace reaches distances up to its distinct
+ * lines, so a large cache of a small trace costs what the trace does. */
+struct cache_conflict {
+    const struct cache_geom *g;
+    double *p;                     /* [span] (pages untouched past have) */
+    uint64_t have, span;           /* p[0, have) computed */
+};
+/* g must outlive c. 0, or -1 out of memory. */
+int cache_conflict_init(struct cache_conflict *c, const struct cache_geom *g);
+void cache_conflict_free(struct cache_conflict *c);
 
 /* The associativity correction of everything r has seen: the expected hits
  * lost to conflicts (at d < lines) and won back (at d >= lines), and their
- * sectors; the stores' part of each apart. p from
- * cache_assoc_conflict_prob over r->span. The counts still pending are
- * added to r's tables first (which is all it changes in r). */
+ * sectors; the stores' part of each apart. c: r's geometry's P(d) (extended
+ * here as far as r's counts go). The counts still pending are added to r's
+ * tables first (which is all it changes in r). */
 struct cache_shift {
     double lost, lost_sectors, won, won_sectors;
 };
@@ -155,7 +171,7 @@ struct cache_correction {
 };
 /* Adds b to a (through taken from b). */
 void cache_correction_add(struct cache_correction *a, const struct cache_correction *b);
-void cache_reuse_correction(struct cache_reuse *r, const double *p, struct cache_correction *k);
+void cache_reuse_correction(struct cache_reuse *r, struct cache_conflict *c, struct cache_correction *k);
 
 /* The corrected estimate of counts c: c with share of the correction k
  * applied (1 for the counts k was made from). */

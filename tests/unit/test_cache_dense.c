@@ -197,16 +197,15 @@ static void reuse_case(const struct cache_geom *g, const struct cache_timing *tm
     assert_memory_equal(&d.hist, &h.hist, sizeof d.hist);
     if (g->write == CACHE_WRITE_BACK_ALLOCATE)
         assert_true(d.hist.beyond > 0);
-    double *p = malloc(d.span * sizeof *p);
-    assert_non_null(p);
+    struct cache_conflict p;
     struct cache_correction kd, kh;
-    cache_assoc_conflict_prob(g, p, d.span);
-    cache_reuse_correction(&d, p, &kd);
-    cache_reuse_correction(&h, p, &kh);
+    assert_int_equal(cache_conflict_init(&p, g), 0);
+    cache_reuse_correction(&d, &p, &kd);
+    cache_reuse_correction(&h, &p, &kh);
     assert_memory_equal(&kd, &kh, sizeof kd);
     assert_memory_equal(d.at, h.at, d.span * sizeof *d.at);
     assert_memory_equal(d.st_at, h.st_at, d.span * sizeof *d.st_at);
-    free(p);
+    cache_conflict_free(&p);
     cache_reuse_free(&d);
     cache_reuse_free(&h);
     cache_lineid_free(&ids);
@@ -242,11 +241,10 @@ static void test_distance_counts_complete(void **state)
         assert_int_equal(cache_reuse_init(&r, &g, &tm, 0), 0);
         for (uint64_t t = 0; t < k + reuses[i]; t++)
             cache_reuse_access(&r, t % k, 1, t, 0, &c);
-        double *p = malloc(r.span * sizeof *p);
-        assert_non_null(p);
+        struct cache_conflict p;
         struct cache_correction kc;
-        cache_assoc_conflict_prob(&g, p, r.span);
-        cache_reuse_correction(&r, p, &kc);
+        assert_int_equal(cache_conflict_init(&p, &g), 0);
+        cache_reuse_correction(&r, &p, &kc);
         assert_int_equal(c.hits, reuses[i]);
         assert_int_equal(r.at[k - 1].n, reuses[i]);
         assert_int_equal(r.at[k - 1].sectors, reuses[i]);
@@ -255,9 +253,9 @@ static void test_distance_counts_complete(void **state)
             all += r.at[d].n;
         assert_int_equal(all, reuses[i]);
         /* a second correction adds nothing twice */
-        cache_reuse_correction(&r, p, &kc);
+        cache_reuse_correction(&r, &p, &kc);
         assert_int_equal(r.at[k - 1].n, reuses[i]);
-        free(p);
+        cache_conflict_free(&p);
         cache_reuse_free(&r);
     }
 }

@@ -217,7 +217,7 @@ static void test_conflict_probability(void **state)
     (void)state;
     struct cache_geom g = geom("1K,2,128,32"); /* 8 lines, 4 sets of 2 */
     double p[8];
-    cache_assoc_conflict_prob(&g, p, 8);
+    cache_assoc_conflict_prob(&g, p, 0, 8);
     /* X ~ Bin(d, 1/4); P(X >= 2) = 1 - (3/4)^d - d (1/4)(3/4)^(d-1) */
     assert_true(p[0] == 0 && p[1] == 0);
     for (int d = 2; d < 8; d++) {
@@ -226,7 +226,7 @@ static void test_conflict_probability(void **state)
     }
     struct cache_geom f = geom("1K,full,128,32");
     assert_int_equal(cache_assoc_span(&f), 8);
-    cache_assoc_conflict_prob(&f, p, 8);
+    cache_assoc_conflict_prob(&f, p, 0, 8);
     for (int d = 0; d < 8; d++)
         assert_true(p[d] == 0);
     /* the span: where a set-associative cache's reuse stops being a likely hit */
@@ -257,11 +257,11 @@ static void test_correction_near_exact(void **state)
         cache_exact_access(&e, line, 1, t, 0, &ce);
         cache_reuse_access(&r, line, 1, t, 0, &cr);
     }
-    double *p = malloc(r.span * sizeof *p);
-    cache_assoc_conflict_prob(&g, p, r.span);
+    struct cache_conflict p;
+    assert_int_equal(cache_conflict_init(&p, &g), 0);
     struct cache_estimate est;
     struct cache_correction k;
-    cache_reuse_correction(&r, p, &k);
+    cache_reuse_correction(&r, &p, &k);
     cache_estimate_corrected(&cr, &k, 1.0, &est);
     double exact = (double)ce.hits, fa = (double)cr.hits;
     print_message("exact hits %.0f, fully associative %.0f, corrected %.1f\n", exact, fa, est.hits);
@@ -271,8 +271,56 @@ static void test_correction_near_exact(void **state)
     assert_true(est.miss[CACHE_MISS_CONFLICT] > 0);
     double moved = est.miss[CACHE_MISS_CONFLICT] - ((double)cr.miss[CACHE_MISS_CAPACITY] - est.miss[CACHE_MISS_CAPACITY]);
     assert_true(fabs(fa - est.hits - moved) < 1e-6 * fa);
-    free(p);
+    cache_conflict_free(&p);
     cache_exact_free(&e);
+    cache_reuse_free(&r);
+}
+
+/* A large cache of a small stream: the correction reads P(d) and the
+ * distance tables only as far as the stream's distances went (at_end), and
+ * gives what the whole table gives; a reset clears that far and leaves the
+ * tables all zero. P(d) computed in pieces equals P(d) computed at once. */
+static void test_correction_bounded_by_stream(void **state)
+{
+    (void)state;
+    struct cache_geom g = geom("64M,4,128,32"); /* 512K lines: a span of ~1.3M distances */
+    struct cache_timing tm = {0, 0, 8};
+    struct cache_reuse r;
+    struct cache_counts c = {0};
+    assert_int_equal(cache_reuse_init(&r, &g, &tm, 0), 0);
+    uint64_t seed = 5;
+    for (uint64_t t = 0; t < 20000; t++)
+        cache_reuse_access(&r, rnd(&seed) % 3000, 1, t, t % 7 == 0, &c);
+    struct cache_conflict lazy;
+    struct cache_correction kl, kf;
+    assert_int_equal(cache_conflict_init(&lazy, &g), 0);
+    cache_reuse_correction(&r, &lazy, &kl);
+    assert_true(r.at_end > 0 && r.at_end <= 3000);
+    assert_int_equal(lazy.have, r.at_end);
+    /* the whole table, and the sums over the whole span, by hand */
+    double *p = malloc(r.span * sizeof *p);
+    assert_non_null(p);
+    cache_assoc_conflict_prob(&g, p, 0, r.span / 3);
+    cache_assoc_conflict_prob(&g, p, r.span / 3, r.span);
+    for (uint64_t d = 0; d < lazy.have; d++)
+        assert_true(p[d] == lazy.p[d]);
+    memset(&kf, 0, sizeof kf);
+    for (uint64_t d = 0; d < r.span; d++) {
+        double w = d < g.lines ? p[d] : 1 - p[d];
+        double *n = d < g.lines ? &kf.all.lost : &kf.all.won;
+        double *sec = d < g.lines ? &kf.all.lost_sectors : &kf.all.won_sectors;
+        *n += w * (double)r.at[d].n;
+        *sec += w * (double)r.at[d].sectors;
+    }
+    assert_true(fabs(kf.all.lost - kl.all.lost) <= 1e-9 * (1 + kf.all.lost));
+    assert_true(fabs(kf.all.lost_sectors - kl.all.lost_sectors) <= 1e-9 * (1 + kf.all.lost_sectors));
+    assert_true(kl.stores.lost > 0);
+    cache_reuse_reset(&r);
+    assert_int_equal(r.at_end, 0);
+    for (uint64_t d = 0; d < r.span; d++)
+        assert_true(r.at[d].n == 0 && r.st_at[d].n == 0 && r.at[d].sectors == 0);
+    free(p);
+    cache_conflict_free(&lazy);
     cache_reuse_free(&r);
 }
 
@@ -539,13 +587,13 @@ static void test_reuse_capped_equals_uncapped(void **state)
         }
         assert_true(c.hist.beyond > 0);
         assert_int_equal(over, c.hist.beyond);
-        double *p = malloc(u.span * sizeof *p);
+        struct cache_conflict p;
         struct cache_correction ku, kc;
-        cache_assoc_conflict_prob(&g, p, u.span);
-        cache_reuse_correction(&u, p, &ku);
-        cache_reuse_correction(&c, p, &kc);
+        assert_int_equal(cache_conflict_init(&p, &g), 0);
+        cache_reuse_correction(&u, &p, &ku);
+        cache_reuse_correction(&c, &p, &kc);
         assert_memory_equal(&ku, &kc, sizeof ku);
-        free(p);
+        cache_conflict_free(&p);
         cache_reuse_free(&u);
         cache_reuse_free(&c);
     }
@@ -560,6 +608,7 @@ int main(void)
         cmocka_unit_test(test_engines_agree_fully_associative),
         cmocka_unit_test(test_conflict_probability),
         cmocka_unit_test(test_correction_near_exact),
+        cmocka_unit_test(test_correction_bounded_by_stream),
         cmocka_unit_test(test_histogram_bins),
         cmocka_unit_test(test_seen_set),
         cmocka_unit_test(test_bounded_map_drop),
