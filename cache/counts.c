@@ -32,6 +32,7 @@ void cache_counts_add(struct cache_counts *a, const struct cache_counts *b)
     a->stores.sectors += b->stores.sectors;
     a->stores.sector_hits += b->stores.sector_hits;
     a->stores.latency += b->stores.latency;
+    a->stores.capacity += b->stores.capacity;
 }
 
 int cache_mshr_init(struct cache_mshr *m, uint32_t cap)
@@ -109,6 +110,8 @@ static void count_miss(struct cache_counts *c, enum cache_miss m, int store)
     c->miss[m]++;
     if (store && m == CACHE_MISS_LATENCY)
         c->stores.latency++;
+    if (store && m == CACHE_MISS_CAPACITY)
+        c->stores.capacity++;
 }
 
 uint32_t cache_line_fill(struct cache_line *l, uint32_t want, uint64_t t, int store, enum cache_miss cls,

@@ -76,6 +76,7 @@ struct cache_store_counts {
     uint64_t requests, hits;
     uint64_t sectors, sector_hits;
     uint64_t latency;               /* latency misses: in flight, merged (a lookup hit) */
+    uint64_t capacity;              /* capacity misses (what a correction may win back) */
     uint64_t pending_sectors;
 };
 

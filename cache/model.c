@@ -177,7 +177,7 @@ static int l1_pass(struct run *r, const struct cache_input *in, uint32_t s)
         struct cache_level_result *l = &r->res->r[CACHE_REUSE][CACHE_L1];
         struct cache_correction k;
         cache_reuse_correction(&r->rd1, &r->p1, &k);
-        cache_estimate_corrected(cr, &k, 1.0, &l->est_sm[s]);
+        cache_estimate_corrected(cr, &k, NULL, &l->est_sm[s]);
         cache_correction_add(&r->k1, &k);
         cache_rdhist_add(&l->hist, &r->rd1.hist);
     }
@@ -473,6 +473,22 @@ static int walk_beside(struct run *re, struct run *rr, const struct cache_input 
     return rc || b.rc ? -1 : 0;
 }
 
+/* The share of the counts `part` within `whole` (struct cache_share). */
+static void share_of(const struct cache_counts *p, const struct cache_counts *w, struct cache_share *s)
+{
+    const struct cache_store_counts *ps = &p->stores, *ws = &w->stores;
+    s->hits = cache_rate((double)(p->hits - ps->hits), (double)(w->hits - ws->hits));
+    s->sector_hits = cache_rate((double)(p->sector_hits - ps->sector_hits), (double)(w->sector_hits - ws->sector_hits));
+    s->won = cache_rate((double)(p->miss[CACHE_MISS_CAPACITY] - ps->capacity),
+                        (double)(w->miss[CACHE_MISS_CAPACITY] - ws->capacity));
+    s->won_sectors = cache_rate((double)(p->sectors - p->sector_hits - (ps->sectors - ps->sector_hits)),
+                                (double)(w->sectors - w->sector_hits - (ws->sectors - ws->sector_hits)));
+    s->st_hits = cache_rate((double)ps->hits, (double)ws->hits);
+    s->st_sector_hits = cache_rate((double)ps->sector_hits, (double)ws->sector_hits);
+    s->st_won = cache_rate((double)ps->capacity, (double)ws->capacity);
+    s->st_won_sectors = cache_rate((double)(ps->sectors - ps->sector_hits), (double)(ws->sectors - ws->sector_hits));
+}
+
 static int alloc_level(struct cache_level_result *l, uint32_t sms)
 {
     l->sm = calloc(sms ? sms : 1, sizeof *l->sm);
@@ -496,6 +512,7 @@ static int finish(const struct cache_config *cfg, struct run *rr, struct cache_r
             }
             cache_counts_add(&l->total, &l->fabric); /* every lookup, as the hardware counts */
             cache_estimate_of(&l->total, &l->est);
+            cache_estimate_of(&l->fabric, &l->est_fabric);
         }
         if (!(cfg->engines & CACHE_ENGINE_REUSE))
             continue;
@@ -505,7 +522,7 @@ static int finish(const struct cache_config *cfg, struct run *rr, struct cache_r
         cache_counts_add(&l->total, &l->fabric);
         if (lv == CACHE_L1) { /* the per-SM estimates were made by l1_pass; the
                                * correction is linear, so the total's is their sum */
-            cache_estimate_corrected(&l->total, &rr->k1, 1.0, &l->est);
+            cache_estimate_corrected(&l->total, &rr->k1, NULL, &l->est);
             continue;
         }
         struct cache_conflict p;
@@ -518,10 +535,14 @@ static int finish(const struct cache_config *cfg, struct run *rr, struct cache_r
             cache_reuse_correction(&rr->rd2[q], &p, &kq);
             cache_correction_add(&k, &kq);
         }
-        cache_estimate_corrected(&l->total, &k, 1.0, &l->est);
-        for (uint32_t s = 0; s < sms; s++)
-            cache_estimate_corrected(&l->sm[s], &k, cache_rate((double)l->sm[s].hits, (double)l->total.hits),
-                                     &l->est_sm[s]);
+        cache_estimate_corrected(&l->total, &k, NULL, &l->est);
+        struct cache_share sh;
+        for (uint32_t s = 0; s < sms; s++) {
+            share_of(&l->sm[s], &l->total, &sh);
+            cache_estimate_corrected(&l->sm[s], &k, &sh, &l->est_sm[s]);
+        }
+        share_of(&l->fabric, &l->total, &sh);
+        cache_estimate_corrected(&l->fabric, &k, &sh, &l->est_fabric);
         l->hist = rr->rd2[0].hist;
         if (rr->parts == 2)
             cache_rdhist_add(&l->hist, &rr->rd2[1].hist);

@@ -79,6 +79,7 @@ struct cache_level_result {
                                         after a miss in the requesting SM's partition */
     struct cache_estimate est;       /* reported: exact counts, or the corrected reuse estimate */
     struct cache_estimate *est_sm;   /* [sms] */
+    struct cache_estimate est_fabric; /* the fabric's (reuse: its share of the L2's correction) */
     struct cache_rdhist hist;        /* reuse engine: the distances */
 };
 

@@ -164,11 +164,9 @@ static json_t *parts_geom_json(const struct cache_parts *p)
 
 /* The two partitions' share: the lookups in a line's home after a miss in
  * the requesting SM's partition (the level's figures count both). */
-static json_t *parts_json(const struct cache_level_result *l)
+static json_t *parts_json(const struct cache_level_result *l, int exact)
 {
-    struct cache_estimate f;
-    cache_estimate_of(&l->fabric, &f);
-    return json_pack("{s:i, s:o}", "count", 2, "fabric", stats_json(&f, 1));
+    return json_pack("{s:i, s:o}", "count", 2, "fabric", stats_json(&l->est_fabric, exact));
 }
 
 json_t *cache_result_to_json(const struct cache_result *res, const struct cache_config *cfg)
@@ -199,7 +197,7 @@ json_t *cache_result_to_json(const struct cache_result *res, const struct cache_
             if (l && e == CACHE_REUSE)
                 json_object_set_new(l, "histogram", hist_json(&res->r[e][lv].hist));
             if (l && lv == CACHE_L2 && cfg->parts.count == 2)
-                json_object_set_new(l, "partitions", parts_json(&res->r[e][lv]));
+                json_object_set_new(l, "partitions", parts_json(&res->r[e][lv], e == CACHE_EXACT));
             json_object_set_new(x, lvname[lv], l);
         }
         json_object_set_new(eng, engname[e], x);

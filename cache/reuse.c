@@ -343,24 +343,38 @@ void cache_correction_add(struct cache_correction *a, const struct cache_correct
     a->through = b->through;
 }
 
-void cache_estimate_corrected(const struct cache_counts *c, const struct cache_correction *k, double share,
-                              struct cache_estimate *e)
+void cache_estimate_corrected(const struct cache_counts *c, const struct cache_correction *k,
+                              const struct cache_share *share, struct cache_estimate *e)
 {
+    static const struct cache_share all = {1, 1, 1, 1, 1, 1, 1, 1};
+    const struct cache_share *f = share ? share : &all;
     const struct cache_shift *a = &k->all, *s = &k->stores;
+    /* this part's terms: the stores' and the loads' (all less stores) */
+    double st_lost = s->lost * f->st_hits, st_lost_sectors = s->lost_sectors * f->st_sector_hits;
+    double st_won = s->won * f->st_won, st_won_sectors = s->won_sectors * f->st_won_sectors;
+    /* (the whole's own terms as they are: no rounding of a - s + s) */
+    double lost = share ? (a->lost - s->lost) * f->hits + st_lost : a->lost;
+    double lost_sectors = share ? (a->lost_sectors - s->lost_sectors) * f->sector_hits + st_lost_sectors
+                                : a->lost_sectors;
+    double won = share ? (a->won - s->won) * f->won + st_won : a->won;
+    double won_sectors = share ? (a->won_sectors - s->won_sectors) * f->won_sectors + st_won_sectors : a->won_sectors;
     cache_estimate_of(c, e);
-    e->hits += (a->won - a->lost) * share;
-    e->sector_hits += (a->won_sectors - a->lost_sectors) * share;
-    e->miss[CACHE_MISS_CONFLICT] += a->lost * share;
-    e->miss[CACHE_MISS_CAPACITY] -= a->won * share;
-    e->stores.hits += (s->won - s->lost) * share;
-    e->stores.sector_hits += (s->won_sectors - s->lost_sectors) * share;
+    e->hits += won - lost;
+    e->sector_hits += won_sectors - lost_sectors;
+    e->miss[CACHE_MISS_CONFLICT] += lost;
+    e->miss[CACHE_MISS_CAPACITY] -= won;
+    e->stores.hits += st_won - st_lost;
+    e->stores.sector_hits += st_won_sectors - st_lost_sectors;
     /* a hit lost is a fetch more, one won a fetch less; a store written
      * through goes below hit or miss */
-    double lost = a->lost - (k->through ? s->lost : 0), won = a->won - (k->through ? s->won : 0);
-    double lost_sectors = a->lost_sectors - (k->through ? s->lost_sectors : 0);
-    double won_sectors = a->won_sectors - (k->through ? s->won_sectors : 0);
-    e->below += (lost - won) * share;
-    e->below_sectors += (lost_sectors - won_sectors) * share;
+    if (k->through) {
+        lost -= st_lost;
+        won -= st_won;
+        lost_sectors -= st_lost_sectors;
+        won_sectors -= st_won_sectors;
+    }
+    e->below += lost - won;
+    e->below_sectors += lost_sectors - won_sectors;
 }
 
 /* The capped stack drops its oldest marks in order, about one a new line:

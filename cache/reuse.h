@@ -173,10 +173,22 @@ struct cache_correction {
 void cache_correction_add(struct cache_correction *a, const struct cache_correction *b);
 void cache_reuse_correction(struct cache_reuse *r, struct cache_conflict *c, struct cache_correction *k);
 
-/* The corrected estimate of counts c: c with share of the correction k
- * applied (1 for the counts k was made from). */
-void cache_estimate_corrected(const struct cache_counts *c, const struct cache_correction *k, double share,
-                              struct cache_estimate *e);
+/* The part of a correction that falls to a part of the counts it was made
+ * from (one SM's requests to a shared L2, or the fabric's), loads and
+ * stores apart: the hits lost to conflicts come from hits, so each part
+ * takes them in proportion to its hits (their sectors to its sector hits);
+ * the misses won back come from capacity misses, so in proportion to its
+ * capacity misses (their sectors to its missed sectors). Each term is then
+ * at most what the part had, so none of its figures leaves [0, its
+ * requests], and the parts' estimates add up to the whole's. */
+struct cache_share {
+    double hits, sector_hits, won, won_sectors; /* loads */
+    double st_hits, st_sector_hits, st_won, st_won_sectors;
+};
+/* The corrected estimate of counts c: c with its share of the correction k
+ * applied (NULL: all of it, for the counts k was made from). */
+void cache_estimate_corrected(const struct cache_counts *c, const struct cache_correction *k,
+                              const struct cache_share *share, struct cache_estimate *e);
 
 /* An estimate with no correction (exact counts as doubles). */
 void cache_estimate_of(const struct cache_counts *c, struct cache_estimate *e);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Proves `gpuprobe trace cache` end to end (and --device over the imported H100 reference result): the committed NVBit and Accel-Sim fixtures sorted (binary and CSV) and modelled, the same answer from both forms; the JSON's counts consistent (every L1 request a hit or one miss class, loads and stores adding up to the requests, the L2 fed by the L1's fetches and written-through stores); stores worked by hand (the L1 writes through and discards, the L2 allocates) and a synthetic naive transpose whose loads never hit the L1; a cyclic trace worked by hand (300 lines read three times: all hits after the first pass in 512 lines, none in 256 — LRU's cyclic pathology — with both engines equal on fully associative caches, the set-associative correction reported, and an L2 too small to track them counting them beyond its cap, in the JSON and on a terminal's table); --engine, --set-index (modulo, xor, masks that equal both, and hardware: the masks stored with a device's memory result), the L2 in two partitions (the device's stored search, the same map from a file, none, and a search that found one refused), --threads 2 giving the one-thread document, and refusals with one line and status 2 (usage) or 1 (input).
+# Proves `gpuprobe trace cache` end to end (and --device over the imported H100 reference result): the committed NVBit and Accel-Sim fixtures sorted (binary and CSV) and modelled, the same answer from both forms; the JSON's counts consistent (every L1 request a hit or one miss class, loads and stores adding up to the requests, the L2 fed by the L1's fetches and written-through stores); stores worked by hand (the L1 writes through and discards, the L2 allocates) and a synthetic naive transpose whose loads never hit the L1; a cyclic trace worked by hand (300 lines read three times: all hits after the first pass in 512 lines, none in 256 — LRU's cyclic pathology — with both engines equal on fully associative caches, the set-associative correction reported, and an L2 too small to track them counting them beyond its cap, in the JSON and on a terminal's table); --engine, --set-index (modulo, xor, masks that equal both, and hardware: the masks stored with a device's memory result), the L2 in two partitions (the device's stored search, the same map from a file, none, and a search that found one refused), --threads 2 giving the one-thread document, every SM's and the fabric's L2 figures within their requests and adding up to the level's (a small L2, one or two partitions), and refusals with one line and status 2 (usage) or 1 (input).
 . "$(dirname "$0")/lib.sh"
 
 # cache ARGS...: runs trace cache; BODY its stdout, RC its status, ERR its stderr.
@@ -162,6 +162,26 @@ for e in exact reuse; do
     assert_true ".engines.$e.l1.stores.requests == 32768"
 done
 
+# per_sm_bounded: in the last JSON, every SM's (and the fabric's) L2 figures of both engines lie
+# within [0, its requests], loads and stores apart, and add up to the level's.
+per_sm_bounded() {
+    assert_true '[.engines[] | .l2 | (.sms + [.partitions.fabric // empty])[] | (., .loads, .stores) |
+                  .hits >= -1e-9 and .hits <= .requests + 1e-9 and
+                  .sector_hits >= -1e-9 and .sector_hits <= .sectors + 1e-9] | all'
+    assert_true '[.engines[] | .l2 | (.sms + [.partitions.fabric // empty])[] | .misses[] >= -1e-9] | all'
+    assert_true '[.engines[] | .l2 | (.hits - ([.sms[].hits] | add) - (.partitions.fabric.hits // 0)) | fabs < 1e-6] | all'
+    assert_true '[.engines[] | .l2 | (.misses.capacity - ([.sms[].misses.capacity] | add) -
+                  (.partitions.fabric.misses.capacity // 0)) | fabs < 1e-6] | all'
+}
+# A small L2 whose correction wins back hits for SMs that had none of their own: each SM's
+# share of the reuse engine's correction follows its own hits and capacity misses.
+cache tn.sorted --l1 16K,4,128,32 --l2 128K,4,128,32
+[ "$RC" -eq 0 ] || fail "transpose, small caches: exit $RC: $ERR"
+assert_true '.engines.reuse.l2.misses.associativity > 0'
+per_sm_bounded
+cache tn.sorted --engine reuse --l2 64K,4,128,32
+per_sm_bounded
+
 # ---- --device: the capacities of the H100 reference result ---------------------------------
 "$GPUPROBE" import "$REPO/data/reference/h100.json" --db ref.db >/dev/null || fail "import the H100 reference bundle"
 uuid=$(jq -r '.devices[0].uuid' "$REPO/data/reference/h100.json")
@@ -223,6 +243,12 @@ cache cyclic.csv --device "$uuid" --db ref.db --engine exact --l2-partitions par
     fail "the stored search and the same map in a file differ"
 cache cyclic.csv --device "$uuid" --db ref.db --engine exact --l2-partitions none
 assert_true ".geometry.l2.partitions == null and .engines.exact.l2.requests == $one_l2"
+# both engines over two partitions: the fabric takes its share of the reuse engine's correction
+jq -n '{l2_partitions: {verdict: "two partitions", sm_partition: [range(132) | . % 2], home: {mask_bits: [12]}}}' >parts132.json
+cache tn.sorted --l1 16K,4,128,32 --l2 128K,4,128,32 --l2-partitions parts132.json
+[ "$RC" -eq 0 ] || fail "transpose over two partitions: exit $RC: $ERR"
+assert_true '.engines.reuse.l2.partitions.fabric.requests > 0'
+per_sm_bounded
 jq -n '{l2_partitions: {verdict: "one partition", cycles: {near: 280}}}' >one.json
 refused 1 cyclic.csv --l2-partitions one.json
 assert_match "$ERR" "one partition" "a search that found one partition"
