@@ -14,6 +14,10 @@
 
 #include <stddef.h>
 
+/* The most bytes of a PTX module (or a kernel's description) read whole:
+ * far above any real module (nvcc's largest run to a few MB). */
+#define TEXT_FILE_PTX_MAX ((size_t)256 << 20)
+
 /* The file's bytes and a NUL (caller frees); NULL with the reason in err. */
 char *text_file_read(const char *path, size_t max, char *err, size_t errlen);
 /* Writes len bytes of text to path (outfile.h). 0, or -1 with err. */

@@ -33,6 +33,7 @@
 #include "server/jobs/kernel_hits.h"
 #include "server/jobs/kind_model_sass.h"
 #include "util/text.h"
+#include "util/textfile.h"
 
 #define CMD "model predict"
 
@@ -112,21 +113,9 @@ static json_t *shape(const char *s)
 
 static int read_file(const char *path, char **text)
 {
-    FILE *f = fopen(path, "rb");
-    long n = -1;
-    *text = NULL;
-    if (f && fseek(f, 0, SEEK_END) == 0)
-        n = ftell(f);
-    if (n >= 0 && fseek(f, 0, SEEK_SET) == 0 && (*text = malloc((size_t)n + 1)) != NULL &&
-        fread(*text, 1, (size_t)n, f) == (size_t)n)
-        (*text)[n] = '\0';
-    else {
-        free(*text);
-        *text = NULL;
-    }
-    if (f)
-        fclose(f);
-    return *text ? 0 : cli_fail(CMD, 2, "cannot read %s", path);
+    char why[PATH_MAX + 100];
+    *text = text_file_read(path, TEXT_FILE_PTX_MAX, why, sizeof why);
+    return *text ? 0 : cli_fail(CMD, 2, "cannot read %s", why);
 }
 
 static int ptx_kernel(const struct popts *o, json_t *k)

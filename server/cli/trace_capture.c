@@ -20,7 +20,6 @@
 #include "util/text.h"
 #include "util/textfile.h"
 
-#define PTX_MAX_BYTES (256u << 20)
 
 static const char usage[] =
     "usage: gpuprobe trace capture --ptx FILE [--entry NAME] --grid G --block B\n"
@@ -138,7 +137,7 @@ int cmd_trace_capture(int argc, char **argv)
         return cli_fail("trace capture", 2, "--emit-ptx -: standard output carries the result "
                                             "document; name a file");
     char why[512];
-    char *text = text_file_read(o.ptx, PTX_MAX_BYTES, why, sizeof why);
+    char *text = text_file_read(o.ptx, TEXT_FILE_PTX_MAX, why, sizeof why);
     if (!text)
         return cli_fail("trace capture", 1, "%s", why);
     struct capture_req q = {.ptx = text};

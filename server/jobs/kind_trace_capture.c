@@ -23,7 +23,6 @@
 #include "util/textfile.h"
 
 #define CAPTURE_TIMEOUT_S 600
-#define PTX_MAX_BYTES (256u << 20)
 
 /* ---- the schema ---------------------------------------------------------------- */
 
@@ -142,7 +141,7 @@ static json_t *run_kind(const struct job_ctx *ctx, const json_t *params, char *e
         capture_dims_parse(param_str(params, "grid"), q.grid, err, errlen) < 0 ||
         capture_dims_parse(param_str(params, "block"), q.block, err, errlen) < 0) {
         set_class(ctx, JOB_ERROR_PARAMS);
-    } else if (!(ptx = text_file_read(p->ptx, PTX_MAX_BYTES, err, errlen))) {
+    } else if (!(ptx = text_file_read(p->ptx, TEXT_FILE_PTX_MAX, err, errlen))) {
         set_class(ctx, JOB_ERROR_INPUT);
     } else {
         q.ptx = ptx;

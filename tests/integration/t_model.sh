@@ -177,6 +177,12 @@ run_cli model predict --db "$DB" --device "$SEED" --ptx k.ptx --grid 64 --block 
 run_cli model predict --db "$DB" --device "$SEED" --ptx k.ptx --grid 64 --block 128 --regs 16
 [ "$RC" -eq 2 ] || fail "model predict --ptx without the trip count: exit $RC"
 assert_match "$ERR" 'loop at label \$L' "the underivable loop"
+# a folder or a device is no kernel file: refused before anything is allocated for it
+for f in "--kernel @$WORK" "--ptx $WORK" "--kernel @/dev/zero"; do
+    run_cli model predict --db "$DB" --device "$SEED" $f --grid 64 --block 128 --regs 16
+    [ "$RC" -eq 2 ] || fail "model predict $f: exit $RC"
+    assert_match "$ERR" 'not a regular file' "model predict $f"
+done
 
 # ---- validation ----------------------------------------------------------------------------
 req GET "/api/v1/devices/$SEED/model-validation"
