@@ -4,9 +4,11 @@
  *
  * DESIGN
  * Only a search that found two partitions is taken: its "sm_partition"
- * (by %smid; null for an SM it could not reach) and its home function's
- * bits below the page ("home.mask_bits"). Anything else is refused with
- * the search's own reason, so the model never runs on a guess.
+ * (by %smid: 0 or 1, null for an SM it could not reach; at least one SM
+ * measured in each partition) and its home function's bits below the page
+ * ("home.mask_bits"). Anything else is refused with the search's own
+ * reason, or with what is wrong in the map, so the model never runs on a
+ * guess.
  */
 #include "server/cli/trace_cache_parts.h"
 
@@ -43,12 +45,23 @@ int cache_parts_from_json(const json_t *doc, struct cache_parts *p, char *msg, s
     }
     p->count = 2;
     p->sms = (uint32_t)json_array_size(sm);
+    uint32_t in[2] = {0, 0};
     for (uint32_t s = 0; s < p->sms; s++) {
         const json_t *k = json_array_get(sm, s);
-        p->sm_part[s] = (signed char)(json_is_integer(k) && json_integer_value(k) >= 0 &&
-                                              json_integer_value(k) <= 1
-                                          ? json_integer_value(k)
-                                          : -1);
+        if (json_is_null(k)) {
+            p->sm_part[s] = -1;
+            continue;
+        }
+        if (!json_is_integer(k) || json_integer_value(k) < 0 || json_integer_value(k) > 1) {
+            snprintf(msg, msglen, "sm_partition[%u] is not 0, 1 or null (an SM the search did not reach)", s);
+            return -1;
+        }
+        p->sm_part[s] = (signed char)json_integer_value(k);
+        in[p->sm_part[s]]++;
+    }
+    if (!in[0] || !in[1]) {
+        snprintf(msg, msglen, "the SM map puts no measured SM in partition %d: not two partitions", in[0] ? 1 : 0);
+        return -1;
     }
     for (size_t i = 0; i < json_array_size(bits); i++) {
         json_int_t b = json_integer_value(json_array_get(bits, i));

@@ -101,6 +101,22 @@ static void test_undetermined_and_errors(void **state)
         assert_int_equal(cache_parts_from_json(l2, &p, err, sizeof err), -1);
         json_decref(l2);
     }
+    /* a map that measured nothing, or holds what no search writes, is no map */
+    static const char *const maps[][2] = {
+        {"[null, null, null]", "no measured SM"}, {"[0, 0, null]", "no measured SM in partition 1"},
+        {"[0, 1, \"a\"]", "sm_partition[2]"}, {"[0, 1, 2]", "sm_partition[2]"}, {"[0.5, 1]", "sm_partition[0]"}};
+    for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++) {
+        char text[200];
+        snprintf(text, sizeof text,
+                 "{\"verdict\": \"two partitions\", \"sm_partition\": %s, \"home\": {\"mask_bits\": [12]}}",
+                 maps[i][0]);
+        l2 = json_loads(text, 0, NULL);
+        assert_non_null(l2);
+        assert_int_equal(cache_parts_from_json(l2, &p, err, sizeof err), -1);
+        if (!strstr(err, maps[i][1]))
+            fail_msg("%s: '%s' does not say '%s'", maps[i][0], err, maps[i][1]);
+        json_decref(l2);
+    }
     json_t *doc = memory_with(NULL);
     int64_t id = rdb_saved_job(f->s, "memory", doc, results_memory_save);
     json_t *got = rdb_read(f->s, UUID, "memory", id);
