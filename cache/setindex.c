@@ -27,9 +27,21 @@ static int parse_mask(const char **p, uint64_t *m)
     return 0;
 }
 
+/* m with every bit that masks earlier in the basis can clear cleared
+ * (basis[b]: a combination of them whose highest bit is b, or 0): 0 when m
+ * is the XOR of some of them. */
+static uint64_t reduce(const uint64_t basis[64], uint64_t m)
+{
+    for (int b = 63; b >= 0; b--)
+        if ((m >> b & 1) && basis[b])
+            m ^= basis[b];
+    return m;
+}
+
 static int parse_masks(const char *list, struct cache_set_spec *s, char *msg, size_t msglen)
 {
     const char *p = list;
+    uint64_t basis[64] = {0}; /* the masks so far, in echelon form over GF(2) */
     s->nmasks = 0;
     if (strcmp(list, "none") == 0)
         return 0;
@@ -49,6 +61,16 @@ static int parse_masks(const char *list, struct cache_set_spec *s, char *msg, si
                 snprintf(msg, msglen, "mask 0x%llx appears twice", (unsigned long long)m);
                 return -1;
             }
+        /* each mask is one bit of the set number: one that is the XOR of
+         * others repeats theirs, and half the sets would never be used */
+        uint64_t r = reduce(basis, m);
+        if (!r) {
+            snprintf(msg, msglen, "mask 0x%llx is the XOR of masks before it: its set bit would repeat "
+                                  "theirs and half the sets would never be used",
+                     (unsigned long long)m);
+            return -1;
+        }
+        basis[63 - __builtin_clzll(r)] = r;
         s->masks[s->nmasks++] = m;
     }
     if (s->nmasks == 0) {

@@ -76,6 +76,19 @@ static void test_parse_refusals(void **state)
         if (cache_set_spec_parse(bad[i], &s, msg, sizeof msg) != -1 || !msg[0])
             fail_msg("'%s' was not refused (message '%s')", bad[i], msg);
     }
+    /* a mask that is the XOR of earlier ones: fewer sets than it claims */
+    static const char *const dependent[] = {"mask:0x80,0x100,0x180", "mask:0x180,0x80,0x100",
+                                            "mask:0x80,0x300,0x100,0x280"};
+    for (size_t i = 0; i < sizeof dependent / sizeof dependent[0]; i++) {
+        struct cache_set_spec s;
+        char msg[256] = "";
+        if (cache_set_spec_parse(dependent[i], &s, msg, sizeof msg) != -1 || !strstr(msg, "XOR"))
+            fail_msg("'%s' was not refused as dependent (message '%s')", dependent[i], msg);
+    }
+    struct cache_set_spec s;
+    char msg[256];
+    assert_int_equal(cache_set_spec_parse("mask:0x80,0x180,0x300", &s, msg, sizeof msg), 0);
+    assert_int_equal(s.nmasks, 3);
 }
 
 static void test_masks_are_modulo(void **state)
