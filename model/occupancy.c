@@ -173,14 +173,23 @@ static void smem_limit(const struct occ_rules *r, const struct occ_input *in,
                        struct occ_result *o)
 {
     int fixed = in->static_smem + r->smem_reserved_per_block;
-    o->max_dynamic_smem = in->max_dynamic_smem == OCC_MAX_DYNAMIC_DEFAULT
-                              ? r->smem_per_block - in->static_smem
-                              : in->max_dynamic_smem;
+    /* static arrays are bounded by the per-block default (ptxas refuses
+     * more: "uses too much shared data"); only dynamic memory opts in */
+    int static_over = in->static_smem > r->smem_per_block;
+    o->max_dynamic_smem = in->max_dynamic_smem != OCC_MAX_DYNAMIC_DEFAULT ? in->max_dynamic_smem
+                          : static_over                                 ? 0
+                                                                        : r->smem_per_block - in->static_smem;
     o->smem_per_block = round_up(fixed + in->dynamic_smem, r->smem_alloc_unit);
     o->smem_block_limit = (in->static_smem + o->max_dynamic_smem > r->smem_per_block
                                ? r->smem_per_block_optin
                                : r->smem_per_block) + r->smem_reserved_per_block;
     o->smem_preference = smem_preference(r, in);
+    if (static_over) {
+        refuse(o, OCC_LIMIT_SHARED, "%d bytes of static shared memory is more than the %d a kernel "
+               "may declare statically (a larger array must be dynamic shared memory)", in->static_smem,
+               r->smem_per_block);
+        return;
+    }
     if (in->dynamic_smem > o->max_dynamic_smem) {
         refuse(o, OCC_LIMIT_SHARED, "%d bytes of dynamic shared memory is more than the "
                "kernel's maximum of %d (raise MAX_DYNAMIC_SHARED_SIZE_BYTES)", in->dynamic_smem,

@@ -194,6 +194,18 @@ static void test_optin(void **state)
     in.max_dynamic_smem = 232449;
     o = run(9, 0, &in);
     assert_int_equal(o.blocks_per_sm, 0);
+    /* static arrays cannot opt in: 48 KiB and no more, never a negative maximum */
+    occ_input_init(&in, 256, 32);
+    in.static_smem = 49152;
+    o = run(9, 0, &in);
+    assert_string_equal(o.refused, "");
+    assert_int_equal(o.max_dynamic_smem, 0);
+    in.static_smem = 49153;
+    o = run(9, 0, &in);
+    assert_int_equal(o.blocks_per_sm, 0);
+    assert_int_equal(o.limiter, OCC_LIMIT_SHARED);
+    assert_int_equal(o.max_dynamic_smem, 0);
+    assert_non_null(strstr(o.refused, "static shared memory"));
 }
 
 static void test_barriers(void **state)
