@@ -49,7 +49,9 @@ static const char usage_head[] =
     "  --stride S              strided: elements between reads (default 32)\n"
     "  -o, --output OUT        the file to write ('-': standard output)\n"
     "  --out-format F          bin (default; docs/trace-format.md) or csv\n"
-    "                          (tid,pc,addr,width,dep,op; op st for the writes)\n"
+    "                          (tid,pc,addr,width,dep,op; op st for the writes;\n"
+    "                          the block size is not in a CSV file: sort it with\n"
+    "                          --threads-per-block, as stderr says)\n"
     "  --quiet                 no description of the kernel on stderr\n"
     "patterns (--size):\n";
 
@@ -204,6 +206,7 @@ int cmd_trace_synth(int argc, char **argv)
         return status;
     }
     uint64_t records = 0;
+    int csv = o->csv;
     int rc = o->csv ? synth_run(&k, trace_csv_sink, &o->wbuf, &records)
                     : synth_run(&k, trace_bin_write_rec, o->bin, &records);
     if (out_close(o, rc == 0) < 0) {
@@ -216,5 +219,11 @@ int cmd_trace_synth(int argc, char **argv)
         synth_describe(&k, desc, sizeof desc);
         fprintf(stderr, "%s; %" PRIu64 " records\n", desc, records);
     }
+    struct trace_params dflt;
+    trace_params_default(&dflt);
+    if (csv && k.threads_per_block != dflt.threads_per_block) /* even with --quiet: the sort would be wrong */
+        fprintf(stderr, "gpuprobe trace synth: %s holds no block size: sort it with --threads-per-block %" PRIu32
+                        " (the sorter's default is %" PRIu32 ")\n",
+                output, k.threads_per_block, dflt.threads_per_block);
     return 0;
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Proves `gpuprobe trace synth` end to end (docs/trace-synth.md): the help lists every pattern; a tiled matrix multiply with partial edge tiles synthesized as binary and as CSV agree (through trace convert) and sort with the block size taken from the binary header, records in equal to the records written and, rows being 128-byte aligned, exactly one L1 request per 16 records (line128); the untiled kernels need more requests than the tiled one and A x B^T the most; a FIFO given as OUT is written in place, not replaced; bad patterns, sizes, tiles and blocks are refused with status 2 and an unwritable OUT with status 1, leaving no file; and tests/gpu/kernels/synth/compare.sh accepts the trace moved to other bases and PCs and shuffled, and rejects it with one address changed or one record dropped.
+# Proves `gpuprobe trace synth` end to end (docs/trace-synth.md): the help lists every pattern; a tiled matrix multiply with partial edge tiles synthesized as binary and as CSV agree (through trace convert) and sort with the block size taken from the binary header (a CSV file's named on stderr, its sort with it equal to the binary's), records in equal to the records written and, rows being 128-byte aligned, exactly one L1 request per 16 records (line128); the untiled kernels need more requests than the tiled one and A x B^T the most; a FIFO given as OUT is written in place, not replaced; bad patterns, sizes, tiles and blocks are refused with status 2 and an unwritable OUT with status 1, leaving no file; and tests/gpu/kernels/synth/compare.sh accepts the trace moved to other bases and PCs and shuffled, and rejects it with one address changed or one record dropped.
 . "$(dirname "$0")/lib.sh"
 
 COMPARE=$REPO/tests/gpu/kernels/synth/compare.sh
@@ -57,6 +57,16 @@ cmp -s back.csv tiled.csv || fail "trace convert of the binary synth differs fro
 sorted tiled.bin
 [ "$IN" = "$n_bin" ] || fail "sort read $IN records of $n_bin"
 [ "$(jq -r .params.threads_per_block sum.json)" = 256 ] || fail "the sort did not take 256 threads per block from the header"
+# a CSV file has no block size: stderr says which to give the sorter (even with --quiet), and
+# sorting with it gives the binary's order
+grep -q "threads-per-block" synth.err && fail "a 256-thread block needs no --threads-per-block: $(cat synth.err)"
+synth_ok --pattern reduce --size 1000 --block 64 -o red.bin --quiet
+synth_ok --pattern reduce --size 1000 --block 64 -o red.csv --out-format csv --quiet
+grep -q -- "--threads-per-block 64" synth.err || fail "the CSV synth did not name its block size: $(cat synth.err)"
+sorted red.bin
+cp sorted.bin red.sorted
+sorted red.csv --threads-per-block 64
+cmp -s sorted.bin red.sorted || fail "the CSV reduce sorted with --threads-per-block 64 differs from the binary's sort"
 
 # ---- coalescing: 64 floats a row, 16x16 tiles: one 128-byte line per half-warp ----
 synth_ok --pattern matmul-tiled --size 64 -o t.bin
