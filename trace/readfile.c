@@ -107,15 +107,20 @@ int trace_map_file(const char *path, struct trace_mapped *m, struct trace_err *e
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) < 0) {
-        trace_err_set(err, 0, 0, "%.160s: %s", path, strerror(errno));
+        trace_err_set(err, 0, 0, "%s", strerror(errno)); /* (every caller names the file) */
         if (fd >= 0)
             close(fd);
+        return -1;
+    }
+    if (S_ISDIR(st.st_mode)) { /* (a FIFO maps as empty: its readers stream it from the descriptor) */
+        trace_err_set(err, 0, 0, "is a folder, not a trace");
+        close(fd);
         return -1;
     }
     if (st.st_size > 0) {
         m->map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (m->map == MAP_FAILED) {
-            trace_err_set(err, 0, 0, "%.160s: mmap: %s", path, strerror(errno));
+            trace_err_set(err, 0, 0, "mmap: %s", strerror(errno));
             m->map = NULL;
             close(fd);
             return -1;

@@ -281,7 +281,7 @@ void h_model_predict(struct http_req *rq, struct http_resp *rs)
         if (model_predict_json(json_object_get(body, "kernel"), r, &hw, &out, err, sizeof err,
                                field, sizeof field) < 0) {
             snprintf(path, sizeof path, "kernel%s%s", field[0] ? "." : "", field);
-            problem_field(rq, rs, 400, "invalid-request", path, "kernel.%s", err);
+            problem_field(rq, rs, 400, "invalid-request", path, "kernel%s%s", field[0] ? "." : ": ", err);
         } else {
             json_object_set_new(out, "device", json_pack("{s:s, s:O, s:O}", "uuid", uuid, "name",
                                                          json_object_get(info, "name"),

@@ -265,7 +265,7 @@ static int predict(store *s, const struct popts *o, const json_t *kernel)
     else if (model_inputs_cc(inputs, &major, &minor) < 0 || !(r = occ_rules_for(major, minor)))
         status = cli_fail(CMD, 1, "no occupancy rules for device %s's compute capability", uuid);
     else if (model_predict_json(kernel, r, &hw, &out, err, sizeof err, field, sizeof field) < 0)
-        status = cli_fail(CMD, 2, "kernel.%s", err);
+        status = cli_fail(CMD, 2, "kernel%s%s", field[0] ? "." : ": ", err); /* err starts with its field */
     else if (o->hits) {
         json_t *hits = sample_hits(o, kernel, out, inputs, &hw, err, sizeof err), *again = NULL;
         char why[512] = "";
@@ -281,7 +281,7 @@ static int predict(store *s, const struct popts *o, const json_t *kernel)
         if (!hits)
             status = cli_fail(CMD, 1, "--hits: %s", err);
         else if (model_predict_json(k2, r, &hw, &again, err, sizeof err, field, sizeof field) < 0)
-            status = cli_fail(CMD, 1, "kernel.%s", err);
+            status = cli_fail(CMD, 1, "kernel%s%s", field[0] ? "." : ": ", err);
         else {
             json_object_set_new(again, "hits", hits);
             hits = NULL;

@@ -170,7 +170,7 @@ static int take_positionals(struct trace_opts *o, int argc, char **argv)
     o->input = argv[optind++];
     if (optind < argc)
         return cli_fail("trace", 2, "unexpected argument '%s'", argv[optind]);
-    if (!o->output)
+    if (!o->output || !*o->output)
         return cli_fail("trace", 2, "-o OUT is required ('-' for standard output)");
     return 0;
 }
@@ -205,6 +205,8 @@ static int parse_args(int argc, char **argv, struct trace_opts *o, int *done)
     if (strcmp(o->cmd, "convert") == 0 && (o->sort_only || o->summary_json || o->l1.given))
         return cli_fail("trace", 2, "convert takes only -o, --in-format, --out-format and "
                                     "--pc-flags (the sort settings are for trace sort)");
+    if (o->summary_json && !*o->summary_json)
+        return cli_fail("trace", 2, "--summary-json needs a FILE ('-' for standard output)");
     if (o->summary_json && strcmp(o->summary_json, o->output) == 0)
         return cli_fail("trace", 2, "the output and the summary cannot both go to %s",
                         strcmp(o->output, "-") == 0 ? "stdout" : o->output);

@@ -91,7 +91,7 @@ static int fill_request(const struct capture_opts *o, struct capture_req *q)
 {
     char err[256];
     long long v;
-    if (!o->grid || !o->block || !o->output)
+    if (!o->grid || !o->block || !o->output || !*o->output)
         return cli_fail("trace capture", 2, "--grid, --block and -o TRACE are required "
                                             "(or --emit-ptx alone to only rewrite)");
     if (capture_dims_parse(o->grid, q->grid, err, sizeof err) < 0 ||

@@ -185,7 +185,7 @@ int cmd_trace_synth(int argc, char **argv)
     const struct synth_pattern *p = synth_pattern_find(pattern);
     if (!p)
         return cli_fail(CMD, 2, "unknown pattern '%s' (see gpuprobe trace synth --help)", pattern);
-    if (!output)
+    if (!output || !*output)
         return cli_fail(CMD, 2, "-o OUT is required ('-' for standard output)");
     struct out *o = calloc(1, sizeof *o);
     if (!o)

@@ -194,6 +194,8 @@ assert_json .geometry.l2.size 52428800
 refused 1 cyclic.csv --device GPU-00000000-0000-0000-0000-000000000000 --db ref.db
 refused 2 cyclic.csv --device "$uuid"
 refused 1 cyclic.csv --device "$uuid" --db typo.db # a missing database is not made
+refused 1 . # a folder
+assert_match "$ERR" 'is a folder' "trace cache of a folder"
 [ ! -e typo.db ] || fail "trace cache --db typo.db created a database"
 
 # ---- --set-index hardware: the L1 set mapping stored with the memory result ----------------

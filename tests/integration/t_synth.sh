@@ -94,6 +94,7 @@ cmp -s synth.out from_pipe || fail "what went through the FIFO differs from stan
 
 # ---- refusals ----
 refused 2 --pattern nosuch --size 4 -o out.bin
+refused 2 --pattern stream --size 4 -o ''
 refused 2 --pattern matmul-naive -o out.bin
 refused 2 --pattern matmul-naive --size 4,4 -o out.bin
 refused 2 --pattern matmul-naive --size 4 --tile 16 -o out.bin

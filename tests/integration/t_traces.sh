@@ -75,6 +75,11 @@ assert_true '([.sms[].records_in] | add) == .records_in and ([.sms[].requests_ou
 cli_ok sort s.bin -o sorted2.csv --sms 4 --quiet
 same sorted.csv sorted2.csv "sorting the CSV and its binary form"
 [ ! -s cli.err ] || fail "--quiet still printed: $(cat cli.err)"
+# a CSV from a pipe (--in-format: nothing to detect from) is streamed; a folder is no trace
+cli_ok sort <(cat "$FIX/sample.csv") --in-format csv -o sorted3.csv --sms 4 --quiet
+same sorted.csv sorted3.csv "sorting the CSV from a pipe"
+cli sort . -o dir.csv --quiet
+[ "$RC" -eq 1 ] && grep -q "is a folder" cli.err || fail "a folder as the input: exit $RC: $(cat cli.err)"
 # a summary that cannot be written fails the command before OUT is written;
 # one that fails after the sort takes OUT with it; never both in one file
 cli sort s.bin -o nosum.csv --quiet --summary-json no/such/dir/sum.json
@@ -84,6 +89,11 @@ cli sort s.bin -o nosum.csv --quiet --summary-json /dev/full
 [ "$RC" -eq 1 ] && [ ! -e nosum.csv ] || fail "a summary to /dev/full: exit $RC, OUT left: $(ls nosum.csv* 2>/dev/null)"
 cli sort s.bin -o same.csv --quiet --summary-json same.csv
 [ "$RC" -eq 2 ] && [ ! -e same.csv ] || fail "the summary and OUT in one file: exit $RC"
+# an empty name is a usage error, for OUT as for the summary
+cli sort s.bin -o '' --quiet
+[ "$RC" -eq 2 ] || fail "-o '': exit $RC"
+cli sort s.bin -o empty.csv --quiet --summary-json ''
+[ "$RC" -eq 2 ] && [ ! -e empty.csv ] || fail "--summary-json '': exit $RC"
 # Stopped while the output is written (SIGTERM here: a script's background
 # job ignores SIGINT; Ctrl-C is handled alike): the process ends as killed
 # and leaves no OUT.part (nor OUT)
