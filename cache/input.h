@@ -27,7 +27,7 @@
 #include "trace/params.h"
 #include "trace/record.h"
 
-#define CACHE_INPUT_MAX_SMS 65536u
+#define CACHE_INPUT_MAX_SMS TRACE_MAX_SMS /* what the sorter can number: a sorted file of more SMs is not one of its own */
 
 struct cache_input {
     int binary;                  /* 1: a mapped sorted binary file; 0: CSV in memory */

@@ -285,6 +285,8 @@ static void test_refusals(void **state)
     expect_refused(csv, buf, 4, "seq");
     snprintf(buf, sizeof buf, "%s0,0,0,0x10,0x1000,3,0\n", h);
     expect_refused(csv, buf, 2, "width");
+    snprintf(buf, sizeof buf, "%s%u,0,0,0x10,0x1000,4,0\n", h, TRACE_MAX_SMS); /* no sorter numbers it */
+    expect_refused(csv, buf, 2, "sm must be below");
     snprintf(buf, sizeof buf, "%s0,0,0,0x10,0x1000,4,0,9\n", h);
     expect_refused(csv, buf, 2, "unexpected");
 
