@@ -7,6 +7,7 @@
  */
 #include "model/occupancy_json.h"
 
+#include <ctype.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -32,10 +33,23 @@ static const struct int_member members[] = {
 };
 #define NMEMBERS (sizeof members / sizeof members[0])
 
+/* 1 or 2 decimal digits at *p (no sign, no blank), moved past. -1 if none. */
+static int small_number(const char **p)
+{
+    const char *s = *p;
+    if (!isdigit((unsigned char)s[0]))
+        return -1;
+    int v = s[0] - '0', n = 1;
+    if (isdigit((unsigned char)s[1]))
+        v = v * 10 + (s[n++] - '0');
+    *p = s + n;
+    return v;
+}
+
 int occ_parse_cc(const char *s, int *major, int *minor)
 {
-    int a, b, n = 0;
-    if (!s || sscanf(s, "%2d.%2d%n", &a, &b, &n) != 2 || s[n] != '\0' || a < 1 || b < 0)
+    int a, b;
+    if (!s || (a = small_number(&s)) < 1 || *s++ != '.' || (b = small_number(&s)) < 0 || *s != '\0')
         return -1;
     *major = a;
     *minor = b;

@@ -31,7 +31,8 @@ struct occ_request {
     int curves;                  /* "curves": true asks for occupancy_curves.h too */
 };
 
-/* Parses "X.Y"; -1 when it is not that form. */
+/* Parses "X.Y" (one or two digits each, X at least 1, nothing else); -1
+ * when it is not that form. */
 int occ_parse_cc(const char *s, int *major, int *minor);
 
 /* Parses a request; -1 with the reason in err and the member in field. */

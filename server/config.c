@@ -42,7 +42,7 @@ static const struct key_desc keys[] = {
     INT_KEY("max_connections_per_ip", max_connections_per_ip, 0, 100000),
     INT_KEY("connection_timeout_s", connection_timeout_s, 1, 3600),
     {"body_limit", KEY_LL, offsetof(struct config, body_limit), 0, 1024, 1LL << 40},
-    INT_KEY("job_timeout_s", job_timeout_s, 0, 7 * 86400),
+    INT_KEY("job_timeout_s", job_timeout_s, 0, CONFIG_JOB_TIMEOUT_MAX_S),
     INT_KEY("max_attempts", max_attempts, 1, 100),
     INT_KEY("stop_grace_s", stop_grace_s, 0, 3600),
     INT_KEY("discovery_timeout_s", discovery_timeout_s, 1, 3600),

@@ -9,6 +9,9 @@
 
 #include <stddef.h>
 
+/* The longest deadline a job may be given (a week). */
+#define CONFIG_JOB_TIMEOUT_MAX_S (7 * 86400)
+
 struct config {
     char listen[128];            /* "127.0.0.1:8080"; port 0 picks a free one */
     char db[1024];
@@ -19,7 +22,8 @@ struct config {
     int max_connections_per_ip;
     int connection_timeout_s;
     long long body_limit;        /* bytes accepted in a JSON request body */
-    int job_timeout_s;           /* > 0 overrides every kind's default deadline */
+    int job_timeout_s;           /* > 0 overrides every kind's default deadline
+                                    (at most CONFIG_JOB_TIMEOUT_MAX_S) */
     int max_attempts;            /* starts before an interrupted job fails */
     int stop_grace_s;            /* an orderly stop (SIGTERM) waits this long for running
                                     requests and jobs before re-queueing what still runs */

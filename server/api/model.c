@@ -58,7 +58,7 @@ static int find_device(struct http_req *rq, struct http_resp *rs, const json_t *
     char why[256];
     struct device_row row;
     *info = NULL;
-    if (!json_is_string(dev) && !json_is_integer(dev)) {
+    if ((!json_is_string(dev) || !*json_string_value(dev)) && !json_is_integer(dev)) {
         problem_field(rq, rs, 400, "invalid-request", "device", "must be a GPU UUID or index");
         return -1;
     }
@@ -198,8 +198,8 @@ static int device_of_cc(struct http_req *rq, struct http_resp *rs, const json_t 
     size_t n = 0;
     char err[256];
     int64_t best = 0;
-    int best_attached = 0;
-    if (!json_is_string(cc)) {
+    int best_attached = 0, major, minor;
+    if (!json_is_string(cc) || occ_parse_cc(json_string_value(cc), &major, &minor) < 0) {
         problem_field(rq, rs, 400, "invalid-request", "compute_capability",
                       "must be a string such as \"9.0\"");
         return -1;

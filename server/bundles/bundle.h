@@ -56,6 +56,17 @@ long bundle_to_figures(json_t *bundle, char *err, size_t errlen);
  * out of memory. */
 int bundle_digest(const json_t *bundle, char hex[65]);
 
+/* What a bundle may name. A device's UUID: 1 to BUNDLE_UUID_MAX letters,
+ * digits and "-_.:" (what CUDA and NVML print: "GPU-" and hex; nothing a
+ * URL path, a response header or a file name would read differently). A
+ * host or a device's name: 1 to BUNDLE_NAME_MAX bytes, no control
+ * character. A compute capability: "X.Y" (occ_parse_cc). 1 if s is such. */
+#define BUNDLE_UUID_MAX 80
+#define BUNDLE_NAME_MAX 255
+int bundle_uuid_ok(const char *s);
+int bundle_name_ok(const char *s);
+int bundle_cc_ok(const char *s);
+
 struct bundle_counts {
     size_t devices, devices_added;
     size_t results, results_added, results_held;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "server/bundles/bundle.h"
+#include "server/config.h"
 #include "server/jobs/registry.h"
 #include "util/rfc3339.h"
 
@@ -85,8 +86,12 @@ static int read_job(struct reader *r, const json_t *job, struct store_import_res
     int rc = string_member(r, job, "host", &out->origin_host);
     if (rc == 0 && (!json_is_integer(id) || json_integer_value(id) < 1))
         rc = refuse(r, "id", "must be a positive integer (the job's id where it ran)");
-    if (rc == 0 && t && (!json_is_integer(t) || json_integer_value(t) < 1))
-        rc = refuse(r, "timeout_s", "must be a positive integer");
+    if (rc == 0 && !bundle_name_ok(out->origin_host))
+        rc = refuse(r, "host", "must be 1 to %d bytes without control characters", BUNDLE_NAME_MAX);
+    if (rc == 0 && t &&
+        (!json_is_integer(t) || json_integer_value(t) < 1 || json_integer_value(t) > CONFIG_JOB_TIMEOUT_MAX_S))
+        rc = refuse(r, "timeout_s", "must be an integer from 1 to %d (the longest deadline a job is given)",
+                    CONFIG_JOB_TIMEOUT_MAX_S);
     if (rc == 0 && v && !json_is_null(v) && !json_is_string(v))
         rc = refuse(r, "gpuprobe_version", "must be a string or null");
     if (rc == 0 && !json_is_object(params))
@@ -105,9 +110,26 @@ static int read_job(struct reader *r, const json_t *job, struct store_import_res
     return out->params_json ? 0 : refuse(r, "job", "out of memory");
 }
 
+/* The device a result's document says it measured must be the one it is
+ * listed under (the store would refuse it later, as its own failure). */
+static int same_device(struct reader *r, const json_t *doc, const struct store_import_device *dev)
+{
+    const json_t *d = json_object_get(doc, "device");
+    const char *uuid = json_string_value(json_object_get(d, "uuid"));
+    const char *cc = json_string_value(json_object_get(d, "compute_capability"));
+    if (uuid && strcmp(uuid, dev->uuid) != 0)
+        return refuse(r, "result.device.uuid", "the result is for %.80s, not for %.80s, the device it is listed under",
+                      uuid, dev->uuid);
+    if (cc && strcmp(cc, dev->compute_capability) != 0)
+        return refuse(r, "result.device.compute_capability",
+                      "the result says %.16s, its device says %.16s", cc, dev->compute_capability);
+    return 0;
+}
+
 /* One result of a device: its kind (one that keeps results), its job, and
  * a document its kind's check accepts. */
-static int read_result(struct reader *r, const json_t *res, struct store_import_result *out)
+static int read_result(struct reader *r, const json_t *res, const struct store_import_device *dev,
+                       struct store_import_result *out)
 {
     const json_t *doc = json_object_get(res, "result");
     char why[512];
@@ -126,6 +148,8 @@ static int read_result(struct reader *r, const json_t *res, struct store_import_
         return refuse(r, "result", "must be an object");
     if (k->check_result && k->check_result(doc, why, sizeof why) < 0)
         return refuse(r, "result", "%s", why);
+    if (same_device(r, doc, dev) != 0)
+        return -1;
     out->result = doc; /* the bundle outlives the import: the store need not parse it again */
     out->result_json = text_of(r, doc);
     return out->result_json ? 0 : refuse(r, "result", "out of memory");
@@ -140,6 +164,15 @@ static int read_device(struct reader *r, const json_t *dev, struct store_import_
         string_member(r, dev, "compute_capability", &out->compute_capability) ||
         string_member(r, dev, "host", &out->host))
         return -1;
+    if (!bundle_uuid_ok(out->uuid))
+        return refuse(r, "uuid", "must be 1 to %d letters, digits and '-_.:' (a GPU's UUID, as GPU-8c4d...)",
+                      BUNDLE_UUID_MAX);
+    if (!bundle_name_ok(out->name))
+        return refuse(r, "name", "must be 1 to %d bytes without control characters", BUNDLE_NAME_MAX);
+    if (!bundle_name_ok(out->host))
+        return refuse(r, "host", "must be 1 to %d bytes without control characters", BUNDLE_NAME_MAX);
+    if (!bundle_cc_ok(out->compute_capability))
+        return refuse(r, "compute_capability", "must be MAJOR.MINOR, as 9.0");
     if (info && !json_is_object(info))
         return refuse(r, "info", "must be an object");
     if (!json_is_array(results))
@@ -155,7 +188,7 @@ static int read_device(struct reader *r, const json_t *dev, struct store_import_
     size_t len = strlen(r->path);
     for (size_t i = 0; i < out->nresults; i++) {
         snprintf(r->path + len, sizeof r->path - len, ".results[%zu]", i);
-        if (read_result(r, json_array_get(results, i), &rs[i]) != 0)
+        if (read_result(r, json_array_get(results, i), out, &rs[i]) != 0)
             return -1;
     }
     r->path[len] = '\0';
@@ -185,6 +218,33 @@ static int read_envelope(struct reader *r, const json_t *b)
         return refuse(r, "sha256", "does not match the content (computed %s): the bundle was "
                       "changed or damaged", hex);
     return 0;
+}
+
+static int by_uuid(const void *a, const void *b)
+{
+    const struct store_import_device *const *x = a, *const *y = b;
+    return strcmp((*x)->uuid, (*y)->uuid);
+}
+
+/* A device listed twice would be two devices to the store's readers. */
+static int distinct_devices(struct reader *r, const struct store_import_device *devs, size_t n)
+{
+    const struct store_import_device **v = malloc((n ? n : 1) * sizeof *v);
+    if (!v)
+        return refuse(r, "devices", "out of memory");
+    for (size_t i = 0; i < n; i++)
+        v[i] = &devs[i];
+    qsort(v, n, sizeof *v, by_uuid);
+    int rc = 0;
+    for (size_t i = 1; i < n && rc == 0; i++)
+        if (strcmp(v[i]->uuid, v[i - 1]->uuid) == 0) {
+            size_t a = (size_t)(v[i - 1] - devs), b = (size_t)(v[i] - devs);
+            snprintf(r->path, sizeof r->path, "devices[%zu]", a > b ? a : b);
+            rc = refuse(r, "uuid", "%.80s is listed twice (also devices[%zu]): give its results in one entry",
+                        v[i]->uuid, a < b ? a : b);
+        }
+    free(v);
+    return rc;
 }
 
 static void release(struct reader *r, struct store_import_device *devs, size_t n)
@@ -217,6 +277,8 @@ int bundle_import(store *s, const json_t *bundle, struct bundle_counts *c, char 
         rc = read_device(&r, json_array_get(list, i), &devs[i]);
         c->results += devs[i].nresults;
     }
+    if (rc == 0)
+        rc = distinct_devices(&r, devs, n);
     if (rc == 0 && (rc = store_import(s, devs, n, &ic, err, errlen)) == 0) {
         c->devices = n;
         c->devices_added = ic.devices_added;

@@ -4,9 +4,11 @@
  * daemon and for refreshing the shipped reference data.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "server/bundles/bundle.h"
@@ -66,6 +68,23 @@ static int write_bundle(json_t *b, const char *path)
     return rc;
 }
 
+/* Whether path is the database db or one of SQLite's files beside it
+ * (writing the bundle there would destroy the results it comes from). */
+static int names_the_database(const char *path, const char *db)
+{
+    static const char *const sides[] = {"", "-wal", "-shm", "-journal"};
+    struct stat o, d;
+    if (strcmp(path, "-") == 0 || stat(path, &o) != 0)
+        return 0; /* a new file is none of them */
+    for (size_t i = 0; i < sizeof sides / sizeof sides[0]; i++) {
+        char name[PATH_MAX];
+        if ((size_t)snprintf(name, sizeof name, "%s%s", db, sides[i]) < sizeof name && stat(name, &d) == 0 &&
+            d.st_dev == o.st_dev && d.st_ino == o.st_ino)
+            return 1;
+    }
+    return 0;
+}
+
 int cmd_export(int argc, char **argv)
 {
     const char *db = NULL, *out = NULL, *host = NULL;
@@ -80,8 +99,12 @@ int cmd_export(int argc, char **argv)
                                       {0}};
     if (cli_parse("export", export_usage, opts, NULL, argc, argv, &status) < 0)
         return status;
-    if (!db || !out)
+    if (!db || !out || !*out)
         return cli_fail("export", 2, "--db PATH and -o FILE are required");
+    if (host && !bundle_name_ok(host))
+        return cli_fail("export", 2, "--host: give 1 to %d bytes without control characters", BUNDLE_NAME_MAX);
+    if (names_the_database(out, db))
+        return cli_fail("export", 2, "-o %s is the database itself (or its journal): name another file", out);
     store *s = cli_read_store("export", db);
     if (!s)
         return 1;

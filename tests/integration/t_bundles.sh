@@ -45,6 +45,14 @@ assert_true ".device.uuid == \"$H100\" or .device.uuid == \"$H200\""
 req POST /api/v1/model/predict "{\"compute_capability\":\"8.0\",$kernel}" ""
 assert_problem 422 unknown-device
 assert_field compute_capability
+for cc in banana 9.-0 " 9.0" 9.0x; do
+    req POST /api/v1/model/predict "{\"compute_capability\":\"$cc\",$kernel}" ""
+    assert_problem 400 invalid-request
+    assert_field compute_capability
+done
+req POST /api/v1/model/predict "{\"device\":\"\",$kernel}" ""
+assert_problem 400 invalid-request
+assert_field device
 # Jobs run only on attached GPUs.
 req POST /api/v1/jobs "{\"kind\":\"latency\",\"device\":\"$H100\"}"
 assert_problem 422 unknown-device
@@ -85,6 +93,18 @@ assert_match "$(jq -c '.imported[0] | [.results_added, .results_held]' cli.out)"
 cli export --db other.db --device GPU-ffffffff-0000-0000-0000-000000000000 -o x.json
 [ "$RC" = 2 ] && assert_match "$ERR" "no device GPU-ffffffff" "export of an unknown device"
 [ ! -e x.json ] || fail "a failed export wrote its file"
+# the bundle never goes over the database it comes from, nor its journal; a host name is one
+sqlite3 other.db 'PRAGMA journal_mode=WAL' >/dev/null
+for out in other.db ./other.db "$PWD/other.db" other.db-wal; do
+    cp other.db before.db
+    cli export --db other.db -o "$out"
+    [ "$RC" = 2 ] && assert_match "$ERR" "is the database itself" "export -o $out"
+    cmp -s other.db before.db || fail "export -o $out changed the database"
+done
+for host in "" $'node\n1'; do
+    cli export --db other.db --host "$host" -o h.json
+    [ "$RC" = 2 ] && [ ! -e h.json ] || fail "export --host '$host': exit $RC"
+done
 
 # ---- POST /api/v1/import, and what it refuses ---------------------------------------------
 DB=$WORK/http.db start_daemon

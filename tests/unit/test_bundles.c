@@ -7,7 +7,10 @@
  * a bundle whose second result its kind refuses (digest made valid again)
  * names that member and writes nothing, not even the first result; an
  * unknown kind, a bad finish time, a missing host, a wrong version or a
- * wrong digest are refused naming the member; store_import's contract
+ * wrong digest are refused naming the member, and so are a deadline past a
+ * week, a UUID, host or name that would read differently in a URL, header
+ * or log, a capability that is none, a result measured on another device,
+ * and a device listed twice; store_import's contract
  * (every string set) is asserted. A memory result's distributed shared
  * memory (probes/dsmem.h) goes in with the bundle and out again.
  */
@@ -185,6 +188,49 @@ static void test_refusals(void **state)
     e = json_deep_copy(b);
     json_object_set_new(e, "version", json_integer(2));
     refused(f, e, "version", 0);
+    json_decref(e);
+
+    /* what no gpuprobe writes: a deadline past a week (2^31 once wrapped into
+     * an int and stopped the daemon on an assertion), texts that would leave
+     * the bundle for URL paths, headers and file names, a capability that is
+     * none, a result measured on another device, a device listed twice */
+    static const long long timeouts[] = {0, 7 * 86400 + 1, 2147483648LL, 4294967301LL};
+    for (size_t i = 0; i < sizeof timeouts / sizeof timeouts[0]; i++) {
+        e = json_deep_copy(b);
+        json_object_set_new(json_object_get(result_at(e, 0), "job"), "timeout_s", json_integer(timeouts[i]));
+        refused(f, e, "devices[0].results[0].job.timeout_s", 0);
+        json_decref(e);
+    }
+    static const char *const members[][2] = {
+        {"uuid", "GPU-\"; filename=evil.sh; x=\""}, {"uuid", "GPU-a/b/../c"}, {"uuid", "GPU-x\r\nSet-Cookie: a"},
+        {"uuid", ""}, {"host", "node\n1"}, {"name", "H200\x1b[31m"}, {"compute_capability", "banana"},
+        {"compute_capability", "9.-0"}, {"compute_capability", " 9.0"}};
+    for (size_t i = 0; i < sizeof members / sizeof members[0]; i++) {
+        e = json_deep_copy(b);
+        json_object_set_new(json_array_get(json_object_get(e, "devices"), 0), members[i][0],
+                            json_string(members[i][1]));
+        char want[64];
+        snprintf(want, sizeof want, "devices[0].%s", members[i][0]);
+        refused(f, e, want, 0);
+        json_decref(e);
+    }
+    e = json_deep_copy(b);
+    json_object_set_new(json_object_get(result_at(e, 0), "job"), "host", json_string("a\tb"));
+    refused(f, e, "devices[0].results[0].job.host", 0);
+    json_decref(e);
+    e = json_deep_copy(b); /* the documents say the H200's UUID */
+    json_object_set_new(json_array_get(json_object_get(e, "devices"), 0), "uuid", json_string("GPU-other"));
+    refused(f, e, "devices[0].results[1].result.device.uuid", 0);
+    json_decref(e);
+    e = json_deep_copy(b);
+    json_object_set_new(json_array_get(json_object_get(e, "devices"), 0), "compute_capability",
+                        json_string("8.9"));
+    refused(f, e, "devices[0].results[1].result.device.compute_capability", 0);
+    json_decref(e);
+    e = json_deep_copy(b);
+    json_t *devs = json_object_get(e, "devices");
+    json_array_append_new(devs, json_deep_copy(json_array_get(devs, 0)));
+    refused(f, e, "devices[1].uuid", 0);
     json_decref(e);
 
     e = json_deep_copy(b); /* content changed, digest not */
