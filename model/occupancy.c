@@ -235,9 +235,9 @@ static int check_input(const struct occ_rules *r, const struct occ_input *in, ch
         what = "carveout must be a percentage from 0 to 100";
     else if (in->barriers < 0)
         what = "barriers must not be negative";
-    else if (in->block_threads > (1 << 20) || in->regs_per_thread > (1 << 16) ||
-             in->static_smem > (1 << 30) || in->dynamic_smem > (1 << 30) ||
-             in->max_dynamic_smem > (1 << 30))
+    else if (in->block_threads > OCC_MAX_BLOCK || in->regs_per_thread > OCC_MAX_REGS ||
+             in->static_smem > OCC_MAX_SMEM || in->dynamic_smem > OCC_MAX_SMEM ||
+             in->max_dynamic_smem > OCC_MAX_SMEM)
         what = "a value is far beyond any device";
     if (what)
         snprintf(err, errlen, "%s", what);

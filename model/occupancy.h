@@ -74,6 +74,13 @@ size_t occ_rules_count(void);
 #define OCC_CARVEOUT_DEFAULT (-1)
 #define OCC_MAX_DYNAMIC_DEFAULT (-1)
 
+/* The largest inputs taken: far beyond any device, and small enough that
+ * no product of them (registers of a block, static plus dynamic shared
+ * memory) passes an int. */
+#define OCC_MAX_BLOCK (1 << 20)
+#define OCC_MAX_REGS (1 << 10)
+#define OCC_MAX_SMEM (1 << 28)
+
 struct occ_input {
     int block_threads;
     int regs_per_thread;

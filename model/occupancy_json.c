@@ -23,11 +23,11 @@ struct int_member {
 #define IN_OFF(f) offsetof(struct occ_input, f)
 
 static const struct int_member members[] = {
-    {"block", IN_OFF(block_threads), 1, 1 << 20, 1, 0},
-    {"regs", IN_OFF(regs_per_thread), 0, 1 << 16, 1, 0},
-    {"smem", IN_OFF(dynamic_smem), 0, 1 << 30, 0, 0},
-    {"static_smem", IN_OFF(static_smem), 0, 1 << 30, 0, 0},
-    {"max_dynamic_smem", IN_OFF(max_dynamic_smem), 0, 1 << 30, 0, 1},
+    {"block", IN_OFF(block_threads), 1, OCC_MAX_BLOCK, 1, 0},
+    {"regs", IN_OFF(regs_per_thread), 0, OCC_MAX_REGS, 1, 0},
+    {"smem", IN_OFF(dynamic_smem), 0, OCC_MAX_SMEM, 0, 0},
+    {"static_smem", IN_OFF(static_smem), 0, OCC_MAX_SMEM, 0, 0},
+    {"max_dynamic_smem", IN_OFF(max_dynamic_smem), 0, OCC_MAX_SMEM, 0, 1},
     {"carveout", IN_OFF(carveout_pct), 0, 100, 0, 1},
     {"barriers", IN_OFF(barriers), 0, 16, 0, 0},
 };

@@ -194,6 +194,12 @@ static void test_optin(void **state)
     in.max_dynamic_smem = 232449;
     o = run(9, 0, &in);
     assert_int_equal(o.blocks_per_sm, 0);
+    /* the largest inputs taken: every product stays an int (UBSan) */
+    occ_input_init(&in, OCC_MAX_BLOCK, OCC_MAX_REGS);
+    in.static_smem = in.dynamic_smem = in.max_dynamic_smem = OCC_MAX_SMEM;
+    o = run(9, 0, &in);
+    assert_int_equal(o.blocks_per_sm, 0);
+    assert_true(o.regs_per_block_checked > 0 && o.smem_per_block > 0);
     /* static arrays cannot opt in: 48 KiB and no more, never a negative maximum */
     occ_input_init(&in, 256, 32);
     in.static_smem = 49152;
@@ -361,7 +367,7 @@ static void test_curves(void **state)
 
     /* a kernel that opted in sweeps to the opt-in limit, not to its own bound */
     occ_input_init(&in, 128, 32);
-    in.max_dynamic_smem = 1 << 30;
+    in.max_dynamic_smem = OCC_MAX_SMEM;
     c = occ_curves_json(r, &in);
     assert_int_equal(points(c, "smem"), 232448 / 128 + 1);
     assert_int_equal(warps_at(c, "smem", 232448), 4);
