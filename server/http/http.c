@@ -232,12 +232,6 @@ static int admit(struct conn_ctx *cx, struct http_resp *rs)
     }
     if (cx->route->write && check_auth(cx, rs) < 0)
         return -1;
-    const char *nul = http_query_nul(&cx->rq);
-    if (nul) {
-        problem_field(&cx->rq, rs, 400, "invalid-request", nul, "query argument '%.64s' holds a NUL byte (%%00)",
-                      nul);
-        return -1;
-    }
     return check_body_headers(cx, rs);
 }
 
@@ -527,6 +521,35 @@ static int open_unix(const struct config *cfg, char *err, size_t errlen)
     return fd;
 }
 
+/* The value of hex digit ch, or -1. */
+static int hex_digit(char ch)
+{
+    return ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
+}
+
+/* Decodes the %HH escapes of a URL path or query argument in place, as
+ * libmicrohttpd would, except %00: a NUL would end the C string every
+ * reader takes, so "/devices/GPU-x%00/memory" would be served as
+ * "/devices/GPU-x" and "limit=5%00x" read as 5. Kept as the three
+ * characters, it matches no route and no valid value. Returns the length. */
+static size_t unescape_keeping_nul(void *cls, struct MHD_Connection *c, char *s)
+{
+    (void)cls;
+    (void)c;
+    char *w = s;
+    for (const char *r = s; *r; r++) {
+        int hi, lo;
+        if (r[0] == '%' && (hi = hex_digit(r[1])) >= 0 && (lo = hex_digit(r[2])) >= 0 && (hi | lo)) {
+            *w++ = (char)(hi << 4 | lo);
+            r += 2;
+        } else {
+            *w++ = *r;
+        }
+    }
+    *w = '\0';
+    return (size_t)(w - s);
+}
+
 /* One libmicrohttpd daemon on the address ss or on the listening socket fd
  * (ss NULL), with the server's callbacks and limits; TLS when tls. */
 static struct MHD_Daemon *start_daemon(struct http_server *s, const struct sockaddr_storage *ss,
@@ -546,6 +569,7 @@ static struct MHD_Daemon *start_daemon(struct http_server *s, const struct socka
         {MHD_OPTION_CONNECTION_MEMORY_LIMIT, 64 * 1024, NULL},
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, s},
         {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s},
+        {MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)unescape_keeping_nul, NULL},
         /* the TLS pair last: left out (MHD_OPTION_END) without TLS */
         {tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, s->tls_cert},
         {MHD_OPTION_HTTPS_MEM_KEY, 0, s->tls_key},

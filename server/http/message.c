@@ -38,24 +38,6 @@ int http_query_each(const struct http_req *rq,
     return w.rc;
 }
 
-static enum MHD_Result nul_step(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
-                                const char *value, size_t value_size)
-{
-    (void)kind;
-    const char **bad = cls;
-    if (strlen(key) == key_size && (!value || strlen(value) == value_size))
-        return MHD_YES;
-    *bad = key;
-    return MHD_NO;
-}
-
-const char *http_query_nul(const struct http_req *rq)
-{
-    const char *bad = NULL;
-    MHD_get_connection_values_n(rq->conn, MHD_GET_ARGUMENT_KIND, nul_step, &bad);
-    return bad;
-}
-
 const char *http_header(const struct http_req *rq, const char *name)
 {
     return MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, name);

@@ -57,9 +57,6 @@ const char *http_query(const struct http_req *rq, const char *key);
  * "?key"); stops at, and returns, fn's first non-zero value; else 0. */
 int http_query_each(const struct http_req *rq,
                     int (*fn)(void *ctx, const char *key, const char *value), void *ctx);
-/* The first query-string argument whose name or value holds a NUL byte
- * (sent as %00), which every C-string reader would cut short, or NULL. */
-const char *http_query_nul(const struct http_req *rq);
 /* A request header, or NULL. */
 const char *http_header(const struct http_req *rq, const char *name);
 

@@ -88,6 +88,12 @@ for q in state=nope limit=0 limit=501 limit=abc limit=-1 before=-1 before=abc li
     assert_field "${q%%=*}"
 done
 
+# %00 is never decoded: a path or a value holding it is no other path or value
+for path in /healthz%00x /api/v1/jobs%00 /api/v1/job-kinds%00/x; do
+    req GET "$path"
+    assert_problem 404 not-found
+done
+
 # Nothing above created anything.
 req GET /api/v1/jobs
 assert_status 200

@@ -190,7 +190,7 @@ uploads_hold ""
 for bad in "line=100:line" "bogus=1:bogus" "input=/etc/passwd:input" "output=x:output" \
            "threads-per-block=0:threads-per-block" "sms=many:sms" "out-format=xml:out-format" \
            "in-format=json:in-format" "seed=-1:seed" "sms=4&sms=8:sms" \
-           "out-format=bin&out_format=csv:out_format" "sms=4%00junk:sms" "seed=1&x%00y=2:x"; do
+           "out-format=bin&out_format=csv:out_format" "sms=4%00junk:sms" "seed=1&x%00y=2:x%00y"; do
     sort_http "${bad%%:*}" "$FIX/sample.csv"
     assert_problem 400 invalid-request
     assert_field "${bad##*:}"
