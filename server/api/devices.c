@@ -31,12 +31,11 @@ static json_t *attached_devices(struct app *app)
     return doc;
 }
 
-static int listed(const json_t *devices, const char *uuid)
+/* Whether uuid is among the first n devices (the attached ones). */
+static int attached(const json_t *devices, size_t n, const char *uuid)
 {
-    size_t i;
-    json_t *d;
-    json_array_foreach(devices, i, d) {
-        const char *u = json_string_value(json_object_get(d, "uuid"));
+    for (size_t i = 0; i < n; i++) {
+        const char *u = json_string_value(json_object_get(json_array_get(devices, i), "uuid"));
         if (u && strcmp(u, uuid) == 0)
             return 1;
     }
@@ -79,8 +78,12 @@ void h_devices_list(struct http_req *rq, struct http_resp *rs)
         return;
     }
     json_t *devices = json_object_get(doc, "devices");
+    /* the stored rows are distinct (one per UUID): only the attached GPUs,
+     * listed first, can repeat one (a linear scan of the whole list made a
+     * store of 50,000 devices take a minute) */
+    size_t nattached = json_array_size(devices);
     for (size_t i = 0; i < n; i++)
-        if (!listed(devices, rows[i].uuid))
+        if (!attached(devices, nattached, rows[i].uuid))
             json_array_append_new(devices, stored_device(&rows[i]));
     device_rows_free(rows, n);
     http_json(rs, 200, doc);
