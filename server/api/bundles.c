@@ -39,6 +39,9 @@ void h_import(struct http_req *rq, struct http_resp *rs)
     json_error_t je;
     struct bundle_counts c;
     char err[1024], field[200];
+    static const char *const known[] = {NULL};
+    if (query_only(rq, rs, known) < 0)
+        return;
     if (!rq->body_file || rq->body_len == 0) {
         problem(rq, rs, 400, "invalid-request", "the body is empty: send a result bundle");
         return;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "server/bundles/bundle.h"
 #include "server/config.h"
@@ -73,6 +74,20 @@ static int time_member(struct reader *r, const json_t *obj, const char *key, int
     return refuse(r, key, "must be a time as YYYY-MM-DDTHH:MM:SS.mmmZ");
 }
 
+/* A job is created, started, then finished, and not after the import: a
+ * finish time to come would stay "newest" over every later measurement. */
+static int times_in_order(struct reader *r, const struct store_import_result *t)
+{
+    int64_t now = (int64_t)time(NULL) * 1000, slack = 86400 * 1000LL; /* clocks of other hosts */
+    if (t->finished_ms <= 0 || t->finished_ms > now + slack)
+        return refuse(r, "finished_at", "must be a time after 1970 and not after today");
+    if (t->started_ms && (t->started_ms < 0 || t->started_ms > t->finished_ms))
+        return refuse(r, "started_at", "must not be after finished_at");
+    if (t->created_ms && (t->created_ms < 0 || (t->started_ms ? t->started_ms : t->finished_ms) < t->created_ms))
+        return refuse(r, "created_at", "must not be after started_at (or finished_at)");
+    return 0;
+}
+
 /* The job a result was measured as. */
 static int read_job(struct reader *r, const json_t *job, struct store_import_result *out)
 {
@@ -99,7 +114,7 @@ static int read_job(struct reader *r, const json_t *job, struct store_import_res
     if (rc == 0)
         rc = time_member(r, job, "finished_at", 1, &out->finished_ms) ||
              time_member(r, job, "started_at", 0, &out->started_ms) ||
-             time_member(r, job, "created_at", 0, &out->created_ms);
+             time_member(r, job, "created_at", 0, &out->created_ms) || times_in_order(r, out);
     r->path[len] = '\0';
     if (rc)
         return -1;

@@ -133,6 +133,9 @@ assert_true '.detail | test("version 2 is not one this gpuprobe reads")'
 refused sha256 '.devices[0].results[0].result.repeats = 4'
 assert_true '.detail | test("does not match the content")'
 refused sha256 'del(.sha256)'
+REQ_BODY_FILE=h200.json req POST "/api/v1/import?dry_run=1"
+assert_problem 400 invalid-request
+assert_field dry_run
 printf '{"format":' >bad.json
 REQ_BODY_FILE=bad.json req POST /api/v1/import
 assert_problem 400 invalid-json

@@ -214,6 +214,18 @@ static void test_refusals(void **state)
         refused(f, e, want, 0);
         json_decref(e);
     }
+    static const char *const times[][3] = {{"finished_at", "9999-01-01T00:00:00.000Z", "finished_at"},
+                                           {"finished_at", "1969-12-31T00:00:00.000Z", "finished_at"},
+                                           {"started_at", "2099-01-01T00:00:00.000Z", "started_at"},
+                                           {"created_at", "2099-01-01T00:00:00.000Z", "created_at"}};
+    for (size_t i = 0; i < sizeof times / sizeof times[0]; i++) {
+        e = json_deep_copy(b);
+        json_object_set_new(json_object_get(result_at(e, 0), "job"), times[i][0], json_string(times[i][1]));
+        char want[80];
+        snprintf(want, sizeof want, "devices[0].results[0].job.%s", times[i][2]);
+        refused(f, e, want, 0);
+        json_decref(e);
+    }
     e = json_deep_copy(b);
     json_object_set_new(json_object_get(result_at(e, 0), "job"), "host", json_string("a\tb"));
     refused(f, e, "devices[0].results[0].job.host", 0);
