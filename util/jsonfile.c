@@ -34,6 +34,10 @@ json_t *json_load_path(const char *path, size_t flags, json_error_t *e)
         close(fd);
         return fail(e, path, strerror(err));
     }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return fail(e, path, "not a regular file");
+    }
     if (st.st_size == 0) { /* mmap refuses an empty file; jansson words the error */
         close(fd);
         return json_loadb("", 0, flags, e);

@@ -127,7 +127,10 @@ static json_t *import_file(store *s, const char *path, int *failed)
     char err[1024], field[200];
     json_t *b = json_load_path(path, JSON_REJECT_DUPLICATES, &je), *res;
     if (!b) {
-        cli_fail("import", 1, "%s: not JSON: %s (line %d)", path, je.text, je.line);
+        if (je.line < 1) /* not read at all: the reason is the file's, not its text's */
+            cli_fail("import", 1, "%s", je.text);
+        else
+            cli_fail("import", 1, "%s: not JSON: %s (line %d)", path, je.text, je.line);
         *failed = 1;
         return json_pack("{s:s, s:s}", "file", path, "error", je.text);
     }
