@@ -262,7 +262,7 @@ static void test_correction_near_exact(void **state)
     struct cache_estimate est;
     struct cache_correction k;
     cache_reuse_correction(&r, &p, &k);
-    cache_estimate_corrected(&cr, &k, 1.0, &est);
+    cache_estimate_corrected(&cr, &k, NULL, &est);
     double exact = (double)ce.hits, fa = (double)cr.hits;
     print_message("exact hits %.0f, fully associative %.0f, corrected %.1f\n", exact, fa, est.hits);
     assert_true(fa > exact);

@@ -134,7 +134,7 @@ static void test_unknown_and_missing(void **state)
     assert_int_equal(trace_read_path(FIX "no-such-file", TRACE_FMT_CSV, NULL, count, &n, NULL, NULL,
                                      &err),
                      TRACE_ENOMEM);
-    assert_non_null(strstr(err.msg, "no-such-file"));
+    assert_non_null(strstr(err.msg, "No such file")); /* (the callers name the file) */
     enum trace_format f;
     assert_int_equal(trace_detect_path(FIX "no-such-file", &f, &err), TRACE_ENOMEM);
 }
