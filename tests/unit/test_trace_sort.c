@@ -308,6 +308,7 @@ static void test_errors_before_output(void **state)
     assert_int_equal(trace_sort_records(r, n, &p, NULL, collect, &out, &s, &err), TRACE_SORT_EINPUT);
     assert_non_null(strstr(err.msg, "mshr"));
     assert_int_equal(out.n, 0);
+    free(out.o);
     free(r);
 }
 
