@@ -125,6 +125,32 @@ static void write_trace(const char *path, const struct trace_rec *r, size_t n, u
     assert_int_equal(trace_bin_writer_close(w, &err), 0);
 }
 
+/* Sets byte `at` of the file at path to v (a header field of a written trace). */
+static void put_byte(const char *path, long at, uint8_t v)
+{
+    FILE *f = fopen(path, "r+b");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, at, SEEK_SET), 0);
+    assert_int_equal(fwrite(&v, 1, 1, f), 1);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* Sorting the file at path is refused, with nothing written, at byte
+ * offset `at` with a message that says `says`. */
+static void sort_refused(const char *path, const struct trace_params *p, uint64_t at, const char *says)
+{
+    struct vec out = {0};
+    struct trace_summary s;
+    struct trace_err err;
+    assert_int_equal(trace_sort_file(path, p, NULL, collect, &out, &s, &err), TRACE_SORT_EINPUT);
+    assert_int_equal(out.n, 0);
+    assert_int_equal(err.offset, at);
+    if (!strstr(err.msg, says))
+        fail_msg("'%s' does not say '%s'", err.msg, says);
+    trace_summary_free(&s);
+    free(out.o);
+}
+
 static struct trace_params small_params(void)
 {
     struct trace_params p;
@@ -251,45 +277,22 @@ static void test_errors_before_output(void **state)
     struct vec out = {0};
     struct trace_summary s;
     struct trace_err err;
-    assert_int_equal(trace_sort_file(t->path, &p, NULL, collect, &out, &s, &err), TRACE_SORT_EINPUT);
-    assert_int_equal(out.n, 0);
-    assert_int_equal(err.offset, 128 + 32 * (n - 3));
-    assert_non_null(strstr(err.msg, "width 12"));
-    trace_summary_free(&s);
+    sort_refused(t->path, &p, 128 + 32 * (n - 3), "width 12");
     /* a file that says thread-major but is not */
     r[n - 3].width = 4;
     r[n - 1].tid = 3;
     write_trace(t->path, r, n, 64);
-    uint8_t flag = 1;
-    FILE *f = fopen(t->path, "r+b");
-    assert_non_null(f);
-    fseek(f, 16, SEEK_SET);
-    fwrite(&flag, 1, 1, f);
-    fclose(f);
-    assert_int_equal(trace_sort_file(t->path, &p, NULL, collect, &out, &s, &err), TRACE_SORT_EINPUT);
-    assert_int_equal(out.n, 0);
-    assert_int_equal(err.offset, 128 + 32 * (n - 1));
-    trace_summary_free(&s);
+    put_byte(t->path, 16, 1); /* the thread-major flag */
+    sort_refused(t->path, &p, 128 + 32 * (n - 1), "thread-major");
     /* a version-1 file (no store flag) whose byte 29 is set is damaged */
     r[n - 1].tid = r[n - 2].tid;
     r[n - 5].store = 1;
     write_trace(t->path, r, n, 64);
-    f = fopen(t->path, "r+b");
-    assert_non_null(f);
-    fseek(f, 8, SEEK_SET);
-    fwrite(&flag, 1, 1, f); /* version 1 */
-    fclose(f);
-    assert_int_equal(trace_sort_file(t->path, &p, NULL, collect, &out, &s, &err), TRACE_SORT_EINPUT);
-    assert_int_equal(out.n, 0);
-    assert_int_equal(err.offset, 128 + 32 * (n - 5));
-    assert_non_null(strstr(err.msg, "version-1"));
-    trace_summary_free(&s);
+    put_byte(t->path, 8, 1); /* version 1 */
+    sort_refused(t->path, &p, 128 + 32 * (n - 5), "version-1");
     r[n - 5].store = 0;
     write_trace(t->path, r, n, 64);
-    f = fopen(t->path, "r+b");
-    fseek(f, 8, SEEK_SET);
-    fwrite(&flag, 1, 1, f);
-    fclose(f);
+    put_byte(t->path, 8, 1);
     assert_int_equal(trace_sort_file(t->path, &p, NULL, collect, &out, &s, &err), 0);
     assert_true(out.n > 0);
     out.n = 0;
