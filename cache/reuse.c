@@ -3,8 +3,8 @@
  */
 #include "cache/reuse.h"
 
-#include <math.h>
 #include <assert.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 

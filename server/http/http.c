@@ -524,7 +524,11 @@ static int open_unix(const struct config *cfg, char *err, size_t errlen)
 /* The value of hex digit ch, or -1. */
 static int hex_digit(char ch)
 {
-    return ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
+    if (ch >= '0' && ch <= '9')
+        return ch - '0';
+    if (ch >= 'a' && ch <= 'f')
+        return ch - 'a' + 10;
+    return ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
 }
 
 /* Decodes the %HH escapes of a URL path or query argument in place, as
