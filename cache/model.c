@@ -32,8 +32,7 @@ struct run {
     int ex1_on, rd1_on, ex2_on, rd2_on;
     int parts;                       /* L2 partitions: 1, or 2 (cache/partition.h) */
     struct cache_geom g2;            /* the L2 of one partition */
-    struct cache_conflict p1;        /* the L1's conflict probabilities */
-    int p1_on;
+    struct cache_conflict p1;        /* the L1's conflict probabilities (p NULL: no reuse engine) */
     struct cache_correction k1;      /* the L1 corrections of all SMs, summed */
     struct cache_spill spill[2];     /* per engine: what the L1s sent below */
     int spill_on[2];
@@ -88,8 +87,7 @@ static void run_free(struct run *r)
             cache_spill_close(&r->spill[e]);
     if (r->ids_on)
         cache_lineid_free(&r->ids);
-    if (r->p1_on)
-        cache_conflict_free(&r->p1);
+    cache_conflict_free(&r->p1);
 }
 
 static int run_init(struct run *r, const struct cache_config *cfg, struct cache_result *res, int engines,
@@ -121,7 +119,6 @@ static int run_init(struct run *r, const struct cache_config *cfg, struct cache_
     if (engines & CACHE_ENGINE_REUSE) {
         if (cache_conflict_init(&r->p1, &cfg->geom[0]))
             return -1;
-        r->p1_on = 1;
     }
     return 0;
 }
