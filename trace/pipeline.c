@@ -33,6 +33,7 @@
 
 #include "trace/binfmt.h"
 #include "trace/csv.h"
+#include "util/cores.h"
 #include "util/fdio.h"
 #include "util/outfile.h"
 #include "trace/outq.h"
@@ -391,7 +392,7 @@ static int sort_outcome(struct run *r, int rc, const struct trace_err *te, int c
 
 /* Threads ordering SMs (the output is the same either way): two when a
  * core beyond the one this thread runs on and the output's writer thread
- * is idle by the load average (on a busy machine a second sorting thread
+ * is idle now (util/cores.h; on a busy machine a second sorting thread
  * only adds hand-over and page-table work), else one;
  * GPUPROBE_TRACE_THREADS=1 or 2 decides instead. The same number parses a
  * CSV input (open_through_copy): with one core free, two parsing threads
@@ -401,11 +402,7 @@ static int sort_threads(void)
     const char *e = getenv("GPUPROBE_TRACE_THREADS");
     if (e && (strcmp(e, "1") == 0 || strcmp(e, "2") == 0))
         return e[0] - '0';
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    double load;
-    if (cpus < 2 || getloadavg(&load, 1) != 1)
-        return 1;
-    return load + 1.0 <= (double)cpus - 0.5 ? 2 : 1;
+    return cores_idle() >= 0.5 ? 2 : 1;
 }
 
 static int sort_run(struct run *r, struct trace_summary *sum)

@@ -52,7 +52,7 @@
 # BENCH_SHAPES (the trace shapes, default all), BENCH_PARAMS (name=value
 # settings for every run, e.g. "arch=hopper"; default none: the fermi preset).
 # The end-to-end runs sort as `gpuprobe trace sort` does: with a second
-# sorting thread when a core is idle by the load average (GPUPROBE_TRACE_THREADS
+# sorting thread when a core is idle now (util/cores.h; GPUPROBE_TRACE_THREADS
 # = 1 or 2 forces it; the column "thr" says which); "sort" is one thread.
 set -euo pipefail
 
