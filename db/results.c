@@ -17,6 +17,7 @@
  * the JSON types it takes and how it hands the value back.
  */
 #include <assert.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,6 +146,21 @@ int rw_int_in(struct rwalk *w, const json_t *obj, const char *path, const char *
     return 0;
 }
 
+/* rw_num, and the number from min to max. */
+static int rw_num_in(struct rwalk *w, const json_t *obj, const char *path, const char *key, int flags,
+                     long long min, long long max, char buf[RW_NUM], const char **out)
+{
+    if (rw_num(w, obj, path, key, flags, buf, out) != 0)
+        return -1;
+    const json_t *v = json_object_get(obj, key);
+    if (!*out || !json_is_number(v))
+        return 0;
+    double x = json_number_value(v);
+    if (x < (double)min || x > (double)max)
+        return rw_fail(w, path, key, "must be from %lld to %lld, not %g", min, max, x);
+    return 0;
+}
+
 int rw_bool(struct rwalk *w, const json_t *obj, const char *path, const char *key, int flags,
             const char **out)
 {
@@ -185,10 +201,17 @@ int rw_spread(struct rwalk *w, const json_t *obj, const char *path, const char *
         return -1;
     if (!v)
         return 0;
-    for (int i = 0; i < 3; i++)
-        if (rw_num(w, v, rw_join(here, sizeof here, path, key), parts[i], RW_REQUIRED,
-                   sp->num[i], &sp->v[i]) != 0)
+    rw_join(here, sizeof here, path, key);
+    double x[3];
+    for (int i = 0; i < 3; i++) {
+        if (rw_num(w, v, here, parts[i], RW_REQUIRED, sp->num[i], &sp->v[i]) != 0)
             return -1;
+        x[i] = json_number_value(json_object_get(v, parts[i]));
+        if ((flags & RW_NONNEG) && x[i] < 0)
+            return rw_fail(w, here, parts[i], "must not be negative, not %g", x[i]);
+    }
+    if (x[1] > x[0] || x[0] > x[2])
+        return rw_fail(w, path, key, "min %g, median %g and max %g are not in order", x[1], x[0], x[2]);
     return 0;
 }
 
@@ -213,7 +236,9 @@ static int member_walk(struct rwalk *w, const json_t *doc, const char *path,
                    ? rw_int_in(w, holder, here, m->key, m->flags, m->min, m->max, buf, out)
                    : rw_int(w, holder, here, m->key, m->flags, buf, out);
     case 'n':
-        return rw_num(w, holder, here, m->key, m->flags, buf, out);
+        return m->min < m->max
+                   ? rw_num_in(w, holder, here, m->key, m->flags, m->min, m->max, buf, out)
+                   : rw_num(w, holder, here, m->key, m->flags, buf, out);
     case 'b':
         return rw_bool(w, holder, here, m->key, m->flags, out);
     default:
@@ -299,10 +324,10 @@ const struct rw_member rw_prov_members[RW_PROV] = {
     {"device", "name", 's', RW_REQUIRED, 0, 0},
     {"device", "compute_capability", 's', RW_REQUIRED, 0, 0},
     {"", "driver_version", 's', RW_REQUIRED, 0, 0},
-    {"clock_mhz", "before", 'n', RW_REQUIRED | RW_ERROR_OK, 0, 0},
-    {"clock_mhz", "after", 'n', RW_REQUIRED | RW_ERROR_OK, 0, 0},
-    {"", "repeats", 'i', RW_REQUIRED, 0, 0},
-    {"", "wall_s", 'n', RW_REQUIRED, 0, 0},
+    {"clock_mhz", "before", 'n', RW_REQUIRED | RW_ERROR_OK, 1, RW_CLOCK_MAX_MHZ},
+    {"clock_mhz", "after", 'n', RW_REQUIRED | RW_ERROR_OK, 1, RW_CLOCK_MAX_MHZ},
+    {"", "repeats", 'i', RW_REQUIRED, 1, RW_REPEATS_MAX},
+    {"", "wall_s", 'n', RW_REQUIRED, 0, LLONG_MAX},
 };
 
 int rw_kind(struct rwalk *w, const json_t *doc, const char *want)
@@ -314,13 +339,6 @@ int rw_kind(struct rwalk *w, const json_t *doc, const char *want)
         return -1;
     if (strcmp(probe, want) != 0)
         return rw_fail(w, "", "probe", "must be \"%s\", not \"%s\"", want, probe);
-    return 0;
-}
-
-int rw_repeats(struct rwalk *w, const json_t *doc)
-{
-    if (json_integer_value(json_object_get(doc, "repeats")) < 1)
-        return rw_fail(w, "", "repeats", "must be at least 1");
     return 0;
 }
 
@@ -358,8 +376,7 @@ int rw_provenance(struct rwalk *w, const json_t *doc, const char *want)
     const char *p[P_COUNT] = {w->job, want};
     char bufs[RW_PROV][RW_NUM], now[24];
     if (rw_kind(w, doc, want) != 0 ||
-        rw_members(w, doc, "", rw_prov_members, RW_PROV, bufs, p + P_PROV) != 0 ||
-        rw_repeats(w, doc) != 0)
+        rw_members(w, doc, "", rw_prov_members, RW_PROV, bufs, p + P_PROV) != 0)
         return -1;
     w->device = p[P_PROV + RW_PROV_UUID];
     if (!w->tx)

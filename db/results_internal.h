@@ -36,6 +36,7 @@
 /* rw_* flags */
 #define RW_REQUIRED 1      /* absent (or null) is an error; else absent or null reads as NULL */
 #define RW_ERROR_OK 2      /* a figure may be an error: {"error": "..."} or a bare string */
+#define RW_NONNEG 4        /* a spread of what cannot be negative (a latency in cycles) */
 
 struct rwalk {
     struct store_tx *tx;   /* NULL: check only, write nothing */
@@ -77,6 +78,8 @@ int rw_arr(struct rwalk *w, const json_t *obj, const char *path, const char *key
            const json_t **out);
 /* The reason when v is an error, {"error": "..."} or a bare string; else NULL. */
 const char *rw_error_of(const json_t *v);
+/* A figure {"median","min","max"}: numbers with min <= median <= max (what
+ * every spread of repeats is), none negative with RW_NONNEG. */
 int rw_spread(struct rwalk *w, const json_t *obj, const char *path, const char *key, int flags,
               struct rw_spread *sp);
 
@@ -92,7 +95,7 @@ struct rw_member {
     const char *parent, *key;
     char type;               /* 'i' integer, 'n' number, 'b' boolean, 's' string */
     int flags;               /* RW_REQUIRED or 0 */
-    long long min, max;      /* 'i': the range, when min < max */
+    long long min, max;      /* 'i' and 'n': the range, when min < max */
 };
 
 /* Reads members m[0..n) of doc (at path; "" for the document) into
@@ -133,12 +136,15 @@ int rw_kind(struct rwalk *w, const json_t *doc, const char *want);
 /* A run's provenance, in the order it is read: device.uuid, device.name,
  * device.compute_capability, driver_version, clock_mhz.before and .after
  * (a clock that could not be read is NULL; its reason stays in the job's
- * result), repeats, wall_s. */
+ * result), repeats, wall_s. The clocks from 1 to RW_CLOCK_MAX_MHZ (a GPU's
+ * SM clock is 1-3 GHz: a reading of 0 or 1e300 MHz is not a clock), the
+ * repeats from 1 to RW_REPEATS_MAX (a count of runs someone waited for),
+ * wall_s not negative. */
 #define RW_PROV 8
+#define RW_CLOCK_MAX_MHZ 100000
+#define RW_REPEATS_MAX 1000000
 enum { RW_PROV_UUID, RW_PROV_CLOCK = 4 };   /* positions: the UUID, the first clock reading */
 extern const struct rw_member rw_prov_members[RW_PROV];
-/* Fails unless the document's repeats (read already) is at least 1. */
-int rw_repeats(struct rwalk *w, const json_t *doc);
 
 /* Checks "probe" is want and reads the provenance; saving, inserts the
  * probe_runs row after checking that the document's device is the job's.

@@ -81,7 +81,7 @@ static int sass_walk(struct rwalk *w, const json_t *e, const char *path, struct 
 static int figures_walk(struct rwalk *w, const json_t *e, const char *path, struct lat_row *r)
 {
     for (size_t k = 0; k < LAT_FIGURES; k++) {
-        if (rw_spread(w, e, path, lat_figures[k].key, 0, &r->fig[k]) != 0)
+        if (rw_spread(w, e, path, lat_figures[k].key, RW_NONNEG, &r->fig[k]) != 0)
             return -1;
         for (int j = 0; j < 3; j++)
             r->p[P_FIGURES + 3 * k + (size_t)j] = r->fig[k].v[j];

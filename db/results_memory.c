@@ -97,7 +97,7 @@ static int point_walk(struct rwalk *w, const json_t *pt, const char *path, size_
     if (!json_is_object(pt))
         return errf(w->err, w->errlen, "%s: must be an object", path);
     if (unique_key(w, pt, path, "bytes", seen, bytes, &vb) != 0 ||
-        figure_walk(w, pt, path, "cycles", RW_REQUIRED | RW_ERROR_OK, &sp) != 0)
+        figure_walk(w, pt, path, "cycles", RW_REQUIRED | RW_ERROR_OK | RW_NONNEG, &sp) != 0)
         return -1;
     const char *p[] = {w->job, w->device, load, vb, sp.v[0], sp.v[1], sp.v[2], sp.error};
     return rw_exec(w, curve_sql, p, sizeof p / sizeof p[0]);
@@ -161,7 +161,9 @@ static const struct {
 
 /* The figures of the groups: group, the object under it that holds the
  * figure (NULL: the group itself), the figure's key, its memory_scalars
- * row, and whether it must be there. */
+ * row, and whether it must be there. The departure delays are slopes
+ * between two launches, which noise could make a little negative: only
+ * the latencies are held to be at least 0. */
 static const struct {
     const char *group, *sub, *key, *name;
     int flags;
@@ -172,8 +174,8 @@ static const struct {
     {"departure", NULL, "clock_overhead_cycles", "departure_clock_overhead", RW_ERROR_OK},
     {"departure", "l1_hit", "coalesced_cycles", "departure_l1_coalesced", RW_ERROR_OK},
     {"departure", "l1_hit", "uncoalesced_cycles", "departure_l1_uncoalesced", RW_ERROR_OK},
-    {"device_memory_cycles", NULL, "ca", "device_memory_ca", RW_ERROR_OK},
-    {"device_memory_cycles", NULL, "cg", "device_memory_cg", RW_ERROR_OK},
+    {"device_memory_cycles", NULL, "ca", "device_memory_ca", RW_ERROR_OK | RW_NONNEG},
+    {"device_memory_cycles", NULL, "cg", "device_memory_cg", RW_ERROR_OK | RW_NONNEG},
 };
 #define MEM_FIGURES (sizeof mem_figures / sizeof mem_figures[0])
 
@@ -229,7 +231,7 @@ int results_memory_walk(struct rwalk *w, const json_t *doc)
     if (rw_provenance(w, doc, "memory") != 0 ||
         lists_walk(w, doc, "curves", "curve_", point_walk) != 0 ||
         lists_walk(w, doc, "levels", "levels_", level_walk) != 0 ||
-        figure_walk(w, doc, "", "shared_cycles", RW_REQUIRED | RW_ERROR_OK, &shared) != 0 ||
+        figure_walk(w, doc, "", "shared_cycles", RW_REQUIRED | RW_ERROR_OK | RW_NONNEG, &shared) != 0 ||
         scalar_row(w, "shared", &shared) != 0)
         return -1;
     for (size_t i = 0; i < MEM_GROUPS; i++)

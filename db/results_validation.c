@@ -70,7 +70,7 @@ static int run_read(struct rwalk *w, const json_t *doc, struct vrun_row *r)
         rw_int_in(w, bw, "bandwidth", "l2_fetch_bytes", 0, 1, 4096, r->fetch,
                   &r->p[V_L2_FETCH]) != 0)
         return -1;
-    return rw_repeats(w, doc);
+    return 0;
 }
 
 static int run_insert(struct rwalk *w, struct vrun_row *r)

@@ -451,6 +451,27 @@ static void no_uuid(json_t *d) { json_object_del(json_object_get(d, "device"), "
 static void no_clock(json_t *d) { json_object_del(d, "clock_mhz"); }
 static void zero_repeats(json_t *d) { json_object_set_new(d, "repeats", json_integer(0)); }
 static void no_driver(json_t *d) { json_object_del(d, "driver_version"); }
+/* physics: a spread in order, a latency not negative, a clock, a count */
+static void latency_negative(json_t *d)
+{
+    json_t *f = json_object_get(entry(d, 0), "latency_cycles");
+    json_object_set_new(f, "min", json_real(-3.0));
+}
+static void spread_inverted(json_t *d)
+{
+    json_t *f = json_object_get(entry(d, 0), "issue_cycles");
+    json_object_set_new(f, "min", json_real(1e6));
+}
+static void clock_zero(json_t *d)
+{
+    json_object_set_new(json_object_get(d, "clock_mhz"), "before", json_real(0));
+}
+static void clock_huge(json_t *d)
+{
+    json_object_set_new(json_object_get(d, "clock_mhz"), "after", json_real(1e300));
+}
+static void repeats_huge(json_t *d) { json_object_set_new(d, "repeats", json_integer(1ll << 62)); }
+static void wall_negative(json_t *d) { json_object_set_new(d, "wall_s", json_real(-1)); }
 
 static const struct damage latency_damage[] = {
     {"entries", no_entries},
@@ -468,6 +489,12 @@ static const struct damage latency_damage[] = {
     {"clock_mhz", no_clock},
     {"repeats", zero_repeats},
     {"driver_version", no_driver},
+    {"entries[0].latency_cycles.min: must not be negative", latency_negative},
+    {"entries[0].issue_cycles: min 1e+06, median", spread_inverted},
+    {"clock_mhz.before: must be from 1 to 100000, not 0", clock_zero},
+    {"clock_mhz.after: must be from 1 to 100000, not 1e+300", clock_huge},
+    {"repeats: must be from 1 to 1000000", repeats_huge},
+    {"wall_s: must be from 0", wall_negative},
 };
 
 /* Each damaged document is refused by the check and by the saver, with the
@@ -609,6 +636,17 @@ static void level_zero(json_t *d)
                         json_integer(0));
 }
 
+static void curve_negative(json_t *d)
+{
+    json_t *pt = json_array_get(mem_part(d, "curves", "ca"), 0);
+    json_object_set_new(json_object_get(pt, "cycles"), "min", json_real(-1.0));
+}
+static void device_memory_negative(json_t *d)
+{
+    json_t *ca = json_object_get(json_object_get(d, "device_memory_cycles"), "ca");
+    json_object_set_new(ca, "min", json_real(-600.5));
+}
+
 static const struct damage memory_damage[] = {
     {"curves", no_curves},
     {"curves.ca[1].bytes", bytes_text},
@@ -620,7 +658,23 @@ static const struct damage memory_damage[] = {
     {"device_memory_cycles", device_memory_number},
     {"departure.l1_hit", l1_text},
     {"levels.ca[0].level", level_zero},
+    {"curves.ca[0].cycles.min: must not be negative", curve_negative},
+    {"device_memory_cycles.ca.min: must not be negative", device_memory_negative},
 };
+
+/* A departure delay is a slope between two launches: noise may take it a
+ * little below 0, and the run is kept. */
+static void test_memory_departure_may_be_negative(void **state)
+{
+    (void)state;
+    json_t *doc = rdb_parse(MEMORY_DOC);
+    json_t *co = json_object_get(json_object_get(doc, "departure"), "coalesced_cycles");
+    json_object_set_new(co, "min", json_real(-0.25));
+    err[0] = '\0';
+    if (results_memory_check(doc, err, sizeof err) != 0)
+        fail_msg("refused: %s", err);
+    json_decref(doc);
+}
 
 static void test_memory_malformed_refused(void **state)
 {
@@ -798,6 +852,7 @@ int main(void)
         T(test_memory_round_trip_captured),
         T(test_memory_round_trip_error_objects),
         T(test_memory_malformed_refused),
+        T(test_memory_departure_may_be_negative),
         T(test_suite_saves_both),
         T(test_suite_saves_every_probe),
         T(test_suite_member_error_skipped),
