@@ -108,8 +108,10 @@ static struct fleet_metric *slot(struct fleet_metrics *m)
 
 /* Writes `family{k="v",...}` from pairs of label names and values (NULL
  * ends them); a value's backslash, quote and newline are escaped as the
- * Prometheus text format wants. */
-static void name_with_labels(char *out, size_t len, const char *family, va_list ap)
+ * Prometheus text format wants, and any other control character (which
+ * the store's lines and a log line cannot hold) is written as '?'. 0, or
+ * -1 when the name does not fit in len (a cut name would not be one). */
+static int name_with_labels(char *out, size_t len, const char *family, va_list ap)
 {
     size_t used = (size_t)snprintf(out, len, "%s", family);
     int first = 1;
@@ -118,27 +120,34 @@ static void name_with_labels(char *out, size_t len, const char *family, va_list 
         used += (size_t)snprintf(out + used, used < len ? len - used : 0, "%s%s=\"",
                                  first ? "{" : ",", k);
         for (; *v && used + 3 < len; v++) {
-            if (*v == '\\' || *v == '"' || *v == '\n')
+            unsigned char c = (unsigned char)*v;
+            if (c == '\\' || c == '"' || c == '\n')
                 out[used++] = '\\';
-            out[used++] = *v == '\n' ? 'n' : *v;
+            out[used++] = c == '\n' ? 'n' : c < 0x20 || c == 0x7f ? '?' : (char)c;
         }
+        if (*v)
+            return -1;
         used += (size_t)snprintf(out + used, used < len ? len - used : 0, "\"");
         first = 0;
     }
-    if (!first && used + 1 < len)
-        snprintf(out + used, len - used, "}");
+    if (!first)
+        used += (size_t)snprintf(out + used, used < len ? len - used : 0, "}");
+    return used < len ? 0 : -1;
 }
 
-/* A number of `family` with its labels (name, value pairs ending in NULL). */
+/* A number of `family` with its labels (name, value pairs ending in NULL);
+ * none when its name would not fit. */
 static void number(struct fleet_metrics *m, double value, const char *family, ...)
 {
-    struct fleet_metric *f = slot(m);
-    if (!f)
-        return;
+    char name[FLEET_NAME_BYTES];
     va_list ap;
     va_start(ap, family);
-    name_with_labels(f->name, sizeof f->name, family, ap);
+    int fits = name_with_labels(name, sizeof name, family, ap) == 0;
     va_end(ap);
+    struct fleet_metric *f = fits ? slot(m) : NULL;
+    if (!f)
+        return;
+    memcpy(f->name, name, sizeof name);
     f->value = value;
 }
 
@@ -423,6 +432,68 @@ json_t *fleet_figures_doc(const char *kind, const json_t *result)
 
 #define MAX_FIGURES 4096
 
+/* 1 when name is written as name_with_labels writes a figure of fam: the
+ * family alone, or `family{k="v",...}` with fam's labels in its order, each
+ * value escaped as there and holding no control character. Another
+ * spelling of the same figure would be compared as a figure of its own,
+ * and a label given twice or a raw quote would make /metrics unreadable. */
+static int canonical_name(const struct fleet_family *fam, const char *name)
+{
+    const char *p = name + strlen(fam->name), *k = fam->labels;
+    if (!*k)
+        return *p == '\0';
+    if (*p++ != '{')
+        return 0;
+    for (;;) {
+        size_t kl = strcspn(k, ",");
+        if (strncmp(p, k, kl) != 0 || p[kl] != '=' || p[kl + 1] != '"')
+            return 0;
+        for (p += kl + 2; *p != '"'; p++) {
+            unsigned char c = (unsigned char)*p;
+            if (c < 0x20 || c == 0x7f) /* the end of the text too */
+                return 0;
+            if (c == '\\' && (++p, *p != '\\' && *p != '"' && *p != 'n'))
+                return 0;
+        }
+        p++;
+        k += kl;
+        if (!*k)
+            return p[0] == '}' && p[1] == '\0';
+        k++;
+        if (*p++ != ',')
+            return 0;
+    }
+}
+
+/* 1 for a kind whose results give figures (fleet_metrics_from_result). */
+static int figures_kind(const char *kind)
+{
+    if (is_suite(kind))
+        return 1;
+    for (size_t i = 0; i < NREADERS; i++)
+        if (strcmp(kind, readers[i].kind) == 0)
+            return 1;
+    return 0;
+}
+
+/* 1 when text holds a control character (a store line ends at one). */
+static int has_control(const char *text)
+{
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+        if (*p < 0x20 || *p == 0x7f)
+            return 1;
+    return 0;
+}
+
+/* The name for a message: at most 120 bytes, a control character as '?'. */
+static void printable(char *out, size_t len, const char *name)
+{
+    size_t i = 0;
+    for (; name[i] && i + 1 < len && i < 120; i++)
+        out[i] = (unsigned char)name[i] < 0x20 || name[i] == 0x7f ? '?' : name[i];
+    out[i] = '\0';
+}
+
 int fleet_figures_check(const json_t *doc, char *err, size_t errlen)
 {
     const json_t *figs = json_object_get(doc, "figures");
@@ -431,9 +502,9 @@ int fleet_figures_check(const json_t *doc, char *err, size_t errlen)
         snprintf(err, errlen, "probe: must be \"%s\"", FLEET_FIGURES_KIND);
         return -1;
     }
-    if (!json_is_string(json_object_get(doc, "kind")) ||
-        strlen(json_string_value(json_object_get(doc, "kind"))) >= 32) {
-        snprintf(err, errlen, "kind: must be the job kind the figures came from");
+    if (!figures_kind(text_of(doc, "kind"))) {
+        snprintf(err, errlen, "kind: must be the job kind the figures came from, one whose "
+                              "results give figures");
         return -1;
     }
     if (!json_is_object(dev) || !json_is_string(json_object_get(dev, "uuid"))) {
@@ -448,15 +519,21 @@ int fleet_figures_check(const json_t *doc, char *err, size_t errlen)
     const json_t *v;
     json_object_foreach((json_t *)figs, name, v) {
         const struct fleet_family *fam = fleet_family_of(name);
-        int ok = fam && strlen(name) < FLEET_NAME_BYTES &&
-                 (fam->categorical
-                      ? json_is_string(v) && strlen(json_string_value(v)) < FLEET_TEXT_BYTES
-                      : json_is_number(v) && isfinite(json_number_value(v)));
-        if (!ok) {
-            snprintf(err, errlen, "figures.%.120s: %s", name,
-                     !fam ? "not a fleet figure this gpuprobe knows"
-                          : fam->categorical ? "must be a short string (a category)"
-                                             : "must be a finite number");
+        const char *why = NULL;
+        if (!fam)
+            why = "not a fleet figure this gpuprobe knows";
+        else if (strlen(name) >= FLEET_NAME_BYTES || !canonical_name(fam, name))
+            why = "not a figure's name as gpuprobe writes it (the family, then its labels in "
+                  "their order, each once, values escaped)";
+        else if (fam->categorical ? !json_is_string(v) || strlen(json_string_value(v)) >= FLEET_TEXT_BYTES ||
+                                        has_control(json_string_value(v))
+                                  : !json_is_number(v) || !isfinite(json_number_value(v)))
+            why = fam->categorical ? "must be a short string (a category) of printable characters"
+                                   : "must be a finite number";
+        if (why) {
+            char shown[128];
+            printable(shown, sizeof shown, name);
+            snprintf(err, errlen, "figures.%s: %s", shown, why);
             return -1;
         }
     }

@@ -26,6 +26,9 @@
 #include "tests/unit/support/resultdb.h"
 
 #define REFERENCE "data/reference/h200.json"
+#define LONG_NAME_20 "abcdefghij0123456789"
+/* longer than a figure's name may be (FLEET_NAME_BYTES) */
+#define LONG_NAME LONG_NAME_20 LONG_NAME_20 LONG_NAME_20 LONG_NAME_20 LONG_NAME_20 LONG_NAME_20 LONG_NAME_20 LONG_NAME_20
 
 /* The result document of kind in the reference bundle (borrowed from b). */
 static const json_t *result_of(const json_t *b, const char *kind)
@@ -129,6 +132,77 @@ static void test_missing_members_and_escaping(void **state)
     json_decref(empty);
     assert_int_equal(m.n, 2);
     fleet_metrics_free(&m);
+}
+
+/* A figure's name in a figures document must be written as gpuprobe
+ * writes it: any other spelling is refused, since /metrics prints names as
+ * they are and the store keeps them on lines (the reviewer's names: a
+ * label twice made Prometheus drop the scrape, a newline in a category
+ * stopped the daemon). */
+static void test_figures_names_refused(void **state)
+{
+    (void)state;
+    json_t *b = rdb_load(REFERENCE);
+    json_t *doc = fleet_figures_doc("suite", result_of(b, "suite"));
+    json_t *figs = json_object_get(doc, "figures");
+    char err[256];
+    const char *bad[] = {
+        "gpuprobe_instruction_latency_cycles{instr=\"fadd\",instr=\"fmul\"}",
+        "gpuprobe_instruction_latency_cycles{instr=\"a\"b\"}",
+        "gpuprobe_instruction_latency_cycles{ instr = \"fadd\" }",
+        "gpuprobe_instruction_latency_cycles{instr=\"fadd\",foo=\"bar\"}",
+        "gpuprobe_instruction_latency_cycles",
+        "gpuprobe_instruction_latency_cycles{instr=\"a\"}x",
+        "gpuprobe_instruction_latency_cycles{instr=\"a\tb\"}",
+        "gpuprobe_instruction_latency_cycles{instr=\"a\\qb\"}",
+        "gpuprobe_instruction_latency_cycles{instr=\"open",
+        "gpuprobe_memory_latency_cycles{level=\"2\",load=\"ca\"}",
+        "gpuprobe_shared_memory_latency_cycles{}",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        json_object_set_new(figs, bad[i], json_real(4.0));
+        if (fleet_figures_check(doc, err, sizeof err) != -1 || !strstr(err, "not a figure's name"))
+            fail_msg("%s: %s", bad[i], err);
+        assert_null(strchr(err, '\t')); /* the message shows no control character */
+        json_object_del(figs, bad[i]);
+    }
+    /* escaped as gpuprobe escapes them, and '?' for what it cannot hold */
+    json_object_set_new(figs, "gpuprobe_instruction_latency_cycles{instr=\"we\\\"ird\\\\ \\n?\"}",
+                        json_real(4.0));
+    json_object_set_new(figs, "gpuprobe_memory_latency_cycles{load=\"ca\",level=\"4\"}", json_real(4.0));
+    assert_int_equal(fleet_figures_check(doc, err, sizeof err), 0);
+    /* a category is printable text */
+    json_object_set_new(figs, "gpuprobe_register_bank_map", json_string("x\ny"));
+    assert_int_equal(fleet_figures_check(doc, err, sizeof err), -1);
+    assert_string_equal(err, "figures.gpuprobe_register_bank_map: must be a short string (a category)"
+                             " of printable characters");
+    json_object_set_new(figs, "gpuprobe_register_bank_map", json_string("2 classes"));
+    /* the kind is one whose results give figures */
+    json_object_set_new(doc, "kind", json_string("made-up"));
+    assert_int_equal(fleet_figures_check(doc, err, sizeof err), -1);
+    assert_non_null(strstr(err, "kind: "));
+    json_object_set_new(doc, "kind", json_string("latency"));
+    assert_int_equal(fleet_figures_check(doc, err, sizeof err), 0);
+    json_decref(doc);
+    json_decref(b);
+}
+
+/* A result whose entry name holds a tab (a store line's separator) gives
+ * a figure with '?' in its place, and one too long for a name none. */
+static void test_figures_of_odd_entry_names(void **state)
+{
+    (void)state;
+    json_t *doc = rdb_parse("{\"entries\":[{\"name\":\"a\\tb\",\"latency_cycles\":"
+                            "{\"median\":4,\"min\":4,\"max\":4}},"
+                            "{\"name\":\"" LONG_NAME "\",\"latency_cycles\":"
+                            "{\"median\":5,\"min\":5,\"max\":5}}]}");
+    struct fleet_metrics m;
+    fleet_metrics_init(&m);
+    assert_int_equal(fleet_metrics_from_result("latency", doc, &m), 0);
+    assert_int_equal(m.n, 1);
+    assert_string_equal(m.v[0].name, "gpuprobe_instruction_latency_cycles{instr=\"a?b\"}");
+    fleet_metrics_free(&m);
+    json_decref(doc);
 }
 
 static void test_figures_alone(void **state)
@@ -326,6 +400,8 @@ int main(void)
         cmocka_unit_test(test_suite_figures),
         cmocka_unit_test(test_missing_members_and_escaping),
         cmocka_unit_test(test_figures_alone),
+        cmocka_unit_test(test_figures_names_refused),
+        cmocka_unit_test(test_figures_of_odd_entry_names),
         cmocka_unit_test_setup_teardown(test_stored_with_the_import, rdb_setup_gpuprobe, rdb_teardown),
         cmocka_unit_test_setup_teardown(test_derived_again_under_new_rules, rdb_setup_gpuprobe,
                                         rdb_teardown),
