@@ -56,16 +56,24 @@ static int add_token(struct auth *a, const char *tok, size_t len, char *err, siz
     return 0;
 }
 
+/* A line of a token file without its end and trailing spaces: its length,
+ * 0 for a line that holds no token (blank, or a '#' comment). */
+static size_t token_line(char *line)
+{
+    size_t n = strlen(line);
+    while (n && (line[n - 1] == '\n' || line[n - 1] == '\r' || line[n - 1] == ' '))
+        line[--n] = '\0';
+    return line[0] == '#' ? 0 : n;
+}
+
 static int read_tokens(struct auth *a, FILE *f, const char *path, char *err, size_t errlen)
 {
     char line[1024];
     int lineno = 0;
     while (fgets(line, sizeof line, f)) {
         lineno++;
-        size_t n = strlen(line);
-        while (n && (line[n - 1] == '\n' || line[n - 1] == '\r' || line[n - 1] == ' '))
-            line[--n] = '\0';
-        if (n == 0 || line[0] == '#')
+        size_t n = token_line(line);
+        if (n == 0)
             continue;
         if (add_token(a, line, n, err, errlen, path, lineno) < 0)
             return -1;
@@ -101,6 +109,26 @@ fail:
     auth_free(a);
     *out = NULL;
     return -1;
+}
+
+int auth_first_token(const char *path, char *tok, size_t len, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    char line[1024];
+    size_t n = 0;
+    while (n == 0 && fgets(line, sizeof line, f))
+        n = token_line(line);
+    fclose(f);
+    if (n == 0 || n >= len) {
+        snprintf(err, errlen, "%s: %s", path, n ? "the token is too long" : "holds no token");
+        return -1;
+    }
+    memcpy(tok, line, n + 1);
+    return 0;
 }
 
 void auth_free(struct auth *a)

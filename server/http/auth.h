@@ -21,6 +21,12 @@ enum auth_result { AUTH_OK, AUTH_MISSING, AUTH_WRONG, AUTH_DISABLED };
 int auth_load(struct auth **out, const char *path, char *err, size_t errlen);
 void auth_free(struct auth *a);
 
+/* The first token of a token file, read as auth_load reads one (blank and
+ * '#' lines skipped, the line's end and trailing spaces dropped): what a
+ * node presents to its upstream, so a file the upstream reads is one the
+ * node reads the same. -1 with the reason. */
+int auth_first_token(const char *path, char *tok, size_t len, char *err, size_t errlen);
+
 /* Checks an Authorization header value (may be NULL). */
 enum auth_result auth_check(const struct auth *a, const char *authorization);
 

@@ -14,11 +14,11 @@ int64_t push_backoff_ms(int attempts, int64_t cap_ms, uint32_t rnd)
     return base - half + (int64_t)(((uint64_t)half * rnd) / UINT32_MAX);
 }
 
-enum push_verdict push_verdict_of(int status)
+enum push_verdict push_verdict_of(int status, int imported)
 {
     switch (status) {
     case 200:
-        return PUSH_ACKNOWLEDGED;
+        return imported ? PUSH_ACKNOWLEDGED : PUSH_RETRY;
     case 400: /* not JSON, or a bundle the upstream's checks refuse */
     case 413: /* larger than the upstream takes: it will not shrink */
     case 415:

@@ -26,7 +26,9 @@
 int64_t push_backoff_ms(int attempts, int64_t cap_ms, uint32_t rnd);
 
 enum push_verdict { PUSH_ACKNOWLEDGED, PUSH_REFUSED, PUSH_RETRY };
-/* The verdict of an HTTP status (0: no answer). */
-enum push_verdict push_verdict_of(int status);
+/* The verdict of an HTTP status (0: no answer) and whether its body was an
+ * import's answer: a 200 that is not (a proxy's page, a web server on the
+ * wrong port) delivered nothing, and is tried again. */
+enum push_verdict push_verdict_of(int status, int imported);
 
 #endif

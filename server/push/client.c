@@ -65,15 +65,21 @@ static int stop_requested(void *ctx, curl_off_t a, curl_off_t b, curl_off_t c, c
     return stop && *stop;
 }
 
-/* What the answer says, shortly: a problem's "type: detail (field F)", a
- * success's counts, or the start of whatever else it is. */
-static void describe(const struct kept *k, int status, char *out, size_t len)
+/* What the answer says, shortly: a problem's "type: detail (field F)", an
+ * import's counts, or the start of whatever else it is; and whether it is
+ * an import's answer at all (a proxy's or a web server's page is not). */
+static void describe(const struct kept *k, struct push_answer *a)
 {
+    char *out = a->detail;
+    size_t len = sizeof a->detail;
+    int status = a->status;
     json_t *j = json_loads(k->data, 0, NULL);
     const char *type = json_string_value(json_object_get(j, "type"));
     const char *detail = json_string_value(json_object_get(j, "detail"));
     const char *field = json_string_value(json_object_get(j, "field"));
-    if (status == 200 && json_is_integer(json_object_get(j, "results_added")))
+    a->imported = json_is_integer(json_object_get(j, "results_added")) &&
+                  json_is_integer(json_object_get(j, "results_held"));
+    if (status == 200 && a->imported)
         snprintf(out, len, "results_added=%lld results_held=%lld",
                  (long long)json_integer_value(json_object_get(j, "results_added")),
                  (long long)json_integer_value(json_object_get(j, "results_held")));
@@ -144,7 +150,7 @@ int push_post(const char *upstream, const char *token, const char *ca_file, cons
     if (rc == CURLE_OK) {
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
         a->status = (int)status;
-        describe(k, a->status, a->detail, sizeof a->detail);
+        describe(k, a);
     } else {
         snprintf(a->detail, sizeof a->detail, "%.300s: %s%s%.200s", url, curl_easy_strerror(rc),
                  why[0] ? ": " : "", why); /* why: which certificate check failed, say */

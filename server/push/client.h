@@ -27,6 +27,8 @@ int push_client_init(char *err, size_t errlen);
 
 struct push_answer {
     int status;                /* the HTTP status; 0 when no answer came */
+    int imported;              /* the body is an import's answer: JSON with integer
+                                  results_added and results_held */
     char detail[600];          /* what the answer (or the transport) said */
 };
 

@@ -13,6 +13,7 @@
 
 #include "db/fleet_store.h"
 #include "server/bundles/bundle.h"
+#include "server/http/auth.h"
 #include "server/jobs/registry.h"
 #include "server/log.h"
 #include "server/push/client.h"
@@ -34,20 +35,6 @@ uint32_t push_jitter(void)
     if (getrandom(&r, sizeof r, GRND_NONBLOCK) == (ssize_t)sizeof r)
         return r;
     return (uint32_t)time(NULL) * 2654435761u; /* no entropy yet: the clock will do */
-}
-
-/* The first line of path, the bearer token; -1 with the reason. */
-static int read_token(const char *path, char *tok, size_t len, char *err, size_t errlen)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return errf(err, errlen, "upstream token file %s: %s", path, strerror(errno));
-    int got = fgets(tok, (int)len, f) != NULL;
-    fclose(f);
-    tok[got ? strcspn(tok, "\r\n") : 0] = '\0';
-    if (!tok[0])
-        return errf(err, errlen, "upstream token file %s: the first line is empty", path);
-    return 0;
 }
 
 /* The bundle of row's job as text into *body (its fleet figures alone when
@@ -80,7 +67,10 @@ static void send_row(store *s, const struct push_target *t, const struct outbox_
     *bytes = 0;
     o->verdict = PUSH_RETRY;
     o->status = 0;
-    int rc = read_token(t->token_file, token, sizeof token, why, sizeof why);
+    char bad[560];
+    int rc = auth_first_token(t->token_file, token, sizeof token, bad, sizeof bad) ? -1 : 0;
+    if (rc)
+        snprintf(why, sizeof why, "upstream token file %s", bad);
     if (rc == 0)
         rc = bundle_text(s, row, t->figures_only, &body, why, sizeof why);
     if (rc == 1)
@@ -95,7 +85,7 @@ static void send_row(store *s, const struct push_target *t, const struct outbox_
     push_post(t->upstream, token, t->ca_file, body, *bytes, t->stop, &a);
     free(body);
     o->status = a.status;
-    o->verdict = a.status ? push_verdict_of(a.status) : PUSH_RETRY;
+    o->verdict = a.status ? push_verdict_of(a.status, a.imported) : PUSH_RETRY;
     snprintf(o->detail, sizeof o->detail, "%s", a.detail);
 }
 

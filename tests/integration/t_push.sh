@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Proves a node pushes its results to a central gpuprobe: two real daemons on loopback, the node (host node-a, in its own UTS namespace, with two stand-in GPUs replaying the reference H200's suite) with `upstream` set; a result stored on the node arrives at the central with its host; with the central down the node retries and delivers once it is back, and a restart of either side loses nothing; the same result twice is one result; a wrong token is retried until mended, an invalid bundle (400) and one over the central's import_limit (413) are refused and not retried, all visible in GET /api/v1/upstream; an oversized import is refused with nothing stored; with upstream_content = figures the node sends the fleet figures alone (a fifth of the bundle at most) and the central compares them; and the command line: gpuprobe probe --device all --push [--content figures] and gpuprobe push.
+# Proves a node pushes its results to a central gpuprobe: two real daemons on loopback, the node (host node-a, in its own UTS namespace, with two stand-in GPUs replaying the reference H200's suite) with `upstream` set; a result stored on the node arrives at the central with its host; with the central down the node retries and delivers once it is back, and a restart of either side loses nothing; the same result twice is one result; a wrong token is retried until mended, an invalid bundle (400) and one over the central's import_limit (413) are refused and not retried, all visible in GET /api/v1/upstream; an oversized import is refused with nothing stored; with upstream_content = figures the node sends the fleet figures alone (a fifth of the bundle at most) and the central compares them; and the command line: gpuprobe probe --device all --push [--content figures] and gpuprobe push; an upstream token file is read as the central reads its own (comments, trailing spaces); a 200 that is not an import's answer (a proxy's page) is not taken as delivered.
 . "$(dirname "$0")/lib.sh"
 
 UP_TOKEN_FILE=$WORK/upstream-token
@@ -250,3 +250,46 @@ on "$CENTRAL"
 req GET /api/v1/devices
 assert_json '[.devices[] | select(.host == "cli-node-2")] | length' 2
 stop_central
+
+# ---- the upstream token file read as the central reads its own ----------------------------------
+# (a comment above the token and spaces after it were sent as part of it: 403 for ever)
+start_central
+printf '# the central'"'"'s write token\n\n%s   \n' "$TOKEN" >"$WORK/commented-token"
+cli cli-node-3 "$GPUPROBE" probe suite-standin --device all --compact --push "$CENTRAL" \
+    --token-file "$WORK/commented-token" --db cli3.db
+[ "$RC" = 0 ] || fail "probe --push with a commented token file exited $RC: $(cat cli.err)"
+stop_central
+
+# ---- a 200 that is not an import's answer delivers nothing ------------------------------------
+# (a reverse proxy's or a web server's page on the upstream's address: the rows were deleted as
+# acknowledged)
+python3 - "$WORK/fake.port" <<'PY' &
+import http.server, sys
+class Page(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        body = b"<html>welcome to the proxy</html>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+server = http.server.HTTPServer(("127.0.0.1", 0), Page)
+open(sys.argv[1] + ".tmp", "w").write(str(server.server_port))
+__import__("os").rename(sys.argv[1] + ".tmp", sys.argv[1])
+server.serve_forever()
+PY
+FAKE_PID=$!
+trap 'kill $FAKE_PID 2>/dev/null; both_cleanup' EXIT
+for _ in $(seq 50); do [ -s "$WORK/fake.port" ] && break; sleep 0.1; done
+[ -s "$WORK/fake.port" ] || fail "the stand-in web server did not start"
+cli cli-node-4 "$GPUPROBE" probe suite-standin --device all --compact \
+    --push "http://127.0.0.1:$(cat "$WORK/fake.port")" --token-file "$UP_TOKEN_FILE" --db cli4.db --tries 2
+[ "$RC" = 1 ] && grep -q '1 of 1 result(s) not acknowledged' cli.err ||
+    fail "probe --push to a web page exited $RC: $(cat cli.err)"
+grep -q 'HTTP 200: <html>welcome to the proxy' cli.err || fail "the page is not named: $(cat cli.err)"
+[ "$(sqlite3 cli4.db 'SELECT count(*) FROM outbox WHERE refused = 0')" = 1 ] ||
+    fail "cli4.db's outbox: $(sqlite3 cli4.db 'SELECT * FROM outbox')"
+kill "$FAKE_PID"

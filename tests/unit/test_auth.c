@@ -8,7 +8,8 @@
  * line); auth_check answers MISSING, WRONG or OK for each kind of
  * Authorization header against every configured token, case-insensitively
  * in the scheme; and an auth loaded without a file answers DISABLED to every
- * header, including one carrying a valid-looking token. Token files live in
+ * header, including one carrying a valid-looking token; auth_first_token
+ * reads a node's upstream token as auth_load reads tokens. Token files live in
  * a fresh mkdtemp directory removed by the teardown.
  */
 #include <setjmp.h>
@@ -227,6 +228,31 @@ static void test_refuse_long_token(void **state)
 
 /* ---- disabled ------------------------------------------------------------------ */
 
+/* A node presents the first token of its upstream token file, read as
+ * the upstream reads its own: a comment above it or spaces after it are not
+ * part of it (they were, and the upstream answered 403 for ever). */
+static void test_first_token(void **state)
+{
+    struct tmp *t = *state;
+    char tok[AUTH_TOKEN_MAX], err[512];
+    write_file(t->path, "# the central's write token\n\n   \ncentral-token   \r\nsecond\n");
+    assert_int_equal(auth_first_token(t->path, tok, sizeof tok, err, sizeof err), 0);
+    assert_string_equal(tok, "central-token");
+    struct auth *a = load_ok(t->path);
+    char header[300];
+    snprintf(header, sizeof header, "Bearer %s", tok);
+    assert_int_equal(auth_check(a, header), AUTH_OK);
+    auth_free(a);
+    write_file(t->path, "# nothing but a comment\n\n");
+    assert_int_equal(auth_first_token(t->path, tok, sizeof tok, err, sizeof err), -1);
+    assert_non_null(strstr(err, "holds no token"));
+    write_file(t->path, "abcdefgh\n");
+    assert_int_equal(auth_first_token(t->path, tok, 8, err, sizeof err), -1);
+    assert_non_null(strstr(err, "too long"));
+    assert_int_equal(auth_first_token("/nonexistent/tokens", tok, sizeof tok, err, sizeof err), -1);
+    assert_non_null(strstr(err, "/nonexistent/tokens: "));
+}
+
 static void test_disabled(void **state)
 {
     (void)state;
@@ -255,6 +281,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_refuse_empty_file, setup_tmp, teardown_tmp),
         cmocka_unit_test_setup_teardown(test_refuse_white_space, setup_tmp, teardown_tmp),
         cmocka_unit_test_setup_teardown(test_refuse_long_token, setup_tmp, teardown_tmp),
+        cmocka_unit_test_setup_teardown(test_first_token, setup_tmp, teardown_tmp),
         cmocka_unit_test(test_disabled),
     };
     return cmocka_run_group_tests_name("auth", tests, NULL, NULL);

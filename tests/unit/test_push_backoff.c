@@ -44,13 +44,17 @@ static void doubles_to_the_cap(void **state)
 static void verdicts(void **state)
 {
     (void)state;
-    assert_int_equal(push_verdict_of(200), PUSH_ACKNOWLEDGED);
+    assert_int_equal(push_verdict_of(200, 1), PUSH_ACKNOWLEDGED);
+    /* a 200 that is not an import's answer (a proxy's page) delivered nothing */
+    assert_int_equal(push_verdict_of(200, 0), PUSH_RETRY);
     static const int refused[] = {400, 413, 415, 422};
-    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
-        assert_int_equal(push_verdict_of(refused[i]), PUSH_REFUSED);
-    static const int retried[] = {0, 201, 301, 401, 403, 404, 408, 429, 500, 502, 503, 507};
-    for (size_t i = 0; i < sizeof retried / sizeof retried[0]; i++)
-        assert_int_equal(push_verdict_of(retried[i]), PUSH_RETRY);
+    for (int imported = 0; imported < 2; imported++) {
+        for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+            assert_int_equal(push_verdict_of(refused[i], imported), PUSH_REFUSED);
+        static const int retried[] = {0, 201, 301, 401, 403, 404, 408, 429, 500, 502, 503, 507};
+        for (size_t i = 0; i < sizeof retried / sizeof retried[0]; i++)
+            assert_int_equal(push_verdict_of(retried[i], imported), PUSH_RETRY);
+    }
 }
 
 int main(void)
