@@ -125,19 +125,44 @@ static int read_job(struct reader *r, const json_t *job, struct store_import_res
     return out->params_json ? 0 : refuse(r, "job", "out of memory");
 }
 
-/* The device a result's document says it measured must be the one it is
- * listed under (the store would refuse it later, as its own failure). */
-static int same_device(struct reader *r, const json_t *doc, const struct store_import_device *dev)
+/* The device one document (at path: "result", "result.latency") says it
+ * measured must be dev. */
+static int device_matches(struct reader *r, const json_t *doc, const char *path,
+                          const struct store_import_device *dev)
 {
+    char field[96];
     const json_t *d = json_object_get(doc, "device");
     const char *uuid = json_string_value(json_object_get(d, "uuid"));
     const char *cc = json_string_value(json_object_get(d, "compute_capability"));
-    if (uuid && strcmp(uuid, dev->uuid) != 0)
-        return refuse(r, "result.device.uuid", "the result is for %.80s, not for %.80s, the device it is listed under",
+    if (uuid && strcmp(uuid, dev->uuid) != 0) {
+        snprintf(field, sizeof field, "%s.device.uuid", path);
+        return refuse(r, field, "the result is for %.80s, not for %.80s, the device it is listed under",
                       uuid, dev->uuid);
-    if (cc && strcmp(cc, dev->compute_capability) != 0)
-        return refuse(r, "result.device.compute_capability",
-                      "the result says %.16s, its device says %.16s", cc, dev->compute_capability);
+    }
+    if (cc && strcmp(cc, dev->compute_capability) != 0) {
+        snprintf(field, sizeof field, "%s.device.compute_capability", path);
+        return refuse(r, field, "the result says %.16s, its device says %.16s", cc, dev->compute_capability);
+    }
+    return 0;
+}
+
+/* The device a result's document says it measured must be the one it is
+ * listed under, and so must each of its members' that names one (a
+ * suite's parts): the store would refuse it later, as its own failure (a
+ * 503, which a pushing node retries for ever). */
+static int same_device(struct reader *r, const json_t *doc, const struct store_import_device *dev)
+{
+    if (device_matches(r, doc, "result", dev) != 0)
+        return -1;
+    const char *key;
+    const json_t *part;
+    json_object_foreach((json_t *)doc, key, part) {
+        char path[64];
+        snprintf(path, sizeof path, "result.%.40s", key);
+        if (json_is_object(part) && json_is_object(json_object_get(part, "device")) &&
+            device_matches(r, part, path, dev) != 0)
+            return -1;
+    }
     return 0;
 }
 

@@ -230,14 +230,21 @@ static void test_refusals(void **state)
     json_object_set_new(json_object_get(result_at(e, 0), "job"), "host", json_string("a\tb"));
     refused(f, e, "devices[0].results[0].job.host", 0);
     json_decref(e);
-    e = json_deep_copy(b); /* the documents say the H200's UUID */
+    e = json_deep_copy(b); /* the documents say the H200's UUID: the suite's parts first */
     json_object_set_new(json_array_get(json_object_get(e, "devices"), 0), "uuid", json_string("GPU-other"));
-    refused(f, e, "devices[0].results[1].result.device.uuid", 0);
+    refused(f, e, "devices[0].results[0].result.latency.device.uuid", 0);
+    json_array_remove(json_object_get(json_array_get(json_object_get(e, "devices"), 0), "results"), 0);
+    refused(f, e, "devices[0].results[0].result.device.uuid", 0);
+    json_decref(e);
+    e = json_deep_copy(b); /* one part of the suite measured on another GPU (a 503 before) */
+    json_t *mem = json_object_get(json_object_get(result_at(e, 0), "result"), "memory");
+    json_object_set_new(json_object_get(mem, "device"), "uuid", json_string("GPU-evil-0002"));
+    refused(f, e, "devices[0].results[0].result.memory.device.uuid", 0);
     json_decref(e);
     e = json_deep_copy(b);
     json_object_set_new(json_array_get(json_object_get(e, "devices"), 0), "compute_capability",
                         json_string("8.9"));
-    refused(f, e, "devices[0].results[1].result.device.compute_capability", 0);
+    refused(f, e, "devices[0].results[0].result.latency.device.compute_capability", 0);
     json_decref(e);
     e = json_deep_copy(b);
     json_t *devs = json_object_get(e, "devices");
