@@ -55,6 +55,11 @@ int outbox_due(store *s, int64_t now, int limit, struct outbox_row **rows, size_
 /* Makes every row not refused due at now (the CLI's drain waits by its
  * own rounds, not by the daemon's backoff). */
 int outbox_due_all(store *s, int64_t now, char *err, size_t errlen);
+/* Makes every refused row waiting again, due at now, its attempts and
+ * reason kept: the upstream refused them for a cause that can go away (a
+ * kind or figure it did not know before an upgrade, a bundle over its
+ * import_limit, a node's clock ahead). The rows made waiting, or -1. */
+int outbox_requeue_refused(store *s, int64_t now, char *err, size_t errlen);
 /* 1 when job_id's row is held (waiting or refused), 0 when there is none
  * (acknowledged, or never queued), -1 on a failure. */
 int outbox_held(store *s, int64_t job_id, char *err, size_t errlen);

@@ -27,13 +27,16 @@
 
 static const char usage[] =
     "usage: gpuprobe push --db PATH --upstream URL --token-file F [--tries N]\n"
-    "                     [--content full|figures] [--ca F]\n"
+    "                     [--content full|figures] [--ca F] [--requeue-refused]\n"
     "Sends the results waiting in the database's outbox (stored by gpuprobe probe\n"
     "--push, or by a daemon with `upstream =`) to the central gpuprobe at URL, each as\n"
-    "a bundle POSTed to URL/api/v1/import with the central's write token (the first\n"
-    "line of F). A result the central acknowledges leaves the outbox; one it refuses\n"
-    "(400, 413, 415, 422) stays, marked, with its reason; others are tried again.\n"
+    "a bundle POSTed to URL/api/v1/import with the central's write token (F's first\n"
+    "token, read as the central reads its token file). A result the central\n"
+    "acknowledges leaves the outbox; one it refuses (400, 413, 415, 422) stays,\n"
+    "marked, with its reason, and is not sent again; others are tried again.\n"
     "  --tries N   rounds over the outbox, 1 to 100 (default 5), 1 s, 2 s, 4 s ... apart\n"
+    "  --requeue-refused  send the refused results again too, once what refused them is\n"
+    "              gone (the central upgraded, its import_limit raised, a clock mended)\n"
     "  --content full|figures  what each push carries: the whole result (default) or\n"
     "              its fleet figures alone (about 15 kB for a suite; docs/fleet.md)\n"
     "  --ca F      an https upstream's certificate must chain to a CA certificate in\n"
@@ -97,12 +100,13 @@ int cmd_push(int argc, char **argv)
     const char *db = NULL;
     struct cli_push_args args = {0};
     struct push_target target;
-    int status, tries;
+    int status, tries, requeue = 0;
     const struct cli_option opts[] = {{"db", .text = &db}, {"upstream", .text = &args.url},
                                       {"token-file", .text = &args.token_file},
                                       {"tries", .text = &args.tries},
                                       {"content", .text = &args.content},
-                                      {"ca", .text = &args.ca}, {0}};
+                                      {"ca", .text = &args.ca},
+                                      {"requeue-refused", .flag = &requeue}, {0}};
     if (cli_parse("push", usage, opts, NULL, argc, argv, &status) < 0)
         return status;
     if (!db || !args.url)
@@ -114,6 +118,10 @@ int cmd_push(int argc, char **argv)
         return 1;
     struct push_tally t;
     char why[700];
+    if (requeue && outbox_requeue_refused(s, store_now_ms(), why, sizeof why) < 0) {
+        store_close(s);
+        return cli_fail("push", 1, "%s", why);
+    }
     status = cli_push_drain("push", s, &target, tries, &t);
     if (status == 0) {
         json_t *j = json_pack("{s:s, s:I, s:I, s:I, s:I}", "upstream", args.url, "acknowledged",
@@ -126,6 +134,9 @@ int cmd_push(int argc, char **argv)
             newest_error(s, why, sizeof why);
             status = cli_fail("push", 1, "%zu result(s) refused, %zu still waiting: %s",
                               t.refused, t.left, why);
+        } else if (t.refused_held) {
+            fprintf(stderr, "gpuprobe push: %zu result(s) refused before are held, not sent; "
+                            "--requeue-refused sends them again\n", t.refused_held);
         }
     }
     store_close(s);

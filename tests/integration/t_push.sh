@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Proves a node pushes its results to a central gpuprobe: two real daemons on loopback, the node (host node-a, in its own UTS namespace, with two stand-in GPUs replaying the reference H200's suite) with `upstream` set; a result stored on the node arrives at the central with its host; with the central down the node retries and delivers once it is back, and a restart of either side loses nothing; the same result twice is one result; a wrong token is retried until mended, an invalid bundle (400) and one over the central's import_limit (413) are refused and not retried, all visible in GET /api/v1/upstream; an oversized import is refused with nothing stored; with upstream_content = figures the node sends the fleet figures alone (a fifth of the bundle at most) and the central compares them; and the command line: gpuprobe probe --device all --push [--content figures] and gpuprobe push; an upstream token file is read as the central reads its own (comments, trailing spaces); a 200 that is not an import's answer (a proxy's page) is not taken as delivered.
+# Proves a node pushes its results to a central gpuprobe: two real daemons on loopback, the node (host node-a, in its own UTS namespace, with two stand-in GPUs replaying the reference H200's suite) with `upstream` set; a result stored on the node arrives at the central with its host; with the central down the node retries and delivers once it is back, and a restart of either side loses nothing; the same result twice is one result; a wrong token is retried until mended, an invalid bundle (400) and one over the central's import_limit (413) are refused and not retried, all visible in GET /api/v1/upstream; an oversized import is refused with nothing stored; with upstream_content = figures the node sends the fleet figures alone (a fifth of the bundle at most) and the central compares them; and the command line: gpuprobe probe --device all --push [--content figures] and gpuprobe push; an upstream token file is read as the central reads its own (comments, trailing spaces); a 200 that is not an import's answer (a proxy's page) is not taken as delivered; refused results are sent again with push --requeue-refused.
 . "$(dirname "$0")/lib.sh"
 
 UP_TOKEN_FILE=$WORK/upstream-token
@@ -179,6 +179,24 @@ REQ_BODY_FILE=$WORK/node-a.json REQ_CHUNKED=1 req POST /api/v1/import
 assert_problem 413 payload-too-large
 [ "$(central_results "$GPU0")" = "$before" ] || fail "an oversized import stored something"
 stop_node
+
+# ---- refused rows sent again once their cause is gone: push --requeue-refused -----------------
+stop_central
+start_central # without the import_limit that refused BIG_JOB
+push_node() { RC=0; "$GPUPROBE" push --db "$NODE_DB" --upstream "$CENTRAL" --token-file "$UP_TOKEN_FILE" \
+    --tries 1 "$@" >cli.out 2>cli.err || RC=$?; }
+push_node
+[ "$RC" = 0 ] && grep -q '2 result(s) refused before are held, not sent; --requeue-refused' cli.err ||
+    fail "push with refused rows held exited $RC: $(cat cli.err)"
+assert_match "$(jq -c '[.acknowledged, .refused, .left, .refused_held]' cli.out)" '^\[0,0,0,2\]$' \
+    "push without --requeue-refused"
+push_node --requeue-refused
+[ "$RC" = 1 ] || fail "push --requeue-refused exited $RC: $(cat cli.err)"
+# the bundle over the old limit is taken now; the damaged one is refused again
+assert_match "$(jq -c '[.acknowledged, .refused, .left, .refused_held]' cli.out)" '^\[1,1,0,1\]$' \
+    "push --requeue-refused"
+[ "$(sqlite3 "$NODE_DB" "SELECT group_concat(job_id) FROM outbox WHERE refused = 1")" = "$BAD_JOB" ] ||
+    fail "the node's refused rows: $(sqlite3 "$NODE_DB" 'SELECT job_id, refused FROM outbox')"
 
 # ---- upstream_content = figures: the fleet figures alone -------------------------------------
 stop_central
