@@ -33,19 +33,22 @@ static int take_flag(const struct db_row *r)
     return 0;
 }
 
-/* 1 if the store holds this result already, 0 if not, -1 on error. */
+/* 1 if the store holds this result already, 0 if not, -1 on error. A
+ * whole result is held only by one of its kind: a node's job sent first as
+ * its fleet figures alone and later whole gets its whole result stored; a
+ * summary is held by the measurement in any form. */
 static int already_held(struct store_tx *tx, const char *uuid,
                         const struct store_import_result *r, char *err, size_t errlen)
 {
     int held = 0;
     int ret = conn_rows(
         tx->c,
-        "SELECT 1 FROM jobs j WHERE j.device = ?3 AND j.finished_ms = ?4 AND"
+        "SELECT 1 FROM jobs j WHERE j.device = ?3 AND j.finished_ms = ?4 AND (j.kind = ?5 OR ?6) AND"
         " ((j.origin_host = ?1 AND j.origin_job = ?2) OR"
         "  (j.origin_host IS NULL AND j.id = ?2 AND EXISTS (SELECT 1 FROM devices d"
         "   JOIN hosts h ON h.id = d.host_id WHERE d.uuid = ?3 AND h.hostname = ?1)))",
         DB_ARGS(DB_TEXT(r->origin_host), DB_INT(r->origin_job), DB_TEXT(uuid),
-                DB_INT(r->finished_ms)),
+                DB_INT(r->finished_ms), DB_TEXT(r->kind), DB_INT(r->summary != 0)),
         take_flag, &held, "looking for an imported result", err, errlen);
     return ret < 0 ? -1 : held;
 }

@@ -534,6 +534,13 @@ static const char schema_v15_async_copy[] =
     "  PRIMARY KEY (job_id, kind, method, bytes, level),\n"
     "  CHECK (error IS NOT NULL OR median_cycles IS NOT NULL OR bytes_per_clk_per_sm IS NOT NULL));\n";
 
+/* One measurement is imported once per kind: a node's job may arrive as
+ * its fleet figures alone and later whole, two results of one origin. */
+static const char schema_v16_origin_kind[] =
+    "DROP INDEX jobs_origin;\n"
+    "CREATE UNIQUE INDEX jobs_origin ON jobs(origin_host, origin_job, device, finished_ms, kind)\n"
+    "  WHERE origin_host IS NOT NULL;\n";
+
 /* One entry per schema version; append only. */
 static const char *const migrations[] = {
     schema_v1_core,
@@ -551,6 +558,7 @@ static const char *const migrations[] = {
     schema_v13_dsmem,
     schema_v14_wgmma_one_warpgroup,
     schema_v15_async_copy,
+    schema_v16_origin_kind,
 };
 
 int store_schema_latest(void)

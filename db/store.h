@@ -315,6 +315,9 @@ struct store_import_result {
     int64_t origin_job;               /*   as which job there */
     int64_t created_ms, started_ms, finished_ms;
     const char *gpuprobe_version;     /* NULL: unknown */
+    int summary;                      /* a summary of a result (its fleet figures alone):
+                                         held by the measurement in any form, where a
+                                         whole result is held only by one of its kind */
 };
 
 struct store_import_device {

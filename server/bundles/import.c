@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "fleet/metrics.h"
 #include "server/bundles/bundle.h"
 #include "server/config.h"
 #include "server/jobs/registry.h"
@@ -182,6 +183,7 @@ static int read_result(struct reader *r, const json_t *res, const struct store_i
         return refuse(r, "kind", "'%.60s' is not a job kind whose results this gpuprobe keeps",
                       out->kind);
     out->save = k->save;
+    out->summary = strcmp(out->kind, FLEET_FIGURES_KIND) == 0;
     if (read_job(r, json_object_get(res, "job"), out) != 0)
         return -1;
     if (!json_is_object(doc))

@@ -65,6 +65,24 @@ static void test_import_twice(void **state)
     json_decref(b);
 }
 
+/* A node's results sent first as their fleet figures alone, then whole:
+ * the whole results are new, not held (they were skipped as held, and the
+ * central never had the device's full results). */
+static void test_figures_then_whole(void **state)
+{
+    struct rdb *f = *state;
+    json_t *b = rdb_load(REFERENCE), *figures = json_deep_copy(b);
+    char err[256];
+    assert_int_equal(bundle_to_figures(figures, err, sizeof err), 2);
+    import_ok(f, figures, 2, 0);
+    import_ok(f, b, 2, 0);
+    assert_int_equal(count(f, "SELECT count(*) FROM probe_runs"), 5);
+    import_ok(f, b, 0, 2);
+    import_ok(f, figures, 0, 2);
+    json_decref(figures);
+    json_decref(b);
+}
+
 static void test_round_trip(void **state)
 {
     struct rdb *f = *state;
@@ -283,6 +301,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_import_twice, rdb_setup, rdb_teardown),
+        cmocka_unit_test_setup_teardown(test_figures_then_whole, rdb_setup, rdb_teardown),
         cmocka_unit_test_setup_teardown(test_round_trip, rdb_setup, rdb_teardown),
         cmocka_unit_test_setup_teardown(test_distributed_shared_carried, rdb_setup, rdb_teardown),
         cmocka_unit_test_setup_teardown(test_refusals, rdb_setup, rdb_teardown),
