@@ -100,11 +100,13 @@ int fleet_is_outlier(const struct fleet_rule *r, const struct fleet_dist *d, dou
     return half >= 0 && diff > half;
 }
 
-void fleet_outlier_bounds(const struct fleet_rule *r, const struct fleet_dist *d, double *low,
-                          double *high)
+int fleet_outlier_bounds(const struct fleet_rule *r, const struct fleet_dist *d, double *low,
+                         double *high)
 {
     double half = fleet_outlier_half_width(r, d);
-    half = half < 0 ? 0 : half;
+    if (half < 0)
+        return -1;
     *low = d->median - half;
     *high = d->median + half;
+    return 0;
 }

@@ -64,8 +64,9 @@ int fleet_is_outlier(const struct fleet_rule *r, const struct fleet_dist *d, dou
 double fleet_outlier_half_width(const struct fleet_rule *r, const struct fleet_dist *d);
 
 /* The bounds outside which a value is an outlier (what a chart draws):
- * low and high; both are the median when there are too few devices. */
-void fleet_outlier_bounds(const struct fleet_rule *r, const struct fleet_dist *d, double *low,
-                          double *high);
+ * low and high, 0; -1 and nothing set when there are too few devices for
+ * the rule to apply (no bounds, not a band of width 0 at the median). */
+int fleet_outlier_bounds(const struct fleet_rule *r, const struct fleet_dist *d, double *low,
+                         double *high);
 
 #endif

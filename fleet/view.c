@@ -618,10 +618,10 @@ json_t *fleet_index_distribution(struct fleet_index *ix, const char *model, cons
     if (out) {
         json_object_set_new(out, "model", json_string(model));
         if (!f->categorical) {
-            double low, high;
-            fleet_outlier_bounds(rule, &f->d, &low, &high);
-            json_object_set_new(out, "low", json_real(low));
-            json_object_set_new(out, "high", json_real(high));
+            double low, high; /* none where the rule does not apply (too few GPUs) */
+            int bounded = fleet_outlier_bounds(rule, &f->d, &low, &high) == 0;
+            json_object_set_new(out, "low", bounded ? json_real(low) : json_null());
+            json_object_set_new(out, "high", bounded ? json_real(high) : json_null());
         }
         json_object_set(out, "values", values);
     }

@@ -57,6 +57,10 @@ assert_json '.values | length' 10
 assert_json '[.values[].value] == ([.values[].value] | sort)' true
 assert_json "[.values[] | select(.outlier) | .uuid]" "[\"$slow\"]"
 assert_true ".values[-1].uuid == \"$slow\" and .values[-1].value > .high and .low < .median and .median < .high"
+# fewer GPUs than min_devices: nothing is compared, so there are no bounds (not a band of width 0)
+dist "$model" "$metric" '&min_devices=11'
+assert_status 200
+assert_json '[.low, .high, ([.values[] | select(.outlier)] | length)]' '[null,null,0]'
 dist "$model" 'gpuprobe_no_such_figure'
 assert_problem 404 not-found
 dist "No such GPU" "$metric"

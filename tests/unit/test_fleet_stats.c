@@ -107,12 +107,12 @@ static void test_rule(void **state)
     d.n = 4;
     assert_false(fleet_is_outlier(&r, &d, 1000, NULL));
     assert_true(fleet_outlier_half_width(&r, &d) < 0);
-    double low, high;
-    fleet_outlier_bounds(&r, &d, &low, &high);
-    assert_true(low == 100 && high == 100);
+    double low = -1, high = -1;
+    assert_int_equal(fleet_outlier_bounds(&r, &d, &low, &high), -1); /* no bounds, not a band of 0 */
+    assert_true(low == -1 && high == -1);
     d.n = 5;
     d.mad = 1;
-    fleet_outlier_bounds(&r, &d, &low, &high);
+    assert_int_equal(fleet_outlier_bounds(&r, &d, &low, &high), 0);
     assert_true(fabs(high - (100 + 6 * 1.4826)) < 1e-9 && fabs(low - (100 - 6 * 1.4826)) < 1e-9);
     /* the half-width is the larger of the two bounds: 2 % of the median here */
     d.mad = 0.01;
