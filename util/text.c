@@ -4,17 +4,42 @@
 #include "util/text.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* s starts as a plain decimal number does: a digit, or '-' and a digit
+ * (strto* also take leading blanks and '+', which an argument that must be
+ * written one way should not). */
+static int starts_decimal(const char *s)
+{
+    const char *d = s[0] == '-' ? s + 1 : s;
+    return *d >= '0' && *d <= '9';
+}
 
 int parse_ll(const char *s, long long min, long long max, long long *out)
 {
     char *end;
     errno = 0;
+    if (!starts_decimal(s))
+        return -1;
     long long v = strtoll(s, &end, 10);
     if (errno || end == s || *end || v < min || v > max)
         return -1;
     *out = v;
+    return 0;
+}
+
+int parse_real(const char *s, double min, double max, double *out)
+{
+    char *end;
+    errno = 0;
+    if (!starts_decimal(s) || strpbrk(s, "xXpP")) /* no hexadecimal form */
+        return -1;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !isfinite(v) || v < min || v > max)
+        return -1;
+    *out = v == 0 ? 0 : v; /* -0 is 0 */
     return 0;
 }
 

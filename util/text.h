@@ -1,5 +1,5 @@
 /*
- * Small text utilities shared by the server: a bounded integer parser (for
+ * Small text utilities shared by the server: bounded integer and number parsers (for
  * settings and query arguments alike) and a growable byte buffer (for request
  * bodies and worker output alike).
  */
@@ -8,8 +8,12 @@
 
 #include <stddef.h>
 
-/* Parses all of s as a decimal integer in [min, max]; -1 for anything else. */
+/* Parses all of s as a decimal integer in [min, max]; -1 for anything else
+ * (leading blanks and '+' included). */
 int parse_ll(const char *s, long long min, long long max, long long *out);
+/* Parses all of s as a decimal number ("0.02", "6", "1e-3") in [min, max];
+ * -1 for anything else: blanks, '+', hexadecimal, inf, nan. */
+int parse_real(const char *s, double min, double max, double *out);
 
 /* Bytes with a length; data stays NUL-terminated once anything is appended. */
 struct buf {

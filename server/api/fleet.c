@@ -20,6 +20,7 @@
 #include "server/api/handlers.h"
 #include "server/app.h"
 #include "server/http/problem.h"
+#include "util/text.h"
 
 /* A real query argument within [lo, hi]; 1 when absent (keeps *out). */
 static int real_arg(struct http_req *rq, struct http_resp *rs, const char *name, double lo,
@@ -28,10 +29,8 @@ static int real_arg(struct http_req *rq, struct http_resp *rs, const char *name,
     const char *text = http_query(rq, name);
     if (!text)
         return 1;
-    char *end;
-    errno = 0;
-    double v = strtod(text, &end);
-    if (!*text || *end || errno || !isfinite(v) || v < lo || v > hi) {
+    double v;
+    if (parse_real(text, lo, hi, &v) < 0) {
         problem_field(rq, rs, 400, "invalid-request", name, "%s must be a number from %g to %g",
                       name, lo, hi);
         return -1;

@@ -74,6 +74,12 @@ assert_field k
 req GET '/api/v1/fleet?min_devices=2.5'
 assert_problem 400 invalid-request
 assert_field min_devices
+# a number is written one way: not hexadecimal, not with blanks or a sign before it
+for q in k=0x10 min_devices=%205 min_devices=+5 min_relative=inf; do
+    req GET "/api/v1/fleet?$q"
+    assert_problem 400 invalid-request
+    assert_field "${q%%=*}"
+done
 req GET '/api/v1/fleet?colour=red'
 assert_problem 400 invalid-request
 assert_field colour
