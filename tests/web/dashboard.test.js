@@ -848,6 +848,53 @@ async function checkExportImport(page, withResults, openapi) {
   check(text.startsWith('Imported'), `import answered: ${text}`);
 }
 
+/* ---- the daemon unreachable ------------------------------------------------------ */
+
+/* The page's requests to the API fail as they do when the daemon is down
+ * ("Failed to fetch"), until offline(page, false). */
+const BLOCKED = /\/api\//;
+const FAILED_LOADS = /Failed to load resource|ERR_FAILED/;
+
+async function offline(page, on) {
+  if (on) {
+    allowedErrors = FAILED_LOADS;
+    await page.route(BLOCKED, (route) => route.abort('failed'));
+  } else {
+    await page.unroute(BLOCKED);
+    allowedErrors = null;
+  }
+}
+
+/* Navigates in the page (a hash change, as a link does) and waits until the
+ * view has either drawn its data or given up; answers which. */
+async function navigateTo(page, hash) {
+  await page.evaluate((h) => { window.location.hash = h; }, hash);
+  await page.waitForFunction(() => {
+    const v = document.getElementById('view');
+    return Boolean(v.dataset.ready || v.dataset.failed);
+  }, null, { timeout: TIMEOUT_MS });
+  return page.$eval('#view', (v) => ({ ready: v.dataset.ready || '', failed: v.dataset.failed || '' }));
+}
+
+/* With the daemon unreachable, a view that needs its data shows the failure
+ * in place of the previous view, and is not marked as loaded. */
+async function checkUnreachable(page, device) {
+  await openView(page, `#/device/${device.uuid}/latency`, 'device/latency', 'device (before the daemon goes away)');
+  loadTimes.pop();
+  await offline(page, true);
+  try {
+    for (const [hash, name] of [['#/compare/memory', 'compare/memory'], ['#/fleet', 'fleet'], [`#/device/${device.uuid}/memory`, 'device/memory']]) {
+      step = `unreachable: ${hash}`;
+      equal(await navigateTo(page, hash), { ready: '', failed: name }, 'the view marked as failed, not loaded');
+      const shown = await page.$eval('#view', (v) => ({ children: v.children.length, alert: v.querySelector('[role="alert"]')?.textContent || '' }));
+      equal(shown.children, 1, 'what the view shows besides the failure');
+      check(shown.alert.startsWith('Cannot reach the daemon'), `the failure shown: ${shown.alert}`);
+    }
+  } finally {
+    await offline(page, false);
+  }
+}
+
 /* ---- the fleet ---------------------------------------------------------------- */
 
 const cells = (page, rows) => page.$$eval(rows, (trs) => trs.map((tr) => ({
@@ -1120,6 +1167,7 @@ async function main() {
     await checkSubmitCancel(page);
     if (withResults.length) await checkExportImport(page, withResults, openapi);
     await checkFleet(page);
+    if (withResults.length) await checkUnreachable(page, withResults[0].device);
     await openView(page, '#/no/such/page', 'unknown');
     check((await page.textContent('#view')).includes('No such page'), 'an unknown address says so');
     loadTimes.pop();

@@ -197,6 +197,8 @@ async function renderCompare(main, route, ctx) {
     }
   }));
   if (!ctx.alive()) return;
+  const unreachable = got.find((g) => g.error?.status === 0);
+  if (unreachable) throw unreachable.error; // no answer, so no device is known to lack the result
   const docs = got.filter((g) => g.doc);
   const missing = got.filter((g) => g.error);
   if (missing.length) {

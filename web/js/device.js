@@ -111,6 +111,7 @@ async function renderDevice(main, route, ctx) {
     try {
       device = await api(`/api/v1/devices/${encodeURIComponent(uuid)}`);
     } catch (e) {
+      if (e.status !== 404) throw e; // not an answer about the device
       main.replaceChildren(el('section', {}, el('h2', { text: 'Unknown device' }),
         el('p', { class: 'empty', text: e.message })));
       return;
@@ -140,6 +141,7 @@ async function renderDevice(main, route, ctx) {
     doc = await fetchResult(uuid, view, job);
   } catch (e) {
     if (!ctx.alive()) return;
+    if (e.status === 0) throw e; // unreachable: no answer about the result either
     body.replaceChildren(missingResult(e, view));
     if (e.status !== 404) setStatus(e.message, true);
     return;

@@ -180,6 +180,7 @@ async function renderFleetDistribution(main, route, ctx) {
     ]);
   } catch (e) {
     if (!ctx.alive()) return;
+    if (e.status === 0) throw e; // unreachable: nothing is known about the figure
     body.replaceChildren(el('p', { class: 'empty missing' }, `${metric}: `, e.problem?.detail || e.message, '. ',
       el('a', { href: fleetHash(model, ''), text: 'Pick a figure on the fleet page' }), '.'));
     if (e.status === 404 || e.status === 400) markUpdated(); // the daemon answered

@@ -16,6 +16,9 @@
  * view is dropped. When a view has drawn its data, #view gets
  * data-ready="NAME" and data-ready-ms (milliseconds since the page started
  * loading): the browser test waits for it and reports it as the load time.
+ * A view whose data could not be had (the daemon unreachable) throws: its
+ * place shows the failure instead and #view gets data-failed="NAME", never
+ * data-ready, so nothing takes it for loaded.
  */
 
 const VIEWS = {
@@ -44,6 +47,20 @@ function readyName(route) {
   return name;
 }
 
+/* The previous view is gone at once: its charts are already destroyed, and
+ * its data must not pass for the new address's while that loads. */
+function showLoading(main) {
+  main.replaceChildren(el('p', { class: 'hint', text: 'Loading…' }));
+}
+
+/* A view that could not load: the failure in its place, not marked ready. */
+function showFailure(main, title, route, err) {
+  main.replaceChildren(el('section', {}, el('h2', { text: title }),
+    el('p', { class: 'empty bad', role: 'alert', text: err.message })));
+  main.dataset.failed = readyName(route);
+  setStatus(err.message, true);
+}
+
 function markReady(name) {
   const main = $('view');
   main.dataset.ready = name;
@@ -64,6 +81,7 @@ async function navigate() {
   const view = VIEWS[name];
   const main = $('view');
   main.dataset.ready = '';
+  delete main.dataset.failed;
   for (const a of document.querySelectorAll('#nav a')) {
     a.toggleAttribute('aria-current', a.dataset.nav === name);
   }
@@ -73,14 +91,15 @@ async function navigate() {
     markReady('unknown');
     return;
   }
-  document.title = `gpuprobe · ${view.title(route)}`;
+  const title = view.title(route);
+  document.title = `gpuprobe · ${title}`;
   router.leave = view.leave || null;
+  showLoading(main);
   try {
     await view.render(main, route, ctx);
   } catch (e) {
-    if (!ctx.alive()) return;
-    main.append(el('p', { class: 'empty bad', role: 'alert', text: e.message }));
-    setStatus(e.message, true);
+    if (ctx.alive()) showFailure(main, title, route, e);
+    return;
   }
   if (ctx.alive()) markReady(readyName(route));
 }
