@@ -804,7 +804,17 @@ async function checkSubmitCancel(page) {
   step = 'cancel from the page';
   await page.waitForSelector(`tr.job[data-job-id="${id}"][data-state="running"]`, { timeout: TIMEOUT_MS });
   await page.click(`tr.job[data-job-id="${id}"] button.toggle`);
-  await page.click(`#job-detail-${id} button.cancel`);
+  // by keyboard: the focus must stay on "Cancel job" while the running
+  // job's duration ticks (the row is not rebuilt for that)
+  const cancel = `#job-detail-${id} button.cancel`;
+  await page.focus(cancel);
+  await page.$eval(cancel, (b) => { b.dataset.focusedByTest = '1'; });
+  const live = `tr.job[data-job-id="${id}"] td.live`;
+  const soFar = await page.textContent(live);
+  await page.waitForFunction(([sel, text]) => document.querySelector(sel)?.textContent !== text, [live, soFar], { timeout: TIMEOUT_MS });
+  check(await page.$eval(live, (td) => td.textContent.endsWith('…')), 'the running job\'s duration');
+  equal(await page.evaluate(() => document.activeElement?.dataset?.focusedByTest || null), '1', 'the focus on "Cancel job" after the duration ticked');
+  await page.keyboard.press('Enter');
   await page.waitForSelector(`tr.job[data-job-id="${id}"][data-state="cancelled"]`, { timeout: TIMEOUT_MS });
   equal((await waitJob(id, ['cancelled'])).state, 'cancelled', 'the job after cancelling from the page');
 

@@ -113,13 +113,24 @@ function jobRow(job) {
     el('td', { class: 'error', text: job.error || '' }));
 }
 
-/* A running job shows how long it has been running so far. */
+/* A running job shows how long it has been running so far; the cell keeps
+ * its start so tickDurations() can move it on without a redraw. */
 function durationCell(job) {
   if (job.state === 'running' && job.started_at && typeof job.duration_s !== 'number') {
-    const soFar = (Date.now() - new Date(job.started_at).getTime()) / 1000;
-    return el('td', { class: 'num live', title: 'running so far', text: `${fmtDuration(Math.max(0, soFar))}…` });
+    return el('td', { class: 'num live', title: 'running so far', 'data-started': job.started_at, text: runningFor(job.started_at) });
   }
   return el('td', { class: 'num', text: fmtDuration(job.duration_s) });
+}
+
+function runningFor(startedAt) {
+  const soFar = (Date.now() - new Date(startedAt).getTime()) / 1000;
+  return `${fmtDuration(Math.max(0, soFar))}…`;
+}
+
+/* The running jobs' durations, in place: rebuilding the rows for a ticking
+ * clock would take the keyboard focus off their buttons. */
+function tickDurations() {
+  for (const td of document.querySelectorAll('#jobs td.live')) td.textContent = runningFor(td.dataset.started);
 }
 
 function jsonBlock(value) {
@@ -147,7 +158,7 @@ function detailContent(job, detail) {
   ];
   if (!TERMINAL.has(job.state)) {
     parts.push(el('div', { class: 'block actions' },
-      el('button', { type: 'button', class: 'cancel', onclick: () => cancelJob(job.id), text: 'Cancel job' }),
+      el('button', { type: 'button', class: 'cancel', 'data-job-id': job.id, onclick: () => cancelJob(job.id), text: 'Cancel job' }),
       el('span', { class: 'note', role: 'status', text: overview.notes.get(job.id) || '' })));
   } else if (job.kind === 'trace-sort' && job.state === 'succeeded') {
     parts.push(el('div', { class: 'block actions' },
@@ -166,13 +177,15 @@ function renderJobs() {
   const table = $('jobs');
   if (!overview.active || !table) return;
   const shown = overview.jobs.filter((j) => overview.expanded.has(j.id));
-  const ticking = overview.jobs.some((j) => j.state === 'running') ? Math.floor(Date.now() / 1000) : 0;
-  const sig = JSON.stringify([overview.jobs, overview.devicesSig, ticking,
+  const sig = JSON.stringify([overview.jobs, overview.devicesSig,
     shown.map((j) => [overview.details.get(j.id) || null, overview.notes.get(j.id) || ''])]);
-  if (sig === overview.renderedSig) return;
+  if (sig === overview.renderedSig) {
+    tickDurations();
+    return;
+  }
   overview.renderedSig = sig;
 
-  const focused = document.activeElement?.dataset?.jobId;
+  const focused = focusedJobButton(table);
   const rows = [];
   for (const job of overview.jobs) {
     rows.push(jobRow(job));
@@ -181,7 +194,15 @@ function renderJobs() {
   table.tBodies[0].replaceChildren(...rows);
   table.hidden = overview.jobs.length === 0;
   $('jobs-empty').hidden = overview.jobs.length !== 0;
-  if (focused) table.querySelector(`button.toggle[data-job-id="${CSS.escape(focused)}"]`)?.focus();
+  if (focused) table.querySelector(focused)?.focus();
+}
+
+/* The selector of the job button (a row's toggle, a detail's "Cancel job")
+ * that has the focus, to give it back after the rows are rebuilt; or null. */
+function focusedJobButton(table) {
+  const b = document.activeElement;
+  if (!(b instanceof HTMLButtonElement) || !table.contains(b) || !b.dataset.jobId) return null;
+  return `button.${CSS.escape(b.classList[0])}[data-job-id="${CSS.escape(b.dataset.jobId)}"]`;
 }
 
 /* Fetches the detail of each open job unless it is terminal and already known. */
