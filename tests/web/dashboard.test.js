@@ -905,6 +905,30 @@ async function checkUnreachable(page, device) {
   }
 }
 
+/* The overview opened while the daemon is down: the status line says so
+ * once, the Kind list fails; when the daemon is back the next refresh fills
+ * the list (the API's kinds, internal ones left out) and clears the error. */
+async function checkOverviewOutage(page) {
+  step = 'overview: the daemon down';
+  await page.goto('about:blank');
+  await offline(page, true);
+  try {
+    await page.goto(`${BASE}/#/`);
+    await page.waitForFunction(() => /Could not load job kinds/.test(document.getElementById('submit-result').textContent) &&
+      document.getElementById('status').classList.contains('bad'), null, { timeout: TIMEOUT_MS });
+    const status = await page.textContent('#status');
+    equal(status.split('Cannot reach the daemon').length - 1, 1, `the status line '${status}' names the failure`);
+  } finally {
+    await offline(page, false);
+  }
+  step = 'overview: the daemon back';
+  const kinds = (await apiGet('/api/v1/job-kinds')).kinds.filter((k) => !k.internal).map((k) => k.name);
+  await page.waitForFunction((n) => document.querySelectorAll('#kind option').length === n, kinds.length, { timeout: TIMEOUT_MS });
+  equal(await page.$$eval('#kind option', (os) => os.map((o) => o.value)), kinds, 'the kinds offered once the daemon is back');
+  check(await page.isHidden('#submit-result'), `the stale error stays: ${await page.textContent('#submit-result')}`);
+  check(/^Updated /.test(await page.textContent('#status')), `the status line: ${await page.textContent('#status')}`);
+}
+
 /* ---- the fleet ---------------------------------------------------------------- */
 
 const cells = (page, rows) => page.$$eval(rows, (trs) => trs.map((tr) => ({
@@ -1178,6 +1202,7 @@ async function main() {
     if (withResults.length) await checkExportImport(page, withResults, openapi);
     await checkFleet(page);
     if (withResults.length) await checkUnreachable(page, withResults[0].device);
+    await checkOverviewOutage(page);
     await openView(page, '#/no/such/page', 'unknown');
     check((await page.textContent('#view')).includes('No such page'), 'an unknown address says so');
     loadTimes.pop();

@@ -15,6 +15,7 @@ const RESULT_VIEWS = ['latency', 'memory', 'banks', 'control-codes', 'dual-issue
 const overview = {
   devicesSig: '',       // the device list's JSON text, to redraw only on change
   kinds: [],            // from /api/v1/job-kinds, internal kinds left out
+  kindsState: '',       // 'loaded', 'failed' (asked again by refresh) or '' (asking)
   jobs: [],             // last page from /api/v1/jobs
   expanded: new Set(),  // ids of jobs whose detail row is open
   linked: 0,            // the job the address names (#/?job=ID), 0 if none
@@ -293,12 +294,13 @@ async function refresh() {
     const [inv, list] = await Promise.all([loadInventory(0), api('/api/v1/jobs?limit=50')]);
     if (!overview.active) return;
     renderDevices(inv);
+    if (overview.kindsState === 'failed') await fillKinds(); // the daemon is back
     overview.jobs = await withLinkedJob(Array.isArray(list.jobs) ? list.jobs : []);
     await refreshDetails();
     renderJobs();
     markUpdated();
   } catch (e) {
-    setStatus(`Cannot reach the daemon: ${e.message}`, true);
+    setStatus(e.message, true); // it says what failed ("Cannot reach the daemon: ...")
   } finally {
     overview.busy = false;
     if (overview.active) overview.timer = setTimeout(refresh, overview.again ? 0 : REFRESH_MS);
@@ -379,17 +381,25 @@ function loadKinds() {
   return kindsPromise;
 }
 
+/* The Kind list; when the kinds cannot be had, the form says so and the
+ * next refresh that reaches the daemon asks again. */
 async function fillKinds() {
+  overview.kindsState = '';
   try {
     // internal kinds (trace-sort) are created by their own endpoints, not submitted
     overview.kinds = (await loadKinds()).filter((k) => !k.internal);
-    if (!overview.active) return;
-    $('kind').replaceChildren(...overview.kinds.map((k) =>
-      el('option', { value: k.name, text: k.needs_gpu ? `${k.name} (GPU)` : k.name })));
-    onKindChange();
   } catch (e) {
+    overview.kindsState = 'failed';
     showResult('submit-result', `Could not load job kinds: ${e.message}`, true);
+    return;
   }
+  if (!overview.active) return;
+  $('kind').replaceChildren(...overview.kinds.map((k) =>
+    el('option', { value: k.name, text: k.needs_gpu ? `${k.name} (GPU)` : k.name })));
+  onKindChange();
+  // a stale failure of the kinds goes; a submission's answer stays
+  if ($('submit-result').textContent.startsWith('Could not load job kinds')) $('submit-result').hidden = true;
+  overview.kindsState = 'loaded';
 }
 
 function showResult(id, text, bad) {
