@@ -155,6 +155,7 @@ function charts(page, selector) {
         n: (d._data || d.data).length,
         marker: Boolean(d.marker),
         device: d.device || null,
+        style: JSON.stringify([d.borderColor, d.pointStyle || 'circle', d.borderDash || []]),
         pointLabels: Array.isArray(d.pointLabels) ? d.pointLabels : null,
         wrong: Array.isArray(d.correct) ? d.correct.filter((x) => !x).length : null,
         data: (d._data || d.data).map((p) => (p && typeof p === 'object' ? [p.x, p.y] : p)),
@@ -387,6 +388,7 @@ async function checkValidation(page, doc) {
   const s = series(chart);
   equal(s.length, want.length, 'a series per predicted kernel');
   equal(s.map((d) => d.data[0]), want.map((k) => [median(k.measured_s), k.predicted_s]), 'measured and predicted times');
+  equal(new Set(s.map((d) => d.style)).size, s.length, `kernels drawn alike (colour, point style, dash): ${s.map((d) => d.style).join(' ')}`);
   const rows = await page.$$eval('#result table.data tbody tr', (trs) => trs.length);
   equal(rows, doc.kernels.length, 'kernel rows');
 }
@@ -1066,6 +1068,26 @@ async function pushFleet(dir) {
   return files.length;
 }
 
+/* Every device the API lists, however many share a name (a fleet's GPUs of
+ * one model), has a label of its own where the pages offer them all: the
+ * device page's switcher and the compare view's picker. */
+async function checkDeviceNames(page) {
+  const devices = (await apiGet('/api/v1/devices')).devices;
+  const first = devices[0].uuid;
+  allowedErrors = /status of 404/; // a fleet GPU without this result
+  for (const [hash, ready, options] of [[`#/device/${first}/latency`, 'device/latency', '#device-switch option'],
+    [`#/compare/memory?devices=${first}`, 'compare/memory', '#compare-devices label']]) {
+    await openView(page, hash, ready, `${ready} (device names)`);
+    loadTimes.pop();
+    step = `device names: ${hash}`;
+    const labels = await page.$$eval(options, (os) => os.map((o) => o.textContent.trim()));
+    equal(labels.length, devices.length, 'a label per device');
+    const twice = labels.filter((l, i) => labels.indexOf(l) !== i);
+    equal(twice, [], 'labels shown more than once');
+  }
+  allowedErrors = null;
+}
+
 async function checkFleet(page) {
   // before the fleet: the reference data is no fleet, and the page says what to do
   await openView(page, '#/fleet', 'fleet', 'fleet (reference data only)');
@@ -1080,6 +1102,7 @@ async function checkFleet(page) {
     console.log(`pushed ${n} bundles of a synthetic fleet in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   }
 
+  await checkDeviceNames(page);
   await openView(page, '#/fleet', 'fleet');
   fleet = await checkFleetShown(page, '');
   await screenshot(page, 'fleet');

@@ -13,6 +13,17 @@
 /* Series colours, distinguishable in both schemes; device i gets PALETTE[i]. */
 const PALETTE = ['#2f6fdb', '#d9480f', '#2b8a3e', '#9c36b5', '#f59f00', '#0b7285', '#c2255c', '#5c940d'];
 const COLOR_BAD = '#e03131';
+/* Point styles, so that series i and i + PALETTE.length (device 1 and 9 of
+ * a comparison, kernel 1 and 9 of the model validation) differ in shape. */
+const POINT_STYLES = ['circle', 'rect', 'triangle', 'rectRot', 'star', 'crossRot'];
+
+/* Series i's colour and point style: the first 48 series all differ. */
+function seriesStyle(i) {
+  return {
+    color: PALETTE[i % PALETTE.length],
+    pointStyle: POINT_STYLES[Math.floor(i / PALETTE.length) % POINT_STYLES.length],
+  };
+}
 
 const chartState = {
   live: [],             // the current view's charts, destroyed on a view change

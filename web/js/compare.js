@@ -26,7 +26,7 @@ const COMPARE_ALSO = { 'control-codes': ['banks'] };
 function compareMemory(body, docs) {
   const { box, canvas } = chartBox('Load latency against footprint, every device', 'tall');
   body.append(el('p', { class: 'hint', text: 'Solid: .ca loads (L1 and L2); dashed: .cg loads (L2 only); dashed verticals: cache capacities, in each device\'s colour.' }), box);
-  memoryChart(canvas, docs.flatMap((d) => memoryDatasets(d.doc, d.color, d.name, true)), false);
+  memoryChart(canvas, docs.flatMap((d) => memoryDatasets(d.doc, d.color, d.name, true, d.pointStyle)), false);
   body.append(el('div', { class: 'scroll' }, dataTable([
     { head: 'Device', value: (d) => d.name },
     ...['ca', 'cg'].map((load) => ({
@@ -123,7 +123,7 @@ function compareValidation(body, docs) {
   const { box, canvas } = chartBox('Measured against predicted kernel time, every device', 'tall square');
   body.append(box);
   validationChart(canvas, docs.map((d) => ({
-    label: d.name, data: validationPoints(d.doc), borderColor: d.color, backgroundColor: alpha(d.color, 0.7),
+    label: d.name, data: validationPoints(d.doc), borderColor: d.color, backgroundColor: alpha(d.color, 0.7), pointStyle: d.pointStyle,
   })));
   const names = [];
   for (const d of docs) for (const k of d.doc.kernels || []) if (!names.includes(k.name)) names.push(k.name);
@@ -191,7 +191,8 @@ async function renderCompare(main, route, ctx) {
       const doc = await result(d, view);
       const also = {};
       for (const v of COMPARE_ALSO[view] || []) also[v] = await result(d, v).catch(() => null);
-      return { device: d, doc, also, color: PALETTE[i % PALETTE.length], name: names.get(d.uuid) || d.name };
+      const { color, pointStyle } = seriesStyle(i);
+      return { device: d, doc, also, color, pointStyle, name: names.get(d.uuid) || d.name };
     } catch (e) {
       return { device: d, error: e, name: names.get(d.uuid) || d.name };
     }

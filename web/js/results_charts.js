@@ -23,8 +23,8 @@ function cacheName(load, level, last) {
 
 /* The latency curves of one device's memory document, and (markers) a
  * dashed vertical line at each cache level's capacity. colors: one colour,
- * or [colour of .ca, colour of .cg]. */
-function memoryDatasets(doc, colors, name, markers) {
+ * or [colour of .ca, colour of .cg]; pointStyle: the device's (compare). */
+function memoryDatasets(doc, colors, name, markers, pointStyle = 'circle') {
   const sets = [];
   let top = 0;
   const colorOf = (load) => (Array.isArray(colors) ? colors[load === 'ca' ? 0 : 1] : colors);
@@ -41,6 +41,7 @@ function memoryDatasets(doc, colors, name, markers) {
       backgroundColor: color,
       borderDash: dash,
       pointRadius: 2,
+      pointStyle,
       showLine: true,
       series: `${load}`,
     });
@@ -486,7 +487,8 @@ function validationChart(canvas, series) {
         y: { ...secondsAxis('predicted time per launch'), min: lo, max: hi },
       },
       plugins: {
-        legend: { position: 'bottom', labels: { filter: (item) => item.text !== '' } },
+        // the legend shows each series' point style: colours repeat after 8
+        legend: { position: 'bottom', labels: { filter: (item) => item.text !== '', usePointStyle: true } },
         tooltip: {
           callbacks: {
             label: (c) => (c.raw.name
@@ -513,9 +515,10 @@ function renderValidation(body, doc) {
   ]));
   const { box, canvas } = chartBox('Measured against predicted kernel time', 'tall square');
   body.append(box, el('p', { class: 'hint', text: `Timing: ${doc.timing || '—'}.` }));
-  validationChart(canvas, validationPoints(doc).map((p, i) => ({
-    label: p.name, data: [p], borderColor: PALETTE[i % PALETTE.length], backgroundColor: alpha(PALETTE[i % PALETTE.length], 0.75),
-  })));
+  validationChart(canvas, validationPoints(doc).map((p, i) => {
+    const { color, pointStyle } = seriesStyle(i);
+    return { label: p.name, data: [p], borderColor: color, backgroundColor: alpha(color, 0.75), pointStyle };
+  }));
   body.append(el('div', { class: 'scroll' }, dataTable([
     { head: 'Kernel', value: (k) => el('code', { text: k.name }) },
     { head: 'What it does', value: (k) => k.character || '' },

@@ -269,12 +269,34 @@ function deviceLabel(uuid) {
   return d.host ? `${d.name} (${d.host})` : d.name;
 }
 
-/* Device names that repeat (two H100s) get their UUID's start. */
+/* Device names that repeat (two H100s) get the part of their UUID that
+ * tells them apart: uuid -> label. */
 function deviceNames(devices) {
-  const count = new Map();
-  for (const d of devices) count.set(d.name, (count.get(d.name) || 0) + 1);
-  return new Map(devices.map((d) => [d.uuid,
-    count.get(d.name) > 1 ? `${d.name} ${d.uuid.slice(4, 12)}` : d.name]));
+  const groups = new Map();
+  for (const d of devices) groups.set(d.name, [...(groups.get(d.name) || []), d.uuid]);
+  const names = new Map();
+  for (const [name, uuids] of groups) {
+    const parts = uuids.length > 1 ? uuidParts(uuids) : [];
+    uuids.forEach((u, i) => names.set(u, parts.length ? `${name} ${parts[i]}` : name));
+  }
+  return names;
+}
+
+/* The shortest pieces of (distinct) UUIDs that are all different: from the
+ * first character where they differ, at least 8 characters (UUIDs of one
+ * vendor differ early: "5f3a91c2" as before), more while two are alike;
+ * "…" marks a common start left out (a fleet whose UUIDs share theirs).
+ * Ends at the whole rest of each UUID, which differs. */
+function uuidParts(uuids) {
+  let from = 0;
+  while (uuids.every((u) => u[from] !== undefined && u[from] === uuids[0][from])) from += 1;
+  const longest = Math.max(...uuids.map((u) => u.length));
+  const lead = from > 'GPU-'.length ? '…' : '';
+  const start = lead ? from : Math.min(from, 'GPU-'.length);
+  for (let n = 8; ; n += 1) {
+    const parts = uuids.map((u) => u.slice(start, from + n));
+    if (new Set(parts).size === uuids.length || from + n >= longest) return parts.map((p) => lead + p);
+  }
 }
 
 /* ---- addresses ------------------------------------------------------------------- */
