@@ -860,6 +860,53 @@ async function checkExportImport(page, withResults, openapi) {
   check(text.startsWith('Imported'), `import answered: ${text}`);
 }
 
+/* ---- a phone's width ------------------------------------------------------------ */
+
+/* At 390 px: every view link is on screen, the page does not scroll
+ * sideways (wide tables scroll in their own box) and no chart's x tick
+ * labels overprint each other. */
+async function checkNarrow(page, device) {
+  await page.setViewportSize({ width: 390, height: 844 });
+  try {
+    await openView(page, `#/device/${device.uuid}/memory`, 'device/memory', 'device/memory (390 px)');
+    loadTimes.pop();
+    step = 'narrow: device/memory at 390 px';
+    const shown = await page.evaluate(() => {
+      const width = document.documentElement.clientWidth;
+      const ctx = document.createElement('canvas').getContext('2d');
+      ctx.font = `${Chart.defaults.font.size}px ${Chart.defaults.font.family}`;
+      const overprinted = [];
+      for (const c of document.querySelectorAll('#result canvas')) {
+        const x = Chart.getChart(c)?.scales.x;
+        if (!x) continue;
+        const boxes = x.ticks.map((t) => {
+          const at = x.getPixelForValue(t.value);
+          const w = ctx.measureText(String(t.label)).width;
+          return [at - w / 2, at + w / 2, t.label];
+        });
+        for (let i = 1; i < boxes.length; i++) {
+          if (boxes[i][0] < boxes[i - 1][1]) overprinted.push(`${c.getAttribute('aria-label')}: ${boxes[i - 1][2]} and ${boxes[i][2]}`);
+        }
+      }
+      // the outermost elements that stick out, not inside a box that scrolls
+      const sticking = [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > width + 0.5 &&
+        !e.closest('.scroll') && e.parentElement.getBoundingClientRect().right <= width + 0.5)
+        .map((e) => `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ''}${e.className ? `.${String(e.className).split(' ').join('.')}` : ''}`);
+      return {
+        wider: document.documentElement.scrollWidth - width,
+        sticking,
+        offscreen: [...document.querySelectorAll('#nav a')].filter((a) => a.getBoundingClientRect().right > width).map((a) => a.textContent),
+        overprinted,
+      };
+    });
+    equal(shown.offscreen, [], 'view links off the screen');
+    equal(shown.wider, 0, `pixels the page is wider than the screen (${shown.sticking.join(', ')} stick out)`);
+    equal(shown.overprinted, [], 'x tick labels that overprint each other');
+  } finally {
+    await page.setViewportSize({ width: 1400, height: 900 });
+  }
+}
+
 /* ---- the daemon unreachable ------------------------------------------------------ */
 
 /* The page's requests to the API fail as they do when the daemon is down
@@ -1224,6 +1271,7 @@ async function main() {
     await checkSubmitCancel(page);
     if (withResults.length) await checkExportImport(page, withResults, openapi);
     await checkFleet(page);
+    if (withResults.length) await checkNarrow(page, withResults[0].device);
     if (withResults.length) await checkUnreachable(page, withResults[0].device);
     await checkOverviewOutage(page);
     await openView(page, '#/no/such/page', 'unknown');

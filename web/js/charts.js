@@ -75,7 +75,8 @@ function axisTitle(text) {
   return { display: true, text };
 }
 
-/* Bytes on a log2-spaced axis: ticks at 1 KiB, 4 KiB, 16 KiB, ... */
+/* Bytes on a log2-spaced axis: ticks at 1 KiB, 4 KiB, 16 KiB, ...; on a
+ * narrow chart Chart.js skips those that would overprint their neighbours. */
 function bytesAxis(title) {
   return {
     type: 'logarithmic',
@@ -85,7 +86,7 @@ function bytesAxis(title) {
       for (let v = 2 ** Math.ceil(Math.log2(Math.max(1, axis.min))); v <= axis.max; v *= 4) ticks.push({ value: v });
       axis.ticks = ticks;
     },
-    ticks: { callback: (v) => fmtBytes(v), autoSkip: false, maxRotation: 0 },
+    ticks: { callback: (v) => fmtBytes(v), autoSkip: true, autoSkipPadding: 6, maxRotation: 0 },
   };
 }
 

@@ -103,12 +103,12 @@ function renderMemory(body, doc) {
   memoryChart(canvas, memoryDatasets(doc, [PALETTE[0], PALETTE[1]], '', true));
   const dep = doc.departure || {};
   body.append(el('div', { class: 'two-col' },
-    dataTable([
+    el('div', { class: 'scroll' }, dataTable([
       { head: 'Load', value: (r) => r.load },
       { head: 'Level', value: (r) => r.level },
       { head: 'Cycles', cls: 'num', value: (r) => r.cycles },
       { head: 'Up to', cls: 'num', value: (r) => r.upTo },
-    ], levelRows(doc), 'Cache levels'),
+    ], levelRows(doc), 'Cache levels')),
     kvList([
       ['Shared memory', `${fmtFigure(doc.shared_cycles)} cycles`],
       ['Device memory (.ca / .cg)', `${fmtFigure(doc.device_memory_cycles?.ca)} / ${fmtFigure(doc.device_memory_cycles?.cg)} cycles`],
@@ -140,7 +140,7 @@ function renderDistributedShared(body, d) {
   const med = (s) => (s && s.median !== undefined && s.median !== null ? fmtNum(s.median) : '—');
   const sizes = Array.isArray(d.sizes) ? d.sizes : [];
   body.append(el('p', { class: 'hint', text: 'Within a thread-block cluster (one block an SM): a dependent chase through the block\'s own shared memory, a neighbour\'s and the farthest rank\'s (cycles a load, medians), and 16-byte reads of its own and of the next block\'s shared memory (bytes a clock an SM). Driver width and ranks seen must equal the size asked.' }),
-    el('div', { class: 'dsmem' }, dataTable([
+    el('div', { class: 'dsmem scroll' }, dataTable([
       { head: 'Cluster', cls: 'num', value: (r) => `${r.asked}` },
       { head: 'Driver width / ranks', cls: 'num', value: (r) => `${r.driver_width ?? '—'} / ${r.ranks_seen ?? '—'}${r.agrees ? '' : ' (disagree)'}` },
       { head: 'Launched', value: (r) => (r.launched ? 'yes' : `no: ${r.error || 'unknown'}`) },
@@ -226,7 +226,7 @@ function renderAsyncCopies(body, ac) {
     { head: 'Min–max', cls: 'num', value: (r) => r.spread },
   ], asyncLatencyRows(ac), 'One copy and its wait, from the L2');
   table.id = 'async-latency';
-  body.append(table, kvList([['Tensor map', ac.tensor_map]], 'kv async-copy'));
+  body.append(el('div', { class: 'scroll' }, table), kvList([['Tensor map', ac.tensor_map]], 'kv async-copy'));
 }
 
 /* The partition search (probes/l2_parts.h) as label/value rows; none for a
