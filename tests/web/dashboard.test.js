@@ -1006,6 +1006,11 @@ async function checkFleetShown(page, query) {
     fleet.models.map((m) => [m.model, m.devices, m.hosts, m.devices_with_outliers, m.outliers.length, m.figures.length]),
     'models: GPUs, hosts, GPUs with outliers, outliers, figures');
   for (const m of fleet.models) {
+    if (m.devices < fleet.rule.min_devices) {
+      // too few GPUs for the rule: the page says so, and claims no agreement
+      const text = await page.textContent(modelSection(m.model));
+      check(text.includes(`Only ${m.devices} GPU`) && !text.includes('No outlier'), `${m.model}, ${m.devices} of ${fleet.rule.min_devices} GPUs: ${text.slice(0, 400)}`);
+    }
     const rows = await cells(page, `${modelSection(m.model)} table.sortable:not([id]) tbody tr`);
     const outliers = rows.slice(0, m.outliers.length);
     equal(outliers.map((r) => [r.name, r.text[1], r.text[2], r.text[5], r.text[6], r.text[7]]),

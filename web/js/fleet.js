@@ -224,18 +224,23 @@ function nodesTable(devices, records) {
 
 /* ---- the view ---------------------------------------------------------------- */
 
+/* The model's outliers; too few GPUs for the rule, only that: with no peers
+ * to compare, "every GPU agrees with its peers" would claim what was not checked. */
+function modelOutliers(m, rule, host, units) {
+  if (m.outliers.length) return el('div', { class: 'scroll' }, outliersTable(m, units));
+  if (m.devices < rule.min_devices) {
+    return el('p', { class: 'empty', text: `Only ${m.devices} GPU${m.devices === 1 ? '' : 's'} of this model: a GPU is compared with its peers from ${rule.min_devices} on, so none is an outlier yet.` });
+  }
+  return el('p', { class: 'hint', text: host ? `No outlier on host ${host}.` : 'No outlier: every GPU agrees with its peers on every figure.' });
+}
+
 function modelSection(m, rule, host, openFigures) {
   const units = new Map(m.figures.map((f) => [f.metric, f.unit]));
-  const outliers = m.outliers.length ? el('div', { class: 'scroll' }, outliersTable(m, units))
-    : el('p', { class: 'hint', text: host ? `No outlier on host ${host}.` : 'No outlier: every GPU agrees with its peers on every figure.' });
   return el('section', { class: 'fleet-model', 'data-model': m.model },
     el('h2', { text: m.model }),
     el('p', { class: 'hint', text: `compute capability ${m.compute_capability} · ${m.devices} GPUs on ${m.hosts} hosts · ${m.devices_with_outliers} with outliers` +
       `${host ? ` (the whole model's; the outliers listed are host ${host}'s)` : ''}` }),
-    m.devices < rule.min_devices
-      ? el('p', { class: 'empty', text: `Only ${m.devices} GPU${m.devices === 1 ? '' : 's'} of this model: a GPU is compared with its peers from ${rule.min_devices} on, so none is an outlier yet.` })
-      : null,
-    outliers,
+    modelOutliers(m, rule, host, units),
     el('details', { class: 'runs', open: openFigures }, el('summary', { text: `Figures (${m.figures.length})` }),
       el('div', { class: 'scroll' }, figuresTable(m))));
 }
