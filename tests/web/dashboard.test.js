@@ -860,6 +860,40 @@ async function checkExportImport(page, withResults, openapi) {
   check(text.startsWith('Imported'), `import answered: ${text}`);
 }
 
+/* ---- the status line and the title ----------------------------------------------- */
+
+/* A view that has answered says so on the status line (never the page's
+ * first "Loading…"), and the title names the page shown. */
+async function checkStatusLines(page) {
+  const status = () => page.textContent('#status');
+  allowedErrors = /status of 404/;
+  await openView(page, '#/device/GPU-nope/latency', 'device/latency', 'an unknown device');
+  loadTimes.pop();
+  step = 'status: an unknown device';
+  check(await page.isVisible('text=Unknown device'), 'the unknown device is not named as such');
+  check(/^Updated /.test(await status()), `the status line: ${await status()}`);
+  allowedErrors = null;
+
+  step = 'title: an unknown address, from another view';
+  await page.evaluate(() => { window.location.hash = '#/nonsense'; });
+  await page.waitForSelector('#view[data-ready="unknown"]', { timeout: TIMEOUT_MS });
+  equal(await page.title(), 'gpuprobe · No such page', 'the title');
+
+  // the compare view of a database without devices: the API's own answer, its list emptied
+  const inv = await apiGet('/api/v1/devices');
+  await page.route(/\/api\/v1\/devices$/, (route) => route.fulfill({ json: { ...inv, devices: [] } }));
+  try {
+    await openView(page, '#/compare/memory', 'compare/memory', 'compare (no devices)');
+    loadTimes.pop();
+    step = 'status: compare without devices';
+    const text = await page.textContent('#result');
+    check(!text.includes('Choose at least one device') && text.includes('No device'), `the compare view without devices: ${text}`);
+    check(/^Updated /.test(await status()), `the status line: ${await status()}`);
+  } finally {
+    await page.unroute(/\/api\/v1\/devices$/);
+  }
+}
+
 /* ---- a phone's width ------------------------------------------------------------ */
 
 /* At 390 px: every view link is on screen, the page does not scroll
@@ -938,10 +972,20 @@ async function navigateTo(page, hash) {
 /* With the daemon unreachable, a view that needs its data shows the failure
  * in place of the previous view, and is not marked as loaded. */
 async function checkUnreachable(page, device) {
-  await openView(page, `#/device/${device.uuid}/latency`, 'device/latency', 'device (before the daemon goes away)');
+  await openView(page, '#/traces', 'traces', 'traces (before the daemon goes away)');
   loadTimes.pop();
+  equal(await navigateTo(page, `#/device/${device.uuid}/latency`), { ready: 'device/latency', failed: '' }, 'the device view before the daemon goes away');
   await offline(page, true);
   try {
+    // views that answer in place: the status line says the daemon is out of reach, not "Updated"
+    step = 'unreachable: #/occupancy';
+    await page.evaluate(() => { window.location.hash = '#/occupancy'; });
+    await page.waitForSelector('#occ-error', { timeout: TIMEOUT_MS });
+    const status = () => page.$eval('#status', (s) => [s.classList.contains('bad'), s.textContent]);
+    check((await status())[0], `the status line after the calculator failed: ${(await status())[1]}`);
+    step = 'unreachable: #/traces';
+    const traces = await navigateTo(page, '#/traces');
+    check(traces.failed === 'traces' && (await status())[0], `the trace page, its settings known from before: ${JSON.stringify(traces)}, ${(await status())[1]}`);
     for (const [hash, name] of [['#/compare/memory', 'compare/memory'], ['#/fleet', 'fleet'], [`#/device/${device.uuid}/memory`, 'device/memory']]) {
       step = `unreachable: ${hash}`;
       equal(await navigateTo(page, hash), { ready: '', failed: name }, 'the view marked as failed, not loaded');
@@ -1279,8 +1323,10 @@ async function main() {
     if (withResults.length) await checkNarrow(page, withResults[0].device);
     if (withResults.length) await checkUnreachable(page, withResults[0].device);
     await checkOverviewOutage(page);
+    await checkStatusLines(page);
     await openView(page, '#/no/such/page', 'unknown');
     check((await page.textContent('#view')).includes('No such page'), 'an unknown address says so');
+    check(await page.textContent('#status') !== 'Loading…', 'an unknown address: the status line still says "Loading…"');
     loadTimes.pop();
     step = 'console';
     check(consoleErrors.length === 0, `console errors:\n  ${consoleErrors.join('\n  ')}`);

@@ -168,6 +168,12 @@ function comparePicker(devices, chosen, view, names) {
   return el('fieldset', { id: 'compare-devices', class: 'devices-pick' }, el('legend', { text: 'Devices' }), boxes);
 }
 
+/* Why there is nothing to compare. */
+function noComparison(devices, picked) {
+  if (!devices.length) return 'No device is known here yet: no GPU is attached and no results were imported.';
+  return picked.length ? 'None of the chosen devices has this result.' : 'Choose at least one device.';
+}
+
 async function renderCompare(main, route, ctx) {
   const view = COMPARE_VIEWS[route.parts[1]] ? route.parts[1] : 'memory';
   const inv = await loadInventory(5000);
@@ -207,7 +213,8 @@ async function renderCompare(main, route, ctx) {
       el('li', {}, el('strong', { text: `${m.name}: ` }), m.error.problem?.detail || m.error.message))));
   }
   if (!docs.length) {
-    body.append(el('p', { class: 'empty', text: picked.length ? 'None of the chosen devices has this result.' : 'Choose at least one device.' }));
+    body.append(el('p', { class: 'empty', text: noComparison(devices, picked) }));
+    markUpdated(); // the daemon answered
     return;
   }
   COMPARE_RENDERERS[view](body, docs);

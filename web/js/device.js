@@ -114,6 +114,7 @@ async function renderDevice(main, route, ctx) {
       if (e.status !== 404) throw e; // not an answer about the device
       main.replaceChildren(el('section', {}, el('h2', { text: 'Unknown device' }),
         el('p', { class: 'empty', text: e.message })));
+      markUpdated(); // the daemon answered: it knows no such device
       return;
     }
   }

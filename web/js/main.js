@@ -86,6 +86,8 @@ async function navigate() {
     a.toggleAttribute('aria-current', a.dataset.nav === name);
   }
   if (!view) {
+    document.title = 'gpuprobe · No such page';
+    setStatus('No such page.', shared.offline); // nothing asked: the connection's state stays
     main.replaceChildren(el('section', {}, el('h2', { text: 'No such page' }),
       el('p', {}, `Nothing is at “${window.location.hash}”. `, el('a', { href: '#/', text: 'Back to the overview' }))));
     markReady('unknown');

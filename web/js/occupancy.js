@@ -115,9 +115,12 @@ async function occCalculate(ctx) {
     out.hidden = false;
     out.replaceChildren(el('p', { class: 'empty bad', id: 'occ-error', text: e.message }));
     $('occ-curves-section').hidden = true;
+    if (e.status === 0) setStatus(e.message, true);
+    else markUpdated(); // the daemon answered: the inputs were refused
     return;
   }
   if (run !== occ.run || !ctx.alive()) return;
+  markUpdated();
   out.hidden = false;
   out.replaceChildren(...occAnswer(r).filter(Boolean));
 
@@ -153,6 +156,5 @@ async function renderOccupancy(main, route, ctx) {
     ev.preventDefault();
     occCalculate(ctx).then(() => markReady('occupancy'));
   });
-  await occCalculate(ctx);
-  markUpdated();
+  await occCalculate(ctx); // it says on the status line whether the daemon answered
 }

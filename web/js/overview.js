@@ -371,10 +371,12 @@ function onKindChange() {
   $('params-help').replaceChildren(...help);
 }
 
-/* The job kinds, once per page: they do not change while the daemon runs. */
+/* The job kinds, once per page: they do not change while the daemon runs.
+ * fresh: ask again all the same (a view whose only request this is, so
+ * that its "Updated" means the daemon answered). */
 let kindsPromise = null;
-function loadKinds() {
-  if (!kindsPromise) {
+function loadKinds(fresh = false) {
+  if (!kindsPromise || fresh) {
     kindsPromise = api('/api/v1/job-kinds').then((body) => (Array.isArray(body.kinds) ? body.kinds : []));
     kindsPromise.catch(() => { kindsPromise = null; });
   }

@@ -179,7 +179,7 @@ async function sortTrace(ev, params, ctx) {
 
 async function renderTraces(main, route, ctx) {
   main.replaceChildren(fromTemplate('tpl-traces'));
-  const kinds = await loadKinds();
+  const kinds = await loadKinds(true);
   if (!ctx.alive()) return;
   const sort = kinds.find((k) => k.name === 'trace-sort');
   const params = Object.fromEntries(Object.entries(sort?.params || {}).filter(([n]) => !TRACE_FILE_PARAMS.has(n)));
