@@ -84,7 +84,8 @@ static const struct setting settings[] = {
       "MEMTRACE: lines, Accel-Sim's -grid dim/#BEGIN_TB lines)", "auto", "\"auto\""},
      S_ENUM, TRACE_P_IN_FORMAT, OFF(in_format)},
     {{"out_format", CHOICE(out_format_names), 1,
-      "the output's format: csv or bin (docs/trace-format.md)", "csv", "\"csv\""},
+      "the output's format: csv or bin (docs/trace-format.md); on the command line, bin for an "
+      "OUT named *.bin", "csv", "\"csv\""},
      S_ENUM, TRACE_P_OUT_FORMAT, OFF(out_format)},
     {{"arch", CHOICE(trace_arch_names), 0, "preset for every setting not given, wherever it appears",
       "fermi", NULL},

@@ -175,6 +175,15 @@ static int take_positionals(struct trace_opts *o, int argc, char **argv)
     return 0;
 }
 
+/* With no --out-format, an OUT named *.bin is written in the binary format:
+ * `trace sort in.bin -o out.bin` wrote CSV text into a file named .bin. */
+static void default_out_format(struct trace_opts *o)
+{
+    size_t n = strlen(o->output);
+    if (!(o->p.set & TRACE_P_OUT_FORMAT) && n > 4 && strcmp(o->output + n - 4, ".bin") == 0)
+        o->p.out_format = TRACE_OUT_BIN;
+}
+
 static int parse_args(int argc, char **argv, struct trace_opts *o, int *done)
 {
     struct option opts[NOPTS];
@@ -205,6 +214,7 @@ static int parse_args(int argc, char **argv, struct trace_opts *o, int *done)
     if (strcmp(o->cmd, "convert") == 0 && (o->sort_only || o->summary_json || o->l1.given))
         return cli_fail("trace", 2, "convert takes only -o, --in-format, --out-format and "
                                     "--pc-flags (the sort settings are for trace sort)");
+    default_out_format(o);
     if (o->summary_json && !*o->summary_json)
         return cli_fail("trace", 2, "--summary-json needs a FILE ('-' for standard output)");
     if (o->summary_json && strcmp(o->summary_json, o->output) == 0)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Proves trace sorting end to end: `gpuprobe trace convert` and `trace sort` on the committed fixtures (round trips, the summary, a bad CSV line), POST /api/v1/traces/sort answered at once (CSV and binary, equal to the CLI's output, the summary header), bad records and arguments (400 with line/offset or the argument, nothing left in upload_dir), every sort a job (the failed one with error_class/line/offset), a waiting sort queued behind a busy CPU slot like any CPU job, the job path with a small trace_sync_limit (202, the job, its output equal to the synchronous answer, the input removed, a failed job keeping nothing), 401, 413, and that the internal trace-sort kind cannot be submitted to /api/v1/jobs.
+# Proves trace sorting end to end: `gpuprobe trace convert` and `trace sort` on the committed fixtures (round trips, the summary, a bad CSV line, an OUT named *.bin written binary unless --out-format says otherwise), POST /api/v1/traces/sort answered at once (CSV and binary, equal to the CLI's output, the summary header), bad records and arguments (400 with line/offset or the argument, nothing left in upload_dir), every sort a job (the failed one with error_class/line/offset), a waiting sort queued behind a busy CPU slot like any CPU job, the job path with a small trace_sync_limit (202, the job, its output equal to the synchronous answer, the input removed, a failed job keeping nothing), 401, 413, and that the internal trace-sort kind cannot be submitted to /api/v1/jobs.
 . "$(dirname "$0")/lib.sh"
 
 FIX=$REPO/tests/fixtures/traces
@@ -56,6 +56,15 @@ sort kg.csv >kg.sorted
 same k.sorted kg.sorted "the records of the two Accel-Sim layouts of one kernel (in any order)"
 cli_ok convert "$FIX/sample.csv" -o - --out-format csv
 same cli.out s.csv "convert to stdout"
+# with no --out-format an OUT named *.bin is binary (it was CSV text in a .bin file); any other, CSV
+cli_ok convert "$FIX/sample.csv" -o auto.bin
+same auto.bin s.bin "convert -o X.bin without --out-format"
+cli_ok convert "$FIX/sample.csv" -o auto.bin --out-format csv
+same auto.bin s.csv "convert -o X.bin --out-format csv"
+cli_ok sort "$FIX/sample.csv" -o sorted-auto.bin --quiet
+[ "$(head -c 7 sorted-auto.bin)" = GPTRACE ] || fail "sort -o X.bin without --out-format: not binary"
+cli_ok sort "$FIX/sample.csv" -o sorted-auto.out --quiet
+[ "$(head -n1 sorted-auto.out)" = sm,seq,tid,pc,addr,width,dep,op ] || fail "sort -o X.out: not CSV"
 
 # ---- the CLI: sort --------------------------------------------------------------------------
 cli_ok sort "$FIX/sample.csv" -o sorted.csv --sms 4 --summary-json sum.json
