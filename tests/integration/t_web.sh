@@ -53,8 +53,8 @@ synth_fleet fleet
 # The reference results hold every probe's members (tests/gpu/results/
 # 2026-11-24-h{100,200}-session5). The pages' rarer paths are made from
 # them here: on the first device a cluster size that did not launch and an
-# asynchronous-copy point that failed; on the second, what a result from
-# before a probe looks like (no distributed shared memory, no asynchronous
+# asynchronous-copy point that failed; on the second, a shared-memory figure
+# and the .cg curve that failed, and what a result from before a probe looks like (no distributed shared memory, no asynchronous
 # copies, one wgmma step fewer, no issue-order experiment, no reuse cache),
 # so the compare view shows "not measured" / "—" in its column.
 first() { # first PROBE [NOT_JOB]: the first reference job of that probe
@@ -80,6 +80,12 @@ sqlite3 -batch "$DB" "PRAGMA foreign_keys = ON;
     max_cycles = NULL, runs = NULL
     WHERE job_id = $mem_job AND kind = 'latency' AND method = 'tensor' AND bytes = 128;
   DELETE FROM memory_dsmem WHERE job_id = $mem_job2;
+  UPDATE memory_scalars SET median = NULL, min = NULL, max = NULL, error = 'cuLaunchKernel: timed out'
+    WHERE job_id = $mem_job2 AND name = 'shared';
+  DELETE FROM memory_curve WHERE job_id = $mem_job2 AND load = 'cg';
+  INSERT INTO memory_scalars (job_id, device, name, error)
+    SELECT job_id, device, 'curve_cg', 'module build failed: ptxas error' FROM memory_scalars
+    WHERE job_id = $mem_job2 AND name = 'shared';
   DELETE FROM memory_async_copy WHERE job_id = $mem_job2;
   DELETE FROM latency_results WHERE job_id = $lat2 AND instr = 'wgmma_f16_ss_n64';
   DELETE FROM control_code_meanings WHERE job_id = $cc_job2 AND name = 'scheduler';
@@ -90,7 +96,7 @@ rc=0
 BASE_URL=$BASE_URL TOKEN=$TOKEN FIXTURES=$REPO/tests/fixtures/traces CHROMIUM=$CHROMIUM \
     GPUPROBE_SCREENSHOTS=$SHOTS GPUPROBE_WEB_DEVICES=${GPUPROBE_WEB_DEVICES:-2} GPUPROBE_WEB_BOTH_SORTS=1 \
     GPUPROBE_WEB_FLEET=$WORK/fleet GPUPROBE_WEB_L2_PARTITIONS=1 GPUPROBE_WEB_DSMEM=1 \
-        GPUPROBE_WEB_ASYNC_COPY=1 GPUPROBE_WEB_COMPARE_SIDE=1 \
+        GPUPROBE_WEB_ASYNC_COPY=1 GPUPROBE_WEB_COMPARE_SIDE=1 GPUPROBE_WEB_FAILED_FIGURES=1 \
     timeout -k 5 100 node "$WEB/dashboard.test.js" || rc=$?
 [ "$rc" -eq 0 ] || fail "the browser test failed (status $rc)"
 

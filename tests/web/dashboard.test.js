@@ -253,6 +253,19 @@ async function checkMemory(page, doc) {
   const curves = ['ca', 'cg'].map((l) => curvePoints(doc, l)).filter(Boolean);
   equal(series(chart).map((d) => d.data), curves, 'the .ca and .cg curves, point by point');
   equal(chart.datasets.filter((d) => d.marker).map((d) => d.data[0][0]), capacities(doc), 'cache capacity markers');
+  // a curve that failed has no line: the page says so, with the reason
+  const failedNotes = await page.$$eval('#result .curve-failed', (ps) => ps.map((p) => [p.dataset.load, p.textContent]));
+  const failed = ['ca', 'cg'].filter((l) => doc.curves?.[l] && !Array.isArray(doc.curves[l]));
+  equal(failedNotes.map((n) => n[0]), failed, 'a note per failed curve');
+  failedNotes.forEach(([l, text]) => check(text.includes(doc.curves[l].error || doc.curves[l]), `the ${l} curve's reason: ${text}`));
+  if (failed.length) failedCurveResults++;
+  // a figure that failed: "not measured" and why, no unit after it
+  const figures = await page.$$eval('#result dl.kv div', (ds) =>
+    Object.fromEntries(ds.map((d) => [d.querySelector('dt').textContent, d.querySelector('dd').textContent])));
+  if (doc.shared_cycles?.error) {
+    equal(figures['Shared memory'], `not measured (${doc.shared_cycles.error})`, 'a failed shared-memory figure');
+    failedFigureResults++;
+  }
   await checkDistributedShared(page, doc.distributed_shared);
   await checkAsyncCopies(page, doc.async_copy);
   // the L2 partition search, when the result has one
@@ -271,7 +284,7 @@ async function checkMemory(page, doc) {
     equal(kv['L2 hit, near / far partition'], `${Math.round(parts.cycles.near)} / ${Math.round(parts.cycles.far)} cycles`, 'near and far cycles');
   }
 }
-let partitionResults = 0;
+let partitionResults = 0, failedCurveResults = 0, failedFigureResults = 0;
 
 /* The distributed-shared-memory table: a row per size asked, its launch
  * and its medians as the result has them. */
@@ -1307,6 +1320,9 @@ async function main() {
       check(dsmemResults >= wantDsmem, `${dsmemResults} memory results showed distributed shared memory, expected ${wantDsmem}`);
       const wantAsync = Number(process.env.GPUPROBE_WEB_ASYNC_COPY || 0);
       check(asyncResults >= wantAsync, `${asyncResults} memory results showed asynchronous copies, expected ${wantAsync}`);
+      const wantFailed = Number(process.env.GPUPROBE_WEB_FAILED_FIGURES || 0);
+      check(failedCurveResults >= wantFailed && failedFigureResults >= wantFailed,
+        `${failedCurveResults} memory results showed a failed curve and ${failedFigureResults} a failed figure, expected ${wantFailed}`);
       await checkCompare(page, withResults);
       if (process.env.GPUPROBE_WEB_COMPARE_SIDE) {
         step = 'compare tables';

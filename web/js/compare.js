@@ -25,7 +25,8 @@ const COMPARE_ALSO = { 'control-codes': ['banks'] };
 
 function compareMemory(body, docs) {
   const { box, canvas } = chartBox('Load latency against footprint, every device', 'tall');
-  body.append(el('p', { class: 'hint', text: 'Solid: .ca loads (L1 and L2); dashed: .cg loads (L2 only); dashed verticals: cache capacities, in each device\'s colour.' }), box);
+  body.append(el('p', { class: 'hint', text: 'Solid: .ca loads (L1 and L2); dashed: .cg loads (L2 only); dashed verticals: cache capacities, in each device\'s colour.' }), box,
+    ...docs.flatMap((d) => failedCurves(d.doc, d.name)));
   memoryChart(canvas, docs.flatMap((d) => memoryDatasets(d.doc, d.color, d.name, true, d.pointStyle)), false);
   body.append(el('div', { class: 'scroll' }, dataTable([
     { head: 'Device', value: (d) => d.name },
@@ -35,7 +36,7 @@ function compareMemory(body, docs) {
         ? d.doc.levels[load].map((lv, i, all) => `${cacheName(load, lv.level, i === all.length - 1 && lv.up_to_bytes === null)} ${fmtNum(lv.cycles, 3)} cyc${lv.up_to_bytes ? ` ≤ ${fmtBytes(lv.up_to_bytes)}` : ''}`).join(' · ')
         : '—'),
     })),
-    { head: 'Shared memory', cls: 'num', value: (d) => `${fmtFigure(d.doc.shared_cycles)} cyc` },
+    { head: 'Shared memory', cls: 'num', value: (d) => fmtFigures([d.doc.shared_cycles], 'cyc', true), title: (d) => figureTitle(d.doc.shared_cycles) },
   ], docs, 'Cache levels')));
   body.append(el('h3', { text: 'Hopper memory features' }),
     sideBySide(docs, (d) => (d.doc.l2_partitions ? l2PartitionRows(d.doc.l2_partitions) : null), 'L2 partitions', 'compare-l2-partitions'),

@@ -60,7 +60,7 @@ function dsmemPairs(d) {
     const l = s.latency_cycles || {};
     const b = s.bytes_per_clk_sm || {};
     return [
-      [lat, `${fmtFigure(l.local)} / ${fmtFigure(l.neighbour)} / ${fmtFigure(l.farthest)} cycles`],
+      [lat, fmtFigures([l.local, l.neighbour, l.farthest], 'cycles')],
       [bw, `${fmtFigure(b.local)} / ${fmtFigure(b.remote)}`],
     ];
   });

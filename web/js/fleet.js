@@ -238,7 +238,7 @@ function modelSection(m, rule, host, openFigures) {
   const units = new Map(m.figures.map((f) => [f.metric, f.unit]));
   return el('section', { class: 'fleet-model', 'data-model': m.model },
     el('h2', { text: m.model }),
-    el('p', { class: 'hint', text: `compute capability ${m.compute_capability} · ${m.devices} GPUs on ${m.hosts} hosts · ${m.devices_with_outliers} with outliers` +
+    el('p', { class: 'hint', text: `compute capability ${m.compute_capability} · ${plural(m.devices, 'GPU')} on ${plural(m.hosts, 'host')} · ${m.devices_with_outliers} with outliers` +
       `${host ? ` (the whole model's; the outliers listed are host ${host}'s)` : ''}` }),
     modelOutliers(m, rule, host, units),
     el('details', { class: 'runs', open: openFigures }, el('summary', { text: `Figures (${m.figures.length})` }),

@@ -97,9 +97,18 @@ function levelRows(doc) {
   return rows;
 }
 
+/* The curves that failed, each with its reason: the chart has no line for
+ * them, and a line missing without a word reads as a line hidden. */
+function failedCurves(doc, name = '') {
+  return LOADS.filter(([load]) => doc.curves?.[load] && !Array.isArray(doc.curves[load]))
+    .map(([load, label]) => el('p', { class: 'empty bad curve-failed', 'data-load': load,
+      text: `${name ? `${name}: ` : ''}the ${label} curve was not measured: ${doc.curves[load].error || doc.curves[load]}` }));
+}
+
 function renderMemory(body, doc) {
   const { box, canvas } = chartBox('Load latency against footprint, .ca and .cg', 'tall');
-  body.append(el('p', { class: 'hint', text: 'Pointer chase of one thread over a footprint; each point is the median of the repeats. Dashed vertical lines: the capacity of each cache level the curve shows.' }), box);
+  body.append(el('p', { class: 'hint', text: 'Pointer chase of one thread over a footprint; each point is the median of the repeats. Dashed vertical lines: the capacity of each cache level the curve shows.' }), box,
+    ...failedCurves(doc));
   memoryChart(canvas, memoryDatasets(doc, [PALETTE[0], PALETTE[1]], '', true));
   const dep = doc.departure || {};
   body.append(el('div', { class: 'two-col' },
@@ -110,12 +119,12 @@ function renderMemory(body, doc) {
       { head: 'Up to', cls: 'num', value: (r) => r.upTo },
     ], levelRows(doc), 'Cache levels')),
     kvList([
-      ['Shared memory', `${fmtFigure(doc.shared_cycles)} cycles`],
-      ['Device memory (.ca / .cg)', `${fmtFigure(doc.device_memory_cycles?.ca)} / ${fmtFigure(doc.device_memory_cycles?.cg)} cycles`],
-      ['Departure, coalesced', `${fmtFigure(dep.coalesced_cycles)} cycles`],
-      ['Departure, uncoalesced', `${fmtFigure(dep.uncoalesced_cycles)} cycles`],
-      dep.l1_hit ? ['Departure on L1 hits', `${fmtFigure(dep.l1_hit.coalesced_cycles)} / ${fmtFigure(dep.l1_hit.uncoalesced_cycles)} cycles`] : null,
-      dep.clock_overhead_cycles ? ['Clock read overhead', `${fmtFigure(dep.clock_overhead_cycles)} cycles`] : null,
+      ['Shared memory', fmtFigures([doc.shared_cycles], 'cycles')],
+      ['Device memory (.ca / .cg)', fmtFigures([doc.device_memory_cycles?.ca, doc.device_memory_cycles?.cg], 'cycles')],
+      ['Departure, coalesced', fmtFigures([dep.coalesced_cycles], 'cycles')],
+      ['Departure, uncoalesced', fmtFigures([dep.uncoalesced_cycles], 'cycles')],
+      dep.l1_hit ? ['Departure on L1 hits', fmtFigures([dep.l1_hit.coalesced_cycles, dep.l1_hit.uncoalesced_cycles], 'cycles')] : null,
+      dep.clock_overhead_cycles ? ['Clock read overhead', fmtFigures([dep.clock_overhead_cycles], 'cycles')] : null,
     ])));
   const parts = l2PartitionRows(doc.l2_partitions);
   if (parts.length) {

@@ -92,6 +92,11 @@ function fmtCount(n) {
   return typeof n === 'number' ? n.toLocaleString('en-US') : '—';
 }
 
+/* "1 GPU", "2 GPUs": a count and its noun. */
+function plural(n, noun) {
+  return `${fmtCount(n)} ${noun}${n === 1 ? '' : 's'}`;
+}
+
 /* A number with about `sig` significant digits, no exponent for everyday sizes. */
 function fmtNum(n, sig = 4) {
   if (typeof n !== 'number' || !Number.isFinite(n)) return '—';
@@ -146,6 +151,18 @@ function fmtFigure(fig, sig = 4) {
   if (fig === null || fig === undefined) return '—';
   if (fig.error) return 'not measured';
   return fmtNum(fig.median, sig);
+}
+
+/* FIGUREs of one unit as text, "/" between them: "600.5 / 612 cycles". A
+ * figure that failed is "not measured", with its reason unless short (a
+ * table cell, whose title gives it): never a unit after it, which would
+ * read as a value. */
+function fmtFigures(figs, unit, short = false) {
+  const failed = (f) => Boolean(f?.error);
+  const text = figs.map((f) => (failed(f) ? (short ? 'not measured' : `not measured (${f.error})`) : fmtFigure(f)));
+  if (figs.every(failed)) return text.join(' / ');
+  return figs.length === 1 || !figs.some(failed) ? `${text.join(' / ')} ${unit}`
+    : text.map((t, i) => (failed(figs[i]) ? t : `${t} ${unit}`)).join(' / ');
 }
 
 /* A FIGURE's spread and failure, for a cell's title. */
