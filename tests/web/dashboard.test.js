@@ -709,7 +709,7 @@ function occupancyExpected(a) {
   return {
     blocks_per_sm: a.blocks_per_sm,
     active_warps: a.active_warps,
-    limiter: a.limiter,
+    limiter: a.limiter.replace(/_/g, ' '),
     occupancy: `${(a.occupancy * 100).toFixed(1)} %`,
     limiterRow: a.limiter.replace(/_/g, ' '),
   };
@@ -746,6 +746,20 @@ async function checkOccupancy(page, inv) {
   check(page.url().includes('block=128') && page.url().includes('regs=64'), `the address does not keep the inputs: ${page.url()}`);
   list = await charts(page, '#occ-curves-section');
   equal(list[0].datasets[1].data[0], [128, api.body.active_warps], 'this launch on the block curve');
+
+  // a kernel that opted in to more dynamic shared memory than 48 KiB (Hopper's
+  // 100 KB blocks): refused without the opt-in, calculated with it, as the API
+  step = 'occupancy opt-in';
+  for (const optin of [null, 100000]) {
+    const want = { compute_capability: '9.0', block: 256, regs: 32, smem: 100000 };
+    if (optin) want.max_dynamic_smem = optin;
+    await openView(page, `#/occupancy?cc=9.0&block=256&regs=32&smem=100000${optin ? `&optin=${optin}` : ''}`, 'occupancy', `occupancy opt-in ${optin || 'none'}`);
+    api = await apiPost('/api/v1/model/occupancy', want);
+    equal(api.status, 200, `POST occupancy ${JSON.stringify(want)}`);
+    equal(Boolean(api.body.refused), !optin, `the API refuses a 100000-byte block ${optin ? 'with' : 'without'} the opt-in`);
+    equal(await page.$('#occ-refused') !== null, !optin, `the page refuses it ${optin ? 'with' : 'without'} the opt-in`);
+    if (optin) equal(await occupancyShown(page), occupancyExpected(api.body), 'the calculator\'s answer with the opt-in');
+  }
 }
 
 /* The API's sorted trace and summary for FILE: the 200 answer, or for a 202

@@ -27,6 +27,8 @@ function occInputs() {
   body.block = Number($('occ-block').value);
   body.regs = Number($('occ-regs').value);
   body.smem = Number($('occ-smem').value || 0);
+  // a kernel that raised its dynamic shared-memory maximum (above 48 KiB)
+  if ($('occ-optin').value !== '') body.max_dynamic_smem = Number($('occ-optin').value);
   return body;
 }
 
@@ -37,6 +39,7 @@ function occHash(body) {
   q.set('block', body.block);
   q.set('regs', body.regs);
   q.set('smem', body.smem);
+  if (body.max_dynamic_smem !== undefined) q.set('optin', body.max_dynamic_smem);
   return hashFor(['occupancy'], q);
 }
 
@@ -46,7 +49,7 @@ function occAnswer(r) {
     el('span', { id: 'occ-blocks', class: 'big', text: String(r.blocks_per_sm) }), ' blocks per SM · ',
     el('span', { id: 'occ-warps', class: 'big', text: `${r.active_warps}` }), ` of ${r.warps?.max_per_sm ?? '—'} warps · occupancy `,
     el('span', { id: 'occ-occupancy', class: 'big', text: fmtPercent(r.occupancy, 1) }), ' · limited by ',
-    el('span', { id: 'occ-limiter', class: 'big', text: r.limiter || '—' }),
+    el('span', { id: 'occ-limiter', class: 'big', text: (r.limiter || '—').replace(/_/g, ' ') }),
     (r.limiters || []).length > 1 ? ` (as much: ${(r.limiters || []).filter((l) => l !== r.limiter).join(', ')})` : '');
   const refused = r.refused ? el('p', { class: 'empty bad', id: 'occ-refused', text: `No block fits: ${r.refused}` }) : null;
   const table = dataTable([
@@ -151,7 +154,7 @@ async function renderOccupancy(main, route, ctx) {
   if (q.get('device')) target.value = `device:${q.get('device')}`;
   else target.value = `cc:${q.get('cc') || '9.0'}`;
   if (!target.value) target.value = 'cc:9.0';
-  for (const f of ['block', 'regs', 'smem']) if (q.get(f) !== null) $(`occ-${f}`).value = q.get(f);
+  for (const f of ['block', 'regs', 'smem', 'optin']) if (q.get(f) !== null) $(`occ-${f}`).value = q.get(f);
   $('occ-form').addEventListener('submit', (ev) => {
     ev.preventDefault();
     occCalculate(ctx).then(() => markReady('occupancy'));
