@@ -143,7 +143,9 @@ function renderBanks(body, doc) {
   const ref = median(doc.reference?.ffma_per_sm_clock);
   body.append(kvList([
     ['Banks', doc.bank_count],
-    ['Conflict-free FFMA rate', `${fmtNum(ref)} per SM per clock`],
+    // the banks probe counts warp instructions; the latency and dual-issue
+    // views count thread FFMAs (32 to a warp instruction): both are shown
+    ['Conflict-free FFMA rate', ref === null ? '—' : `${fmtNum(ref)} warp instructions per SM per clock (${fmtNum(ref * 32)} thread FFMAs)`],
     ['Threshold', `${fmtNum(doc.threshold)} of the conflict-free rate`],
     ['Confirmation', doc.confirmation ? `${doc.confirmation.agree} of ${doc.confirmation.pairs} random pairs agree` : '—'],
     ['Runs', doc.runs ? `${doc.runs.total} (all pairs would be ${fmtCount(doc.runs.all_pairs_would_be)})` : '—'],
@@ -179,7 +181,7 @@ function renderBanks(body, doc) {
     { head: 'Case', value: ([n]) => n.replace(/_/g, ' ') },
     { head: 'Sources (a, b, c)', cls: 'mono', value: ([, c]) => sourceText(c.sources) },
     { head: 'Reuse', value: ([, c]) => reuseText(c.reuse) },
-    { head: 'FFMA /SM/clk', cls: 'num', value: ([, c]) => fmtNum(median(c.ffma_per_sm_clock)), title: ([, c]) => figureTitle(c.ffma_per_sm_clock) },
+    { head: 'Warp FFMA /SM/clk', cls: 'num', value: ([, c]) => fmtNum(median(c.ffma_per_sm_clock)), title: ([, c]) => figureTitle(c.ffma_per_sm_clock) },
     { head: 'Ratio', cls: 'num', value: ([, c]) => fmtNum(median(c.ratio), 3) },
     { head: 'Conflict', value: ([, c]) => el('span', { class: c.conflict ? 'bad' : 'good', text: c.conflict ? 'yes' : 'no' }) },
   ], costs, 'Operand cases, in the order the probe ran them')));
