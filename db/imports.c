@@ -101,12 +101,32 @@ static int result_job(struct store_tx *tx, const char *uuid, const struct store_
     return ret;
 }
 
+/* An imported device is where its newest measurement was made: a GPU moved
+ * to another node is found there (its host, its slot in info), not at the
+ * host it was first imported from, once a bundle brings a result newer than
+ * every other of the device's. A device attached here stays this host's. */
+static int follow_host(struct store_tx *tx, const struct store_import_device *d, int64_t newest_ms,
+                       char *err, size_t errlen)
+{
+    int64_t host_id = 0;
+    if (store_host_upsert_tx(tx, d->host, "", &host_id, err, errlen) != 0)
+        return -1;
+    return conn_exec(tx->c,
+                     "UPDATE devices SET host_id = ?2, info_json = ?3, last_seen_ms = ?4"
+                     " WHERE uuid = ?1 AND present = 0 AND NOT EXISTS"
+                     " (SELECT 1 FROM jobs WHERE device = ?1 AND finished_ms > ?5)",
+                     DB_ARGS(DB_TEXT(d->uuid), DB_INT(host_id), DB_TEXT(d->info_json),
+                             DB_INT(store_now_ms()), DB_INT(newest_ms)),
+                     "moving an imported device to its newest host", err, errlen);
+}
+
 static int import_tx(struct store_tx *tx, const struct store_import_device *dev, size_t ndev,
                      struct store_import_counts *c, char *err, size_t errlen)
 {
     for (size_t i = 0; i < ndev; i++) {
         const struct store_import_device *d = &dev[i];
         int added = 0;
+        int64_t newest_ms = -1; /* of the results added */
         if (device_row(tx, d, &added, err, errlen) != 0)
             return -1;
         c->devices_added += (size_t)added;
@@ -121,7 +141,11 @@ static int import_tx(struct store_tx *tx, const struct store_import_device *dev,
             if (result_job(tx, d->uuid, &d->results[k], err, errlen) != 0)
                 return -1;
             c->results_added++;
+            if (d->results[k].finished_ms > newest_ms)
+                newest_ms = d->results[k].finished_ms;
         }
+        if (!added && newest_ms >= 0 && follow_host(tx, d, newest_ms, err, errlen) != 0)
+            return -1;
     }
     return 0;
 }

@@ -83,6 +83,49 @@ static void test_figures_then_whole(void **state)
     json_decref(b);
 }
 
+/* b's first result as job `id` of host `host`, finished at `finished`,
+ * alone in a signed bundle of that host. */
+static json_t *moved(const json_t *b, const char *host, int id, const char *started, const char *finished)
+{
+    json_t *e = json_deep_copy(b), *dev = json_array_get(json_object_get(e, "devices"), 0);
+    json_t *results = json_object_get(dev, "results"), *job;
+    while (json_array_size(results) > 1)
+        json_array_remove(results, 1);
+    job = json_object_get(json_array_get(results, 0), "job");
+    json_object_set_new(dev, "host", json_string(host));
+    json_object_set_new(job, "host", json_string(host));
+    json_object_set_new(job, "id", json_integer(id));
+    json_object_set_new(job, "created_at", json_string(started));
+    json_object_set_new(job, "started_at", json_string(started));
+    json_object_set_new(job, "finished_at", json_string(finished));
+    char hex[65];
+    assert_int_equal(bundle_digest(e, hex), 0);
+    json_object_set_new(e, "sha256", json_string(hex));
+    return e;
+}
+
+/* An imported GPU is where its newest measurement was made: moved to
+ * another node, it is listed there (it kept its first host), and an older
+ * result arriving late does not move it back. */
+static void test_device_follows_its_newest_host(void **state)
+{
+    struct rdb *f = *state;
+    json_t *b = rdb_load(REFERENCE);
+    import_ok(f, b, 2, 0);
+    static const char host_sql[] = "SELECT h.hostname = '%s' FROM devices d JOIN hosts h ON h.id = d.host_id";
+    char sql[200];
+    json_t *later = moved(b, "node9", 77, "2026-11-24T11:19:50.000Z", "2026-11-24T11:19:59.000Z");
+    import_ok(f, later, 1, 0);
+    snprintf(sql, sizeof sql, host_sql, "node9");
+    assert_int_equal(count(f, sql), 1);
+    json_t *older = moved(b, "node2", 78, "2026-11-24T09:19:50.000Z", "2026-11-24T09:19:59.000Z");
+    import_ok(f, older, 1, 0);
+    assert_int_equal(count(f, sql), 1);
+    json_decref(older);
+    json_decref(later);
+    json_decref(b);
+}
+
 static void test_round_trip(void **state)
 {
     struct rdb *f = *state;
@@ -302,6 +345,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_import_twice, rdb_setup, rdb_teardown),
         cmocka_unit_test_setup_teardown(test_figures_then_whole, rdb_setup, rdb_teardown),
+        cmocka_unit_test_setup_teardown(test_device_follows_its_newest_host, rdb_setup, rdb_teardown),
         cmocka_unit_test_setup_teardown(test_round_trip, rdb_setup, rdb_teardown),
         cmocka_unit_test_setup_teardown(test_distributed_shared_carried, rdb_setup, rdb_teardown),
         cmocka_unit_test_setup_teardown(test_refusals, rdb_setup, rdb_teardown),
