@@ -175,8 +175,14 @@ async function checkOverview(page, inv, jobs) {
   await openView(page, '#/', 'overview');
   const rows = await page.$$eval('#devices tbody tr', (trs) => trs.map((tr) => tr.dataset.uuid));
   equal(rows, inv.devices.map((d) => d.uuid), 'device rows');
-  const slots = await page.$$eval('#devices tbody tr', (trs) => trs.map((tr) => [tr.cells[4].textContent, tr.cells[5].textContent]));
+  const heads = await page.$$eval('#devices thead th', (ths) => ths.map((th) => th.textContent));
+  const [pci, numa] = [heads.indexOf('PCI bus id'), heads.indexOf('NUMA')];
+  const slots = await page.$$eval('#devices tbody tr', (trs, at) => trs.map((tr) => [tr.cells[at[0]].textContent, tr.cells[at[1]].textContent]), [pci, numa]);
   equal(slots, inv.devices.map((d) => [d.pci_bus_id || '—', numaText(d.numa_node)]), 'device rows: PCI bus id and NUMA node');
+  // each device's links to its results are on screen without scrolling the table
+  const linksRight = await page.$$eval('#devices tbody td.links', (tds) => tds.map((td) => td.getBoundingClientRect().right));
+  const width = await page.evaluate(() => window.innerWidth);
+  check(linksRight.length === inv.devices.length && linksRight.every((r) => r <= width), `the results links end at ${linksRight} in a window ${width} px wide`);
   for (let i = 1; i < inv.devices.length; i++) {
     const [a, b] = [inv.devices[i - 1], inv.devices[i]];
     if (!a.attached && !b.attached && a.host === b.host) {

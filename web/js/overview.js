@@ -40,12 +40,17 @@ function fmtNumaNode(n) {
 
 /* The API lists a node's GPUs together, in PCI bus order (GET
  * /api/v1/devices), so the rows show each node's GPUs side by side. */
+/* A device's row: the links to its results early, where a narrow window
+ * shows them (the table is wider than most screens). */
 function deviceRow(d) {
   const link = el('a', { href: hashFor(['device', d.uuid, 'latency']), text: d.name });
+  const views = el('span', { class: 'links' }, RESULT_VIEWS.map((v) =>
+    el('a', { href: hashFor(['device', d.uuid, v]), text: VIEW_TITLES[v] })));
   const cells = [
     [d.index ?? '—', 'num'],
     [link, ''],
     [d.attached ? `${d.host || ''} (attached)` : d.host || '—', ''],
+    [views, 'links'],
     [d.uuid, 'mono'],
     [d.pci_bus_id || '—', 'mono'],
     [fmtNumaNode(d.numa_node), ''],
@@ -58,11 +63,9 @@ function deviceRow(d) {
     [fmtCount(d.registers_per_sm), 'num'],
     [fmtBytes(d.shared_memory_per_sm), 'num'],
   ];
-  const views = el('td', { class: 'links' }, RESULT_VIEWS.map((v) =>
-    el('a', { href: hashFor(['device', d.uuid, v]), text: VIEW_TITLES[v] })));
   return el('tr', { 'data-uuid': d.uuid, 'data-attached': d.attached ? 'true' : 'false' },
     cells.map(([value, cls]) => el('td', { class: cls || null },
-      value instanceof Node ? value : String(value ?? '—'))), views);
+      value instanceof Node ? value : String(value ?? '—'))));
 }
 
 function renderDevices(inv) {
