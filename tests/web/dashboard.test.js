@@ -410,6 +410,14 @@ async function checkValidation(page, doc) {
   equal(new Set(s.map((d) => d.style)).size, s.length, `kernels drawn alike (colour, point style, dash): ${s.map((d) => d.style).join(' ')}`);
   const rows = await page.$$eval('#result table.data tbody tr', (trs) => trs.length);
   equal(rows, doc.kernels.length, 'kernel rows');
+  // the bandwidths the validation measured, as GB/s; "—" for one the result lacks
+  const kv = await page.$$eval('#result dl.kv div', (ds) =>
+    Object.fromEntries(ds.map((d) => [d.querySelector('dt').textContent, d.querySelector('dd').textContent])));
+  for (const [label, key] of [['DRAM bandwidth', 'dram_bytes_per_s'], ['L2 bandwidth', 'l2_bytes_per_s'], ['Host link bandwidth', 'link_bytes_per_s']]) {
+    const m = median(doc.bandwidth?.[key]);
+    check(m === null ? kv[label] === '—' || kv[label].startsWith('not measured') : kv[label].endsWith(' GB/s') && kv[label] !== '0 GB/s',
+      `${label} shown as '${kv[label]}' for ${JSON.stringify(doc.bandwidth?.[key])}`);
+  }
 }
 
 const DEVICE_CHECKS = {

@@ -510,13 +510,22 @@ function validationChart(canvas, series) {
   });
 }
 
+/* A bandwidth FIGURE (bytes per second) as GB/s; one not measured says so
+ * (a missing median divided by 1e9 read "0 GB/s"). */
+function fmtBandwidth(fig) {
+  if (fig?.error) return `not measured (${fig.error})`;
+  const m = median(fig);
+  return m === null ? '—' : `${fmtNum(m / 1e9)} GB/s`;
+}
+
 function renderValidation(body, doc) {
   const kernels = Array.isArray(doc.kernels) ? doc.kernels : [];
   body.append(kvList([
     ['Geometric mean of |error|', typeof doc.gmae === 'number' ? fmtPercent(doc.gmae) : '—'],
     ['Kernels compared', `${doc.kernels_compared ?? '—'} of ${kernels.length}`],
-    ['DRAM bandwidth', `${fmtNum(median(doc.bandwidth?.dram_bytes_per_s) / 1e9)} GB/s`],
-    ['Host link bandwidth', `${fmtNum(median(doc.bandwidth?.link_bytes_per_s) / 1e9)} GB/s`],
+    ['DRAM bandwidth', fmtBandwidth(doc.bandwidth?.dram_bytes_per_s)],
+    ['L2 bandwidth', fmtBandwidth(doc.bandwidth?.l2_bytes_per_s)],
+    ['Host link bandwidth', fmtBandwidth(doc.bandwidth?.link_bytes_per_s)],
     ['Parameters from', el('span', {},
       doc.parameters_from?.latency_job ? el('a', { href: `#/?job=${doc.parameters_from.latency_job}`, text: `latency job ${doc.parameters_from.latency_job}` }) : 'no latency run',
       ', ',
