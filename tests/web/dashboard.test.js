@@ -243,6 +243,12 @@ async function checkLatency(page, doc) {
   equal(down.map((n) => byName.get(n)).filter((v) => v !== null), [...latencies].sort((a, b) => b - a), 'latency column sorted descending');
 }
 
+/* A definition list's items (dl > div > dt, dd) as {term: text}. */
+async function kvText(page, dl) {
+  return page.$$eval(`${dl} div`, (ds) =>
+    Object.fromEntries(ds.map((d) => [d.querySelector('dt').textContent, d.querySelector('dd').textContent])));
+}
+
 function curvePoints(doc, load) {
   const c = doc.curves?.[load];
   return Array.isArray(c) ? c.filter((p) => median(p.cycles) !== null).map((p) => [p.bytes, median(p.cycles)]) : null;
@@ -266,8 +272,7 @@ async function checkMemory(page, doc) {
   failedNotes.forEach(([l, text]) => check(text.includes(doc.curves[l].error || doc.curves[l]), `the ${l} curve's reason: ${text}`));
   if (failed.length) failedCurveResults++;
   // a figure that failed: "not measured" and why, no unit after it
-  const figures = await page.$$eval('#result dl.kv div', (ds) =>
-    Object.fromEntries(ds.map((d) => [d.querySelector('dt').textContent, d.querySelector('dd').textContent])));
+  const figures = await kvText(page, '#result dl.kv');
   if (doc.shared_cycles?.error) {
     equal(figures['Shared memory'], `not measured (${doc.shared_cycles.error})`, 'a failed shared-memory figure');
     failedFigureResults++;
@@ -275,8 +280,7 @@ async function checkMemory(page, doc) {
   await checkDistributedShared(page, doc.distributed_shared);
   await checkAsyncCopies(page, doc.async_copy);
   // the L2 partition search, when the result has one
-  const kv = await page.$$eval('#result dl.l2-partitions div', (ds) =>
-    Object.fromEntries(ds.map((d) => [d.querySelector('dt').textContent, d.querySelector('dd').textContent])));
+  const kv = await kvText(page, '#result dl.l2-partitions');
   const parts = doc.l2_partitions;
   if (!parts) {
     equal(Object.keys(kv).length, 0, 'no partition rows without a search');
@@ -411,8 +415,7 @@ async function checkValidation(page, doc) {
   const rows = await page.$$eval('#result table.data tbody tr', (trs) => trs.length);
   equal(rows, doc.kernels.length, 'kernel rows');
   // the bandwidths the validation measured, as GB/s; "—" for one the result lacks
-  const kv = await page.$$eval('#result dl.kv div', (ds) =>
-    Object.fromEntries(ds.map((d) => [d.querySelector('dt').textContent, d.querySelector('dd').textContent])));
+  const kv = await kvText(page, '#result dl.kv');
   for (const [label, key] of [['DRAM bandwidth', 'dram_bytes_per_s'], ['L2 bandwidth', 'l2_bytes_per_s'], ['Host link bandwidth', 'link_bytes_per_s']]) {
     const m = median(doc.bandwidth?.[key]);
     check(m === null ? kv[label] === '—' || kv[label].startsWith('not measured') : kv[label].endsWith(' GB/s') && kv[label] !== '0 GB/s',
