@@ -219,7 +219,8 @@ static int commit(struct run *r)
 
 /* ---- input --------------------------------------------------------------------- */
 
-static int sort_threads(void);
+static int sort_threads(uint64_t records);
+static uint64_t csv_records_at_most(const char *path);
 
 static int setup(struct run *r, const struct trace_files *f, const struct trace_params *p,
                  struct trace_failure *failure)
@@ -325,7 +326,7 @@ static int open_through_copy(struct run *r)
     trace_bin_header_init(&h, TRACE_BIN_REQUESTS, NULL);
     struct trace_bin_writer *w = trace_bin_writer_fd(wfd, 1, &h, &te);
     int rc = !w ? TRACE_ENOMEM
-             : sort_threads() > 1 ? copy_csv_parallel(r, w, &te)
+             : sort_threads(csv_records_at_most(r->f->input)) > 1 ? copy_csv_parallel(r, w, &te)
                                   : copy_with_writer(r, w, &te);
     if (rc < 0) {
         rc = read_outcome(r, r->f->input, rc, &te);
@@ -390,19 +391,33 @@ static int sort_outcome(struct run *r, int rc, const struct trace_err *te, int c
     return commit(r);
 }
 
-/* Threads ordering SMs (the output is the same either way): two when a
- * core beyond the one this thread runs on and the output's writer thread
- * is idle now (util/cores.h; on a busy machine a second sorting thread
- * only adds hand-over and page-table work), else one;
- * GPUPROBE_TRACE_THREADS=1 or 2 decides instead. The same number parses a
- * CSV input (open_through_copy): with one core free, two parsing threads
- * would only take turns on it. */
-static int sort_threads(void)
+/* Threads ordering SMs (the output is the same either way): two for a
+ * trace of more than TRACE_SORT_SPLIT_ABOVE records (below, a thread costs
+ * more than it saves, and the idle cores are not even asked) when a core
+ * beyond the one this thread runs on and the output's writer thread is
+ * idle now (util/cores.h; on a busy machine a second sorting thread only
+ * adds hand-over and page-table work), else one; GPUPROBE_TRACE_THREADS=1
+ * or 2 decides instead. The same number parses a CSV input
+ * (open_through_copy): with one core free, two parsing threads would only
+ * take turns on it. */
+static int sort_threads(uint64_t records)
 {
     const char *e = getenv("GPUPROBE_TRACE_THREADS");
     if (e && (strcmp(e, "1") == 0 || strcmp(e, "2") == 0))
         return e[0] - '0';
+    if (records <= TRACE_SORT_SPLIT_ABOVE)
+        return 1;
     return cores_idle() >= 0.5 ? 2 : 1;
+}
+
+/* The most records a CSV file can hold (its shortest line, "0,0,0,1,0",
+ * is 10 bytes); unknown (a pipe) as many as can be. */
+static uint64_t csv_records_at_most(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return UINT64_MAX;
+    return (uint64_t)st.st_size / 10;
 }
 
 static int sort_run(struct run *r, struct trace_summary *sum)
@@ -420,7 +435,7 @@ static int sort_run(struct run *r, struct trace_summary *sum)
     if (rc == 0 && !o.bw)
         trace_csv_write_out_header(&o.wb);
     struct trace_err te = {0};
-    r->sort_threads = sort_threads();
+    r->sort_threads = sort_threads(r->in.bin.count);
     struct trace_sort_opts so = {.tmpdir = r->f->tmpdir, .threads = r->sort_threads, .l1 = r->f->l1};
     /* binary: encoded by the sorting thread, written by the queue's; CSV:
      * formatted and written by the queue's thread */
