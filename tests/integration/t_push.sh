@@ -300,7 +300,7 @@ __import__("os").rename(sys.argv[1] + ".tmp", sys.argv[1])
 server.serve_forever()
 PY
 FAKE_PID=$!
-trap 'kill $FAKE_PID 2>/dev/null; both_cleanup' EXIT
+trap 'kill "$FAKE_PID" 2>/dev/null || true; both_cleanup' EXIT # (errexit holds in a trap too)
 for _ in $(seq 50); do [ -s "$WORK/fake.port" ] && break; sleep 0.1; done
 [ -s "$WORK/fake.port" ] || fail "the stand-in web server did not start"
 cli cli-node-4 "$GPUPROBE" probe suite-standin --device all --compact \
@@ -310,4 +310,3 @@ cli cli-node-4 "$GPUPROBE" probe suite-standin --device all --compact \
 grep -q 'HTTP 200: <html>welcome to the proxy' cli.err || fail "the page is not named: $(cat cli.err)"
 [ "$(sqlite3 cli4.db 'SELECT count(*) FROM outbox WHERE refused = 0')" = 1 ] ||
     fail "cli4.db's outbox: $(sqlite3 cli4.db 'SELECT * FROM outbox')"
-kill "$FAKE_PID"
