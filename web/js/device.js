@@ -43,8 +43,9 @@ function deviceFacts(d) {
 /* "Job 3 · measured ... · driver ... · SM clock ... · 5 repeats" and, when
  * the device has more than one run, a picker of the others. */
 function provenance(doc, uuid, view) {
+  // read before and after the run: "1991–1980" would read as a range
   const clock = doc.clock_mhz && typeof doc.clock_mhz.before === 'number'
-    ? `${Math.round(doc.clock_mhz.before)}–${Math.round(doc.clock_mhz.after ?? doc.clock_mhz.before)} MHz` : '—';
+    ? `${Math.round(doc.clock_mhz.before)} MHz before, ${typeof doc.clock_mhz.after === 'number' ? `${Math.round(doc.clock_mhz.after)} MHz after` : 'not read after'}` : '—';
   const bits = [
     el('a', { href: `#/?job=${doc.job_id}`, text: `job ${doc.job_id}` }),
     ` · measured ${fmtTime(doc.measured_at)} · driver ${doc.driver_version || '—'} · SM clock ${clock}` +
