@@ -172,7 +172,9 @@ int outbox_list(store *s, int limit, struct outbox_row **rows, size_t *n, char *
 {
     void *items = NULL;
     assert(s && rows && n && limit >= 1);
-    int ret = store_list(s, OUTBOX_COLS " ORDER BY o.created_ms, o.job_id LIMIT ?1",
+    /* the waiting rows first: refused ones, never tried again, would
+     * otherwise push them out of the first `limit` */
+    int ret = store_list(s, OUTBOX_COLS " ORDER BY o.refused, o.created_ms, o.job_id LIMIT ?1",
                          DB_ARGS(DB_INT(limit)), take_row, sizeof **rows, release_rows, &items,
                          n, "reading the outbox", err, errlen);
     *rows = items;

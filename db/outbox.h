@@ -63,7 +63,8 @@ int outbox_requeue_refused(store *s, int64_t now, char *err, size_t errlen);
 /* 1 when job_id's row is held (waiting or refused), 0 when there is none
  * (acknowledged, or never queued), -1 on a failure. */
 int outbox_held(store *s, int64_t job_id, char *err, size_t errlen);
-/* Every row, oldest first, at most limit (>= 1). */
+/* Every row, the waiting ones before the refused ones, oldest first within
+ * each, at most limit (>= 1). */
 int outbox_list(store *s, int limit, struct outbox_row **rows, size_t *n, char *err,
                 size_t errlen);
 

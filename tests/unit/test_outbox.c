@@ -170,6 +170,36 @@ static void due(store *s, int64_t now, size_t want)
     outbox_rows_free(rows, n);
 }
 
+/* The listing shows the waiting rows before the refused ones (which are
+ * never tried again and would push the others out of a short list), and
+ * outbox_requeue_refused makes the refused ones waiting again. */
+static void waiting_listed_first_and_requeued(void **state)
+{
+    struct rdb *f = *state;
+    char err[512];
+    set_upstream(f->s, UPSTREAM);
+    int64_t a = saved_suite(f->s), b = saved_suite(f->s);
+    int64_t now = store_now_ms();
+    assert_int_equal(outbox_refuse(f->s, a, now, "HTTP 413 payload-too-large", err, sizeof err), 0);
+    struct outbox_row *rows = NULL;
+    size_t n = 0;
+    assert_int_equal(outbox_list(f->s, 1, &rows, &n, err, sizeof err), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(rows[0].job_id, b);
+    outbox_rows_free(rows, n);
+    due(f->s, now + 100000, 1);
+    assert_int_equal(outbox_requeue_refused(f->s, now + 1, err, sizeof err), 1);
+    assert_int_equal(outbox_requeue_refused(f->s, now + 2, err, sizeof err), 0);
+    due(f->s, now + 1, 2);
+    assert_int_equal(outbox_list(f->s, 10, &rows, &n, err, sizeof err), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(rows[0].job_id, a); /* waiting again, its reason and attempts kept */
+    assert_int_equal(rows[0].refused, 0);
+    assert_int_equal(rows[0].attempts, 1);
+    assert_string_equal(rows[0].last_error, "HTTP 413 payload-too-large");
+    outbox_rows_free(rows, n);
+}
+
 static void retry_refuse_acknowledge(void **state)
 {
     struct rdb *f = *state;
@@ -278,6 +308,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(refused_save_queues_nothing, setup, rdb_teardown),
         cmocka_unit_test_setup_teardown(cpu_and_imported_results_stay, setup, rdb_teardown),
         cmocka_unit_test_setup_teardown(retry_refuse_acknowledge, setup, rdb_teardown),
+        cmocka_unit_test_setup_teardown(waiting_listed_first_and_requeued, setup, rdb_teardown),
         cmocka_unit_test_setup_teardown(bundle_of_one_job, setup, rdb_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
