@@ -211,6 +211,8 @@ struct trace_bin_writer *trace_bin_writer_open(const char *path, const struct tr
                                                struct trace_err *err);
 /* A trace_sink: appends one request (ctx is the writer). */
 int trace_bin_write_rec(void *w, const struct trace_rec *r);
+/* Appends n requests: 0, or 1 when a write failed (the writer says why). */
+int trace_bin_write_recs(struct trace_bin_writer *w, const struct trace_rec *r, size_t n);
 /* A trace_out_sink: appends sorted records (ctx is the writer). */
 int trace_bin_write_out(void *w, const struct trace_out *o, size_t n);
 /* Appends n sorted records already encoded (trace_bin_out_encode_n) from

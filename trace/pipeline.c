@@ -172,11 +172,7 @@ static int bin_commit(void *q, size_t n)
 
 static int rec_items(void *w, const void *items, size_t n)
 {
-    const struct trace_rec *r = items;
-    for (size_t i = 0; i < n; i++)
-        if (trace_bin_write_rec(w, &r[i]))
-            return 1;
-    return 0;
+    return trace_bin_write_recs(w, items, n);
 }
 
 static int rec_sink(void *ctx, const struct trace_rec *rec)
