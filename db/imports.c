@@ -95,7 +95,11 @@ static int result_job(struct store_tx *tx, const char *uuid, const struct store_
              r->origin_host);
     if (store_job_event_tx(tx, id, store_now_ms(), JOB_SUCCEEDED, event, err, errlen) != 0)
         return -1;
-    tx->measured_ms = r->finished_ms;
+    /* measured when it says, but never after it arrived: a node whose clock
+     * runs ahead (the import allows a day) would otherwise stay "newest"
+     * over the device's later, correctly stamped measurements */
+    int64_t now = store_now_ms();
+    tx->measured_ms = r->finished_ms < now ? r->finished_ms : now;
     int ret = store_tx_save_result(tx, id, r->result_json, r->result, r->save, err, errlen);
     tx->measured_ms = 0;
     return ret;

@@ -30,6 +30,7 @@
 #include "server/bundles/bundle.h"
 #include "tests/unit/support/death.h"
 #include "tests/unit/support/resultdb.h"
+#include "util/rfc3339.h"
 
 #define REFERENCE "data/reference/h200.json"
 
@@ -123,6 +124,32 @@ static void test_device_follows_its_newest_host(void **state)
     assert_int_equal(count(f, sql), 1);
     json_decref(older);
     json_decref(later);
+    json_decref(b);
+}
+
+/* A result stamped ahead of the importing store's clock (a node whose
+ * clock runs fast; the import allows a day) counts as measured when it
+ * arrived: a correctly stamped one measured after that is the newest. */
+static void test_future_stamp_not_newest_for_ever(void **state)
+{
+    struct rdb *f = *state;
+    json_t *b = rdb_load(REFERENCE);
+    char ahead[RFC3339_LEN], ahead_start[RFC3339_LEN], at[RFC3339_LEN], at_start[RFC3339_LEN];
+    int64_t now = store_now_ms();
+    rfc3339_format(now + 20 * 3600 * 1000ll, ahead);
+    rfc3339_format(now + 20 * 3600 * 1000ll - 5000, ahead_start);
+    json_t *skewed = moved(b, "fast-clock", 81, ahead_start, ahead);
+    import_ok(f, skewed, 1, 0);
+    usleep(20000);
+    rfc3339_format(store_now_ms(), at);
+    rfc3339_format(store_now_ms() - 5000, at_start);
+    json_t *later = moved(b, "good-clock", 82, at_start, at);
+    import_ok(f, later, 1, 0);
+    /* the newest latency run of the device is the correctly stamped one */
+    assert_int_equal(count(f, "SELECT j.origin_job FROM probe_runs r JOIN jobs j ON j.id = r.job_id"
+                              " WHERE r.probe = 'latency' ORDER BY r.measured_ms DESC LIMIT 1"), 82);
+    json_decref(later);
+    json_decref(skewed);
     json_decref(b);
 }
 
@@ -346,6 +373,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_import_twice, rdb_setup, rdb_teardown),
         cmocka_unit_test_setup_teardown(test_figures_then_whole, rdb_setup, rdb_teardown),
         cmocka_unit_test_setup_teardown(test_device_follows_its_newest_host, rdb_setup, rdb_teardown),
+        cmocka_unit_test_setup_teardown(test_future_stamp_not_newest_for_ever, rdb_setup, rdb_teardown),
         cmocka_unit_test_setup_teardown(test_round_trip, rdb_setup, rdb_teardown),
         cmocka_unit_test_setup_teardown(test_distributed_shared_carried, rdb_setup, rdb_teardown),
         cmocka_unit_test_setup_teardown(test_refusals, rdb_setup, rdb_teardown),
