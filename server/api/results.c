@@ -53,17 +53,22 @@ static int device_known(struct app *app, const char *uuid)
 static void not_found(struct http_req *rq, struct http_resp *rs, const char *uuid,
                       const char *probe, int64_t job)
 {
-    char which[96] = "";
-    if (job)
-        snprintf(which, sizeof which, " in job %lld", (long long)job);
+    if (job) { /* a job named: running the probe again is not the answer */
+        problem(rq, rs, 404, "not-found",
+                "no %s result for device %s in job %lld: that job measured another device or "
+                "another probe, or is not a result here; leave job out for the newest %s result, "
+                "or pick one of its history",
+                probe, uuid, (long long)job, probe);
+        return;
+    }
     if (!job_kind_find(probe))
-        problem(rq, rs, 404, "not-found", "no %s result for device %s%s; this build has no %s "
-                "probe to run", probe, uuid, which, probe);
+        problem(rq, rs, 404, "not-found", "no %s result for device %s; this build has no %s "
+                "probe to run", probe, uuid, probe);
     else
         problem(rq, rs, 404, "not-found",
-                "no %s result for device %s%s%s; run the %s probe on it: POST /api/v1/jobs "
+                "no %s result for device %s%s; run the %s probe on it: POST /api/v1/jobs "
                 "{\"kind\":\"%s\",\"device\":\"%s\"}, or gpuprobe probe %s --device %s --db DB",
-                probe, uuid, which,
+                probe, uuid,
                 device_known(rq->app, uuid) ? "" : " (a device never seen on this host)", probe,
                 probe, uuid, probe, uuid);
 }

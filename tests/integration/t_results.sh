@@ -202,6 +202,10 @@ req GET "/api/v1/devices/$DEV/banks?job=$banks_job"
 assert_json .job_id "$banks_job"
 req GET "/api/v1/devices/$DEV/banks?job=$cc_job"
 assert_problem 404 not-found
+# a job named that is another probe's: said so, not "run the probe"
+assert_match "$(json .detail)" "in job $cc_job: that job measured another device or another probe" \
+    "the 404's detail for another probe's job"
+case "$(json .detail)" in *"run the banks probe"*) fail "the 404 for ?job advises running the probe" ;; esac
 
 req GET "/api/v1/devices/$DEV/control-codes"
 assert_status 200
