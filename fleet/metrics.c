@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/text.h"
+
 static const struct fleet_family families[] = {
     {"gpuprobe_instruction_latency_cycles", "cycles",
      "Dependent-chain latency of one instruction (latency probe)", "instr", 0},
@@ -123,7 +125,7 @@ static int name_with_labels(char *out, size_t len, const char *family, va_list a
             unsigned char c = (unsigned char)*v;
             if (c == '\\' || c == '"' || c == '\n')
                 out[used++] = '\\';
-            out[used++] = c == '\n' ? 'n' : c < 0x20 || c == 0x7f ? '?' : (char)c;
+            out[used++] = c == '\n' ? 'n' : char_is_control(c) ? '?' : (char)c;
         }
         if (*v)
             return -1;
@@ -450,7 +452,7 @@ static int canonical_name(const struct fleet_family *fam, const char *name)
             return 0;
         for (p += kl + 2; *p != '"'; p++) {
             unsigned char c = (unsigned char)*p;
-            if (c < 0x20 || c == 0x7f) /* the end of the text too */
+            if (char_is_control(c)) /* the end of the text too */
                 return 0;
             if (c == '\\' && (++p, *p != '\\' && *p != '"' && *p != 'n'))
                 return 0;
@@ -476,21 +478,12 @@ static int figures_kind(const char *kind)
     return 0;
 }
 
-/* 1 when text holds a control character (a store line ends at one). */
-static int has_control(const char *text)
-{
-    for (const unsigned char *p = (const unsigned char *)text; *p; p++)
-        if (*p < 0x20 || *p == 0x7f)
-            return 1;
-    return 0;
-}
-
 /* The name for a message: at most 120 bytes, a control character as '?'. */
 static void printable(char *out, size_t len, const char *name)
 {
     size_t i = 0;
     for (; name[i] && i + 1 < len && i < 120; i++)
-        out[i] = (unsigned char)name[i] < 0x20 || name[i] == 0x7f ? '?' : name[i];
+        out[i] = char_is_control((unsigned char)name[i]) ? '?' : name[i];
     out[i] = '\0';
 }
 
@@ -526,7 +519,7 @@ int fleet_figures_check(const json_t *doc, char *err, size_t errlen)
             why = "not a figure's name as gpuprobe writes it (the family, then its labels in "
                   "their order, each once, values escaped)";
         else if (fam->categorical ? !json_is_string(v) || strlen(json_string_value(v)) >= FLEET_TEXT_BYTES ||
-                                        has_control(json_string_value(v))
+                                        text_has_control(json_string_value(v))
                                   : !json_is_number(v) || !isfinite(json_number_value(v)))
             why = fam->categorical ? "must be a short string (a category) of printable characters"
                                    : "must be a finite number";

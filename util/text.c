@@ -43,6 +43,14 @@ int parse_real(const char *s, double min, double max, double *out)
     return 0;
 }
 
+int text_has_control(const char *s)
+{
+    for (; *s; s++)
+        if (char_is_control((unsigned char)*s))
+            return 1;
+    return 0;
+}
+
 int buf_append(struct buf *b, const void *p, size_t n, size_t limit)
 {
     if (b->len + n > limit)

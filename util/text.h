@@ -15,6 +15,15 @@ int parse_ll(const char *s, long long min, long long max, long long *out);
  * -1 for anything else: blanks, '+', hexadecimal, inf, nan. */
 int parse_real(const char *s, double min, double max, double *out);
 
+/* A control character: what a line of text (a log line, a store's line,
+ * a header) cannot hold as it is. */
+static inline int char_is_control(unsigned char c)
+{
+    return c < 0x20 || c == 0x7f;
+}
+/* 1 when s holds a control character. */
+int text_has_control(const char *s);
+
 /* Bytes with a length; data stays NUL-terminated once anything is appended. */
 struct buf {
     char *data;

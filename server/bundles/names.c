@@ -6,6 +6,7 @@
 
 #include "model/occupancy_json.h"
 #include "server/bundles/bundle.h"
+#include "util/text.h"
 
 int bundle_uuid_ok(const char *s)
 {
@@ -22,12 +23,7 @@ int bundle_uuid_ok(const char *s)
 int bundle_name_ok(const char *s)
 {
     size_t n = s ? strlen(s) : 0;
-    if (n == 0 || n > BUNDLE_NAME_MAX)
-        return 0;
-    for (; *s; s++)
-        if ((unsigned char)*s < 0x20 || *s == 0x7f)
-            return 0;
-    return 1;
+    return n > 0 && n <= BUNDLE_NAME_MAX && !text_has_control(s);
 }
 
 int bundle_cc_ok(const char *s)
