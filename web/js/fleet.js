@@ -26,7 +26,7 @@ const UNIT_FORMATS = {
   cycles: (v) => `${fmtNum(v)} cycles`,
   mhz: (v) => `${fmtNum(v)} MHz`,
   bytes: fmtBytes,
-  bytes_per_second: (v) => `${fmtNum(v / 1e9)} GB/s`,
+  bytes_per_second: fmtGBs,
   seconds: fmtSeconds,
   per_sm_clock: (v) => `${fmtNum(v)} /SM/clk`,
 };

@@ -515,7 +515,7 @@ function validationChart(canvas, series) {
 function fmtBandwidth(fig) {
   if (fig?.error) return `not measured (${fig.error})`;
   const m = median(fig);
-  return m === null ? '—' : `${fmtNum(m / 1e9)} GB/s`;
+  return m === null ? '—' : fmtGBs(m);
 }
 
 function renderValidation(body, doc) {

@@ -92,6 +92,11 @@ function fmtCount(n) {
   return typeof n === 'number' ? n.toLocaleString('en-US') : '—';
 }
 
+/* Bytes per second as GB/s. */
+function fmtGBs(v) {
+  return `${fmtNum(v / 1e9)} GB/s`;
+}
+
 /* "1 GPU", "2 GPUs": a count and its noun. */
 function plural(n, noun) {
   return `${fmtCount(n)} ${noun}${n === 1 ? '' : 's'}`;
@@ -161,7 +166,7 @@ function fmtFigures(figs, unit, short = false) {
   const failed = (f) => Boolean(f?.error);
   const text = figs.map((f) => (failed(f) ? (short ? 'not measured' : `not measured (${f.error})`) : fmtFigure(f)));
   if (figs.every(failed)) return text.join(' / ');
-  return figs.length === 1 || !figs.some(failed) ? `${text.join(' / ')} ${unit}`
+  return !figs.some(failed) ? `${text.join(' / ')} ${unit}`
     : text.map((t, i) => (failed(figs[i]) ? t : `${t} ${unit}`)).join(' / ');
 }
 
