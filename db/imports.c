@@ -55,7 +55,7 @@ static int already_held(struct store_tx *tx, const char *uuid,
 
 /* Inserts the device unless its UUID is known; *added says which. */
 static int device_row(struct store_tx *tx, const struct store_import_device *d, int *added,
-                      char *err, size_t errlen)
+                      int64_t *host_id_out, char *err, size_t errlen)
 {
     int64_t host_id = 0, now = store_now_ms();
     if (store_host_upsert_tx(tx, d->host, "", &host_id, err, errlen) != 0)
@@ -70,6 +70,7 @@ static int device_row(struct store_tx *tx, const struct store_import_device *d, 
                   "recording an imported device", err, errlen) != 0)
         return -1;
     *added = sqlite3_total_changes64(tx->c->db) > before;
+    *host_id_out = host_id;
     return 0;
 }
 
@@ -109,12 +110,9 @@ static int result_job(struct store_tx *tx, const char *uuid, const struct store_
  * to another node is found there (its host, its slot in info), not at the
  * host it was first imported from, once a bundle brings a result newer than
  * every other of the device's. A device attached here stays this host's. */
-static int follow_host(struct store_tx *tx, const struct store_import_device *d, int64_t newest_ms,
-                       char *err, size_t errlen)
+static int follow_host(struct store_tx *tx, const struct store_import_device *d, int64_t host_id,
+                       int64_t newest_ms, char *err, size_t errlen)
 {
-    int64_t host_id = 0;
-    if (store_host_upsert_tx(tx, d->host, "", &host_id, err, errlen) != 0)
-        return -1;
     return conn_exec(tx->c,
                      "UPDATE devices SET host_id = ?2, info_json = ?3, last_seen_ms = ?4"
                      " WHERE uuid = ?1 AND present = 0 AND NOT EXISTS"
@@ -130,8 +128,8 @@ static int import_tx(struct store_tx *tx, const struct store_import_device *dev,
     for (size_t i = 0; i < ndev; i++) {
         const struct store_import_device *d = &dev[i];
         int added = 0;
-        int64_t newest_ms = -1; /* of the results added */
-        if (device_row(tx, d, &added, err, errlen) != 0)
+        int64_t host_id = 0, newest_ms = -1; /* newest_ms: of the results added */
+        if (device_row(tx, d, &added, &host_id, err, errlen) != 0)
             return -1;
         c->devices_added += (size_t)added;
         for (size_t k = 0; k < d->nresults; k++) {
@@ -148,7 +146,7 @@ static int import_tx(struct store_tx *tx, const struct store_import_device *dev,
             if (d->results[k].finished_ms > newest_ms)
                 newest_ms = d->results[k].finished_ms;
         }
-        if (!added && newest_ms >= 0 && follow_host(tx, d, newest_ms, err, errlen) != 0)
+        if (!added && newest_ms >= 0 && follow_host(tx, d, host_id, newest_ms, err, errlen) != 0)
             return -1;
     }
     return 0;
