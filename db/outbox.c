@@ -131,12 +131,6 @@ int outbox_due_all(store *s, int64_t now, char *err, size_t errlen)
     return store_tx_end(&tx, ret, err, errlen);
 }
 
-static int take_changes(const struct db_row *r)
-{
-    *(int *)r->ctx = sqlite3_column_int(r->st, 0);
-    return 0;
-}
-
 int outbox_requeue_refused(store *s, int64_t now, char *err, size_t errlen)
 {
     struct store_tx tx;
@@ -147,8 +141,7 @@ int outbox_requeue_refused(store *s, int64_t now, char *err, size_t errlen)
     int ret = conn_exec(tx.c, "UPDATE outbox SET refused = 0, next_attempt_ms = ?1 WHERE refused = 1",
                         DB_ARGS(DB_INT(now)), "sending refused results again", err, errlen);
     if (ret == 0)
-        ret = conn_row(tx.c, "SELECT changes()", NULL, 0, take_changes, &n,
-                       "sending refused results again", err, errlen);
+        n = sqlite3_changes(tx.c->db);
     return store_tx_end(&tx, ret, err, errlen) != 0 ? -1 : n;
 }
 
