@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "trace/binfmt.h"
 #include "trace/fmtnum.h"
 #include "trace/scan.h"
 
@@ -488,17 +489,35 @@ static size_t head_put(struct out_head *h, const struct trace_out *o, char *p)
     return h->len;
 }
 
+/* One output line for o, its head kept in h from the line before. 0, or 1
+ * once writing has failed. */
+static inline int out_line(struct trace_wbuf *w, struct out_head *h, const struct trace_out *o)
+{
+    char *p = reserve(w);
+    if (!p)
+        return 1;
+    char *e = put_rec_tail(p + head_put(h, o, p), o->tid, o->pc, o->addr, o->width, o->dep, o->store);
+    w->len += (size_t)(e - p);
+    return 0;
+}
+
 int trace_csv_out_sink(void *wbuf, const struct trace_out *o, size_t n)
 {
-    struct trace_wbuf *w = wbuf;
+    struct out_head h = {.len = 0};
+    for (size_t i = 0; i < n; i++)
+        if (out_line(wbuf, &h, &o[i]))
+            return 1;
+    return 0;
+}
+
+int trace_csv_out_sink_encoded(void *wbuf, const uint8_t *bytes, size_t n)
+{
     struct out_head h = {.len = 0};
     for (size_t i = 0; i < n; i++) {
-        char *p = reserve(w);
-        if (!p)
+        struct trace_out o;
+        trace_bin_out_decode(bytes + i * TRACE_BIN_OUT_BYTES, &o);
+        if (out_line(wbuf, &h, &o))
             return 1;
-        char *e = put_rec_tail(p + head_put(&h, &o[i], p), o[i].tid, o[i].pc, o[i].addr, o[i].width, o[i].dep,
-                               o[i].store);
-        w->len += (size_t)(e - p);
     }
     return 0;
 }

@@ -124,5 +124,9 @@ int trace_csv_sink(void *wbuf, const struct trace_rec *r);
 /* The same for sorted records (a trace_out_sink): n lines with
  * trace_csv_write_out; 1 if writing failed. */
 int trace_csv_out_sink(void *wbuf, const struct trace_out *o, size_t n);
+/* The same for n sorted records encoded as in a sorted binary file
+ * (TRACE_BIN_OUT_BYTES each): what the sorter puts in its output queue,
+ * formatted by the queue's thread. */
+int trace_csv_out_sink_encoded(void *wbuf, const uint8_t *bytes, size_t n);
 
 #endif

@@ -7,9 +7,9 @@
  * side is shared by sorts and conversions: out_open writes OUTPUT.part (or
  * a duplicate of standard output, or a device in place: util/outfile.h)
  * through a CSV buffer or a binary writer (a sort drives it from a writer
- * thread: trace_outq in front of out_sink for CSV, of bin_items for binary,
- * whose records the ordering loop encodes straight into the queue's
- * buffers: bin_room),
+ * thread: a trace_outq of encoded records, which the ordering loop encodes
+ * straight into the queue's buffers, bin_room, and encoded_items writes or
+ * formats),
  * out_close flushes it, commit
  * puts it into place, and outfile_discard removes whatever a failed run
  * wrote. Every failure goes through fail() or
@@ -144,20 +144,16 @@ static int out_sink(void *ctx, const struct trace_out *recs, size_t n)
     return o->bw ? trace_bin_write_out(o->bw, recs, n) : trace_csv_out_sink(&o->wb, recs, n);
 }
 
-/* out_sink and a binary writer of requests as trace_outq sinks. */
-static int out_items(void *ctx, const void *items, size_t n)
-{
-    return out_sink(ctx, items, n);
-}
-
-/* The binary output's queue carries encoded records: the ordering loop
- * encodes each record straight into the queue's buffer (bin_room, the
- * sorter's trace_sort_opts.bin), and the writer thread only writes those
- * bytes (bin_items). */
-static int bin_items(void *ctx, const void *items, size_t n)
+/* A sort's output queue carries encoded records, whatever the output's
+ * format: the ordering loop encodes each record straight into the queue's
+ * buffer (bin_room, the sorter's trace_sort_opts.bin), and the writer
+ * thread writes those bytes as they are, or formats them as CSV lines:
+ * handing over sorted records in memory instead was a copy of 56 bytes a
+ * request on the sorting thread. */
+static int encoded_items(void *ctx, const void *items, size_t n)
 {
     struct out *o = ctx;
-    return trace_bin_write_encoded(o->bw, items, n);
+    return o->bw ? trace_bin_write_encoded(o->bw, items, n) : trace_csv_out_sink_encoded(&o->wb, items, n);
 }
 
 static void *bin_room(void *q, size_t *n)
@@ -433,17 +429,15 @@ static int sort_run(struct run *r, struct trace_summary *sum)
     struct trace_err te = {0};
     r->sort_threads = sort_threads(r->in.bin.count);
     struct trace_sort_opts so = {.tmpdir = r->f->tmpdir, .threads = r->sort_threads, .l1 = r->f->l1};
-    /* binary: encoded by the sorting thread, written by the queue's; CSV:
-     * formatted and written by the queue's thread */
-    struct trace_outq *q = rc != 0 ? NULL
-                           : o.bw  ? trace_outq_new(TRACE_BIN_OUT_BYTES, bin_items, &o)
-                                   : trace_outq_new(sizeof(struct trace_out), out_items, &o);
+    /* encoded by the sorting thread; written (binary) or formatted and
+     * written (CSV) by the queue's */
+    struct trace_outq *q = rc != 0 ? NULL : trace_outq_new(TRACE_BIN_OUT_BYTES, encoded_items, &o);
     if (rc == 0 && !q)
         rc = fail(r, TRACE_FAULT_OTHER, NULL, "out of memory for the output queue");
     if (rc == 0) {
         struct trace_bin_room room = {.room = bin_room, .commit = bin_commit, .ctx = q};
-        so.bin = o.bw ? &room : NULL;
-        rc = trace_sort_input(&r->in, &r->p, &so, o.bw ? NULL : trace_outq_sink, q, sum, &te);
+        so.bin = &room;
+        rc = trace_sort_input(&r->in, &r->p, &so, NULL, q, sum, &te);
         int qrc = trace_outq_free(q);
         if (rc == 0)
             rc = qrc;

@@ -6,7 +6,8 @@
  * which makes each line's "sm,seq," from the line before, against
  * snprintf line by line over runs that cross every power of ten of seq
  * (9 -> 10 ... up to 20 digits), SM changes, gaps and repeats in seq, and
- * batches split at any point.
+ * batches split at any point; the same through the sink of encoded records
+ * (trace_csv_out_sink_encoded, what a sort's writer thread formats).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "trace/binfmt.h"
 #include "trace/csv.h"
 #include "trace/fmtnum.h"
 
@@ -94,16 +96,25 @@ static int mem_flush(void *ctx, const char *data, size_t n)
     return 0;
 }
 
-/* Writes o through the sink in batches of `batch` and compares with the
- * lines snprintf makes. */
-static void check_sink(const struct trace_out *o, size_t n, size_t batch)
+/* Writes o through the sink in batches of `batch` (encoded: as the
+ * sorter's output queue hands them, in the sorted file's encoding) and
+ * compares with the lines snprintf makes. */
+static void check_sink(const struct trace_out *o, size_t n, size_t batch, int encoded)
 {
     char buf[4096];
     struct mem m = {0};
     struct trace_wbuf w;
     trace_wbuf_init(&w, buf, sizeof buf, mem_flush, &m);
-    for (size_t i = 0; i < n; i += batch)
-        assert_int_equal(trace_csv_out_sink(&w, o + i, n - i < batch ? n - i : batch), 0);
+    uint8_t *bytes = malloc(n * TRACE_BIN_OUT_BYTES);
+    assert_non_null(bytes);
+    trace_bin_out_encode_n(o, n, bytes);
+    for (size_t i = 0; i < n; i += batch) {
+        size_t k = n - i < batch ? n - i : batch;
+        assert_int_equal(encoded ? trace_csv_out_sink_encoded(&w, bytes + i * TRACE_BIN_OUT_BYTES, k)
+                                 : trace_csv_out_sink(&w, o + i, k),
+                         0);
+    }
+    free(bytes);
     assert_int_equal(trace_wbuf_flush(&w), 0);
     size_t at = 0;
     char want[200];
@@ -150,7 +161,8 @@ static void test_sink_seq_runs(void **state)
     }
     size_t batches[] = {1, 2, 3, 7, 64, 1024, N};
     for (size_t b = 0; b < sizeof batches / sizeof *batches; b++)
-        check_sink(o, n, batches[b]);
+        for (int encoded = 0; encoded <= 1; encoded++)
+            check_sink(o, n, batches[b], encoded);
     free(o);
 }
 
