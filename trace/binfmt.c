@@ -545,15 +545,22 @@ struct trace_bin_writer {
     uint8_t buf[WBUF];
 };
 
+/* Writes len bytes from p as they are; 0, or -1 with the writer failed. */
+static int wraw(struct trace_bin_writer *w, const void *p, size_t len)
+{
+    if (fd_write_all(w->fd, p, len, FD_CURRENT) == 0)
+        return 0;
+    w->failed = 1;
+    snprintf(w->msg, sizeof w->msg, "write: %s", strerror(errno));
+    return -1;
+}
+
 static int wflush(struct trace_bin_writer *w)
 {
     if (w->failed)
         return -1;
-    if (w->used && fd_write_all(w->fd, w->buf, w->used, FD_CURRENT)) {
-        w->failed = 1;
-        snprintf(w->msg, sizeof w->msg, "write: %s", strerror(errno));
+    if (w->used && wraw(w, w->buf, w->used))
         return -1;
-    }
     w->used = 0;
     return 0;
 }
@@ -593,9 +600,35 @@ struct trace_bin_writer *trace_bin_writer_open(const char *path, const struct tr
     return trace_bin_writer_fd(fd, 1, h, err);
 }
 
+/* Whether records r[0..n) keep w's thread-major order; w's last thread
+ * moves to theirs. */
+static void note_order(struct trace_bin_writer *w, const struct trace_rec *r, size_t n)
+{
+    uint64_t last = w->last_tid;
+    int major = w->thread_major;
+    for (size_t i = 0; i < n; i++) {
+        major &= r[i].tid >= last;
+        last = r[i].tid;
+    }
+    w->last_tid = last;
+    w->thread_major = major;
+}
+
 int trace_bin_write_recs(struct trace_bin_writer *w, const struct trace_rec *r, size_t n)
 {
     assert(w && (r || n == 0) && w->h.kind == TRACE_BIN_REQUESTS);
+    if (HOST_LE && n * TRACE_BIN_REQ_BYTES >= WBUF / 4) {
+        /* a large batch (a parsed CSV chunk) is its own encoding: written
+         * from where it is instead of copied through the buffer, a copy
+         * on the thread whose turn holds up the other's */
+        if (wflush(w))
+            return 1;
+        note_order(w, r, n);
+        if (wraw(w, r, n * TRACE_BIN_REQ_BYTES))
+            return 1;
+        w->count += n;
+        return 0;
+    }
     while (n) {
         if (w->used + TRACE_BIN_REQ_BYTES > WBUF && wflush(w))
             return 1;
@@ -605,15 +638,9 @@ int trace_bin_write_recs(struct trace_bin_writer *w, const struct trace_rec *r, 
          * was a sixth of a CSV copy's hand-on */
         size_t room = (WBUF - w->used) / TRACE_BIN_REQ_BYTES, k = n < room ? n : room;
         uint8_t *out = w->buf + w->used;
-        uint64_t last = w->last_tid;
-        int major = w->thread_major;
-        for (size_t i = 0; i < k; i++) {
+        for (size_t i = 0; i < k; i++)
             trace_bin_req_encode(&r[i], out + i * TRACE_BIN_REQ_BYTES);
-            major &= r[i].tid >= last;
-            last = r[i].tid;
-        }
-        w->last_tid = last;
-        w->thread_major = major;
+        note_order(w, r, k);
         w->used += k * TRACE_BIN_REQ_BYTES;
         w->count += k;
         r += k;
@@ -653,13 +680,8 @@ int trace_bin_write_encoded(struct trace_bin_writer *w, const uint8_t *bytes, si
         memcpy(w->buf + w->used, bytes, len);
         w->used += len;
     } else { /* a queue's buffer: what the buffer holds (the header), then these in place */
-        if (wflush(w))
+        if (wflush(w) || wraw(w, bytes, len))
             return 1;
-        if (fd_write_all(w->fd, bytes, len, FD_CURRENT)) {
-            w->failed = 1;
-            snprintf(w->msg, sizeof w->msg, "write: %s", strerror(errno));
-            return 1;
-        }
     }
     w->count += n;
     return 0;

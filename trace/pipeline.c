@@ -54,6 +54,8 @@ struct run {
     int in_open;
     int from_spool;               /* the input was read into a spool: its offsets are not the file's */
     int sort_threads;
+    struct trace_blocks blocks;   /* a CSV input's copy: its blocks, noted as it is written */
+    int has_blocks;
 };
 
 /* ---- failures ------------------------------------------------------------------ */
@@ -166,9 +168,17 @@ static int bin_commit(void *q, size_t n)
     return trace_outq_commit(q, n);
 }
 
-static int rec_items(void *w, const void *items, size_t n)
+/* A CSV input's copy: the writer of its records and their blocks. */
+struct copy {
+    struct trace_bin_writer *w;
+    struct trace_blocks *blocks;
+};
+
+static int copy_items(void *ctx, const void *items, size_t n)
 {
-    return trace_bin_write_recs(w, items, n);
+    struct copy *c = ctx;
+    trace_blocks_note(c->blocks, items, n);
+    return trace_bin_write_recs(c->w, items, n);
 }
 
 static int rec_sink(void *ctx, const struct trace_rec *rec)
@@ -267,10 +277,10 @@ static int open_through_spool(struct run *r)
 /* The copy with the parsing on this thread and the writing of the copy on
  * another (an output queue's). rc as trace_read_path's; 1: the writer
  * failed (closing it says why). */
-static int copy_with_writer(struct run *r, struct trace_bin_writer *w, struct trace_err *te)
+static int copy_with_writer(struct run *r, struct copy *c, struct trace_err *te)
 {
     struct trace_read_stats st = {0};
-    struct trace_outq *q = trace_outq_new(sizeof(struct trace_rec), rec_items, w);
+    struct trace_outq *q = trace_outq_new(sizeof(struct trace_rec), copy_items, c);
     if (!q) {
         snprintf(te->msg, sizeof te->msg, "out of memory");
         return TRACE_ENOMEM;
@@ -282,17 +292,17 @@ static int copy_with_writer(struct run *r, struct trace_bin_writer *w, struct tr
     return rc;
 }
 
-static int rec_batch(void *w, struct trace_rec *recs, size_t n)
+static int copy_batch(void *c, struct trace_rec *recs, size_t n)
 {
-    return rec_items(w, recs, n);
+    return copy_items(c, recs, n);
 }
 
 /* The copy with the parsing on two threads, each writing the records of
  * its chunks when their turn comes (trace_csv_read_fd_batch): the parse,
  * not the writing, is the longer part. rc as copy_with_writer's. */
-static int copy_csv_parallel(struct run *r, struct trace_bin_writer *w, struct trace_err *te)
+static int copy_csv_parallel(struct run *r, struct copy *c, struct trace_err *te)
 {
-    return trace_read_csv_batch(r->f->input, r->flags_loaded ? &r->flags : NULL, 2, rec_batch, w, te);
+    return trace_read_csv_batch(r->f->input, r->flags_loaded ? &r->flags : NULL, 2, copy_batch, c, te);
 }
 
 /* CSV input: reader(s) -> binary requests in a private temporary file. A CSV
@@ -317,9 +327,14 @@ static int open_through_copy(struct run *r)
     struct trace_bin_header h;
     trace_bin_header_init(&h, TRACE_BIN_REQUESTS, NULL);
     struct trace_bin_writer *w = trace_bin_writer_fd(wfd, 1, &h, &te);
+    /* the copy's header gives no threads per block: the sort takes the
+     * parameters' (sort_run), known now */
+    trace_blocks_init(&r->blocks, r->p.threads_per_block);
+    r->has_blocks = 1;
+    struct copy c = {.w = w, .blocks = &r->blocks};
     int rc = !w ? TRACE_ENOMEM
-             : sort_threads(csv_records_at_most(r->f->input)) > 1 ? copy_csv_parallel(r, w, &te)
-                                  : copy_with_writer(r, w, &te);
+             : sort_threads(csv_records_at_most(r->f->input)) > 1 ? copy_csv_parallel(r, &c, &te)
+                                  : copy_with_writer(r, &c, &te);
     if (rc < 0) {
         rc = read_outcome(r, r->f->input, rc, &te);
         if (w)
@@ -358,6 +373,8 @@ static int open_input(struct run *r)
 
 static void release(struct run *r)
 {
+    if (r->has_blocks)
+        trace_blocks_free(&r->blocks);
     if (r->in_open)
         trace_input_close(&r->in);
     if (r->flags_loaded)
@@ -428,7 +445,8 @@ static int sort_run(struct run *r, struct trace_summary *sum)
         trace_csv_write_out_header(&o.wb);
     struct trace_err te = {0};
     r->sort_threads = sort_threads(r->in.bin.count);
-    struct trace_sort_opts so = {.tmpdir = r->f->tmpdir, .threads = r->sort_threads, .l1 = r->f->l1};
+    struct trace_sort_opts so = {.tmpdir = r->f->tmpdir, .threads = r->sort_threads, .l1 = r->f->l1,
+                                 .blocks = r->has_blocks && !r->in.spooled ? &r->blocks : NULL};
     /* encoded by the sorting thread; written (binary) or formatted and
      * written (CSV) by the queue's */
     struct trace_outq *q = rc != 0 ? NULL : trace_outq_new(TRACE_BIN_OUT_BYTES, encoded_items, &o);

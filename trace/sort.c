@@ -74,24 +74,21 @@ static void view_release(const struct view *v, size_t first, size_t end)
 /* ---- checking pass and block index -------------------------------------- */
 
 struct bindex {
-    uint64_t *id;       /* block ids, increasing */
-    size_t *start;      /* first record of each; start[n] = records */
-    size_t n, cap;
-    size_t *by_sm;      /* index entries, SM by SM */
-    size_t *sm_first;   /* by_sm[sm_first[s] .. sm_first[s+1]) are SM s's */
+    struct trace_blocks l; /* the blocks in file order */
+    size_t *by_sm;         /* index entries, SM by SM */
+    size_t *sm_first;      /* by_sm[sm_first[s] .. sm_first[s+1]) are SM s's */
 };
 
 static void bindex_free(struct bindex *x)
 {
-    free(x->id);
-    free(x->start);
+    trace_blocks_free(&x->l);
     free(x->by_sm);
     free(x->sm_first);
     memset(x, 0, sizeof *x);
 }
 
 /* Room for `need` entries and the end marker. */
-static int bindex_reserve(struct bindex *x, size_t need)
+static int blocks_reserve(struct trace_blocks *x, size_t need)
 {
     if (need + 1 <= x->cap)
         return 0;
@@ -110,14 +107,55 @@ static int bindex_reserve(struct bindex *x, size_t need)
     return 0;
 }
 
-static int bindex_add(struct bindex *x, uint64_t id, size_t start)
+/* Notes thread tid of record i when it starts a block (tid at or past
+ * *block_end, the end of the block of the thread before: 0 at first):
+ * adds the block and moves *block_end. 0, or -1 out of memory. */
+static inline int block_note(struct trace_blocks *x, uint32_t tpb, uint64_t tid, size_t i, uint64_t *block_end)
 {
-    if (bindex_reserve(x, x->n + 1))
+    uint64_t b = tid / tpb;
+    uint64_t next = (b + 1) * (uint64_t)tpb;
+    *block_end = next > tid ? next : UINT64_MAX;
+    if (x->n && x->id[x->n - 1] == b) /* only at the very top of the id range */
+        return 0;
+    if (blocks_reserve(x, x->n + 1))
         return -1;
-    x->id[x->n] = id;
-    x->start[x->n] = start;
+    x->id[x->n] = b;
+    x->start[x->n] = i;
     x->n++;
     return 0;
+}
+
+void trace_blocks_init(struct trace_blocks *x, uint32_t threads_per_block)
+{
+    memset(x, 0, sizeof *x);
+    x->threads_per_block = threads_per_block;
+    x->failed = threads_per_block == 0;
+}
+
+void trace_blocks_note(struct trace_blocks *x, const struct trace_rec *r, size_t n)
+{
+    if (x->failed)
+        return;
+    uint64_t end = x->block_end, last = x->last_tid;
+    int down = 0; /* not thread-major: the file is spooled, and its order is another */
+    for (size_t i = 0; i < n; i++) {
+        uint64_t tid = r[i].tid;
+        down |= tid < last;
+        last = tid;
+        if (tid >= end && block_note(x, x->threads_per_block, tid, (size_t)(x->records + i), &end))
+            down = 1;
+    }
+    x->failed = down;
+    x->block_end = end;
+    x->last_tid = last;
+    x->records += n;
+}
+
+void trace_blocks_free(struct trace_blocks *x)
+{
+    free(x->id);
+    free(x->start);
+    memset(x, 0, sizeof *x);
 }
 
 static int record_error(const struct view *v, size_t i, struct trace_err *err)
@@ -162,7 +200,7 @@ static int scan_error(const struct view *v, size_t i, uint64_t prev, struct trac
  * thread of record lo - 1 (0 when lo is 0). A block that starts before lo
  * is added again at lo: scan_join drops that entry. */
 static int scan_range(const struct view *v, const struct trace_params *p, size_t lo, size_t hi, uint64_t prev,
-                      struct bindex *x, struct trace_err *err)
+                      struct trace_blocks *x, struct trace_err *err)
 {
     uint64_t block_end = 0; /* 0: the first record starts a block */
     const uint32_t flags_ok = v->flags_ok;
@@ -191,12 +229,7 @@ static int scan_range(const struct view *v, const struct trace_params *p, size_t
                 uint64_t tid = v->recs[i].tid;
                 if (tid < block_end)
                     continue;
-                uint64_t b = tid / p->threads_per_block;
-                uint64_t next = (b + 1) * (uint64_t)p->threads_per_block;
-                block_end = next > tid ? next : UINT64_MAX;
-                if (x->n && x->id[x->n - 1] == b) /* only at the very top of the id range */
-                    continue;
-                if (bindex_add(x, b, i)) {
+                if (block_note(x, p->threads_per_block, tid, i, &block_end)) {
                     trace_err_set(err, 0, 0, "out of memory for the block index");
                     return TRACE_SORT_ESYS;
                 }
@@ -214,10 +247,10 @@ static int scan_range(const struct view *v, const struct trace_params *p, size_t
 
 /* Appends the index of a later range to x; its first entry is dropped when
  * it continues x's last block (scan_range's note). 0 or -1. */
-static int scan_join(struct bindex *x, const struct bindex *y)
+static int scan_join(struct trace_blocks *x, const struct trace_blocks *y)
 {
     size_t skip = x->n && y->n && x->id[x->n - 1] == y->id[0];
-    if (bindex_reserve(x, x->n + y->n - skip))
+    if (blocks_reserve(x, x->n + y->n - skip))
         return -1;
     if (y->n > skip) {
         memcpy(x->id + x->n, y->id + skip, (y->n - skip) * sizeof *x->id);
@@ -231,7 +264,7 @@ struct scan_half {            /* the second half of a two-thread checking pass *
     const struct view *v;
     const struct trace_params *p;
     size_t lo, hi;
-    struct bindex x;
+    struct trace_blocks x;
     struct trace_err err;
     int rc;
 };
@@ -248,8 +281,19 @@ static void *scan_half_run(void *arg)
  * o->split_above records is checked by a second thread at the same time
  * (records are checked independently; the first error in file order is the
  * one reported, as with one thread). */
+/* Ends x with its end marker (start[n] = records). 0, or -1 out of memory. */
+static int blocks_end(struct trace_blocks *x, size_t records, struct trace_err *err)
+{
+    if (blocks_reserve(x, x->n)) {
+        trace_err_set(err, 0, 0, "out of memory for the block index");
+        return TRACE_SORT_ESYS;
+    }
+    x->start[x->n] = records;
+    return 0;
+}
+
 static int scan(const struct view *v, const struct trace_params *p, const struct trace_sort_opts *o,
-                struct bindex *x, struct trace_err *err)
+                struct trace_blocks *x, struct trace_err *err)
 {
     pthread_t th;
     size_t above = o && o->split_above ? o->split_above : TRACE_SORT_SPLIT_ABOVE;
@@ -267,34 +311,47 @@ static int scan(const struct view *v, const struct trace_params *p, const struct
             trace_err_set(err, 0, 0, "out of memory for the block index");
             rc = TRACE_SORT_ESYS;
         }
-        bindex_free(&h.x);
+        trace_blocks_free(&h.x);
     }
-    if (rc)
-        return rc;
-    if (bindex_reserve(x, x->n)) {
+    return rc ? rc : blocks_end(x, v->n, err);
+}
+
+/* The blocks of v: those its writer noted (o->blocks, when they are of
+ * every record and of these threads per block: records a reader already
+ * checked, not checked again), else found by the checking pass. */
+static int blocks_of(const struct view *v, const struct trace_params *p, const struct trace_sort_opts *o,
+                     struct trace_blocks *x, struct trace_err *err)
+{
+    const struct trace_blocks *b = o ? o->blocks : NULL;
+    if (!b || b->failed || b->records != v->n || b->threads_per_block != p->threads_per_block)
+        return scan(v, p, o, x, err);
+    trace_blocks_init(x, b->threads_per_block);
+    if (blocks_reserve(x, b->n)) {
         trace_err_set(err, 0, 0, "out of memory for the block index");
         return TRACE_SORT_ESYS;
     }
-    x->start[x->n] = v->n;
-    return 0;
+    memcpy(x->id, b->id, b->n * sizeof *x->id);
+    memcpy(x->start, b->start, b->n * sizeof *x->start);
+    x->n = b->n;
+    return blocks_end(x, v->n, err);
 }
 
 /* Lists the index entries SM by SM, each SM's in increasing block order. */
 static int bindex_by_sm(struct bindex *x, const struct trace_params *p)
 {
     x->sm_first = calloc((size_t)p->sms + 1, sizeof *x->sm_first);
-    x->by_sm = malloc((x->n ? x->n : 1) * sizeof *x->by_sm);
+    x->by_sm = malloc((x->l.n ? x->l.n : 1) * sizeof *x->by_sm);
     if (!x->sm_first || !x->by_sm)
         return -1;
-    for (size_t j = 0; j < x->n; j++)
-        x->sm_first[trace_sched_block_sm(p, x->id[j]) + 1]++;
+    for (size_t j = 0; j < x->l.n; j++)
+        x->sm_first[trace_sched_block_sm(p, x->l.id[j]) + 1]++;
     for (uint32_t s = 0; s < p->sms; s++)
         x->sm_first[s + 1] += x->sm_first[s];
     size_t *fill = calloc((size_t)p->sms, sizeof *fill);
     if (!fill)
         return -1;
-    for (size_t j = 0; j < x->n; j++) {
-        uint32_t s = trace_sched_block_sm(p, x->id[j]);
+    for (size_t j = 0; j < x->l.n; j++) {
+        uint32_t s = trace_sched_block_sm(p, x->l.id[j]);
         x->by_sm[x->sm_first[s] + fill[s]++] = j;
     }
     free(fill);
@@ -576,10 +633,10 @@ static int src_next(void *ctx, uint32_t slot, uint64_t *block, uint64_t *records
     size_t j = s->x->by_sm[s->k++];
     struct slot_info *si = &s->slots[slot];
     si->src = s;
-    si->lo = s->x->start[j];
-    si->hi = s->x->start[j + 1];
+    si->lo = s->x->l.start[j];
+    si->hi = s->x->l.start[j + 1];
     si->warps = warps;
-    *block = s->x->id[j];
+    *block = s->x->l.id[j];
     *records = si->hi - si->lo;
     int rc = split_block(s, si, warps);
     return rc ? rc : 1;
@@ -1040,7 +1097,7 @@ static int sort_view(const struct view *v, const struct trace_params *pin, const
         return rc;
     sum->l1 = o && o->l1;
     struct bindex x = {0};
-    rc = scan(v, &p, o, &x, err);
+    rc = blocks_of(v, &p, o, &x.l, err);
     if (rc == 0 && bindex_by_sm(&x, &p)) {
         trace_err_set(err, 0, 0, "out of memory for the block index");
         rc = TRACE_SORT_ESYS;

@@ -78,7 +78,34 @@ struct trace_sort_opts {
                                          binary format's (binfmt.h), each written once, into
                                          the output's memory; the sink is not called (may be
                                          NULL). The same records in the same order. */
+    const struct trace_blocks *blocks; /* the input's blocks as its writer noted them, or
+                                          NULL: see struct trace_blocks */
 };
+
+/* The blocks of a requests file, noted by the one who writes its records
+ * (a CSV input's copy: trace/pipeline.c) so that the sort needs no
+ * checking pass over them. Only for records a reader has already checked
+ * (a width of 1..16 bytes that is a power of two, flags 0 or 1, no byte
+ * past 2^64): a sort given these blocks (trace_sort_opts.blocks) checks
+ * the records no more, and uses them only when they are of all its records
+ * and of its threads per block; otherwise it runs its checking pass.
+ * Records that are not thread-major make them unusable (failed): such a
+ * file is spooled, and its order is another. */
+struct trace_blocks {
+    uint32_t threads_per_block;
+    uint64_t *id;        /* block ids, increasing */
+    size_t *start;       /* first record of each */
+    size_t n, cap;
+    uint64_t records;    /* noted so far */
+    uint64_t block_end;  /* the first thread past the current block (0 before any) */
+    uint64_t last_tid;
+    int failed;          /* out of memory, not thread-major, or no threads per block */
+};
+
+void trace_blocks_init(struct trace_blocks *b, uint32_t threads_per_block);
+/* Notes the next n records of the file, in order. */
+void trace_blocks_note(struct trace_blocks *b, const struct trace_rec *r, size_t n);
+void trace_blocks_free(struct trace_blocks *b);
 
 /* Two threads (trace_sort_opts.threads = 2) order two SMs at once: SMs are
  * independent once blocks are placed (each has its own blocks and its own

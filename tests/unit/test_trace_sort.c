@@ -585,6 +585,73 @@ static void test_split_checking_pass(void **state)
     free(all);
 }
 
+/* Blocks noted by the input's writer (trace_blocks, a CSV copy's) stand
+ * for the checking pass: the same output in any batching of the notes,
+ * the records no longer checked (a width the pass refuses goes through),
+ * and the pass run again when the notes are not of these records (fewer
+ * of them, other threads per block, not thread-major). */
+static void test_noted_blocks(void **state)
+{
+    (void)state;
+    size_t n;
+    struct trace_rec *all = kernel(5, 3, &n); /* 5 blocks of 64 threads, 6 records each */
+    struct trace_params p = small_params();
+    p.threads_per_block = 64;
+    struct trace_err err;
+    struct vec want = {0};
+    struct trace_summary sw;
+    assert_int_equal(trace_sort_records(all, n, &p, NULL, collect, &want, &sw, &err), 0);
+    size_t batches[] = {1, 7, 64 * 6, n};
+    for (size_t k = 0; k < sizeof batches / sizeof *batches; k++) {
+        struct trace_blocks b;
+        trace_blocks_init(&b, 64);
+        for (size_t i = 0; i < n; i += batches[k])
+            trace_blocks_note(&b, all + i, n - i < batches[k] ? n - i : batches[k]);
+        assert_false(b.failed);
+        assert_int_equal(b.n, 5);
+        struct trace_sort_opts o = {.blocks = &b};
+        struct vec got = {0};
+        struct trace_summary sg;
+        assert_int_equal(trace_sort_records(all, n, &p, &o, collect, &got, &sg, &err), 0);
+        same(&want, &got);
+        assert_int_equal(sg.blocks, sw.blocks);
+        trace_summary_free(&sg);
+        free(got.o);
+        trace_blocks_free(&b);
+    }
+    trace_summary_free(&sw);
+    free(want.o);
+
+    struct trace_blocks b;
+    trace_blocks_init(&b, 64);
+    trace_blocks_note(&b, all, n);
+    all[7].width = 3; /* the notes' records were checked by their reader */
+    struct trace_sort_opts o = {.blocks = &b};
+    struct vec out = {0};
+    struct trace_summary s;
+    assert_int_equal(trace_sort_records(all, n, &p, &o, collect, &out, &s, &err), 0);
+    trace_summary_free(&s);
+    out.n = 0;
+    assert_int_equal(trace_sort_records(all, n - 1, &p, &o, collect, &out, &s, &err), TRACE_SORT_EINPUT);
+    trace_summary_free(&s);
+    p.threads_per_block = 32;
+    assert_int_equal(trace_sort_records(all, n, &p, &o, collect, &out, &s, &err), TRACE_SORT_EINPUT);
+    assert_non_null(strstr(err.msg, "width 3"));
+    assert_int_equal(out.n, 0);
+    trace_summary_free(&s);
+    trace_blocks_free(&b);
+
+    trace_blocks_init(&b, 64);
+    struct trace_rec t = all[100];
+    all[100] = all[400];
+    all[400] = t;
+    trace_blocks_note(&b, all, n);
+    assert_true(b.failed);
+    trace_blocks_free(&b);
+    free(out.o);
+    free(all);
+}
+
 static int stop_after_first(void *ctx, const struct trace_out *o, size_t n)
 {
     (void)o;
@@ -762,6 +829,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_stream_uneven_threads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_block_reads_agree, setup, teardown),
         cmocka_unit_test(test_split_checking_pass),
+        cmocka_unit_test(test_noted_blocks),
         cmocka_unit_test(test_sink_stops),
         cmocka_unit_test_setup_teardown(test_two_threads_same_output, setup, teardown),
         cmocka_unit_test_setup_teardown(test_binary_output_and_summary, setup, teardown),
