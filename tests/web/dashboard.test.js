@@ -11,7 +11,9 @@
  *     points (instruction table rows and sorting, memory curves and cache
  *     capacities, bank map and conflict costs, control-code sweeps and wrong
  *     answers, dual-issue bars against the reference and the peak, model
- *     validation), and the compare view puts every device on one chart;
+ *     validation), and the compare view puts every device on one chart,
+ *     each device's series told apart without colour (a hatching drawn on
+ *     its bars, a point style and dash of its own);
  *   - the compare view's side-by-side tables (L2 partitions, distributed
  *     shared memory, asynchronous copies; TFLOP/s beside the throughput;
  *     issue order and reuse cache) hold in each device's column exactly
@@ -156,6 +158,10 @@ function charts(page, selector) {
         marker: Boolean(d.marker),
         device: d.device || null,
         style: JSON.stringify([d.borderColor, d.pointStyle || 'circle', d.borderDash || []]),
+        // what tells the series apart without its colour: a bar's hatching
+        // (drawn: its fill a pattern unless 'solid'), a point's style and a line's dash
+        shape: JSON.stringify((d.type || chart.config.type) === 'bar' ? [d.hatch || null] : [d.pointStyle || 'circle', d.borderDash || []]),
+        hatched: d.hatch === 'solid' || d.backgroundColor instanceof CanvasPattern,
         pointLabels: Array.isArray(d.pointLabels) ? d.pointLabels : null,
         wrong: Array.isArray(d.correct) ? d.correct.filter((x) => !x).length : null,
         data: (d._data || d.data).map((p) => (p && typeof p === 'object' ? [p.x, p.y] : p)),
@@ -165,6 +171,16 @@ function charts(page, selector) {
 }
 
 const series = (chart) => chart.datasets.filter((d) => !d.marker);
+
+/* A chart's series differ without their colours (a colour-blind reader, a
+ * greyscale print): no two alike in hatching, or in point style and dash;
+ * every bar series has a hatching, drawn. */
+function checkNotByColour(list, what) {
+  const shapes = list.map((d) => d.shape);
+  equal(shapes.filter((x, i) => shapes.indexOf(x) !== i), [], `${what}: series told apart by colour alone (${shapes.join(' ')})`);
+  const bars = list.filter((d) => d.type === 'bar');
+  check(bars.every((d) => JSON.parse(d.shape)[0] && d.hatched), `${what}: bars without a hatching drawn: ${bars.map((d) => d.label)}`);
+}
 
 /* ---- the checks ----------------------------------------------------------- */
 
@@ -399,6 +415,7 @@ async function checkDualIssue(page, doc) {
   equal(chart.labels, cats.size, 'pattern categories');
   equal(bars.length, warps.size, 'a bar series per warps-per-scheduler count');
   for (const b of bars) equal(b.n, cats.size, `${b.label}: bars`);
+  checkNotByColour(bars, 'dual issue');
   equal(lines.length, doc.peak_ffma_per_sm_clock === null ? 1 : 2, 'reference and peak lines');
   const refValue = median(doc.results.find((r) => ref(r) && r.operands === 'conflict_free' && r.warps_per_scheduler === Math.min(...warps))?.ffma_per_sm_clock);
   check(lines[0].data.includes(refValue), `the reference line lacks the single-issue reference ${refValue}`);
@@ -463,6 +480,7 @@ async function checkCompare(page, withResults) {
   let [chart] = await charts(page, '#result');
   const curves = withResults.flatMap((w) => ['ca', 'cg'].map((l) => curvePoints(w.docs.memory, l)).filter(Boolean));
   equal(series(chart).map((d) => d.data), curves, `every device's memory curves on one chart (${n} devices)`);
+  checkNotByColour(series(chart), 'compare memory');
   equal(chart.datasets.filter((d) => d.marker).length, withResults.reduce((a, w) => a + capacities(w.docs.memory).length, 0), 'every device\'s capacity markers');
   for (const w of withResults) check(series(chart).some((d) => d.label.startsWith(w.device.name)), `no curve labelled ${w.device.name}`);
   await checkSideBySide(page, 'compare-l2-partitions', withResults, (w) => w.docs.memory.l2_partitions, expectL2Partitions);
@@ -481,6 +499,7 @@ async function checkCompare(page, withResults) {
     [chart] = await charts(page, '#result');
     const per = series(chart).filter((d) => d.type !== 'line' || view === 'model-validation');
     equal(per.length, n, `${view}: a series per device`);
+    checkNotByColour(per, `compare ${view}`);
     if (view === 'latency') {
       const names = new Set(withResults.flatMap((w) => w.docs.latency.entries.map((e) => e.name)));
       for (const d of per) equal(d.n, names.size, 'a bar per instruction any device has');
@@ -815,6 +834,7 @@ async function sortFromPage(page, name, sms) {
   equal(await page.$$eval('#trace-per-sm tbody tr', (trs) => trs.length), sms, 'per-SM rows');
   const [chart] = await charts(page, '#trace-summary-section');
   equal(chart.datasets.map((d) => d.n), [sms, sms], 'per-SM chart');
+  checkNotByColour(chart.datasets, 'per-SM chart');
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('#trace-download')]);
   const got = fs.readFileSync(await download.path());
   check(got.equals(want.body), `the download (${got.length} bytes) differs from the API's sorted trace (${want.body.length} bytes)`);

@@ -2,7 +2,8 @@
  * Charts: the dashboard's settings for Chart.js (Debian's libjs-chart.js,
  * bundled ahead of these files by the Makefile) and the few helpers the
  * views share: a registry so a view's charts are destroyed when the view
- * changes, a byte axis on a log scale, marker lines, point labels, a palette.
+ * changes, a byte axis on a log scale, marker lines, point labels, a palette
+ * with point styles and bar hatchings that tell series apart without colour.
  *
  * Every chart is drawn without animation (a view with a few thousand points
  * draws at once); line charts with many points parse nothing and may be
@@ -13,16 +14,72 @@
 /* Series colours, distinguishable in both schemes; device i gets PALETTE[i]. */
 const PALETTE = ['#2f6fdb', '#d9480f', '#2b8a3e', '#9c36b5', '#f59f00', '#0b7285', '#c2255c', '#5c940d'];
 const COLOR_BAD = '#e03131';
-/* Point styles, so that series i and i + PALETTE.length (device 1 and 9 of
- * a comparison, kernel 1 and 9 of the model validation) differ in shape. */
-const POINT_STYLES = ['circle', 'rect', 'triangle', 'rectRot', 'star', 'crossRot'];
+/* Point styles and bar hatchings: series i gets POINT_STYLES[i % 7] and
+ * HATCHES[i % 7] beside PALETTE[i % 8], so that shape or hatching alone
+ * tells the first 7 series (devices of a comparison, kernels of a model
+ * validation) apart, for a colour-blind reader and on a greyscale print,
+ * and with the colour the first 56 (7 and 8 share no factor). */
+const POINT_STYLES = ['circle', 'rect', 'triangle', 'rectRot', 'crossRot', 'star', 'cross'];
+const HATCHES = ['solid', 'diagonal', 'dots', 'horizontal', 'grid', 'vertical', 'back-diagonal'];
 
-/* Series i's colour and point style: the first 48 series all differ. */
+/* Series i's colour, point style and hatching. */
 function seriesStyle(i) {
   return {
     color: PALETTE[i % PALETTE.length],
-    pointStyle: POINT_STYLES[Math.floor(i / PALETTE.length) % POINT_STYLES.length],
+    pointStyle: POINT_STYLES[i % POINT_STYLES.length],
+    hatch: HATCHES[i % HATCHES.length],
   };
+}
+
+/* The strokes of each hatching of lines in a tile of side 1 ('dots' is a
+ * dot in its middle): lines run past the tile's corners so that
+ * neighbouring tiles join into unbroken stripes. */
+const HATCH_LINES = {
+  diagonal: [[-1, 1, 1, -1], [0, 1, 1, 0], [0, 2, 2, 0]],
+  'back-diagonal': [[0, 0, 1, 1], [0, -1, 2, 1], [-1, 0, 1, 2]],
+  horizontal: [[0, 0.5, 1, 0.5]],
+  vertical: [[0.5, 0, 0.5, 1]],
+  grid: [[0, 0.5, 1, 0.5], [0.5, 0, 0.5, 1]],
+};
+const HATCH_TILE = 8; // CSS px: two stripes still show in a legend's 14 px box
+
+/* A fill of `color` hatched in the panel's colour, as a CanvasPattern
+ * (Chart.js takes one wherever it takes a colour, legend boxes included);
+ * 'solid' is the plain colour. The tile is drawn at the screen's pixel
+ * density and scaled back, so the stripes stay sharp. */
+function hatchFill(color, hatch) {
+  const fill = alpha(color, 0.85);
+  if (hatch === 'solid' || !HATCHES.includes(hatch)) return fill;
+  const dpr = window.devicePixelRatio || 1;
+  const tile = document.createElement('canvas');
+  tile.width = tile.height = Math.round(HATCH_TILE * dpr);
+  const g = tile.getContext('2d');
+  g.scale(tile.width, tile.height);
+  g.fillStyle = fill;
+  g.fillRect(0, 0, 1, 1);
+  g.fillStyle = g.strokeStyle = cssVar('--panel');
+  g.lineWidth = 1.5 / HATCH_TILE;
+  g.beginPath();
+  for (const [x0, y0, x1, y1] of HATCH_LINES[hatch] || []) {
+    g.moveTo(x0, y0);
+    g.lineTo(x1, y1);
+  }
+  g.stroke();
+  if (hatch === 'dots') {
+    g.beginPath();
+    g.arc(0.5, 0.5, 0.2, 0, 2 * Math.PI);
+    g.fill();
+  }
+  const pattern = g.createPattern(tile, 'repeat');
+  pattern.setTransform(new DOMMatrix().scaleSelf(1 / dpr));
+  return pattern;
+}
+
+/* A bar series' look from seriesStyle(): its colour under its hatching,
+ * outlined in the colour, so that bars differ without colour too; `hatch`
+ * names the hatching (the browser test reads it). */
+function barStyle({ color, hatch }) {
+  return { backgroundColor: hatchFill(color, hatch), borderColor: color, borderWidth: 1, hatch };
 }
 
 const chartState = {

@@ -25,9 +25,9 @@ const COMPARE_ALSO = { 'control-codes': ['banks'] };
 
 function compareMemory(body, docs) {
   const { box, canvas } = chartBox('Load latency against footprint, every device', 'tall');
-  body.append(el('p', { class: 'hint', text: 'Solid: .ca loads (L1 and L2); dashed: .cg loads (L2 only); dashed verticals: cache capacities, in each device\'s colour.' }), box,
+  body.append(el('p', { class: 'hint', text: 'Solid: .ca loads (L1 and L2); dashed: .cg loads (L2 only); each device has its own colour and point shape (see the legend); dashed verticals: cache capacities, in each device\'s colour.' }), box,
     ...docs.flatMap((d) => failedCurves(d.doc, d.name)));
-  memoryChart(canvas, docs.flatMap((d) => memoryDatasets(d.doc, d.color, d.name, true, d.pointStyle)), false);
+  memoryChart(canvas, docs.flatMap((d) => memoryDatasets(d.doc, d.color, d.name, true, d.pointStyle)), { legendMarkers: false, pointStyles: true });
   body.append(el('div', { class: 'scroll' }, dataTable([
     { head: 'Device', value: (d) => d.name },
     ...['ca', 'cg'].map((load) => ({
@@ -57,7 +57,7 @@ function compareLatency(body, docs) {
       datasets: docs.map((d) => ({
         label: d.name,
         data: names.map((n) => median(entry(d, n)?.latency_cycles)),
-        backgroundColor: alpha(d.color, 0.8),
+        ...barStyle(d),
       })),
     },
     options: {
@@ -107,7 +107,7 @@ function compareDualIssue(body, docs) {
     data: {
       labels: keys.map((k) => k.split('|').map((s) => s.replace(/_/g, '-'))),
       datasets: [
-        ...docs.map((d) => ({ type: 'bar', label: d.name, data: keys.map((k) => best(d, k)), backgroundColor: alpha(d.color, 0.8), order: 2 })),
+        ...docs.map((d) => ({ type: 'bar', label: d.name, data: keys.map((k) => best(d, k)), ...barStyle(d), order: 2 })),
         ...peaks.map((p) => ({ type: 'line', label: `peak ${p}`, data: keys.map(() => p), borderColor: COLOR_BAD, pointRadius: 0, order: 0 })),
       ],
     },
@@ -198,8 +198,8 @@ async function renderCompare(main, route, ctx) {
       const doc = await result(d, view);
       const also = {};
       for (const v of COMPARE_ALSO[view] || []) also[v] = await result(d, v).catch(() => null);
-      const { color, pointStyle } = seriesStyle(i);
-      return { device: d, doc, also, color, pointStyle, name: names.get(d.uuid) || d.name };
+      // colour, point style and hatching: devices differ without colour too
+      return { device: d, doc, also, ...seriesStyle(i), name: names.get(d.uuid) || d.name };
     } catch (e) {
       return { device: d, error: e, name: names.get(d.uuid) || d.name };
     }

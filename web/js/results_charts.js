@@ -61,8 +61,11 @@ function memoryDatasets(doc, colors, name, markers, pointStyle = 'circle') {
 }
 
 /* legendMarkers false: the capacity lines stay out of the legend (their
- * tooltips and the levels table name them), for charts of many devices. */
-function memoryChart(canvas, datasets, legendMarkers = true) {
+ * tooltips and the levels table name them), for charts of many devices;
+ * pointStyles: the legend keys each series by its point style (the
+ * devices' in the compare view) instead of its line (.ca solid, .cg
+ * dashed, which the labels also say). */
+function memoryChart(canvas, datasets, { legendMarkers = true, pointStyles = false } = {}) {
   return makeChart(canvas, {
     type: 'scatter',
     data: { datasets },
@@ -73,7 +76,10 @@ function memoryChart(canvas, datasets, legendMarkers = true) {
       },
       plugins: {
         tooltip: { callbacks: { label: pointLabel(fmtBytes, (y) => `${fmtNum(y)} cycles`) } },
-        legend: { position: 'bottom', labels: { filter: (item, data) => legendMarkers || !data.datasets[item.datasetIndex].marker } },
+        legend: {
+          position: 'bottom',
+          labels: { filter: (item, data) => legendMarkers || !data.datasets[item.datasetIndex].marker, usePointStyle: pointStyles },
+        },
       },
     },
   });
@@ -409,7 +415,7 @@ function dualIssueChart(canvas, doc) {
     type: 'bar',
     label: `${w} warp${w > 1 ? 's' : ''} per scheduler`,
     data: cats.map((c) => value(c.pattern, c.operands, w)),
-    backgroundColor: alpha(PALETTE[i % PALETTE.length], 0.8),
+    ...barStyle(seriesStyle(i)),
     order: 2,
   }));
   datasets.push({

@@ -89,8 +89,8 @@ function showTraceSummary(summary, sms, jobId, href, filename) {
     data: {
       labels: sms.map((s) => `SM ${s.sm}`),
       datasets: [
-        { label: 'requests out', data: sms.map((s) => s.requests_out), backgroundColor: alpha(PALETTE[0], 0.8), yAxisID: 'y' },
-        { label: 'ticks', data: sms.map((s) => s.ticks), backgroundColor: alpha(PALETTE[1], 0.8), yAxisID: 'y1' },
+        { label: 'requests out', data: sms.map((s) => s.requests_out), ...barStyle(seriesStyle(0)), yAxisID: 'y' },
+        { label: 'ticks', data: sms.map((s) => s.ticks), ...barStyle(seriesStyle(1)), yAxisID: 'y1' },
       ],
     },
     options: {
