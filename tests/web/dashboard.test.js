@@ -1005,6 +1005,43 @@ async function checkNarrow(page, device) {
   }
 }
 
+/* At 390 px the jobs table fits the screen, with a job's detail open: no
+ * sideways scrolling of the page, of the table's box, of the table or of
+ * anything in it, and each job's id and state still on screen. */
+async function checkNarrowJobs(page, id) {
+  await page.setViewportSize({ width: 390, height: 844 });
+  try {
+    await openView(page, `#/?job=${id}`, 'overview', 'overview (390 px)');
+    loadTimes.pop();
+    step = 'narrow: the jobs table at 390 px';
+    await page.waitForSelector(`#job-detail-${id} table.events`, { timeout: TIMEOUT_MS });
+    const shown = await page.evaluate(() => {
+      const width = document.documentElement.clientWidth;
+      const table = document.getElementById('jobs');
+      // a box the reader would scroll (not one clipped out of sight, as the table's hidden heads)
+      const wide = (e) => e.scrollWidth > e.clientWidth + 1 && ['auto', 'scroll'].includes(getComputedStyle(e).overflowX);
+      const name = (e) => `${e.tagName.toLowerCase()}${e.className ? `.${String(e.className).split(' ').join('.')}` : ''}`;
+      return {
+        table: [table.scrollWidth, table.clientWidth],
+        box: [table.parentElement.scrollWidth, table.parentElement.clientWidth],
+        page: document.documentElement.scrollWidth - width,
+        right: table.getBoundingClientRect().right - width,
+        scrolling: [...table.querySelectorAll('*')].filter(wide).map((e) => `${name(e)} (${e.scrollWidth} px in ${e.clientWidth}: ${[...e.children].map((c) => `${name(c)} ${c.scrollWidth}`).join(', ')})`),
+        offscreen: [...table.querySelectorAll('tr.job button.toggle, tr.job .state')]
+          .filter((e) => e.getBoundingClientRect().right > width || e.getBoundingClientRect().width === 0).map(name),
+      };
+    });
+    check(shown.table[0] <= shown.table[1], `the jobs table scrolls sideways: ${shown.table[0]} px of content in ${shown.table[1]}`);
+    check(shown.box[0] <= shown.box[1], `the jobs table's box scrolls sideways: ${shown.box[0]} px of content in ${shown.box[1]}`);
+    equal(shown.page, 0, 'pixels the overview is wider than the screen');
+    check(shown.right <= 0, `the jobs table ends ${shown.right} px past the screen`);
+    equal(shown.scrolling, [], 'elements of the jobs table that scroll sideways');
+    equal(shown.offscreen, [], 'job ids and states off the screen');
+  } finally {
+    await page.setViewportSize({ width: 1400, height: 900 });
+  }
+}
+
 /* ---- the daemon unreachable ------------------------------------------------------ */
 
 /* The page's requests to the API fail as they do when the daemon is down
@@ -1388,6 +1425,7 @@ async function main() {
     if (withResults.length) await checkExportImport(page, withResults, openapi);
     await checkFleet(page);
     if (withResults.length) await checkNarrow(page, withResults[0].device);
+    await checkNarrowJobs(page, jobs[0]);
     if (withResults.length) await checkUnreachable(page, withResults[0].device);
     await checkOverviewOutage(page);
     await checkStatusLines(page);

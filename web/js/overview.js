@@ -93,7 +93,14 @@ function stateBadge(job) {
   return el('span', { class: `state state-${job.state}`, text });
 }
 
-function jobRow(job) {
+/* The jobs table's column heads as index.html writes them: on a phone's
+ * width each cell shows its head beside its value (style.css turns the
+ * rows into cards), read from the table so the heads are written once. */
+function jobHeads() {
+  return [...$('jobs').tHead.rows[0].cells].map((th) => th.textContent);
+}
+
+function jobRow(job, heads) {
   const open = overview.expanded.has(job.id);
   const toggle = el('button', {
     type: 'button',
@@ -106,7 +113,7 @@ function jobRow(job) {
   });
   const device = el('td', { title: job.device || null, text: deviceLabel(job.device) });
   const created = el('td', { title: job.created_at || null, text: fmtTime(job.created_at) });
-  return el('tr', { class: open ? 'job open' : 'job', 'data-job-id': job.id, 'data-state': job.state },
+  const cells = [
     el('th', { scope: 'row' }, toggle),
     el('td', { text: job.kind }),
     device,
@@ -114,7 +121,10 @@ function jobRow(job) {
     el('td', { class: 'num', text: `${job.attempt}/${job.max_attempts}` }),
     created,
     durationCell(job),
-    el('td', { class: 'error', text: job.error || '' }));
+    el('td', { class: 'error', text: job.error || '' }),
+  ];
+  cells.forEach((cell, i) => { cell.dataset.label = heads[i]; });
+  return el('tr', { class: open ? 'job open' : 'job', 'data-job-id': job.id, 'data-state': job.state }, cells);
 }
 
 /* A running job shows how long it has been running so far; the cell keeps
@@ -190,9 +200,10 @@ function renderJobs() {
   overview.renderedSig = sig;
 
   const focused = focusedJobButton(table);
+  const heads = jobHeads();
   const rows = [];
   for (const job of overview.jobs) {
-    rows.push(jobRow(job));
+    rows.push(jobRow(job, heads));
     if (overview.expanded.has(job.id)) rows.push(detailRow(job));
   }
   table.tBodies[0].replaceChildren(...rows);
