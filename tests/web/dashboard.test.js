@@ -349,7 +349,11 @@ async function checkAsyncCopies(page, ac) {
   ac.latency.forEach((p, i) => {
     if (p.error) check(rows[i][2].includes(p.error), `latency row ${i} shows its error`);
     else check(Math.abs(Number(rows[i][2].replace(/,/g, '')) - p.cycles.median) < 0.51, `latency row ${i}: ${rows[i][2]} for ${p.cycles.median}`);
+    // the size as the compare view's rows name it: the bytes of one copy
+    if (typeof p.bytes_per_copy === 'number') check(rows[i][1].startsWith(`${bytesText(p.bytes_per_copy)} a copy`), `latency row ${i}'s size: ${rows[i][1]} for ${p.bytes_per_copy} bytes a copy`);
   });
+  // the figure's name, which the compare view's rows must use too
+  asyncLatencyName = await page.textContent('#async-latency caption');
   const all = await charts(page, '#result');
   const chart = all.find((c) => c.datasets.some((d) => d.label.startsWith('cp.async') || d.label.startsWith('ld.global')));
   const want = [];
@@ -365,6 +369,8 @@ async function checkAsyncCopies(page, ac) {
   equal(chart.datasets.map((d) => d.data), want, 'async-copy bandwidth, method by method, point by point');
 }
 let asyncResults = 0;
+let asyncLatencyName = null; // the device view's name of the copies' latency
+const bytesText = (b) => (b >= 1024 ? `${b / 1024} KiB` : `${b} B`);
 
 async function checkBanks(page, doc) {
   const cells = await page.$$eval('#bank-map .reg', (rs) => rs.map((r) => r.dataset.bank));
@@ -649,14 +655,13 @@ function expectAsyncCopy(ac, cell, what) {
     equal(cell('Summary').text, 'none in this result', `${what}: no summary`);
     return 1;
   }
-  const bytes = (b) => (b >= 1024 ? `${b / 1024} KiB` : `${b} B`);
   let n = 0;
   for (const level of Object.keys(ASYNC_LEVEL_LABELS)) {
     for (const [m, b] of Object.entries(ac.summary[level] || {})) {
       const text = cell(`Best B/clk/SM, ${ASYNC_METHOD_LABELS[m]}, ${ASYNC_LEVEL_LABELS[level]}`).text;
       const [best, rest] = text.split(' at ');
       check(close(best, b.best), `${what}: best of ${m} ${level}: ${text} for ${b.best}`);
-      check(rest.startsWith(bytes(b.at_bytes)), `${what}: size of ${m}'s best from ${level}: ${text} for ${b.at_bytes}`);
+      check(rest.startsWith(bytesText(b.at_bytes)), `${what}: size of ${m}'s best from ${level}: ${text} for ${b.at_bytes}`);
       const vs = /\((.*) × ld\)$/.exec(rest);
       check(m !== 'ld' && typeof b.vs_ld === 'number' ? vs && Number(vs[1]) === Number(b.vs_ld.toPrecision(3)) : !vs, `${what}: ${m} against ld: ${text} for ${b.vs_ld}`);
       n++;
@@ -664,7 +669,8 @@ function expectAsyncCopy(ac, cell, what) {
   }
   for (const [size, per] of Object.entries(ac.summary.latency_by_bytes || {})) {
     for (const [m, v] of Object.entries(per)) {
-      const text = cell(`One copy of ${bytes(Number(size))} from the L2 (cycles), ${ASYNC_METHOD_LABELS[m]}`).text;
+      // one figure, one name: the device view's, with the size as its rows give it
+      const text = cell(`${asyncLatencyName}, ${bytesText(Number(size))} a copy, ${ASYNC_METHOD_LABELS[m]}`).text;
       check(close(text, v), `${what}: latency of ${m} at ${size} B: ${text} for ${v}`);
       n++;
     }

@@ -12,8 +12,9 @@
  * fact one device lacks is "—" in its column. A device whose result has no
  * such member (stored before the probe) answers null: its whole column says
  * "not measured". The pairs reuse the single-device views' formatters
- * (l2PartitionRows, the copy methods' names, issueHits, issueRuleText in
- * results_charts.js), so the two views cannot word a figure differently.
+ * (l2PartitionRows, the copy methods' names, the copies' latency figure's
+ * name and size, issueHits, issueRuleText in results_charts.js), so the
+ * two views cannot word a figure differently.
  * Nothing here fetches and nothing is computed from the figures: compare.js
  * hands in the documents, and the copies' best rates are the probe's own
  * summary.
@@ -89,7 +90,7 @@ function asyncPairs(ac) {
   for (const size of sizes) {
     for (const [m, label] of ASYNC_METHODS) {
       const v = sum.latency_by_bytes[size][m];
-      if (typeof v === 'number') pairs.push([`One copy of ${fmtBytes(Number(size))} from the L2 (cycles), ${label}`, fmtNum(v)]);
+      if (typeof v === 'number') pairs.push([`${ASYNC_LATENCY}, ${asyncCopyBytes(Number(size))}, ${label}`, fmtNum(v)]);
     }
   }
   return pairs;

@@ -176,6 +176,12 @@ const ASYNC_METHODS = [
 ];
 const ASYNC_LEVELS = [['dram', 'from device memory', []], ['l2', 'from the L2', [6, 4]]];
 const asyncLabel = (m) => (ASYNC_METHODS.find(([k]) => k === m) || [m, m])[1];
+/* The copies' latency figure has one name wherever it is shown (this
+ * view's table, the compare view's rows; docs/api.md's words), and its
+ * size is the bytes of one copy, a warp's for the per-thread methods, so
+ * that a row of the one matches a row of the other. */
+const ASYNC_LATENCY = 'One copy and its wait from the L2 (cycles)';
+const asyncCopyBytes = (bytes) => `${fmtBytes(bytes)} a copy`;
 
 /* Bandwidth against transfer size: one line per method and level (solid:
  * device memory, dashed: the L2), points in size order; none measured, none. */
@@ -199,10 +205,19 @@ function asyncDatasets(ac) {
   return sets;
 }
 
+/* "512 B a copy (16 B per thread)" for the per-thread methods, "4 KiB a
+ * copy" for the bulk ones; a point from before bytes_per_copy was kept
+ * gives its own bytes. */
+function asyncPointSize(p) {
+  const perThread = ['ld', 'ca', 'cg'].includes(p.method) ? `${fmtBytes(p.bytes)} per thread` : '';
+  if (typeof p.bytes_per_copy !== 'number') return perThread || fmtBytes(p.bytes);
+  return `${asyncCopyBytes(p.bytes_per_copy)}${perThread ? ` (${perThread})` : ''}`;
+}
+
 function asyncLatencyRows(ac) {
   return (Array.isArray(ac?.latency) ? ac.latency : []).map((p) => ({
     method: asyncLabel(p.method),
-    size: `${fmtBytes(p.bytes)}${['ld', 'ca', 'cg'].includes(p.method) ? ' per thread' : ''}`,
+    size: asyncPointSize(p),
     cycles: p.error ? `failed: ${p.error}` : fmtNum(p.cycles?.median),
     spread: p.cycles ? `${fmtNum(p.cycles.min)}–${fmtNum(p.cycles.max)}` : '—',
   }));
@@ -239,7 +254,7 @@ function renderAsyncCopies(body, ac) {
     { head: 'Size', cls: 'num', value: (r) => r.size },
     { head: 'Cycles (median)', cls: 'num', value: (r) => r.cycles },
     { head: 'Min–max', cls: 'num', value: (r) => r.spread },
-  ], asyncLatencyRows(ac), 'One copy and its wait, from the L2');
+  ], asyncLatencyRows(ac), ASYNC_LATENCY);
   table.id = 'async-latency';
   body.append(el('div', { class: 'scroll' }, table), kvList([['Tensor map', ac.tensor_map]], 'kv async-copy'));
 }
