@@ -230,6 +230,34 @@ async function checkOverview(page, inv, jobs) {
   loadTimes.splice(-2, 2);
 }
 
+/* Which jobs' rows are open (their detail shown, their toggle expanded). */
+function openJobs(page) {
+  return page.$$eval('#jobs tr.job', (trs) => trs.filter((tr) => tr.querySelector('button.toggle').getAttribute('aria-expanded') === 'true' ||
+    document.getElementById(`job-detail-${tr.dataset.jobId}`)).map((tr) => Number(tr.dataset.jobId)));
+}
+
+/* A job row opened by hand is closed again on a fresh view of the
+ * overview (the nav link, another job's link); only the job the address
+ * names is open. Navigation inside the page, as a reader's clicks. */
+async function checkJobsFresh(page, jobs, device) {
+  await openView(page, '#/', 'overview', 'overview (rows closed)');
+  loadTimes.pop();
+  step = 'jobs: a row opened, then another view';
+  await page.click(`tr.job[data-job-id="${jobs[0]}"] button.toggle`);
+  await page.waitForSelector(`#job-detail-${jobs[0]} table.events`, { timeout: TIMEOUT_MS });
+  await redrawn(page, () => page.evaluate((h) => { window.location.hash = h; }, `#/device/${device}/latency`), 'device/latency');
+  step = 'jobs: back to the overview by its link';
+  await redrawn(page, () => page.click('#nav a[data-nav="overview"]'), 'overview');
+  equal(await openJobs(page), [], 'job rows open on a fresh overview');
+  step = 'jobs: another job\'s address';
+  await page.click(`tr.job[data-job-id="${jobs[0]}"] button.toggle`);
+  await page.waitForSelector(`#job-detail-${jobs[0]} table.events`, { timeout: TIMEOUT_MS });
+  await redrawn(page, () => page.evaluate((h) => { window.location.hash = h; }, `#/device/${device}/memory`), 'device/memory');
+  await redrawn(page, () => page.evaluate((h) => { window.location.hash = h; }, `#/?job=${jobs[1]}`), 'overview');
+  await page.waitForSelector(`#job-detail-${jobs[1]} table.events`, { timeout: TIMEOUT_MS });
+  equal(await openJobs(page), [jobs[1]], 'job rows open at the address of one job');
+}
+
 async function checkLatency(page, doc) {
   const rows = await page.$$eval('#latency-table tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
   equal(rows.length, doc.entries.length, 'instruction rows');
@@ -1406,6 +1434,7 @@ async function main() {
     page.on('pageerror', (e) => consoleErrors.push(`${step}: uncaught ${e.message}`));
 
     await checkOverview(page, inv, jobs);
+    if (inv.devices.length) await checkJobsFresh(page, jobs, inv.devices[0].uuid);
     if (withResults.length) {
       await checkDevices(page, withResults);
       const wantParts = Number(process.env.GPUPROBE_WEB_L2_PARTITIONS || 0);

@@ -4,7 +4,8 @@
  * job submission form and the import of a result bundle. The view polls the
  * API every two seconds while it is shown; a job row expands to show its
  * parameters, events and result, and "#job=ID" (or "#/?job=ID") opens one,
- * listed last when it is older than the newest 50.
+ * listed last when it is older than the newest 50. Each visit starts with
+ * only that job open: rows opened on an earlier visit are closed.
  */
 
 const REFRESH_MS = 2000;
@@ -17,7 +18,7 @@ const overview = {
   kinds: [],            // from /api/v1/job-kinds, internal kinds left out
   kindsState: '',       // 'loaded', 'failed' (asked again by refresh) or '' (asking)
   jobs: [],             // last page from /api/v1/jobs
-  expanded: new Set(),  // ids of jobs whose detail row is open
+  expanded: new Set(),  // ids of jobs whose detail row is open, in this visit
   linked: 0,            // the job the address names (#/?job=ID), 0 if none
   details: new Map(),   // id -> single-job JSON (with result and events)
   notes: new Map(),     // id -> message about a cancel request
@@ -500,7 +501,10 @@ async function renderOverview(main, route) {
   overview.renderedSig = '';
   const linked = Number(route.query.get('job') || route.legacyJob || NaN);
   overview.linked = Number.isInteger(linked) && linked > 0 ? linked : 0;
-  if (overview.linked) overview.expanded.add(linked);
+  // a fresh view opens only the job its address names: rows opened on an
+  // earlier visit stay closed, and their cancel notes go with them
+  overview.expanded = new Set(overview.linked ? [overview.linked] : []);
+  overview.notes.clear();
   $('kind').addEventListener('change', onKindChange);
   $('submit').addEventListener('submit', submitJob);
   $('import').addEventListener('submit', importBundle);
