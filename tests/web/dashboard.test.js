@@ -230,6 +230,31 @@ async function checkOverview(page, inv, jobs) {
   loadTimes.splice(-2, 2);
 }
 
+/* The attempts cell of job ID's row (the column whose head starts with
+ * "Attempt"). */
+async function attemptsShown(page, id) {
+  return page.$eval(`tr.job[data-job-id="${id}"]`, (tr) => {
+    const heads = [...document.querySelectorAll('#jobs thead th')].map((th) => th.textContent);
+    return tr.cells[heads.findIndex((h) => h.startsWith('Attempt'))].textContent;
+  });
+}
+
+const attempts = (n) => `${n} attempt${n === 1 ? '' : 's'}`;
+
+/* A job that is done shows the attempts it made, a failed one that it
+ * failed for good: never "1/3", which reads as if more were coming. */
+async function checkAttempts(page, failedId, succeededId) {
+  await openView(page, '#/', 'overview', 'overview (attempts)');
+  loadTimes.pop();
+  step = 'jobs: attempts of a job that is done';
+  const failed = await apiGet(`/api/v1/jobs/${failedId}`);
+  equal(failed.state, 'failed', `job ${failedId}'s state`);
+  check(failed.attempt < failed.max_attempts, `job ${failedId} failed after ${failed.attempt} of ${failed.max_attempts} attempts: no case of a final failure with attempts left`);
+  equal(await attemptsShown(page, failedId), `failed after ${attempts(failed.attempt)}`, `the attempts of failed job ${failedId}`);
+  const done = await apiGet(`/api/v1/jobs/${succeededId}`);
+  equal(await attemptsShown(page, succeededId), attempts(done.attempt), `the attempts of succeeded job ${succeededId}`);
+}
+
 /* Which jobs' rows are open (their detail shown, their toggle expanded). */
 function openJobs(page) {
   return page.$$eval('#jobs tr.job', (trs) => trs.filter((tr) => tr.querySelector('button.toggle').getAttribute('aria-expanded') === 'true' ||
@@ -903,6 +928,8 @@ async function checkSubmitCancel(page) {
 
   step = 'cancel from the page';
   await page.waitForSelector(`tr.job[data-job-id="${id}"][data-state="running"]`, { timeout: TIMEOUT_MS });
+  const running = await apiGet(`/api/v1/jobs/${id}`);
+  equal(await attemptsShown(page, id), `${running.attempt} of ${running.max_attempts}`, 'the attempts of a running job');
   await page.click(`tr.job[data-job-id="${id}"] button.toggle`);
   // by keyboard: the focus must stay on "Cancel job" while the running
   // job's duration ticks (the row is not rebuilt for that)
@@ -1413,6 +1440,10 @@ async function main() {
     jobs.push(r.body.id);
   }
   for (const id of jobs) await waitJob(id, ['succeeded']);
+  // a job that fails for good (its worker exits 3: no retry), for the attempts shown
+  const failing = await apiPost('/api/v1/jobs', { kind: 'test', params: { mode: 'exit', exit_code: 3 } }, TOKEN);
+  equal(failing.status, 202, 'submitting a failing test job');
+  await waitJob(failing.body.id, ['failed']);
 
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'gpuprobe-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
@@ -1435,6 +1466,7 @@ async function main() {
 
     await checkOverview(page, inv, jobs);
     if (inv.devices.length) await checkJobsFresh(page, jobs, inv.devices[0].uuid);
+    await checkAttempts(page, failing.body.id, jobs[0]);
     if (withResults.length) {
       await checkDevices(page, withResults);
       const wantParts = Number(process.env.GPUPROBE_WEB_L2_PARTITIONS || 0);

@@ -119,13 +119,27 @@ function jobRow(job, heads) {
     el('td', { text: job.kind }),
     device,
     el('td', {}, stateBadge(job)),
-    el('td', { class: 'num', text: `${job.attempt}/${job.max_attempts}` }),
+    attemptsCell(job),
     created,
     durationCell(job),
     el('td', { class: 'error', text: job.error || '' }),
   ];
   cells.forEach((cell, i) => { cell.dataset.label = heads[i]; });
   return el('tr', { class: open ? 'job open' : 'job', 'data-job-id': job.id, 'data-state': job.state }, cells);
+}
+
+/* A job's attempts (server/api/job_json.c: attempt counts the runs
+ * started, max_attempts the most it may have). Only a job the daemon's
+ * stop or crash interrupts is run again, while attempts remain; a worker's
+ * failure is final. So "1 of 3" only while the job is queued or running;
+ * once it is done, the attempts it made, and a failure says it is final. */
+function attemptsCell(job) {
+  if (!TERMINAL.has(job.state)) {
+    const title = `at most ${plural(job.max_attempts, 'attempt')}: another only if the daemon stops while the job runs`;
+    return el('td', { class: 'num', title, text: `${job.attempt} of ${job.max_attempts}` });
+  }
+  const made = plural(job.attempt, 'attempt');
+  return el('td', { class: 'num', text: job.state === 'failed' ? `failed after ${made}` : made });
 }
 
 /* A running job shows how long it has been running so far; the cell keeps
