@@ -255,6 +255,55 @@ async function checkAttempts(page, failedId, succeededId) {
   equal(await attemptsShown(page, succeededId), attempts(done.attempt), `the attempts of succeeded job ${succeededId}`);
 }
 
+/* The browser runs in this time zone (not the machine's, likely UTC), so
+ * that a time shown in it, with its zone, is told from one shown in UTC. */
+const ZONE = 'America/New_York';
+
+/* An instant as the dashboard must show it: local time in ZONE and the
+ * zone's name (en-US: "EST", "EDT"), worked out here by Intl's own
+ * conversion, not the page's. */
+function zoned(t) {
+  const parts = Object.fromEntries(new Intl.DateTimeFormat('en-US', {
+    timeZone: ZONE, year: 'numeric', month: '2-digit', day: '2-digit',
+    hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23', timeZoneName: 'short',
+  }).formatToParts(new Date(t)).map((p) => [p.type, p.value]));
+  return `${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute}:${parts.second} ${parts.timeZoneName}`;
+}
+
+/* Times in the page's text (and its options') with no zone after them. */
+function unzonedTimes(page) {
+  return page.evaluate(() => {
+    const text = [document.body.innerText, ...[...document.querySelectorAll('option')].map((o) => o.textContent)].join('\n');
+    // a clock time, not a piece of a PCI bus id ("0000:00:06.0")
+    return text.match(/(?<![\d:])\d\d:\d\d:\d\d(?![\d.:])(?! (UTC|GMT|[A-Z]{2,5}\b))/g) || [];
+  });
+}
+
+/* Every time is shown with its zone, the same way in every view: the
+ * jobs' creation and events, a result's provenance and history, the status
+ * line. */
+async function checkTimes(page, id, device) {
+  await openView(page, `#/?job=${id}`, 'overview', 'overview (times)');
+  loadTimes.pop();
+  step = 'times: the overview';
+  await page.waitForSelector(`#job-detail-${id} table.events`, { timeout: TIMEOUT_MS });
+  const job = await apiGet(`/api/v1/jobs/${id}`);
+  equal(await page.textContent(`tr.job[data-job-id="${id}"] td[title="${job.created_at}"]`), zoned(job.created_at), `job ${id}'s creation`);
+  const events = await page.$$eval(`#job-detail-${id} table.events tbody tr`, (trs) => trs.map((tr) => tr.cells[0].textContent));
+  equal(events, job.events.map((e) => zoned(e.at)), `job ${id}'s events`);
+  const now = zoned(Date.now()).split(' ')[2];
+  check(new RegExp(`^Updated \\d\\d:\\d\\d:\\d\\d ${now}$`).test(await page.textContent('#status')), `the status line: ${await page.textContent('#status')}`);
+  equal(await unzonedTimes(page), [], 'times without a zone on the overview');
+  if (!device) return;
+  await openView(page, `#/device/${device.uuid}/latency`, 'device/latency', 'device/latency (times)');
+  loadTimes.pop();
+  step = 'times: a result\'s provenance';
+  const doc = await apiGet(`/api/v1/devices/${device.uuid}/latency`);
+  const provenance = await page.textContent('.provenance');
+  check(provenance.includes(`measured ${zoned(doc.measured_at)} ·`), `the provenance: ${provenance} for ${doc.measured_at}`);
+  equal(await unzonedTimes(page), [], 'times without a zone on a device\'s page');
+}
+
 /* Which jobs' rows are open (their detail shown, their toggle expanded). */
 function openJobs(page) {
   return page.$$eval('#jobs tr.job', (trs) => trs.filter((tr) => tr.querySelector('button.toggle').getAttribute('aria-expanded') === 'true' ||
@@ -1453,6 +1502,7 @@ async function main() {
       '--disable-background-networking', '--disable-component-update', '--disable-sync',
       '--disable-dev-shm-usage'],
     viewport: { width: 1400, height: 900 },
+    timezoneId: ZONE,
     acceptDownloads: true,
   });
   try {
@@ -1467,6 +1517,7 @@ async function main() {
     await checkOverview(page, inv, jobs);
     if (inv.devices.length) await checkJobsFresh(page, jobs, inv.devices[0].uuid);
     await checkAttempts(page, failing.body.id, jobs[0]);
+    await checkTimes(page, jobs[0], withResults[0]?.device);
     if (withResults.length) {
       await checkDevices(page, withResults);
       const wantParts = Number(process.env.GPUPROBE_WEB_L2_PARTITIONS || 0);

@@ -124,13 +124,22 @@ function fmtPercent(x, digits = 1) {
   return typeof x === 'number' && Number.isFinite(x) ? `${(x * 100).toFixed(digits)} %` : '—';
 }
 
-/* RFC 3339 from the API -> "YYYY-MM-DD HH:MM:SS" in the browser's time zone. */
-function fmtTime(t) {
+/* Names the browser's time zone at an instant (made once: the zone does
+ * not change under a page). en-US names, so the letters are the same in
+ * every language: "UTC", "EST", "GMT+1", "GMT+5:30". */
+const ZONE_NAMES = new Intl.DateTimeFormat('en-US', { timeZoneName: 'short' });
+
+/* An instant (RFC 3339 from the API, or ms) as "YYYY-MM-DD HH:MM:SS ZONE"
+ * in the browser's time zone, or "HH:MM:SS ZONE" without the date: every
+ * time the dashboard shows comes through here, so none is without its
+ * zone (a reader comparing with a log in UTC, or another site's page). */
+function fmtTime(t, { date = true } = {}) {
   if (!t) return '—';
   const d = new Date(t);
   if (Number.isNaN(d.getTime())) return String(t);
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ` +
-    `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+  const zone = ZONE_NAMES.formatToParts(d).find((p) => p.type === 'timeZoneName')?.value;
+  const clock = `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}${zone ? ` ${zone}` : ''}`;
+  return date ? `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${clock}` : clock;
 }
 
 function fmtDuration(s) {
@@ -256,7 +265,7 @@ function setStatus(text, bad) {
 }
 
 function markUpdated() {
-  setStatus(`Updated ${fmtTime(new Date().toISOString()).slice(11)}`, false);
+  setStatus(`Updated ${fmtTime(Date.now(), { date: false })}`, false);
 }
 
 /* ---- devices ------------------------------------------------------------------- */
