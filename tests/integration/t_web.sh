@@ -4,8 +4,10 @@
 # reference results its database holds, and holds every view to the daemon's
 # own API: the overview (devices, the reason no GPU is attached, jobs shown
 # succeeded, a job's deep link opening its parameters, events and result, the
-# kinds offered), each device's six result views with their charts' series
-# and points, the compare view (its side-by-side tables of the Hopper
+# kinds offered, a failed job's attempts, the jobs table at a phone's width,
+# times with their zone), each device's six result views with their charts'
+# series and points, the compare view (its devices told apart without
+# colour; its side-by-side tables of the Hopper
 # features held column by column to each device's documents, with planted
 # figures on both reference devices and members one of them lacks), the occupancy calculator's answer against the
 # API's, a trace sorted from the page, answered at once and as a job (per-SM

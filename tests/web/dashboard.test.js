@@ -6,7 +6,12 @@
  * that the page shows what the API says:
  *   - the overview lists the devices and jobs (succeeded jobs with their
  *     badges, the reason when no GPU is attached), a job's deep link opens
- *     its parameters, events and result, the kinds come from the API;
+ *     its parameters, events and result, the kinds come from the API; a
+ *     fresh overview opens only the job its address names; a job that is
+ *     done shows the attempts it made ("failed after 1 attempt"), not
+ *     "1/3"; at 390 px the jobs table fits the screen, a job open;
+ *   - every time is shown with its zone (the browser in America/New_York):
+ *     jobs' creation and events, a result's provenance, the status line;
  *   - every device view draws its charts with the API's number of series and
  *     points (instruction table rows and sorting, memory curves and cache
  *     capacities, bank map and conflict costs, control-code sweeps and wrong
