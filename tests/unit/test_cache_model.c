@@ -336,6 +336,26 @@ static void test_refusals(void **state)
     }
     snprintf(buf, sizeof buf, "%s0,0,0,0x10,0xfffffffffffffffe,4,0\n", h);
     expect_refused(csv, buf, 2, "passes 2^64");
+
+    /* a width no sort of the header's line gives: twice the line is the
+     * most (a misaligned request), four times is damage */
+    struct trace_params dp;
+    trace_params_default(&dp);
+    for (uint32_t times = 2; times <= 4; times += 2) {
+        struct trace_out wide[2] = {good[0], good[1]};
+        wide[1].width = times * dp.line_bytes;
+        wide[1].addr = 0;
+        write_bin_recs(bin, wide, 2);
+        int rc = cache_input_open(&in, bin, &err);
+        if (times == 2) {
+            assert_int_equal(rc, 0);
+            cache_input_close(&in);
+            continue;
+        }
+        assert_int_equal(rc, TRACE_EINPUT);
+        assert_int_equal(err.offset, TRACE_BIN_HEADER_BYTES + TRACE_BIN_OUT_BYTES);
+        assert_non_null(strstr(err.msg, "twice the line"));
+    }
 }
 
 int main(void)
