@@ -69,15 +69,16 @@ static char *encode_figures(const struct store_metric *m, size_t n)
 }
 
 static const char put_sql[] =
-    "INSERT INTO device_figures (device, kind, job_id, measured_ms, figures)"
-    " VALUES (?1, ?2, ?3, ?4, ?5)"
+    "INSERT INTO device_figures (device, kind, job_id, measured_ms, figures, driver_version)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
     " ON CONFLICT (device, kind) DO UPDATE SET job_id = excluded.job_id,"
-    " measured_ms = excluded.measured_ms, figures = excluded.figures"
+    " measured_ms = excluded.measured_ms, figures = excluded.figures,"
+    " driver_version = excluded.driver_version"
     " WHERE excluded.measured_ms >= device_figures.measured_ms";
 
 int store_device_metrics_put(struct store_tx *tx, const char *device, const char *kind,
-                             int64_t job_id, const struct store_metric *m, size_t n, char *err,
-                             size_t errlen)
+                             int64_t job_id, const char *driver, const struct store_metric *m,
+                             size_t n, char *err, size_t errlen)
 {
     store_tx_assert_live(tx);
     assert(device && *device && kind && job_id > 0 && (m || n == 0));
@@ -86,7 +87,7 @@ int store_device_metrics_put(struct store_tx *tx, const char *device, const char
         return errf(err, errlen, "storing the fleet figures: out of memory");
     int rc = conn_exec(tx->c, put_sql,
                        DB_ARGS(DB_TEXT(device), DB_TEXT(kind), DB_INT(job_id),
-                               DB_INT(store_tx_measured_ms(tx)), DB_TEXT(text)),
+                               DB_INT(store_tx_measured_ms(tx)), DB_TEXT(text), DB_TEXT(driver)),
                        "storing the fleet figures", err, errlen);
     free(text);
     return rc;
@@ -97,6 +98,7 @@ int store_device_metrics_put(struct store_tx *tx, const char *device, const char
 /* One figure of one row, while a device's rows are merged. */
 struct figure {
     const char *name, *value; /* into the row's copied text */
+    const char *driver;       /* the row's copied driver, or NULL */
     int64_t job_id, measured_ms;
 };
 
@@ -104,7 +106,7 @@ struct merging {
     int (*fn)(void *ctx, const struct store_metric_row *r);
     void *ctx;
     char *device;              /* the device whose rows are gathered */
-    char **texts;              /* their figures texts (owned) */
+    char **texts;              /* their figures texts and drivers (owned) */
     size_t ntexts, captexts;
     struct figure *f;
     size_t n, cap;
@@ -129,7 +131,7 @@ static int flush_device(struct merging *g)
         if (i && strcmp(g->f[i].name, g->f[i - 1].name) == 0)
             continue;
         struct store_metric_row row = {g->device, g->f[i].name, 0, NULL, g->f[i].job_id,
-                                       g->f[i].measured_ms};
+                                       g->f[i].measured_ms, g->f[i].driver};
         if (g->f[i].value[0] == '=')
             row.text = g->f[i].value + 1;
         else
@@ -144,9 +146,13 @@ static int flush_device(struct merging *g)
     return rc;
 }
 
-/* Splits a row's text into figures (the text becomes the gatherer's). */
-static int gather(struct merging *g, char *text, int64_t job_id, int64_t measured_ms)
+/* A copy of text (NULL stays NULL) that the gatherer owns until the
+ * device is flushed; -1 when memory ran out. */
+static int keep_copy(struct merging *g, const char *text, char **out)
 {
+    *out = NULL;
+    if (!text)
+        return 0;
     if (g->ntexts == g->captexts) {
         size_t cap = g->captexts ? g->captexts * 2 : 8;
         char **t = realloc(g->texts, cap * sizeof *t);
@@ -155,7 +161,16 @@ static int gather(struct merging *g, char *text, int64_t job_id, int64_t measure
         g->texts = t;
         g->captexts = cap;
     }
-    g->texts[g->ntexts++] = text;
+    if (!(*out = strdup(text)))
+        return -1;
+    g->texts[g->ntexts++] = *out;
+    return 0;
+}
+
+/* Splits a row's text (a copy the gatherer owns) into figures. */
+static int gather(struct merging *g, char *text, const char *driver, int64_t job_id,
+                  int64_t measured_ms)
+{
     for (char *line = text, *next; *line; line = next) {
         char *tab = strchr(line, '\t');
         next = strchr(line, '\n');
@@ -172,7 +187,7 @@ static int gather(struct merging *g, char *text, int64_t job_id, int64_t measure
             g->f = f;
             g->cap = cap;
         }
-        g->f[g->n++] = (struct figure){line, tab + 1, job_id, measured_ms};
+        g->f[g->n++] = (struct figure){line, tab + 1, driver, job_id, measured_ms};
     }
     return 0;
 }
@@ -186,15 +201,15 @@ static int take_figures(const struct db_row *r)
         rc = flush_device(g);
     if (rc != 0)
         return rc;
-    char *text = strdup((const char *)sqlite3_column_text(r->st, 3));
+    char *text, *driver;
     if (!g->device)
         g->device = strdup(device);
-    if (!text || !g->device || gather(g, text, sqlite3_column_int64(r->st, 1),
-                                      sqlite3_column_int64(r->st, 2)) != 0) {
-        if (text && (!g->ntexts || g->texts[g->ntexts - 1] != text))
-            free(text);
+    /* figures is NOT NULL: a NULL text here is SQLite out of memory */
+    if (!g->device || keep_copy(g, (const char *)sqlite3_column_text(r->st, 3), &text) != 0 ||
+        !text || keep_copy(g, (const char *)sqlite3_column_text(r->st, 4), &driver) != 0 ||
+        gather(g, text, driver, sqlite3_column_int64(r->st, 1),
+               sqlite3_column_int64(r->st, 2)) != 0)
         return errf(r->err, r->errlen, "reading fleet figures: out of memory");
-    }
     return 0;
 }
 
@@ -206,13 +221,13 @@ int store_device_metrics_each(store *s, const char *device,
     struct merging g = {.fn = fn, .ctx = ctx};
     int rc = device
                  ? store_read(s, conn_rows,
-                              "SELECT device, job_id, measured_ms, figures FROM device_figures"
-                              " WHERE device = ?1",
+                              "SELECT device, job_id, measured_ms, figures, driver_version"
+                              " FROM device_figures WHERE device = ?1",
                               DB_ARGS(DB_TEXT(device)), take_figures, &g,
                               "reading fleet figures", err, errlen)
                  : store_read(s, conn_rows,
-                              "SELECT device, job_id, measured_ms, figures FROM device_figures"
-                              " ORDER BY device",
+                              "SELECT device, job_id, measured_ms, figures, driver_version"
+                              " FROM device_figures ORDER BY device",
                               NULL, 0, take_figures, &g, "reading fleet figures", err, errlen);
     if (rc == 0 && g.device)
         rc = flush_device(&g);

@@ -52,14 +52,15 @@ struct store_metric {
     const char *text;
 };
 
-/* Writes the figures of job_id's result (of kind, on device) as measured at
- * the transaction's measured time, replacing the device's figures from its
- * last result of that kind unless that one was measured later (an older
- * result imported afterwards changes nothing). Contract: names and texts
- * hold no tab or newline (fleet/metrics.h makes them so). */
+/* Writes the figures of job_id's result (of kind, on device, measured under
+ * driver: NULL when the result does not say) as measured at the
+ * transaction's measured time, replacing the device's figures from its last
+ * result of that kind unless that one was measured later (an older result
+ * imported afterwards changes nothing). Contract: names and texts hold no
+ * tab or newline (fleet/metrics.h makes them so). */
 int store_device_metrics_put(struct store_tx *tx, const char *device, const char *kind,
-                             int64_t job_id, const struct store_metric *m, size_t n, char *err,
-                             size_t errlen);
+                             int64_t job_id, const char *driver, const struct store_metric *m,
+                             size_t n, char *err, size_t errlen);
 
 /* A stored figure, as handed to a reader's callback (valid during the call). */
 struct store_metric_row {
@@ -69,6 +70,7 @@ struct store_metric_row {
     const char *text;            /* NULL for a number */
     int64_t job_id;
     int64_t measured_ms;
+    const char *driver;          /* the driver its result was measured under; NULL: unknown */
 };
 /* Calls fn for every figure of device (every device when NULL), each the
  * newest of the device's rows that has it, ordered by device then name;

@@ -541,6 +541,15 @@ static const char schema_v16_origin_kind[] =
     "CREATE UNIQUE INDEX jobs_origin ON jobs(origin_host, origin_job, device, finished_ms, kind)\n"
     "  WHERE origin_host IS NOT NULL;\n";
 
+/* The driver each device's fleet figures were measured under (the result's
+ * driver_version; NULL when the result did not say, as a figures document
+ * from an older node), so the fleet view can show which driver each GPU
+ * runs and a model whose GPUs run different drivers: a driver change can
+ * move figures. Rows stored before are filled in when the figures are
+ * derived again (FLEET_METRICS_VERSION "2", fleet/record.h). */
+static const char schema_v17_figures_driver[] =
+    "ALTER TABLE device_figures ADD COLUMN driver_version TEXT;\n";
+
 /* One entry per schema version; append only. */
 static const char *const migrations[] = {
     schema_v1_core,
@@ -559,6 +568,7 @@ static const char *const migrations[] = {
     schema_v14_wgmma_one_warpgroup,
     schema_v15_async_copy,
     schema_v16_origin_kind,
+    schema_v17_figures_driver,
 };
 
 int store_schema_latest(void)

@@ -116,9 +116,11 @@ static struct fdev *device_from_row(struct fleet_index *ix, const struct device_
         ix->devs = d;
         ix->capdevs = cap;
     }
-    if (id >= ix->ndevs)
-        ix->ndevs = id + 1;
     struct fdev *d = &ix->devs[id];
+    if (id >= ix->ndevs) {
+        ix->ndevs = id + 1;
+        d->driver = NO_TEXT;
+    }
     if (d->v && d->model != model)
         ix->models[d->model].stale = 1;
     d->uuid = uuid;
@@ -129,6 +131,15 @@ static struct fdev *device_from_row(struct fleet_index *ix, const struct device_
 }
 
 /* ---- figures ------------------------------------------------------------- */
+
+/* Forgets d's figures and driver, before they are read again. */
+static void clear_figures(struct fdev *d)
+{
+    free(d->v);
+    d->v = NULL;
+    d->n = 0;
+    d->driver = NO_TEXT;
+}
 
 struct loading {
     struct fleet_index *ix;
@@ -151,16 +162,19 @@ static int take_figure(void *ctx, const struct store_metric_row *r)
         l->dev = device_by_uuid(ix, r->device);
         if (!l->dev)
             return 0; /* figures of a device the store no longer lists */
-        l->dev->n = 0;
+        clear_figures(l->dev);
         l->cap = 0;
-        free(l->dev->v);
-        l->dev->v = NULL;
     }
     struct fdev *d = l->dev;
     uint32_t metric = strtab_intern(&ix->metrics, r->metric);
     uint32_t text = r->text ? strtab_intern(&ix->texts, r->text) : NO_TEXT;
     if (metric == UINT32_MAX || (r->text && text == UINT32_MAX))
         return l->failed = -1;
+    if (r->driver && (d->driver == NO_TEXT || r->measured_ms > d->driver_ms)) {
+        if ((d->driver = strtab_intern(&ix->names, r->driver)) == UINT32_MAX)
+            return l->failed = -1;
+        d->driver_ms = r->measured_ms;
+    }
     if (d->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 256;
         struct fval *v = realloc(d->v, cap * sizeof *v);
@@ -186,11 +200,8 @@ static int read_figures(struct fleet_index *ix, store *s, const char *uuid, char
     struct loading l = {ix, NULL, 0, 0};
     if (uuid) {
         struct fdev *d = device_by_uuid(ix, uuid);
-        if (d) { /* a device whose figures all went stays, with none */
-            free(d->v);
-            d->v = NULL;
-            d->n = 0;
-        }
+        if (d) /* a device whose figures all went stays, with none */
+            clear_figures(d);
     }
     int rc = store_device_metrics_each(s, uuid, take_figure, &l, err, errlen);
     if (l.failed)

@@ -25,6 +25,11 @@ struct fdev {
     uint32_t uuid;        /* id in ix->names, also this device's index */
     uint32_t host;        /* id in ix->names */
     uint32_t model;       /* index in ix->models */
+    /* the driver of its newest result that names one (id in ix->names, NO_TEXT
+     * if none does), measured at driver_ms: a driver change can move figures,
+     * so the views show it beside them */
+    uint32_t driver;
+    int64_t driver_ms;
     struct fval *v;       /* sorted by metric id */
     size_t n;
 };
@@ -73,7 +78,7 @@ struct fleet_index {
      * devices by model name, host and UUID, models by name (view.c) */
     uint32_t *dev_order, *model_order;
     uint64_t order_version;  /* the version they were made at; 0: never */
-    struct strtab names;     /* uuids, hosts, model names, capabilities */
+    struct strtab names;     /* uuids, hosts, model names, capabilities, drivers */
     struct strtab metrics;   /* figure names */
     struct strtab texts;     /* categories */
     struct fdev *devs;       /* devs[i] for device id i of dev_ids */

@@ -398,18 +398,32 @@ int fleet_metrics_from_result(const char *kind, const json_t *result, struct fle
 
 /* ---- figures alone ------------------------------------------------------- */
 
-/* The "device" of a result, or of the first suite member that has one. */
+/* The result's member key of type t, or the first suite member's: a suite
+ * document holds the probes' documents, each with its own provenance. */
+static const json_t *own_or_member(const json_t *result, const char *key, json_type t)
+{
+    const json_t *v = json_object_get(result, key);
+    const char *name;
+    const json_t *part;
+    if (v && json_typeof(v) == t)
+        return v;
+    json_object_foreach((json_t *)result, name, part) {
+        v = json_object_get(part, key);
+        if (v && json_typeof(v) == t)
+            return v;
+    }
+    return NULL;
+}
+
 static const json_t *device_of(const json_t *result)
 {
-    const json_t *dev = json_object_get(result, "device");
-    const char *key;
-    const json_t *part;
-    if (json_is_object(dev))
-        return dev;
-    json_object_foreach((json_t *)result, key, part)
-        if (json_is_object(json_object_get(part, "device")))
-            return json_object_get(part, "device");
-    return NULL;
+    return own_or_member(result, "device", JSON_OBJECT);
+}
+
+const char *fleet_driver_of(const json_t *result)
+{
+    const char *d = json_string_value(own_or_member(result, "driver_version", JSON_STRING));
+    return d && *d ? d : NULL;
 }
 
 json_t *fleet_figures_doc(const char *kind, const json_t *result)
@@ -426,10 +440,13 @@ json_t *fleet_figures_doc(const char *kind, const json_t *result)
         json_object_set_new(figs, m.v[i].name,
                             m.v[i].text[0] ? json_string(m.v[i].text) : json_real(m.v[i].value));
     fleet_metrics_free(&m);
-    return json_pack("{s:s, s:s, s:{s:O*, s:O*, s:O*}, s:o}", "probe", FLEET_FIGURES_KIND,
+    /* the driver goes along: the central shows which driver each GPU runs */
+    const char *driver = fleet_driver_of(result);
+    return json_pack("{s:s, s:s, s:{s:O*, s:O*, s:O*}, s:s*, s:o}", "probe", FLEET_FIGURES_KIND,
                      "kind", kind, "device", "uuid", json_object_get(dev, "uuid"), "name",
                      json_object_get(dev, "name"), "compute_capability",
-                     json_object_get(dev, "compute_capability"), "figures", figs);
+                     json_object_get(dev, "compute_capability"), "driver_version", driver,
+                     "figures", figs);
 }
 
 #define MAX_FIGURES 4096
@@ -502,6 +519,13 @@ int fleet_figures_check(const json_t *doc, char *err, size_t errlen)
     }
     if (!json_is_object(dev) || !json_is_string(json_object_get(dev, "uuid"))) {
         snprintf(err, errlen, "device.uuid: must be a string");
+        return -1;
+    }
+    /* optional: figures from a node older than it have none */
+    const json_t *driver = json_object_get(doc, "driver_version");
+    const char *dtext = json_string_value(driver);
+    if (driver && (!dtext || strlen(dtext) >= FLEET_TEXT_BYTES || text_has_control(dtext))) {
+        snprintf(err, errlen, "driver_version: must be a short string of printable characters");
         return -1;
     }
     if (!json_is_object(figs) || json_object_size(figs) > MAX_FIGURES) {

@@ -23,8 +23,9 @@
 #include <stddef.h>
 
 /* Bumped whenever what a document yields changes: stored figures derived
- * under another version are derived again (fleet/record.h). */
-#define FLEET_METRICS_VERSION "1"
+ * under another version are derived again (fleet/record.h). 2: the driver
+ * a result was measured under is kept with its figures. */
+#define FLEET_METRICS_VERSION "2"
 
 #define FLEET_NAME_BYTES 160
 #define FLEET_TEXT_BYTES 72
@@ -63,12 +64,19 @@ void fleet_metrics_free(struct fleet_metrics *m);
  * fleet-figures); other kinds yield none. 0, or -1 when memory ran out. */
 int fleet_metrics_from_result(const char *kind, const json_t *result, struct fleet_metrics *out);
 
+/* The driver a result document was measured under: its driver_version, or
+ * the first suite member's (a figures document's own); NULL when it says
+ * none. Borrowed from result. */
+const char *fleet_driver_of(const json_t *result);
+
 /* ---- figures alone -------------------------------------------------------
  * A node may send a central the figures of a result instead of the result
  * (upstream_content = figures): a document of the job kind "fleet-figures",
- * {"probe":"fleet-figures","kind":KIND,"device":{..},"figures":{NAME:
- * number | "category", ...}}, about 15 kB where a suite's result is 250 kB.
- * The central compares it like any result; it has no result rows to show. */
+ * {"probe":"fleet-figures","kind":KIND,"device":{..},"driver_version":TEXT,
+ * "figures":{NAME: number | "category", ...}}, about 15 kB where a suite's
+ * result is 250 kB. The central compares it like any result; it has no
+ * result rows to show. driver_version is optional (a node before it sent
+ * none). */
 #define FLEET_FIGURES_KIND "fleet-figures"
 
 /* The figures document of a result of kind (a new reference; NULL when the

@@ -37,8 +37,8 @@ int fleet_record_result(struct store_tx *tx, int64_t job_id, const json_t *resul
     const char *kind = strcmp(job.kind, FLEET_FIGURES_KIND) == 0
                            ? json_string_value(json_object_get(result, "kind"))
                            : job.kind;
-    rc = store_device_metrics_put(tx, job.device, kind ? kind : job.kind, job_id, rows, m.n,
-                                  err, errlen);
+    rc = store_device_metrics_put(tx, job.device, kind ? kind : job.kind, job_id,
+                                  fleet_driver_of(result), rows, m.n, err, errlen);
     if (rc == 0 && ix)
         fleet_index_touch(ix, job.device, store_tx_generation(tx));
     free(rows);

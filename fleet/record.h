@@ -4,12 +4,13 @@
  * DESIGN
  * fleet_record_result is meant for the store's result hook (db/fleet_store.h):
  * inside the transaction that saves a result, it reads the figures off the
- * document (metrics.h) and stores them as the device's newest, so a result
- * and its figures are saved together whichever way the result came
- * (a job, `gpuprobe probe --db`, an import). Figures derived under another
- * FLEET_METRICS_VERSION are derived again from the stored results once, at
- * start (fleet_record_refresh), so a change to what a document yields
- * reaches old results too.
+ * document (metrics.h) and stores them, with the driver the result was
+ * measured under, as the device's newest, so a result and its figures are
+ * saved together whichever way the result came (a job, `gpuprobe probe
+ * --db`, an import). Figures derived under another FLEET_METRICS_VERSION
+ * are derived again from the stored results once, at start
+ * (fleet_record_refresh), so a change to what a document yields reaches
+ * old results too.
  */
 #ifndef GPUPROBE_FLEET_RECORD_H
 #define GPUPROBE_FLEET_RECORD_H

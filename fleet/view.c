@@ -14,7 +14,8 @@
 
 /* ---- distributions --------------------------------------------------------- */
 
-/* A category's count within one figure of one model. */
+/* A text's count: a category's within one figure of one model, or a
+ * driver's within a model (then text is an id in ix->names). */
 struct tally {
     uint32_t text;
     size_t count;
@@ -167,6 +168,12 @@ static json_t *number_or_null(double x)
     return isfinite(x) ? json_real(x) : json_null();
 }
 
+/* The device's driver, or null when none of its results named one. */
+static json_t *driver_json(const struct fleet_index *ix, const struct fdev *d)
+{
+    return d->driver == NO_TEXT ? json_null() : json_string(strtab_str(&ix->names, d->driver));
+}
+
 static json_t *outlier_json(const struct fleet_index *ix, const struct fdev *d,
                             const struct judge *jd, const struct fval *v)
 {
@@ -174,9 +181,9 @@ static json_t *outlier_json(const struct fleet_index *ix, const struct fdev *d,
     double mads = 0;
     if (v->text == NO_TEXT)
         fleet_is_outlier(jd->rule, &f->d, v->value, &mads);
-    json_t *o = json_pack("{s:s, s:s, s:s}", "uuid", strtab_str(&ix->names, d->uuid), "host",
-                          strtab_str(&ix->names, d->host), "metric",
-                          strtab_str(&ix->metrics, v->metric));
+    json_t *o = json_pack("{s:s, s:s, s:o, s:s}", "uuid", strtab_str(&ix->names, d->uuid),
+                          "host", strtab_str(&ix->names, d->host), "driver_version",
+                          driver_json(ix, d), "metric", strtab_str(&ix->metrics, v->metric));
     if (!o)
         return NULL;
     if (v->text != NO_TEXT) {
@@ -372,6 +379,57 @@ static json_t *rule_json(const struct fleet_rule *r)
                      "share another value");
 }
 
+static int by_count_then_name(const void *a, const void *b, void *t)
+{
+    const struct tally *x = a, *y = b;
+    if (x->count != y->count)
+        return x->count < y->count ? 1 : -1;
+    if (x->text == NO_TEXT || y->text == NO_TEXT) /* unknown last */
+        return (x->text == NO_TEXT) - (y->text == NO_TEXT);
+    return strcmp(strtab_str(t, x->text), strtab_str(t, y->text));
+}
+
+/* The drivers the model's compared devices run, each with how many run it,
+ * most common first: a model split over drivers shows here, since a driver
+ * change can move figures. NULL when memory ran out. */
+static json_t *drivers_json(const struct fleet_index *ix, uint32_t model)
+{
+    struct tally *t = NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < ix->ndevs; i++) {
+        const struct fdev *d = &ix->devs[i];
+        if (d->model != model || !d->n)
+            continue;
+        size_t j = 0;
+        while (j < n && t[j].text != d->driver)
+            j++;
+        if (j == n) {
+            struct tally *more = realloc(t, (n + 1) * sizeof *more);
+            if (!more) {
+                free(t);
+                return NULL;
+            }
+            t = more;
+            t[n++] = (struct tally){d->driver, 0};
+        }
+        t[j].count++;
+    }
+    qsort_r(t, n, sizeof *t, by_count_then_name, (void *)&ix->names);
+    json_t *list = json_array();
+    for (size_t j = 0; list && j < n; j++) {
+        json_t *e = json_pack("{s:o, s:I}", "driver_version",
+                              t[j].text == NO_TEXT ? json_null()
+                                                   : json_string(strtab_str(&ix->names, t[j].text)),
+                              "devices", (json_int_t)t[j].count);
+        if (json_array_append_new(list, e) != 0) {
+            json_decref(list);
+            list = NULL;
+        }
+    }
+    free(t);
+    return list;
+}
+
 static json_t *model_json(struct fleet_index *ix, uint32_t model,
                           const struct fleet_query *q, const uint32_t *order, size_t *per_dev)
 {
@@ -400,11 +458,12 @@ static json_t *model_json(struct fleet_index *ix, uint32_t model,
             json_array_append_new(figures,
                                   figure_json(ix, order[k], &m->dists[order[k]],
                                               per_metric[order[k]]));
-    json_t *j = json_pack("{s:s, s:s, s:I, s:I, s:I, s:o, s:o}", "model",
+    json_t *j = json_pack("{s:s, s:s, s:I, s:I, s:o, s:I, s:o, s:o}", "model",
                           strtab_str(&ix->names, m->name), "compute_capability",
                           strtab_str(&ix->names, m->cc), "devices", (json_int_t)devices,
-                          "hosts", (json_int_t)hosts.n, "devices_with_outliers",
-                          (json_int_t)with_outliers, "figures", figures, "outliers", outliers);
+                          "hosts", (json_int_t)hosts.n, "drivers", drivers_json(ix, model),
+                          "devices_with_outliers", (json_int_t)with_outliers, "figures", figures,
+                          "outliers", outliers);
     strtab_free(&hosts);
     free(per_metric);
     return j;
@@ -453,7 +512,9 @@ static int devices_text(struct fleet_index *ix, const struct fleet_query *q,
         rc = append_str(b, sep) | append_str(b, "{\"uuid\":") |
              append_str(b, encoded_name(ix, d->uuid)) | append_str(b, ",\"host\":") |
              append_str(b, encoded_name(ix, d->host)) | append_str(b, ",\"model\":") |
-             append_str(b, encoded_name(ix, model)) | append_str(b, counts);
+             append_str(b, encoded_name(ix, model)) | append_str(b, ",\"driver_version\":") |
+             append_str(b, d->driver == NO_TEXT ? "null" : encoded_name(ix, d->driver)) |
+             append_str(b, counts);
         sep = ",";
     }
     return rc | append_str(b, "]");
@@ -547,9 +608,11 @@ static int by_value(const void *a, const void *b)
 
 static json_t *point_json(const struct fleet_index *ix, const struct point *p)
 {
-    json_t *e = json_pack("{s:s, s:s, s:I, s:b}", "uuid", strtab_str(&ix->names, p->d->uuid),
-                          "host", strtab_str(&ix->names, p->d->host), "job_id",
-                          (json_int_t)p->v->job_id, "outlier", p->outlier);
+    json_t *e = json_pack("{s:s, s:s, s:o, s:I, s:b}", "uuid",
+                          strtab_str(&ix->names, p->d->uuid), "host",
+                          strtab_str(&ix->names, p->d->host), "driver_version",
+                          driver_json(ix, p->d), "job_id", (json_int_t)p->v->job_id, "outlier",
+                          p->outlier);
     if (e)
         json_object_set_new(e, p->text ? "text" : "value",
                             p->text ? json_string(p->text) : json_real(p->v->value));

@@ -4,7 +4,7 @@
  * seeded noise and a few planted outliers.
  *
  *   fleet-synth --out DIR --gpus N --hosts H --seed S --outliers K
- *               REFERENCE.json[=MODEL] ...
+ *               [--figures] [--driver V] REFERENCE.json[=MODEL] ...
  *
  * Each GPU is a copy of one reference device (taken in turn, so the models
  * split the fleet evenly), renamed MODEL when given (a third model can be
@@ -26,7 +26,9 @@
  * family"); every bundle is DIR/NNNNN.json with a valid sha256. With
  * --figures each result is replaced by its fleet figures alone (kind
  * fleet-figures, fleet/metrics.h), as a node with upstream_content =
- * figures sends it.
+ * figures sends it. With --driver V every GPU was measured under driver V
+ * (each driver_version in its bundle is V): the same fleet on another
+ * driver.
  *
  *   fleet-synth --digest DIR N
  *
@@ -249,12 +251,38 @@ static void set_identity(json_t *v, const char *uuid, const char *name)
     }
 }
 
+/* Every driver_version within v becomes driver (the device's info and
+ * each result's provenance). */
+static void set_driver(json_t *v, const char *driver)
+{
+    const char *key;
+    json_t *child;
+    size_t i;
+    if (json_is_object(v)) {
+        json_object_foreach(v, key, child) {
+            if (strcmp(key, "driver_version") == 0 && json_is_string(child))
+                json_string_set(child, driver);
+            else
+                set_driver(child, driver);
+        }
+    } else if (json_is_array(v)) {
+        json_array_foreach(v, i, child) set_driver(child, driver);
+    }
+}
+
 /* The PCI bus of an 8-GPU HGX node's slots; slots 0-3 hang off NUMA node 0,
  * 4-7 off node 1. */
 static const unsigned hgx_bus[8] = {0x18, 0x2a, 0x3a, 0x5d, 0x9a, 0xab, 0xba, 0xdb};
 
+/* How one GPU's bundle is made, beyond its reference and place. */
+struct making {
+    int figures_only;
+    const char *driver;      /* NULL: the reference's */
+};
+
 static json_t *gpu(const json_t *ref, const char *model, size_t index, size_t slot,
-                   const char *host, int fault, int figures_only, struct rng *r, char uuid[48])
+                   const char *host, int fault, const struct making *mk, struct rng *r,
+                   char uuid[48])
 {
     json_t *b = json_deep_copy(ref);
     json_t *dev = json_array_get(json_object_get(b, "devices"), 0);
@@ -264,6 +292,8 @@ static json_t *gpu(const json_t *ref, const char *model, size_t index, size_t sl
     if (model)
         json_object_set_new(dev, "name", json_string(model));
     set_identity(dev, uuid, model);
+    if (mk->driver)
+        set_driver(dev, mk->driver);
     json_t *info = json_object_get(dev, "info");
     json_object_set_new(info, "uuid", json_string(uuid));
     if (model)
@@ -293,7 +323,7 @@ static json_t *gpu(const json_t *ref, const char *model, size_t index, size_t sl
                    0.8);
     char hex[65], err[64];
     json_object_del(b, "sha256");
-    int ok = figures_only ? bundle_to_figures(b, err, sizeof err) > 0
+    int ok = mk->figures_only ? bundle_to_figures(b, err, sizeof err) > 0
                           : bundle_digest(b, hex) == 0 &&
                                 json_object_set_new(b, "sha256", json_string(hex)) == 0;
     if (!ok) {
@@ -308,7 +338,8 @@ static json_t *gpu(const json_t *ref, const char *model, size_t index, size_t sl
 static int usage(void)
 {
     fprintf(stderr, "usage: fleet-synth --out DIR --gpus N --hosts H --seed S --outliers K "
-                    "[--figures] REFERENCE.json[=MODEL] ...\n       fleet-synth --digest DIR N\n");
+                    "[--figures] [--driver V]\n                   REFERENCE.json[=MODEL] ...\n"
+                    "       fleet-synth --digest DIR N\n");
     return 2;
 }
 
@@ -351,7 +382,7 @@ int main(int argc, char **argv)
 {
     const char *out = NULL;
     long gpus = -1, hosts = -1, seed = 1, outliers = 0;
-    int figures_only = 0;
+    struct making mk = {0, NULL};
     json_t *refs[8];
     const char *models[8];
     size_t nrefs = 0;
@@ -370,7 +401,9 @@ int main(int argc, char **argv)
         else if (i + 1 < argc && strcmp(a, "--outliers") == 0)
             outliers = number(argv[++i]);
         else if (strcmp(a, "--figures") == 0)
-            figures_only = 1;
+            mk.figures_only = 1;
+        else if (i + 1 < argc && strcmp(a, "--driver") == 0)
+            mk.driver = argv[++i];
         else if (a[0] != '-' && nrefs < 8) {
             char path[4096];
             snprintf(path, sizeof path, "%s", a);
@@ -402,7 +435,7 @@ int main(int argc, char **argv)
         snprintf(host, sizeof host, "node%04ld", g % hosts);
         int fault = g < outliers ? (int)(g % NFAULTS) : -1;
         json_t *b = gpu(refs[g % (long)nrefs], models[g % (long)nrefs], (size_t)g,
-                        (size_t)(g / hosts), host, fault, figures_only, &r, uuid);
+                        (size_t)(g / hosts), host, fault, &mk, &r, uuid);
         snprintf(path, sizeof path, "%s/%05ld.json", out, g);
         if (!b || json_dump_file(b, path, JSON_COMPACT | JSON_REAL_PRECISION(17)) != 0) {
             fprintf(stderr, "fleet-synth: cannot write %s\n", path);

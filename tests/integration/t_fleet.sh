@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Proves the fleet view end to end: a synthetic fleet of 30 GPUs of 3 models on 8 hosts (bench/fleet/synth.c: the reference H100 and H200 measurements with seeded noise, the H200's a second time under another model name, 4 planted faults) pushed into a daemon over POST /api/v1/import; GET /api/v1/fleet lists each model with its devices and hosts, every figure's distribution, and as outliers exactly the planted GPUs, each on the figure its fault moved; ?model= and ?host= restrict what is listed; GET /api/v1/fleet/distribution gives one figure's sorted values with the planted GPU marked and the bounds; a GPU pushed after a view shows in the next one; a restart answers the same; bad arguments are 400 naming them, an unknown figure 404.
+# Proves the fleet view end to end: a synthetic fleet of 30 GPUs of 3 models on 8 hosts (bench/fleet/synth.c: the reference H100 and H200 measurements with seeded noise, the H200's a second time under another model name, 4 planted faults) pushed into a daemon over POST /api/v1/import; GET /api/v1/fleet lists each model with its devices, hosts and drivers, every figure's distribution, and as outliers exactly the planted GPUs, each on the figure its fault moved; every device, outlier and distribution value names the driver its newest result was measured under; ?model= and ?host= restrict what is listed; GET /api/v1/fleet/distribution gives one figure's sorted values with the planted GPU marked and the bounds; a GPU pushed after a view shows in the next one, and one measured under another driver (whole, or as figures alone) splits its model's drivers; a restart answers the same; bad arguments are 400 naming them, an unknown figure 404.
 . "$(dirname "$0")/lib.sh"
 
 synth_fleet fleet
-# the same fleet as a node with upstream_content = figures sends it
-synth_fleet figures 32 --figures
+# the same fleet as a node with upstream_content = figures sends it, measured
+# under a newer driver
+synth_fleet figures 32 --figures --driver 590.48.01
+# and whole, under that driver
+synth_fleet newdriver 31 --driver 590.48.01
 planted=$(cut -f1 fleet/planted.tsv | sort | paste -sd,)
 
 start_daemon
@@ -34,6 +37,11 @@ assert_true '[.models[].outliers[] | select(.metric | startswith("gpuprobe_memor
 assert_true '[.models[].outliers[] | select(.metric == "gpuprobe_register_bank_map")] | length == 1 and all(.text != .mode)'
 # the distributions: every figure of every model, within the planted ones too
 assert_true '.models | all(.figures | length == 281)'
+# the driver each GPU runs: one for the whole fleet so far
+old_driver=580.159.04
+assert_true ".models | all(.drivers == [{\"driver_version\": \"$old_driver\", \"devices\": 10}])"
+assert_true ".devices | all(.driver_version == \"$old_driver\")"
+assert_true "[.models[].outliers[].driver_version] | unique == [\"$old_driver\"]"
 assert_true '[.models[].figures[] | select(.categorical | not)] | all(.n == 10 and .min <= .median and .median <= .max)'
 
 # restricted by model and by host
@@ -56,6 +64,7 @@ assert_status 200
 assert_json '.values | length' 10
 assert_json '[.values[].value] == ([.values[].value] | sort)' true
 assert_json "[.values[] | select(.outlier) | .uuid]" "[\"$slow\"]"
+assert_true ".values | all(.driver_version == \"$old_driver\")"
 assert_true ".values[-1].uuid == \"$slow\" and .values[-1].value > .high and .low < .median and .median < .high"
 # fewer GPUs than min_devices: nothing is compared, so there are no bounds (not a band of width 0)
 dist "$model" "$metric" '&min_devices=11'
@@ -87,12 +96,21 @@ assert_field colour
 req GET '/api/v1/fleet?min_devices=11'
 assert_json '[.models[].outliers[]] | length' 0
 
-# a GPU pushed after a view is in the next one
-REQ_BODY_FILE=fleet/00030.json req POST /api/v1/import
+# a GPU pushed after a view is in the next one; measured under another
+# driver, it splits its model's drivers (the driver may be what moved a figure)
+REQ_BODY_FILE=newdriver/00030.json req POST /api/v1/import
 assert_status 200
 req GET /api/v1/fleet
 assert_json '.devices | length' 31
 assert_json '[.models[].outliers[].uuid] | unique | join(",")' "$planted"
+new30=$(jq -r '.devices[0].uuid' <newdriver/00030.json)
+new30_model=$(jq -r '.devices[0].name' <newdriver/00030.json)
+assert_json "[.devices[] | select(.uuid == \"$new30\") | .driver_version]" '["590.48.01"]'
+assert_json "[.models[] | select(.model == \"$new30_model\") | .drivers[] | [.driver_version, .devices]]" \
+    "[[\"$old_driver\",10],[\"590.48.01\",1]]"
+# the device list names it too (the driver its record was last seen with)
+req GET /api/v1/devices
+assert_json "[.devices[] | select(.uuid == \"$new30\") | .driver_version]" '["590.48.01"]'
 
 # a GPU whose results came as figures alone (kind fleet-figures) is compared like the others
 REQ_BODY_FILE=figures/00031.json req POST /api/v1/import
@@ -100,7 +118,7 @@ assert_status 200
 assert_json .results_added 2
 req GET /api/v1/fleet
 assert_json '.devices | length' 32
-assert_json '[.devices[] | select(.uuid | endswith("00000000001f")) | .figures]' '[281]'
+assert_json '[.devices[] | select(.uuid | endswith("00000000001f")) | [.figures, .driver_version]]' '[[281,"590.48.01"]]'
 assert_json '[.models[].outliers[].uuid] | unique | join(",")' "$planted"
 # figures of a result the central holds whole are the same measurement: held, not added
 REQ_BODY_FILE=figures/00030.json req POST /api/v1/import

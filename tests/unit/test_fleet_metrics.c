@@ -3,11 +3,13 @@
  * shipped reference H200 bundle (real measurements): the figures each probe
  * yields, named as Prometheus names samples, a label value escaped, every
  * figure's family in the table; a document without a member yields the
- * others; and in a real store, importing the bundle stores the device's
- * figures in the import's transaction, an older result imported later
- * changes none of them, a newer result of another kind replaces only the
- * figures it has, and figures derived under other rules are derived again
- * once.
+ * others; a figures document carries its result's driver; and in a real
+ * store, importing the bundle stores the device's figures, with the driver
+ * each was measured under, in the import's transaction, an older result
+ * imported later changes none of them, a newer result of another kind
+ * (under another driver) replaces only the figures it has, and figures
+ * derived under other rules (or before drivers were kept) are derived
+ * again once.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,6 +28,7 @@
 #include "tests/unit/support/resultdb.h"
 
 #define REFERENCE "data/reference/h200.json"
+#define REFERENCE_DRIVER "580.159.04" /* every result of it was measured under it */
 #define LONG_NAME_20 "abcdefghij0123456789"
 /* longer than a figure's name may be (FLEET_NAME_BYTES) */
 #define LONG_NAME LONG_NAME_20 LONG_NAME_20 LONG_NAME_20 LONG_NAME_20 LONG_NAME_20 LONG_NAME_20 LONG_NAME_20 LONG_NAME_20
@@ -215,6 +218,12 @@ static void test_figures_alone(void **state)
     char err[256];
     assert_int_equal(fleet_figures_check(doc, err, sizeof err), 0);
     assert_string_equal(json_string_value(json_object_get(doc, "kind")), "suite");
+    /* the driver goes along, and comes back as the result's */
+    assert_string_equal(json_string_value(json_object_get(doc, "driver_version")),
+                        REFERENCE_DRIVER);
+    assert_string_equal(fleet_driver_of(suite), REFERENCE_DRIVER);
+    assert_string_equal(fleet_driver_of(doc), REFERENCE_DRIVER);
+    assert_string_equal(fleet_driver_of(result_of(b, "model-validation")), REFERENCE_DRIVER);
     /* the figures read back from it are the result's own */
     struct fleet_metrics direct, again;
     fleet_metrics_init(&direct);
@@ -242,6 +251,16 @@ static void test_figures_alone(void **state)
     json_object_set_new(figs, "gpuprobe_register_banks", json_integer(2));
     json_object_set_new(figs, "gpuprobe_dual_issue_observed", json_integer(0));
     assert_int_equal(fleet_figures_check(doc, err, sizeof err), -1);
+    json_object_set_new(figs, "gpuprobe_dual_issue_observed", json_string("yes"));
+    /* a driver is a short printable text, and may be missing (an older node's) */
+    json_object_set_new(doc, "driver_version", json_integer(580));
+    assert_int_equal(fleet_figures_check(doc, err, sizeof err), -1);
+    assert_string_equal(err, "driver_version: must be a short string of printable characters");
+    json_object_set_new(doc, "driver_version", json_string("580\n159"));
+    assert_int_equal(fleet_figures_check(doc, err, sizeof err), -1);
+    json_object_del(doc, "driver_version");
+    assert_int_equal(fleet_figures_check(doc, err, sizeof err), 0);
+    assert_null(fleet_driver_of(doc));
     json_object_set_new(doc, "probe", json_string("latency"));
     assert_int_equal(fleet_figures_check(doc, err, sizeof err), -1);
     assert_string_equal(err, "probe: must be \"fleet-figures\"");
@@ -276,6 +295,7 @@ struct pick {
     const char *name;
     double value;
     int64_t job_id;
+    char driver[32];         /* "(none)" when the store knows none */
 };
 
 static int pick_figure(void *ctx, const struct store_metric_row *r)
@@ -284,6 +304,7 @@ static int pick_figure(void *ctx, const struct store_metric_row *r)
     if (strcmp(r->metric, p->name) == 0) {
         p->value = r->value;
         p->job_id = r->job_id;
+        snprintf(p->driver, sizeof p->driver, "%s", r->driver ? r->driver : "(none)");
     }
     return 0;
 }
@@ -310,6 +331,9 @@ static void test_stored_with_the_import(void **state)
     assert_int_equal(count(f, "SELECT count(*) FROM device_figures"), 2);
     assert_int_equal(count(f, "SELECT count(*) FROM device_figures WHERE measured_ms ="
                               " (SELECT finished_ms FROM jobs WHERE id = job_id)"),
+                     2);
+    assert_int_equal(count(f, "SELECT count(*) FROM device_figures"
+                              " WHERE driver_version = '" REFERENCE_DRIVER "'"),
                      2);
 
     /* an older measurement of the same device, imported later, changes nothing */
@@ -345,6 +369,7 @@ static void test_stored_with_the_import(void **state)
     json_t *fig = json_object_get(e0, "latency_cycles"); /* a spread still: min <= median <= max */
     json_object_set_new(fig, "median", json_real(9.0));
     json_object_set_new(fig, "max", json_real(9.0));
+    json_object_set_new(lat, "driver_version", json_string("590.48.01")); /* a newer driver */
     json_t *r0 = json_array_get(res, 0);
     json_object_set_new(r0, "kind", json_string("latency"));
     json_object_set_new(r0, "result", lat);
@@ -358,15 +383,17 @@ static void test_stored_with_the_import(void **state)
     rdb_import(f->s, newer);
     char name[128];
     snprintf(name, sizeof name, "gpuprobe_instruction_latency_cycles{instr=\"%s\"}", instr);
-    struct pick p = {name, -1, 0};
+    struct pick p = {name, -1, 0, ""};
     char err[256];
     assert_int_equal(store_device_metrics_each(f->s, uuid, pick_figure, &p, err, sizeof err), 0);
     assert_true(p.value == 9.0);
     assert_int_equal(p.job_id, count(f, "SELECT max(id) FROM jobs"));
-    /* the memory figures are still the suite's */
-    struct pick mem = {"gpuprobe_shared_memory_latency_cycles", -1, 0};
+    assert_string_equal(p.driver, "590.48.01");
+    /* the memory figures are still the suite's, measured under its driver */
+    struct pick mem = {"gpuprobe_shared_memory_latency_cycles", -1, 0, ""};
     assert_int_equal(store_device_metrics_each(f->s, uuid, pick_figure, &mem, err, sizeof err), 0);
     assert_true(mem.value > 20 && mem.job_id < p.job_id);
+    assert_string_equal(mem.driver, REFERENCE_DRIVER);
     assert_int_equal(figures_of(f, uuid).figures, 281);
     json_decref(newer);
     json_decref(b);
@@ -388,6 +415,15 @@ static void test_derived_again_under_new_rules(void **state)
     assert_int_equal(fleet_record_refresh(f->s, &n, err, sizeof err), 0);
     assert_int_equal(n, 2);
     assert_int_equal(count(f, "SELECT count(*) FROM device_figures"), 2);
+    /* figures stored before drivers were kept (version 1) get them */
+    exec_plain(f->t->path, "UPDATE store_meta SET value = '1'"
+                           " WHERE name = 'fleet_metrics_version';"
+                           " UPDATE device_figures SET driver_version = NULL");
+    assert_int_equal(fleet_record_refresh(f->s, &n, err, sizeof err), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(count(f, "SELECT count(*) FROM device_figures"
+                              " WHERE driver_version = '" REFERENCE_DRIVER "'"),
+                     2);
     assert_int_equal(count(f, "SELECT count(*) FROM device_figures WHERE measured_ms ="
                               " (SELECT finished_ms FROM jobs WHERE id = job_id)"),
                      2);
