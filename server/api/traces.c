@@ -55,10 +55,11 @@ struct query_args {
     char arg[64];
 };
 
+/* value is never NULL: the transport refuses a bare "?key" (message.h) */
 static int take_arg(void *ctx, const char *key, const char *value)
 {
     struct query_args *q = ctx;
-    if (trace_sort_param_text(q->params, key, value ? value : "", q->err, sizeof q->err) == 0)
+    if (trace_sort_param_text(q->params, key, value, q->err, sizeof q->err) == 0)
         return 0;
     snprintf(q->arg, sizeof q->arg, "%s", key);
     return 1;

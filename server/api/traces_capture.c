@@ -60,7 +60,7 @@ static int take_arg(void *ctx, const char *key, const char *value)
     static const char *const texts[] = {"entry", "grid", "block", NULL};
     static const char *const ints[] = {"shared_bytes", "max_records", NULL};
     struct capture_query *q = ctx;
-    const char *v = value ? value : "";
+    const char *v = value; /* never NULL: the transport refuses a bare "?key" (message.h) */
     long long n;
     if (json_object_get(q->params, key) || (strcmp(key, "device") == 0 && q->device))
         return bad(q, key, "is given more than once (only param may repeat)");

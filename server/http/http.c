@@ -5,10 +5,11 @@
  * libmicrohttpd calls on_request several times per request: once when the
  * headers are in, once per chunk of body, and once more at the end. The
  * first call decides whether the request is admitted at all (route, method,
- * token, announced size, content type); a refusal is queued right there, so
- * libmicrohttpd never reads a refused body. Admitted bodies are collected up
- * to the cap; past it the rest is discarded and 413 is answered at the end.
- * The last call runs the handler and queues its response.
+ * token, query syntax, announced size, content type); a refusal is queued
+ * right there, so libmicrohttpd never reads a refused body. Admitted bodies
+ * are collected up to the cap; past it the rest is discarded and 413 is
+ * answered at the end. The last call runs the handler and queues its
+ * response.
  *
  * Every connection is reported to the guard (conn_guard.h) when it opens and
  * closes, and every step of its requests, so that slow clients meet a
@@ -195,6 +196,32 @@ static int check_body_headers(struct conn_ctx *cx, struct http_resp *rs)
     return 0;
 }
 
+static int bare_key(void *ctx, const char *key, const char *value)
+{
+    if (value)
+        return 0;
+    *(const char **)ctx = key;
+    return 1;
+}
+
+/* Refuses a query argument without '=' ("?k", "?a=1&b"), as a bad value is
+ * refused (400 naming it): libmicrohttpd hands it over with no value, which
+ * every lookup reads as absent, so "?k" was silently the default. Checked
+ * here, for every route, so that no handler has to. */
+static int check_query(struct conn_ctx *cx, struct http_resp *rs)
+{
+    const char *bare = NULL;
+    if (!http_query_each(&cx->rq, bare_key, &bare))
+        return 0;
+    if (*bare)
+        problem_field(&cx->rq, rs, 400, "invalid-request", bare,
+                      "query argument '%.64s' has no value (write %.64s=VALUE)", bare, bare);
+    else
+        problem_field(&cx->rq, rs, 400, "invalid-request", "",
+                      "the query has an empty argument (two '&' in a row, or '?&')");
+    return -1;
+}
+
 /* A connection over the guard's limits: 503, and the connection closes. */
 static void refuse_over_limit(struct conn_ctx *cx, struct http_resp *rs)
 {
@@ -231,6 +258,8 @@ static int admit(struct conn_ctx *cx, struct http_resp *rs)
         return -1;
     }
     if (cx->route->write && check_auth(cx, rs) < 0)
+        return -1;
+    if (check_query(cx, rs) < 0)
         return -1;
     return check_body_headers(cx, rs);
 }

@@ -53,8 +53,10 @@ struct http_resp {
 
 /* A query-string argument, or NULL. */
 const char *http_query(const struct http_req *rq, const char *key);
-/* Calls fn for each query-string argument in order (value NULL for a bare
- * "?key"); stops at, and returns, fn's first non-zero value; else 0. */
+/* Calls fn for each query-string argument in order; stops at, and returns,
+ * fn's first non-zero value; else 0. value is NULL for a bare "?key", which
+ * the transport refuses before a handler runs (http.c): a handler never
+ * sees one. */
 int http_query_each(const struct http_req *rq,
                     int (*fn)(void *ctx, const char *key, const char *value), void *ctx);
 /* A request header, or NULL. */

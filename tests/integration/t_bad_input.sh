@@ -88,6 +88,20 @@ for q in state=nope limit=0 limit=501 limit=abc limit=-1 before=-1 before=abc li
     assert_field "${q%%=*}"
 done
 
+# An argument without '=' is refused on every route, naming it (not read as
+# absent), and before a write runs
+for path in '/api/v1/jobs?state' '/api/v1/jobs?limit=5&before' \
+    '/api/v1/devices/GPU-x/model-validation?job' '/healthz?verbose'; do
+    req GET "$path"
+    assert_problem 400 invalid-request
+    assert_field "${path##*[?&]}"
+done
+req GET '/api/v1/jobs?limit=5&&state=queued'
+assert_problem 400 invalid-request
+req POST '/api/v1/jobs?wait' '{"kind":"test"}'
+assert_problem 400 invalid-request
+assert_field wait
+
 # %00 is never decoded: a path or a value holding it is no other path or value
 for path in /healthz%00x /api/v1/jobs%00 /api/v1/job-kinds%00/x; do
     req GET "$path"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Proves the fleet view end to end: a synthetic fleet of 30 GPUs of 3 models on 8 hosts (bench/fleet/synth.c: the reference H100 and H200 measurements with seeded noise, the H200's a second time under another model name, 4 planted faults) pushed into a daemon over POST /api/v1/import; GET /api/v1/fleet lists each model with its devices, hosts and drivers, every figure's distribution, and as outliers exactly the planted GPUs, each on the figure its fault moved; every device, outlier and distribution value names the driver its newest result was measured under; ?model= and ?host= restrict what is listed; GET /api/v1/fleet/distribution gives one figure's sorted values with the planted GPU marked and the bounds; a GPU pushed after a view shows in the next one, and one measured under another driver (whole, or as figures alone) splits its model's drivers; a restart answers the same; bad arguments are 400 naming them, an unknown figure 404.
+# Proves the fleet view end to end: a synthetic fleet of 30 GPUs of 3 models on 8 hosts (bench/fleet/synth.c: the reference H100 and H200 measurements with seeded noise, the H200's a second time under another model name, 4 planted faults) pushed into a daemon over POST /api/v1/import; GET /api/v1/fleet lists each model with its devices, hosts and drivers, every figure's distribution, and as outliers exactly the planted GPUs, each on the figure its fault moved; every device, outlier and distribution value names the driver its newest result was measured under; ?model= and ?host= restrict what is listed; GET /api/v1/fleet/distribution gives one figure's sorted values with the planted GPU marked and the bounds; a GPU pushed after a view shows in the next one, and one measured under another driver (whole, or as figures alone) splits its model's drivers; a restart answers the same; bad arguments (a bare "?k" too) are 400 naming them, an unknown figure 404.
 . "$(dirname "$0")/lib.sh"
 
 synth_fleet fleet
@@ -92,6 +92,15 @@ done
 req GET '/api/v1/fleet?colour=red'
 assert_problem 400 invalid-request
 assert_field colour
+# an argument without a value is refused too, not read as absent
+for q in k host 'model=x&host' 'min_devices=5&k'; do
+    req GET "/api/v1/fleet?$q"
+    assert_problem 400 invalid-request
+    assert_field "${q##*&}"
+done
+req GET '/api/v1/fleet/distribution?model=x&metric'
+assert_problem 400 invalid-request
+assert_field metric
 # a looser rule flags more, a stricter one fewer
 req GET '/api/v1/fleet?min_devices=11'
 assert_json '[.models[].outliers[]] | length' 0
