@@ -3,8 +3,9 @@
  *
  * DESIGN
  * Three stages over one parsed list of instructions:
- *   parse    the entry's body into instructions (guard, opcode, operands)
- *            and labels; directives are skipped;
+ *   parse    check that the text is a PTX module (.version, then .target),
+ *            then the entry's body into instructions (guard, opcode,
+ *            operands) and labels; directives are skipped;
  *   values   one forward pass: per register, a constant (only for registers
  *            written once, or at the point of a given write) and the affine
  *            coefficients on the thread index; the value each instruction
@@ -186,20 +187,79 @@ static int statement(struct pd *p, char *s)
     return add_insn(p, s);
 }
 
+/* Where the comment that starts at q ends (its newline stays, or the end of
+ * the text when it is not closed); NULL when no comment starts at q. */
+static const char *comment_end(const char *q)
+{
+    if (q[0] == '/' && q[1] == '/')
+        return q + strcspn(q, "\n");
+    if (q[0] == '/' && q[1] == '*') {
+        const char *e = strstr(q + 2, "*/");
+        return e ? e + 2 : q + strlen(q);
+    }
+    return NULL;
+}
+
 /* Removes comments in place. */
 static void strip_comments(char *s)
 {
     for (char *q = s; *q; q++) {
-        if (q[0] == '/' && q[1] == '/') {
-            char *e = strchr(q, '\n');
-            size_t n = e ? (size_t)(e - q) : strlen(q);
-            memset(q, ' ', n);
-        } else if (q[0] == '/' && q[1] == '*') {
-            char *e = strstr(q + 2, "*/");
-            size_t n = e ? (size_t)(e + 2 - q) : strlen(q);
-            memset(q, ' ', n);
-        }
+        const char *e = comment_end(q);
+        if (e)
+            memset(q, ' ', (size_t)(e - q));
     }
+}
+
+/* s past blanks and comments. */
+static const char *skip_blank(const char *s)
+{
+    for (const char *e;; s = e) {
+        while (isspace((unsigned char)*s))
+            s++;
+        if (!(e = comment_end(s)))
+            return s;
+    }
+}
+
+/* s past "MAJOR.MINOR", or NULL when s does not start with one. */
+static const char *after_version_number(const char *s)
+{
+    size_t major = strspn(s, "0123456789");
+    if (!major || s[major] != '.')
+        return NULL;
+    size_t minor = strspn(s + major + 1, "0123456789");
+    return minor ? s + major + 1 + minor : NULL;
+}
+
+/* The text after directive name at s and its blanks, or NULL when s does
+ * not start with that directive. */
+static const char *after_directive(const char *s, const char *name)
+{
+    size_t n = strlen(name);
+    if (strncmp(s, name, n) != 0 || !isspace((unsigned char)s[n]))
+        return NULL;
+    return skip_blank(s + n);
+}
+
+/* PTX says what it is in its first two directives: a module begins with
+ * .version MAJOR.MINOR, then .target (PTX ISA, "PTX Module Directives";
+ * nvcc -ptx writes both). Text that does not begin so is not PTX whatever
+ * it holds, and is refused here rather than described: a word the parser
+ * does not know would count as an integer instruction, and a prediction
+ * of a text file would look like one of a kernel. 0, or -1 after errf(). */
+static int check_module(struct pd *p, const char *ptx)
+{
+    const char *s = after_directive(skip_blank(ptx), ".version");
+    if (!s || !(s = after_version_number(s)))
+        return errf(p->err, p->errlen,
+                    "not PTX: a PTX module begins with '.version MAJOR.MINOR' (as nvcc -ptx "
+                    "writes it), and this text does not");
+    s = after_directive(skip_blank(s), ".target");
+    if (!s || !isalpha((unsigned char)s[0]))
+        return errf(p->err, p->errlen,
+                    "not PTX: '.version' must be followed by '.target' and the target "
+                    "(such as '.target sm_90')");
+    return 0;
 }
 
 /* Finds the entry; returns its body (malloc'd) or NULL after errf(). */
@@ -254,6 +314,8 @@ static char *entry_body(struct pd *p, const char *ptx, const char *entry)
 
 static int parse(struct pd *p, const char *ptx, const char *entry)
 {
+    if (check_module(p, ptx) != 0)
+        return -1;
     char *body = entry_body(p, ptx, entry);
     if (!body)
         return -1;

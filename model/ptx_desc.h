@@ -95,8 +95,9 @@ struct pd_desc {
 };
 
 /* Describes entry `entry` of the module text ptx (NULL: the first entry).
- * -1 with the reason in err (a loop whose trip count cannot be derived, an
- * entry that is not there, text that does not parse). */
+ * -1 with the reason in err (text that is not a PTX module: it does not
+ * begin with .version then .target; a loop whose trip count cannot be
+ * derived, an entry that is not there, text that does not parse). */
 int pd_describe(const char *ptx, const char *entry, const struct pd_launch *launch,
                 struct pd_desc *out, char *err, size_t errlen);
 

@@ -58,7 +58,8 @@ static const char usage[] =
     "                       the kernel's blocks, model its L1 and L2 hit rates\n"
     "                       (docs/model.md) and predict with them\n"
     "Exit status: 0 predicted, 1 no such device or no measurements (the message names\n"
-    "the probe to run), 2 bad usage or a malformed kernel.\n";
+    "the probe to run), 2 bad usage or a malformed kernel (a --ptx FILE that is not PTX,\n"
+    "one that does not begin with .version and .target, too).\n";
 
 struct popts {
     const char *db, *device, *kernel, *ptx, *grid, *block, *regs, *smem, *static_smem, *entry,

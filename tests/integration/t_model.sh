@@ -3,7 +3,7 @@
 # capability over HTTP (a calculation: no token needed) and on the command line, refusals naming the
 # field; a prediction refused with 409 naming the probe to run until the device has latency and
 # memory measurements (seeded into the database as rows), then answered with the values used and
-# the jobs that measured them; the validation endpoint's 404 and the job kind's refusals.
+# the jobs that measured them; text that is not PTX refused, not predicted (command and API); the validation endpoint's 404 and the job kind's refusals.
 . "$(dirname "$0")/lib.sh"
 
 SEED=GPU-5eed0000-0000-0000-0000-00000000mode
@@ -177,6 +177,20 @@ run_cli model predict --db "$DB" --device "$SEED" --ptx k.ptx --grid 64 --block 
 run_cli model predict --db "$DB" --device "$SEED" --ptx k.ptx --grid 64 --block 128 --regs 16
 [ "$RC" -eq 2 ] || fail "model predict --ptx without the trip count: exit $RC"
 assert_match "$ERR" 'loop at label \$L' "the underivable loop"
+# text that is not PTX (no .version and .target first) is refused, not predicted:
+# on the command line (status 2, the reason) and over HTTP (400 naming kernel.ptx)
+printf 'notes on the .entry k {\n  foo bar baz;\n}\n' >notes.txt
+sed '/^\.version/d; /^\.target/d' k.ptx >headless.ptx
+for f in notes.txt headless.ptx; do
+    run_cli model predict --db "$DB" --device "$SEED" --ptx "$f" --grid 64 --block 128 --regs 16 --param p_n=10
+    [ "$RC" -eq 2 ] || fail "model predict --ptx $f (not PTX): exit $RC, printed ${OUT:0:200}"
+    assert_match "$ERR" 'not PTX: a PTX module begins with' "model predict --ptx $f"
+    req POST /api/v1/model/predict "$(jq -n --rawfile p "$f" --arg d "$SEED" \
+        '{device: $d, kernel: {grid: 64, block: 128, regs: 16, ptx: $p, params: {p_n: 10}}}')"
+    assert_problem 400 invalid-request
+    assert_field kernel.ptx
+    assert_match "$(json .detail)" 'not PTX' "the API's refusal of $f"
+done
 # a folder or a device is no kernel file: refused before anything is allocated for it
 for f in "--kernel @$WORK" "--ptx $WORK" "--kernel @/dev/zero"; do
     run_cli model predict --db "$DB" --device "$SEED" $f --grid 64 --block 128 --regs 16

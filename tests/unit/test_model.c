@@ -778,14 +778,26 @@ static void test_predict_json(void **state)
                                   "\"ptx\":\"x\"}", &out, field), -1);
     assert_string_equal(field, "ptx");
     assert_int_equal(predict_text("{\"grid\":80,\"block\":256,\"regs\":32,\"ptx\":"
-                                  "\".visible .entry k(.param .u32 p_n)\\n{\\n.reg .u32 %i, %n;\\n"
+                                  "\".version 8.0\\n.target sm_90\\n"
+                                  ".visible .entry k(.param .u32 p_n)\\n{\\n.reg .u32 %i, %n;\\n"
                                   ".reg .pred %q;\\nld.param.u32 %n, [p_n];\\nmov.u32 %i, 0;\\n"
                                   "$L:\\nadd.u32 %i, %i, 1;\\nsetp.lt.u32 %q, %i, %n;\\n"
                                   "@%q bra $L;\\nret;\\n}\"}", &out, field), -1);
     assert_string_equal(field, "ptx");
     assert_non_null(strstr(err, "$L"));
+    /* text that is not PTX is refused as such, not described: the same kernel
+     * without its .version and .target, and a sentence that names an entry */
     assert_int_equal(predict_text("{\"grid\":80,\"block\":256,\"regs\":32,\"ptx\":"
-                                  "\".visible .entry k(.param .u32 p_n)\\n{\\n.reg .u32 %i, %n;\\n"
+                                  "\".visible .entry k()\\n{\\nmov.u32 %i, 0;\\nret;\\n}\"}",
+                                  &out, field), -1);
+    assert_string_equal(field, "ptx");
+    assert_non_null(strstr(err, "not PTX"));
+    assert_int_equal(predict_text("{\"grid\":80,\"block\":256,\"regs\":32,\"ptx\":"
+                                  "\"see the .entry k { of the manual; }\"}", &out, field), -1);
+    assert_non_null(strstr(err, "not PTX"));
+    assert_int_equal(predict_text("{\"grid\":80,\"block\":256,\"regs\":32,\"ptx\":"
+                                  "\".version 8.0\\n.target sm_90\\n"
+                                  ".visible .entry k(.param .u32 p_n)\\n{\\n.reg .u32 %i, %n;\\n"
                                   ".reg .pred %q;\\nld.param.u32 %n, [p_n];\\nmov.u32 %i, 0;\\n"
                                   "$L:\\nadd.u32 %i, %i, 1;\\nsetp.lt.u32 %q, %i, %n;\\n"
                                   "@%q bra $L;\\nret;\\n}\",\"params\":{\"p_n\":10}}", &out,

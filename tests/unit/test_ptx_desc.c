@@ -454,6 +454,8 @@ static void test_atomics_and_shuffles(void **state)
     assert_non_null(strstr(d.notes[0], "not affine"));
 }
 
+#define MODULE_HEAD "// a comment first, as nvcc writes\n.version 8.0\n.target sm_90\n"
+
 static void test_bad_modules(void **state)
 {
     (void)state;
@@ -461,16 +463,58 @@ static void test_bad_modules(void **state)
     struct pd_launch l;
     memset(&l, 0, sizeof l);
     l.block[0] = l.block[1] = l.block[2] = 1;
-    assert_int_equal(pd_describe(".version 8.0\n", NULL, &l, &d, err, sizeof err), -1);
+    assert_int_equal(pd_describe(MODULE_HEAD, NULL, &l, &d, err, sizeof err), -1);
     assert_non_null(strstr(err, "no entry"));
-    assert_int_equal(pd_describe(".visible .entry a()\n{\n\tret;\n}\n", "b", &l, &d, err,
-                                 sizeof err), -1);
+    assert_int_equal(pd_describe(MODULE_HEAD ".visible .entry a()\n{\n\tret;\n}\n", "b", &l,
+                                 &d, err, sizeof err), -1);
     assert_non_null(strstr(err, "'b'"));
-    assert_int_equal(pd_describe(".visible .entry a()\n{\n\tret;\n", NULL, &l, &d, err,
-                                 sizeof err), -1);
+    assert_int_equal(pd_describe(MODULE_HEAD ".visible .entry a()\n{\n\tret;\n", NULL, &l, &d,
+                                 err, sizeof err), -1);
+    assert_non_null(strstr(err, "not closed"));
+    assert_int_equal(pd_describe(MODULE_HEAD ".visible .entry a()\n{\n\tret;\n}\n", NULL, &l,
+                                 &d, err, sizeof err), 0);
     l.block[0] = 0;
-    assert_int_equal(pd_describe(".visible .entry a()\n{\n\tret;\n}\n", NULL, &l, &d, err,
-                                 sizeof err), -1);
+    assert_int_equal(pd_describe(MODULE_HEAD ".visible .entry a()\n{\n\tret;\n}\n", NULL, &l,
+                                 &d, err, sizeof err), -1);
+}
+
+/* Text is PTX when it begins with .version then .target: anything else is
+ * refused as not PTX, whatever entry it seems to hold, not described (an
+ * unknown word would count as an integer instruction). */
+static void test_not_ptx(void **state)
+{
+    (void)state;
+    static const char *const texts[] = {
+        ".visible .entry a()\n{\n\tret;\n}\n",                      /* no header */
+        "hello .entry a { foo bar baz; }\n",                          /* prose */
+        ".target sm_90\n.version 8.0\n.entry a()\n{\n\tret;\n}\n",    /* out of order */
+        ".version\n.target sm_90\n.entry a()\n{\n\tret;\n}\n",       /* no number */
+        ".version 8.0\n.entry a()\n{\n\tret;\n}\n",                  /* no target */
+        ".version 8.0\n.target\n.entry a()\n{\n\tret;\n}\n",         /* no target name */
+        ".versions 8.0\n.target sm_90\n.entry a()\n{\n\tret;\n}\n",  /* another word */
+        "/* .version 8.0 */ .target sm_90\n.entry a()\n{\n\tret;\n}\n",
+        "",
+    };
+    struct pd_desc d;
+    struct pd_launch l;
+    struct pd_loop q[4];
+    int n;
+    memset(&l, 0, sizeof l);
+    l.block[0] = l.block[1] = l.block[2] = 1;
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        err[0] = '\0';
+        if (pd_describe(texts[i], NULL, &l, &d, err, sizeof err) != -1 ||
+            !strstr(err, "not PTX"))
+            fail_msg("text %zu described, or refused for another reason: '%s'", i, err);
+        err[0] = '\0';
+        if (pd_loops(texts[i], NULL, &l, q, 4, &n, err, sizeof err) != -1 ||
+            !strstr(err, "not PTX"))
+            fail_msg("text %zu: loops found, or refused for another reason: '%s'", i, err);
+    }
+    /* comments and blanks before the header are PTX's own */
+    assert_int_equal(pd_describe("\n/* x */ // y\n  .version 8.5 .target sm_90a, debug\n"
+                                 ".entry a()\n{\n\tret;\n}\n", NULL, &l, &d, err, sizeof err),
+                     0);
 }
 
 static void test_json(void **state)
@@ -510,6 +554,7 @@ int main(void)
         cmocka_unit_test(test_coalescing_rules),
         cmocka_unit_test(test_atomics_and_shuffles),
         cmocka_unit_test(test_bad_modules),
+        cmocka_unit_test(test_not_ptx),
         cmocka_unit_test(test_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
