@@ -16,6 +16,20 @@
  * deadline in total time; libmicrohttpd's own limits stand a reserve above
  * the guard's, so a connection over the guard's limits is still read and
  * answered 503 (Retry-After, Connection: close) rather than dropped.
+ * What libmicrohttpd answers itself: a request it cannot parse (a
+ * Content-Length that is not a number or beyond 2^64, a request line or
+ * headers over MHD_OPTION_CONNECTION_MEMORY_LIMIT, an HTTP version it does
+ * not serve, broken chunking) is refused inside libmicrohttpd
+ * (transmit_error_response_len, connection.c) with a fixed HTML text and
+ * no Content-Type, before on_request is called or, for a chunked body,
+ * instead of calling it again. 0.9.75 (Debian 12), like 1.0, has no
+ * option that supplies or replaces that answer: NOTIFY_COMPLETED only
+ * reports the end of a request whose handler (or URI logger) ran, after
+ * the answer is queued; EXTERNAL_LOGGER only gets the message (logged as
+ * msg=http_library); CONNECTION_MEMORY_LIMIT only moves where headers
+ * become too large. So those answers are not problem+json, and are
+ * documented as such (docs/api.md, Conventions) rather than faked by
+ * parsing HTTP ahead of libmicrohttpd.
  * TLS is libmicrohttpd's (GnuTLS), with the certificate and key read from
  * the files the configuration names, once, at start. A Unix-domain socket
  * (listen_unix) is served by a second libmicrohttpd daemon with the same
