@@ -75,7 +75,7 @@ endif
 CHARTJS  := /usr/share/javascript/chart.js/chart.min.js
 WEB_JS   := web/js/util.js web/js/charts.js web/js/overview.js web/js/device.js \
             web/js/results_tables.js web/js/results_charts.js web/js/compare_tables.js web/js/compare.js \
-            web/js/occupancy.js web/js/traces.js web/js/fleet.js \
+            web/js/occupancy.js web/js/predict.js web/js/traces.js web/js/fleet.js \
             web/js/fleet_distribution.js web/js/main.js
 WEB_APP  := $(B)/web/app.js
 ASSETS   := $(sort $(wildcard web/*.html web/*.css web/*.json web/*.svg)) $(WEB_APP)

@@ -1025,7 +1025,7 @@ async function checkExportImport(page, withResults, openapi) {
   await openView(page, `#/device/${d.uuid}/latency`, 'device/latency', 'device (export)');
   loadTimes.pop();
   step = 'export';
-  const [download] = await Promise.all([page.waitForEvent('download'), page.click('a.button.subtle')]);
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('a.button.subtle[download]')]);
   const file = await download.path();
   check(fs.statSync(file).size > 0, 'an empty bundle');
   await openView(page, '#/', 'overview', 'overview (import)');

@@ -2,7 +2,8 @@
  * A device's page (#/device/UUID/VIEW[?job=ID]): the device's attributes,
  * one tab per probe result (VIEW is the result's path under
  * /api/v1/devices/UUID/), the run's provenance with its history (older runs
- * by ?job=), and the export of the device's results as a bundle. The
+ * by ?job=), a link to the kernel-time predictor with this device chosen,
+ * and the export of the device's results as a bundle. The
  * result itself is drawn by the view's renderer (results_*.js).
  */
 
@@ -125,6 +126,13 @@ async function renderDevice(main, route, ctx) {
     el('div', { class: 'title-row' },
       el('h2', { text: device.name }),
       deviceSwitcher(uuid, view),
+      el('a', {
+        id: 'predict-link',
+        class: 'button subtle',
+        href: hashFor(['predict'], new URLSearchParams({ device: uuid })),
+        title: 'The kernel-time model with this device\'s measured parameters',
+        text: 'Predict a kernel on this device',
+      }),
       el('a', {
         class: 'button subtle',
         href: `/api/v1/devices/${encodeURIComponent(uuid)}/export`,

@@ -7,6 +7,7 @@
  *                               control-codes, dual-issue, model-validation)
  *   #/compare/VIEW[?devices=U,U] devices side by side
  *   #/occupancy[?cc=|device=&block=&regs=&smem=]
+ *   #/predict[?device=UUID]     a kernel's time by the model on that device
  *   #/traces
  *   #/fleet[?model=M&host=H]    every GPU compared with its model's peers
  *   #/fleet/distribution?model=M&metric=NAME[&device=UUID]  one figure's
@@ -26,6 +27,7 @@ const VIEWS = {
   device: { render: renderDevice, title: (r) => VIEW_TITLES[r.parts[2]] || 'Device' },
   compare: { render: renderCompare, title: (r) => `Compare ${COMPARE_VIEWS[r.parts[1]] || ''}` },
   occupancy: { render: renderOccupancy, title: () => 'Occupancy calculator' },
+  predict: { render: renderPredict, title: () => 'Kernel-time predictor' },
   traces: { render: renderTraces, title: () => 'Traces' },
   fleet: { render: renderFleet, title: (r) => (r.parts[1] === 'distribution' ? 'Fleet distribution' : 'Fleet') },
 };
