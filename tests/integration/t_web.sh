@@ -14,7 +14,10 @@
 # summary, download equal to the API's output), a job submitted and cancelled from the page, a bad token's
 # error, the fleet page before and after a synthetic fleet is pushed (as
 # t_fleet.sh makes it: 31 GPUs of 3 models on 8 hosts, 4 planted faults) with
-# its distributions, and no console errors. It prints each view's load time. Screenshots
+# its distributions, the kernel-time predictor (a PTX file's prediction with
+# every intermediate and each parameter's job, the server's reason for a bad
+# kernel, the 409 of a device imported without measurements; at 390 px),
+# and no console errors. It prints each view's load time. Screenshots
 # of every view go to GPUPROBE_SCREENSHOTS (default: this test's folder) and
 # must come out as real images.
 #

@@ -25,6 +25,14 @@
  *     that device's figures as its result document has them, and "not
  *     measured" in the column of a device whose result lacks the member;
  *   - the occupancy calculator's answer equals POST /api/v1/model/occupancy;
+ *   - the kernel-time predictor (#/predict?device=UUID, linked from a
+ *     device's page): a PTX file uploaded with its launch and parameter
+ *     shows POST /api/v1/model/predict's time, every intermediate of the
+ *     prediction, each parameter with a link to the job that measured it,
+ *     the per-warp counts and a chart of a repetition's formula and floors;
+ *     an empty PTX shows the server's reason and field; a device without
+ *     measurements (imported with no results) its 409 with a link to the
+ *     device's page for the probe to run; at 390 px no sideways scroll;
  *   - a trace uploaded from the page is summarised per SM and its download
  *     equals the API's sorted output, both when the API answers at once
  *     and when it makes the sort a job;
@@ -62,6 +70,7 @@
  */
 'use strict';
 
+const crypto = require('crypto');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
@@ -1073,6 +1082,220 @@ async function checkStatusLines(page) {
   }
 }
 
+/* ---- the kernel-time predictor ----------------------------------------------------- */
+
+/* sgemv of the model validation, launched as the validation kind launches it
+ * (probes/validation_ptx.c: 8192 rows, 8 a block, a warp a row): its loop's
+ * trip count needs the kernel parameter p_n. */
+const PREDICT_PTX = path.join(__dirname, '..', 'fixtures', 'ptx', 'capture', 'validation_sgemv.ptx');
+const SGEMV = { grid: 1024, block: [32, 8], regs: 20, params: { p_n: 8192 } };
+/* Per-warp counts for the device without measurements: its refusal does
+ * not depend on the kernel. */
+const COUNTS = { fp32: 100, int: 10, coalesced: 2 };
+
+const predictApi = (device, kernel) => apiPost('/api/v1/model/predict', { device, kernel });
+
+/* A bundle's canonical text (docs/bundles.md: keys sorted, no white space),
+ * which its sha256 covers; enough for strings and integers. */
+const canonical = (v) => (Array.isArray(v) ? `[${v.map(canonical).join(',')}]`
+  : v && typeof v === 'object' ? `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`).join(',')}}`
+    : JSON.stringify(v));
+
+/* Imports a GPU with no results (as a bundle exported before its first
+ * probe would carry it): a device the store knows that the predictor has no
+ * parameters for. Answers its UUID. */
+async function importUnmeasured() {
+  const uuid = 'GPU-00000000-0000-4000-8000-00unmeasured';
+  // a long name and host (a cluster's FQDN), as the device list offers them
+  const info = { uuid, name: 'Unmeasured NVIDIA H100 80GB HBM3', compute_capability: '9.0', sm_count: 132, warp_size: 32 };
+  const bundle = {
+    format: 'gpuprobe-bundle', version: 1, exported_at: new Date().toISOString(), exported_by: 'dashboard.test.js',
+    devices: [{ uuid, name: info.name, compute_capability: info.compute_capability, host: 'gpu-node-17.unmeasured.cluster.example.org', info, results: [] }],
+  };
+  bundle.sha256 = crypto.createHash('sha256').update(canonical(bundle)).digest('hex');
+  const r = await fetch(`${BASE}/api/v1/import`, {
+    method: 'POST', headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' }, body: JSON.stringify(bundle),
+  });
+  equal(r.status, 200, `importing a device without results (${await r.text()})`);
+  return uuid;
+}
+
+/* Fills the predictor's form with sgemv (PTX pasted unless a file is
+ * uploaded) or with COUNTS, and its launch. */
+async function fillSgemv(page, ptx) {
+  await page.check('input[name="pr-source"][value="ptx"]');
+  if (ptx !== null) await page.fill('#pr-ptx', ptx);
+  await page.fill('#pr-grid', '1024');
+  await page.fill('#pr-block', '32, 8');
+  await page.fill('#pr-regs', '20');
+  await page.fill('#pr-params', 'p_n=8192');
+}
+
+async function fillCounts(page) {
+  await page.check('input[name="pr-source"][value="per_warp"]');
+  for (const [k, v] of Object.entries(COUNTS)) await page.fill(`#pr-per-warp-${k}`, String(v));
+  await page.fill('#pr-grid', '1024');
+  await page.fill('#pr-block', '256');
+  await page.fill('#pr-regs', '32');
+}
+
+/* Submits the predictor's form and waits until the page has drawn the answer
+ * (or the refusal). */
+async function predictSubmit(page) {
+  await redrawn(page, () => page.click('#pr-form button[type="submit"]'), 'predict');
+}
+
+/* The refusal the predictor shows: its text, the field it names and its
+ * link to the device's page (null where there is none). */
+function refusalShown(page) {
+  return page.evaluate(() => {
+    const box = document.getElementById('pr-error');
+    return {
+      text: box && !box.hidden ? box.textContent : '',
+      field: document.getElementById('pr-error-field')?.textContent ?? null,
+      link: box?.querySelector('a.device-link')?.getAttribute('href') ?? null,
+    };
+  });
+}
+
+/* What sticks out of a page at the window's width: the pixels the page is
+ * wider than the window and its outermost elements past the edge. */
+function overflow(page) {
+  return page.evaluate(() => {
+    const width = document.documentElement.clientWidth;
+    const sticking = [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > width + 0.5 &&
+      !e.closest('.scroll') && e.parentElement.getBoundingClientRect().right <= width + 0.5)
+      .map((e) => `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ''}`);
+    return { wider: document.documentElement.scrollWidth - width, sticking };
+  });
+}
+
+/* The predictor's answer as the page shows it against the API's for the
+ * same request: the time, every intermediate of the prediction (a row each,
+ * its number), every parameter with the job that measured it (a link to
+ * the job) and its source, the counts derived from the PTX, the chart of a
+ * repetition's candidates. */
+async function checkPrediction(page, want) {
+  const total = await page.$eval('#pr-total', (e) => ({ seconds: Number(e.dataset.seconds), text: e.textContent }));
+  equal(total.seconds, want.prediction.total_s, 'the predicted time');
+  check(/^[\d.]+(e[-+]\d+)? (s|ms|µs)$/.test(total.text), `the predicted time as text: ${total.text}`);
+  const rows = await page.$$eval('#pr-breakdown tr[data-key]', (trs) => trs.map((tr) => ({
+    key: tr.dataset.key, value: tr.dataset.value, unit: tr.dataset.unit, text: tr.cells[1].textContent,
+  })));
+  equal(rows.map((r) => r.key).sort(), Object.keys(want.prediction).sort(), 'a row for every intermediate of the prediction');
+  for (const r of rows) {
+    const v = want.prediction[r.key];
+    equal(r.value, String(v), `the value of ${r.key}`);
+    // plain numbers and cycles as 4 significant digits (other units are scaled)
+    if (typeof v === 'number' && ['', 'cycles', 'warps'].includes(r.unit)) {
+      check(Math.abs(parseFloat(r.text) - v) <= 1e-3 * Math.abs(v), `${r.key}: ${r.text} for ${v}`);
+    }
+  }
+  const params = await cells(page, '#pr-parameters tbody tr');
+  equal(params.map((p) => p.name), Object.keys(want.parameters), 'a row for every parameter');
+  for (const p of params) {
+    const w = want.parameters[p.name];
+    equal(p.links, typeof w.job_id === 'number' ? [`#/?job=${w.job_id}`] : [], `the job link of ${p.name}`);
+    check(p.text.join(' ').includes(w.source), `${p.name}'s source: ${p.text.join(' | ')}`);
+  }
+  check(params.some((p) => p.links.length), 'no parameter links to the job that measured it');
+  const counts = await page.$$eval('#pr-counts tr[data-count]', (trs) => Object.fromEntries(trs.map((tr) => [tr.dataset.count, Number(tr.cells[1].textContent.replace(/,/g, ''))])));
+  equal(counts, (want.kernel.description || want.kernel).per_warp, 'the per-warp counts the prediction used');
+  const [chart] = await charts(page, '#pr-result');
+  check(chart, 'no chart of a repetition\'s formula and floors');
+  equal(chart.datasets[0].data, ['case_cycles_per_rep', 'floor_departure', 'floor_dram', 'floor_l2'].map((k) => want.prediction[k]), 'the chart of a repetition\'s formula and floors');
+  checkNotByColour(chart.datasets, 'the predictor\'s chart');
+}
+
+/* #/predict: reached from a device's page; a PTX file uploaded with its
+ * launch and parameter predicts as the API does; an empty PTX shows the
+ * server's reason and marks the field; a device without measurements shows
+ * the 409 naming the probe to run, with a link to the device's page; at
+ * 390 px nothing scrolls the page sideways. */
+async function checkPredict(page, device) {
+  const ptx = fs.readFileSync(PREDICT_PTX, 'utf8');
+  const want = await predictApi(device.uuid, { ...SGEMV, ptx });
+  equal(want.status, 200, `POST predict (sgemv on ${device.name})`);
+
+  await openView(page, `#/device/${device.uuid}/latency`, 'device/latency', 'device/latency (predict link)');
+  loadTimes.pop();
+  step = 'predict: the device page\'s link';
+  const href = `#/predict?device=${device.uuid}`;
+  equal(await page.evaluate(() => document.getElementById('predict-link')?.getAttribute('href') ?? null), href, 'the link to the predictor');
+  await redrawn(page, () => page.click('#predict-link'), 'predict');
+  equal(await page.inputValue('#pr-device'), device.uuid, 'the device the link chose');
+
+  await openView(page, href, 'predict');
+  step = 'predict: a PTX file';
+  equal(await page.inputValue('#pr-device'), device.uuid, 'the device the address chose');
+  await page.check('input[name="pr-source"][value="ptx"]');
+  await page.setInputFiles('#pr-ptx-file', PREDICT_PTX);
+  await page.waitForFunction((n) => document.getElementById('pr-ptx').value.length === n, ptx.length, { timeout: TIMEOUT_MS });
+  await fillSgemv(page, null);
+  await predictSubmit(page);
+  check(await page.isHidden('#pr-error'), `an error beside the answer: ${await page.textContent('#pr-error')}`);
+  await checkPrediction(page, want.body);
+  check(page.url().endsWith(href), `the address does not name the device: ${page.url()}`);
+  await screenshot(page, 'predict');
+
+  step = 'predict: an empty PTX';
+  allowedErrors = /status of 400/;
+  const bad = await predictApi(device.uuid, { ...SGEMV, ptx: '' });
+  equal(bad.status, 400, 'POST predict with an empty PTX');
+  await page.fill('#pr-ptx', '');
+  await predictSubmit(page);
+  const shown = await refusalShown(page);
+  check(shown.text.includes(bad.body.detail), `the server's reason: ${shown.text}`);
+  check((shown.field || '').includes(bad.body.field), `the field named: ${shown.field}`);
+  equal(await page.getAttribute('#pr-ptx', 'aria-invalid'), 'true', 'the PTX field marked');
+  check(await page.isHidden('#pr-result'), 'the previous answer still shown beside the refusal');
+  allowedErrors = null;
+
+  step = 'predict: importing a device without measurements';
+  const unmeasured = await importUnmeasured();
+  {
+    const refused = await predictApi(unmeasured, { grid: 1024, block: 256, regs: 32, per_warp: COUNTS });
+    equal(refused.status, 409, 'POST predict on the device without measurements');
+    allowedErrors = /status of 409/;
+    await openView(page, `#/predict?device=${unmeasured}`, 'predict', 'predict (no measurements)');
+    loadTimes.pop();
+    step = 'predict: a device without measurements';
+    await fillCounts(page);
+    await predictSubmit(page);
+    const shown409 = await refusalShown(page);
+    check(shown409.text.includes(refused.body.detail), `the 409's detail: ${shown409.text}`);
+    const kind = /"kind":"([\w-]+)"/.exec(refused.body.detail)[1];
+    equal(shown409.link, `#/device/${unmeasured}/${kind}`, 'the link to the device\'s page for the probe');
+    allowedErrors = null;
+  }
+
+  await page.setViewportSize({ width: 390, height: 844 });
+  try {
+    await openView(page, href, 'predict', 'predict (390 px)');
+    loadTimes.pop();
+    step = 'predict: at 390 px, an answer';
+    await fillSgemv(page, ptx);
+    await predictSubmit(page);
+    check(await page.isVisible('#pr-result'), 'the answer at 390 px');
+    let o = await overflow(page);
+    equal(o.wider, 0, `pixels the predictor is wider than the screen (${o.sticking.join(', ')} stick out)`);
+    await screenshot(page, 'predict-narrow');
+    // the per-warp counts' fields, the long device name, the 409's long detail
+    allowedErrors = /status of 409/;
+    await openView(page, `#/predict?device=${unmeasured}`, 'predict', 'predict (390 px, no measurements)');
+    loadTimes.pop();
+    step = 'predict: at 390 px, a refusal';
+    await fillCounts(page);
+    await predictSubmit(page);
+    check((await refusalShown(page)).link, 'the 409 at 390 px');
+    o = await overflow(page);
+    equal(o.wider, 0, `pixels the predictor's refusal is wider than the screen (${o.sticking.join(', ')} stick out)`);
+    allowedErrors = null;
+  } finally {
+    await page.setViewportSize({ width: 1400, height: 900 });
+  }
+}
+
 /* ---- a phone's width ------------------------------------------------------------ */
 
 /* At 390 px: every view link is on screen, the page does not scroll
@@ -1543,6 +1766,7 @@ async function main() {
       console.log('SKIP device and compare views: no device in this database has all six results');
     }
     await checkOccupancy(page, inv);
+    if (withResults.length) await checkPredict(page, withResults[0].device);
     await checkTraces(page);
     await checkSubmitCancel(page);
     if (withResults.length) await checkExportImport(page, withResults, openapi);
