@@ -2,14 +2,15 @@
  * Result bundles over HTTP (docs/bundles.md): GET /api/v1/devices/{uuid}/export
  * answers a device's bundle as a download; POST /api/v1/import takes one
  * (a spool route: bundles of many devices can be large) and answers what it
- * added, or 400 naming the member at fault, having written nothing.
+ * added, or 400 naming the member at fault, having written nothing. What
+ * parsing a bundle may cost is bounded before jansson sees it (json_body.h).
  */
 #include <string.h>
 
 #include "server/api/handlers.h"
 #include "server/app.h"
 #include "server/bundles/bundle.h"
-#include "util/jsonfile.h"
+#include "server/http/json_body.h"
 
 void h_device_export(struct http_req *rq, struct http_resp *rs)
 {
@@ -36,7 +37,6 @@ void h_device_export(struct http_req *rq, struct http_resp *rs)
 
 void h_import(struct http_req *rq, struct http_resp *rs)
 {
-    json_error_t je;
     struct bundle_counts c;
     char err[1024], field[200];
     static const char *const known[] = {NULL};
@@ -46,11 +46,10 @@ void h_import(struct http_req *rq, struct http_resp *rs)
         problem(rq, rs, 400, "invalid-request", "the body is empty: send a result bundle");
         return;
     }
-    json_t *b = json_load_path(rq->body_file, JSON_REJECT_DUPLICATES, &je);
-    if (!b) {
-        problem_json(rq, rs, &je);
+    json_t *b = json_body(rq, rs, rq->app->cfg.import_limit, "import_limit",
+                          JSON_REJECT_DUPLICATES);
+    if (!b)
         return;
-    }
     if (bundle_import(rq->app->db, b, &c, err, sizeof err, field, sizeof field) == 0)
         http_json(rs, 200, bundle_counts_json(&c));
     else if (field[0])

@@ -15,6 +15,7 @@
 #include "server/api/handlers.h"
 #include "server/api/job_json.h"
 #include "server/jobs/registry.h"
+#include "server/http/json_body.h"
 #include "server/http/resp_cache.h"
 #include "server/jobs/protocol.h"
 #include "server/jobs/scheduler.h"
@@ -137,12 +138,10 @@ static json_t *parse_body(struct http_req *rq, struct http_resp *rs)
         problem(rq, rs, 400, "invalid-json", "the body is empty; expected a JSON object");
         return NULL;
     }
-    json_error_t e;
-    json_t *doc = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES, &e);
-    if (!doc) {
-        problem_json(rq, rs, &e);
+    json_t *doc = json_body(rq, rs, rq->app->cfg.body_limit, "body_limit",
+                            JSON_REJECT_DUPLICATES);
+    if (!doc)
         return NULL;
-    }
     if (!json_is_object(doc)) {
         problem(rq, rs, 400, "invalid-json", "the body must be a JSON object");
         json_decref(doc);

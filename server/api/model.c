@@ -30,19 +30,20 @@
 #include "server/app.h"
 #include "server/api/handlers.h"
 #include "server/api/job_json.h"
+#include "server/http/json_body.h"
 #include "util/text.h"
 
 static json_t *parse_body(struct http_req *rq, struct http_resp *rs)
 {
-    json_error_t e;
     if (!rq->body_len) {
         problem(rq, rs, 400, "invalid-json", "the body is empty; expected a JSON object");
         return NULL;
     }
-    json_t *doc = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES, &e);
+    json_t *doc = json_body(rq, rs, rq->app->cfg.body_limit, "body_limit",
+                            JSON_REJECT_DUPLICATES);
     if (!doc)
-        problem_json(rq, rs, &e);
-    else if (!json_is_object(doc)) {
+        return NULL;
+    if (!json_is_object(doc)) {
         problem(rq, rs, 400, "invalid-json", "the body must be a JSON object");
         json_decref(doc);
         doc = NULL;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Proves result bundles end to end: a new database gets the reference H100 and H200 results linked into the binary (listed with host "reference" and attached false, their results served, none added again at the next start, none with --no-reference); GET /devices/{uuid}/export answers a bundle with a valid digest that `gpuprobe import` takes into another database, twice with nothing added the second time and nothing added when it goes back where it came from; POST /api/v1/import (token) the same over HTTP; refusals that name the member (format, version, sha256, not JSON) write nothing; jobs cannot target an imported device.
+# Proves result bundles end to end: a new database gets the reference H100 and H200 results linked into the binary (listed with host "reference" and attached false, their results served, none added again at the next start, none with --no-reference); GET /devices/{uuid}/export answers a bundle with a valid digest that `gpuprobe import` takes into another database, twice with nothing added the second time and nothing added when it goes back where it came from; POST /api/v1/import (token) the same over HTTP; refusals that name the member (format, version, sha256, not JSON) write nothing; jobs cannot target an imported device; a bundle under import_limit that parsing would take more than 16 times import_limit to hold (small values: zeros, empty objects) is refused with 413 naming import_limit before jansson sees it, one nested deeper than 64 levels with 400 and the offset, nothing stored and the daemon still answering, while a real bundle is taken; the JSON API's bodies likewise under body_limit.
 . "$(dirname "$0")/lib.sh"
 
 # the GPUs the shipped reference data was measured on
@@ -140,4 +140,50 @@ printf '{"format":' >bad.json
 REQ_BODY_FILE=bad.json req POST /api/v1/import
 assert_problem 400 invalid-json
 [ "$(count_jobs)" = "$before" ] || fail "a refused bundle wrote jobs"
+stop_daemon
+
+# ---- what parsing a body may cost: bounded before jansson sees it ---------------------------
+# import_limit = 1 MiB: parsing a bundle may take 16 MiB. A bundle of small values under the
+# byte limit would take more (400,000 zeros: 800 kB, about 22 MiB once parsed), and so would
+# one of empty objects (300,000: 900 kB, 71 MiB); both are refused with 413 naming import_limit, nothing stored, the
+# daemon still answering; a real bundle (the H200's, 0.9 MB) is taken.
+write_config 'import_limit=1048576' 'reference=off'
+DB=$WORK/bound.db start_daemon --config "$CONFIG"
+wait_ready
+count_rows() { sqlite3 -batch "$WORK/bound.db" 'SELECT (SELECT count(*) FROM jobs) || "/" || (SELECT count(*) FROM devices)'; }
+before=$(count_rows)
+small_values() { # small_values ITEM N: a bundle whose one result is an array of N ITEMs
+    jq -nc --argjson n "$2" "{format: \"gpuprobe-bundle\", version: 1, devices: [{uuid: \"GPU-0\",
+        results: [[range(\$n) | $1]]}], sha256: ([range(64) | \"0\"] | join(\"\"))}" >small.json
+    [ "$(stat -c %s small.json)" -lt 1048576 ] || fail "the bundle of $2 $1 is not under import_limit"
+}
+for item in '0 400000' '{} 300000'; do
+    small_values $item
+    REQ_BODY_FILE=small.json req POST /api/v1/import
+    assert_problem 413 payload-too-large
+    assert_true '.detail | test("^parsing the body would take about [0-9]+ MiB of memory \\([0-9]+ JSON values in [0-9]+ bytes\\), more than this endpoint allows: 16 times import_limit \\(1048576 bytes\\), 16 MiB\\. Raise import_limit to take it$")'
+    [ "$(count_rows)" = "$before" ] || fail "a bundle over the bound stored something"
+done
+# nesting deeper than 64 levels is refused where it starts (400: no bundle nests so deep)
+prefix='{"format":"gpuprobe-bundle","devices":'
+{ printf '%s' "$prefix"; printf '[%.0s' $(seq 70); printf ']%.0s' $(seq 70); printf '}'; } >deep.json
+REQ_BODY_FILE=deep.json req POST /api/v1/import
+assert_problem 400 invalid-json
+assert_json .offset $((${#prefix} + 63))
+assert_true '.detail | test("nests deeper than 64 levels")'
+[ "$(count_rows)" = "$before" ] || fail "a bundle nested too deep stored something"
+req GET /healthz
+assert_status 200
+REQ_BODY_FILE=h200.json req POST /api/v1/import
+assert_status 200
+assert_json '[.devices_added, .results_added]' '[1,2]'
+# the JSON API the same, under body_limit (1 MiB: 16 MiB once parsed)
+jq -nc '{kind: "latency", device: 0, params: {x: [range(400000) | 0]}}' >small.json
+REQ_BODY_FILE=small.json req POST /api/v1/jobs
+assert_problem 413 payload-too-large
+assert_true '.detail | test("16 times body_limit \\(1048576 bytes\\).*Raise body_limit to take it$")'
+{ printf '{"kernel":'; printf '[%.0s' $(seq 70); printf ']%.0s' $(seq 70); printf '}'; } >deep.json
+REQ_BODY_FILE=deep.json req POST /api/v1/model/predict "" ""
+assert_problem 400 invalid-json
+assert_json .offset $((10 + 63))
 stop_daemon
