@@ -41,26 +41,6 @@ _Static_assert(offsetof(struct trace_rec, width) == 24 && offsetof(struct trace_
 
 /* ---- little-endian fields ----------------------------------------------- */
 
-/* Written with binfmt.h's trace_le_put16/32/64; read with these. */
-static uint16_t get16(const uint8_t *p)
-{
-    uint16_t v;
-    memcpy(&v, p, sizeof v);
-    return le16toh(v);
-}
-static uint32_t get32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, sizeof v);
-    return le32toh(v);
-}
-static uint64_t get64(const uint8_t *p)
-{
-    uint64_t v;
-    memcpy(&v, p, sizeof v);
-    return le64toh(v);
-}
-
 /* ---- header --------------------------------------------------------------- */
 
 void trace_bin_header_init(struct trace_bin_header *h, enum trace_bin_kind kind, const struct trace_params *p)
@@ -116,19 +96,19 @@ static void decode_params(const uint8_t *buf, struct trace_bin_header *h)
     p->arch[0] = '\0';
     p->set = 0;
     p->threads_per_block = h->threads_per_block;
-    p->blocks_per_sm = get32(buf + 32);
-    p->sms = get32(buf + 36);
-    p->line_bytes = get32(buf + 40);
-    p->mshr = get32(buf + 44);
-    p->lat_min = get32(buf + 48);
+    p->blocks_per_sm = trace_le_get32(buf + 32);
+    p->sms = trace_le_get32(buf + 36);
+    p->line_bytes = trace_le_get32(buf + 40);
+    p->mshr = trace_le_get32(buf + 44);
+    p->lat_min = trace_le_get32(buf + 48);
     p->coalesce = (enum trace_coalesce)buf[52];
     p->schedule = (enum trace_schedule)buf[53];
     p->delay = (enum trace_delay)buf[54];
     p->placement = (enum trace_placement)buf[55];
-    uint64_t sigma = get64(buf + 56);
+    uint64_t sigma = trace_le_get64(buf + 56);
     memcpy(&p->lat_sigma, &sigma, sizeof sigma);
-    p->seed = get64(buf + 64);
-    h->input_records = get64(buf + 72);
+    p->seed = trace_le_get64(buf + 64);
+    h->input_records = trace_le_get64(buf + 72);
 }
 
 int trace_bin_header_decode(const uint8_t *buf, size_t len, struct trace_bin_header *h, struct trace_err *err)
@@ -138,10 +118,10 @@ int trace_bin_header_decode(const uint8_t *buf, size_t len, struct trace_bin_hea
         trace_err_set(err, 0, 0, "not a gpuprobe binary trace (no GPTRACE magic at byte 0)");
         return -1;
     }
-    h->version = get16(buf + 8);
-    h->kind = (enum trace_bin_kind)get16(buf + 10);
-    h->header_bytes = get16(buf + 12);
-    h->record_bytes = get16(buf + 14);
+    h->version = trace_le_get16(buf + 8);
+    h->kind = (enum trace_bin_kind)trace_le_get16(buf + 10);
+    h->header_bytes = trace_le_get16(buf + 12);
+    h->record_bytes = trace_le_get16(buf + 14);
     if (h->version == 0 || h->version > TRACE_BIN_VERSION) {
         trace_err_set(err, 0, 8, "format version %u is not one this gpuprobe reads (1, 2)", h->version);
         return -1;
@@ -163,14 +143,14 @@ int trace_bin_header_decode(const uint8_t *buf, size_t len, struct trace_bin_hea
         trace_err_set(err, 0, 14, "record size %u does not match the record kind (%u)", h->record_bytes, want);
         return -1;
     }
-    h->flags = get32(buf + 16);
+    h->flags = trace_le_get32(buf + 16);
     uint32_t known = h->kind == TRACE_BIN_REQUESTS ? TRACE_BIN_FLAG_THREAD_MAJOR : 0;
     if (h->flags & ~known) {
         trace_err_set(err, 0, 16, "unknown flags 0x%x", h->flags & ~known);
         return -1;
     }
-    h->threads_per_block = get32(buf + 20);
-    h->count = get64(buf + 24);
+    h->threads_per_block = trace_le_get32(buf + 20);
+    h->count = trace_le_get64(buf + 24);
     if (h->kind == TRACE_BIN_SORTED) {
         decode_params(buf, h);
         char msg[200];
@@ -195,9 +175,9 @@ static void put_request(uint8_t *p, uint64_t tid, uint64_t pc, uint64_t addr)
 
 static void get_request(const uint8_t *p, uint64_t *tid, uint64_t *pc, uint64_t *addr)
 {
-    *tid = get64(p);
-    *pc = get64(p + 8);
-    *addr = get64(p + 16);
+    *tid = trace_le_get64(p);
+    *pc = trace_le_get64(p + 8);
+    *addr = trace_le_get64(p + 16);
 }
 
 /* Bytes 28-31 of a request: dep, store, two reserved zero bytes. A
@@ -215,10 +195,10 @@ void trace_bin_req_encode(const struct trace_rec *r, uint8_t out[TRACE_BIN_REQ_B
 void trace_bin_req_decode(const uint8_t *in, struct trace_rec *r)
 {
     get_request(in, &r->tid, &r->pc, &r->addr);
-    r->width = get32(in + 24);
+    r->width = trace_le_get32(in + 24);
     r->dep = in[28];
     r->store = in[29];
-    r->reserved = get16(in + 30);
+    r->reserved = trace_le_get16(in + 30);
 }
 
 void trace_bin_out_encode(const struct trace_out *o, uint8_t out[TRACE_BIN_OUT_BYTES])
@@ -265,12 +245,7 @@ int trace_bin_room_copy(const struct trace_bin_room *r, const uint8_t *bytes, si
 
 void trace_bin_out_decode(const uint8_t *in, struct trace_out *o)
 {
-    o->seq = get64(in);
-    get_request(in + 8, &o->tid, &o->pc, &o->addr);
-    o->sm = get32(in + 32);
-    o->width = get16(in + 36);
-    o->dep = in[38];
-    o->store = in[39];
+    trace_bin_out_get(in, o);
 }
 
 int trace_bin_req_check(const struct trace_rec *r, uint32_t version, char *msg, size_t msglen)

@@ -114,6 +114,41 @@ static inline void trace_le_put64(uint8_t *p, uint64_t v)
     memcpy(p, &le, sizeof le);
 }
 
+/* Their readers. */
+static inline uint16_t trace_le_get16(const uint8_t *p)
+{
+    uint16_t v;
+    memcpy(&v, p, sizeof v);
+    return le16toh(v);
+}
+static inline uint32_t trace_le_get32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+    return le32toh(v);
+}
+static inline uint64_t trace_le_get64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, sizeof v);
+    return le64toh(v);
+}
+
+/* One sorted record's fields, inline: trace_bin_out_decode is this, and
+ * the CSV writer of encoded records reads each record with it (a call per
+ * record added 5% to the CPU time of a sort written as CSV). */
+static inline void trace_bin_out_get(const uint8_t *in, struct trace_out *o)
+{
+    o->seq = trace_le_get64(in);
+    o->tid = trace_le_get64(in + 8);
+    o->pc = trace_le_get64(in + 16);
+    o->addr = trace_le_get64(in + 24);
+    o->sm = trace_le_get32(in + 32);
+    o->width = trace_le_get16(in + 36);
+    o->dep = in[38];
+    o->store = in[39];
+}
+
 /* One sorted record from its fields, inline: the ordering loop encodes each
  * transaction with it straight into the output's memory (trace_bin_room),
  * and trace_bin_out_encode is this on a trace_out. */

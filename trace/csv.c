@@ -515,7 +515,7 @@ int trace_csv_out_sink_encoded(void *wbuf, const uint8_t *bytes, size_t n)
     struct out_head h = {.len = 0};
     for (size_t i = 0; i < n; i++) {
         struct trace_out o;
-        trace_bin_out_decode(bytes + i * TRACE_BIN_OUT_BYTES, &o);
+        trace_bin_out_get(bytes + i * TRACE_BIN_OUT_BYTES, &o);
         if (out_line(wbuf, &h, &o))
             return 1;
     }
