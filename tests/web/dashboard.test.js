@@ -137,6 +137,17 @@ async function waitJob(id, states, ms = 20000) {
 
 const median = (f) => (f && typeof f.median === 'number' ? f.median : null);
 
+/* A FIGURE as a table cell writes it: its median to 4 significant digits,
+ * "not measured" when it failed, "—" when absent. */
+function figureText(f) {
+  if (!f) return '—';
+  if (f.error) return 'not measured';
+  const n = f.median;
+  if (Number.isInteger(n) && Math.abs(n) < 1e7) return String(n);
+  const a = Math.abs(n);
+  return a !== 0 && (a < 1e-3 || a >= 1e7) ? n.toExponential(3) : String(Number(n.toPrecision(4)));
+}
+
 /* ---- the page ------------------------------------------------------------- */
 
 /* Loads the page afresh at #HASH and waits until the view named `ready` has
@@ -361,6 +372,15 @@ async function checkLatency(page, doc) {
     return typeof want === 'number' ? Math.abs(Number(got.replace(/,/g, '')) - want) <= 0.001 * want : got === '—';
   });
   equal(tf.filter((ok) => !ok).length, 0, 'TFLOP/s cells');
+  // issue_cycles is clock;op;clock less clock;clock: the cycles one
+  // instruction adds between two clock reads (docs/hopper-figures.md,
+  // "issue_cycles of 0"), not its issue latency; the column says so
+  const titles = await page.$$eval('#latency-table thead th button', (bs) => bs.map((b) => b.title));
+  const added = titles.findIndex((t) => t.includes('clock;op;clock'));
+  check(added >= 0, `no column says what issue_cycles is (clock;op;clock): ${JSON.stringify(heads)} ${JSON.stringify(titles)}`);
+  check(!/issue latency/.test(titles[added].replace('not its issue latency', '')) && !/issue/i.test(heads[added]),
+    `the issue_cycles column claims an issue latency: ${heads[added]}: ${titles[added]}`);
+  equal(rows.map((r) => r[added]), doc.entries.map((e) => figureText(e.issue_cycles)), 'the issue_cycles column, row by row');
   // sorting by latency: ascending, then descending
   const latencies = doc.entries.map((e) => median(e.latency_cycles)).filter((v) => v !== null);
   const head = page.locator('#latency-table th', { hasText: 'Latency' }).locator('button');
