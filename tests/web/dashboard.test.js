@@ -423,6 +423,22 @@ async function checkMemory(page, doc) {
   equal(failedNotes.map((n) => n[0]), failed, 'a note per failed curve');
   failedNotes.forEach(([l, text]) => check(text.includes(doc.curves[l].error || doc.curves[l]), `the ${l} curve's reason: ${text}`));
   if (failed.length) failedCurveResults++;
+  // the curve's last level (no capacity) is its end past the L2, where a
+  // chase over data read just before still hits the L2 now and then: not
+  // device memory's latency, which device_memory_cycles is (a chase after
+  // the L2 was evicted, probes/memory_run.c); the page names both
+  const levelRows = await page.$$eval('#memory-levels tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+  for (const load of ['ca', 'cg']) {
+    const levels = doc.levels?.[load];
+    if (!Array.isArray(levels) || !levels.length) continue;
+    const last = levels[levels.length - 1];
+    if (last.up_to_bytes !== null) continue;
+    const row = levelRows.find((r) => r[0].startsWith(`.${load} `) && r[1].startsWith(`${last.level}:`));
+    check(row, `no row for .${load} level ${last.level}: ${JSON.stringify(levelRows)}`);
+    check(!/device memory/.test(row[1]) && row[1].includes('curve\'s end'), `.${load} level ${last.level} (${row[2]} cycles, the curve's end) is named ${row[1]}`);
+  }
+  const note = await page.textContent('#memory-levels-note');
+  check(note.includes('lower bound') && note.includes('evicted'), `the note on the curve's end and device memory: ${note}`);
   // a figure that failed: "not measured" and why, no unit after it
   const figures = await kvText(page, '#result dl.kv');
   if (doc.shared_cycles?.error) {
@@ -625,6 +641,15 @@ async function checkCompare(page, withResults) {
   checkNotByColour(series(chart), 'compare memory');
   equal(chart.datasets.filter((d) => d.marker).length, withResults.reduce((a, w) => a + capacities(w.docs.memory).length, 0), 'every device\'s capacity markers');
   for (const w of withResults) check(series(chart).some((d) => d.label.startsWith(w.device.name)), `no curve labelled ${w.device.name}`);
+  // each device's levels (the last one the curve's end, not device memory)
+  // and its device-memory figure, from a chase after the L2 was evicted
+  const levels = await page.$$eval('#compare-levels tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.innerText)));
+  equal(levels.length, n, 'a row of cache levels per device');
+  withResults.forEach((w, i) => {
+    const dm = w.docs.memory.device_memory_cycles || {};
+    check(!/device memory/.test(levels[i][1] + levels[i][2]), `${w.device.name}: the curve's end is named device memory: ${levels[i].join(' | ')}`);
+    equal(levels[i][3], `${figureText(dm.ca)} / ${figureText(dm.cg)} cyc`, `${w.device.name}: device memory, caches evicted`);
+  });
   await checkSideBySide(page, 'compare-l2-partitions', withResults, (w) => w.docs.memory.l2_partitions, expectL2Partitions);
   await checkSideBySide(page, 'compare-dsmem', withResults, (w) => w.docs.memory.distributed_shared, expectDsmem);
   await checkSideBySide(page, 'compare-async-copy', withResults, (w) => w.docs.memory.async_copy, expectAsyncCopy);

@@ -28,16 +28,23 @@ function compareMemory(body, docs) {
   body.append(el('p', { class: 'hint', text: 'Solid: .ca loads (L1 and L2); dashed: .cg loads (L2 only); each device has its own colour and point shape (see the legend); dashed verticals: cache capacities, in each device\'s colour.' }), box,
     ...docs.flatMap((d) => failedCurves(d.doc, d.name)));
   memoryChart(canvas, docs.flatMap((d) => memoryDatasets(d.doc, d.color, d.name, true, d.pointStyle)), { legendMarkers: false, pointStyles: true });
-  body.append(el('div', { class: 'scroll' }, dataTable([
+  body.append(el('div', { class: 'scroll' }, Object.assign(dataTable([
     { head: 'Device', value: (d) => d.name },
     ...['ca', 'cg'].map((load) => ({
       head: `.${load} levels`,
+      // a level a line
       value: (d) => (Array.isArray(d.doc.levels?.[load])
-        ? d.doc.levels[load].map((lv, i, all) => `${cacheName(load, lv.level, i === all.length - 1 && lv.up_to_bytes === null)} ${fmtNum(lv.cycles, 3)} cyc${lv.up_to_bytes ? ` ≤ ${fmtBytes(lv.up_to_bytes)}` : ''}`).join(' · ')
+        ? el('span', {}, d.doc.levels[load].flatMap((lv, i, all) => [i ? el('br') : null,
+          `${cacheName(load, lv.level, i === all.length - 1 && lv.up_to_bytes === null)} ${fmtNum(lv.cycles, 3)} cyc${lv.up_to_bytes ? ` ≤ ${fmtBytes(lv.up_to_bytes)}` : ''}`]))
         : '—'),
     })),
+    {
+      head: 'Device memory, caches evicted (.ca / .cg)', cls: 'num',
+      value: (d) => fmtFigures([d.doc.device_memory_cycles?.ca, d.doc.device_memory_cycles?.cg], 'cyc', true),
+    },
     { head: 'Shared memory', cls: 'num', value: (d) => fmtFigures([d.doc.shared_cycles], 'cyc', true), title: (d) => figureTitle(d.doc.shared_cycles) },
-  ], docs, 'Cache levels')));
+  ], docs, 'Cache levels'), { id: 'compare-levels' })),
+  el('p', { class: 'hint', text: 'A load\'s last level, past the L2, is the curve\'s end: a chase over data read just before, which still hits the L2 now and then, so a lower bound of device memory\'s latency. Device memory is a chase after the L2 was evicted.' }));
   body.append(el('h3', { text: 'Hopper memory features' }),
     sideBySide(docs, (d) => (d.doc.l2_partitions ? l2PartitionRows(d.doc.l2_partitions) : null), 'L2 partitions', 'compare-l2-partitions'),
     sideBySide(docs, (d) => dsmemPairs(d.doc.distributed_shared), 'Distributed shared memory (cycles a load; bytes a clock an SM)', 'compare-dsmem'),

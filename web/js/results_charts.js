@@ -15,10 +15,32 @@ const LOADS = [['ca', '.ca (L1 and L2)', []], ['cg', '.cg (L2 only)', [6, 4]]];
 /* ---- memory ---------------------------------------------------------------- */
 
 /* The cache a level of a load reaches: .cg loads skip the L1, so their
- * first level is the L2; the last level (no capacity) is device memory. */
+ * first level is the L2. The last level with no capacity is the curve's
+ * end past the last cache (probes/memory_analysis.c): the latency at the
+ * largest footprint, where a chase over data read just before still hits
+ * that cache now and then; not device memory's latency, which is the
+ * document's device_memory_cycles (a chase after the L2 was evicted). */
 function cacheName(load, level, last) {
-  if (last) return 'device memory';
+  if (last) return level > 1 ? `past the ${cacheName(load, level - 1, false)}, curve's end` : 'the curve\'s end';
   return `L${load === 'cg' ? level + 1 : level}`;
+}
+
+/* The largest footprint a memory document's curves reach (4 x the L2),
+ * or null. */
+function curveEndBytes(doc) {
+  const ends = ['ca', 'cg'].map((l) => doc.curves?.[l]).filter(Array.isArray)
+    .flatMap((c) => c.map((p) => p.bytes)).filter((b) => typeof b === 'number');
+  return ends.length ? Math.max(...ends) : null;
+}
+
+/* What the two device-memory-like figures are: the curve's end (the levels
+ * table's last rows) and device_memory_cycles. */
+function deviceMemoryNote(doc) {
+  const end = curveEndBytes(doc);
+  return `The last row of each load is the curve's end, past the L2: the latency at the largest footprint measured${end ? ` (${fmtBytes(end)})` : ''}, ` +
+    'a random chase over data read just before, so some loads still hit in the L2: a lower bound of device memory\'s latency, not that latency. ' +
+    'Device memory is a chase over the L2\'s size after twice as much other data has evicted it from both caches: every load goes to device memory. ' +
+    'The kernel-time model takes its .cg figure.';
 }
 
 /* The latency curves of one device's memory document, and (markers) a
@@ -118,20 +140,21 @@ function renderMemory(body, doc) {
   memoryChart(canvas, memoryDatasets(doc, [PALETTE[0], PALETTE[1]], '', true));
   const dep = doc.departure || {};
   body.append(el('div', { class: 'two-col' },
-    el('div', { class: 'scroll' }, dataTable([
+    el('div', { class: 'scroll' }, Object.assign(dataTable([
       { head: 'Load', value: (r) => r.load },
       { head: 'Level', value: (r) => r.level },
       { head: 'Cycles', cls: 'num', value: (r) => r.cycles },
       { head: 'Up to', cls: 'num', value: (r) => r.upTo },
-    ], levelRows(doc), 'Cache levels')),
+    ], levelRows(doc), 'Cache levels'), { id: 'memory-levels' })),
     kvList([
       ['Shared memory', fmtFigures([doc.shared_cycles], 'cycles')],
-      ['Device memory (.ca / .cg)', fmtFigures([doc.device_memory_cycles?.ca, doc.device_memory_cycles?.cg], 'cycles')],
+      ['Device memory, caches evicted (.ca / .cg)', fmtFigures([doc.device_memory_cycles?.ca, doc.device_memory_cycles?.cg], 'cycles')],
       ['Departure, coalesced', fmtFigures([dep.coalesced_cycles], 'cycles')],
       ['Departure, uncoalesced', fmtFigures([dep.uncoalesced_cycles], 'cycles')],
       dep.l1_hit ? ['Departure on L1 hits', fmtFigures([dep.l1_hit.coalesced_cycles, dep.l1_hit.uncoalesced_cycles], 'cycles')] : null,
       dep.clock_overhead_cycles ? ['Clock read overhead', fmtFigures([dep.clock_overhead_cycles], 'cycles')] : null,
-    ])));
+    ])),
+    el('p', { class: 'hint', id: 'memory-levels-note', text: deviceMemoryNote(doc) }));
   const parts = l2PartitionRows(doc.l2_partitions);
   if (parts.length) {
     body.append(el('h3', { text: 'L2 partitions' }),
