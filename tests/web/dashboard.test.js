@@ -1565,28 +1565,41 @@ async function checkFleetShown(page, query) {
 /* The fleet page's nodes: one row per host of the fleet shown, its GPUs side
  * by side in PCI bus order, each with the bus id and NUMA node its device
  * record (GET /api/v1/devices) gives and the warning colour when it is an
- * outlier somewhere. */
+ * outlier somewhere. The shipped reference data (host "reference", the API's
+ * mark of it: docs/reference-data.md) is no node: its GPUs were measured on
+ * different machines, so its row comes last, says so, and shows each GPU's
+ * model, no slot or NUMA node (their records' bus ids, alike, would read as
+ * two GPUs in one slot). */
 async function checkFleetNodes(page, fleet) {
   const nodes = await page.$$eval('#fleet-nodes tbody tr', (trs) => trs.map((tr) => ({
     host: tr.dataset.host,
+    head: tr.cells[0].textContent,
     n: Number(tr.cells[1].textContent),
     gpus: [...tr.querySelectorAll('a')].map((a) => [a.dataset.uuid, a.textContent, a.classList.contains('warn')]),
   })));
   const records = new Map((await apiGet('/api/v1/devices')).devices.map((d) => [d.uuid, d]));
-  const hosts = [...new Set(fleet.devices.map((d) => d.host))].sort();
+  const REF = 'reference';
+  const hosts = [...new Set(fleet.devices.map((d) => d.host))].filter((h) => h !== REF).sort();
+  if (fleet.devices.some((d) => d.host === REF)) hosts.push(REF);
   const bus = (d) => records.get(d.uuid)?.pci_bus_id || '';
   equal(nodes, hosts.map((host) => {
+    const ref = host === REF;
     const gpus = fleet.devices.filter((d) => d.host === host)
-      .sort((a, b) => bus(a).localeCompare(bus(b)) || a.uuid.localeCompare(b.uuid));
+      .sort((a, b) => (ref ? a.model.localeCompare(b.model) : bus(a).localeCompare(bus(b))) || a.uuid.localeCompare(b.uuid));
     return {
       host,
+      head: ref ? 'reference data' : host,
       n: gpus.length,
-      gpus: gpus.map((d) => [d.uuid, `${bus(d) || '—'} (${numaText(records.get(d.uuid)?.numa_node)})`, d.outliers > 0]),
+      gpus: gpus.map((d) => [d.uuid, ref ? d.model : `${bus(d) || '—'} (${numaText(records.get(d.uuid)?.numa_node)})`, d.outliers > 0]),
     };
-  }), 'nodes: each host with its GPUs in PCI bus order, bus id and NUMA node');
-  for (const node of nodes) {
+  }), 'nodes: each host with its GPUs in PCI bus order, bus id and NUMA node; the reference data last, by model');
+  for (const node of nodes.filter((x) => x.host !== REF)) {
     const ids = node.gpus.map((g) => g[1].split(' ')[0]);
     check(ids.every((id) => /^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$/.test(id)), `${node.host}: a GPU without a well-formed PCI bus id: ${ids}`);
+  }
+  if (hosts.includes(REF)) {
+    const note = await page.textContent('#fleet-nodes-reference');
+    check(note.includes('different machines') && note.includes('docs/reference-data.md'), `the note on the reference data: ${note}`);
   }
 }
 

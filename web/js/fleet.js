@@ -192,9 +192,16 @@ function devicesTable(devices) {
   ], devices.map((d) => ({ ...d, name: d.uuid })), 'Devices and the figures on which each is an outlier', 'fleet-devices');
 }
 
+/* The host the shipped reference data comes in under (docs/reference-data.md),
+ * the API's only mark of it: GPUs measured on different machines, not a
+ * node, whose records each carry their own machine's slot (the same bus id
+ * twice would read as two GPUs in one slot). */
+const REFERENCE_HOST = 'reference';
+
 /* One row per host, its GPUs side by side in PCI bus id order, each with
  * its NUMA node and drawn in the warning colour when it is an outlier
- * somewhere. records: uuid -> the device record (GET /api/v1/devices). */
+ * somewhere; the reference data last, its GPUs by model, with no slot or
+ * NUMA node. records: uuid -> the device record (GET /api/v1/devices). */
 function nodesTable(devices, records) {
   const hosts = new Map();
   for (const d of devices) {
@@ -202,17 +209,22 @@ function nodesTable(devices, records) {
     if (!hosts.has(d.host)) hosts.set(d.host, []);
     hosts.get(d.host).push({ ...d, bus: r.pci_bus_id || '', numa: r.numa_node });
   }
-  const rows = [...hosts.keys()].sort().map((host) => {
-    const gpus = hosts.get(host).sort((a, b) => a.bus.localeCompare(b.bus) || a.uuid.localeCompare(b.uuid));
-    return el('tr', { 'data-host': host },
-      el('th', { scope: 'row', text: host }),
+  const outliers = (g) => `${g.outliers} outlier figure${g.outliers === 1 ? '' : 's'}`;
+  const order = [...hosts.keys()].filter((h) => h !== REFERENCE_HOST).sort();
+  if (hosts.has(REFERENCE_HOST)) order.push(REFERENCE_HOST);
+  const rows = order.map((host) => {
+    const ref = host === REFERENCE_HOST;
+    const gpus = hosts.get(host).sort((a, b) => (ref ? a.model.localeCompare(b.model) : a.bus.localeCompare(b.bus)) || a.uuid.localeCompare(b.uuid));
+    return el('tr', { 'data-host': host, class: ref ? 'reference' : null },
+      el('th', { scope: 'row', text: ref ? 'reference data' : host, title: ref ? 'gpuprobe\'s shipped results (host "reference"): measured on different machines, not a node' : null }),
       el('td', { class: 'num', text: String(gpus.length) }),
       el('td', { class: 'links' }, gpus.map((g) => el('a', {
         href: hashFor(['device', g.uuid, 'latency']),
-        class: `mono${g.outliers > 0 ? ' warn' : ''}`,
+        class: `${ref ? '' : 'mono'}${g.outliers > 0 ? ' warn' : ''}`.trim() || null,
         'data-uuid': g.uuid,
-        title: `${g.uuid} · ${g.model} · ${g.outliers} outlier figure${g.outliers === 1 ? '' : 's'}`,
-        text: `${g.bus || '—'} (${fmtNumaNode(g.numa)})`,
+        title: ref ? `${g.uuid} · ${g.model} · reference data, measured on a machine of its own · ${outliers(g)}`
+          : `${g.uuid} · ${g.model} · ${outliers(g)}`,
+        text: ref ? g.model : `${g.bus || '—'} (${fmtNumaNode(g.numa)})`,
       }))));
   });
   return el('table', { id: 'fleet-nodes', class: 'data' },
@@ -273,9 +285,13 @@ async function renderFleet(main, route, ctx) {
   }
   if (shown.devices.length) {
     const records = new Map((inventory.devices || []).map((d) => [d.uuid, d]));
-    const hosts = new Set(shown.devices.map((d) => d.host)).size;
-    sections.push(el('section', {}, el('h2', { text: `Nodes (${hosts})` }),
-      el('div', { class: 'scroll' }, nodesTable(shown.devices, records))));
+    const hosts = new Set(shown.devices.map((d) => d.host));
+    const ref = hosts.delete(REFERENCE_HOST);
+    sections.push(el('section', {}, el('h2', { text: `Nodes (${hosts.size})${ref ? ' and the reference data' : ''}` }),
+      el('div', { class: 'scroll' }, nodesTable(shown.devices, records)),
+      ref ? el('p', { id: 'fleet-nodes-reference', class: 'hint' }, '“reference data” is gpuprobe\'s shipped results (host “reference”, ',
+        el('code', { text: 'docs/reference-data.md' }), '): GPUs measured on different machines, not one node, so they have no slot order or NUMA node here. ',
+        'A central daemon that compares a fleet leaves them out (', el('code', { text: 'reference = off' }), ', ', el('code', { text: 'docs/fleet.md' }), ').') : null));
   }
   if (all.devices.length) {
     sections.push(el('section', {}, el('h2', { text: `Devices (${shown.devices.length})` }),
