@@ -39,9 +39,12 @@
  *   - a job is submitted and cancelled from the page; a bad token is shown
  *     as an error; export/import of result bundles when the API has them;
  *   - the fleet page (#/fleet) as GET /api/v1/fleet answers it: the rule,
- *     each model's GPUs, hosts and outliers, the outliers table row by row,
- *     the figures (sorted by outliers), the devices with their outlier counts
- *     highlighted, filtered by model and by host as the API filters them;
+ *     each model's GPUs, hosts, drivers and outliers, a model whose GPUs
+ *     run different drivers flagged, the outliers table row by row (each
+ *     with its driver), the figures (sorted by outliers), the devices with
+ *     their drivers and outlier counts highlighted, each node's GPUs in slot
+ *     order and the shipped reference data apart, filtered by model and by
+ *     host as the API filters them;
  *     the links of an outlier to its job and to the device's result; a
  *     figure's distribution (GET /api/v1/fleet/distribution) with every
  *     value a point, the outliers and the bounds, the linked device marked;
@@ -65,7 +68,9 @@
  * GPUPROBE_WEB_FLEET=DIR (bundles written by fleet-synth, pushed with POST
  * /api/v1/import between the fleet page before and after),
  * GPUPROBE_WEB_COMPARE_SIDE=1 (the side-by-side tables must have held at
- * least two device columns to their documents and shown one placeholder).
+ * least two device columns to their documents and shown one placeholder),
+ * GPUPROBE_WEB_DRIVER_SPLIT=1 (the fleet pushed must split a model over
+ * drivers, and the page must have flagged it).
  * Exit status 0 when every check passed; the first failure ends the run.
  */
 'use strict';
@@ -1519,6 +1524,12 @@ const modelSection = (model) => `section.fleet-model[data-model=${JSON.stringify
 
 const relativeText = (o) => (typeof o.relative === 'number' ? `${o.relative > 0 ? '+' : ''}${(o.relative * 100).toFixed(1)} %` : '—');
 
+/* A GPU's driver as the fleet page writes it (null: none of its results
+ * names one), and a model's drivers: each with its GPU count, most first. */
+const driverText = (v) => v ?? 'unknown';
+const driversText = (m) => m.drivers.map((x) => `${driverText(x.driver_version)} × ${x.devices}`).join(', ');
+let driverSplits = 0; // models seen split over drivers
+
 /* The fleet page against GET /api/v1/fleet (QUERY: its filters): the rule,
  * the models' counts, each model's outliers row by row, the figures, the
  * devices and their outlier counts. */
@@ -1533,6 +1544,17 @@ async function checkFleetShown(page, query) {
   equal(models.map((r) => [r.text[0], ...[2, 3, 4, 5, 6].map((i) => Number(r.text[i]))]),
     fleet.models.map((m) => [m.model, m.devices, m.hosts, m.devices_with_outliers, m.outliers.length, m.figures.length]),
     'models: GPUs, hosts, GPUs with outliers, outliers, figures');
+  // each model's drivers (GET /api/v1/fleet's drivers), flagged where its
+  // GPUs run more than one: a driver change can move figures
+  equal(models.map((r) => [r.text[7], r.warn[7]]), fleet.models.map((m) => [driversText(m), m.drivers.length > 1]), 'models: drivers, a split flagged');
+  for (const m of fleet.models) {
+    const split = await page.$$eval(`${modelSection(m.model)} .driver-split`, (ps) => ps.map((p) => p.textContent));
+    equal(split.length, m.drivers.length > 1 ? 1 : 0, `${m.model}: the warning of a model split over drivers (${driversText(m)})`);
+    if (split.length) {
+      driverSplits++;
+      for (const x of m.drivers) check(split[0].includes(`${driverText(x.driver_version)} on ${x.devices} GPU`), `${m.model}: the split's warning lacks ${driverText(x.driver_version)}: ${split[0]}`);
+    }
+  }
   for (const m of fleet.models) {
     if (m.devices < fleet.rule.min_devices) {
       // too few GPUs for the rule: the page says so, and claims no agreement
@@ -1541,9 +1563,9 @@ async function checkFleetShown(page, query) {
     }
     const rows = await cells(page, `${modelSection(m.model)} table.sortable:not([id]) tbody tr`);
     const outliers = rows.slice(0, m.outliers.length);
-    equal(outliers.map((r) => [r.name, r.text[1], r.text[2], r.text[5], r.text[6], r.text[7]]),
-      m.outliers.map((o) => [o.uuid, o.host, o.metric, typeof o.deviation_mads === 'number' ? String(Number(o.deviation_mads.toPrecision(3))) : '—', relativeText(o), `job ${o.job_id}`]),
-      `${m.model}: the outliers (device, host, figure, robust sigmas, relative, job)`);
+    equal(outliers.map((r) => [r.name, r.text[1], r.text[2], r.text[3], r.text[6], r.text[7], r.text[8]]),
+      m.outliers.map((o) => [o.uuid, o.host, driverText(o.driver_version), o.metric, typeof o.deviation_mads === 'number' ? String(Number(o.deviation_mads.toPrecision(3))) : '—', relativeText(o), `job ${o.job_id}`]),
+      `${m.model}: the outliers (device, host, driver, figure, robust sigmas, relative, job)`);
     for (const [i, r] of outliers.entries()) {
       const o = m.outliers[i];
       check(r.links[0].startsWith(`#/device/${o.uuid}/`) && r.links[0].endsWith(`?job=${o.job_id}`), `${o.uuid} ${o.metric}: the device link ${r.links[0]}`);
@@ -1556,8 +1578,8 @@ async function checkFleetShown(page, query) {
     equal(figures.map((r) => [Number(r.text[1]), Number(r.text[6])]), m.figures.map((f) => [f.n, f.outliers]), `${m.model}: each figure's n and outliers`);
   }
   const devices = await cells(page, '#fleet-devices tbody tr');
-  equal(devices.map((r) => [r.name, r.text[1], r.text[2], Number(r.text[4])]), fleet.devices.map((d) => [d.uuid, d.host, d.model, d.outliers]), 'devices: host, model, outliers');
-  equal(devices.map((r) => r.warn[4]), fleet.devices.map((d) => d.outliers > 0), 'devices with outliers highlighted');
+  equal(devices.map((r) => [r.name, r.text[1], r.text[2], r.text[3], Number(r.text[5])]), fleet.devices.map((d) => [d.uuid, d.host, d.model, driverText(d.driver_version), d.outliers]), 'devices: host, model, driver, outliers');
+  equal(devices.map((r) => r.warn[5]), fleet.devices.map((d) => d.outliers > 0), 'devices with outliers highlighted');
   await checkFleetNodes(page, fleet);
   return fleet;
 }
@@ -1699,6 +1721,9 @@ async function checkFleet(page) {
   await openView(page, '#/fleet', 'fleet');
   fleet = await checkFleetShown(page, '');
   await screenshot(page, 'fleet');
+  if (process.env.GPUPROBE_WEB_DRIVER_SPLIT === '1') {
+    check(driverSplits > 0, 'no model was seen split over drivers: the fleet pushed has no GPU on another driver');
+  }
   const m = fleet.models.find((x) => x.outliers.some((o) => typeof o.value === 'number'));
   if (!m) {
     check(!FLEET, 'the pushed fleet has no outliers');

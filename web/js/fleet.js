@@ -2,10 +2,12 @@
  * The fleet (#/fleet[?model=M&host=H]): every GPU whose figures this store
  * holds, compared with the GPUs of its model by the rule GET /api/v1/fleet
  * states (docs/fleet.md). The rule in words and numbers; per model its
- * GPUs, hosts and outliers, and its figures' distributions, each linking to
- * its chart (fleet_distribution.js); the devices with their outlier counts;
- * each node's GPUs side by side in PCI bus order, with their NUMA nodes (the
- * device records of GET /api/v1/devices, which a pushed bundle carries).
+ * GPUs, hosts, drivers (flagged when its GPUs run more than one) and
+ * outliers, and its figures' distributions, each linking to its chart
+ * (fleet_distribution.js); the devices with their drivers and outlier
+ * counts; each node's GPUs side by side in PCI bus order, with their NUMA
+ * nodes (the device records of GET /api/v1/devices, which a pushed bundle
+ * carries), the shipped reference data apart.
  * The model and host filters are the API's own (?model=, ?host=: the
  * distributions stay the whole model's), and every number is the API's:
  * the page computes no statistics.
@@ -67,6 +69,32 @@ function fleetApi(path, args) {
 
 function jobLink(jobId) {
   return jobId ? el('a', { href: `#/?job=${jobId}`, text: `job ${jobId}` }) : '—';
+}
+
+/* A GPU's driver (its newest result's; null when none of its results names
+ * one: figures alone from a node older than the field). */
+function driverText(v) {
+  return v ?? 'unknown';
+}
+
+/* A model's drivers, most first, each with its GPU count; drawn in the
+ * warning colour when its GPUs run more than one: a driver change can move
+ * figures (docs/fleet.md), so its outliers may be the driver's doing. */
+function modelDrivers(m) {
+  const drivers = Array.isArray(m.drivers) ? m.drivers : [];
+  const text = drivers.map((x) => `${driverText(x.driver_version)} × ${x.devices}`).join(', ') || '—';
+  return drivers.length > 1
+    ? el('span', { class: 'warn', title: `${drivers.length} drivers among this model's GPUs: a driver change can move figures`, text })
+    : text;
+}
+
+/* The warning of a model whose GPUs run different drivers, or null. */
+function driverSplit(m) {
+  const drivers = Array.isArray(m.drivers) ? m.drivers : [];
+  if (drivers.length < 2) return null;
+  const each = drivers.map((x) => `${driverText(x.driver_version)} on ${plural(x.devices, 'GPU')}`).join(', ');
+  return el('p', { class: 'warn driver-split' },
+    `Its GPUs run ${drivers.length} drivers: ${each}. A driver change can move figures (a new JIT, another clock policy): an outlier on a driver its peers do not run may be the driver's doing. Each GPU's driver is in the devices table below.`);
 }
 
 /* A count drawn in the warning colour when it is not 0. */
@@ -135,6 +163,7 @@ function modelsTable(models, host) {
     { head: 'GPUs with outliers', cls: 'num', value: (m) => outlierCount(m.devices_with_outliers) },
     { head: host ? `Outliers on ${host}` : 'Outliers', cls: 'num', value: (m) => outlierCount(m.outliers.length) },
     { head: 'Figures', cls: 'num', value: (m) => m.figures.length },
+    { head: 'Drivers (GPUs)', value: modelDrivers },
   ], models, 'Models: each GPU is compared with the GPUs of its model only');
   table.id = 'fleet-models';
   return table;
@@ -146,6 +175,7 @@ function outliersTable(m, units) {
   return sortableTable([
     { head: 'Device', key: (o) => o.uuid, cell: (o) => el('a', { class: 'mono', href: figureResultHash(o.uuid, o.metric, o.job_id), text: o.uuid, title: 'the result that gave this figure' }) },
     { head: 'Host', key: (o) => o.host, cell: (o) => o.host },
+    { head: 'Driver', key: (o) => driverText(o.driver_version), cell: (o) => driverText(o.driver_version) },
     { head: 'Figure', key: (o) => o.metric, cell: (o) => el('a', { class: 'mono', href: distributionHash(m.model, o.metric, o.uuid), text: o.metric, title: 'its distribution over the model, this GPU marked' }) },
     { head: 'Value', cls: 'num', key: (o) => (categorical(o) ? o.text : o.value), cell: (o) => el('span', { class: 'warn', text: categorical(o) ? o.text : fmtFleetValue(o.value, unit(o)) }) },
     { head: 'Median or norm', cls: 'num', key: (o) => (categorical(o) ? o.mode : o.median), cell: (o) => (categorical(o) ? o.mode : fmtFleetValue(o.median, unit(o))) },
@@ -187,6 +217,7 @@ function devicesTable(devices) {
     { head: 'Device', key: (d) => d.uuid, cell: (d) => el('a', { class: 'mono', href: hashFor(['device', d.uuid, 'latency']), text: d.uuid }) },
     { head: 'Host', key: (d) => d.host, cell: (d) => d.host },
     { head: 'Model', key: (d) => d.model, cell: (d) => d.model },
+    { head: 'Driver', key: (d) => driverText(d.driver_version), cell: (d) => driverText(d.driver_version) },
     { head: 'Figures', cls: 'num', key: (d) => d.figures, cell: (d) => d.figures },
     { head: 'Outliers', cls: 'num', key: (d) => d.outliers, cell: (d) => outlierCount(d.outliers) },
   ], devices.map((d) => ({ ...d, name: d.uuid })), 'Devices and the figures on which each is an outlier', 'fleet-devices');
@@ -222,8 +253,8 @@ function nodesTable(devices, records) {
         href: hashFor(['device', g.uuid, 'latency']),
         class: `${ref ? '' : 'mono'}${g.outliers > 0 ? ' warn' : ''}`.trim() || null,
         'data-uuid': g.uuid,
-        title: ref ? `${g.uuid} · ${g.model} · reference data, measured on a machine of its own · ${outliers(g)}`
-          : `${g.uuid} · ${g.model} · ${outliers(g)}`,
+        title: ref ? `${g.uuid} · ${g.model} · driver ${driverText(g.driver_version)} · reference data, measured on a machine of its own · ${outliers(g)}`
+          : `${g.uuid} · ${g.model} · driver ${driverText(g.driver_version)} · ${outliers(g)}`,
         text: ref ? g.model : `${g.bus || '—'} (${fmtNumaNode(g.numa)})`,
       }))));
   });
@@ -252,6 +283,7 @@ function modelSection(m, rule, host, openFigures) {
     el('h2', { text: m.model }),
     el('p', { class: 'hint', text: `compute capability ${m.compute_capability} · ${plural(m.devices, 'GPU')} on ${plural(m.hosts, 'host')} · ${m.devices_with_outliers} with outliers` +
       `${host ? ` (the whole model's; the outliers listed are host ${host}'s)` : ''}` }),
+    driverSplit(m),
     modelOutliers(m, rule, host, units),
     el('details', { class: 'runs', open: openFigures }, el('summary', { text: `Figures (${m.figures.length})` }),
       el('div', { class: 'scroll' }, figuresTable(m))));
