@@ -16,7 +16,8 @@ static const struct fleet_family families[] = {
     {"gpuprobe_instruction_latency_cycles", "cycles",
      "Dependent-chain latency of one instruction (latency probe)", "instr", 0},
     {"gpuprobe_instruction_issue_cycles", "cycles",
-     "Issue latency of one instruction: cycles before the next independent one (latency probe)",
+     "Cycles one instruction adds between two clock reads (clock;op;clock less clock;clock): its "
+     "marginal cost there, not its issue latency (latency probe)",
      "instr", 0},
     {"gpuprobe_instruction_throughput_per_sm_clock", "per_sm_clock",
      "Results per SM per clock of one instruction (latency probe)", "instr", 0},
