@@ -68,6 +68,10 @@ void keep_response(const struct http_resp *rs, struct resp_cache *c, const char 
 int job_from_path(struct http_req *rq, struct http_resp *rs, struct job_row *j);
 /* Answers status with job id as stored (the JOB object). */
 void respond_job(struct http_req *rq, struct http_resp *rs, int64_t id, int status);
+/* Where GET fetches job j's output file ("/api/v1/jobs/ID/output"), or
+ * JSON null when it has none: not a trace job, not succeeded, or a sort
+ * whose client waited for its output (removed once answered). */
+json_t *job_output_link(const struct app *app, const struct job_row *j);
 /* 202 with the job's Location and JOB object: it will run later. */
 void respond_accepted(struct http_req *rq, struct http_resp *rs, int64_t id);
 /* Creates a job (job_submit: deadline defaulted, scheduler woken) and

@@ -334,6 +334,7 @@ void h_job_get(struct http_req *rq, struct http_resp *rs)
         return;
     int64_t id = j.id;
     json_t *o = job_to_json(&j, 1);
+    json_object_set_new(o, "output", job_output_link(rq->app, &j));
     job_row_free(&j);
     if (store_job_events(rq->app->db, id, &ev, &nev, err, sizeof err) < 0) {
         json_decref(o);

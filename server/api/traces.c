@@ -256,12 +256,32 @@ void h_traces_sort(struct http_req *rq, struct http_resp *rs)
 
 /* ---- a job's output ------------------------------------------------------------------ */
 
+/* Whether job j has an output file to serve: a kind that writes one */
+static int has_output_kind(const struct job_row *j)
+{
+    return strcmp(j->kind, kind_trace_sort.name) == 0 || strcmp(j->kind, kind_trace_capture.name) == 0;
+}
+
+json_t *job_output_link(const struct app *app, const struct job_row *j)
+{
+    char path[PATH_BYTES];
+    struct stat st;
+    if (!has_output_kind(j) || j->state != JOB_SUCCEEDED)
+        return json_null();
+    trace_sort_job_output(app->cfg.upload_dir, j->id, path, sizeof path);
+    if (stat(path, &st) != 0)
+        return json_null(); /* a sort whose client waited for it: gone once answered */
+    char link[64];
+    snprintf(link, sizeof link, "/api/v1/jobs/%lld/output", (long long)j->id);
+    return json_string(link);
+}
+
 void h_job_output(struct http_req *rq, struct http_resp *rs)
 {
     struct job_row j;
     if (job_from_path(rq, rs, &j) != 0)
         return;
-    if (strcmp(j.kind, kind_trace_sort.name) != 0 && strcmp(j.kind, kind_trace_capture.name) != 0)
+    if (!has_output_kind(&j))
         problem(rq, rs, 404, "not-found",
                 "job %lld is a %s job: only %s and %s jobs (POST /api/v1/traces/sort, "
                 "/api/v1/traces/capture) have an output file",

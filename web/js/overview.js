@@ -189,9 +189,10 @@ function detailContent(job, detail) {
     parts.push(el('div', { class: 'block actions' },
       el('button', { type: 'button', class: 'cancel', 'data-job-id': job.id, onclick: () => cancelJob(job.id), text: 'Cancel job' }),
       el('span', { class: 'note', role: 'status', text: overview.notes.get(job.id) || '' })));
-  } else if (job.kind === 'trace-sort' && job.state === 'succeeded') {
+  } else if (detail.output) { // null where nothing is kept: a sort whose client waited for it
+    const what = job.kind === 'trace-capture' ? 'captured' : 'sorted';
     parts.push(el('div', { class: 'block actions' },
-      el('a', { href: `/api/v1/jobs/${job.id}/output`, download: `trace-${job.id}.sorted`, text: 'Download the sorted trace' })));
+      el('a', { href: detail.output, download: `trace-${job.id}.${what}`, text: `Download the ${what} trace` })));
   }
   return parts;
 }
