@@ -31,7 +31,7 @@ static int bad(struct pctx *c, const char *field, const char *fmt, ...)
 static int bad(struct pctx *c, const char *field, const char *fmt, ...)
 {
     va_list ap;
-    char why[256];
+    char why[512];
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
@@ -206,10 +206,18 @@ static int derive(struct pctx *c, const json_t *kj, const unsigned grid[3],
         snprintf(l.params[l.nparams].name, sizeof l.params[0].name, "%s", key);
         l.params[l.nparams++].value = json_integer_value(v);
     }
-    char why[256];
+    char why[400], path[PD_PARAM_LEN + 8];
     if (pd_describe(json_string_value(json_object_get(kj, "ptx")), json_string_value(entry), &l,
-                    &d, why, sizeof why) < 0)
-        return bad(c, "ptx", "%s", why);
+                    &d, why, sizeof why) < 0) {
+        if (!d.param[0])
+            return bad(c, "ptx", "%s", why);
+        /* a parameter at fault: the member to give (or not to give) */
+        snprintf(path, sizeof path, "params.%s", d.param);
+        return bad(c, path, "%s%s", why,
+                   d.nmissing ? d.nmissing > 1 ? ": give their integer values in params"
+                                               : ": give its integer value in params"
+                              : "");
+    }
     json_t *dj = pd_desc_json(&d);
     json_object_set_new(echo, "description", dj);
     return model_counts_from_json(dj, warp_size, k, c->err, c->errlen, c->field, c->fieldlen);

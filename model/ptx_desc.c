@@ -47,12 +47,16 @@ struct label {
 };
 
 /* A value: a constant, and/or affine in the thread index with coefficients
- * (bytes or units per thread step) on x, y, z. */
+ * (bytes or units per thread step) on x, y, z; and the entry's parameters
+ * whose values were not given that it was computed from (bit i: parameter
+ * i, the first 64), so a loop that cannot be counted can say which value
+ * is missing. */
 struct val {
     int is_const;
     long long c;
     int affine;
     long long coef[3];
+    unsigned long long needs;
 };
 
 struct reg {
@@ -67,6 +71,13 @@ struct loop {
     char label[NAME_LEN];
 };
 
+/* A parameter of the entry, in declaration order, and the value given for it. */
+struct eparam {
+    char name[PD_PARAM_LEN];
+    int given;
+    long long value;
+};
+
 struct pd {
     const struct pd_launch *launch;
     struct insn *in;
@@ -78,6 +89,9 @@ struct pd {
     struct val *written;        /* per instruction: the value it wrote */
     struct loop *loops;
     int nloops;
+    struct eparam *ep;          /* the entry's parameters */
+    int nep, capep;
+    char entry[PD_PARAM_LEN];   /* the entry's name */
     struct pd_desc *out;
     char *err;
     size_t errlen;
@@ -262,6 +276,61 @@ static int check_module(struct pd *p, const char *ptx)
     return 0;
 }
 
+static int add_param(struct pd *p, const char *decl, size_t n)
+{
+    /* ".param .u64 .ptr .align 8 NAME" or ".param .align 4 .b8 NAME[16]": the last word */
+    while (n && (isspace((unsigned char)decl[n - 1])))
+        n--;
+    const char *open = memchr(decl, '[', n);
+    if (open)
+        n = (size_t)(open - decl);
+    while (n && isspace((unsigned char)decl[n - 1]))
+        n--;
+    size_t start = n;
+    while (start && !isspace((unsigned char)decl[start - 1]))
+        start--;
+    if (start == n)
+        return 0;
+    if (p->nep == p->capep) {
+        struct eparam *q = grow(p->ep, &p->capep, sizeof *q);
+        if (!q)
+            return errf(p->err, p->errlen, "out of memory");
+        p->ep = q;
+    }
+    struct eparam *e = &p->ep[p->nep++];
+    memset(e, 0, sizeof *e);
+    copy_trim(e->name, sizeof e->name, decl + start, n - start);
+    return 0;
+}
+
+/* The entry's parameter list, "(.param ..., .param ...)", when s (just after
+ * the entry's name) starts with one. */
+static int entry_params(struct pd *p, const char *s)
+{
+    s = skip_blank(s);
+    if (*s != '(')
+        return 0;
+    const char *start = ++s;
+    for (const char *e; *s && *s != ')'; s++)
+        if ((e = comment_end(s)) != NULL)
+            s = e - 1;
+    if (*s != ')')
+        return errf(p->err, p->errlen, "the parameter list of %s is not closed", p->entry);
+    char *list = malloc((size_t)(s - start) + 1);
+    if (!list)
+        return errf(p->err, p->errlen, "out of memory");
+    memcpy(list, start, (size_t)(s - start));
+    list[s - start] = '\0';
+    strip_comments(list);
+    int rc = 0;
+    for (char *q = list, *comma; rc == 0 && q; q = comma ? comma + 1 : NULL) {
+        comma = strchr(q, ',');
+        rc = add_param(p, q, comma ? (size_t)(comma - q) : strlen(q));
+    }
+    free(list);
+    return rc;
+}
+
 /* Finds the entry; returns its body (malloc'd) or NULL after errf(). */
 static char *entry_body(struct pd *p, const char *ptx, const char *entry)
 {
@@ -284,6 +353,13 @@ static char *entry_body(struct pd *p, const char *ptx, const char *entry)
                    entry ? entry : "");
         return NULL;
     }
+    const char *name = e + 6;
+    while (isspace((unsigned char)*name))
+        name++;
+    size_t n = strcspn(name, " \t\n(");
+    copy_trim(p->entry, sizeof p->entry, name, n);
+    if (entry_params(p, name + n) < 0)
+        return NULL;
     const char *open = strchr(e, '{');
     if (!open) {
         errf(p->err, p->errlen, "the entry has no body");
@@ -310,6 +386,62 @@ static char *entry_body(struct pd *p, const char *ptx, const char *entry)
     memcpy(body, open + 1, len);
     body[len] = '\0';
     return body;
+}
+
+/* The index of the entry's parameter name, or -1. */
+static int entry_param(const struct pd *p, const char *name)
+{
+    for (int i = 0; i < p->nep; i++)
+        if (!strcmp(p->ep[i].name, name))
+            return i;
+    return -1;
+}
+
+/* The entry's parameters, by index from 0, as "0 NAME, 1 NAME, ..." (cut short
+ * with "..." when they do not fit). */
+static void list_params(const struct pd *p, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    if (p->nep == 0)
+        snprintf(buf, len, "it has none");
+    for (int i = 0; i < p->nep && used < len; i++) {
+        int n = snprintf(buf + used, len - used, "%s%d %s", i ? ", " : "", i, p->ep[i].name);
+        if (n < 0 || (size_t)n >= len - used) {
+            snprintf(buf + used, len - used, "%s...", i ? ", " : "");
+            break;
+        }
+        used += (size_t)n;
+    }
+}
+
+/* The values the launch gives, on the entry's parameters: a name is the
+ * parameter's, or its index from 0 (as trace capture takes them); one the
+ * entry does not have, or one given twice, is refused (out->param names it). */
+static int bind_params(struct pd *p)
+{
+    char list[200];
+    for (int k = 0; k < p->launch->nparams; k++) {
+        const char *name = p->launch->params[k].name;
+        int i = entry_param(p, name);
+        char *end;
+        long idx = strtol(name, &end, 10);
+        if (i < 0 && isdigit((unsigned char)name[0]) && !*end && idx < p->nep)
+            i = (int)idx;
+        if (i < 0 || p->ep[i].given) {
+            snprintf(p->out->param, sizeof p->out->param, "%s", name);
+            list_params(p, list, sizeof list);
+            if (i >= 0)
+                return errf(p->err, p->errlen, "parameter %d (%s) of %s is given twice", i,
+                            p->ep[i].name, p->entry);
+            return errf(p->err, p->errlen,
+                        "'%s' is not a parameter of %s (give one by name or by index from 0: %s)",
+                        name, p->entry, list);
+        }
+        p->ep[i].given = 1;
+        p->ep[i].value = p->launch->params[k].value;
+    }
+    return 0;
 }
 
 static int parse(struct pd *p, const char *ptx, const char *entry)
@@ -344,22 +476,22 @@ static int parse(struct pd *p, const char *ptx, const char *entry)
     free(body);
     if (rc == 0 && p->n == 0)
         return errf(p->err, p->errlen, "the entry has no instructions");
-    return rc;
+    return rc == 0 ? bind_params(p) : rc;
 }
 
 /* ---- values ------------------------------------------------------------------- */
 
-static const struct val unknown = {0, 0, 0, {0, 0, 0}};
+static const struct val unknown = {0, 0, 0, {0, 0, 0}, 0};
 
 static struct val uniform(void)
 {
-    struct val v = {0, 0, 1, {0, 0, 0}};
+    struct val v = {0, 0, 1, {0, 0, 0}, 0};
     return v;
 }
 
 static struct val constant(long long c)
 {
-    struct val v = {1, c, 1, {0, 0, 0}};
+    struct val v = {1, c, 1, {0, 0, 0}, 0};
     return v;
 }
 
@@ -444,6 +576,7 @@ static struct val operand(struct pd *p, const char *s)
 static struct val add_vals(struct val a, struct val b, int sign)
 {
     struct val v = unknown;
+    v.needs = a.needs | b.needs;
     if (a.affine && b.affine) {
         v.affine = 1;
         for (int i = 0; i < 3; i++)
@@ -472,22 +605,34 @@ static struct val scale(struct val a, long long k)
 
 static struct val mul_vals(struct val a, struct val b)
 {
+    struct val v;
     if (a.is_const && b.is_const)
-        return constant(a.c * b.c);
-    if (b.is_const)
-        return scale(a, b.c);
-    if (a.is_const)
-        return scale(b, a.c);
-    return is_uniform(a) && is_uniform(b) ? uniform() : unknown;
+        v = constant(a.c * b.c);
+    else if (b.is_const)
+        v = scale(a, b.c);
+    else if (a.is_const)
+        v = scale(b, a.c);
+    else
+        v = is_uniform(a) && is_uniform(b) ? uniform() : unknown;
+    v.needs = a.needs | b.needs;
+    return v;
 }
 
 /* Any other operation: uniform if all operands are, else unknown. */
 static struct val other_op(struct pd *p, const struct insn *in, int first)
 {
-    for (int i = first; i < in->nargs; i++)
-        if (!is_uniform(operand(p, in->arg[i])))
-            return unknown;
-    return uniform();
+    struct val v = uniform();
+    for (int i = first; i < in->nargs; i++) {
+        struct val a = operand(p, in->arg[i]);
+        if (!is_uniform(a))
+            v.affine = 0;
+        v.needs |= a.needs;
+    }
+    if (v.affine)
+        return v;
+    struct val u = unknown;
+    u.needs = v.needs;
+    return u;
 }
 
 static const char *base_of(const char *op, char *buf, size_t len)
@@ -550,12 +695,15 @@ static struct val evaluate(struct pd *p, const struct insn *in)
         return scale(x, 1LL << y.c);
     if (!strcmp(b, "ld")) {
         if (has_mod(in->op, "param") && in->nargs > 1) {
-            char name[NAME_LEN];
+            char name[OP_LEN];
             copy_trim(name, sizeof name, in->arg[1] + 1, strcspn(in->arg[1] + 1, "+]"));
-            for (int i = 0; i < p->launch->nparams; i++)
-                if (!strcmp(p->launch->params[i].name, name))
-                    return constant(p->launch->params[i].value);
-            return uniform();
+            struct val v = uniform();
+            int i = entry_param(p, name);
+            if (i >= 0 && p->ep[i].given)
+                return constant(p->ep[i].value);
+            if (i >= 0 && i < 64)
+                v.needs = 1ULL << i;
+            return v;
         }
         return unknown; /* a loaded value may differ per lane */
     }
@@ -738,6 +886,35 @@ static int induction(struct pd *p, const struct loop *l, int s, struct counted *
     return -1;
 }
 
+/* The error for a loop whose bound (or start) depends on parameters with no
+ * value given (bits of needs): names them; out->param and out->missing too. */
+static int missing_params(struct pd *p, const struct loop *l, unsigned long long needs)
+{
+    char names[200] = "";
+    size_t used = 0;
+    int n = 0;
+    for (int i = 0; i < p->nep && i < 64; i++) {
+        if (!(needs & (1ULL << i)))
+            continue;
+        if (n == 0)
+            snprintf(p->out->param, sizeof p->out->param, "%s", p->ep[i].name);
+        if (n < PD_MAX_MISSING) {
+            snprintf(p->out->missing[n], sizeof p->out->missing[n], "%s", p->ep[i].name);
+            p->out->missing_index[n] = i;
+        }
+        int w = snprintf(names + used, sizeof names - used, "%s%s (index %d)",
+                         n ? ", " : "", p->ep[i].name, i);
+        used = w > 0 && (size_t)w < sizeof names - used ? used + (size_t)w : used;
+        n++;
+    }
+    p->out->nmissing = n < PD_MAX_MISSING ? n : PD_MAX_MISSING;
+    return errf(p->err, p->errlen,
+                "loop at label %s: its trip count depends on %s %s of %s, whose value%s %s "
+                "not given",
+                l->label, n > 1 ? "parameters" : "parameter", names, p->entry, n > 1 ? "s" : "",
+                n > 1 ? "are" : "is");
+}
+
 static int trip_count(struct pd *p, struct loop *l)
 {
     const struct insn *br = &p->in[l->to];
@@ -749,13 +926,19 @@ static int trip_count(struct pd *p, struct loop *l)
     if (s >= 0 && !strncmp(p->in[s].op, "setp", 4) && p->in[s].nargs == 3 &&
         induction(p, l, s, &c) == 0)
         l->trips = simulate(&c, &ok);
-    if (!ok)
-        return errf(p->err, p->errlen,
-                          "loop at label %s: its trip count cannot be derived from the PTX and "
-                          "the launch (a counted loop steps a register by an immediate and "
-                          "compares it with a known bound: give the parameter's value)",
-                          l->label);
-    return 0;
+    if (ok)
+        return 0;
+    unsigned long long needs = 0;
+    if (s >= 0 && !strncmp(p->in[s].op, "setp", 4) && p->in[s].nargs == 3)
+        needs = operand(p, p->in[s].arg[1]).needs | operand(p, p->in[s].arg[2]).needs;
+    if (needs)
+        return missing_params(p, l, needs);
+    return errf(p->err, p->errlen,
+                "loop at label %s: its trip count cannot be derived from the PTX and the "
+                "launch (a counted loop steps a register by an immediate and compares it with "
+                "a bound known from immediates, the launch shape and the values given for "
+                "parameters)",
+                l->label);
 }
 
 static int find_loops(struct pd *p)
@@ -1087,6 +1270,7 @@ static void notes(struct pd *p)
 /* What parse, values and find_loops allocated. */
 static void pd_release(struct pd *p)
 {
+    free(p->ep);
     free(p->in);
     free(p->lb);
     free(p->regs);
@@ -1216,6 +1400,7 @@ int pd_loops(const char *ptx, const char *entry, const struct pd_launch *launch,
     struct pd p;
     struct pd_desc scratch;
     memset(&p, 0, sizeof p);
+    memset(&scratch, 0, sizeof scratch);
     p.launch = launch;
     p.out = &scratch;
     p.err = err;

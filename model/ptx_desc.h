@@ -21,7 +21,14 @@
  * value before the loop must be known too. The count is found by stepping
  * the induction variable as the loop would (at most 1e9 iterations).
  * Anything else is an error naming the loop's label: the description is
- * never guessed.
+ * never guessed. When the bound (or the start) was computed from kernel
+ * parameters whose values are not given, the error names them (each
+ * value carries the set of such parameters it was computed from).
+ *
+ * Parameters. The launch gives integer parameters by the entry's name for
+ * them or by their index from 0 in its parameter list, as trace capture
+ * takes them; a name or index the entry does not have, or a parameter
+ * given twice, is refused, listing the entry's parameters.
  *
  * Coalescing. For a global load or store the address register's
  * coefficients give each lane's byte offset from lane 0 in the block's first
@@ -68,6 +75,8 @@
 #define PD_MAX_PARAMS 16
 #define PD_NOTE_LEN 160
 #define PD_MAX_NOTES 8
+#define PD_PARAM_LEN 128
+#define PD_MAX_MISSING 4
 
 struct pd_launch {
     unsigned grid[3], block[3];
@@ -75,7 +84,8 @@ struct pd_launch {
     struct {
         char name[64];
         long long value;
-    } params[PD_MAX_PARAMS];   /* integer kernel parameters the trip counts may need */
+    } params[PD_MAX_PARAMS];   /* integer kernel parameters the trip counts may need: by
+                                  the entry's name for it, or its index from 0 ("3") */
 };
 
 struct pd_desc {
@@ -92,12 +102,24 @@ struct pd_desc {
     int loops;
     char notes[PD_MAX_NOTES][PD_NOTE_LEN];
     int nnotes;
+    /* When pd_describe fails over a parameter: the one at fault (a name or
+     * index given that the entry does not have, or given twice, as given;
+     * or the first one a loop's trip count needs that has no value, by the
+     * entry's name), else "". The ones with no value: missing[nmissing],
+     * their indexes from 0 missing_index[nmissing]. */
+    char param[PD_PARAM_LEN];
+    char missing[PD_MAX_MISSING][PD_PARAM_LEN];
+    int missing_index[PD_MAX_MISSING];
+    int nmissing;
 };
 
 /* Describes entry `entry` of the module text ptx (NULL: the first entry).
  * -1 with the reason in err (text that is not a PTX module: it does not
- * begin with .version then .target; a loop whose trip count cannot be
- * derived, an entry that is not there, text that does not parse). */
+ * begin with .version then .target; a parameter given that the entry does
+ * not have, by name or index, or one given twice; a loop whose trip count
+ * cannot be derived, naming the parameters with no value it depends on,
+ * if any; an entry that is not there, text that does not parse), and
+ * out->param, out->missing as they say. */
 int pd_describe(const char *ptx, const char *entry, const struct pd_launch *launch,
                 struct pd_desc *out, char *err, size_t errlen);
 

@@ -269,7 +269,7 @@ static int predict_device(struct http_req *rq, struct http_resp *rs, const json_
 
 void h_model_predict(struct http_req *rq, struct http_resp *rs)
 {
-    char uuid[48], err[512], field[64], path[80];
+    char uuid[48], err[768], field[160], path[176];
     int major, minor;
     struct mwp_hw hw;
     json_t *info = NULL, *out = NULL, *body = parse_body(rq, rs);

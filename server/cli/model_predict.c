@@ -7,7 +7,10 @@
  * (model/predict.h) and go through the same parser, so both refuse the
  * same things. The kernel is given whole (--kernel JSON, or @FILE), or as
  * PTX with its launch (--ptx FILE --grid --block --regs [--param N=V]...),
- * whose description is derived. The device is a UUID stored in the
+ * whose description is derived; a parameter is named as trace capture names
+ * it (its PTX name or index), and the ones the entry does not have, or that
+ * a loop needs and are not given, are said in the options' words before
+ * anything is predicted (check_params). The device is a UUID stored in the
  * database, or an index of a GPU attached here. Missing measurements are an
  * error naming the probe to run (exit 1).
  * --hits first predicts without caches (for the occupancy and the
@@ -27,6 +30,7 @@
 #include "model/occupancy_json.h"
 #include "model/params.h"
 #include "model/predict.h"
+#include "model/ptx_desc.h"
 #include "probes/gpu/devices.h"
 #include "server/cli/cli.h"
 #include "server/cli/model.h"
@@ -49,8 +53,11 @@ static const char usage[] =
     "  --grid G, --block B  launch shape: N or X,Y,Z\n"
     "  --regs R             registers per thread (for occupancy)\n"
     "  --smem S, --static-smem S  shared memory per block, bytes\n"
-    "  --param NAME=VALUE   an integer kernel parameter the loop trip counts need (with\n"
-    "                       --hits, pointers too: NAME=buf:BYTES[:FILL], as trace capture)\n"
+    "  --param NAME=VALUE   an integer kernel parameter the loop trip counts need, NAME its\n"
+    "                       PTX name or its index from 0, as trace capture takes it (with\n"
+    "                       --hits, pointers too: NAME=buf:BYTES[:FILL]); a loop that needs\n"
+    "                       one not given is refused naming it, and so is a NAME the entry\n"
+    "                       does not have\n"
     "  --entry NAME         the .entry to describe (default: the first)\n"
     "  --launches R         times the kernel runs (default 1)\n"
     "  --transfer-bytes V   host<->device bytes around the launches (default 0)\n"
@@ -119,6 +126,33 @@ static int read_file(const char *path, char **text)
     return *text ? 0 : cli_fail(CMD, 2, "cannot read %s", why);
 }
 
+/* The parameters of a kernel built from --ptx, checked against the entry
+ * as the prediction will (model/ptx_desc.h), so that a fault is said in the
+ * options' words: a --param the entry does not have (the message lists
+ * its parameters), or one a loop's trip count needs (how to give it).
+ * Other faults are the prediction's to report: 0. */
+static int check_params(const struct popts *o, const json_t *k)
+{
+    struct pd_launch l;
+    struct pd_desc d;
+    char why[512], how[PD_MAX_MISSING * (PD_PARAM_LEN + 24)] = "", idx[PD_MAX_MISSING * 24] = "";
+    if (json_object_size(json_object_get(k, "params")) > PD_MAX_PARAMS)
+        return 0;
+    pd_launch_from_json(k, &l);
+    if (pd_describe(json_string_value(json_object_get(k, "ptx")), o->entry, &l, &d, why,
+                    sizeof why) == 0 || !d.param[0])
+        return 0;
+    if (!d.nmissing)
+        return cli_fail(CMD, 2, "--param %s: %s", d.param, why);
+    for (int i = 0; i < d.nmissing; i++) {
+        size_t used = strlen(how), iused = strlen(idx);
+        snprintf(how + used, sizeof how - used, " --param %s=VALUE", d.missing[i]);
+        snprintf(idx + iused, sizeof idx - iused, " --param %d=VALUE", d.missing_index[i]);
+    }
+    return cli_fail(CMD, 2, "%s: give %s with%s (or by index:%s)", why,
+                    d.nmissing > 1 ? "them" : "it", how, idx);
+}
+
 static int ptx_kernel(const struct popts *o, json_t *k)
 {
     char *text;
@@ -151,10 +185,12 @@ static int ptx_kernel(const struct popts *o, json_t *k)
         name[n] = '\0';
         if (o->hits && strncmp(eq + 1, "buf:", 4) == 0)
             continue; /* a buffer: the capture's, not the description's */
+        if (json_object_get(params, name))
+            return cli_fail(CMD, 2, "--param %s is given twice", name);
         if (cli_set_int(CMD, params, name, "param", eq + 1))
             return 2;
     }
-    return 0;
+    return check_params(o, k);
 }
 
 static json_t *kernel_json(const struct popts *o, int *status)
@@ -250,9 +286,34 @@ static json_t *kernel_with(const json_t *kernel, const json_t *hits, const json_
     return k;
 }
 
+/* A refusal of the kernel (err begins with its member, field). Built from
+ * options, the member is said as the option that gave it ("k.ptx: loop at
+ * label ...", "--grid: ..."), not as a JSON path that reads like a file's
+ * name; from --kernel, as the member of that JSON. */
+static int kernel_fail(const struct popts *o, int status, const char *field, const char *err)
+{
+    static const struct {
+        const char *member, *option;
+    } opt[] = {{"grid", "--grid"},   {"block", "--block"},   {"regs", "--regs"},
+               {"smem", "--smem"},   {"static_smem", "--static-smem"},
+               {"entry", "--entry"}, {"launches", "--launches"},
+               {"transfer_bytes", "--transfer-bytes"}, {"params", "--param"}};
+    size_t n = strlen(field);
+    if (!o->ptx || !field[0] || strncmp(err, field, n) != 0 || strncmp(err + n, ": ", 2) != 0)
+        return cli_fail(CMD, status, "kernel%s%s", field[0] ? "." : ": ", err);
+    if (!strcmp(field, "ptx"))
+        return cli_fail(CMD, status, "%s: %s", o->ptx, err + n + 2);
+    if (!strncmp(field, "params.", 7))
+        return cli_fail(CMD, status, "--param %s: %s", field + 7, err + n + 2);
+    for (size_t i = 0; i < sizeof opt / sizeof opt[0]; i++)
+        if (!strcmp(field, opt[i].member))
+            return cli_fail(CMD, status, "%s: %s", opt[i].option, err + n + 2);
+    return cli_fail(CMD, status, "kernel.%s", err);
+}
+
 static int predict(store *s, const struct popts *o, const json_t *kernel)
 {
-    char uuid[48], err[768], field[64];
+    char uuid[48], err[768], field[160];
     int missing, major, minor;
     struct mwp_hw hw;
     json_t *inputs = NULL, *out = NULL;
@@ -266,7 +327,7 @@ static int predict(store *s, const struct popts *o, const json_t *kernel)
     else if (model_inputs_cc(inputs, &major, &minor) < 0 || !(r = occ_rules_for(major, minor)))
         status = cli_fail(CMD, 1, "no occupancy rules for device %s's compute capability", uuid);
     else if (model_predict_json(kernel, r, &hw, &out, err, sizeof err, field, sizeof field) < 0)
-        status = cli_fail(CMD, 2, "kernel%s%s", field[0] ? "." : ": ", err); /* err starts with its field */
+        status = kernel_fail(o, 2, field, err); /* err starts with its field */
     else if (o->hits) {
         json_t *hits = sample_hits(o, kernel, out, inputs, &hw, err, sizeof err), *again = NULL;
         char why[512] = "";
@@ -282,7 +343,7 @@ static int predict(store *s, const struct popts *o, const json_t *kernel)
         if (!hits)
             status = cli_fail(CMD, 1, "--hits: %s", err);
         else if (model_predict_json(k2, r, &hw, &again, err, sizeof err, field, sizeof field) < 0)
-            status = cli_fail(CMD, 1, "kernel%s%s", field[0] ? "." : ": ", err);
+            status = kernel_fail(o, 1, field, err);
         else {
             json_object_set_new(again, "hits", hits);
             hits = NULL;

@@ -177,6 +177,52 @@ run_cli model predict --db "$DB" --device "$SEED" --ptx k.ptx --grid 64 --block 
 run_cli model predict --db "$DB" --device "$SEED" --ptx k.ptx --grid 64 --block 128 --regs 16
 [ "$RC" -eq 2 ] || fail "model predict --ptx without the trip count: exit $RC"
 assert_match "$ERR" 'loop at label \$L' "the underivable loop"
+# ... naming the parameter it needs and how to give it
+assert_match "$ERR" 'parameter p_n \(index 1\) of k, whose value is not given: give it with --param p_n=VALUE \(or by index: --param 1=VALUE\)' \
+    "the parameter the loop needs"
+# a loop no parameter counts (its bound is loaded): the refusal names the file, not a JSON path
+printf '.version 8.0\n.target sm_90\n.visible .entry k(.param .u64 p)\n{\n.reg .u32 %%i, %%w;\n.reg .u64 %%a;\n.reg .pred %%q;\nld.param.u64 %%a, [p];\nld.global.u32 %%w, [%%a];\nmov.u32 %%i, 0;\n$L:\nadd.u32 %%i, %%i, 1;\nsetp.lt.u32 %%q, %%i, %%w;\n@%%q bra $L;\nret;\n}\n' >loaded.ptx
+run_cli model predict --db "$DB" --device "$SEED" --ptx loaded.ptx --grid 4 --block 32 --regs 8
+[ "$RC" -eq 2 ] || fail "model predict --ptx loaded.ptx: exit $RC"
+assert_match "$ERR" '^gpuprobe model predict: loaded\.ptx: loop at label \$L: its trip count cannot be derived' \
+    "the file named"
+# and an option is named as the option
+run_cli model predict --db "$DB" --device "$SEED" --ptx k.ptx --grid 64 --block 2000 --regs 16 --param p_n=10
+[ "$RC" -eq 2 ] || fail "model predict --block 2000: exit $RC"
+assert_match "$ERR" '^gpuprobe model predict: --block: 2000 threads' "the option named"
+# a parameter by its index from 0 (as trace capture takes it) is that parameter
+run_cli model predict --db "$DB" --device "$SEED" --ptx k.ptx --grid 64 --block 128 --regs 16 --param 1=10 --compact
+[ "$RC" -eq 0 ] || fail "model predict --ptx --param 1=10: exit $RC: $ERR"
+[ "$(printf '%s' "$OUT" | jq .kernel.description.per_warp.coalesced)" = 10 ] || fail "p_n by index: $OUT"
+# one the entry does not have is refused, listing the entry's; so is one given twice
+run_cli model predict --db "$DB" --device "$SEED" --ptx k.ptx --grid 64 --block 128 --regs 16 --param p_n=10 --param bogus=7
+[ "$RC" -eq 2 ] || fail "model predict --param bogus=7: exit $RC"
+assert_match "$ERR" "--param bogus: 'bogus' is not a parameter of k \(give one by name or by index from 0: 0 p, 1 p_n\)" \
+    "the unknown parameter"
+run_cli model predict --db "$DB" --device "$SEED" --ptx k.ptx --grid 64 --block 128 --regs 16 --param p_n=10 --param 1=10
+[ "$RC" -eq 2 ] || fail "model predict --param p_n=10 --param 1=10: exit $RC"
+assert_match "$ERR" "given twice" "p_n given twice"
+# nvcc's tiled matmul: its K loop needs param_5 (K), not param_3 (M)
+MATMUL=$REPO/tests/fixtures/ptx/synth/matmul-tiled.ptx
+run_cli model predict --db "$DB" --device "$SEED" --ptx "$MATMUL" --grid 16,16 --block 16,16 --regs 32 --param 3=1024
+[ "$RC" -eq 2 ] || fail "matmul-tiled without K: exit $RC"
+assert_match "$ERR" 'loop at label \$L__BB0_2: its trip count depends on parameter matmul_tiled_param_5 \(index 5\)' \
+    "matmul-tiled's K"
+run_cli model predict --db "$DB" --device "$SEED" --ptx "$MATMUL" --grid 16,16 --block 16,16 --regs 32 --param 3=1024 --param 5=1024 --compact
+[ "$RC" -eq 0 ] || fail "matmul-tiled with K by index: exit $RC: $ERR"
+[ "$(printf '%s' "$OUT" | jq .kernel.description.per_warp.sync)" = 128 ] || fail "matmul-tiled's barriers: $OUT"
+# over HTTP the same: the member at fault is the field
+for p in '{"1": 10}' '{"p_n": 10, "bogus": 7}' '{}'; do
+    req POST /api/v1/model/predict "$(jq -n --rawfile t k.ptx --arg d "$SEED" --argjson p "$p" \
+        '{device: $d, kernel: {grid: 64, block: 128, regs: 16, ptx: $t, params: $p}}')"
+    case $p in
+    *bogus*) assert_problem 400 invalid-request; assert_field kernel.params.bogus
+        assert_match "$(json .detail)" "'bogus' is not a parameter of k .*0 p, 1 p_n" "the API's unknown parameter" ;;
+    '{}') assert_problem 400 invalid-request; assert_field kernel.params.p_n
+        assert_match "$(json .detail)" 'loop at label \$L.*p_n \(index 1\).*give its integer value in params' "the API's missing parameter" ;;
+    *) assert_status 200; assert_json .kernel.description.per_warp.coalesced 10 ;;
+    esac
+done
 # text that is not PTX (no .version and .target first) is refused, not predicted:
 # on the command line (status 2, the reason) and over HTTP (400 naming kernel.ptx)
 printf 'notes on the .entry k {\n  foo bar baz;\n}\n' >notes.txt

@@ -783,8 +783,32 @@ static void test_predict_json(void **state)
                                   ".reg .pred %q;\\nld.param.u32 %n, [p_n];\\nmov.u32 %i, 0;\\n"
                                   "$L:\\nadd.u32 %i, %i, 1;\\nsetp.lt.u32 %q, %i, %n;\\n"
                                   "@%q bra $L;\\nret;\\n}\"}", &out, field), -1);
-    assert_string_equal(field, "ptx");
+    /* the loop's bound needs p_n: the member to give, and the loop that needs it */
+    assert_string_equal(field, "params.p_n");
     assert_non_null(strstr(err, "$L"));
+    assert_non_null(strstr(err, "parameter p_n (index 0) of k"));
+    assert_non_null(strstr(err, "give its integer value in params"));
+    /* a parameter by its index from 0 is the same parameter; one the entry does not
+     * have is refused, naming it and listing the entry's */
+    static const char counted[] =
+        "{\"grid\":80,\"block\":256,\"regs\":32,\"ptx\":\".version 8.0\\n.target sm_90\\n"
+        ".visible .entry k(.param .u32 p_n)\\n{\\n.reg .u32 %i, %n;\\n.reg .pred %q;\\n"
+        "ld.param.u32 %n, [p_n];\\nmov.u32 %i, 0;\\n$L:\\nadd.u32 %i, %i, 1;\\n"
+        "setp.lt.u32 %q, %i, %n;\\n@%q bra $L;\\nret;\\n}\",\"params\":";
+    char with[1024];
+    snprintf(with, sizeof with, "%s{\"0\":10}}", counted);
+    assert_int_equal(predict_text(with, &out, field), 0);
+    near(json_number_value(json_object_get(
+             json_object_get(json_object_get(json_object_get(out, "kernel"), "description"),
+                             "per_warp"),
+             "int")),
+         31, "p_n by its index");
+    json_decref(out);
+    snprintf(with, sizeof with, "%s{\"p_n\":10,\"bogus\":7}}", counted);
+    assert_int_equal(predict_text(with, &out, field), -1);
+    assert_string_equal(field, "params.bogus");
+    assert_non_null(strstr(err, "'bogus' is not a parameter of k"));
+    assert_non_null(strstr(err, "0 p_n"));
     /* text that is not PTX is refused as such, not described: the same kernel
      * without its .version and .target, and a sentence that names an entry */
     assert_int_equal(predict_text("{\"grid\":80,\"block\":256,\"regs\":32,\"ptx\":"

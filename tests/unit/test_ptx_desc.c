@@ -27,6 +27,7 @@
 
 #include "model/ptx_desc.h"
 #include "probes/validation.h"
+#include "tests/unit/support/tmpfile.h"
 
 #define PTXAS "/usr/local/cuda/bin/ptxas"
 
@@ -399,6 +400,115 @@ static void test_loops_that_cannot_be_counted(void **state)
     assert_non_null(strstr(err, "Nowhere"));
 }
 
+/* describe_text's module with the parameters given as names[i] = values[i]. */
+static int describe_given(const char *body, const char *const *names, const long long *values,
+                          int n, struct pd_desc *d)
+{
+    char ptx[4096];
+    struct pd_launch l;
+    memset(&l, 0, sizeof l);
+    l.grid[0] = l.grid[1] = l.grid[2] = 1;
+    l.block[0] = 32;
+    l.block[1] = l.block[2] = 1;
+    l.nparams = n;
+    for (int i = 0; i < n; i++) {
+        snprintf(l.params[i].name, sizeof l.params[i].name, "%s", names[i]);
+        l.params[i].value = values[i];
+    }
+    snprintf(ptx, sizeof ptx,
+             ".version 8.0\n.target sm_90\n.address_size 64\n"
+             ".visible .entry k(\n\t.param .u64 .ptr .align 8 p_a, // the array\n"
+             "\t.param .u32 p_n /* its length, ) */\n)\n{\n"
+             "\t.reg .u32 %%i, %%n, %%w;\n\t.reg .u64 %%a;\n\t.reg .f32 %%v;\n"
+             "\t.reg .pred %%q;\n"
+             "\tld.param.u64 %%a, [p_a];\n\tld.param.u32 %%n, [p_n];\n%s\tret;\n}\n",
+             body);
+    return pd_describe(ptx, "k", &l, d, err, sizeof err);
+}
+
+#define COUNTED_BY_N \
+    "\tmov.u32 %i, 0;\n$L:\n\tadd.f32 %v, %v, %v;\n\tadd.u32 %i, %i, 1;\n" \
+    "\tsetp.lt.u32 %q, %i, %n;\n\t@%q bra $L;\n"
+
+/* A parameter is given by its name or its index from 0, as trace capture takes
+ * it; one the entry does not have, or one given twice, is refused naming it and
+ * listing the entry's; a loop that cannot be counted for want of a parameter's
+ * value names that parameter (and every other one its bound depends on). */
+static void test_parameters_by_name_or_index(void **state)
+{
+    (void)state;
+    struct pd_desc d;
+    const char *by_name[] = {"p_n"}, *by_index[] = {"1"}, *bogus[] = {"bogus"},
+               *past[] = {"2"}, *twice[] = {"p_n", "1"}, *none[] = {NULL};
+    const long long ten[] = {10, 10};
+    assert_int_equal(describe_given(COUNTED_BY_N, by_name, ten, 1, &d), 0);
+    near(d.insts[MC_FP32], 10, "p_n by name");
+    assert_int_equal(describe_given(COUNTED_BY_N, by_index, ten, 1, &d), 0);
+    near(d.insts[MC_FP32], 10, "p_n by its index");
+    assert_string_equal(d.param, "");
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(describe_given(COUNTED_BY_N, i ? past : bogus, ten, 1, &d), -1);
+        assert_string_equal(d.param, i ? "2" : "bogus");
+        assert_int_equal(d.nmissing, 0);
+        assert_non_null(strstr(err, i ? "'2' is not a parameter of k" : "'bogus' is not a parameter of k"));
+        assert_non_null(strstr(err, "0 p_a, 1 p_n"));
+    }
+    assert_int_equal(describe_given(COUNTED_BY_N, twice, ten, 2, &d), -1);
+    assert_non_null(strstr(err, "p_n"));
+    assert_non_null(strstr(err, "given twice"));
+    /* no value for the bound: the loop's label and the parameter, by name and index */
+    assert_int_equal(describe_given(COUNTED_BY_N, none, ten, 0, &d), -1);
+    assert_non_null(strstr(err, "loop at label $L"));
+    assert_non_null(strstr(err, "parameter p_n (index 1) of k"));
+    assert_string_equal(d.param, "p_n");
+    assert_int_equal(d.nmissing, 1);
+    assert_string_equal(d.missing[0], "p_n");
+    assert_int_equal(d.missing_index[0], 1);
+    /* a bound made of two parameters: both, in the entry's order */
+    assert_int_equal(describe_given("\tcvt.u32.u64 %w, %a;\n\tmul.lo.u32 %w, %w, %n;\n"
+                                    "\tshr.u32 %w, %w, 4;\n\tmov.u32 %i, 0;\n$L:\n"
+                                    "\tadd.u32 %i, %i, 1;\n\tsetp.lt.u32 %q, %i, %w;\n"
+                                    "\t@%q bra $L;\n", none, ten, 0, &d), -1);
+    assert_non_null(strstr(err, "parameters p_a (index 0), p_n (index 1) of k"));
+    assert_int_equal(d.nmissing, 2);
+    assert_string_equal(d.param, "p_a");
+    /* a bound from a loaded value needs no parameter: the message says what is counted */
+    assert_int_equal(describe_given("\tld.global.u32 %w, [%a];\n\tmov.u32 %i, 0;\n$L:\n"
+                                    "\tadd.u32 %i, %i, 1;\n\tsetp.lt.u32 %q, %i, %w;\n"
+                                    "\t@%q bra $L;\n", by_name, ten, 1, &d), -1);
+    assert_string_equal(d.param, "");
+    assert_null(strstr(err, "depends on"));
+}
+
+/* nvcc's tiled matmul (tests/fixtures/ptx/synth): its K loop's bound is
+ * (param_5 + 15) / 16; param_3 (M) does not count it. */
+static void test_matmul_tiled_parameters(void **state)
+{
+    (void)state;
+    struct pd_desc d;
+    struct pd_launch l;
+    char *ptx = must_read_file("tests/fixtures/ptx/synth/matmul-tiled.ptx", NULL);
+    memset(&l, 0, sizeof l);
+    l.grid[0] = l.grid[1] = 16;
+    l.grid[2] = 1;
+    l.block[0] = l.block[1] = 16;
+    l.block[2] = 1;
+    l.nparams = 1;
+    snprintf(l.params[0].name, sizeof l.params[0].name, "3");
+    l.params[0].value = 1024;
+    assert_int_equal(pd_describe(ptx, NULL, &l, &d, err, sizeof err), -1);
+    assert_non_null(strstr(err, "loop at label $L__BB0_2"));
+    assert_non_null(strstr(err, "parameter matmul_tiled_param_5 (index 5) of matmul_tiled"));
+    assert_string_equal(d.param, "matmul_tiled_param_5");
+    snprintf(l.params[0].name, sizeof l.params[0].name, "5");
+    assert_int_equal(pd_describe(ptx, NULL, &l, &d, err, sizeof err), 0);
+    near(d.sync, 2 * 64, "two barriers a trip, 1024 / 16 trips");
+    snprintf(l.params[0].name, sizeof l.params[0].name, "matmul_tiled_param_5");
+    assert_int_equal(pd_describe(ptx, NULL, &l, &d, err, sizeof err), 0);
+    near(d.sync, 2 * 64, "the same by name");
+    free(ptx);
+}
+
 static void test_coalescing_rules(void **state)
 {
     (void)state;
@@ -551,6 +661,8 @@ int main(void)
         cmocka_unit_test(test_kernels_compile),
         cmocka_unit_test(test_nested_loops_and_comparisons),
         cmocka_unit_test(test_loops_that_cannot_be_counted),
+        cmocka_unit_test(test_parameters_by_name_or_index),
+        cmocka_unit_test(test_matmul_tiled_parameters),
         cmocka_unit_test(test_coalescing_rules),
         cmocka_unit_test(test_atomics_and_shuffles),
         cmocka_unit_test(test_bad_modules),
