@@ -223,6 +223,36 @@ static int derive(struct pctx *c, const json_t *kj, const unsigned grid[3],
     return model_counts_from_json(dj, warp_size, k, c->err, c->errlen, c->field, c->fieldlen);
 }
 
+/* The static shared memory of a kernel given as PTX: static_smem when the
+ * kernel gives it, else what the PTX's .shared declarations hold (the
+ * description's static_smem), said in the description's notes either way
+ * when the PTX declares some. */
+static int static_smem_of_ptx(struct pctx *c, const json_t *kj, json_t *echo, long long *ssmem)
+{
+    json_t *desc = json_object_get(echo, "description");
+    json_t *notes = json_object_get(desc, "notes");
+    long long declared = json_integer_value(json_object_get(desc, "static_smem"));
+    char note[256];
+    if (declared > 1 << 30)
+        return bad(c, "ptx", "its .shared declarations hold %lld bytes, more than any GPU has",
+                   declared);
+    if (!json_object_get(kj, "static_smem")) {
+        *ssmem = declared;
+        if (declared) {
+            snprintf(note, sizeof note,
+                     "static_smem %lld bytes a block: derived from the PTX's .shared "
+                     "declarations (give static_smem to set it)", declared);
+            json_array_append_new(notes, json_string(note));
+        }
+    } else if (declared != *ssmem) {
+        snprintf(note, sizeof note,
+                 "static_smem %lld bytes a block as given, where the PTX's .shared declarations "
+                 "hold %lld", *ssmem, declared);
+        json_array_append_new(notes, json_string(note));
+    }
+    return 0;
+}
+
 static int read_kernel(struct pctx *c, const json_t *kj, const struct occ_rules *r,
                        const struct mwp_hw *hw, struct mwp_kernel *k, struct occ_input *oi,
                        unsigned grid[3], unsigned block[3], json_t *echo)
@@ -252,10 +282,6 @@ static int read_kernel(struct pctx *c, const json_t *kj, const struct occ_rules 
     k->blocks = (long long)grid[0] * grid[1] * grid[2];
     k->block_threads = (int)threads;
     occ_input_init(oi, (int)threads, (int)regs);
-    oi->dynamic_smem = (int)smem;
-    oi->static_smem = (int)ssmem;
-    if (smem + ssmem > r->smem_per_block)
-        oi->max_dynamic_smem = r->smem_per_block_optin - (int)ssmem;
     int has_ptx = json_object_get(kj, "ptx") != NULL;
     if (has_ptx && (json_object_get(kj, "per_warp") || json_object_get(kj, "uncoal_per_access") ||
                     json_object_get(kj, "coal_bytes")))
@@ -270,7 +296,15 @@ static int read_kernel(struct pctx *c, const json_t *kj, const struct occ_rules 
     int rc = has_ptx ? derive(c, kj, grid, block, hw->warp_size, k, echo)
                      : model_counts_from_json(kj, hw->warp_size, k, c->err, c->errlen, c->field,
                                               c->fieldlen);
-    return rc < 0 ? rc : cache_hits(c, kj, k);
+    if (rc < 0)
+        return rc;
+    if (has_ptx && static_smem_of_ptx(c, kj, echo, &ssmem) < 0)
+        return -1;
+    oi->dynamic_smem = (int)smem;
+    oi->static_smem = (int)ssmem;
+    if (smem + ssmem > r->smem_per_block)
+        oi->max_dynamic_smem = r->smem_per_block_optin - (int)ssmem;
+    return cache_hits(c, kj, k);
 }
 
 static const char *case_text(enum mwp_case w)

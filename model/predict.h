@@ -9,7 +9,9 @@
  * The kernel object (member names are the API's):
  *   grid, block        an integer or [x, y, z] (required)
  *   regs               registers per thread (required: occupancy needs it)
- *   smem, static_smem  dynamic and static shared bytes per block (0)
+ *   smem, static_smem  dynamic and static shared bytes per block (0; with
+ *                      ptx, static_smem defaults to what its .shared
+ *                      declarations hold, noted in the description)
  *   per_warp           {"fp32","fp64","int","sfu","conv","shared",
  *                       "coalesced","uncoalesced","sync"}: instructions one
  *                      warp executes over the kernel (absent classes: 0)

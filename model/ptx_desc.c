@@ -89,6 +89,9 @@ struct pd {
     struct val *written;        /* per instruction: the value it wrote */
     struct loop *loops;
     int nloops;
+    long long smem;             /* static shared bytes laid out so far (the entry's own,
+                                   then the module's it names) */
+    int shared_vars;
     struct eparam *ep;          /* the entry's parameters */
     int nep, capep;
     char entry[PD_PARAM_LEN];   /* the entry's name */
@@ -183,6 +186,128 @@ static int add_insn(struct pd *p, const char *s)
     return 0;
 }
 
+static int type_bytes(const char *op);
+static void strip_comments(char *s);
+
+/* ---- static shared memory -------------------------------------------------------- */
+
+/* Whether the declaration s (a statement, without its ';') is of the shared
+ * state space: ".shared" as a word among its leading directives. */
+static int is_shared_decl(const char *s)
+{
+    for (const char *q = strstr(s, ".shared"); q; q = strstr(q + 1, ".shared"))
+        if ((q == s || isspace((unsigned char)q[-1])) &&
+            (isspace((unsigned char)q[7]) || q[7] == '\0'))
+            return 1;
+    return 0;
+}
+
+static int ident_char(char c)
+{
+    return isalnum((unsigned char)c) || c == '_' || c == '$' || c == '%';
+}
+
+/* Whether text names the variable name as a whole word. */
+static int names_var(const char *text, const char *name)
+{
+    size_t len = strlen(name);
+    for (const char *q = strstr(text, name); q && len; q = strstr(q + 1, name))
+        if ((q == text || !ident_char(q[-1])) && !ident_char(q[len]))
+            return 1;
+    return 0;
+}
+
+/* The bytes of the declarator at s ("name", "name[16]", "name[16][33]"), elem
+ * bytes each, its name into name; -1 when it is not sized (name[]: dynamic). */
+static long long declarator(const char *s, long long elem, char *name, size_t len)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    size_t n = strcspn(s, " \t\n[=");
+    copy_trim(name, len, s, n);
+    long long bytes = elem;
+    for (const char *q = strchr(s + n, '['); q; q = strchr(q, '[')) {
+        char *end;
+        long long dim = strtoll(q + 1, &end, 0);
+        if (end == q + 1 || dim < 0 || (dim && bytes > (1LL << 40) / dim))
+            return -1;
+        bytes *= dim;
+        q = end;
+    }
+    return name[0] ? bytes : -1;
+}
+
+/* Lays out one shared declaration (".shared .align 4 .b8 name[1024]", ".shared
+ * .f32 tile[32][33]", ".extern .shared ... dyn[]": dynamic, not static) after
+ * what p->smem holds, at its alignment (declared, else its element's size);
+ * only when want names a variable it declares, if want is not NULL (the
+ * module's variables count for the entries that use them). */
+static void shared_decl(struct pd *p, const char *s, const char *want)
+{
+    char mods[NAME_LEN * 2] = "", name[PD_PARAM_LEN];
+    long long align = 0;
+    const char *q = s;
+    if (strstr(s, ".extern"))
+        return;
+    for (;;) { /* the directives: ".shared", ".align N", ".v4", ".f32"... */
+        while (isspace((unsigned char)*q))
+            q++;
+        size_t n = strcspn(q, " \t\n");
+        if (*q != '.')
+            break;
+        if (n == 6 && !strncmp(q, ".align", 6)) {
+            char *end;
+            align = strtoll(q + 6, &end, 0);
+            q = end;
+            continue;
+        }
+        if (strlen(mods) + n < sizeof mods)
+            strncat(mods, q, n);
+        q += n;
+    }
+    long long elem = type_bytes(mods);
+    if (align <= 0)
+        align = elem;
+    for (const char *d = q; d && *d; d = strchr(d, ',') ? strchr(d, ',') + 1 : NULL) {
+        long long bytes = declarator(d, elem, name, sizeof name);
+        if (bytes < 0 || (want && !names_var(want, name)))
+            continue;
+        p->smem = (p->smem + align - 1) / align * align + bytes;
+        p->shared_vars++;
+    }
+}
+
+/* The module's own shared variables (declared outside every function) that
+ * the entry's body names: they are the entry's too. */
+static void module_shared(struct pd *p, const char *ptx, const char *body)
+{
+    char *t = strdup(ptx);
+    if (!t)
+        return;
+    strip_comments(t);
+    int depth = 0;
+    char *start = t;
+    for (char *q = t; *q; q++) {
+        if (*q == '{')
+            depth++;
+        else if (*q == '}' && depth > 0 && --depth == 0)
+            start = q + 1;
+        else if (*q == ';' && depth == 0) {
+            *q = '\0';
+            if (is_shared_decl(start)) {
+                /* from its line's start: the module's header directives before
+                 * it (.version, .target) end with no ';' */
+                char *decl = strstr(start, ".shared");
+                while (decl > start && decl[-1] != '\n')
+                    decl--;
+                shared_decl(p, decl, body);
+            }
+            start = q + 1;
+        }
+    }
+    free(t);
+}
+
 /* One statement (text between semicolons): labels, then a directive or an instruction. */
 static int statement(struct pd *p, char *s)
 {
@@ -196,6 +321,8 @@ static int statement(struct pd *p, char *s)
             return -1;
         s += n + 1;
     }
+    if (*s == '.' && is_shared_decl(s))
+        shared_decl(p, s, NULL);
     if (*s == '\0' || *s == '.')
         return 0;
     return add_insn(p, s);
@@ -452,6 +579,7 @@ static int parse(struct pd *p, const char *ptx, const char *entry)
     if (!body)
         return -1;
     strip_comments(body);
+    module_shared(p, ptx, body);
     int rc = 0;
     char *s = body;
     for (char *semi; rc == 0 && (semi = strchr(s, ';')) != NULL; s = semi + 1) {
@@ -1244,6 +1372,8 @@ static void count(struct pd *p)
         w.count += 1; /* loads never used: the warp still waits before it exits */
     d->mem_periods = w.count;
     d->insts[MC_GLOBAL] = d->coal + d->uncoal;
+    d->static_smem = p->smem;
+    d->shared_vars = p->shared_vars;
     d->coal_bytes = d->coal > 0 ? coal_bytes / d->coal : 128;
     d->uncoal_per_access = d->uncoal > 0 ? trans / d->uncoal : 1;
     d->loops = p->nloops;
@@ -1314,9 +1444,9 @@ json_t *pd_desc_json(const struct pd_desc *d)
     json_object_set_new(pw, "mem_periods", json_real(d->mem_periods));
     for (int i = 0; i < d->nnotes; i++)
         json_array_append_new(nt, json_string(d->notes[i]));
-    return json_pack("{s:o, s:f, s:f, s:i, s:o}", "per_warp", pw, "uncoal_per_access",
+    return json_pack("{s:o, s:f, s:f, s:i, s:I, s:o}", "per_warp", pw, "uncoal_per_access",
                      d->uncoal_per_access, "coal_bytes", d->coal_bytes, "loops", d->loops,
-                     "notes", nt);
+                     "static_smem", (json_int_t)d->static_smem, "notes", nt);
 }
 
 /* ---- loops, for the SASS side ---------------------------------------------------------- */

@@ -54,6 +54,15 @@
  * (spill) accesses count as uncoalesced global ones; the lane mapping is that
  * of a block's first warp. Instruction classes follow model/mwp_cwp.h.
  *
+ * Static shared memory. The entry's .shared declarations (".shared .align 4
+ * .b8 As[1024]", ".shared .f32 tile[32][33]"), and the module-scope ones
+ * its body names, are laid out in declaration order, each at its alignment
+ * (declared, else its element's size): static_smem, what the driver
+ * reports as the function's static shared size for the kernels here. The
+ * driver's own reserve per block (1 KiB from cc 8.0) is not in it: the
+ * occupancy rules add it (model/occupancy.h). Variables only a called
+ * .func names, and .extern (dynamic) ones, are not counted.
+ *
  * Atomics and shuffles. atom and red count as memory accesses of their
  * state space: on global (or generic) memory as global accesses, coalesced
  * or not by their address like a load or store; on shared memory as shared
@@ -100,6 +109,10 @@ struct pd_desc {
     double mem_periods;        /* times a warp waits for global memory: loads issued before
                                   any of their values is used wait once; each store once */
     int loops;
+    long long static_smem;     /* bytes of the shared variables the entry declares, and
+                                  of the module's it names, laid out in order at their
+                                  alignment (.extern ones are dynamic: not counted) */
+    int shared_vars;           /* how many variables those are */
     char notes[PD_MAX_NOTES][PD_NOTE_LEN];
     int nnotes;
     /* When pd_describe fails over a parameter: the one at fault (a name or
@@ -124,7 +137,7 @@ int pd_describe(const char *ptx, const char *entry, const struct pd_launch *laun
                 struct pd_desc *out, char *err, size_t errlen);
 
 /* {"per_warp":{"fp32":..,...,"coalesced":..,"uncoalesced":..,"sync":..},
- *  "uncoal_per_access":..,"coal_bytes":..,"loops":..,"notes":[..]} */
+ *  "uncoal_per_access":..,"coal_bytes":..,"loops":..,"static_smem":..,"notes":[..]} */
 json_t *pd_desc_json(const struct pd_desc *d);
 
 /* The launch of a kernel object ({"grid":[x,y,z],"block":[x,y,z],"params":{name:

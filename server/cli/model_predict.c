@@ -52,7 +52,9 @@ static const char usage[] =
     "  --ptx FILE           derive the per-warp counts from this PTX and the launch:\n"
     "  --grid G, --block B  launch shape: N or X,Y,Z\n"
     "  --regs R             registers per thread (for occupancy)\n"
-    "  --smem S, --static-smem S  shared memory per block, bytes\n"
+    "  --smem S, --static-smem S  shared memory per block, bytes, dynamic and static\n"
+    "                       (with --ptx, --static-smem defaults to what the PTX's .shared\n"
+    "                       declarations hold)\n"
     "  --param NAME=VALUE   an integer kernel parameter the loop trip counts need, NAME its\n"
     "                       PTX name or its index from 0, as trace capture takes it (with\n"
     "                       --hits, pointers too: NAME=buf:BYTES[:FILL]); a loop that needs\n"
@@ -267,8 +269,11 @@ static json_t *sample_hits(const struct popts *o, const json_t *kernel, const js
 }
 
 /* The kernel to predict with the sample's hit rates and, when the cubin could
- * be read, the SASS's counts in place of the PTX's (counts NULL: the PTX's). */
-static json_t *kernel_with(const json_t *kernel, const json_t *hits, const json_t *counts)
+ * be read, the SASS's counts in place of the PTX's (counts NULL: the PTX's),
+ * with the static shared memory the first prediction used (the PTX's
+ * .shared declarations when --static-smem is not given: the PTX goes). */
+static json_t *kernel_with(const json_t *kernel, const json_t *first, const json_t *hits,
+                           const json_t *counts)
 {
     json_t *k = json_deep_copy(kernel);
     json_object_set_new(k, "cache", json_pack("{s:O, s:O, s:O}", "l1_hit",
@@ -276,6 +281,8 @@ static json_t *kernel_with(const json_t *kernel, const json_t *hits, const json_
                                               json_object_get(hits, "l2_hit"), "l2_hit_store",
                                               json_object_get(hits, "l2_hit_store")));
     if (counts) {
+        json_object_set(k, "static_smem", json_object_get(json_object_get(json_object_get(
+                                              first, "occupancy"), "input"), "static_smem"));
         json_object_del(k, "ptx");
         json_object_del(k, "entry");
         json_object_del(k, "params");
@@ -337,9 +344,9 @@ static int predict(store *s, const struct popts *o, const json_t *kernel)
                                                         json_string_value(json_object_get(kernel, "ptx")),
                                                         o->entry, &l, why, sizeof why)
                               : NULL;
+        json_t *k2 = hits ? kernel_with(kernel, out, hits, counts) : NULL;
         json_decref(out);
         out = NULL;
-        json_t *k2 = hits ? kernel_with(kernel, hits, counts) : NULL;
         if (!hits)
             status = cli_fail(CMD, 1, "--hits: %s", err);
         else if (model_predict_json(k2, r, &hw, &again, err, sizeof err, field, sizeof field) < 0)

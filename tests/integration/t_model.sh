@@ -211,6 +211,22 @@ assert_match "$ERR" 'loop at label \$L__BB0_2: its trip count depends on paramet
 run_cli model predict --db "$DB" --device "$SEED" --ptx "$MATMUL" --grid 16,16 --block 16,16 --regs 32 --param 3=1024 --param 5=1024 --compact
 [ "$RC" -eq 0 ] || fail "matmul-tiled with K by index: exit $RC: $ERR"
 [ "$(printf '%s' "$OUT" | jq .kernel.description.per_warp.sync)" = 128 ] || fail "matmul-tiled's barriers: $OUT"
+# its .shared tiles are its static shared memory: with two 20 KiB tiles, 5 blocks an SM fit
+# (41 KiB each with the driver's 1 KiB), as with --static-smem 40960, where warps allow 8
+sed 's/\[1024\];/[20480];/' "$MATMUL" >mm20k.ptx
+for smem in "" "--static-smem 40960" "--static-smem 0"; do
+    run_cli model predict --db "$DB" --device "$SEED" --ptx mm20k.ptx --grid 16,16 --block 16,16 --regs 32 --param 5=1024 $smem --compact
+    [ "$RC" -eq 0 ] || fail "matmul-tiled with 20 KiB tiles $smem: exit $RC: $ERR"
+    got=$(printf '%s' "$OUT" | jq -c '[.occupancy.blocks_per_sm, .occupancy.limiter, .occupancy.input.static_smem]')
+    case $smem in
+    *" 0") want='[8,"warps",0]' ;;
+    *) want='[5,"shared_memory",40960]' ;;
+    esac
+    [ "$got" = "$want" ] || fail "matmul-tiled with 20 KiB tiles $smem: $got, want $want"
+done
+run_cli model predict --db "$DB" --device "$SEED" --ptx mm20k.ptx --grid 16,16 --block 16,16 --regs 32 --param 5=1024 --compact
+assert_match "$(printf '%s' "$OUT" | jq -r '.kernel.description.notes | join(" / ")')" \
+    "static_smem 40960 bytes a block: derived from the PTX's .shared declarations" "the note on static_smem"
 # over HTTP the same: the member at fault is the field
 for p in '{"1": 10}' '{"p_n": 10, "bogus": 7}' '{}'; do
     req POST /api/v1/model/predict "$(jq -n --rawfile t k.ptx --arg d "$SEED" --argjson p "$p" \

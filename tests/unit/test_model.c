@@ -753,6 +753,52 @@ static int predict_text(const char *text, json_t **out, char *field)
     return rc;
 }
 
+/* A kernel given as PTX holds its static shared memory in its .shared
+ * declarations: the occupancy counts them unless static_smem is given, and
+ * the notes say which. Two 20 KiB tiles with 256-thread blocks on 9.0: 20
+ * KiB + 20 KiB + the 1 KiB the driver keeps a block = 41 KiB; 228 KiB an SM
+ * hold 5 (warps alone would allow 8). */
+static void test_predict_static_smem_from_ptx(void **state)
+{
+    (void)state;
+    static const char ptx_kernel[] =
+        "{\"grid\":1024,\"block\":256,\"regs\":32,%s\"ptx\":\".version 8.0\\n.target sm_90\\n"
+        ".visible .entry k()\\n{\\n.reg .u32 %%r;\\n"
+        "\\t.shared .align 4 .b8 As[20480];\\n\\t.shared .align 4 .b8 Bs[20480];\\n"
+        "mov.u32 %%r, As;\\nst.shared.u32 [%%r], %%r;\\nbar.sync 0;\\nret;\\n}\"}";
+    char text[1024];
+    json_t *out = NULL;
+    char field[64];
+    snprintf(text, sizeof text, ptx_kernel, "");
+    assert_int_equal(predict_text(text, &out, field), 0);
+    const json_t *occ = json_object_get(out, "occupancy");
+    assert_int_equal(json_integer_value(json_object_get(occ, "blocks_per_sm")), 5);
+    assert_string_equal(json_string_value(json_object_get(occ, "limiter")), "shared_memory");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(occ, "input"),
+                                                        "static_smem")), 40960);
+    /* the reserve is the rules', once: 40960 + 1024 allocated a block */
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(occ, "shared_memory"),
+                                                        "per_block_allocated")), 41984);
+    const json_t *d = json_object_get(json_object_get(out, "kernel"), "description");
+    assert_int_equal(json_integer_value(json_object_get(d, "static_smem")), 40960);
+    const json_t *notes = json_object_get(d, "notes");
+    const char *last = json_string_value(json_array_get(notes, json_array_size(notes) - 1));
+    assert_non_null(last);
+    assert_non_null(strstr(last, "static_smem 40960 bytes a block: derived from the PTX's .shared"));
+    json_decref(out);
+    /* given, static_smem is used, and the notes say what the PTX declares */
+    snprintf(text, sizeof text, ptx_kernel, "\"static_smem\":0,");
+    assert_int_equal(predict_text(text, &out, field), 0);
+    occ = json_object_get(out, "occupancy");
+    assert_int_equal(json_integer_value(json_object_get(occ, "blocks_per_sm")), 8);
+    notes = json_object_get(json_object_get(json_object_get(out, "kernel"), "description"), "notes");
+    last = json_string_value(json_array_get(notes, json_array_size(notes) - 1));
+    assert_non_null(last);
+    assert_non_null(strstr(last, "static_smem 0 bytes a block as given, where the PTX's .shared "
+                                 "declarations hold 40960"));
+    json_decref(out);
+}
+
 static void test_predict_json(void **state)
 {
     (void)state;
@@ -872,6 +918,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test(test_validation_document_checked),
         cmocka_unit_test(test_predict_json),
+        cmocka_unit_test(test_predict_static_smem_from_ptx),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -509,6 +509,100 @@ static void test_matmul_tiled_parameters(void **state)
     free(ptx);
 }
 
+/* The static shared memory of the validation kernels, as the driver reported it
+ * (CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES) on the H200 the run below was taken on:
+ * the PTX's .shared declarations must add up to the same. */
+#define DRIVER_RUN "tests/gpu/results/2026-11-24-h200-session5/model-validation.json"
+
+static void test_static_smem_as_the_driver_reports(void **state)
+{
+    (void)state;
+    json_error_t je;
+    json_t *run = json_load_file(DRIVER_RUN, 0, &je);
+    const json_t *k;
+    size_t i;
+    int seen = 0, shared = 0;
+    if (!run)
+        fail_msg("%s: %s", DRIVER_RUN, je.text);
+    json_array_foreach(json_object_get(run, "kernels"), i, k) {
+        const char *name = json_string_value(json_object_get(k, "name"));
+        const json_t *want = json_object_get(json_object_get(json_object_get(json_object_get(
+                                                 k, "prediction"), "occupancy"), "input"),
+                                             "static_smem");
+        for (int id = 0; id < VK_COUNT; id++) {
+            if (strcmp(val_kernels[id].name, name) != 0)
+                continue;
+            struct pd_desc d = describe_kernel((enum val_kernel_id)id);
+            if (!json_is_integer(want) || d.static_smem != json_integer_value(want))
+                fail_msg("%s: %lld bytes from the PTX, the driver said %lld", name,
+                         d.static_smem, (long long)json_integer_value(want));
+            seen++;
+            shared += d.static_smem > 0;
+        }
+    }
+    json_decref(run);
+    assert_int_equal(seen, VK_COUNT);
+    assert_int_equal(shared, 5); /* reduce, matmul_tiled, transpose_tiled, histogram, matmul_tiled32 */
+}
+
+static long long smem_of(const char *module_decls, const char *entry_decls, const char *uses)
+{
+    char ptx[2048];
+    struct pd_desc d;
+    struct pd_launch l;
+    memset(&l, 0, sizeof l);
+    l.grid[0] = l.grid[1] = l.grid[2] = 1;
+    l.block[0] = l.block[1] = l.block[2] = 1;
+    snprintf(ptx, sizeof ptx,
+             ".version 8.0\n.target sm_90\n.address_size 64\n%s\n"
+             ".visible .entry k()\n{\n\t.reg .u32 %%r;\n%s\n%s\tret;\n}\n",
+             module_decls, entry_decls, uses);
+    if (pd_describe(ptx, "k", &l, &d, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    return d.static_smem;
+}
+
+/* The rules of the layout: element sizes, vectors, dimensions, alignment in
+ * declaration order; the module's variables when the entry names them; dynamic
+ * (.extern) ones not at all. */
+static void test_static_smem_declarations(void **state)
+{
+    (void)state;
+    assert_int_equal(smem_of("", "", ""), 0);
+    /* nvcc's demoted variables: bytes at an alignment */
+    assert_int_equal(smem_of("", "\t.shared .align 4 .b8 As[20480];\n\t.shared .align 4 .b8 Bs[20480];",
+                             ""), 40960);
+    /* typed arrays, two dimensions, a vector type; a scalar */
+    assert_int_equal(smem_of("", "\t.shared .f32 t[32][33];", ""), 4224);
+    assert_int_equal(smem_of("", "\t.shared .align 16 .v4 .f32 q[8];", ""), 128);
+    assert_int_equal(smem_of("", "\t.shared .u64 flag;", ""), 8);
+    /* alignment pads: 3 bytes, then a 16-aligned array starts at 16 */
+    assert_int_equal(smem_of("", "\t.shared .b8 c[3];\n\t.shared .align 16 .f32 v[4];", ""), 32);
+    /* the module's: counted when the entry names them (as nvcc's tiles at file scope) */
+    assert_int_equal(smem_of(".shared .align 16 .f32 tA[256];\n.shared .f32 unused[64];\n"
+                             "// .shared .f32 commented[1000];",
+                             "", "\tmov.u32 %r, tA;\n"), 1024);
+    assert_int_equal(smem_of(".shared .f32 tA[256];", "", "\tmov.u32 %r, tAx;\n"), 0);
+    /* dynamic shared memory is the launch's (smem), not the kernel's */
+    assert_int_equal(smem_of(".extern .shared .align 16 .b8 dyn[];", "", "\tmov.u32 %r, dyn;\n"), 0);
+    /* nvcc's tiled matmul fixture: two 16 x 16 float tiles */
+    struct pd_desc d;
+    struct pd_launch l;
+    char *ptx = must_read_file("tests/fixtures/ptx/synth/matmul-tiled.ptx", NULL);
+    memset(&l, 0, sizeof l);
+    l.grid[0] = l.grid[1] = 16;
+    l.grid[2] = 1;
+    l.block[0] = l.block[1] = 16;
+    l.block[2] = 1;
+    l.nparams = 1;
+    snprintf(l.params[0].name, sizeof l.params[0].name, "matmul_tiled_param_5");
+    l.params[0].value = 64;
+    assert_int_equal(pd_describe(ptx, NULL, &l, &d, err, sizeof err), 0);
+    assert_int_equal(d.static_smem, 2048);
+    assert_int_equal(d.shared_vars, 2);
+    free(ptx);
+}
+
 static void test_coalescing_rules(void **state)
 {
     (void)state;
@@ -663,6 +757,8 @@ int main(void)
         cmocka_unit_test(test_loops_that_cannot_be_counted),
         cmocka_unit_test(test_parameters_by_name_or_index),
         cmocka_unit_test(test_matmul_tiled_parameters),
+        cmocka_unit_test(test_static_smem_as_the_driver_reports),
+        cmocka_unit_test(test_static_smem_declarations),
         cmocka_unit_test(test_coalescing_rules),
         cmocka_unit_test(test_atomics_and_shuffles),
         cmocka_unit_test(test_bad_modules),
