@@ -180,6 +180,40 @@ int cache_arch_geometry(const char *arch, struct cache_geom *l1, struct cache_ge
     return 0;
 }
 
+/* The preset (of trace_arch_names) whose fields p has, or NULL. */
+static const char *preset_of(const struct trace_params *p)
+{
+    for (const char *const *a = trace_arch_names; *a; a++) {
+        struct trace_params q;
+        trace_params_default(&q);
+        if (trace_params_preset(&q, *a, NULL, 0) == 0 && q.sms == p->sms &&
+            q.line_bytes == p->line_bytes && q.coalesce == p->coalesce && q.mshr == p->mshr &&
+            q.lat_min == p->lat_min)
+            return *a;
+    }
+    return NULL;
+}
+
+int cache_arch_fits_sort(const char *arch, const struct cache_geom *l1,
+                         const struct trace_params *sort, char *sorted_as, size_t len, char *msg,
+                         size_t msglen)
+{
+    struct trace_params want;
+    const char *as = preset_of(sort);
+    char named[64] = "";
+    snprintf(sorted_as, len, "%s", as ? as : "");
+    trace_params_default(&want);
+    if (trace_params_preset(&want, arch, NULL, 0) != 0)
+        want.sms = sort->sms; /* a geometry with no sort preset: its SMs are not known */
+    if (want.sms == sort->sms && sort->line_bytes == l1->line)
+        return 0;
+    if (as)
+        snprintf(named, sizeof named, " (trace sort's %s preset)", as);
+    snprintf(msg, msglen, "sorted for %u SMs, %u-byte lines%s; the %s geometry is for %u SMs, "
+             "%u-byte lines", sort->sms, sort->line_bytes, named, arch, want.sms, l1->line);
+    return -1;
+}
+
 int cache_geom_resize(struct cache_geom *g, uint64_t bytes, char *msg, size_t msglen)
 {
     uint64_t way = (uint64_t)g->sets * g->line, ways = way ? bytes / way : 0;

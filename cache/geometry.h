@@ -28,6 +28,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "trace/params.h"
+
 enum cache_set_index { CACHE_SET_MODULO = 0, CACHE_SET_XOR = 1, CACHE_SET_MASKS = 2 };
 
 /* The most set-index bits a masks function has (65536 sets). */
@@ -136,5 +138,18 @@ int cache_arch_geometry(const char *arch, struct cache_geom *l1, struct cache_ge
 
 /* The names cache_arch_geometry knows, NULL-terminated. */
 extern const char *const cache_arch_names[];
+
+/* Whether a sorted trace's parameters (its binary header's: the sort's)
+ * are those of the machine whose geometry arch is: the SM count (the SMs
+ * the L2 is shared by) of trace sort's preset of the same name
+ * (trace/params.h), and the line the sorter coalesced by, which must be
+ * l1's line too. 0 when they are; -1 with msg saying what differs ("sorted
+ * for 15 SMs, 128-byte lines (trace sort's fermi preset); the hopper
+ * geometry is for 132 SMs, 128-byte lines"). sorted_as (len bytes) names
+ * the preset the sort's parameters are, SMs, line, coalescing, MSHRs and
+ * latency alike, or is "" when none is. */
+int cache_arch_fits_sort(const char *arch, const struct cache_geom *l1,
+                         const struct trace_params *sort, char *sorted_as, size_t len, char *msg,
+                         size_t msglen);
 
 #endif

@@ -40,7 +40,10 @@ static const char usage[] =
     "(docs/cache-model.md); misses by class: compulsory, capacity, associativity,\n"
     "sector, latency, mshr.\n"
     "options:\n"
-    "  --arch A            cache geometry preset: hopper (default) or fermi\n"
+    "  --arch A            cache geometry preset: hopper (default) or fermi; a sorted\n"
+    "                      binary file made for another SM count or line (its header\n"
+    "                      says; trace sort's default is fermi's) is refused when no\n"
+    "                      geometry is given, warned about when one is\n"
     "  --device UUID       the capacities measured on this device (its newest memory\n"
     "                      result in --db): the L1 the largest footprint the memory\n"
     "                      probe still found at L1 latency, the L2 the driver's L2\n"
@@ -83,6 +86,7 @@ struct opts {
     const char *input, *arch, *l1, *l2, *set_index, *engine, *latency, *mshr, *merge, *l2_latency;
     const char *device, *db, *l2_parts, *threads;
     int json;
+    int chosen;        /* the geometry was given (--arch, --device, --l1 or --l2) */
 };
 
 static int number(const char *opt, const char *text, uint32_t max, uint32_t *v)
@@ -291,6 +295,32 @@ static int timing(const struct opts *o, const struct cache_input *in, struct cac
     return 0;
 }
 
+/* A sorted binary file carries the sort's parameters: an order sorted for
+ * another machine than the geometry's (trace sort's default is Fermi's 15
+ * SMs, this command's Hopper's L1 and L2) is refused when the geometry is
+ * the default, and warned about when it was chosen (docs/cache-model.md,
+ * "Which machine the order is for"). CSV carries none: nothing to check. */
+static int sort_fits(const struct opts *o, const struct cache_input *in,
+                     const struct cache_config *cfg)
+{
+    char why[256], as[16], fix[96] = "--arch hopper takes it as it is; --l1, --l2";
+    if (!in->has_params ||
+        cache_arch_fits_sort(o->arch, &cfg->geom[0], &in->params, as, sizeof as, why,
+                             sizeof why) == 0)
+        return 0;
+    if (o->chosen) {
+        fprintf(stderr, "gpuprobe %s: warning: %s: %s: the hit rates are of that order on this "
+                        "geometry\n", CMD, o->input, why);
+        return 0;
+    }
+    for (const char *const *a = cache_arch_names; *a; a++)
+        if (as[0] && strcmp(*a, as) == 0)
+            snprintf(fix, sizeof fix, "--arch %s, the preset it was sorted with", as);
+    return cli_fail(CMD, 2, "%s: %s (the default): sort it for Hopper (gpuprobe trace sort TRACE "
+                            "-o OUT --out-format bin --arch hopper), or name the geometry to model "
+                            "it against (%s)", o->input, why, fix);
+}
+
 /* ---- the table ------------------------------------------------------------------ */
 
 static void size_text(uint64_t b, char *buf, size_t len)
@@ -404,7 +434,7 @@ static void print_table(const struct cache_result *res, const struct cache_confi
 
 int cmd_trace_cache(int argc, char **argv)
 {
-    struct opts o = {.arch = "hopper"};
+    struct opts o = {0};
     const struct cli_option table[] = {
         {"arch", 0, &o.arch, NULL, NULL},         {"l1", 0, &o.l1, NULL, NULL},
         {"l2", 0, &o.l2, NULL, NULL},             {"set-index", 0, &o.set_index, NULL, NULL},
@@ -419,6 +449,9 @@ int cmd_trace_cache(int argc, char **argv)
         return status;
     if (!o.input)
         return cli_fail(CMD, 2, "name the sorted trace (gpuprobe trace cache SORTED)");
+    o.chosen = o.arch || o.device || o.l1 || o.l2;
+    if (!o.arch)
+        o.arch = "hopper";
     struct cache_config cfg;
     memset(&cfg, 0, sizeof cfg);
     if ((status = geometry(&o, &cfg)) != 0)
@@ -433,7 +466,7 @@ int cmd_trace_cache(int argc, char **argv)
         trace_err_format(&err, msg, sizeof msg);
         return cli_fail(CMD, 1, "%s: %s", o.input, msg);
     }
-    if ((status = timing(&o, &in, &cfg)) != 0) {
+    if ((status = timing(&o, &in, &cfg)) != 0 || (status = sort_fits(&o, &in, &cfg)) != 0) {
         cache_input_close(&in);
         return status;
     }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Proves `gpuprobe trace cache` end to end (and --device over the imported H100 reference result): the committed NVBit and Accel-Sim fixtures sorted (binary and CSV) and modelled, the same answer from both forms; the JSON's counts consistent (every L1 request a hit or one miss class, loads and stores adding up to the requests, the L2 fed by the L1's fetches and written-through stores); stores worked by hand (the L1 writes through and discards, the L2 allocates) and a synthetic naive transpose whose loads never hit the L1; a cyclic trace worked by hand (300 lines read three times: all hits after the first pass in 512 lines, none in 256 — LRU's cyclic pathology — with both engines equal on fully associative caches, the set-associative correction reported, and an L2 too small to track them counting them beyond its cap, in the JSON and on a terminal's table); --engine, --set-index (modulo, xor, masks that equal both, and hardware: the masks stored with a device's memory result), the L2 in two partitions (the device's stored search, the same map from a file, none, and a search that found one refused), --threads 2 giving the one-thread document, every SM's and the fabric's L2 figures within their requests and adding up to the level's (a small L2, one or two partitions), and refusals with one line and status 2 (usage) or 1 (input).
+# Proves `gpuprobe trace cache` end to end (and --device over the imported H100 reference result): the committed NVBit and Accel-Sim fixtures sorted (binary and CSV) and modelled, the same answer from both forms; the JSON's counts consistent (every L1 request a hit or one miss class, loads and stores adding up to the requests, the L2 fed by the L1's fetches and written-through stores); stores worked by hand (the L1 writes through and discards, the L2 allocates) and a synthetic naive transpose whose loads never hit the L1; a cyclic trace worked by hand (300 lines read three times: all hits after the first pass in 512 lines, none in 256 — LRU's cyclic pathology — with both engines equal on fully associative caches, the set-associative correction reported, and an L2 too small to track them counting them beyond its cap, in the JSON and on a terminal's table); --engine, --set-index (modulo, xor, masks that equal both, and hardware: the masks stored with a device's memory result), the L2 in two partitions (the device's stored search, the same map from a file, none, and a search that found one refused), --threads 2 giving the one-thread document, every SM's and the fabric's L2 figures within their requests and adding up to the level's (a small L2, one or two partitions), a sorted file made for another machine than the geometry's (trace sort's default fermi order on the default hopper geometry) refused with the fixes named, taken with a warning when a geometry is given, and refusals with one line and status 2 (usage) or 1 (input).
 . "$(dirname "$0")/lib.sh"
 
 # cache ARGS...: runs trace cache; BODY its stdout, RC its status, ERR its stderr.
@@ -265,6 +265,31 @@ cache cyclic.csv --l2 64K,16,128,32 --threads 2 --json
 [ "$BODY" = "$one" ] || fail "--threads 2 gave another document than one thread"
 refused 2 cyclic.csv --threads 3
 assert_match "$ERR" "1 or 2" "--threads names what it takes"
+
+# ---- which machine the order is for -------------------------------------------------------
+# trace sort's default is the fermi preset (15 SMs); trace cache's geometry, Hopper's (132):
+# with no geometry given, a binary file sorted for another machine is refused, naming both and
+# the fixes; a geometry given takes it, with a warning (stderr only); a matching sort, silently
+k1=$REPO/tests/fixtures/traces/kernel-1.trace
+"$GPUPROBE" trace sort "$k1" -o fermi.bin --out-format bin --quiet || fail "trace sort (default arch)"
+refused 2 fermi.bin
+assert_match "$ERR" "fermi.bin: sorted for 15 SMs, 128-byte lines \(trace sort's fermi preset\); the hopper geometry is for 132 SMs, 128-byte lines \(the default\)" \
+    "the mismatch named"
+assert_match "$ERR" "trace sort TRACE -o OUT --out-format bin --arch hopper.*--arch fermi, the preset it was sorted with" \
+    "the fixes"
+cache fermi.bin --arch fermi
+[ "$RC" -eq 0 ] && [ -z "$ERR" ] || fail "fermi.bin --arch fermi: exit $RC: $ERR"
+assert_json .records 16
+cache fermi.bin --arch hopper
+[ "$RC" -eq 0 ] || fail "fermi.bin --arch hopper: exit $RC: $ERR"
+assert_match "$ERR" "warning: fermi.bin: sorted for 15 SMs" "the warning for a geometry given"
+cache fermi.bin --l1 16K,4,128,32
+assert_match "$ERR" "warning: fermi.bin" "the warning with --l1"
+"$GPUPROBE" trace sort "$k1" -o h114.bin --out-format bin --arch hopper --sms 114 --quiet || fail "trace sort --sms 114"
+refused 2 h114.bin
+assert_match "$ERR" "sorted for 114 SMs.*--arch hopper takes it as it is" "another SM count"
+cache kernel-1.trace.bin # sorted --arch hopper above
+[ "$RC" -eq 0 ] && [ -z "$ERR" ] || fail "a hopper sort: exit $RC, stderr: $ERR"
 
 # ---- refusals ----------------------------------------------------------------------------
 refused 2 cyclic.csv --l1 100,4,128,32

@@ -125,11 +125,47 @@ static void test_presets(void **state)
     assert_non_null(strstr(msg, "hopper"));
 }
 
+/* A sort's parameters against a geometry: trace sort's default (the fermi
+ * preset: 15 SMs) is not an order for Hopper's 132; the hopper preset's is;
+ * a line the L1 does not have is not either. The preset a sort used is
+ * named when all its numbers are one's. */
+static void test_fits_sort(void **state)
+{
+    (void)state;
+    struct cache_geom l1, l2;
+    struct trace_params p;
+    char msg[256], as[16];
+    assert_int_equal(cache_arch_geometry("hopper", &l1, &l2, msg, sizeof msg), 0);
+    trace_params_default(&p); /* what trace sort sorts for unless told */
+    assert_int_equal(cache_arch_fits_sort("hopper", &l1, &p, as, sizeof as, msg, sizeof msg), -1);
+    assert_string_equal(as, "fermi");
+    assert_string_equal(msg, "sorted for 15 SMs, 128-byte lines (trace sort's fermi preset); the "
+                             "hopper geometry is for 132 SMs, 128-byte lines");
+    assert_int_equal(trace_params_preset(&p, "hopper", msg, sizeof msg), 0);
+    assert_int_equal(cache_arch_fits_sort("hopper", &l1, &p, as, sizeof as, msg, sizeof msg), 0);
+    assert_string_equal(as, "hopper");
+    /* a Hopper part of another SM count: its own preset no more */
+    p.sms = 114;
+    assert_int_equal(cache_arch_fits_sort("hopper", &l1, &p, as, sizeof as, msg, sizeof msg), -1);
+    assert_string_equal(as, "");
+    assert_non_null(strstr(msg, "sorted for 114 SMs, 128-byte lines; the hopper geometry"));
+    /* the line the sorter coalesced by must be the L1's */
+    p.sms = 132;
+    p.line_bytes = 64;
+    assert_int_equal(cache_arch_fits_sort("hopper", &l1, &p, as, sizeof as, msg, sizeof msg), -1);
+    assert_non_null(strstr(msg, "64-byte lines"));
+    /* fermi's geometry fits fermi's sort */
+    assert_int_equal(cache_arch_geometry("fermi", &l1, &l2, msg, sizeof msg), 0);
+    trace_params_default(&p);
+    assert_int_equal(cache_arch_fits_sort("fermi", &l1, &p, as, sizeof as, msg, sizeof msg), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse),   cmocka_unit_test(test_refusals), cmocka_unit_test(test_set_index),
         cmocka_unit_test(test_sectors), cmocka_unit_test(test_presets),
+        cmocka_unit_test(test_fits_sort),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
