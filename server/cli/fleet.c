@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "server/cli/cli.h"
@@ -182,7 +183,20 @@ static int own_bundle(char *buf, size_t len)
     return 0;
 }
 
-/* Absolute forms of the paths the nodes read. */
+/* Whether dir is laid out as a make dist bundle: dir/bin/gpuprobe an
+ * executable file, the program every task of the array runs. */
+static int is_bundle(const char *dir)
+{
+    char exe[PATH_MAX + 16];
+    struct stat st;
+    snprintf(exe, sizeof exe, "%s/bin/gpuprobe", dir);
+    return stat(exe, &st) == 0 && S_ISREG(st.st_mode) && access(exe, X_OK) == 0;
+}
+
+/* Absolute forms of the paths the nodes read. The bundle is checked here,
+ * where the script is written: a folder without bin/gpuprobe (a build tree's
+ * build/, when this gpuprobe is not the bundle's) would only fail on the
+ * nodes, once per task. */
 static int absolute_paths(const struct fleet_opts *o, struct fleet_slurm *j, char *token,
                           char *bundle)
 {
@@ -190,6 +204,12 @@ static int absolute_paths(const struct fleet_opts *o, struct fleet_slurm *j, cha
         return cli_fail("fleet", 2, "--token-file %s: no such file", o->token_file);
     if (o->bundle ? !realpath(o->bundle, bundle) : own_bundle(bundle, PATH_MAX) < 0)
         return cli_fail("fleet", 2, "--bundle %s: no such folder", o->bundle ? o->bundle : "");
+    if (!is_bundle(bundle))
+        return cli_fail("fleet", 2,
+                        "%s%s/bin/gpuprobe is not an executable file, and every task runs it:"
+                        " run this from an unpacked make dist bundle (its bin/gpuprobe), or"
+                        " pass --bundle DIR of one",
+                        o->bundle ? "--bundle: " : "this gpuprobe is not in a bundle: ", bundle);
     j->token_file = token;
     j->bundle = bundle;
     return 0;

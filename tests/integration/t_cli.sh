@@ -107,3 +107,24 @@ CLI_TIMEOUT=4 run_cli serve --listen 127.0.0.1:0 --db "$DB" --token-file "$TOKEN
 quick_failure "a second daemon on the same database"
 assert_match "$ERR" "in use by another gpuprobe serve \(pid $DAEMON_PID\)" "the reason for a database in use"
 stop_daemon
+
+# fleet slurm runs DIR/bin/gpuprobe on every node: a folder that lacks it is
+# refused when the script is written, not found missing on the nodes. This
+# binary runs from a build tree (build/VARIANT/gpuprobe), not from a bundle.
+printf '%s\n' "$TOKEN" >central-token
+refuses fleet slurm --central http://127.0.0.1:1 --token-file central-token --nodes 2 -o job.sh
+[ "$RC" -eq 2 ] || fail "fleet slurm from a build tree exited $RC, expected 2"
+assert_match "$ERR" "bin/gpuprobe is not an executable file.*make dist bundle.*--bundle DIR" \
+    "the reason fleet slurm refuses a build tree"
+[ ! -e job.sh ] || fail "fleet slurm from a build tree wrote job.sh: $(grep exec job.sh)"
+mkdir -p notbundle/bin bundle/bin
+refuses fleet slurm --central http://127.0.0.1:1 --token-file central-token --nodes 2 --bundle notbundle
+[ "$RC" -eq 2 ] || fail "fleet slurm --bundle of a folder without bin/gpuprobe exited $RC, expected 2"
+assert_match "$ERR" "--bundle: .*/notbundle/bin/gpuprobe is not an executable file" "the reason for --bundle notbundle"
+printf '#!/bin/sh\n' >notbundle/bin/gpuprobe # a file, not executable
+refuses fleet slurm --central http://127.0.0.1:1 --token-file central-token --nodes 2 --bundle notbundle
+[ "$RC" -eq 2 ] || fail "fleet slurm --bundle with a bin/gpuprobe not executable exited $RC, expected 2"
+ln -s "$GPUPROBE" bundle/bin/gpuprobe
+run_cli fleet slurm --central http://127.0.0.1:1 --token-file central-token --nodes 2 --bundle bundle -o job.sh
+[ "$RC" -eq 0 ] || fail "fleet slurm --bundle of a bundle exited $RC: $ERR"
+grep -q "^exec '$WORK/bundle'/bin/gpuprobe probe" job.sh || fail "job.sh does not run the bundle: $(grep exec job.sh)"
