@@ -16,7 +16,8 @@ static const char usage[] =
     "  --listen ADDR:PORT  where to listen (default 127.0.0.1:8080; port 0 = any free)\n"
     "  --db PATH           the SQLite database (default ./gpuprobe.db)\n"
     "  --token-file PATH   bearer tokens for writes, one per line (no file: writes refused)\n"
-    "  --config PATH       a file of 'key = value' settings (see systemd/gpuprobe.conf.example)\n"
+    "  --config PATH       a file of 'key = value' settings; every key, with its default:\n"
+    "                      systemd/gpuprobe.conf.example (source tree and make dist bundle)\n"
     "  --no-reference      do not import the reference H100/H200 results linked into the\n"
     "                      binary (config: reference = off)\n"
     "Command-line options override the config file.\n";

@@ -7,7 +7,8 @@
 #        NAME/lib/           every shared library it needs, except the C
 #                            library's own (glibc: libc, libm, ld-linux, ...)
 #                            and libcuda, which must come from the node's driver
-#        NAME/README         how to run it
+#        NAME/README         how to run it, and to make the daemon's token file
+#        NAME/systemd/gpuprobe.conf.example  every daemon setting (serve --config)
 #        NAME/VERSION        the version and the commit it was built from
 #
 # DESIGN
@@ -81,6 +82,8 @@ glibc_needed() {
         sed -n 's/.*Name: GLIBC_\([0-9.]*\).*/\1/p' | sort -uV | tail -n1
 }
 
+# The README's indented lines are commands, run in order from the folder the
+# tarball is in: tests/dist/check.sh follows them literally on a fresh unpack.
 write_readme() {
     local glibc
     glibc="glibc $(glibc_needed "$stage/$name/bin/gpuprobe" "$stage/$name"/lib/*)"
@@ -92,7 +95,21 @@ relative to the binary:
     tar -xzf $name.tar.gz
     $name/bin/gpuprobe --version
     $name/bin/gpuprobe devices
+
+The daemon (the HTTP API, and the dashboard at http://127.0.0.1:8080/) takes
+writes (POST, DELETE: submitting jobs, importing results) only with a bearer
+token from its token file; reads need none. Make the file first: one token a
+line, at most 255 bytes and no spaces; blank lines and lines starting with '#'
+are skipped. Keep it readable by you alone (mode 0600). Then serve:
+    (umask 077; head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >tokens; echo >>tokens)
     $name/bin/gpuprobe serve --listen 127.0.0.1:8080 --db gpuprobe.db --token-file tokens
+
+A client presents a token as the header "Authorization: Bearer TOKEN", e.g.
+curl -H "Authorization: Bearer \$(head -n1 tokens)" -X DELETE URL.
+
+Every setting of the daemon, with its default and what it does, is in
+systemd/gpuprobe.conf.example of this folder; serve --config FILE reads such
+a file (options on the command line win over it).
 
 lib/ holds every library the binary links except the C library ($glibc or
 newer on the host) and libcuda.so.1: that one belongs to the node's NVIDIA
@@ -114,8 +131,10 @@ main() {
     stage=$(mktemp -d)
     # shellcheck disable=SC2064  # expand now: stage is local
     trap "rm -rf '$stage'" EXIT
-    mkdir -p "$stage/$name/bin" "$stage/$name/lib"
+    mkdir -p "$stage/$name/bin" "$stage/$name/lib" "$stage/$name/systemd"
     install -m 0755 "$binary" "$stage/$name/bin/gpuprobe"
+    # at the path serve --help names, relative to the bundle as to the source tree
+    install -m 0644 "$repo/systemd/gpuprobe.conf.example" "$stage/$name/systemd/gpuprobe.conf.example"
     while IFS=$'\t' read -r soname path; do
         install -m 0644 "$(readlink -f "$path")" "$stage/$name/lib/$soname"
         count=$((count + 1))

@@ -35,8 +35,9 @@ check_layout() {
     [[ -d $top/lib ]] || missing+=(lib/)
     [[ -s $top/README ]] || missing+=(README)
     [[ -s $top/VERSION ]] || missing+=(VERSION)
+    [[ -s $top/systemd/gpuprobe.conf.example ]] || missing+=(systemd/gpuprobe.conf.example)
     if ((${#missing[@]} == 0)); then
-        pass "layout: bin/gpuprobe, lib/ ($(find "$top/lib" -type f | wc -l) libraries), README, VERSION"
+        pass "layout: bin/gpuprobe, lib/ ($(find "$top/lib" -type f | wc -l) libraries), README, VERSION, systemd/gpuprobe.conf.example"
     else
         fail "layout: missing ${missing[*]}"
     fi
@@ -123,6 +124,88 @@ check_push() {
     fi
 }
 
+# What serve --help points to for the settings is in the bundle, at that
+# path, and is a configuration serve takes.
+check_config_example() {
+    local help named rc=0 out
+    help=$(run_clean serve --help 2>&1) || true
+    named=$(grep -o 'systemd/[A-Za-z0-9._-]*' <<<"$help" | head -n1)
+    if [[ -z $named ]]; then
+        fail "serve --help names no systemd/... configuration example: $(head -c 300 <<<"$help")"
+    elif [[ ! -s $top/$named ]]; then
+        fail "serve --help points to $named, which the bundle lacks"
+    else
+        # its db and token_file are a systemd install's: overridden here, as the
+        # command line overrides the file
+        printf 'x\n' >"$work/conf-token"
+        out=$(cd "$work" && env -i PATH=/usr/bin:/bin timeout 5 "$top/bin/gpuprobe" serve \
+            --config "$top/$named" --listen 127.0.0.1:99999 --db "$work/conf.db" \
+            --token-file "$work/conf-token" 2>&1) || rc=$?
+        # a bad port is refused after the file was read: a refusal that names
+        # the file would be the file's fault
+        if ((rc == 2)) && ! grep -q "$named" <<<"$out"; then
+            pass "serve --help points to $named, which the bundle holds and serve --config takes"
+        else
+            fail "serve --config $named: exit $rc: $(head -c 300 <<<"$out")"
+        fi
+    fi
+}
+
+# The README's indented lines, followed literally in a fresh folder holding the
+# tarball (only the daemon's port made 0, any free one): the unpack, the
+# commands, making the token file, and serve, which must start listening and
+# take a write with the token (DELETE of a job that does not exist: 404, where
+# a refused token would be 401 or 403).
+check_readme() {
+    local dir line lines=() pid log addr code ran=0
+    dir=$work/readme
+    mkdir -p "$dir"
+    cp "$tarball" "$dir/"
+    mapfile -t lines < <(sed -n 's/^    \(.*\)$/\1/p' "$top/README")
+    for line in "${lines[@]}"; do
+        if [[ $line == *" serve "* ]]; then
+            log=$dir/serve.log
+            (cd "$dir" && exec env -i PATH=/usr/bin:/bin bash -c "exec ${line//127.0.0.1:8080/127.0.0.1:0}") \
+                >/dev/null 2>"$log" &
+            pid=$!
+            addr=
+            for _ in $(seq 100); do
+                addr=$(grep -m1 -o 'msg=listening addr=[0-9.]*:[0-9]*' "$log" | cut -d= -f3) && [[ -n $addr ]] && break
+                kill -0 "$pid" 2>/dev/null || break
+                sleep 0.1
+            done
+            if [[ -z $addr ]]; then
+                fail "README: '$line' did not start listening: $(head -c 300 "$log")"
+                kill "$pid" 2>/dev/null || true
+                wait "$pid" 2>/dev/null || true
+                return
+            fi
+            code=
+            if command -v curl >/dev/null; then
+                code=$(curl -s -o /dev/null -w '%{http_code}' -X DELETE \
+                    -H "Authorization: Bearer $(head -n1 "$dir/tokens")" "http://$addr/api/v1/jobs/999999") || true
+            fi
+            kill -TERM "$pid" 2>/dev/null || true
+            wait "$pid" 2>/dev/null || true
+            if [[ -n $code && $code != 404 ]]; then
+                fail "README: the daemon answered a write with README's token $code, expected 404"
+                return
+            fi
+        elif ! (cd "$dir" && env -i PATH=/usr/bin:/bin bash -c "$line") >"$dir/out" 2>&1; then
+            fail "README: '$line' failed: $(head -c 300 "$dir/out")"
+            return
+        fi
+        ran=$((ran + 1))
+    done
+    if ((ran == 0)); then
+        fail "README: no indented command lines"
+    elif [[ -z ${pid:-} ]]; then
+        fail "README: no serve command among its ${ran} command lines"
+    else
+        pass "README: its $ran command lines work as written on a fresh unpack (serve listened${code:+, took a write with its token})"
+    fi
+}
+
 # The job kinds compiled into the test build (tests/kinds/) must not ship.
 check_no_test_kinds() {
     local err rc kind
@@ -158,6 +241,8 @@ main() {
     check_libraries
     check_devices
     check_push
+    check_config_example
+    check_readme
     check_no_test_kinds
     if ((failures == 0)); then
         echo "dist-check: PASS ($(basename "$tarball"))"
