@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "db/store.h"
+#include "trace/params.h"
 
 int cmd_serve(int argc, char **argv);
 int cmd_devices(int argc, char **argv);
@@ -36,6 +37,11 @@ int cmd_regs_limit(int argc, char **argv); /* regs_limit.c: a developer experime
 
 /* `gpuprobe trace --help`, one line per trace setting (trace/params.c). */
 void cli_trace_usage(FILE *f);
+/* The format a trace written to path is in when --out-format is not given,
+ * the one rule of every trace command that writes one (sort, convert,
+ * synth): a name ending in .bin is binary, one ending in .csv is CSV, any
+ * other name (and "-", standard output) dflt, the command's own default. */
+enum trace_out_format cli_trace_out_format(const char *path, enum trace_out_format dflt);
 
 /* The most options one command's table may hold. */
 #define CLI_MAX_OPTIONS 32

@@ -175,13 +175,22 @@ static int take_positionals(struct trace_opts *o, int argc, char **argv)
     return 0;
 }
 
-/* With no --out-format, an OUT named *.bin is written in the binary format:
+enum trace_out_format cli_trace_out_format(const char *path, enum trace_out_format dflt)
+{
+    size_t n = strlen(path);
+    if (n > 4 && strcmp(path + n - 4, ".bin") == 0)
+        return TRACE_OUT_BIN;
+    if (n > 4 && strcmp(path + n - 4, ".csv") == 0)
+        return TRACE_OUT_CSV;
+    return dflt;
+}
+
+/* With no --out-format, OUT's name says the format (cli_trace_out_format):
  * `trace sort in.bin -o out.bin` wrote CSV text into a file named .bin. */
 static void default_out_format(struct trace_opts *o)
 {
-    size_t n = strlen(o->output);
-    if (!(o->p.set & TRACE_P_OUT_FORMAT) && n > 4 && strcmp(o->output + n - 4, ".bin") == 0)
-        o->p.out_format = TRACE_OUT_BIN;
+    if (!(o->p.set & TRACE_P_OUT_FORMAT))
+        o->p.out_format = cli_trace_out_format(o->output, o->p.out_format);
 }
 
 static int parse_args(int argc, char **argv, struct trace_opts *o, int *done)

@@ -48,10 +48,12 @@ static const char usage_head[] =
     "                          (default 4, float)\n"
     "  --stride S              strided: elements between reads (default 32)\n"
     "  -o, --output OUT        the file to write ('-': standard output)\n"
-    "  --out-format F          bin (default; docs/trace-format.md) or csv\n"
+    "  --out-format F          bin (docs/trace-format.md) or csv\n"
     "                          (tid,pc,addr,width,dep,op; op st for the writes;\n"
     "                          the block size is not in a CSV file: sort it with\n"
-    "                          --threads-per-block, as stderr says)\n"
+    "                          --threads-per-block, as stderr says); default: as\n"
+    "                          trace sort tells it, csv for an OUT named *.csv,\n"
+    "                          bin for *.bin, else bin\n"
     "  --quiet                 no description of the kernel on stderr\n"
     "patterns (--size):\n";
 
@@ -194,7 +196,8 @@ int cmd_trace_synth(int argc, char **argv)
         free(o);
         return cli_fail(CMD, 2, "--out-format takes bin or csv, not '%s'", format);
     }
-    o->csv = format && strcmp(format, "csv") == 0;
+    o->csv = format ? strcmp(format, "csv") == 0
+                    : cli_trace_out_format(output, TRACE_OUT_BIN) == TRACE_OUT_CSV;
 
     struct synth_opts so = {0};
     struct synth_kernel k;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Proves `gpuprobe trace synth` end to end (docs/trace-synth.md): the help lists every pattern; a tiled matrix multiply with partial edge tiles synthesized as binary and as CSV agree (through trace convert) and sort with the block size taken from the binary header (a CSV file's named on stderr, its sort with it equal to the binary's), records in equal to the records written and, rows being 128-byte aligned, exactly one L1 request per 16 records (line128); the untiled kernels need more requests than the tiled one and A x B^T the most; a FIFO given as OUT is written in place, not replaced; bad patterns, sizes, tiles and blocks are refused with status 2 and an unwritable OUT with status 1, leaving no file; and tests/gpu/kernels/synth/compare.sh accepts the trace moved to other bases and PCs and shuffled, and rejects it with one address changed or one record dropped.
+# Proves `gpuprobe trace synth` end to end (docs/trace-synth.md): the help lists every pattern; a tiled matrix multiply with partial edge tiles synthesized as binary and as CSV agree, the format told from OUT's name (*.csv, *.bin) as trace sort and convert tell it when --out-format is not given, (through trace convert) and sort with the block size taken from the binary header (a CSV file's named on stderr, its sort with it equal to the binary's), records in equal to the records written and, rows being 128-byte aligned, exactly one L1 request per 16 records (line128); the untiled kernels need more requests than the tiled one and A x B^T the most; a FIFO given as OUT is written in place, not replaced; bad patterns, sizes, tiles and blocks are refused with status 2 and an unwritable OUT with status 1, leaving no file; and tests/gpu/kernels/synth/compare.sh accepts the trace moved to other bases and PCs and shuffled, and rejects it with one address changed or one record dropped.
 . "$(dirname "$0")/lib.sh"
 
 COMPARE=$REPO/tests/gpu/kernels/synth/compare.sh
@@ -67,6 +67,19 @@ sorted red.bin
 cp sorted.bin red.sorted
 sorted red.csv --threads-per-block 64
 cmp -s sorted.bin red.sorted || fail "the CSV reduce sorted with --threads-per-block 64 differs from the binary's sort"
+
+# ---- with no --out-format the name says the format, as for trace sort and
+# convert: *.csv is CSV, *.bin binary, any other name the default, binary ----
+synth_ok --pattern matmul-tiled --size 40 --tile 16 -o named.csv
+[ "$(head -n1 named.csv)" = "tid,pc,addr,width,dep,op" ] ||
+    fail "trace synth -o named.csv did not write CSV: starts $(head -c 8 named.csv | od -An -c)"
+cmp -s named.csv tiled.csv || fail "trace synth -o named.csv differs from --out-format csv"
+synth_ok --pattern matmul-tiled --size 40 --tile 16 -o named.trace
+cmp -s named.trace tiled.bin || fail "trace synth -o named.trace is not the binary file"
+synth_ok --pattern matmul-tiled --size 40 --tile 16 -o forced.csv --out-format bin
+cmp -s forced.csv tiled.bin || fail "--out-format bin -o forced.csv is not the binary file"
+timeout 30 "$GPUPROBE" trace convert tiled.bin -o conv.csv || fail "trace convert tiled.bin -o conv.csv"
+cmp -s conv.csv tiled.csv || fail "trace convert -o conv.csv differs from the CSV synth"
 
 # ---- coalescing: 64 floats a row, 16x16 tiles: one 128-byte line per half-warp ----
 synth_ok --pattern matmul-tiled --size 64 -o t.bin

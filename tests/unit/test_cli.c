@@ -7,7 +7,8 @@
  * unknown option, a missing value, a list given more than CLI_LIST_MAX
  * times and an operand beyond the one the command takes; each call starts
  * afresh after another. cli_set_int adds an integer option to a JSON object
- * and refuses text that is no integer. A table too long, or an entry with
+ * and refuses text that is no integer. cli_trace_out_format tells a trace
+ * output's format from its name as trace sort, convert and synth do. A table too long, or an entry with
  * two places for its value, fails an assert.
  * stdout and stderr are captured in temporary files around each call.
  */
@@ -255,6 +256,24 @@ static void test_contracts(void **state)
     assert_true(dies_by_assert(two_places, NULL));
 }
 
+/* The output format an OUT's name gives when --out-format is not given
+ * (every trace command that writes a trace: sort, convert, synth). */
+static void test_trace_out_format(void **state)
+{
+    (void)state;
+    assert_int_equal(cli_trace_out_format("t.bin", TRACE_OUT_CSV), TRACE_OUT_BIN);
+    assert_int_equal(cli_trace_out_format("dir/t.csv", TRACE_OUT_BIN), TRACE_OUT_CSV);
+    assert_int_equal(cli_trace_out_format("t.csv", TRACE_OUT_CSV), TRACE_OUT_CSV);
+    assert_int_equal(cli_trace_out_format("t.bin", TRACE_OUT_BIN), TRACE_OUT_BIN);
+    /* any other name, and standard output: the command's default */
+    assert_int_equal(cli_trace_out_format("t.trace", TRACE_OUT_BIN), TRACE_OUT_BIN);
+    assert_int_equal(cli_trace_out_format("t.trace", TRACE_OUT_CSV), TRACE_OUT_CSV);
+    assert_int_equal(cli_trace_out_format("-", TRACE_OUT_BIN), TRACE_OUT_BIN);
+    assert_int_equal(cli_trace_out_format(".bin", TRACE_OUT_CSV), TRACE_OUT_CSV);
+    assert_int_equal(cli_trace_out_format("t.BIN", TRACE_OUT_CSV), TRACE_OUT_CSV);
+    assert_int_equal(cli_trace_out_format("t.csv.part", TRACE_OUT_BIN), TRACE_OUT_BIN);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -265,6 +284,7 @@ int main(void)
         cmocka_unit_test(test_operand),
         cmocka_unit_test(test_set_int),
         cmocka_unit_test(test_contracts),
+        cmocka_unit_test(test_trace_out_format),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
