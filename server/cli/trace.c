@@ -68,6 +68,41 @@ struct trace_opts {
     struct trace_sort_l1 l1;   /* the cache feedback options (sort only) */
 };
 
+/* Every trace command, the one list that dispatching and the refusal of an
+ * unknown one read. run NULL: sort and convert, which share the settings
+ * table and are parsed here; the others have options of their own, each
+ * command in its own file. */
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+} commands[] = {
+    {"sort", NULL},
+    {"convert", NULL},
+    {"synth", cmd_trace_synth},
+    {"cache", cmd_trace_cache},
+    {"capture", cmd_trace_capture},
+};
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+/* The index in commands of the one called name; -1 when there is none. */
+static int command_index(const char *name)
+{
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (strcmp(name, commands[i].name) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* "sort, convert, ...": every command's name, for a refusal. */
+static const char *command_names(void)
+{
+    static char names[128];
+    size_t n = 0;
+    for (size_t i = 0; i < NCOMMANDS && n < sizeof names; i++)
+        n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", i ? ", " : "", commands[i].name);
+    return names;
+}
+
 /* ---- usage ------------------------------------------------------------------------ */
 
 /* "--threads-per-block N": the option as users write it, with a placeholder. */
@@ -161,10 +196,15 @@ static int take_setting(struct trace_opts *o, int i, const char *value)
 static int take_positionals(struct trace_opts *o, int argc, char **argv)
 {
     if (optind >= argc)
-        return cli_fail("trace", 2, "name a command: sort or convert (see gpuprobe trace --help)");
+        return cli_fail("trace", 2, "name a command: one of %s (see gpuprobe trace --help)",
+                        command_names());
     o->cmd = argv[optind++];
-    if (strcmp(o->cmd, "sort") != 0 && strcmp(o->cmd, "convert") != 0)
-        return cli_fail("trace", 2, "unknown command '%s' (sort or convert)", o->cmd);
+    int i = command_index(o->cmd);
+    if (i < 0)
+        return cli_fail("trace", 2, "unknown command '%s' (one of %s)", o->cmd, command_names());
+    if (commands[i].run) /* reached only when an option came before its name */
+        return cli_fail("trace", 2, "trace %s takes its options after its name: gpuprobe trace %s"
+                        " [options] (see gpuprobe trace %s --help)", o->cmd, o->cmd, o->cmd);
     if (optind >= argc)
         return cli_fail("trace", 2, "name the input trace (gpuprobe trace %s IN -o OUT)", o->cmd);
     o->input = argv[optind++];
@@ -323,25 +363,14 @@ static int run_convert(const struct trace_opts *o, const struct trace_files *fil
     return trace_pipeline_convert(files, &o->p, &out, &fail) < 0 ? failed(&fail) : 0;
 }
 
-/* The trace subcommands with options of their own, each in its own file;
- * sort and convert share the settings table and are parsed here. */
-static const struct {
-    const char *name;
-    int (*run)(int argc, char **argv);
-} own_commands[] = {
-    {"synth", cmd_trace_synth},
-    {"cache", cmd_trace_cache},
-    {"capture", cmd_trace_capture},
-};
-
 int cmd_trace(int argc, char **argv)
 {
     struct trace_opts o = {0};
     int done = 0, status;
     outfile_remove_on_signals(); /* Ctrl-C leaves no OUT.part */
-    for (size_t i = 0; argc > 1 && i < sizeof own_commands / sizeof own_commands[0]; i++)
-        if (strcmp(argv[1], own_commands[i].name) == 0)
-            return own_commands[i].run(argc - 1, argv + 1);
+    int i = argc > 1 ? command_index(argv[1]) : -1;
+    if (i >= 0 && commands[i].run)
+        return commands[i].run(argc - 1, argv + 1);
     trace_params_default(&o.p);
     status = parse_args(argc, argv, &o, &done);
     if (status || done)

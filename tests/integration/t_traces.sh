@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Proves trace sorting end to end: `gpuprobe trace convert` and `trace sort` on the committed fixtures (round trips, the summary, a bad CSV line, an OUT named *.bin written binary unless --out-format says otherwise), POST /api/v1/traces/sort answered at once (CSV and binary, equal to the CLI's output, the summary header), bad records and arguments (400 with line/offset or the argument, nothing left in upload_dir), every sort a job (the failed one with error_class/line/offset), a waiting sort queued behind a busy CPU slot like any CPU job, the job path with a small trace_sync_limit (202, the job, its output equal to the synchronous answer, the input removed, a failed job keeping nothing), 401, 413, and that the internal trace-sort kind cannot be submitted to /api/v1/jobs.
+# Proves trace sorting end to end: an unknown trace command refused with every command named; `gpuprobe trace convert` and `trace sort` on the committed fixtures (round trips, the summary, a bad CSV line, an OUT named *.bin written binary unless --out-format says otherwise), POST /api/v1/traces/sort answered at once (CSV and binary, equal to the CLI's output, the summary header), bad records and arguments (400 with line/offset or the argument, nothing left in upload_dir), every sort a job (the failed one with error_class/line/offset), a waiting sort queued behind a busy CPU slot like any CPU job, the job path with a small trace_sync_limit (202, the job, its output equal to the synchronous answer, the input removed, a failed job keeping nothing), 401, 413, and that the internal trace-sort kind cannot be submitted to /api/v1/jobs.
 . "$(dirname "$0")/lib.sh"
 
 FIX=$REPO/tests/fixtures/traces
@@ -34,6 +34,20 @@ sort_http() {
 cli_ok --help
 assert_match "$(cat cli.out)" "--summary-json FILE" "trace --help"
 assert_match "$(cat cli.out)" "--threads-per-block N" "trace --help"
+# an unknown command, or none, is refused with every trace command named, and
+# every command named is one (its --help answers)
+cli foo
+[ "$RC" -eq 2 ] || fail "trace foo exited $RC, expected 2"
+named=$(sed -n "s/.*unknown command 'foo' (one of \([a-z, ]*\)).*/\1/p" cli.err)
+[ "$named" = "sort, convert, synth, cache, capture" ] || fail "trace foo: $(cat cli.err)"
+cli
+[ "$RC" -eq 2 ] && grep -q "name a command: one of $named " cli.err || fail "trace with no command: exit $RC: $(cat cli.err)"
+for c in ${named//,/}; do
+    cli "$c" --help
+    [ "$RC" -eq 0 ] || fail "trace $c --help, a command trace foo names, exited $RC: $(head -c 300 cli.err)"
+done
+cli --quiet synth
+[ "$RC" -eq 2 ] && grep -q "trace synth takes its options after its name" cli.err || fail "trace --quiet synth: exit $RC: $(cat cli.err)"
 cli_ok convert "$FIX/sample.csv" -o s.csv
 [ "$(head -n1 s.csv)" = tid,pc,addr,width,dep,op ] || fail "convert to CSV: header $(head -n1 s.csv)"
 [ "$(wc -l <s.csv)" -eq 15 ] || fail "convert to CSV: $(wc -l <s.csv) lines, expected 15"
