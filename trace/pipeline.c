@@ -513,11 +513,14 @@ static int open_sorted(struct run *r, struct trace_bin *b, int *sorted)
                 "pc flags apply to request traces, not to a sorted file");
 }
 
-/* Writes the records of a sorted file, or the requests of any other input. */
+/* Writes the records of a sorted file, or the requests of any other input.
+ * 0; -1 after fail(); 1 when writing the output failed (the records stop
+ * there, and closing the output says why). */
 static int convert_into(struct run *r, struct out *o, const struct trace_bin *sorted)
 {
     struct trace_err te = {0};
     struct trace_read_stats st = {0};
+    int rc;
     if (sorted && !o->bw)
         trace_csv_write_out_header(&o->wb);
     else if (!o->bw)
@@ -525,15 +528,14 @@ static int convert_into(struct run *r, struct out *o, const struct trace_bin *so
     if (sorted) {
         if (o->bw)
             trace_bin_writer_set_input(o->bw, sorted->h.input_records);
-        return read_outcome(r, r->f->input, trace_bin_read_out(sorted, out_sink, o, &te), &te);
-    }
-    int rc = trace_read_path(r->f->input, r->p.in_format, r->flags_loaded ? &r->flags : NULL,
+        rc = trace_bin_read_out(sorted, out_sink, o, &te);
+    } else {
+        rc = trace_read_path(r->f->input, r->p.in_format, r->flags_loaded ? &r->flags : NULL,
                              rec_sink, o, &st, NULL, &te);
-    if (o->bw && st.threads_per_block && st.threads_per_block <= UINT32_MAX)
-        trace_bin_writer_set_threads_per_block(o->bw, (uint32_t)st.threads_per_block);
-    if (rc > 0)
-        return fail(r, TRACE_FAULT_OTHER, NULL, "writing the output failed");
-    return read_outcome(r, r->f->input, rc, &te);
+        if (o->bw && st.threads_per_block && st.threads_per_block <= UINT32_MAX)
+            trace_bin_writer_set_threads_per_block(o->bw, (uint32_t)st.threads_per_block);
+    }
+    return rc > 0 ? 1 : read_outcome(r, r->f->input, rc, &te); /* > 0: the sink's */
 }
 
 static int convert_run(struct run *r)
@@ -552,8 +554,11 @@ static int convert_run(struct run *r)
     int rc = out_open(r, &o, r->p.out_format == TRACE_OUT_BIN ? &h : NULL);
     if (rc == 0)
         rc = convert_into(r, &o, sorted ? &b : NULL);
-    if (out_close(&o, msg, sizeof msg) && rc == 0)
-        rc = fail(r, TRACE_FAULT_OTHER, NULL, "writing the output failed: %s", msg);
+    /* as a sort's (sort_outcome): the file, and the writer's reason */
+    int closed = out_close(&o, msg, sizeof msg);
+    if (rc > 0 || (closed && rc == 0))
+        rc = fail(r, TRACE_FAULT_OTHER, NULL, "writing %s: %s", outfile_name(&r->out),
+                  closed ? msg : "the writer failed");
     if (sorted)
         trace_bin_close(&b);
     return rc ? -1 : commit(r);

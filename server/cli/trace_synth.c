@@ -81,6 +81,7 @@ static const char *usage(void)
 struct out {
     struct outfile file;
     int fd, csv;
+    int write_errno; /* why the CSV buffer's write failed */
     struct trace_bin_writer *bin;
     struct trace_wbuf wbuf;
     char buf[1 << 16];
@@ -88,7 +89,11 @@ struct out {
 
 static int fd_flush(void *ctx, const char *data, size_t n)
 {
-    return fd_write_all(*(int *)ctx, data, n, FD_CURRENT);
+    struct out *o = ctx;
+    if (fd_write_all(o->fd, data, n, FD_CURRENT) == 0)
+        return 0;
+    o->write_errno = errno ? errno : EIO;
+    return -1;
 }
 
 /* Opens OUT whole or not at all (util/outfile.h). */
@@ -100,10 +105,11 @@ static int out_open(struct out *o, const char *path, const struct synth_kernel *
         return cli_fail(CMD, 1, "%s", why);
     struct trace_err err = {0};
     if (o->csv) {
-        trace_wbuf_init(&o->wbuf, o->buf, sizeof o->buf, fd_flush, &o->fd);
+        trace_wbuf_init(&o->wbuf, o->buf, sizeof o->buf, fd_flush, o);
         if (trace_csv_write_in_header(&o->wbuf) == 0)
             return 0;
-        snprintf(err.msg, sizeof err.msg, "cannot write the output");
+        snprintf(err.msg, sizeof err.msg, "cannot write %s: %s",
+                 strcmp(path, "-") == 0 ? "standard output" : path, strerror(o->write_errno));
     } else {
         struct trace_bin_header h;
         trace_bin_header_init(&h, TRACE_BIN_REQUESTS, NULL);
@@ -116,24 +122,31 @@ static int out_open(struct out *o, const char *path, const struct synth_kernel *
     return cli_fail(CMD, 1, "%s", err.msg);
 }
 
-/* Finishes the output; on failure (or when ok is 0) removes what it wrote. */
-static int out_close(struct out *o, int ok)
+/* Finishes the output. ok 0: writing the records failed (they stop at the
+ * first failure). On any failure removes what it wrote and returns -1 with
+ * the reason in why: the binary writer keeps its own, the CSV buffer's is
+ * write_errno. */
+static int out_close(struct out *o, int ok, char *why, size_t len)
 {
     struct trace_err err = {0};
-    char why[PATH_MAX + 300];
-    if (o->csv) {
-        if (trace_wbuf_flush(&o->wbuf) < 0)
-            ok = 0;
-    } else if (trace_bin_writer_close(o->bin, &err) < 0) {
-        ok = 0;
+    int rc = 0;
+    if (o->csv ? trace_wbuf_flush(&o->wbuf) < 0 : trace_bin_writer_close(o->bin, &err) < 0) {
+        snprintf(why, len, "%s", o->csv ? strerror(o->write_errno ? o->write_errno : EIO) : err.msg);
+        rc = -1;
     }
-    if (o->fd >= 0 && close(o->fd) < 0)
-        ok = 0;
-    if (ok && outfile_commit(&o->file, why, sizeof why) < 0)
-        ok = 0;
-    if (!ok)
+    if (close(o->fd) < 0 && rc == 0) {
+        snprintf(why, len, "%s", strerror(errno));
+        rc = -1;
+    }
+    if (!ok && rc == 0) { /* a writer that failed says so at close: not expected */
+        snprintf(why, len, "the records could not be written");
+        rc = -1;
+    }
+    if (rc == 0 && outfile_commit(&o->file, why, len) < 0)
+        rc = -1;
+    if (rc < 0)
         outfile_discard(&o->file);
-    return ok ? 0 : -1;
+    return rc;
 }
 
 static int take_options(struct synth_opts *so, const char *size, const char *tile,
@@ -212,9 +225,11 @@ int cmd_trace_synth(int argc, char **argv)
     int csv = o->csv;
     int rc = o->csv ? synth_run(&k, trace_csv_sink, &o->wbuf, &records)
                     : synth_run(&k, trace_bin_write_rec, o->bin, &records);
-    if (out_close(o, rc == 0) < 0) {
+    char whyw[PATH_MAX + 300];
+    if (out_close(o, rc == 0, whyw, sizeof whyw) < 0) {
         free(o);
-        return cli_fail(CMD, 1, "cannot write %s", output);
+        return cli_fail(CMD, 1, "cannot write %s: %s",
+                        strcmp(output, "-") == 0 ? "standard output" : output, whyw);
     }
     free(o);
     if (!quiet) {

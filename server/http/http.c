@@ -34,6 +34,11 @@
  * the files the configuration names, once, at start. A Unix-domain socket
  * (listen_unix) is served by a second libmicrohttpd daemon with the same
  * callbacks and guard, in plain HTTP: its file mode says who may connect.
+ * Both listening sockets are made, bound and listening here and handed to
+ * libmicrohttpd (MHD_OPTION_LISTEN_SOCKET): a bind that fails is then told
+ * with the address asked for and the system's reason, where libmicrohttpd
+ * binding itself logs only "Failed to bind to port 0" (the port it was
+ * handed beside the address, not the address's).
  */
 #include "server/http/http.h"
 
@@ -597,18 +602,52 @@ static size_t unescape_keeping_nul(void *cls, struct MHD_Connection *c, char *s)
     return (size_t)(w - s);
 }
 
-/* One libmicrohttpd daemon on the address ss or on the listening socket fd
- * (ss NULL), with the server's callbacks and limits; TLS when tls. */
-static struct MHD_Daemon *start_daemon(struct http_server *s, const struct sockaddr_storage *ss,
-                                       int fd, int tls, unsigned limit, unsigned per_ip)
+/* A TCP socket bound to ss and listening, with the options libmicrohttpd
+ * sets on one it makes (SO_REUSEADDR; IPV6_V6ONLY for IPv6); -1 with the
+ * reason, naming the address as configured (listen). */
+static int open_tcp(const struct sockaddr_storage *ss, const char *listen_addr, char *err,
+                    size_t errlen)
+{
+    int on = 1;
+    socklen_t len = ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+    int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot listen on %s: socket: %s", listen_addr, strerror(errno));
+        return -1;
+    }
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on) < 0 ||
+        (ss->ss_family == AF_INET6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof on) < 0) ||
+        bind(fd, (const struct sockaddr *)ss, len) < 0 || listen(fd, SOMAXCONN) < 0) {
+        snprintf(err, errlen, "cannot listen on %s: %s", listen_addr, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* The port the listening socket fd is bound to (port 0 asked: the one the
+ * system picked); 0 when it cannot be told. */
+static int bound_port_of(int fd)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
+        return 0;
+    return ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                          : ((struct sockaddr_in *)&ss)->sin_port);
+}
+
+/* One libmicrohttpd daemon on the listening socket fd (an IPv6 one when
+ * ipv6), with the server's callbacks and limits; TLS when tls. */
+static struct MHD_Daemon *start_daemon(struct http_server *s, int fd, int ipv6, int tls,
+                                       unsigned limit, unsigned per_ip)
 {
     const struct config *cfg = s->setup.cfg;
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_USE_ITC |
-                     MHD_USE_TURBO | (ss && ss->ss_family == AF_INET6 ? MHD_USE_IPv6 : 0) |
-                     (tls ? MHD_USE_TLS : 0);
+                     MHD_USE_TURBO | (ipv6 ? MHD_USE_IPv6 : 0) | (tls ? MHD_USE_TLS : 0);
     struct MHD_OptionItem opts[] = {
         {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)on_mhd_log, NULL}, /* first, or it warns */
-        {ss ? MHD_OPTION_SOCK_ADDR : MHD_OPTION_LISTEN_SOCKET, ss ? 0 : fd, (void *)ss},
+        {MHD_OPTION_LISTEN_SOCKET, fd, NULL},
         {MHD_OPTION_THREAD_POOL_SIZE, cfg->http_threads, NULL},
         {MHD_OPTION_CONNECTION_LIMIT, limit, NULL},
         {MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip, NULL},
@@ -635,10 +674,12 @@ static int start_unix(struct http_server *s, unsigned limit, char *err, size_t e
     int fd = open_unix(cfg, err, errlen);
     if (fd < 0)
         return -1;
-    s->unix_daemon = start_daemon(s, NULL, fd, 0, limit, 0);
+    s->unix_daemon = start_daemon(s, fd, 0, 0, limit, 0);
     if (!s->unix_daemon) {
         snprintf(err, errlen, "listen_unix: libmicrohttpd cannot serve %s", cfg->listen_unix);
-        close(fd);
+        /* fd is not closed again: a failed MHD_start_daemon closes the
+         * listening socket it was given (0.9.75), and by now the number
+         * may be another thread's */
         unlink(cfg->listen_unix);
         return -1;
     }
@@ -671,11 +712,17 @@ struct http_server *http_start(const struct http_setup *setup, int *bound_port, 
         free_server(s);
         return NULL;
     }
-    s->daemon = start_daemon(s, &ss, -1, s->tls_cert != NULL, limit, per_ip);
-    if (!s->daemon) {
-        snprintf(err, errlen, "cannot listen on %s (address in use or not available%s)",
-                 cfg->listen, s->tls_cert ? ", or tls_cert and tls_key are not a valid PEM pair" : "");
+    int fd = open_tcp(&ss, cfg->listen, err, errlen);
+    if (fd < 0) {
         free_server(s);
+        return NULL;
+    }
+    *bound_port = bound_port_of(fd);
+    s->daemon = start_daemon(s, fd, ss.ss_family == AF_INET6, s->tls_cert != NULL, limit, per_ip);
+    if (!s->daemon) { /* the address is bound: libmicrohttpd's log line says what it refused */
+        snprintf(err, errlen, "libmicrohttpd cannot serve %s%s", cfg->listen,
+                 s->tls_cert ? " (are tls_cert and tls_key a valid PEM pair?)" : "");
+        free_server(s); /* fd: closed by the failed MHD_start_daemon (0.9.75) */
         return NULL;
     }
     if (start_unix(s, limit, err, errlen) < 0) {
@@ -683,8 +730,6 @@ struct http_server *http_start(const struct http_setup *setup, int *bound_port, 
         free_server(s);
         return NULL;
     }
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
-    *bound_port = info ? info->port : 0;
     if (sdnotify_send("READY=1") < 0) /* systemd's Type=notify: serving from now on */
         log_kv(LOG_WARN, "sd_notify_failed", "state=READY errno=%d", errno);
     return s;

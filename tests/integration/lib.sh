@@ -302,3 +302,30 @@ synth_fleet() {
         "$ref/h100.json" "$ref/h200.json" "$ref/h200.json=Synthetic GPU (H200 data)" ||
         fail "fleet-synth $dir failed"
 }
+
+# ---- a full disk -----------------------------------------------------------
+
+# on_small_fs KB SCRIPT: runs the bash SCRIPT with a fresh folder of its own
+# as the current one: a tmpfs of KB kilobytes mounted in a mount namespace of
+# SCRIPT's alone (nothing to unmount: it goes when SCRIPT ends), so writes
+# there meet a full disk (write what must survive to $WORK). GPUPROBE, WORK
+# and FIX are exported to it. Its status is
+# SCRIPT's; 97 when no such file system can be mounted here (no user or mount
+# namespaces), which small_fs_usable tells first.
+on_small_fs() {
+    local dir
+    dir=$(mktemp -d "$WORK/small.XXXXXX")
+    GPUPROBE=$GPUPROBE WORK=$WORK FIX=${FIX:-} unshare -rm bash -c \
+        'mount -t tmpfs -o size="$1"k tmpfs "$2" 2>/dev/null || exit 97; cd "$2" && eval "$3"' \
+        on_small_fs "$1" "$dir" "$2"
+}
+
+# small_fs_usable: whether on_small_fs can mount its file system here; says
+# so on stderr when not (the test then does what it can with /dev/full).
+small_fs_usable() {
+    local rc=0
+    on_small_fs 64 'true' 2>/dev/null || rc=$?
+    [ "$rc" -eq 0 ] && return 0
+    echo "note: no tmpfs in a namespace of its own here (status $rc): full-disk checks use /dev/full only" >&2
+    return 1
+}

@@ -100,6 +100,9 @@ port=${BASE_URL##*:}
 CLI_TIMEOUT=4 run_cli serve --listen "127.0.0.1:$port" --db "$WORK/other.db" --token-file "$TOKEN_FILE"
 quick_failure "a second daemon on port $port"
 [ -n "$ERR" ] || fail "a second daemon on port $port gave no reason"
+# the address asked for and the system's reason, not libmicrohttpd's "port 0"
+assert_match "$ERR" "cannot listen on 127\.0\.0\.1:$port: Address already in use" "the reason for a port in use"
+[[ $ERR != *"port 0"* ]] || fail "a second daemon on port $port: $ERR"
 
 # A database already served by a daemon stops the second one with a reason
 # (it would otherwise re-run the first one's jobs as interrupted).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Proves `gpuprobe trace synth` end to end (docs/trace-synth.md): the help lists every pattern; a tiled matrix multiply with partial edge tiles synthesized as binary and as CSV agree, the format told from OUT's name (*.csv, *.bin) as trace sort and convert tell it when --out-format is not given, (through trace convert) and sort with the block size taken from the binary header (a CSV file's named on stderr, its sort with it equal to the binary's), records in equal to the records written and, rows being 128-byte aligned, exactly one L1 request per 16 records (line128); the untiled kernels need more requests than the tiled one and A x B^T the most; a FIFO given as OUT is written in place, not replaced; bad patterns, sizes, tiles and blocks are refused with status 2 and an unwritable OUT with status 1, leaving no file; and tests/gpu/kernels/synth/compare.sh accepts the trace moved to other bases and PCs and shuffled, and rejects it with one address changed or one record dropped.
+# Proves `gpuprobe trace synth` end to end (docs/trace-synth.md): the help lists every pattern; a tiled matrix multiply with partial edge tiles synthesized as binary and as CSV agree, the format told from OUT's name (*.csv, *.bin) as trace sort and convert tell it when --out-format is not given, (through trace convert) and sort with the block size taken from the binary header (a CSV file's named on stderr, its sort with it equal to the binary's), records in equal to the records written and, rows being 128-byte aligned, exactly one L1 request per 16 records (line128); the untiled kernels need more requests than the tiled one and A x B^T the most; a FIFO given as OUT is written in place, not replaced; bad patterns, sizes, tiles and blocks are refused with status 2 and an unwritable OUT (a missing folder, /dev/full, a full tmpfs) with status 1 and the reason, leaving no file; and tests/gpu/kernels/synth/compare.sh accepts the trace moved to other bases and PCs and shuffled, and rejects it with one address changed or one record dropped.
 . "$(dirname "$0")/lib.sh"
 
 COMPARE=$REPO/tests/gpu/kernels/synth/compare.sh
@@ -119,6 +119,23 @@ refused 2 --pattern stream --size 4 --elem-size 3 -o out.bin
 refused 2 --pattern stream --size 4 --out-format json -o out.bin
 refused 2 --pattern stream --size 4
 refused 1 --pattern stream --size 4 -o nodir/out.bin
+assert_match "$(cat synth.err)" "nodir/out\.bin.*No such file or directory" "the reason OUT in a missing folder is refused"
+
+# ---- a full disk: the reason, and nothing left behind ----
+for f in bin csv; do
+    refused 1 --pattern stream --size 100000 -o /dev/full --out-format $f
+    assert_match "$(cat synth.err)" "cannot write /dev/full: .*No space left on device" "synth --out-format $f to /dev/full"
+done
+if small_fs_usable; then
+    for f in bin csv; do
+        # prints the status, then the files left
+        F=$f on_small_fs 64 '"$GPUPROBE" trace synth --pattern stream --size 100000 -o "out.$F" --quiet \
+            2>"$WORK/small.err"; echo "status $?"; ls -A' >small.out || fail "on_small_fs: $(cat small.out)"
+        [ "$(cat small.out)" = "status 1" ] || fail "synth to a full tmpfs ($f): not status 1 with nothing left: $(cat small.out)"
+        [ "$(wc -l <small.err)" -eq 1 ] || fail "synth to a full tmpfs ($f): not one line on stderr: $(cat small.err)"
+        assert_match "$(cat small.err)" "^gpuprobe trace synth: cannot write out\.$f: .*No space left on device\$" "synth to a full tmpfs ($f)"
+    done
+fi
 
 # ---- compare.sh: the comparison a captured trace will get ----
 synth_ok --pattern matmul-tiled --size 20 --tile 16 -o small.csv --out-format csv

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Proves trace sorting end to end: an unknown trace command refused with every command named; `gpuprobe trace convert` and `trace sort` on the committed fixtures (round trips, the summary, a bad CSV line, an OUT named *.bin written binary unless --out-format says otherwise), POST /api/v1/traces/sort answered at once (CSV and binary, equal to the CLI's output, the summary header), bad records and arguments (400 with line/offset or the argument, nothing left in upload_dir), every sort a job (the failed one with error_class/line/offset), a waiting sort queued behind a busy CPU slot like any CPU job, the job path with a small trace_sync_limit (202, the job, its output equal to the synchronous answer, the input removed, a failed job keeping nothing), 401, 413, and that the internal trace-sort kind cannot be submitted to /api/v1/jobs.
+# Proves trace sorting end to end: an output that cannot be written (/dev/full, a full tmpfs) named with the reason by convert as by sort; an unknown trace command refused with every command named; `gpuprobe trace convert` and `trace sort` on the committed fixtures (round trips, the summary, a bad CSV line, an OUT named *.bin written binary unless --out-format says otherwise), POST /api/v1/traces/sort answered at once (CSV and binary, equal to the CLI's output, the summary header), bad records and arguments (400 with line/offset or the argument, nothing left in upload_dir), every sort a job (the failed one with error_class/line/offset), a waiting sort queued behind a busy CPU slot like any CPU job, the job path with a small trace_sync_limit (202, the job, its output equal to the synchronous answer, the input removed, a failed job keeping nothing), 401, 413, and that the internal trace-sort kind cannot be submitted to /api/v1/jobs.
 . "$(dirname "$0")/lib.sh"
 
 FIX=$REPO/tests/fixtures/traces
@@ -112,6 +112,27 @@ cli sort s.bin -o nosum.csv --quiet --summary-json /dev/full
 [ "$RC" -eq 1 ] && [ ! -e nosum.csv ] || fail "a summary to /dev/full: exit $RC, OUT left: $(ls nosum.csv* 2>/dev/null)"
 cli sort s.bin -o same.csv --quiet --summary-json same.csv
 [ "$RC" -eq 2 ] && [ ! -e same.csv ] || fail "the summary and OUT in one file: exit $RC"
+# an output that cannot be written is named with the system's reason, for
+# convert as for sort: a full device (small inputs fail when the output is
+# closed, larger ones while records are written), and a full file system,
+# which keeps nothing of the output
+"$GPUPROBE" trace synth --pattern stream --size 100000 -o big.bin --quiet || fail "trace synth big.bin"
+cli_ok sort big.bin -o big.sorted --out-format bin --quiet
+for args in "convert $FIX/sample.csv" "convert $FIX/sample.csv --out-format bin" "convert big.bin" \
+    "convert big.bin --out-format bin" "convert big.sorted" "sort big.bin --quiet"; do
+    # shellcheck disable=SC2086
+    cli $args -o /dev/full
+    [ "$RC" -eq 1 ] || fail "trace $args -o /dev/full exited $RC: $(cat cli.err)"
+    assert_match "$(cat cli.err)" "^gpuprobe trace: writing /dev/full: .*No space left on device\$" "trace $args -o /dev/full"
+done
+if small_fs_usable; then
+    for f in csv bin; do
+        F=$f on_small_fs 64 '"$GPUPROBE" trace convert "$WORK/big.bin" -o "out.$F" 2>"$WORK/small.err"
+            echo "status $?"; ls -A' >small.out || fail "on_small_fs: $(cat small.out)"
+        [ "$(cat small.out)" = "status 1" ] || fail "convert to a full tmpfs ($f): not status 1 with nothing left: $(cat small.out)"
+        assert_match "$(cat small.err)" "^gpuprobe trace: writing out\.$f\.part: .*No space left on device\$" "convert to a full tmpfs ($f)"
+    done
+fi
 # an empty name is a usage error, for OUT as for the summary
 cli sort s.bin -o '' --quiet
 [ "$RC" -eq 2 ] || fail "-o '': exit $RC"
