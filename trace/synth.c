@@ -232,21 +232,69 @@ void synth_emit_req(struct synth_emit *e, int insn, uint64_t index)
         e->records++;
 }
 
+/* Every thread of block (bx, by), in threadIdx order (x fastest). */
+static void run_block(const struct synth_kernel *k, struct synth_emit *e, uint64_t bx, uint64_t by)
+{
+    uint64_t first = (by * k->grid[0] + bx) * k->threads_per_block;
+    for (uint32_t ty = 0; ty < k->block[1] && !e->rc; ty++)
+        for (uint32_t tx = 0; tx < k->block[0] && !e->rc; tx++) {
+            e->tid = first + (uint64_t)ty * k->block[0] + tx;
+            k->pat->thread(k, e, bx, by, tx, ty);
+        }
+}
+
 int synth_run(const struct synth_kernel *k, trace_sink sink, void *ctx, uint64_t *records)
 {
     struct synth_emit e = {.k = k, .sink = sink, .ctx = ctx};
     for (uint64_t by = 0; by < k->grid[1] && !e.rc; by++)
-        for (uint64_t bx = 0; bx < k->grid[0] && !e.rc; bx++) {
-            uint64_t first = (by * k->grid[0] + bx) * k->threads_per_block;
-            for (uint32_t ty = 0; ty < k->block[1] && !e.rc; ty++)
-                for (uint32_t tx = 0; tx < k->block[0] && !e.rc; tx++) {
-                    e.tid = first + (uint64_t)ty * k->block[0] + tx;
-                    k->pat->thread(k, &e, bx, by, tx, ty);
-                }
-        }
+        for (uint64_t bx = 0; bx < k->grid[0] && !e.rc; bx++)
+            run_block(k, &e, bx, by);
     if (records)
         *records = e.records;
     return e.rc;
+}
+
+/* synth_count's sink: counts, and stops once past *ctx (the most wanted). */
+static int count_rec(void *ctx, const struct trace_rec *r)
+{
+    (void)r;
+    return --*(uint64_t *)ctx == 0; /* started at the most plus one */
+}
+
+int synth_count(const struct synth_kernel *k, uint64_t limit, uint64_t *records)
+{
+    /* In each dimension a block is the first, one between (all alike:
+     * synth.h) or the last: kind 0, 1, 2, at index at[kind], many[kind]
+     * blocks of it; a grid of one or two blocks has no block between, a
+     * grid of one no last apart from its first. One block of each kind is
+     * run and its count taken as many times as its kind has blocks; the
+     * blocks between first, so that a large grid passes a small limit after
+     * one thread (a thread's requests are made to its end, sink or not). */
+    static const int order[3] = {1, 0, 2};
+    const uint64_t *g = k->grid;
+    const uint64_t at[2][3] = {{0, 1, g[0] - 1}, {0, 1, g[1] - 1}};
+    const uint64_t many[2][3] = {{1, g[0] > 2 ? g[0] - 2 : 0, g[0] > 1},
+                                 {1, g[1] > 2 ? g[1] - 2 : 0, g[1] > 1}};
+    uint64_t total = 0;
+    for (int oy = 0; oy < 3; oy++)
+        for (int ox = 0; ox < 3; ox++) {
+            int kx = order[ox], ky = order[oy];
+            uint64_t blocks = many[0][kx] * many[1][ky]; /* <= grid[0] * grid[1], checked */
+            if (blocks == 0)
+                continue;
+            /* more than most in one block is more than limit in all */
+            uint64_t most = (limit - total) / blocks;
+            uint64_t left = most == UINT64_MAX ? most : most + 1;
+            struct synth_emit e = {.k = k, .sink = count_rec, .ctx = &left};
+            run_block(k, &e, at[0][kx], at[1][ky]);
+            if (e.rc) {
+                *records = limit;
+                return 1;
+            }
+            total += e.records * blocks;
+        }
+    *records = total;
+    return 0;
 }
 
 void synth_describe(const struct synth_kernel *k, char *buf, size_t len)

@@ -124,6 +124,18 @@ int synth_resolve(const struct synth_pattern *p, const struct synth_opts *o, str
  * number handed on. Returns 0, or the sink's non-zero value (it stops). */
 int synth_run(const struct synth_kernel *k, trace_sink sink, void *ctx, uint64_t *records);
 
+/* The number of requests synth_run would hand on, into *records, without
+ * making them all: in each grid dimension a block is the first, the last or
+ * one between, and every block between makes as many requests as any other
+ * (a pattern's thread may tell blocks apart only by where its indices fall
+ * against the sizes: past the end, or at the first or last element), so
+ * one block of each kind is run, at most nine. 0; 1 when there would be
+ * more than limit (*records is then limit): the work stops at the end of
+ * the thread that passed it, so a small limit bounds it on a large grid (a
+ * single thread's requests are all made, as synth_run makes them).
+ * tests/unit/test_trace_synth.c holds every pattern to synth_run's count. */
+int synth_count(const struct synth_kernel *k, uint64_t limit, uint64_t *records);
+
 /* For patterns: emits instruction insn of the pattern touching element
  * `index` of the instruction's array (width k->elem, the PC and flag of
  * the instruction). Does nothing once the sink has refused a record. */

@@ -10,8 +10,14 @@
  * the sorter needs no --threads-per-block) or the CSV writer
  * (trace/csv.h). Nothing is held in memory. OUT is written whole or not at
  * all, a device or FIFO in place (util/outfile.h); -o - writes to standard
- * output. One
- * line on stderr describes the kernel and counts the records (--quiet: not).
+ * output. Before anything is written the records are counted
+ * (synth_count: the pattern's own arithmetic on one block of each kind, not
+ * a second copy of it) and OUT's size worked out from the format (a binary
+ * record's fixed size; the longest CSV line a record of this kernel can be);
+ * one line on stderr describes the kernel, the count and the size (--quiet:
+ * not), and an OUT larger than the space free on its file system (statvfs)
+ * is refused unless --force: --size 4096 of a naive matrix multiply is 4.4
+ * TB, which would otherwise be found out by filling the disk.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "server/cli/cli.h"
@@ -54,13 +61,20 @@ static const char usage_head[] =
     "                          --threads-per-block, as stderr says); default: as\n"
     "                          trace sort tells it, csv for an OUT named *.csv,\n"
     "                          bin for *.bin, else bin\n"
+    "  --force                 write even when OUT would not fit in the space free\n"
+    "                          on its file system\n"
     "  --quiet                 no description of the kernel on stderr\n"
     "patterns (--size):\n";
 
 static const char usage_tail[] =
     "PCs are 16 x the memory instruction's place in the kernel's source; the\n"
     "dependency flags and array addresses: docs/trace-synth.md.\n"
-    "Exit status: 0 done; 1 the output cannot be written; 2 bad usage.\n";
+    "Before writing, the records are counted from the pattern's arithmetic and\n"
+    "the kernel, the count and OUT's size are printed on stderr; an OUT that would\n"
+    "not fit in the space free on its file system is refused (status 2) unless\n"
+    "--force.\n"
+    "Exit status: 0 done; 1 the output cannot be written; 2 bad usage, or OUT too\n"
+    "large for its file system.\n";
 
 /* The help text: the fixed parts around one entry per pattern. */
 static const char *usage(void)
@@ -149,6 +163,118 @@ static int out_close(struct out *o, int ok, char *why, size_t len)
     return rc;
 }
 
+/* ---- OUT's size --------------------------------------------------------------------- */
+
+/* 4398046511232 -> "4 TiB", 1536 -> "1.5 KiB". */
+static void bytes_text(uint64_t bytes, char *buf, size_t len)
+{
+    static const char *const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double b = (double)bytes;
+    size_t u = 0;
+    while (b >= 1024 && u + 1 < sizeof units / sizeof units[0]) {
+        b /= 1024;
+        u++;
+    }
+    snprintf(buf, len, "%.3g %s", b, units[u]);
+}
+
+static int no_flush(void *ctx, const char *data, size_t n)
+{
+    (void)ctx, (void)data, (void)n;
+    return -1;
+}
+
+/* The bytes OUT starts with (*head) and those of one record at most: a
+ * binary file's are fixed; a CSV line is longest for the largest thread
+ * id, PC, address and flag of the kernel, as the CSV writer itself writes
+ * them. */
+static void record_bytes(const struct synth_kernel *k, int csv, uint64_t *head, uint64_t *per)
+{
+    if (!csv) {
+        *head = TRACE_BIN_HEADER_BYTES;
+        *per = TRACE_BIN_REQ_BYTES;
+        return;
+    }
+    char buf[1024];
+    struct trace_wbuf w;
+    struct trace_rec r = {.pc = (uint64_t)(k->pat->ninsns - 1) * SYNTH_PC_STEP, .width = k->elem,
+                          .store = 1};
+    r.tid = k->grid[0] * k->grid[1] * k->threads_per_block - 1; /* checked by synth_resolve */
+    for (int i = 0; i < k->narrays; i++)
+        if (k->array_elems[i] && k->base[i] + (k->array_elems[i] - 1) * k->elem > r.addr)
+            r.addr = k->base[i] + (k->array_elems[i] - 1) * k->elem;
+    for (int i = 0; i < k->pat->ninsns; i++)
+        if (k->pat->insns[i].dep > r.dep)
+            r.dep = (uint8_t)k->pat->insns[i].dep;
+    trace_wbuf_init(&w, buf, sizeof buf, no_flush, NULL);
+    trace_csv_write_in_header(&w);
+    *head = w.len;
+    trace_csv_write_in(&w, &r);
+    *per = w.len - *head;
+}
+
+/* The bytes free on the file system OUT is to be made on, and that folder
+ * (for the message); -1 when OUT is not a file made there (standard output,
+ * a device or FIFO written in place: util/outfile.h) or it cannot be told
+ * (a folder that is not there: opening OUT will say so). */
+static int space_free(const char *path, uint64_t *bytes, char *dir, size_t len)
+{
+    struct stat st;
+    struct statvfs vfs;
+    if (strcmp(path, "-") == 0 || (stat(path, &st) == 0 && !S_ISREG(st.st_mode)))
+        return -1;
+    snprintf(dir, len, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, len, ".");
+    else
+        slash[slash == dir] = '\0'; /* "/x" -> "/" */
+    if (statvfs(dir, &vfs) != 0)
+        return -1;
+    *bytes = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+    return 0;
+}
+
+/* Counts the records and works out OUT's size: refuses (2) an OUT that
+ * would not fit, else describes the kernel, the count and the size in
+ * line, to be printed once OUT is open. */
+static int check_size(const struct synth_kernel *k, const char *output, int csv, int force,
+                      char *line, size_t len)
+{
+    uint64_t head, per, records, free_bytes;
+    char dir[PATH_MAX], size_text[64] = "", free_text[32], desc[512];
+    record_bytes(k, csv, &head, &per);
+    /* at most as many as keep the size below 2^64 */
+    int over = synth_count(k, (UINT64_MAX - head) / per, &records);
+    uint64_t bytes = head + records * per;
+    const char *upto = csv ? "up to " : "";
+    if (bytes >= 1024) { /* ", 4 TiB" */
+        bytes_text(bytes, free_text, sizeof free_text);
+        snprintf(size_text, sizeof size_text, ", %s%s", upto, free_text);
+    }
+    if (!force && space_free(output, &free_bytes, dir, sizeof dir) == 0 && (over || bytes > free_bytes)) {
+        bytes_text(free_bytes, free_text, sizeof free_text);
+        char where[PATH_MAX];
+        if (!realpath(dir, where))
+            snprintf(where, sizeof where, "%s", dir);
+        if (over)
+            return cli_fail(CMD, 2, "%s would take more than 2^64 bytes: give a smaller --size", output);
+        return cli_fail(CMD, 2,
+                        "%s would take %s%" PRIu64 " bytes (%" PRIu64 " records%s): more than "
+                        "the %s free on the file system of %s; give a smaller --size, or --force "
+                        "to write it anyway",
+                        output, upto, bytes, records, size_text, free_text, where);
+    }
+    synth_describe(k, desc, sizeof desc);
+    if (over)
+        snprintf(line, len, "%s; more than %" PRIu64 " records, more than 2^64 bytes", desc, records);
+    else
+        snprintf(line, len, "%s; %" PRIu64 " records, %s%" PRIu64 " bytes%s%s%s", desc, records,
+                 upto, bytes, *size_text ? " (" : "", *size_text ? size_text + 2 : "",
+                 *size_text ? ")" : "");
+    return 0;
+}
+
 static int take_options(struct synth_opts *so, const char *size, const char *tile,
                         const char *block, const char *elem, const char *stride)
 {
@@ -186,13 +312,14 @@ int cmd_trace_synth(int argc, char **argv)
 {
     const char *pattern = NULL, *size = NULL, *tile = NULL, *block = NULL, *elem = NULL,
                *stride = NULL, *output = NULL, *format = NULL;
-    int quiet = 0, status;
+    int quiet = 0, force = 0, status;
     const struct cli_option opts[] = {
         {"pattern", 0, .text = &pattern}, {"size", 0, .text = &size},
         {"tile", 0, .text = &tile},       {"block", 0, .text = &block},
         {"elem-size", 0, .text = &elem},  {"stride", 0, .text = &stride},
         {"output", 'o', .text = &output}, {"out-format", 0, .text = &format},
-        {"quiet", 0, .flag = &quiet},     {0}};
+        {"quiet", 0, .flag = &quiet},     {"force", 0, .flag = &force},
+        {0}};
     if (cli_parse(CMD, usage(), opts, NULL, argc, argv, &status) < 0)
         return status;
     if (!pattern)
@@ -214,13 +341,16 @@ int cmd_trace_synth(int argc, char **argv)
 
     struct synth_opts so = {0};
     struct synth_kernel k;
-    char why[256];
+    char why[256], line[700];
     if ((status = take_options(&so, size, tile, block, elem, stride)) != 0 ||
         (synth_resolve(p, &so, &k, why, sizeof why) < 0 && (status = cli_fail(CMD, 2, "%s", why))) ||
+        (status = check_size(&k, output, o->csv, force, line, sizeof line)) != 0 ||
         (status = out_open(o, output, &k)) != 0) {
         free(o);
         return status;
     }
+    if (!quiet) /* before writing: a large OUT takes a while */
+        fprintf(stderr, "%s\n", line);
     uint64_t records = 0;
     int csv = o->csv;
     int rc = o->csv ? synth_run(&k, trace_csv_sink, &o->wbuf, &records)
@@ -232,11 +362,6 @@ int cmd_trace_synth(int argc, char **argv)
                         strcmp(output, "-") == 0 ? "standard output" : output, whyw);
     }
     free(o);
-    if (!quiet) {
-        char desc[512];
-        synth_describe(&k, desc, sizeof desc);
-        fprintf(stderr, "%s; %" PRIu64 " records\n", desc, records);
-    }
     struct trace_params dflt;
     trace_params_default(&dflt);
     if (csv && k.threads_per_block != dflt.threads_per_block) /* even with --quiet: the sort would be wrong */

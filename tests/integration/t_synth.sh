@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Proves `gpuprobe trace synth` end to end (docs/trace-synth.md): the help lists every pattern; a tiled matrix multiply with partial edge tiles synthesized as binary and as CSV agree, the format told from OUT's name (*.csv, *.bin) as trace sort and convert tell it when --out-format is not given, (through trace convert) and sort with the block size taken from the binary header (a CSV file's named on stderr, its sort with it equal to the binary's), records in equal to the records written and, rows being 128-byte aligned, exactly one L1 request per 16 records (line128); the untiled kernels need more requests than the tiled one and A x B^T the most; a FIFO given as OUT is written in place, not replaced; bad patterns, sizes, tiles and blocks are refused with status 2 and an unwritable OUT (a missing folder, /dev/full, a full tmpfs) with status 1 and the reason, leaving no file; and tests/gpu/kernels/synth/compare.sh accepts the trace moved to other bases and PCs and shuffled, and rejects it with one address changed or one record dropped.
+# Proves `gpuprobe trace synth` end to end (docs/trace-synth.md): the help lists every pattern; a tiled matrix multiply with partial edge tiles synthesized as binary and as CSV agree, the format told from OUT's name (*.csv, *.bin) as trace sort and convert tell it when --out-format is not given, (through trace convert) and sort with the block size taken from the binary header (a CSV file's named on stderr, its sort with it equal to the binary's), the records counted and OUT's size printed before writing (the binary file's to the byte, a CSV file's at most), records in equal to the records written and, rows being 128-byte aligned, exactly one L1 request per 16 records (line128); the untiled kernels need more requests than the tiled one and A x B^T the most; a FIFO given as OUT is written in place, not replaced; bad patterns, sizes, tiles and blocks are refused with status 2, an OUT larger than the space free on its file system (256 TiB, 2^66 bytes, 6 MiB on a 64 KiB tmpfs) with status 2 before anything is written, and an unwritable OUT (a missing folder, /dev/full, a full tmpfs with --force) with status 1 and the reason, leaving no file; and tests/gpu/kernels/synth/compare.sh accepts the trace moved to other bases and PCs and shuffled, and rejects it with one address changed or one record dropped.
 . "$(dirname "$0")/lib.sh"
 
 COMPARE=$REPO/tests/gpu/kernels/synth/compare.sh
@@ -31,8 +31,9 @@ sorted() {
     IN=$(jq -r .records_in sum.json)
     OUT_REQ=$(jq -r .requests_out sum.json)
 }
-# records: the record count trace synth printed.
-records() { sed -n 's/.*; \([0-9]*\) records$/\1/p' synth.err; }
+# records, bytes: the record count and OUT's size trace synth printed before writing.
+records() { sed -n 's/.*; \([0-9]*\) records, .*/\1/p' synth.err; }
+bytes() { sed -n 's/.* records, \(up to \)\{0,1\}\([0-9]*\) bytes (.*/\2/p' synth.err; }
 
 # ---- help ----
 synth_ok --help
@@ -49,9 +50,14 @@ grep -q "trace synth" <<<"$help" || fail "trace --help does not mention trace sy
 synth_ok --pattern matmul-tiled --size 40 --tile 16 -o tiled.bin
 n_bin=$(records)
 grep -q "grid 3x3 block 16x16" synth.err || fail "matmul-tiled 40: $(cat synth.err)"
+# the size printed is the binary file's, to the byte
+[ "$n_bin" = 11200 ] && [ "$(bytes)" = "$(stat -c %s tiled.bin)" ] || fail "matmul-tiled 40: $(cat synth.err) for $(stat -c %s tiled.bin) bytes"
 synth_ok --pattern matmul-tiled --size 40 --tile 16 -o tiled.csv --out-format csv
 [ "$(records)" = "$n_bin" ] || fail "bin and csv record counts differ: $n_bin, $(records)"
 [ "$(($(wc -l <tiled.csv) - 1))" = "$n_bin" ] || fail "tiled.csv does not hold $n_bin records"
+# a CSV file's at most: its lines' lengths vary with the numbers in them
+grep -q "records, up to [0-9]* bytes" synth.err && [ "$(stat -c %s tiled.csv)" -le "$(bytes)" ] ||
+    fail "tiled.csv: $(stat -c %s tiled.csv) bytes against $(cat synth.err)"
 timeout 30 "$GPUPROBE" trace convert tiled.bin -o back.csv --out-format csv || fail "trace convert tiled.bin"
 cmp -s back.csv tiled.csv || fail "trace convert of the binary synth differs from the CSV synth"
 sorted tiled.bin
@@ -121,16 +127,49 @@ refused 2 --pattern stream --size 4
 refused 1 --pattern stream --size 4 -o nodir/out.bin
 assert_match "$(cat synth.err)" "nodir/out\.bin.*No such file or directory" "the reason OUT in a missing folder is refused"
 
+# ---- counted before writing, every pattern: the count is the records written ----
+for p in matmul-naive matmul-naive-bt matmul-tiled matmul-tiled-bt transpose-naive transpose-tiled \
+         stencil7 reduce stream strided; do
+    synth_ok --pattern $p --size 37 -o count.bin
+    n=$(records)
+    [ -n "$n" ] && [ "$(bytes)" = "$(stat -c %s count.bin)" ] && [ $((128 + 32 * n)) = "$(stat -c %s count.bin)" ] ||
+        fail "$p 37: $(cat synth.err) for $(stat -c %s count.bin) bytes"
+done
+
+# ---- an OUT larger than the space free on its file system: refused before writing ----
+# (ulimit: should the refusal be missing, the attempt stops at 4 MiB, not a full disk)
+(ulimit -f 4096 && refused 2 --pattern matmul-naive --size 16384 -o out.bin)
+assert_match "$(cat synth.err)" "^gpuprobe trace synth: out\.bin would take $((128 + 32 * 16384 * 16384 * 32769)) bytes \($((16384 * 16384 * 32769)) records, 256 TiB\): more than the [0-9.]+ [KMGTPE]?i?B[a-z]* free on the file system of $WORK; give a smaller --size, or --force to write it anyway\$" \
+    "the reason 256 TiB is refused"
+(ulimit -f 4096 && refused 2 --pattern matmul-naive --size 1048576 -o out.csv)
+assert_match "$(cat synth.err)" "out\.csv would take more than 2\^64 bytes: give a smaller --size" "the reason 2^66 bytes are refused"
+if small_fs_usable; then
+    on_small_fs 64 '"$GPUPROBE" trace synth --pattern stream --size 100000 -o out.bin 2>"$WORK/small.err"
+        echo "status $?"; ls -A' >small.out || fail "on_small_fs: $(cat small.out)"
+    [ "$(cat small.out)" = "status 2" ] || fail "synth of 6 MiB into 64 KiB: not status 2 with nothing left: $(cat small.out)"
+    assert_match "$(cat small.err)" "^gpuprobe trace synth: out\.bin would take 6400128 bytes \(200000 records, 6\.1 MiB\): more than the [0-9.]+ KiB free on the file system of $WORK/small\.[A-Za-z0-9]+; give a smaller --size, or --force to write it anyway\$" \
+        "the reason 6 MiB are refused on a 64 KiB tmpfs"
+    on_small_fs 64 '"$GPUPROBE" trace synth --pattern stream --size 100 -o out.csv 2>"$WORK/small.err"
+        echo "status $?"; ls -A' >small.out || fail "on_small_fs: $(cat small.out)"
+    [ "$(tr '\n' ' ' <small.out)" = "status 0 out.csv " ] || fail "synth of 2 KiB into 64 KiB: $(cat small.out) $(cat small.err)"
+fi
+
 # ---- a full disk: the reason, and nothing left behind ----
+# (a device is not checked for room: what it takes is its own affair) without
+# --quiet the count is on stderr before writing starts, then the reason
+synth --pattern stream --size 100000 -o /dev/full
+[ "$RC" = 1 ] && [ "$(wc -l <synth.err)" = 2 ] && [ "$(records)" = 200000 ] &&
+    grep -q "^gpuprobe trace synth: cannot write /dev/full" <(sed -n 2p synth.err) ||
+    fail "synth to /dev/full: exit $RC, stderr: $(cat synth.err)"
 for f in bin csv; do
-    refused 1 --pattern stream --size 100000 -o /dev/full --out-format $f
+    refused 1 --pattern stream --size 100000 -o /dev/full --out-format $f --quiet
     assert_match "$(cat synth.err)" "cannot write /dev/full: .*No space left on device" "synth --out-format $f to /dev/full"
 done
 if small_fs_usable; then
     for f in bin csv; do
         # prints the status, then the files left
         F=$f on_small_fs 64 '"$GPUPROBE" trace synth --pattern stream --size 100000 -o "out.$F" --quiet \
-            2>"$WORK/small.err"; echo "status $?"; ls -A' >small.out || fail "on_small_fs: $(cat small.out)"
+            --force 2>"$WORK/small.err"; echo "status $?"; ls -A' >small.out || fail "on_small_fs: $(cat small.out)"
         [ "$(cat small.out)" = "status 1" ] || fail "synth to a full tmpfs ($f): not status 1 with nothing left: $(cat small.out)"
         [ "$(wc -l <small.err)" -eq 1 ] || fail "synth to a full tmpfs ($f): not one line on stderr: $(cat small.err)"
         assert_match "$(cat small.err)" "^gpuprobe trace synth: cannot write out\.$f: .*No space left on device\$" "synth to a full tmpfs ($f)"

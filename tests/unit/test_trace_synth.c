@@ -7,7 +7,8 @@
  * ...); that every pattern's stream is thread-major, keeps one flag per PC
  * and stays inside its arrays; that the writes, and only they, carry the
  * store flag (the kernels' last instruction, from docs/trace-synth.md's
- * table); array placement; the sink stopping the run;
+ * table); array placement; the sink stopping the run; synth_count equal
+ * to the records made, for every pattern and grid shape, and its limit;
  * and the refusals of sizes, tiles, blocks and element sizes.
  */
 #include <setjmp.h>
@@ -371,6 +372,70 @@ static void test_sink_stops(void **state)
     assert_int_equal(t.n, 9);
 }
 
+/* A sink that only counts. */
+static int count_only(void *ctx, const struct trace_rec *r)
+{
+    (void)r;
+    ++*(uint64_t *)ctx;
+    return 0;
+}
+
+/* synth_count against the records synth_run makes, for every pattern over
+ * sizes that give grids of one, two, three and more blocks per dimension,
+ * full and partial, with the blocks, tiles and strides the patterns take;
+ * and its limit: met exactly, passed by one. */
+static void test_count(void **state)
+{
+    (void)state;
+    static const char *const sizes[] = {"1", "2", "3", "15", "16", "17", "31", "33", "48", "50",
+                                        "40,24,37", "17,3,40", "3,40,17", "70,5", "5,70"};
+    static const char *const blocks[] = {NULL, "8x4", "1x16", "7x3", "5", "64"};
+    static const uint64_t tiles[] = {0, 1, 5, 8};
+    int checked = 0;
+    for (size_t i = 0; i < synth_pattern_count(); i++) {
+        const struct synth_pattern *p = synth_pattern_at(i);
+        for (size_t si = 0; si < N_OF(sizes); si++)
+            for (size_t bi = 0; bi < N_OF(blocks); bi++)
+                for (size_t ti = 0; ti < N_OF(tiles); ti++) {
+                    struct synth_opts o = {.tile = tiles[ti], .stride = p->takes_stride ? 3 : 0};
+                    struct synth_kernel k;
+                    char why[256];
+                    assert_int_equal(synth_parse_size(sizes[si], &o, why, sizeof why), 0);
+                    if (blocks[bi])
+                        assert_int_equal(synth_parse_block(blocks[bi], &o, why, sizeof why), 0);
+                    if (synth_resolve(p, &o, &k, why, sizeof why) != 0)
+                        continue; /* a combination the pattern does not take */
+                    uint64_t made = 0, counted = 0, n = 0;
+                    assert_int_equal(synth_run(&k, count_only, &n, &made), 0);
+                    assert_int_equal(synth_count(&k, UINT64_MAX, &counted), 0);
+                    if (counted != made)
+                        fail_msg("%s --size %s --block %s --tile %llu: counted %llu, made %llu", p->name,
+                                 sizes[si], blocks[bi] ? blocks[bi] : "-",
+                                 (unsigned long long)tiles[ti], (unsigned long long)counted,
+                                 (unsigned long long)made);
+                    assert_int_equal(synth_count(&k, made, &counted), 0);
+                    assert_int_equal(counted, made);
+                    if (made > 0) {
+                        assert_int_equal(synth_count(&k, made - 1, &counted), 1);
+                        assert_int_equal(counted, made - 1);
+                    }
+                    checked++;
+                }
+    }
+    assert_true(checked > 500);
+    /* the limit bounds the work: 2^40 C elements of 2 * 2^20 + 1 requests
+     * each (2^61 in all) are past 1000 after one thread */
+    struct synth_kernel k;
+    resolve("matmul-naive", "1048576", NULL, 0, 0, 0, &k);
+    uint64_t counted = 0;
+    assert_int_equal(synth_count(&k, 1000, &counted), 1);
+    assert_int_equal(counted, 1000);
+    /* a large grid is counted from at most nine blocks: 2^24 threads of 8193 */
+    resolve("matmul-naive", "4096", NULL, 0, 0, 0, &k);
+    assert_int_equal(synth_count(&k, UINT64_MAX, &counted), 0);
+    assert_true(counted == 4096ull * 4096 * (2 * 4096 + 1));
+}
+
 static void test_placement(void **state)
 {
     (void)state;
@@ -456,6 +521,7 @@ int main(void)
         cmocka_unit_test(test_stream),          cmocka_unit_test(test_strided),
         cmocka_unit_test(test_tiled_counts),    cmocka_unit_test(test_all_patterns),
         cmocka_unit_test(test_sink_stops),      cmocka_unit_test(test_placement),
+        cmocka_unit_test(test_count),
         cmocka_unit_test(test_refusals),        cmocka_unit_test(test_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
