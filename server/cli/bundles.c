@@ -31,7 +31,8 @@ static const char import_usage[] =
     "Imports result bundles into the database: each is checked whole (format,\n"
     "version, sha256, every result by its kind) and written whole or not at all;\n"
     "results the database already holds are skipped, so importing twice changes\n"
-    "nothing. Prints what each bundle added, as JSON.\n";
+    "nothing. Prints what each bundle added, as JSON. A database this command made\n"
+    "is removed again when every bundle was refused.\n";
 
 /* The UUID of a device named by its index on this host, or the name itself. */
 static const char *device_uuid(store *s, const char *name, char *buf, size_t len)
@@ -119,8 +120,9 @@ int cmd_export(int argc, char **argv)
     return status;
 }
 
-/* Imports one file; its counts (or its refusal) as JSON. */
-static json_t *import_file(store *s, const char *path, int *failed)
+/* Imports one file; its counts (or its refusal) as JSON. Counts the
+ * files refused in *failed, those taken in *taken. */
+static json_t *import_file(store *s, const char *path, int *failed, int *taken)
 {
     json_error_t je;
     struct bundle_counts c;
@@ -135,6 +137,7 @@ static json_t *import_file(store *s, const char *path, int *failed)
         return json_pack("{s:s, s:s}", "file", path, "error", je.text);
     }
     if (bundle_import(s, b, &c, err, sizeof err, field, sizeof field) == 0) {
+        ++*taken;
         res = bundle_counts_json(&c);
         json_object_set_new(res, "file", json_string(path));
     } else {
@@ -156,13 +159,19 @@ int cmd_import(int argc, char **argv)
         return status;
     if (!db || files.n == 0)
         return cli_fail("import", 2, "name the bundles to import and --db PATH");
+    int made = cli_store_absent(db), taken = 0;
     store *s = cli_open_store("import", db);
-    if (!s)
+    if (!s) {
+        if (made)
+            store_remove_files(db);
         return 1;
+    }
     json_t *out = json_array();
     for (int i = 0; i < files.n; i++)
-        json_array_append_new(out, import_file(s, files.item[i], &failed));
+        json_array_append_new(out, import_file(s, files.item[i], &failed, &taken));
     store_close(s);
+    if (made && taken == 0) /* every file refused: no empty database left behind */
+        store_remove_files(db);
     status = cli_print_json(json_pack("{s:o}", "imported", out), 0) == 0 ? 0
              : cli_fail("import", 1, "cannot write output");
     return failed ? 1 : status;

@@ -340,7 +340,8 @@ static int devices_to_probe(const char *device, char ***list, size_t *n)
  * list concurrently (going on after a failure), then pushes what was
  * recorded; the first failure's status. */
 static int probe_devices(const struct job_kind *k, const json_t *params,
-                         const struct probe_opts *o, char **devices, size_t n, store *s)
+                         const struct probe_opts *o, char **devices, size_t n, store *s,
+                         size_t *stored)
 {
     int64_t *ids = calloc(n ? n : 1, sizeof *ids);
     size_t recorded = 0;
@@ -354,6 +355,7 @@ static int probe_devices(const struct job_kind *k, const json_t *params,
         int rc = cli_push_results("probe", s, &o->target, o->tries, ids, recorded);
         status = status ? status : rc;
     }
+    *stored = recorded;
     free(ids);
     return status;
 }
@@ -426,14 +428,18 @@ int cmd_probe(int argc, char **argv)
     json_t *params = make_params(k, &o, &status);
     if (!params)
         return status;
+    size_t stored = 0;
+    int made = o.db && cli_store_absent(o.db);
     store *s = open_results_store(&o, tmp, sizeof tmp, &status);
     if (status == 0)
         status = devices_to_probe(o.device, &devices, &ndevices);
     if (status == 0)
-        status = probe_devices(k, params, &o, devices, ndevices, s);
+        status = probe_devices(k, params, &o, devices, ndevices, s, &stored);
     free_list(devices, ndevices);
     json_decref(params);
     store_close(s);
     remove_temporary(tmp);
+    if (made && stored == 0 && status != 0) /* no GPU, say: no empty database left behind */
+        store_remove_files(o.db);
     return status;
 }

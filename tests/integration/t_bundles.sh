@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Proves result bundles end to end: a new database gets the reference H100 and H200 results linked into the binary (listed with host "reference" and attached false, their results served, none added again at the next start, none with --no-reference); GET /devices/{uuid}/export answers a bundle with a valid digest that `gpuprobe import` takes into another database, twice with nothing added the second time and nothing added when it goes back where it came from; POST /api/v1/import (token) the same over HTTP; refusals that name the member (format, version, sha256, not JSON) write nothing; jobs cannot target an imported device; a bundle under import_limit that parsing would take more than 16 times import_limit to hold (small values: zeros, empty objects) is refused with 413 naming import_limit before jansson sees it, one nested deeper than 64 levels with 400 and the offset, nothing stored and the daemon still answering, while a real bundle is taken; the JSON API's bodies likewise under body_limit.
+# Proves result bundles end to end: a new database gets the reference H100 and H200 results linked into the binary (listed with host "reference" and attached false, their results served, none added again at the next start, none with --no-reference); GET /devices/{uuid}/export answers a bundle with a valid digest that `gpuprobe import` takes into another database, twice with nothing added the second time and nothing added when it goes back where it came from, and an import that stores nothing leaves no new database behind; POST /api/v1/import (token) the same over HTTP; refusals that name the member (format, version, sha256, not JSON) write nothing; jobs cannot target an imported device; a bundle under import_limit that parsing would take more than 16 times import_limit to hold (small values: zeros, empty objects) is refused with 413 naming import_limit before jansson sees it, one nested deeper than 64 levels with 400 and the offset, nothing stored and the daemon still answering, while a real bundle is taken; the JSON API's bodies likewise under body_limit.
 . "$(dirname "$0")/lib.sh"
 
 # the GPUs the shipped reference data was measured on
@@ -83,6 +83,22 @@ assert_match "$(jq -c '.imported[0] | [.devices, .devices_added, .results, .resu
 cli import h200.json h200.json --db other.db
 assert_match "$(jq -c '[.imported[] | [.results_added, .results_held]]' cli.out)" '^\[\[0,2\],\[0,2\]\]$' \
     "importing again"
+# an import that stores nothing leaves no database it made (a typo, a bad file)
+printf 'not a bundle\n' >bad.txt
+printf '{"format": "something else"}\n' >other-format.json
+for files in "bad.txt" "missing.json" "other-format.json" "bad.txt other-format.json"; do
+    # shellcheck disable=SC2086
+    cli import $files --db new.db
+    [ "$RC" = 1 ] || fail "import $files exited $RC: $ERR"
+    if ls new.db* >/dev/null 2>&1; then fail "a failed import of $files left $(ls new.db*)"; fi
+done
+# one that stores something keeps it, however the others went; a database that
+# was there already stays whatever happens
+cli import bad.txt h200.json --db new.db
+[ "$RC" = 1 ] && [ -s new.db ] || fail "import bad.txt h200.json: exit $RC, $(ls new.db* 2>&1)"
+cp other.db kept.db
+cli import bad.txt --db kept.db
+[ "$RC" = 1 ] && cmp -s other.db kept.db || fail "a failed import into kept.db: exit $RC, $(ls kept.db* 2>&1)"
 cli export --db other.db -o back.json
 [ "$RC" = 0 ] || fail "export exited $RC: $ERR"
 [ "$(jq -r '.devices[0].results[0].job.host' back.json)" = reference ] ||

@@ -103,6 +103,13 @@ quick_failure "a second daemon on port $port"
 # the address asked for and the system's reason, not libmicrohttpd's "port 0"
 assert_match "$ERR" "cannot listen on 127\.0\.0\.1:$port: Address already in use" "the reason for a port in use"
 [[ $ERR != *"port 0"* ]] || fail "a second daemon on port $port: $ERR"
+# and it leaves nothing behind: the database it made, its lock
+if ls "$WORK"/other.db* >/dev/null 2>&1; then fail "a daemon that could not listen left $(ls "$WORK"/other.db*)"; fi
+# one that was there already stays
+sqlite3 "$WORK/kept.db" 'CREATE TABLE mine(x); INSERT INTO mine VALUES (42)'
+CLI_TIMEOUT=4 run_cli serve --listen "127.0.0.1:$port" --db "$WORK/kept.db" --token-file "$TOKEN_FILE"
+quick_failure "a second daemon on port $port with an existing database"
+[ "$(sqlite3 "$WORK/kept.db" 'SELECT x FROM mine')" = 42 ] || fail "a daemon that could not listen lost kept.db"
 
 # A database already served by a daemon stops the second one with a reason
 # (it would otherwise re-run the first one's jobs as interrupted).
@@ -110,6 +117,11 @@ CLI_TIMEOUT=4 run_cli serve --listen 127.0.0.1:0 --db "$DB" --token-file "$TOKEN
 quick_failure "a second daemon on the same database"
 assert_match "$ERR" "in use by another gpuprobe serve \(pid $DAEMON_PID\)" "the reason for a database in use"
 stop_daemon
+
+# A probe that stores nothing (no such GPU) leaves no database it made.
+run_cli probe latency --device 99 --db "$WORK/probe.db"
+quick_failure "probe latency --device 99"
+if ls "$WORK"/probe.db* >/dev/null 2>&1; then fail "a probe that stored nothing left $(ls "$WORK"/probe.db*)"; fi
 
 # fleet slurm runs DIR/bin/gpuprobe on every node: a folder that lacks it is
 # refused when the script is written, not found missing on the nodes. This

@@ -279,11 +279,15 @@ cli_refuses 2 probe latency --device 0 --repeats many
 cli_refuses 2 probe memory --device 0 --instructions ffma
 cli_refuses 2 probe latency extra --device 0
 
-# --db: the database is opened before the probe runs, and a probe that cannot run stores nothing.
+# --db: the database is opened before the probe runs, and a probe that cannot run stores
+# nothing: a database it made goes again, one that was there gets no job.
 cli_refuses 1 probe latency --device 0 --db /proc/x/y.db
 assert_match "$ERR" "/proc/x/y\.db" "the reason for an unusable database"
 cli_refuses 1 probe latency --device 0 --db "$WORK/cli.db"
-[ "$(sqlite3 "$WORK/cli.db" 'SELECT count(*) FROM jobs')" = 0 ] || fail "a failed probe left a job in cli.db"
+if ls "$WORK"/cli.db* >/dev/null 2>&1; then fail "a failed probe left the database it made: $(ls "$WORK"/cli.db*)"; fi
+"$GPUPROBE" import "$REPO/data/reference/h200.json" --db "$WORK/cli.db" >/dev/null || fail "importing into cli.db"
+cli_refuses 1 probe latency --device 0 --db "$WORK/cli.db"
+[ "$(sqlite3 "$WORK/cli.db" "SELECT count(*) FROM jobs WHERE kind = 'latency'")" = 0 ] || fail "a failed probe left a job in cli.db"
 
 # The worker refuses an unknown instruction before it touches a GPU, and reports no GPU as a result.
 cli_refuses 2 worker --kind latency --device 0 --params '{"instructions":"nope"}'
