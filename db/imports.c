@@ -17,6 +17,9 @@
  * device and finish time: the unique index), or one measured here and
  * exported from this store (origin host = the device's host here, origin
  * job = a job of this store with the same device and finish time).
+ * store_remove_imported takes an import back (the reference data on a
+ * store whose daemon now runs with reference = off): the jobs carry their
+ * origin, and every result row hangs off its job (ON DELETE CASCADE).
  */
 #include <assert.h>
 #include <stdio.h>
@@ -170,5 +173,56 @@ int store_import(store *s, const struct store_import_device *dev, size_t ndev,
         return -1;
     int ret = store_tx_end(&tx, import_tx(&tx, dev, ndev, &c, err, errlen), err, errlen);
     *counts = ret == 0 ? c : (struct store_import_counts){0};
+    return ret;
+}
+
+/* ---- taking an import back ----------------------------------------------------- */
+
+static int remove_tx(struct store_tx *tx, const char *host, const char *uuid, size_t *devices,
+                     size_t *results, char *err, size_t errlen)
+{
+    if (conn_exec(tx->c, "DELETE FROM jobs WHERE device = ?1 AND origin_host = ?2",
+                  DB_ARGS(DB_TEXT(uuid), DB_TEXT(host)), "removing imported results", err,
+                  errlen) != 0)
+        return -1;
+    *results += (size_t)sqlite3_changes(tx->c->db);
+    if (conn_exec(tx->c,
+                  "DELETE FROM devices WHERE uuid = ?1"
+                  " AND host_id = (SELECT id FROM hosts WHERE hostname = ?2)"
+                  " AND NOT EXISTS (SELECT 1 FROM jobs WHERE device = ?1)",
+                  DB_ARGS(DB_TEXT(uuid), DB_TEXT(host)), "removing an imported device", err,
+                  errlen) != 0)
+        return -1;
+    *devices += (size_t)sqlite3_changes(tx->c->db);
+    /* one still holding results imported from elsewhere is where the newest
+     * of them was measured, as an import places it (follow_host) */
+    if (conn_exec(tx->c,
+                  "UPDATE devices SET host_id = (SELECT h.id FROM jobs j JOIN hosts h"
+                  "   ON h.hostname = j.origin_host WHERE j.device = ?1"
+                  "   ORDER BY j.finished_ms DESC, j.id DESC LIMIT 1)"
+                  " WHERE uuid = ?1 AND present = 0"
+                  " AND host_id = (SELECT id FROM hosts WHERE hostname = ?2)"
+                  " AND EXISTS (SELECT 1 FROM jobs j JOIN hosts h ON h.hostname = j.origin_host"
+                  "   WHERE j.device = ?1)",
+                  DB_ARGS(DB_TEXT(uuid), DB_TEXT(host)), "moving a device to its newest host", err,
+                  errlen) != 0)
+        return -1;
+    return conn_exec(tx->c,
+                     "DELETE FROM hosts WHERE hostname = ?1"
+                     " AND NOT EXISTS (SELECT 1 FROM devices d WHERE d.host_id = hosts.id)",
+                     DB_ARGS(DB_TEXT(host)), "removing an imported host", err, errlen);
+}
+
+int store_remove_imported(store *s, const char *host, const char *uuid, size_t *devices,
+                          size_t *results, char *err, size_t errlen)
+{
+    struct store_tx tx;
+    size_t d = 0, r = 0;
+    assert(s && host && uuid && devices && results);
+    if (store_tx_begin(s, &tx, err, errlen) != 0)
+        return -1;
+    int ret = store_tx_end(&tx, remove_tx(&tx, host, uuid, &d, &r, err, errlen), err, errlen);
+    if (ret == 0)
+        *devices += d, *results += r;
     return ret;
 }

@@ -346,6 +346,19 @@ struct store_import_counts {
 int store_import(store *s, const struct store_import_device *dev, size_t ndev,
                  struct store_import_counts *counts, char *err, size_t errlen);
 
+/* Takes back what imports from host brought for the device uuid: the
+ * results it imported from there (jobs whose origin host is host; every
+ * row derived from them goes with them: result tables, fleet figures),
+ * then the device itself when it is listed under host and holds no result
+ * any more (one that still holds results imported from elsewhere is listed
+ * where the newest of them was measured, as an import would list it), then
+ * host once no device is listed under it. A result measured
+ * anywhere else, and a device listed under another host, are never
+ * touched. One transaction. *devices and *results (counts, added to; not
+ * NULL) say what went. -1 with the reason. */
+int store_remove_imported(store *s, const char *host, const char *uuid, size_t *devices,
+                          size_t *results, char *err, size_t errlen);
+
 /* Counts of jobs per state (indexed by enum job_state). */
 int store_job_counts(store *s, int64_t counts[JOB_STATE_COUNT], char *err, size_t errlen);
 /* Calls fn with the number of jobs of each kind in each state that has any,

@@ -4,7 +4,8 @@
  * DESIGN
  * Start-up order matters: the store first (recovering jobs a crash left
  * running, before anything could start them; then the reference data it
- * lacks), then HTTP (so /healthz answers
+ * lacks, or with reference = off the reference data a start with it on
+ * put there, taken out again), then HTTP (so /healthz answers
  * and /readyz says "not yet" while discovery runs), then discovery, then the
  * scheduler. Signals are blocked in every thread and taken synchronously by
  * the main thread with sigwait, so no code runs in signal context. SIGTERM
@@ -179,14 +180,24 @@ static void drain(struct app *app, struct http_server *http)
     }
 }
 
-/* The reference data into the store (what it holds already is skipped).
- * A refusal is logged, not fatal: the daemon serves without it. */
+/* The reference data into the store (what it holds already is skipped),
+ * or with reference = off out of it: a central first started with the
+ * default would otherwise keep comparing the reference GPUs with its
+ * fleet's (docs/fleet.md). A failure is logged, not fatal: the daemon
+ * serves without it, or with it. */
 static void import_reference(struct app *app)
 {
     struct bundle_counts c;
     char err[1200], q[1300];
-    if (!app->cfg.reference)
+    if (!app->cfg.reference) {
+        size_t devices = 0, results = 0;
+        if (reference_remove(app->db, &devices, &results, err, sizeof err) != 0)
+            log_kv(LOG_ERROR, "reference_not_removed", "error=%s", log_quote(q, sizeof q, err));
+        else if (devices || results)
+            log_kv(LOG_INFO, "reference_removed", "devices=%zu results=%zu reason=reference_off",
+                   devices, results);
         return;
+    }
     if (reference_import(app->db, &c, err, sizeof err) == 0)
         log_kv(LOG_INFO, "reference_imported", "devices=%zu results=%zu added=%zu",
                c.devices, c.results, c.results_added);

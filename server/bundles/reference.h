@@ -26,4 +26,13 @@ extern const struct embedded_bundle reference_bundles[];
  * -1 with the reason, naming the bundle, in err. */
 int reference_import(store *s, struct bundle_counts *total, char *err, size_t errlen);
 
+/* Takes the reference data back out of s (reference = off, docs/fleet.md):
+ * for every device of every reference bundle, the results imported from
+ * its host ("reference") and, once it holds none, the device and that host
+ * (store_remove_imported: a GPU or result of any other host is never
+ * touched). Nothing is lost: reference_import brings it all back. The
+ * devices and results removed into *devices and *results. -1 with the
+ * reason, naming the bundle, in err. */
+int reference_remove(store *s, size_t *devices, size_t *results, char *err, size_t errlen);
+
 #endif

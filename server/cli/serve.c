@@ -19,7 +19,8 @@ static const char usage[] =
     "  --config PATH       a file of 'key = value' settings; every key, with its default:\n"
     "                      systemd/gpuprobe.conf.example (source tree and make dist bundle)\n"
     "  --no-reference      do not import the reference H100/H200 results linked into the\n"
-    "                      binary (config: reference = off)\n"
+    "                      binary, and take them out of a database an earlier start put\n"
+    "                      them in (config: reference = off; docs/fleet.md)\n"
     "Command-line options override the config file.\n";
 
 struct serve_args {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Proves result bundles end to end: a new database gets the reference H100 and H200 results linked into the binary (listed with host "reference" and attached false, their results served, none added again at the next start, none with --no-reference); GET /devices/{uuid}/export answers a bundle with a valid digest that `gpuprobe import` takes into another database, twice with nothing added the second time and nothing added when it goes back where it came from, and an import that stores nothing leaves no new database behind; POST /api/v1/import (token) the same over HTTP; refusals that name the member (format, version, sha256, not JSON) write nothing; jobs cannot target an imported device; a bundle under import_limit that parsing would take more than 16 times import_limit to hold (small values: zeros, empty objects) is refused with 413 naming import_limit before jansson sees it, one nested deeper than 64 levels with 400 and the offset, nothing stored and the daemon still answering, while a real bundle is taken; the JSON API's bodies likewise under body_limit.
+# Proves result bundles end to end: a new database gets the reference H100 and H200 results linked into the binary (listed with host "reference" and attached false, their results served, none added again at the next start, none with --no-reference, and taken out again by a start with --no-reference on a database that holds them, the fleet's own GPUs kept, and all back with it on); GET /devices/{uuid}/export answers a bundle with a valid digest that `gpuprobe import` takes into another database, twice with nothing added the second time and nothing added when it goes back where it came from, and an import that stores nothing leaves no new database behind; POST /api/v1/import (token) the same over HTTP; refusals that name the member (format, version, sha256, not JSON) write nothing; jobs cannot target an imported device; a bundle under import_limit that parsing would take more than 16 times import_limit to hold (small values: zeros, empty objects) is refused with 413 naming import_limit before jansson sees it, one nested deeper than 64 levels with 400 and the offset, nothing stored and the daemon still answering, while a real bundle is taken; the JSON API's bodies likewise under body_limit.
 . "$(dirname "$0")/lib.sh"
 
 # the GPUs the shipped reference data was measured on
@@ -73,6 +73,43 @@ WITH_REFERENCE=1 start_daemon
 wait_ready
 grep -q 'msg=reference_imported devices=2 results=4 added=0' "$LOG" ||
     fail "the second start added reference results again: $(grep -m1 reference "$LOG")"
+stop_daemon
+
+# ---- reference = off on a database a start with it on filled: the reference GPUs go ---------
+# A central first started with the defaults, then given GPUs of its fleet's own
+# hosts (bench/fleet/synth.c: 4 GPUs, measured like the reference ones but
+# under their own UUIDs and hosts), then restarted with --no-reference.
+REF_DB=$WORK/central.db
+start_central() { start_daemon_args --db "$REF_DB" --token-file "$TOKEN_FILE" "$@"; wait_ready; }
+WITH_REFERENCE=1 start_central
+stop_daemon
+synth_fleet own 4
+"$GPUPROBE" import own/0*.json --db "$REF_DB" >/dev/null || fail "importing the fleet's own GPUs"
+start_central
+grep -q 'msg=reference_removed devices=2 results=4 reason=reference_off' "$LOG" ||
+    fail "--no-reference did not remove the reference data: $(grep reference "$LOG")"
+req GET /api/v1/devices
+assert_json '[.devices[] | .host | test("^node")] | [length, all]' '[4,true]'
+req GET /api/v1/fleet
+assert_status 200
+assert_true '([.models[].devices] | add) == 4 and ([.devices[] | select(.host == "reference")] | length) == 0'
+for dev in $H100 $H200; do
+    req GET "/api/v1/devices/$dev/latency"
+    [ "$STATUS" = 404 ] || fail "the reference GPU $dev is still answered: $(last_request)"
+done
+[ "$(sqlite3 "$REF_DB" "SELECT count(*) FROM hosts WHERE hostname = 'reference'")" = 0 ] ||
+    fail "the host reference is still in the store"
+stop_daemon
+# with it off again there is nothing left to remove, and nothing said
+start_central
+if grep -q reference_removed "$LOG"; then fail "a second start removed more: $(grep reference_removed "$LOG")"; fi
+stop_daemon
+# on again: all of it back, nothing of the fleet's own lost
+WITH_REFERENCE=1 start_central
+grep -q 'msg=reference_imported devices=2 results=4 added=4' "$LOG" ||
+    fail "the reference data did not come back: $(grep reference "$LOG")"
+req GET /api/v1/devices
+assert_json '[.devices[] | .host] | sort | [length, .[4:]]' '[6,["reference","reference"]]'
 stop_daemon
 
 # ---- gpuprobe import / export ---------------------------------------------------------------

@@ -2,7 +2,9 @@
  * Unit tests of result bundles (server/bundles/) on the shipped reference
  * bundle of the H200 (data/reference/h200.json, real measurements) and a
  * real store: its digest is what bundle_digest computes; importing it adds
- * the device and both results, a second time nothing; a bundle built from
+ * the device and both results, a second time nothing; store_remove_imported
+ * takes an import back (results, derived rows, device, host), leaving
+ * another host's result and moving its device there; a bundle built from
  * that store carries the results' origin and goes back in adding nothing;
  * a bundle whose second result its kind refuses (digest made valid again)
  * names that member and writes nothing, not even the first result; an
@@ -150,6 +152,54 @@ static void test_future_stamp_not_newest_for_ever(void **state)
                               " WHERE r.probe = 'latency' ORDER BY r.measured_ms DESC LIMIT 1"), 82);
     json_decref(later);
     json_decref(skewed);
+    json_decref(b);
+}
+
+/* store_remove_imported takes back what imports from one host brought: its
+ * results with every row derived from them, then the device and the host
+ * once nothing holds them; a result of another host stays, and its device
+ * moves there. */
+static void test_remove_imported(void **state)
+{
+    struct rdb *f = *state;
+    json_t *b = rdb_load(REFERENCE);
+    const char *uuid = json_string_value(json_object_get(json_array_get(json_object_get(b, "devices"), 0), "uuid"));
+    size_t devices = 0, results = 0;
+    char err[512];
+    import_ok(f, b, 2, 0);
+    /* another host's name takes nothing */
+    assert_int_equal(store_remove_imported(f->s, "node2", uuid, &devices, &results, err, sizeof err), 0);
+    assert_int_equal(devices + results, 0);
+    assert_int_equal(store_remove_imported(f->s, "reference", uuid, &devices, &results, err, sizeof err), 0);
+    assert_int_equal(devices, 1);
+    assert_int_equal(results, 2);
+    static const char *const empty[] = {"jobs", "devices", "hosts", "probe_runs", "latency_results",
+                                        "memory_curve", "model_validation_runs", "device_figures",
+                                        "banks_runs", "job_events"};
+    for (size_t i = 0; i < sizeof empty / sizeof empty[0]; i++) {
+        char sql[100];
+        snprintf(sql, sizeof sql, "SELECT count(*) FROM %s", empty[i]);
+        if (count(f, sql) != 0)
+            fail_msg("%s still holds rows", empty[i]);
+    }
+    /* again: nothing left to take */
+    devices = results = 0;
+    assert_int_equal(store_remove_imported(f->s, "reference", uuid, &devices, &results, err, sizeof err), 0);
+    assert_int_equal(devices + results, 0);
+    /* the GPU measured on node2 too (earlier: it stays listed as reference's) */
+    import_ok(f, b, 2, 0);
+    json_t *older = moved(b, "node2", 78, "2026-11-24T09:19:50.000Z", "2026-11-24T09:19:59.000Z");
+    import_ok(f, older, 1, 0);
+    assert_int_equal(count(f, "SELECT count(*) FROM devices d JOIN hosts h ON h.id = d.host_id"
+                              " WHERE h.hostname = 'reference'"), 1);
+    assert_int_equal(store_remove_imported(f->s, "reference", uuid, &devices, &results, err, sizeof err), 0);
+    assert_int_equal(devices, 0);
+    assert_int_equal(results, 2);
+    assert_int_equal(count(f, "SELECT count(*) FROM jobs WHERE origin_host = 'node2'"), 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM devices d JOIN hosts h ON h.id = d.host_id"
+                              " WHERE h.hostname = 'node2'"), 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM hosts WHERE hostname = 'reference'"), 0);
+    json_decref(older);
     json_decref(b);
 }
 
@@ -375,6 +425,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_device_follows_its_newest_host, rdb_setup, rdb_teardown),
         cmocka_unit_test_setup_teardown(test_future_stamp_not_newest_for_ever, rdb_setup, rdb_teardown),
         cmocka_unit_test_setup_teardown(test_round_trip, rdb_setup, rdb_teardown),
+        cmocka_unit_test_setup_teardown(test_remove_imported, rdb_setup, rdb_teardown),
         cmocka_unit_test_setup_teardown(test_distributed_shared_carried, rdb_setup, rdb_teardown),
         cmocka_unit_test_setup_teardown(test_refusals, rdb_setup, rdb_teardown),
         cmocka_unit_test_setup_teardown(test_contract, rdb_setup, rdb_teardown),
