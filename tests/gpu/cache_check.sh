@@ -55,28 +55,29 @@ same() {
     local pattern=$1 size=$2 ptx=$3 grid=$4 block=$5 flags=
     shift 5
     [ "${!#}" = --ignore-pc ] && { flags=--ignore-pc; set -- "${@:1:$(($# - 1))}"; }
-    local c=$work/same-$pattern
+    local name=$pattern${TILE:+-t$TILE}
+    local c=$work/same-$name
     if ! "$bin" trace capture --ptx "$ptx" --grid "$grid" --block "$block" "$@" -o "$c.trace" \
         > "$c.json" 2> "$c.err"; then
-        echo "FAIL same $pattern: capture: $(tail -n2 "$c.err")"; fail=$((fail + 1)); return
+        echo "FAIL same $name: capture: $(tail -n2 "$c.err")"; fail=$((fail + 1)); return
     fi
     "$bin" trace convert "$c.trace" -o "$c.csv" --out-format csv
     local bases sbases tile=()
     bases=$(python3 -c "import json,sys; print(','.join(hex(b['address']) for b in json.load(open(sys.argv[1]))['buffers']))" "$c.json")
-    case $pattern in *tiled*) tile=(--tile 16) ;; esac
+    case $pattern in *tiled*) tile=(--tile "${TILE:-16}") ;; esac
     "$bin" trace synth --pattern "$pattern" --size "$size" "${tile[@]}" --out-format csv \
         -o "$c.synth.csv" 2> "$c.synth.err"
     sbases=$(grep -o '@0x[0-9a-f]*' "$c.synth.err" | tr -d @ | paste -sd,)
     if sh tests/gpu/kernels/synth/compare.sh $flags "$c.synth.csv" "$sbases" "$c.csv" "$bases" \
-        > "$out/same-$pattern.txt" 2>&1; then
-        echo "PASS same $pattern ($size): $(($(wc -l < "$c.csv") - 1)) records equal"
+        > "$out/same-$name.txt" 2>&1; then
+        echo "PASS same $name ($size): $(($(wc -l < "$c.csv") - 1)) records equal"
     elif [ -z "$flags" ] && sh tests/gpu/kernels/synth/compare.sh --ignore-pc "$c.synth.csv" \
-        "$sbases" "$c.csv" "$bases" > "$out/same-$pattern.nopc.txt" 2>&1; then
+        "$sbases" "$c.csv" "$bases" > "$out/same-$name.nopc.txt" 2>&1; then
         # the compiler issued the loads in another order than the source's
-        echo "PASS same $pattern ($size): $(($(wc -l < "$c.csv") - 1)) records equal as (array," \
-            "offset, width) per thread; the PCs rank differently (see same-$pattern.txt)"
+        echo "PASS same $name ($size): $(($(wc -l < "$c.csv") - 1)) records equal as (array," \
+            "offset, width) per thread; the PCs rank differently (see same-$name.txt)"
     else
-        echo "FAIL same $pattern ($size): $(head -n3 "$out/same-$pattern.txt")"; fail=$((fail + 1))
+        echo "FAIL same $name ($size): $(head -n3 "$out/same-$name.txt")"; fail=$((fail + 1))
     fi
 }
 m40=6400 # 40 x 40 floats
@@ -89,6 +90,11 @@ same matmul-naive-bt 40 $sx/matmul-naive-bt.ptx 3,3 16,16 --param 0=buf:$m40:ran
 same transpose-tiled 40,24 $sx/transpose-tiled.ptx 2,3 16,16 --param 0=buf:3840:randf:3 \
     --param 1=buf:3840 --param 2=40 --param 3=24
 same stream 1000 $sx/stream.ptx 4 256 --param 0=buf:4000:randf:4 --param 1=buf:4000 --param 2=1000
+# the tiled multiply at its other tile sizes (nvcc -DTILE=8 and 32: make.sh)
+TILE=8 same matmul-tiled 40 $sx/matmul-tiled-t8.ptx 5,5 8,8 --param 0=buf:$m40:randf:1 \
+    --param 1=buf:$m40:randf:2 --param 2=buf:$m40 --param 3=40 --param 4=40 --param 5=40
+TILE=32 same matmul-tiled 40 $sx/matmul-tiled-t32.ptx 2,2 32,32 --param 0=buf:$m40:randf:1 \
+    --param 1=buf:$m40:randf:2 --param 2=buf:$m40 --param 3=40 --param 4=40 --param 5=40
 
 # ---- 2. predicted vs measured hit rates ----------------------------------------------------
 # hits CASE PTX GRID BLOCK PARAMS...: capture under ncu, sort, cache
@@ -113,6 +119,11 @@ for p in matmul-naive matmul-naive-bt matmul-tiled matmul-tiled-bt; do
     hits $p-$n $sx/$p.ptx 16,16 16,16 --param 0=buf:$m:randf:1 --param 1=buf:$m:randf:2 \
         --param 2=buf:$m --param 3=$n --param 4=$n --param 5=$n
 done
+for t in 8 32; do
+    hits matmul-tiled-t$t-$n $sx/matmul-tiled-t$t.ptx $((n / t)),$((n / t)) $t,$t \
+        --param 0=buf:$m:randf:1 --param 1=buf:$m:randf:2 --param 2=buf:$m --param 3=$n \
+        --param 4=$n --param 5=$n
+done
 n=128; m=$((n * n * 4))
 hits matmul-naive-$n $sx/matmul-naive.ptx 8,8 16,16 --param 0=buf:$m:randf:1 \
     --param 1=buf:$m:randf:2 --param 2=buf:$m --param 3=$n --param 4=$n --param 5=$n
@@ -134,6 +145,19 @@ hits strided-256k-s8 $sx/strided.ptx 1024 256 --param 0=buf:8388608:randf:8 \
     --param 1=buf:1048576 --param 2=262144 --param 3=8
 hits strided-64k-s33 $sx/strided.ptx 256 256 --param 0=buf:8650752:randf:9 \
     --param 1=buf:262144 --param 2=65536 --param 3=33
+# three of the model's validation kernels (probes/validation_ptx.c) at smaller
+# launches: gather reads in[idx[i]] with idx a random permutation of 2^24
+# words, so 2^20 threads read at random over 64 MiB (an H100's L2 holds 50,
+# an H200's 60); histogram streams 16 MiB of bytes into shared-memory bins
+# (its shared atomics and the final red.global are not global loads: the
+# capture records its loads); sgemv, a warp a row, re-reads x from every row.
+mb=$((1024 * 1024))
+hits gather-1M $cx/validation_gather.ptx 4096 256 --param 0=buf:$((4 * mb)) \
+    --param 1=buf:$((64 * mb)):randf:10 --param 2=buf:$((64 * mb)):perm:11
+hits histogram-16M $cx/validation_histogram.ptx 256 256 --param 0=buf:1024 \
+    --param 1=buf:$((16 * mb)):rand:12 --param 2=64
+hits sgemv-1024 $cx/validation_sgemv.ptx 128 32,8 --param 0=buf:4096 \
+    --param 1=buf:$((4 * mb)):randf:13 --param 2=buf:4096:randf:14 --param 3=1024
 [ -f $cx/vecadd.ptx ] && hits vecadd-1M $cx/vecadd.ptx 4096 256 --param 0=buf:4194304:randf:1 \
     --param 1=buf:4194304:randf:2 --param 2=buf:4194304 --param 3=1048576
 
