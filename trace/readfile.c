@@ -90,11 +90,22 @@ enum trace_format trace_format_detect(const char *buf, size_t len)
     return TRACE_FMT_AUTO;
 }
 
-static void unknown_format(struct trace_err *err)
+/* Why no reader takes buf: a sorted trace's CSV (what a sort writes by
+ * default, so the likeliest wrong input) is named as such; anything else
+ * lists the formats and asks for the format to be named. */
+static void unknown_format(const char *buf, size_t len, struct trace_err *err)
 {
+    if (first_line_is(buf, len, TRACE_CSV_OUT_HEADER) || first_line_is(buf, len, TRACE_CSV_OUT_HEADER_NO_OP)) {
+        trace_err_set(err, 1, 0,
+                      "this is a sorted trace (a sort's CSV output), not one of requests: it is not "
+                      "sorted again, convert reads sorted traces in the binary format only (sort with "
+                      "--out-format bin), and trace cache reads it as it is");
+        return;
+    }
     trace_err_set(err, 1, 0,
                   "cannot tell the format (not a binary trace, CSV with the header \"%s\" or \"%s\", "
-                  "NVBit mem_trace or Accel-Sim output): name it",
+                  "NVBit mem_trace or Accel-Sim output): name the format (--in-format on the command "
+                  "line, in_format over HTTP)",
                   TRACE_CSV_IN_HEADER, TRACE_CSV_IN_HEADER_NO_OP);
 }
 
@@ -250,7 +261,7 @@ int trace_read_path(const char *path, enum trace_format fmt, const struct trace_
         fmt = trace_format_detect(m.data, m.len);
     int rc;
     if (fmt == TRACE_FMT_AUTO) {
-        unknown_format(err);
+        unknown_format(m.data, m.len, err);
         rc = TRACE_EINPUT;
     } else if (fmt == TRACE_FMT_BIN) {
         rc = read_bin(path, flags, sink, ctx, err);
@@ -272,11 +283,10 @@ int trace_detect_path(const char *path, enum trace_format *fmt, struct trace_err
     if (trace_map_file(path, &m, err))
         return TRACE_ENOMEM;
     *fmt = trace_format_detect(m.data, m.len);
+    if (*fmt == TRACE_FMT_AUTO)
+        unknown_format(m.data, m.len, err);
     trace_unmap_file(&m);
-    if (*fmt != TRACE_FMT_AUTO)
-        return 0;
-    unknown_format(err);
-    return TRACE_EINPUT;
+    return *fmt == TRACE_FMT_AUTO ? TRACE_EINPUT : 0;
 }
 
 int trace_pcflags_load(struct trace_pcflags *t, const char *path, struct trace_err *err)

@@ -22,6 +22,7 @@
 
 #include "tests/unit/support/tmpfile.h"
 #include "trace/binfmt.h"
+#include "trace/csv.h"
 #include "trace/readfile.h"
 
 #define FIX "tests/fixtures/traces/"
@@ -131,6 +132,7 @@ static void test_unknown_and_missing(void **state)
     assert_int_equal(err.line, 1);
     assert_int_equal(err.offset, 0);
     assert_non_null(strstr(err.msg, "cannot tell the format"));
+    assert_non_null(strstr(err.msg, "--in-format"));
     assert_int_equal(trace_read_path(FIX "no-such-file", TRACE_FMT_CSV, NULL, count, &n, NULL, NULL,
                                      &err),
                      TRACE_ENOMEM);
@@ -206,6 +208,31 @@ static void test_sorted_binary_refused(void **state)
     assert_non_null(strstr(err.msg, "sorted"));
 }
 
+/* A sorted trace's CSV, what a sort writes by default, is named as such
+ * (by detection and by a read), not reported as an unknown format. */
+static void test_sorted_csv_named(void **state)
+{
+    struct tmp *t = *state;
+    static const char *const heads[] = {TRACE_CSV_OUT_HEADER, TRACE_CSV_OUT_HEADER_NO_OP};
+    for (int i = 0; i < 2; i++) {
+        struct trace_err err = {0};
+        uint64_t n = 0;
+        enum trace_format f;
+        FILE *fp = fopen(t->path, "w");
+        assert_non_null(fp);
+        fprintf(fp, "%s\n0,0,0,0x10,0x100,4,0%s\n", heads[i], i == 0 ? ",ld" : "");
+        fclose(fp);
+        assert_int_equal(trace_detect_path(t->path, &f, &err), TRACE_EINPUT);
+        assert_non_null(strstr(err.msg, "this is a sorted trace"));
+        assert_null(strstr(err.msg, "cannot tell the format"));
+        memset(&err, 0, sizeof err);
+        assert_int_equal(trace_read_path(t->path, TRACE_FMT_AUTO, NULL, count, &n, NULL, NULL, &err),
+                         TRACE_EINPUT);
+        assert_non_null(strstr(err.msg, "trace cache"));
+        assert_int_equal(n, 0);
+    }
+}
+
 static void test_err_format(void **state)
 {
     (void)state;
@@ -229,6 +256,7 @@ int main(void)
         cmocka_unit_test(test_unknown_and_missing),
         cmocka_unit_test_setup_teardown(test_binary_with_flags, setup, tmp_teardown),
         cmocka_unit_test_setup_teardown(test_sorted_binary_refused, setup, tmp_teardown),
+        cmocka_unit_test_setup_teardown(test_sorted_csv_named, setup, tmp_teardown),
         cmocka_unit_test(test_err_format),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
