@@ -233,6 +233,12 @@ static int setup(struct run *r, const struct trace_files *f, const struct trace_
     r->f = f;
     r->p = *p;
     r->fail = failure;
+    /* a setting that means nothing is refused, not ignored: the user who
+     * wrote 3 expects three threads */
+    const char *e = getenv("GPUPROBE_TRACE_THREADS");
+    if (e && *e && strcmp(e, "1") != 0 && strcmp(e, "2") != 0)
+        return fail(r, TRACE_FAULT_PARAMS, NULL,
+                    "GPUPROBE_TRACE_THREADS must be 1 or 2, not '%.40s' (unset it to let the sorter choose)", e);
     if (!f->pc_flags)
         return 0;
     struct trace_err te = {0};

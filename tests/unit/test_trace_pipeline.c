@@ -389,6 +389,25 @@ static void test_csv_copy_on_two_threads(void **state)
     assert_int_equal(offset[1], offset[0]);
 }
 
+/* GPUPROBE_TRACE_THREADS other than 1 or 2 is refused with its value, and
+ * the output is not written; empty counts as unset. */
+static void test_threads_setting_refused(void **state)
+{
+    struct tmp *t = *state;
+    struct trace_failure fail;
+    write_file(t->path, sample_csv);
+    struct trace_files f = {.input = t->path, .output = tmp_path(t, "out.csv"), .tmpdir = t->dir};
+    const char *const bad[] = {"3", "0", "two", "1 "};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(sort_with_threads(&f, "", bad[i], &fail), -1);
+        assert_int_equal(fail.fault, TRACE_FAULT_PARAMS);
+        assert_non_null(strstr(fail.msg, "GPUPROBE_TRACE_THREADS must be 1 or 2"));
+        assert_non_null(strstr(fail.msg, bad[i]));
+        assert_int_equal(access(f.output, F_OK), -1);
+    }
+    assert_int_equal(sort_with_threads(&f, "", "", &fail), 0);
+}
+
 /* A successful sort replaces an OUTPUT that was there (swapped into place),
  * leaving no part file. */
 static void test_replaces_output(void **state)
@@ -465,6 +484,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_flags_on_sorted_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_large_sort_through_queue, setup, teardown),
         cmocka_unit_test_setup_teardown(test_csv_copy_on_two_threads, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_threads_setting_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_replaces_output, setup, teardown),
         cmocka_unit_test_setup_teardown(test_output_device, setup, teardown),
     };
