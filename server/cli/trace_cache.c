@@ -261,8 +261,11 @@ static int geometry(const struct opts *o, struct cache_config *cfg)
     if (rc)
         return rc;
     if (cfg->l2 && (cfg->geom[1].line != cfg->geom[0].line || cfg->geom[1].sector != cfg->geom[0].sector))
-        return cli_fail(CMD, 2, "the L2's line and sector must be the L1's (%u and %u bytes)",
-                        cfg->geom[0].line, cfg->geom[0].sector);
+        return cli_fail(CMD, 2,
+                        "the L2's line and sector must be the L1's (%u and %u bytes), and the %s L2 has "
+                        "%u and %u: give --l2 SIZE,ASSOC,%u,%u, or --l2 none",
+                        cfg->geom[0].line, cfg->geom[0].sector, o->l2 ? "--l2" : "preset's",
+                        cfg->geom[1].line, cfg->geom[1].sector, cfg->geom[0].line, cfg->geom[0].sector);
     if (!o->engine || strcmp(o->engine, "both") == 0)
         cfg->engines = CACHE_ENGINE_BOTH;
     else if (strcmp(o->engine, "exact") == 0)

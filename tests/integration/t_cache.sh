@@ -297,6 +297,10 @@ refused 2 cyclic.csv --set-index hash
 refused 2 cyclic.csv --engine fast
 refused 2 cyclic.csv --arch volta
 refused 2 cyclic.csv --l2 1M,16,64,32
+assert_match "$ERR" "the --l2 L2 has 64 and 32" "the L2 that does not match named"
+refused 2 cyclic.csv --l1 224K,448,64,32 # the preset's L2 keeps its 128-byte lines
+assert_match "$ERR" "the preset's L2 has 128 and 32: give --l2 SIZE,ASSOC,64,32, or --l2 none" \
+    "the preset's L2 named, with the fixes"
 refused 2 cyclic.csv --latency -1
 refused 2
 refused 1 "$REPO/tests/fixtures/traces/sample.csv" # requests, not a sorted trace
