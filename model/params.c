@@ -72,7 +72,7 @@ static int device_attrs(struct ctx *c, const json_t **dev)
 {
     *dev = json_object_get(c->in, "device");
     if (!json_is_object(*dev))
-        return missing(c, errf(c->err, c->errlen, "device %s was never seen by this daemon",
+        return missing(c, errf(c->err, c->errlen, "device %s is not in this database: no GPU of that UUID was discovered or imported",
                                      c->uuid));
     c->hw->sm_count = (int)json_integer_value(json_object_get(*dev, "sm_count"));
     c->hw->warp_size = (int)json_integer_value(json_object_get(*dev, "warp_size"));

@@ -226,18 +226,64 @@ static json_t *kernel_json(const struct popts *o, int *status)
     return k;
 }
 
-/* The UUID for --device: an attached GPU's by index, else the text itself. */
-static void device_uuid(const char *device, char uuid[48])
+/* The UUID for --device: an attached GPU's by index, else the text itself
+ * (a UUID). 0, or -1 when a number names no GPU attached here: a stored
+ * device (the reference GPUs, an imported one) is named by its UUID. */
+static int device_uuid(const char *device, char uuid[48])
 {
     struct gpu_inventory inv;
     long long idx;
     snprintf(uuid, 48, "%s", device);
-    if (parse_ll(device, 0, INT_MAX, &idx) < 0 || gpu_discover(&inv) < 0)
+    if (parse_ll(device, 0, INT_MAX, &idx) < 0)
+        return 0;
+    int found = 0;
+    if (gpu_discover(&inv) == 0) {
+        for (size_t i = 0; i < inv.count; i++)
+            if (inv.devices[i].index == idx) {
+                snprintf(uuid, 48, "%s", inv.devices[i].uuid);
+                found = 1;
+            }
+        gpu_inventory_free(&inv);
+    }
+    return found ? 0 : -1;
+}
+
+/* "UUID (name, host), ..." of the database's devices, the first few, into
+ * buf: what a user who named no known device can name instead. */
+static void stored_devices(store *s, char *buf, size_t len)
+{
+    struct device_row *rows = NULL;
+    size_t n = 0, at = 0;
+    char err[256];
+    snprintf(buf, len, "none");
+    if (store_device_list(s, &rows, &n, err, sizeof err) < 0 || n == 0)
         return;
-    for (size_t i = 0; i < inv.count; i++)
-        if (inv.devices[i].index == idx)
-            snprintf(uuid, 48, "%s", inv.devices[i].uuid);
-    gpu_inventory_free(&inv);
+    for (size_t i = 0; i < n && i < 4 && at < len; i++)
+        at += (size_t)snprintf(buf + at, len - at, "%s%s (%s, host %s)", i ? ", " : "", rows[i].uuid,
+                               rows[i].name ? rows[i].name : "?", rows[i].hostname ? rows[i].hostname : "?");
+    if (n > 4 && at < len)
+        snprintf(buf + at, len - at, " and %zu more", n - 4);
+    device_rows_free(rows, n);
+}
+
+/* 0 when uuid is a device of the database, else the failure, naming the
+ * devices it holds. */
+static int known_device(store *s, const struct popts *o, const char *uuid, int index_unknown)
+{
+    struct device_row row;
+    char err[256], list[600];
+    int rc = index_unknown ? 1 : store_device_get(s, uuid, &row, err, sizeof err);
+    if (rc < 0)
+        return cli_fail(CMD, 1, "%s", err);
+    if (rc == 0) {
+        device_row_free(&row);
+        return 0;
+    }
+    stored_devices(s, list, sizeof list);
+    if (index_unknown)
+        return cli_fail(CMD, 1, "no GPU with index %s is attached here; name a device of %s by its UUID: %s",
+                        o->device, o->db, list);
+    return cli_fail(CMD, 1, "device %s is not in %s; its devices: %s", uuid, o->db, list);
 }
 
 /* The sample's hit rates for kernel on the device (see the DESIGN). */
@@ -306,7 +352,9 @@ static int kernel_fail(const struct popts *o, int status, const char *field, con
                {"entry", "--entry"}, {"launches", "--launches"},
                {"transfer_bytes", "--transfer-bytes"}, {"params", "--param"}};
     size_t n = strlen(field);
-    if (!o->ptx || !field[0] || strncmp(err, field, n) != 0 || strncmp(err + n, ": ", 2) != 0)
+    if (!o->ptx) /* the member of the JSON given: named as the API names it */
+        return cli_fail(CMD, status, "--kernel: kernel%s%s", field[0] ? "." : ": ", err);
+    if (!field[0] || strncmp(err, field, n) != 0 || strncmp(err + n, ": ", 2) != 0)
         return cli_fail(CMD, status, "kernel%s%s", field[0] ? "." : ": ", err);
     if (!strcmp(field, "ptx"))
         return cli_fail(CMD, status, "%s: %s", o->ptx, err + n + 2);
@@ -324,7 +372,8 @@ static int predict(store *s, const struct popts *o, const json_t *kernel)
     int missing, major, minor;
     struct mwp_hw hw;
     json_t *inputs = NULL, *out = NULL;
-    device_uuid(o->device, uuid);
+    if (known_device(s, o, uuid, device_uuid(o->device, uuid) < 0))
+        return 1;
     if (store_model_inputs(s, uuid, &inputs, err, sizeof err) < 0)
         return cli_fail(CMD, 1, "%s", err);
     int status = 0;

@@ -129,13 +129,27 @@ assert_match "$table" "^compute capability 9.0: 16 blocks per SM, 48 warps activ
 assert_match "$table" "registers +16  <- limiter" "the limiter in the table"
 run_cli model occupancy --cc 9.0 --regs 40
 [ "$RC" -eq 2 ] || fail "model occupancy without --block: exit $RC"
-assert_match "$ERR" "block" "the usage error"
+assert_match "$ERR" "--block: is required" "the usage error, in the option's name"
+run_cli model occupancy --cc 9.0 --regs 64 --block 256 --smem 100000 --compact
+[ "$RC" -eq 0 ] || fail "model occupancy over the dynamic maximum: exit $RC"
+assert_match "$(printf '%s' "$OUT" | jq -r .refused)" "--max-dynamic-smem on the command line" \
+    "the option that raises the dynamic maximum"
+run_cli model occupancy --block 256 --regs 40
+[ "$RC" -eq 2 ] || fail "model occupancy without --cc: exit $RC"
+assert_match "$ERR" "--cc: is required" "the usage error, in the option's name"
 run_cli model occupancy --cc 9.0 --regs x --block 32
 [ "$RC" -eq 2 ] || fail "model occupancy --regs x: exit $RC"
 
 # ---- predict: a device, then its measurements ----------------------------------------------
 req POST /api/v1/model/predict "{\"device\":\"$SEED\",\"kernel\":$KERNEL}"
 assert_problem 422 unknown-device
+run_cli model predict --db "$DB" --device "$SEED" --kernel "$KERNEL"
+[ "$RC" -eq 1 ] || fail "model predict for a device not in the database: exit $RC"
+assert_match "$ERR" "device $SEED is not in .*; its devices: (none|GPU-)" "the unknown device's reason"
+run_cli model predict --db "$DB" --device 7 --kernel "$KERNEL"
+[ "$RC" -eq 1 ] || fail "model predict --device 7 (no such GPU here): exit $RC"
+assert_match "$ERR" "no GPU with index 7 is attached here; name a device of .* by its UUID" \
+    "the unknown index's reason"
 seed_device
 req POST /api/v1/model/predict "{\"device\":\"$SEED\",\"kernel\":$KERNEL}"
 assert_problem 409 conflict
@@ -170,6 +184,9 @@ assert_field device
 run_cli model predict --db "$DB" --device "$SEED" --kernel "$KERNEL" --compact
 [ "$RC" -eq 0 ] || fail "model predict: exit $RC: $ERR"
 [ "$(printf '%s' "$OUT" | jq '.prediction.kernel_s > 0')" = true ] || fail "model predict printed $OUT"
+run_cli model predict --db "$DB" --device "$SEED" --kernel '{"grid":1}'
+[ "$RC" -eq 2 ] || fail "model predict --kernel without a block: exit $RC"
+assert_match "$ERR" "--kernel: kernel.block: is required" "the JSON member named as given"
 printf '.version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 p, .param .u32 p_n)\n{\n.reg .u32 %%i, %%n, %%t;\n.reg .u64 %%a, %%o;\n.reg .f32 %%v;\n.reg .pred %%q;\nld.param.u64 %%a, [p];\nld.param.u32 %%n, [p_n];\nmov.u32 %%t, %%tid.x;\nmul.wide.u32 %%o, %%t, 4;\nadd.u64 %%a, %%a, %%o;\nmov.u32 %%i, 0;\n$L:\nld.global.f32 %%v, [%%a];\nadd.u32 %%i, %%i, 1;\nsetp.lt.u32 %%q, %%i, %%n;\n@%%q bra $L;\nret;\n}\n' >k.ptx
 run_cli model predict --db "$DB" --device "$SEED" --ptx k.ptx --grid 64 --block 128 --regs 16 --param p_n=10 --compact
 [ "$RC" -eq 0 ] || fail "model predict --ptx: exit $RC: $ERR"
