@@ -192,7 +192,8 @@ static void smem_limit(const struct occ_rules *r, const struct occ_input *in,
     }
     if (in->dynamic_smem > o->max_dynamic_smem) {
         refuse(o, OCC_LIMIT_SHARED, "%d bytes of dynamic shared memory is more than the "
-               "kernel's maximum of %d (raise MAX_DYNAMIC_SHARED_SIZE_BYTES)", in->dynamic_smem,
+               "kernel's maximum of %d (raise it: max_dynamic_smem over HTTP, --max-dynamic-smem on the command "
+               "line, CUDA's MAX_DYNAMIC_SHARED_SIZE_BYTES)", in->dynamic_smem,
                o->max_dynamic_smem);
         return;
     }

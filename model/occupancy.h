@@ -110,7 +110,7 @@ struct occ_result {
     int blocks_per_sm;
     enum occ_limit limiter;
     unsigned limiters;            /* bit (1 << l) for every resource at the minimum */
-    char refused[160];            /* why a block cannot be resident at all; "" otherwise */
+    char refused[256];            /* why a block cannot be resident at all; "" otherwise */
     int limit[OCC_LIMIT_COUNT];   /* blocks each resource allows */
     /* warps */
     int warps_per_block;

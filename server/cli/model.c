@@ -74,28 +74,45 @@ static int occ_parse_args(int argc, char **argv, struct occ_opts *o, int *status
     return cli_parse(CMD, usage, opts, NULL, argc, argv, status);
 }
 
+/* The request's members and the options that give them: the API's
+ * parser checks the request and names a member; the command says the
+ * option instead. */
+static const struct {
+    const char *member, *option;
+} occ_members[] = {
+    {"regs", "regs"}, {"block", "block"}, {"smem", "smem"}, {"static_smem", "static-smem"},
+    {"max_dynamic_smem", "max-dynamic-smem"}, {"carveout", "carveout"}, {"barriers", "barriers"},
+    {"compute_capability", "cc"}, {"device", "device"},
+};
+#define OCC_INT_MEMBERS 7 /* the first ones: integers */
+
 /* The options as the JSON request the API takes; NULL after the message. */
 static json_t *occ_request_json(const struct occ_opts *o, int *status)
 {
-    const struct {
-        const char *member, *option, *text;
-    } ints[] = {
-        {"regs", "regs", o->regs}, {"block", "block", o->block}, {"smem", "smem", o->smem},
-        {"static_smem", "static-smem", o->static_smem},
-        {"max_dynamic_smem", "max-dynamic-smem", o->max_dyn},
-        {"carveout", "carveout", o->carveout}, {"barriers", "barriers", o->barriers},
-    };
+    const char *const texts[OCC_INT_MEMBERS] = {o->regs,    o->block,    o->smem,    o->static_smem,
+                                                o->max_dyn, o->carveout, o->barriers};
     json_t *req = json_object();
     if (o->cc)
         json_object_set_new(req, "compute_capability", json_string(o->cc));
     if (o->device)
         json_object_set_new(req, "device", json_string(o->device));
-    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
-        if ((*status = cli_set_int(CMD, req, ints[i].member, ints[i].option, ints[i].text)) != 0) {
+    for (size_t i = 0; i < OCC_INT_MEMBERS; i++)
+        if ((*status = cli_set_int(CMD, req, occ_members[i].member, occ_members[i].option, texts[i])) != 0) {
             json_decref(req);
             return NULL;
         }
     return req;
+}
+
+/* The parser's reason err about member field, in the command's words:
+ * "regs: is required" is "--regs R is required" on the command line. */
+static int occ_request_fail(const char *field, const char *err)
+{
+    size_t n = strlen(field);
+    for (size_t i = 0; i < sizeof occ_members / sizeof occ_members[0]; i++)
+        if (n && strcmp(field, occ_members[i].member) == 0 && strncmp(err, field, n) == 0 && err[n] == ':')
+            return cli_fail(CMD, 2, "--%s:%s", occ_members[i].option, err + n + 1);
+    return cli_fail(CMD, 2, "%s", err);
 }
 
 /* The compute capability of an attached device (index or UUID). */
@@ -174,7 +191,7 @@ static int occ_answer(const struct occ_opts *o)
         return status;
     status = 0;
     if (occ_request_parse(req, &rq, err, sizeof err, field, sizeof field) < 0)
-        status = cli_fail(CMD, 2, "%s", err);
+        status = occ_request_fail(field, err);
     else if (rq.device)
         status = device_cc(o->device, &rq.cc_major, &rq.cc_minor);
     const struct occ_rules *r = status ? NULL : occ_rules_for(rq.cc_major, rq.cc_minor);
