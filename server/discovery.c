@@ -31,6 +31,11 @@ static enum discovery_state discover(struct app *app, struct gpu_inventory *inv)
     worker_argv(&wa, app->self_exe, &call);
     int rc = child_run(app->self_exe, wa.argv, app->cfg.discovery_timeout_s,
                        DISCOVERY_OUTPUT_LIMIT, &out, err, sizeof err);
+    if (rc != 0) {
+        char why[sizeof err];
+        snprintf(why, sizeof why, "%s", err);
+        snprintf(err, sizeof err, "the worker %.480s", why);
+    }
     if (rc == 0)
         rc = worker_reply_read(out, strlen(out), &r, err, sizeof err);
     if (rc == 0 && !r.ok) {

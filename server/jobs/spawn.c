@@ -271,9 +271,9 @@ int child_run(const char *exe, char *const argv[], int timeout_s, size_t out_lim
     } else if (!WIFEXITED(c.status) || WEXITSTATUS(c.status) != 0) {
         child_exit_text(&c, how, sizeof how);
         child_err_summary(&c, tail, sizeof tail);
-        snprintf(err, errlen, "worker %s%s%s", how, tail[0] ? ": " : "", tail);
+        snprintf(err, errlen, "%s%s%s", how, tail[0] ? ": " : "", tail);
     } else if (c.out_overflow) {
-        snprintf(err, errlen, "worker output larger than %zu bytes", out_limit);
+        snprintf(err, errlen, "output larger than %zu bytes", out_limit);
     } else {
         *out = c.out.data ? c.out.data : strdup("");
         c.out = (struct buf){0};

@@ -58,7 +58,8 @@ void child_err_summary(const struct child *c, char *buf, size_t len);
 
 /* Runs a child to completion with a deadline; for short tasks such as device
  * discovery. On success (exit status 0) returns 0 with *out malloc'd.
- * -1 with the reason otherwise. */
+ * -1 with the reason otherwise ("exited with status 1: <stderr's tail>"),
+ * which the caller prefixes with what it ran. */
 int child_run(const char *exe, char *const argv[], int timeout_s, size_t out_limit, char **out,
               char *err, size_t errlen);
 

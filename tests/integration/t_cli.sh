@@ -143,3 +143,12 @@ ln -s "$GPUPROBE" bundle/bin/gpuprobe
 run_cli fleet slurm --central http://127.0.0.1:1 --token-file central-token --nodes 2 --bundle bundle -o job.sh
 [ "$RC" -eq 0 ] || fail "fleet slurm --bundle of a bundle exited $RC: $ERR"
 grep -q "^exec '$WORK/bundle'/bin/gpuprobe probe" job.sh || fail "job.sh does not run the bundle: $(grep exec job.sh)"
+# a Slurm tool that fails is named with its status and words, not as a worker
+mkdir -p fakeslurm
+printf '#!/bin/sh\necho "scontrol: error: Unable to contact slurm controller" >&2\nexit 1\n' >fakeslurm/scontrol
+chmod +x fakeslurm/scontrol
+PATH="$WORK/fakeslurm:$PATH" refuses fleet slurm --central http://127.0.0.1:1 --token-file central-token \
+    --nodelist 'gpu[01-02]' --bundle bundle -o job2.sh
+assert_match "$ERR" "scontrol failed: exited with status 1: scontrol: error: Unable to contact slurm controller" \
+    "the failing Slurm tool's status and words"
+[[ "$ERR" != *worker* ]] || fail "a Slurm tool called a worker: $ERR"

@@ -174,12 +174,12 @@ static void test_run_exit_status(void **state)
     char err[512], *out = NULL;
     assert_int_equal(run_sh("echo boom >&2; exit 3", 5, 1024, &out, err, sizeof err), -1);
     assert_null(out);
-    assert_string_equal(err, "worker exited with status 3: boom");
+    assert_string_equal(err, "exited with status 3: boom");
 
     /* no stderr: no tail */
     assert_int_equal(run_sh("echo out; exit 42", 5, 1024, &out, err, sizeof err), -1);
     assert_null(out);
-    assert_string_equal(err, "worker exited with status 42");
+    assert_string_equal(err, "exited with status 42");
     assert_no_children();
 }
 
@@ -189,10 +189,10 @@ static void test_run_signal(void **state)
     char err[512], *out = NULL;
     assert_int_equal(run_sh("kill -SEGV $$", 5, 1024, &out, err, sizeof err), -1);
     assert_null(out);
-    assert_string_equal(err, "worker killed by signal 11 (SIGSEGV)");
+    assert_string_equal(err, "killed by signal 11 (SIGSEGV)");
 
     assert_int_equal(run_sh("echo dying >&2; kill -TERM $$", 5, 1024, &out, err, sizeof err), -1);
-    assert_string_equal(err, "worker killed by signal 15 (SIGTERM): dying");
+    assert_string_equal(err, "killed by signal 15 (SIGTERM): dying");
     assert_no_children();
 }
 
@@ -206,7 +206,7 @@ static void test_run_missing_executable(void **state)
                                sizeof err),
                      -1);
     assert_null(out);
-    assert_string_equal(err, "worker exited with status 127");
+    assert_string_equal(err, "exited with status 127");
     assert_no_children();
 }
 
@@ -241,7 +241,7 @@ static void test_run_output_limit(void **state)
     char err[512], *out = NULL;
     assert_int_equal(run_sh("head -c 5000 /dev/zero", 5, 1000, &out, err, sizeof err), -1);
     assert_null(out);
-    assert_string_equal(err, "worker output larger than 1000 bytes");
+    assert_string_equal(err, "output larger than 1000 bytes");
     assert_non_null(strstr(err, "larger"));
 
     /* the limit itself is allowed, one byte more is not */
@@ -251,13 +251,13 @@ static void test_run_output_limit(void **state)
     free(out);
     out = NULL;
     assert_int_equal(run_sh("printf 0123456789", 5, 9, &out, err, sizeof err), -1);
-    assert_string_equal(err, "worker output larger than 9 bytes");
+    assert_string_equal(err, "output larger than 9 bytes");
     assert_null(out);
 
     /* much more than a pipe holds: the child is drained, not stuck */
     double t0 = now_s();
     assert_int_equal(run_sh("head -c 3000000 /dev/zero", 5, 1000, &out, err, sizeof err), -1);
-    assert_string_equal(err, "worker output larger than 1000 bytes");
+    assert_string_equal(err, "output larger than 1000 bytes");
     assert_true(now_s() - t0 < 2.0);
     assert_no_children();
 }
@@ -307,7 +307,7 @@ static void test_run_long_stderr_summary(void **state)
                             "exit 1",
                             5, 1024, &out, err, sizeof err),
                      -1);
-    assert_string_equal(err, "worker exited with status 1: the cause the error");
+    assert_string_equal(err, "exited with status 1: the cause the error");
 }
 
 static void test_err_tail_keeps_newest(void **state)
