@@ -39,20 +39,30 @@ static int real_arg(struct http_req *rq, struct http_resp *rs, const char *name,
     return 0;
 }
 
+/* A whole-number query argument within [lo, hi]; 1 when absent (keeps *out). */
+static int count_arg(struct http_req *rq, struct http_resp *rs, const char *name, long long lo,
+                     long long hi, size_t *out)
+{
+    const char *text = http_query(rq, name);
+    if (!text)
+        return 1;
+    long long v;
+    if (parse_ll(text, lo, hi, &v) < 0) {
+        problem_field(rq, rs, 400, "invalid-request", name, "%s must be a whole number from %lld to %lld",
+                      name, lo, hi);
+        return -1;
+    }
+    *out = (size_t)v;
+    return 0;
+}
+
 /* The rule with the query's overrides; -1 with the 400 in rs. */
 static int rule_from_query(struct http_req *rq, struct http_resp *rs, struct fleet_rule *r)
 {
-    double min_devices = (double)r->min_devices;
     if (real_arg(rq, rs, "k", 0.5, 100, &r->k) < 0 ||
         real_arg(rq, rs, "min_relative", 0, 10, &r->min_relative) < 0 ||
-        real_arg(rq, rs, "min_devices", 2, 1e6, &min_devices) < 0)
+        count_arg(rq, rs, "min_devices", 2, 1000000, &r->min_devices) < 0)
         return -1;
-    if (min_devices != floor(min_devices)) {
-        problem_field(rq, rs, 400, "invalid-request", "min_devices",
-                      "min_devices must be a whole number");
-        return -1;
-    }
-    r->min_devices = (size_t)min_devices;
     return 0;
 }
 

@@ -83,6 +83,10 @@ assert_field k
 req GET '/api/v1/fleet?min_devices=2.5'
 assert_problem 400 invalid-request
 assert_field min_devices
+assert_match "$(json .detail)" "min_devices must be a whole number from 2 to 1000000" "the range, written out"
+req GET '/api/v1/fleet?min_devices=1'
+assert_problem 400 invalid-request
+assert_match "$(json .detail)" "from 2 to 1000000" "the range, written out"
 # a number is written one way: not hexadecimal, not with blanks or a sign before it
 for q in k=0x10 min_devices=%205 min_devices=+5 min_relative=inf; do
     req GET "/api/v1/fleet?$q"
