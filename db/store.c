@@ -25,7 +25,6 @@
  * statement; the other files describe their queries and rows as data.
  */
 #include <assert.h>
-#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -33,7 +32,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "db/store_internal.h"
 
@@ -473,15 +471,6 @@ int store_create_at_version(const char *path, int version, char *err, size_t err
                  : -1;
     conn_close(&c);
     return rc;
-}
-
-void store_remove_files(const char *path)
-{
-    static const char *const sides[] = {"-wal", "-shm", "-journal", ""}; /* the database last */
-    char name[PATH_MAX];
-    for (size_t i = 0; i < sizeof sides / sizeof sides[0]; i++)
-        if ((size_t)snprintf(name, sizeof name, "%s%s", path, sides[i]) < sizeof name)
-            unlink(name);
 }
 
 void store_close(store *s)

@@ -45,12 +45,6 @@ typedef struct store store;
 int store_open(store **out, const char *path, char *err, size_t errlen);
 /* Finishes outstanding statements, checkpoints the WAL and closes. NULL is ok. */
 void store_close(store *s);
-/* Removes the database file at path and the files SQLite keeps beside it
- * (-wal, -shm, -journal), whichever are there: for a command that made the
- * database in this run (nothing was at path before) and failed before
- * storing anything in it, so that a typo or a failed start leaves no empty
- * database behind. The store must be closed. */
-void store_remove_files(const char *path);
 
 /* The schema version now in force (PRAGMA user_version); -1 when it cannot
  * be read. */

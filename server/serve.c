@@ -15,9 +15,10 @@
  * since its client waits: scheduler_drain), then stop HTTP, stop the
  * scheduler (what still runs goes back to the queue without counting the
  * attempt), close the store. Before HTTP starts, upload_dir is swept of
- * what no job will use (upload_sweep.h). A start that fails before HTTP
- * serves removes the database and lock file it made (serve_run), so a
- * typo or a port in use leaves nothing behind.
+ * what no job will use (upload_sweep.h). The listening address is bound
+ * before the database is opened (http_bind), so a typo or a port in use
+ * fails before a database or its lock file is made; nothing a daemon made
+ * is ever removed again, since another process may have opened it since.
  * In test builds only, GPUPROBE_FAULT_VFS="write:N[:FILE]" or
  * "sync:N[:FILE]" puts the store behind the fault-injecting VFS
  * (db/fault_vfs.h), armed when the daemon is ready, so the Nth write or
@@ -57,15 +58,10 @@
 /* One daemon per database: a second one would re-run the first one's jobs
  * as "interrupted". The lock lives beside the database (never on the file
  * itself, whose POSIX locks belong to SQLite) and dies with the process. */
-static void lock_path(const char *db, char *path, size_t len)
-{
-    snprintf(path, len, "%s.lock", db);
-}
-
 static int lock_database(const char *db, char *err, size_t errlen)
 {
     char path[1100], holder[32] = "";
-    lock_path(db, path, sizeof path);
+    snprintf(path, sizeof path, "%s.lock", db);
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0640);
     if (fd < 0) {
         snprintf(err, errlen, "cannot create lock file %.900s: %s", path, strerror(errno));
@@ -243,9 +239,9 @@ static void load_fleet(struct app *app)
         log_kv(LOG_WARN, "fleet_load_failed", "error=%s", log_quote(q, sizeof q, err));
 }
 
-/* *listened is set once HTTP serves: from then on what the store holds
- * may be a client's. */
-static int run(struct app *app, const sigset_t *sigs, int *listened, char *err, size_t errlen)
+/* The address is bound before the database is opened: a port in use, an
+ * address or TLS file that is wrong, fails before anything is made. */
+static int run(struct app *app, const sigset_t *sigs, char *err, size_t errlen)
 {
     int port = 0;
     char why[900];
@@ -254,28 +250,33 @@ static int run(struct app *app, const sigset_t *sigs, int *listened, char *err, 
         return -1;
     }
     warn_if_readable(app->cfg.token_file);
-    if (fault_injection(0, err, errlen) < 0 || open_store(app, err, errlen) < 0)
+    struct http_server *http = http_bind(&app->cfg, &port, err, errlen);
+    if (!http)
         return -1;
+    if (fault_injection(0, err, errlen) < 0 || open_store(app, err, errlen) < 0) {
+        http_stop(http);
+        return -1;
+    }
     import_reference(app);
     app->req_stats = req_stats_new(route_count);
     if (!app->req_stats) {
         snprintf(err, errlen, "out of memory");
+        http_stop(http);
         return -1;
     }
     struct pusher *pusher = pusher_start(app->db, &app->cfg, why, sizeof why);
     if (!pusher && why[0]) {
         snprintf(err, errlen, "upstream: %s", why);
+        http_stop(http);
         return -1;
     }
     struct http_setup setup = {.cfg = &app->cfg, .auth = app->auth, .routes = routes,
                                .nroutes = route_count, .app = app, .stats = app->req_stats};
-    struct http_server *http = http_start(&setup, &port, err, errlen);
-    if (!http) {
+    if (http_start(http, &setup, err, errlen) < 0) {
         pusher_stop(pusher);
         return -1;
     }
     app->http = http;
-    *listened = 1;
     char host[128];
     config_split_listen(app->cfg.listen, host, sizeof host, &(int){0});
     log_kv(LOG_INFO, "listening", "addr=%s:%d db=%s writes=%s version=%s", host, port,
@@ -316,22 +317,8 @@ int serve_run(const struct config *cfg, char *err, size_t errlen)
     block_signals(&sigs);
     if (push_client_init(err, errlen) < 0)
         return -1; /* before any thread: libcurl's global set-up is not thread-safe */
-    /* A start that fails before HTTP serves (a port in use, a bad TLS pair,
-     * an upstream refused) removes the database and lock file it made:
-     * nothing a client stored is in them, only what start-up put there */
-    char lock[1100];
-    struct stat st;
-    lock_path(cfg->db, lock, sizeof lock);
-    int made_db = lstat(cfg->db, &st) != 0 && errno == ENOENT;
-    int made_lock = lstat(lock, &st) != 0 && errno == ENOENT, listened = 0;
     app_init(&app, cfg);
-    int rc = run(&app, &sigs, &listened, err, errlen);
+    int rc = run(&app, &sigs, err, errlen);
     app_release(&app);
-    if (rc != 0 && !listened) {
-        if (made_db)
-            store_remove_files(cfg->db);
-        if (made_lock)
-            unlink(lock);
-    }
     return rc;
 }

@@ -72,6 +72,11 @@ struct bundle_counts {
     size_t results, results_added, results_held;
 };
 
+/* The checks bundle_import makes before it writes, alone (no store): 0, or
+ * -1 with the reason and the member at fault as bundle_import gives them.
+ * A command checks its files with it before it makes a database. */
+int bundle_check(const json_t *bundle, char *err, size_t errlen, char *field, size_t fieldlen);
+
 /* Checks bundle and imports it into s (see DESIGN). 0 with the counts; -1
  * with the reason in err and the path of the member at fault in field
  * ("sha256", "devices[0].results[3].result.entries[2]"; "" when it is the

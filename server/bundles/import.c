@@ -299,28 +299,48 @@ static void release(struct reader *r, struct store_import_device *devs, size_t n
     free(r->texts);
 }
 
+/* Reads and checks the whole bundle into *devs (n entries; release them
+ * whatever the answer), counting its results in c. 0, or -1 after refuse(). */
+static int read_bundle(struct reader *r, const json_t *bundle, struct store_import_device **devs, size_t *n,
+                       struct bundle_counts *c)
+{
+    const json_t *list = json_object_get(bundle, "devices");
+    *n = json_array_size(list);
+    *devs = NULL;
+    memset(c, 0, sizeof *c);
+    r->field[0] = '\0';
+    int rc = read_envelope(r, bundle);
+    if (rc == 0 && !json_is_array(list))
+        rc = refuse(r, "devices", "must be an array");
+    if (rc == 0 && !(*devs = calloc(*n + 1, sizeof **devs)))
+        rc = refuse(r, "devices", "out of memory");
+    for (size_t i = 0; rc == 0 && i < *n; i++) {
+        snprintf(r->path, sizeof r->path, "devices[%zu]", i);
+        rc = read_device(r, json_array_get(list, i), &(*devs)[i]);
+        c->results += (*devs)[i].nresults;
+    }
+    return rc == 0 ? distinct_devices(r, *devs, *n) : rc;
+}
+
+int bundle_check(const json_t *bundle, char *err, size_t errlen, char *field, size_t fieldlen)
+{
+    struct reader r = {.err = err, .errlen = errlen, .field = field, .fieldlen = fieldlen};
+    struct store_import_device *devs;
+    struct bundle_counts c;
+    size_t n;
+    int rc = read_bundle(&r, bundle, &devs, &n, &c);
+    release(&r, devs, n);
+    return rc;
+}
+
 int bundle_import(store *s, const json_t *bundle, struct bundle_counts *c, char *err,
                   size_t errlen, char *field, size_t fieldlen)
 {
     struct reader r = {.err = err, .errlen = errlen, .field = field, .fieldlen = fieldlen};
-    const json_t *list = json_object_get(bundle, "devices");
-    struct store_import_device *devs = NULL;
+    struct store_import_device *devs;
     struct store_import_counts ic;
-    size_t n = json_array_size(list);
-    memset(c, 0, sizeof *c);
-    field[0] = '\0';
-    int rc = read_envelope(&r, bundle);
-    if (rc == 0 && !json_is_array(list))
-        rc = refuse(&r, "devices", "must be an array");
-    if (rc == 0 && !(devs = calloc(n + 1, sizeof *devs)))
-        rc = refuse(&r, "devices", "out of memory");
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        snprintf(r.path, sizeof r.path, "devices[%zu]", i);
-        rc = read_device(&r, json_array_get(list, i), &devs[i]);
-        c->results += devs[i].nresults;
-    }
-    if (rc == 0)
-        rc = distinct_devices(&r, devs, n);
+    size_t n;
+    int rc = read_bundle(&r, bundle, &devs, &n, c);
     if (rc == 0 && (rc = store_import(s, devs, n, &ic, err, errlen)) == 0) {
         c->devices = n;
         c->devices_added = ic.devices_added;

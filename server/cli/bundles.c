@@ -31,8 +31,8 @@ static const char import_usage[] =
     "Imports result bundles into the database: each is checked whole (format,\n"
     "version, sha256, every result by its kind) and written whole or not at all;\n"
     "results the database already holds are skipped, so importing twice changes\n"
-    "nothing. Prints what each bundle added, as JSON. A database this command made\n"
-    "is removed again when every bundle was refused.\n";
+    "nothing. Prints what each bundle added, as JSON. No database is made before a\n"
+    "file passes the checks: files that are all refused leave none.\n";
 
 /* The UUID of a device named by its index on this host, or the name itself. */
 static const char *device_uuid(store *s, const char *name, char *buf, size_t len)
@@ -120,30 +120,53 @@ int cmd_export(int argc, char **argv)
     return status;
 }
 
-/* Imports one file; its counts (or its refusal) as JSON. Counts the
- * files refused in *failed, those taken in *taken. */
-static json_t *import_file(store *s, const char *path, int *failed, int *taken)
+/* A file's refusal: said on stderr, and its entry of the answer. */
+static json_t *refusal(const char *path, const char *err, const char *field)
+{
+    cli_fail("import", 1, "%s: %s", path, err);
+    return field ? json_pack("{s:s, s:s, s:s}", "file", path, "error", err, "field", field)
+                 : json_pack("{s:s, s:s}", "file", path, "error", err);
+}
+
+/* One file's bundle, or NULL with its refusal in *res. */
+static json_t *load_file(const char *path, json_t **res)
 {
     json_error_t je;
+    json_t *b = json_load_path(path, JSON_REJECT_DUPLICATES, &je);
+    if (b)
+        return b;
+    if (je.line < 1) /* not read at all: the reason is the file's, not its text's */
+        cli_fail("import", 1, "%s", je.text);
+    else
+        cli_fail("import", 1, "%s: not JSON: %s (line %d)", path, je.text, je.line);
+    *res = json_pack("{s:s, s:s}", "file", path, "error", je.text);
+    return NULL;
+}
+
+/* Imports one file into *s, opened at db when the first file passes
+ * bundle_check: until then nothing is made, so files that are all refused
+ * leave no database. Its counts (or its refusal) as JSON; *failed set on a
+ * refusal, *dead when the database could not be opened. */
+static json_t *import_file(store **s, const char *db, const char *path, int *failed, int *dead)
+{
     struct bundle_counts c;
     char err[1024], field[200];
-    json_t *b = json_load_path(path, JSON_REJECT_DUPLICATES, &je), *res;
+    json_t *res = NULL, *b = load_file(path, &res);
     if (!b) {
-        if (je.line < 1) /* not read at all: the reason is the file's, not its text's */
-            cli_fail("import", 1, "%s", je.text);
-        else
-            cli_fail("import", 1, "%s: not JSON: %s (line %d)", path, je.text, je.line);
         *failed = 1;
-        return json_pack("{s:s, s:s}", "file", path, "error", je.text);
+        return res;
     }
-    if (bundle_import(s, b, &c, err, sizeof err, field, sizeof field) == 0) {
-        ++*taken;
+    if (!*s && bundle_check(b, err, sizeof err, field, sizeof field) != 0) {
+        res = refusal(path, err, field);
+        *failed = 1;
+    } else if (!*s && !(*s = cli_open_store("import", db))) {
+        *dead = 1;
+    } else if (bundle_import(*s, b, &c, err, sizeof err, field, sizeof field) != 0) {
+        res = refusal(path, err, field);
+        *failed = 1;
+    } else {
         res = bundle_counts_json(&c);
         json_object_set_new(res, "file", json_string(path));
-    } else {
-        cli_fail("import", 1, "%s: %s", path, err);
-        *failed = 1;
-        res = json_pack("{s:s, s:s, s:s}", "file", path, "error", err, "field", field);
     }
     json_decref(b);
     return res;
@@ -153,25 +176,24 @@ int cmd_import(int argc, char **argv)
 {
     const char *db = NULL;
     struct cli_list files = {0};
-    int status, failed = 0;
+    int status, failed = 0, dead = 0;
     const struct cli_option opts[] = {{"db", 0, .text = &db}, {0}};
     if (cli_parse_operands("import", import_usage, opts, &files, argc, argv, &status) < 0)
         return status;
     if (!db || files.n == 0)
         return cli_fail("import", 2, "name the bundles to import and --db PATH");
-    int made = cli_store_absent(db), taken = 0;
-    store *s = cli_open_store("import", db);
-    if (!s) {
-        if (made)
-            store_remove_files(db);
+    store *s = NULL;
+    json_t *out = json_array();
+    for (int i = 0; i < files.n && !dead; i++) {
+        json_t *res = import_file(&s, db, files.item[i], &failed, &dead);
+        if (res)
+            json_array_append_new(out, res);
+    }
+    store_close(s);
+    if (dead) { /* cli_open_store said why */
+        json_decref(out);
         return 1;
     }
-    json_t *out = json_array();
-    for (int i = 0; i < files.n; i++)
-        json_array_append_new(out, import_file(s, files.item[i], &failed, &taken));
-    store_close(s);
-    if (made && taken == 0) /* every file refused: no empty database left behind */
-        store_remove_files(db);
     status = cli_print_json(json_pack("{s:o}", "imported", out), 0) == 0 ? 0
              : cli_fail("import", 1, "cannot write output");
     return failed ? 1 : status;

@@ -170,12 +170,6 @@ store *cli_read_store(const char *cmd, const char *path)
     return cli_open_store(cmd, path);
 }
 
-int cli_store_absent(const char *path)
-{
-    struct stat st;
-    return lstat(path, &st) != 0 && errno == ENOENT;
-}
-
 int cli_print_json(json_t *j, int compact)
 {
     int rc = json_dumpf(j, stdout, compact ? JSON_COMPACT : JSON_INDENT(2));

@@ -90,10 +90,6 @@ store *cli_open_store(const char *cmd, const char *path);
 /* The same for a command that only reads results: a path where no database
  * is, a typo most likely, is refused rather than made a new empty one. */
 store *cli_read_store(const char *cmd, const char *path);
-/* Whether nothing is at path yet: a command that writes results asks
- * before cli_open_store, and when it stores nothing after all (every input
- * refused, no GPU) removes the database it made (store_remove_files). */
-int cli_store_absent(const char *path);
 
 /* Prints j on stdout (indented, or on one line when compact) and a newline,
  * flushes, and releases j. 0, or -1 when stdout cannot be written. */

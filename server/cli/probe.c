@@ -12,10 +12,13 @@
  * store_job_record (a succeeded job, inserted, started and finished in one
  * transaction), so `gpuprobe serve` on that database serves the result as if
  * it had run the job itself. The device the result names is recorded too.
- * The database is opened before the probe runs, so an unusable path fails
- * before minutes of measuring. Output: the JSON document, or on a terminal
+ * A --db that exists is opened before the probe runs, and a new one's
+ * folder is checked then, so an unusable path fails before minutes of
+ * measuring; a new database is made when the first result is to be stored
+ * (struct results), so a probe that stores nothing makes none. Output: the JSON document, or on a terminal
  * a table (probe_table.c) unless --json or --compact asks for JSON.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,16 +254,43 @@ static int print_result(const json_t *result, const struct probe_opts *o)
     return fflush(stdout) == 0 ? 0 : -1;
 }
 
+/* Where results are stored: --db, or with --push alone a temporary
+ * database in tmp (a folder made for it). The store is opened when the
+ * first result is to be stored, or at once for a --db that exists. */
+struct results {
+    const struct probe_opts *o;
+    store *s;
+    int failed; /* opening failed, and said why */
+    char tmp[4096];
+};
+
+static store *open_results_store(const struct probe_opts *o, char *tmp, size_t len, int *status);
+
+/* The store, opened now if it is not yet; NULL when none is wanted or it
+ * could not be opened (r->failed, after the message). */
+static store *results_store(struct results *r)
+{
+    if (!r->s && !r->failed && (r->o->db || r->o->push.url)) {
+        int status;
+        r->s = open_results_store(r->o, r->tmp, sizeof r->tmp, &status);
+        r->failed = !r->s;
+    }
+    return r->s;
+}
+
 /* Checks, prints and (with a store) records one device's result as *id. */
 static int finish_probe(const struct job_kind *k, const json_t *params,
-                        const struct probe_opts *o, const json_t *result, store *s, int64_t *id)
+                        const struct probe_opts *o, const json_t *result, struct results *r, int64_t *id)
 {
     char err[1024] = "";
     int status = 0;
+    store *s = NULL;
     if (print_result(result, o) < 0)
         status = cli_fail("probe", 1, "cannot write the result");
     else if (k->check_result && k->check_result(result, err, sizeof err) < 0)
         status = cli_fail("probe", 1, "the probe produced an invalid result: %s", err);
+    else if (!(s = results_store(r)) && r->failed)
+        status = 1;
     else if (s && store_result(s, k, params, result, id, err, sizeof err) < 0)
         status = cli_fail("probe", 1, "storing the result in %s failed: %s",
                           o->db ? o->db : "the push database", err);
@@ -271,7 +301,7 @@ static int finish_probe(const struct job_kind *k, const json_t *params,
 
 /* Measures one device in this process, then finish_probe. */
 static int run_probe(const struct job_kind *k, const json_t *params, const struct probe_opts *o,
-                     const char *device, store *s, int64_t *id)
+                     const char *device, struct results *s, int64_t *id)
 {
     struct job_ctx ctx = {.job_id = 0, .device_uuid = device};
     char err[1024] = "";
@@ -288,7 +318,7 @@ static int run_probe(const struct job_kind *k, const json_t *params, const struc
  * (probe_fanout.h), then finished one by one in device order; a device's
  * failure is reported and the others go on. *recorded counts the ids. */
 static int probe_concurrently(const struct job_kind *k, const json_t *params,
-                              const struct probe_opts *o, char **devices, size_t n, store *s,
+                              const struct probe_opts *o, char **devices, size_t n, struct results *s,
                               int64_t *ids, size_t *recorded)
 {
     struct probe_outcome *out = calloc(n, sizeof *out);
@@ -300,7 +330,7 @@ static int probe_concurrently(const struct job_kind *k, const json_t *params,
         int rc = out[i].result
                      ? finish_probe(k, params, o, out[i].result, s, &ids[*recorded])
                      : cli_fail("probe", 1, "%s: %s", devices[i], out[i].error);
-        *recorded += rc == 0 && s;
+        *recorded += rc == 0 && s->s;
         status = status ? status : rc;
     }
     probe_outcomes_free(out, n);
@@ -340,7 +370,7 @@ static int devices_to_probe(const char *device, char ***list, size_t *n)
  * list concurrently (going on after a failure), then pushes what was
  * recorded; the first failure's status. */
 static int probe_devices(const struct job_kind *k, const json_t *params,
-                         const struct probe_opts *o, char **devices, size_t n, store *s,
+                         const struct probe_opts *o, char **devices, size_t n, struct results *s,
                          size_t *stored)
 {
     int64_t *ids = calloc(n ? n : 1, sizeof *ids);
@@ -350,9 +380,9 @@ static int probe_devices(const struct job_kind *k, const json_t *params,
                      ? probe_concurrently(k, params, o, devices, n, s, ids, &recorded)
                      : run_probe(k, params, o, devices[0], s, &ids[0]);
     if (ids && strcmp(o->device, "all") != 0)
-        recorded = status == 0 && s;
+        recorded = status == 0 && s->s;
     if (ids && o->push.url && recorded) {
-        int rc = cli_push_results("probe", s, &o->target, o->tries, ids, recorded);
+        int rc = cli_push_results("probe", s->s, &o->target, o->tries, ids, recorded);
         status = status ? status : rc;
     }
     *stored = recorded;
@@ -405,6 +435,29 @@ static void remove_temporary(const char *tmp)
     rmdir(tmp);
 }
 
+/* Before any measuring: a --db that exists is opened (into r), a new one's
+ * folder must let the database be made there. 0, or the status after the
+ * message. */
+static int usable_db(const char *db, struct results *r)
+{
+    if (!db)
+        return 0;
+    if (access(db, F_OK) == 0)
+        return results_store(r) ? 0 : 1;
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s", db);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+    if (access(dir, W_OK | X_OK) != 0)
+        return cli_fail("probe", 1, "cannot make the database %s: %s: %s", db, dir, strerror(errno));
+    return 0;
+}
+
 static void free_list(char **list, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -416,7 +469,7 @@ int cmd_probe(int argc, char **argv)
 {
     struct probe_opts o;
     int status;
-    char names[128], tmp[4096];
+    char names[128];
     char **devices = NULL;
     size_t ndevices = 0;
     if (parse_args(argc, argv, &o, &status) < 0)
@@ -429,17 +482,15 @@ int cmd_probe(int argc, char **argv)
     if (!params)
         return status;
     size_t stored = 0;
-    int made = o.db && cli_store_absent(o.db);
-    store *s = open_results_store(&o, tmp, sizeof tmp, &status);
+    struct results r = {.o = &o};
+    status = usable_db(o.db, &r);
     if (status == 0)
         status = devices_to_probe(o.device, &devices, &ndevices);
     if (status == 0)
-        status = probe_devices(k, params, &o, devices, ndevices, s, &stored);
+        status = probe_devices(k, params, &o, devices, ndevices, &r, &stored);
     free_list(devices, ndevices);
     json_decref(params);
-    store_close(s);
-    remove_temporary(tmp);
-    if (made && stored == 0 && status != 0) /* no GPU, say: no empty database left behind */
-        store_remove_files(o.db);
+    store_close(r.s);
+    remove_temporary(r.tmp);
     return status;
 }

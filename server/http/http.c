@@ -71,12 +71,15 @@
 #include "util/textfile.h"
 
 struct http_server {
-    struct MHD_Daemon *daemon;
+    struct MHD_Daemon *daemon;   /* NULL until http_start */
+    int tcp_fd;                  /* bound and listening, until libmicrohttpd takes it; -1 after */
     struct http_setup setup;
     struct MHD_Daemon *unix_daemon; /* on listen_unix; NULL without one */
     struct conn_guard *guard;    /* admission and deadlines (conn_guard.h), of both daemons */
     char *tls_cert, *tls_key;    /* PEM, held while the daemon runs; NULL without TLS */
     atomic_int in_flight;        /* requests begun and not yet completed (http_wait_idle) */
+    int ipv6;                    /* the TCP address's family */
+    unsigned limit, per_ip;      /* libmicrohttpd's connection limits (make_guard) */
 };
 
 /* The dashboard's policy: what the page's <meta> Content-Security-Policy
@@ -507,6 +510,8 @@ static int load_tls(struct http_server *s, const struct config *cfg, char *err, 
 
 static void free_server(struct http_server *s)
 {
+    if (s->tcp_fd >= 0) /* bound, never served */
+        close(s->tcp_fd);
     guard_free(s->guard);
     free(s->tls_cert);
     if (s->tls_key) /* a private key: not left in freed memory */
@@ -688,12 +693,9 @@ static int start_unix(struct http_server *s, unsigned limit, char *err, size_t e
     return 0;
 }
 
-struct http_server *http_start(const struct http_setup *setup, int *bound_port, char *err,
-                               size_t errlen)
+struct http_server *http_bind(const struct config *cfg, int *bound_port, char *err, size_t errlen)
 {
-    const struct config *cfg = setup->cfg;
     struct sockaddr_storage ss = {0};
-    unsigned limit, per_ip;
     if (resolve_listen(cfg->listen, &ss, err, errlen) < 0)
         return NULL;
     struct http_server *s = calloc(1, sizeof *s);
@@ -701,38 +703,49 @@ struct http_server *http_start(const struct http_setup *setup, int *bound_port, 
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    s->setup = *setup;
+    s->tcp_fd = -1;
+    s->setup.cfg = cfg;
+    s->ipv6 = ss.ss_family == AF_INET6;
     if (load_tls(s, cfg, err, errlen) < 0) {
         free_server(s);
         return NULL;
     }
-    s->guard = make_guard(cfg, &limit, &per_ip);
+    s->guard = make_guard(cfg, &s->limit, &s->per_ip);
     if (!s->guard) {
         snprintf(err, errlen, "out of memory");
         free_server(s);
         return NULL;
     }
-    int fd = open_tcp(&ss, cfg->listen, err, errlen);
-    if (fd < 0) {
+    s->tcp_fd = open_tcp(&ss, cfg->listen, err, errlen);
+    if (s->tcp_fd < 0) {
         free_server(s);
         return NULL;
     }
-    *bound_port = bound_port_of(fd);
-    s->daemon = start_daemon(s, fd, ss.ss_family == AF_INET6, s->tls_cert != NULL, limit, per_ip);
+    *bound_port = bound_port_of(s->tcp_fd);
+    return s;
+}
+
+int http_start(struct http_server *s, const struct http_setup *setup, char *err, size_t errlen)
+{
+    const struct config *cfg = setup->cfg;
+    s->setup = *setup;
+    int fd = s->tcp_fd;
+    s->tcp_fd = -1; /* libmicrohttpd's now, even when it fails: it closes it (0.9.75) */
+    s->daemon = start_daemon(s, fd, s->ipv6, s->tls_cert != NULL, s->limit, s->per_ip);
     if (!s->daemon) { /* the address is bound: libmicrohttpd's log line says what it refused */
         snprintf(err, errlen, "libmicrohttpd cannot serve %s%s", cfg->listen,
                  s->tls_cert ? " (are tls_cert and tls_key a valid PEM pair?)" : "");
-        free_server(s); /* fd: closed by the failed MHD_start_daemon (0.9.75) */
-        return NULL;
+        free_server(s);
+        return -1;
     }
-    if (start_unix(s, limit, err, errlen) < 0) {
+    if (start_unix(s, s->limit, err, errlen) < 0) {
         MHD_stop_daemon(s->daemon);
         free_server(s);
-        return NULL;
+        return -1;
     }
     if (sdnotify_send("READY=1") < 0) /* systemd's Type=notify: serving from now on */
         log_kv(LOG_WARN, "sd_notify_failed", "state=READY errno=%d", errno);
-    return s;
+    return 0;
 }
 
 void http_quiesce(struct http_server *s)
@@ -762,7 +775,8 @@ void http_stop(struct http_server *s)
 {
     if (!s)
         return;
-    MHD_stop_daemon(s->daemon); /* every connection closed: the guard is idle */
+    if (s->daemon)
+        MHD_stop_daemon(s->daemon); /* every connection closed: the guard is idle */
     if (s->unix_daemon) {
         MHD_stop_daemon(s->unix_daemon);
         unlink(s->setup.cfg->listen_unix);

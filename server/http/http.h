@@ -35,10 +35,16 @@ struct http_setup {
                                       for this route table */
 };
 
-/* Starts serving on setup->cfg->listen with its limits. Returns NULL with
- * the reason in err. *bound_port receives the real port (for port 0). */
-struct http_server *http_start(const struct http_setup *setup, int *bound_port, char *err,
-                               size_t errlen);
+/* Binds cfg->listen (its socket listening, the TLS pair read, the guard
+ * made) and serves nothing yet: a daemon binds before it opens its database,
+ * so a port in use or a missing TLS file fails before anything is made.
+ * Returns NULL with the reason in err. *bound_port receives the real port
+ * (for port 0). A server that is never started is released by http_stop. */
+struct http_server *http_bind(const struct config *cfg, int *bound_port, char *err, size_t errlen);
+/* Serves the bound address with setup (setup->cfg must be the cfg bound),
+ * and listen_unix when configured. 0, or -1 with the reason in err and s
+ * released. */
+int http_start(struct http_server *s, const struct http_setup *setup, char *err, size_t errlen);
 /* Stops accepting at once; in-flight requests finish. */
 void http_quiesce(struct http_server *s);
 /* Waits until no request is in flight (each has been answered, its response
