@@ -200,9 +200,9 @@ static int derive(struct pctx *c, const json_t *kj, const unsigned grid[3],
     if (entry && !json_is_string(entry))
         return bad(c, "entry", "must be the name of a .entry");
     json_object_foreach((json_t *)params, key, v) {
-        if (!json_is_integer(v) || l.nparams >= PD_MAX_PARAMS || strlen(key) >= 64)
-            return bad(c, "params", "at most %d integer parameters with names under 64 bytes",
-                       PD_MAX_PARAMS);
+        if (!json_is_integer(v) || l.nparams >= PD_MAX_PARAMS || strlen(key) >= PD_PARAM_LEN)
+            return bad(c, "params", "at most %d integer parameters with names under %d bytes",
+                       PD_MAX_PARAMS, PD_PARAM_LEN);
         snprintf(l.params[l.nparams].name, sizeof l.params[0].name, "%s", key);
         l.params[l.nparams++].value = json_integer_value(v);
     }

@@ -91,7 +91,7 @@ struct pd_launch {
     unsigned grid[3], block[3];
     int nparams;
     struct {
-        char name[64];
+        char name[PD_PARAM_LEN]; /* as long as the PTX's own names may be (nvcc's mangled ones) */
         long long value;
     } params[PD_MAX_PARAMS];   /* integer kernel parameters the trip counts may need: by
                                   the entry's name for it, or its index from 0 ("3") */

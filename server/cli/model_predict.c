@@ -179,10 +179,13 @@ static int ptx_kernel(const struct popts *o, json_t *k)
     json_object_set_new(k, "params", params);
     for (int i = 0; i < o->params.n; i++) {
         const char *given = o->params.item[i], *eq = strchr(given, '=');
-        char name[64];
+        char name[PD_PARAM_LEN];
         size_t n = eq ? (size_t)(eq - given) : 0;
-        if (!eq || n == 0 || n >= sizeof name)
+        if (!eq || n == 0)
             return cli_fail(CMD, 2, "--param must be NAME=VALUE, not '%s'", given);
+        if (n >= sizeof name)
+            return cli_fail(CMD, 2, "--param %.*s...: a name of %zu bytes; names are under %d (or give the index)",
+                            40, given, n, PD_PARAM_LEN);
         memcpy(name, given, n);
         name[n] = '\0';
         if (o->hits && strncmp(eq + 1, "buf:", 4) == 0)

@@ -211,6 +211,16 @@ assert_match "$ERR" '^gpuprobe model predict: --block: 2000 threads' "the option
 run_cli model predict --db "$DB" --device "$SEED" --ptx k.ptx --grid 64 --block 128 --regs 16 --param 1=10 --compact
 [ "$RC" -eq 0 ] || fail "model predict --ptx --param 1=10: exit $RC: $ERR"
 [ "$(printf '%s' "$OUT" | jq .kernel.description.per_warp.coalesced)" = 10 ] || fail "p_n by index: $OUT"
+# a name as long as nvcc's mangled ones (66 bytes) is given by name, on the command line and over HTTP
+long=_Z20a_rather_long_kernel_nameILi128ELi64EEvPKfPfii_param_with_more_3
+sed "s/p_n/$long/g" k.ptx >long.ptx
+run_cli model predict --db "$DB" --device "$SEED" --ptx long.ptx --grid 64 --block 128 --regs 16 --param "$long=10" --compact
+[ "$RC" -eq 0 ] || fail "model predict --param with a 66-byte name: exit $RC: $ERR"
+[ "$(printf '%s' "$OUT" | jq .kernel.description.per_warp.coalesced)" = 10 ] || fail "the long name's value: $OUT"
+req POST /api/v1/model/predict "$(jq -n --arg d "$SEED" --rawfile p long.ptx --arg n "$long" \
+    '{device:$d, kernel:{ptx:$p, grid:64, block:128, regs:16, params:{($n):10}}}')"
+assert_status 200
+assert_json .kernel.description.per_warp.coalesced 10
 # one the entry does not have is refused, listing the entry's; so is one given twice
 run_cli model predict --db "$DB" --device "$SEED" --ptx k.ptx --grid 64 --block 128 --regs 16 --param p_n=10 --param bogus=7
 [ "$RC" -eq 2 ] || fail "model predict --param bogus=7: exit $RC"
