@@ -87,6 +87,7 @@ struct opts {
     const char *device, *db, *l2_parts, *threads;
     int json;
     int chosen;        /* the geometry was given (--arch, --device, --l1 or --l2) */
+    unsigned device_sms; /* --device's SM count, from its stored info; 0 when not known */
 };
 
 static int number(const char *opt, const char *text, uint32_t max, uint32_t *v)
@@ -118,7 +119,7 @@ static int resize(struct cache_geom *g, uint64_t bytes)
  * level's up_to_bytes, the largest footprint still at L1 latency; a
  * document's next_bytes, the first one past it, when the result has it),
  * the L2 from the device's l2_bytes. docs/cache-model.md, "Geometry". */
-static int device_geometry(const struct opts *o, struct cache_config *cfg, json_t **l1_sets,
+static int device_geometry(struct opts *o, struct cache_config *cfg, json_t **l1_sets,
                            json_t **l2_parts)
 {
     char err[512];
@@ -143,7 +144,8 @@ static int device_geometry(const struct opts *o, struct cache_config *cfg, json_
                         : rc == 1         ? "no such device in the database"
                                           : "no memory result for this device (run gpuprobe probe memory)");
     }
-    uint64_t l1 = 0, l2 = member_u64(info, "l2_bytes");
+    uint64_t l1 = 0, l2 = member_u64(info, "l2_bytes"), sms = member_u64(info, "sm_count");
+    o->device_sms = sms <= UINT32_MAX ? (unsigned)sms : 0;
     size_t i;
     json_t *lv;
     json_array_foreach(json_object_get(json_object_get(res, "levels"), "ca"), i, lv) {
@@ -238,7 +240,7 @@ static int partitions(const struct opts *o, const json_t *device_parts, struct c
 
 /* The geometry: the preset, the device's capacities, then --l1/--l2, then
  * --set-index, then the L2's partitions. */
-static int geometry(const struct opts *o, struct cache_config *cfg)
+static int geometry(struct opts *o, struct cache_config *cfg)
 {
     char msg[256];
     int rc = 0;
@@ -307,9 +309,18 @@ static int sort_fits(const struct opts *o, const struct cache_input *in,
                      const struct cache_config *cfg)
 {
     char why[256], as[16], fix[96] = "--arch hopper takes it as it is; --l1, --l2";
-    if (!in->has_params ||
-        cache_arch_fits_sort(o->arch, &cfg->geom[0], &in->params, as, sizeof as, why,
-                             sizeof why) == 0)
+    if (!in->has_params)
+        return 0;
+    if (o->device_sms) { /* --device: its own SMs, not the preset's */
+        if (in->params.sms == o->device_sms && in->params.line_bytes == cfg->geom[0].line)
+            return 0;
+        fprintf(stderr, "gpuprobe %s: warning: %s: sorted for %u SMs, %u-byte lines; device %s has %u SMs "
+                        "and %u-byte L1 lines: the hit rates are of that order on this geometry\n",
+                CMD, o->input, in->params.sms, in->params.line_bytes, o->device, o->device_sms,
+                cfg->geom[0].line);
+        return 0;
+    }
+    if (cache_arch_fits_sort(o->arch, &cfg->geom[0], &in->params, as, sizeof as, why, sizeof why) == 0)
         return 0;
     if (o->chosen) {
         fprintf(stderr, "gpuprobe %s: warning: %s: %s: the hit rates are of that order on this "

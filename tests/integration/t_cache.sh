@@ -290,6 +290,16 @@ refused 2 h114.bin
 assert_match "$ERR" "sorted for 114 SMs.*--arch hopper takes it as it is" "another SM count"
 cache kernel-1.trace.bin # sorted --arch hopper above
 [ "$RC" -eq 0 ] && [ -z "$ERR" ] || fail "a hopper sort: exit $RC, stderr: $ERR"
+# with --device, the file is held against the device's own SM count, not the preset's
+cache kernel-1.trace.bin --device "$uuid" --db ref.db --engine exact
+[ "$RC" -eq 0 ] && [ -z "$ERR" ] || fail "a hopper sort on the H100 (132 SMs): exit $RC, stderr: $ERR"
+sql "UPDATE devices SET info_json = json_set(info_json, '\$.sm_count', 114) WHERE uuid = '$uuid'"
+cache h114.bin --device "$uuid" --db ref.db --engine exact
+[ "$RC" -eq 0 ] && [ -z "$ERR" ] || fail "a 114-SM sort on a 114-SM device: exit $RC, stderr: $ERR"
+cache kernel-1.trace.bin --device "$uuid" --db ref.db --engine exact
+[ "$RC" -eq 0 ] || fail "a 132-SM sort on a 114-SM device: exit $RC: $ERR"
+assert_match "$ERR" "warning: kernel-1.trace.bin: sorted for 132 SMs, 128-byte lines; device $uuid has 114 SMs" \
+    "the device's SM count named"
 
 # ---- refusals ----------------------------------------------------------------------------
 refused 2 cyclic.csv --l1 100,4,128,32
