@@ -96,6 +96,10 @@ for path in '/api/v1/jobs?state' '/api/v1/jobs?limit=5&before' \
     assert_problem 400 invalid-request
     assert_field "${path##*[?&]}"
 done
+# the dashboard's page reads no query: a bookmark's "/?v1" is the page, not a refusal
+req GET '/?v1'
+assert_status 200
+[[ "$BODY" == *"<html"* ]] || fail "GET /?v1 is not the dashboard: ${BODY:0:200}"
 req GET '/api/v1/jobs?limit=5&&state=queued'
 assert_problem 400 invalid-request
 req POST '/api/v1/jobs?wait' '{"kind":"test"}'
