@@ -490,7 +490,7 @@ static void test_parameters_need_both_probes(void **state)
     int missing;
     json_t *lat = fixture(LATENCY_FIXTURE), *mem = fixture(MEMORY_FIXTURE);
     assert_int_equal(hw_of(f, &hw, &missing), -1);
-    assert_non_null(strstr(err, "never seen"));
+    assert_non_null(strstr(err, "is not in this database"));
     add_device(f, mem);
     assert_int_equal(hw_of(f, &hw, &missing), -1);
     assert_int_equal(missing, 1);
