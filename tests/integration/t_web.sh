@@ -14,8 +14,9 @@
 # summary, download equal to the API's output), a job submitted and cancelled from the page, a bad token's
 # error, the fleet page before and after a synthetic fleet is pushed (as
 # t_fleet.sh makes it: 31 GPUs of 3 models on 8 hosts, 4 planted faults, and
-# a 32nd GPU on a newer driver) with each GPU's driver, the model split over
-# drivers flagged, the reference data apart from the nodes, and
+# a 32nd GPU on a newer driver, two of unknown driver) with each GPU's
+# driver, the model split over drivers flagged and the one whose GPUs run one
+# driver besides unknown not flagged, the reference data apart from the nodes, and
 # its distributions, the kernel-time predictor (a PTX file's prediction with
 # every intermediate and each parameter's job, the server's reason for a bad
 # kernel, the 409 of a device imported without measurements; at 390 px),
@@ -60,6 +61,12 @@ wait_ready
 synth_fleet fleet
 synth_fleet newdriver 32 --driver 590.48.01
 cp newdriver/00031.json fleet/00031.json || fail "fleet-synth wrote no 32nd GPU"
+# And two GPUs from nodes older than the driver field (figures alone, no
+# driver: the API's null, "unknown"): a 33rd of the synthetic model, whose
+# other GPUs all run one driver (no split: unknown is not a second driver),
+# and a 35th, an H200 beside the two drivers above.
+synth_fleet unknown 35 --figures --driver ''
+cp unknown/00032.json unknown/00034.json fleet/ || fail "fleet-synth wrote no 33rd and 35th GPU"
 
 # The reference results hold every probe's members (tests/gpu/results/
 # 2026-11-24-h{100,200}-session5). The pages' rarer paths are made from
@@ -108,7 +115,7 @@ BASE_URL=$BASE_URL TOKEN=$TOKEN FIXTURES=$REPO/tests/fixtures/traces CHROMIUM=$C
     GPUPROBE_SCREENSHOTS=$SHOTS GPUPROBE_WEB_DEVICES=${GPUPROBE_WEB_DEVICES:-2} GPUPROBE_WEB_BOTH_SORTS=1 \
     GPUPROBE_WEB_FLEET=$WORK/fleet GPUPROBE_WEB_L2_PARTITIONS=1 GPUPROBE_WEB_DSMEM=1 \
         GPUPROBE_WEB_ASYNC_COPY=1 GPUPROBE_WEB_COMPARE_SIDE=1 GPUPROBE_WEB_FAILED_FIGURES=1 \
-    GPUPROBE_WEB_DRIVER_SPLIT=1 \
+    GPUPROBE_WEB_DRIVER_SPLIT=1 GPUPROBE_WEB_DRIVER_UNKNOWN=1 \
     timeout -k 5 100 node "$WEB/dashboard.test.js" || rc=$?
 [ "$rc" -eq 0 ] || fail "the browser test failed (status $rc)"
 

@@ -40,7 +40,8 @@
  *     as an error; export/import of result bundles when the API has them;
  *   - the fleet page (#/fleet) as GET /api/v1/fleet answers it: the rule,
  *     each model's GPUs, hosts, drivers and outliers, a model whose GPUs
- *     run different drivers flagged, the outliers table row by row (each
+ *     run different drivers flagged (GPUs of unknown driver listed, but
+ *     no second driver), the outliers table row by row (each
  *     with its driver), the figures (sorted by outliers), the devices with
  *     their drivers and outlier counts highlighted, each node's GPUs in slot
  *     order and the shipped reference data apart, filtered by model and by
@@ -70,7 +71,9 @@
  * GPUPROBE_WEB_COMPARE_SIDE=1 (the side-by-side tables must have held at
  * least two device columns to their documents and shown one placeholder),
  * GPUPROBE_WEB_DRIVER_SPLIT=1 (the fleet pushed must split a model over
- * drivers, and the page must have flagged it).
+ * drivers, and the page must have flagged it), GPUPROBE_WEB_DRIVER_UNKNOWN=1
+ * (a model of the fleet pushed must have GPUs of unknown driver beside GPUs
+ * of one known driver, and the page must not have flagged it as a split).
  * Exit status 0 when every check passed; the first failure ends the run.
  */
 'use strict';
@@ -1528,7 +1531,12 @@ const relativeText = (o) => (typeof o.relative === 'number' ? `${o.relative > 0 
  * names one), and a model's drivers: each with its GPU count, most first. */
 const driverText = (v) => v ?? 'unknown';
 const driversText = (m) => m.drivers.map((x) => `${driverText(x.driver_version)} × ${x.devices}`).join(', ');
+/* A model's known drivers: unknown (null, a node older than the field) is
+ * no driver of its own, so it never makes a split. */
+const knownDrivers = (m) => m.drivers.filter((x) => x.driver_version !== null);
+const driverSplit = (m) => knownDrivers(m).length > 1;
 let driverSplits = 0; // models seen split over drivers
+let unknownBesideOne = 0; // models seen with one known driver and GPUs of unknown driver, not flagged
 
 /* The fleet page against GET /api/v1/fleet (QUERY: its filters): the rule,
  * the models' counts, each model's outliers row by row, the figures, the
@@ -1546,13 +1554,21 @@ async function checkFleetShown(page, query) {
     'models: GPUs, hosts, GPUs with outliers, outliers, figures');
   // each model's drivers (GET /api/v1/fleet's drivers), flagged where its
   // GPUs run more than one: a driver change can move figures
-  equal(models.map((r) => [r.text[7], r.warn[7]]), fleet.models.map((m) => [driversText(m), m.drivers.length > 1]), 'models: drivers, a split flagged');
+  // GPUs of unknown driver are listed, but are no second driver: a model
+  // whose other GPUs all run one driver is not flagged
+  equal(models.map((r) => [r.text[7], r.warn[7]]), fleet.models.map((m) => [driversText(m), driverSplit(m)]), 'models: drivers, a split (of known drivers) flagged');
   for (const m of fleet.models) {
     const split = await page.$$eval(`${modelSection(m.model)} .driver-split`, (ps) => ps.map((p) => p.textContent));
-    equal(split.length, m.drivers.length > 1 ? 1 : 0, `${m.model}: the warning of a model split over drivers (${driversText(m)})`);
+    equal(split.length, driverSplit(m) ? 1 : 0, `${m.model}: the warning of a model split over drivers (${driversText(m)})`);
+    const unknown = m.drivers.find((x) => x.driver_version === null);
     if (split.length) {
       driverSplits++;
-      for (const x of m.drivers) check(split[0].includes(`${driverText(x.driver_version)} on ${x.devices} GPU`), `${m.model}: the split's warning lacks ${driverText(x.driver_version)}: ${split[0]}`);
+      const known = knownDrivers(m);
+      check(split[0].includes(`run ${known.length} drivers: `), `${m.model}: the split's warning counts other than its ${known.length} known drivers: ${split[0]}`);
+      for (const x of known) check(split[0].includes(`${x.driver_version} on ${x.devices} GPU`), `${m.model}: the split's warning lacks ${x.driver_version}: ${split[0]}`);
+      if (unknown) check(split[0].includes(`unknown on ${unknown.devices} GPU`), `${m.model}: the split's warning lacks the GPUs of unknown driver: ${split[0]}`);
+    } else if (unknown && knownDrivers(m).length === 1) {
+      unknownBesideOne++;
     }
   }
   for (const m of fleet.models) {
@@ -1723,6 +1739,9 @@ async function checkFleet(page) {
   await screenshot(page, 'fleet');
   if (process.env.GPUPROBE_WEB_DRIVER_SPLIT === '1') {
     check(driverSplits > 0, 'no model was seen split over drivers: the fleet pushed has no GPU on another driver');
+  }
+  if (process.env.GPUPROBE_WEB_DRIVER_UNKNOWN === '1') {
+    check(unknownBesideOne > 0, 'no model was seen with GPUs of unknown driver beside one known driver: the fleet pushed has no figures-only GPU');
   }
   const m = fleet.models.find((x) => x.outliers.some((o) => typeof o.value === 'number'));
   if (!m) {

@@ -2,7 +2,8 @@
  * The fleet (#/fleet[?model=M&host=H]): every GPU whose figures this store
  * holds, compared with the GPUs of its model by the rule GET /api/v1/fleet
  * states (docs/fleet.md). The rule in words and numbers; per model its
- * GPUs, hosts, drivers (flagged when its GPUs run more than one) and
+ * GPUs, hosts, drivers (flagged when its GPUs run more than one known
+ * driver: unknown is none of its own) and
  * outliers, and its figures' distributions, each linking to its chart
  * (fleet_distribution.js); the devices with their drivers and outlier
  * counts; each node's GPUs side by side in PCI bus order, with their NUMA
@@ -77,24 +78,38 @@ function driverText(v) {
   return v ?? 'unknown';
 }
 
-/* A model's drivers, most first, each with its GPU count; drawn in the
- * warning colour when its GPUs run more than one: a driver change can move
- * figures (docs/fleet.md), so its outliers may be the driver's doing. */
-function modelDrivers(m) {
+/* A model's drivers, most first, each with its GPU count, and those of them
+ * known: a GPU of unknown driver (null: figures alone from a node older than
+ * the field) runs some driver, not a second one, so only known drivers make
+ * a split. */
+function modelDriverList(m) {
   const drivers = Array.isArray(m.drivers) ? m.drivers : [];
+  return { drivers, known: drivers.filter((x) => x.driver_version !== null && x.driver_version !== undefined) };
+}
+
+/* A model's drivers as text; drawn in the warning colour when its GPUs run
+ * more than one known driver: a driver change can move figures
+ * (docs/fleet.md), so its outliers may be the driver's doing. */
+function modelDrivers(m) {
+  const { drivers, known } = modelDriverList(m);
   const text = drivers.map((x) => `${driverText(x.driver_version)} × ${x.devices}`).join(', ') || '—';
-  return drivers.length > 1
-    ? el('span', { class: 'warn', title: `${drivers.length} drivers among this model's GPUs: a driver change can move figures`, text })
+  if (known.length > 1) {
+    return el('span', { class: 'warn', title: `${known.length} drivers among this model's GPUs: a driver change can move figures`, text });
+  }
+  return known.length < drivers.length
+    ? el('span', { title: 'unknown: GPUs whose results name no driver (from a node older than the field), not a second driver', text })
     : text;
 }
 
-/* The warning of a model whose GPUs run different drivers, or null. */
+/* The warning of a model whose GPUs run different known drivers, or null;
+ * GPUs of unknown driver are listed after them, apart. */
 function driverSplit(m) {
-  const drivers = Array.isArray(m.drivers) ? m.drivers : [];
-  if (drivers.length < 2) return null;
-  const each = drivers.map((x) => `${driverText(x.driver_version)} on ${plural(x.devices, 'GPU')}`).join(', ');
+  const { drivers, known } = modelDriverList(m);
+  if (known.length < 2) return null;
+  const each = known.map((x) => `${x.driver_version} on ${plural(x.devices, 'GPU')}`).join(', ');
+  const unknown = drivers.filter((x) => !known.includes(x)).reduce((n, x) => n + x.devices, 0);
   return el('p', { class: 'warn driver-split' },
-    `Its GPUs run ${drivers.length} drivers: ${each}. A driver change can move figures (a new JIT, another clock policy): an outlier on a driver its peers do not run may be the driver's doing. Each GPU's driver is in the devices table below.`);
+    `Its GPUs run ${known.length} drivers: ${each}${unknown ? ` (and unknown on ${plural(unknown, 'GPU')}: results that name no driver)` : ''}. A driver change can move figures (a new JIT, another clock policy): an outlier on a driver its peers do not run may be the driver's doing. Each GPU's driver is in the devices table below.`);
 }
 
 /* A count drawn in the warning colour when it is not 0. */
