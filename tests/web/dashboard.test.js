@@ -50,6 +50,7 @@
  *     figure's distribution (GET /api/v1/fleet/distribution) with every
  *     value a point, the outliers and the bounds, the linked device marked;
  *     a category's bars; before a fleet is pushed, what to do instead;
+ *   - README.md's dashboard table has a row for every view opened;
  *   - no console error anywhere, except the 403 the bad-token step causes.
  * It prints each view's load time (navigation start to the view's data
  * drawn, as the page marks it) and, with GPUPROBE_SCREENSHOTS=DIR, writes a
@@ -95,6 +96,7 @@ const VIEWS = ['latency', 'memory', 'banks', 'control-codes', 'dual-issue', 'mod
 const TIMEOUT_MS = 20000;
 
 const loadTimes = [];
+const viewsOpened = new Set(); // the views openView loaded, by their data-ready name
 const consoleErrors = [];
 let allowedErrors = null; // a RegExp of console errors expected in the current step
 let step = 'start';
@@ -165,6 +167,7 @@ async function openView(page, hash, ready, label) {
   await page.goto('about:blank');
   await page.goto(`${BASE}/${hash}`);
   await page.waitForSelector(`#view[data-ready="${ready}"]`, { timeout: TIMEOUT_MS });
+  viewsOpened.add(ready);
   const ms = Number(await page.$eval('#view', (v) => v.dataset.readyMs));
   loadTimes.push({ view: label || ready, ms });
   return ms;
@@ -1796,6 +1799,21 @@ async function checkFleet(page) {
   equal(await page.getAttribute(`tr.job[data-job-id="${o.job_id}"]`, 'data-state'), job.state, 'the job an outlier links to');
 }
 
+/* README's dashboard table has a row for every view the test opened: its
+ * address ("#/", "#/device/UUID/latency", "#/predict?device=UUID") names
+ * the view's first part. */
+function checkReadmeAddresses() {
+  step = 'README: the dashboard\'s addresses';
+  const readme = fs.readFileSync(path.join(__dirname, '..', '..', 'README.md'), 'utf8');
+  const section = readme.split(/^## Dashboard$/m)[1]?.split(/^## /m)[0] || '';
+  const addresses = [...section.matchAll(/^\| `(#\/[^`]*)` \|/gm)].map((m) => m[1]);
+  check(addresses.length > 0, 'README.md has no table of the dashboard\'s addresses');
+  const views = [...new Set([...viewsOpened].filter((v) => v !== 'unknown').map((v) => v.split('/')[0]))];
+  const first = (a) => a.slice(2).split(/[/?]/)[0] || 'overview';
+  const missing = views.filter((v) => !addresses.some((a) => first(a) === v));
+  equal(missing, [], `views without a row in README.md's dashboard table (${addresses.join(' ')})`);
+}
+
 async function main() {
   for (const [k, v] of Object.entries({ BASE_URL: BASE, TOKEN, FIXTURES })) if (!v) throw new Error(`${k} is not set`);
   if (SHOTS) fs.mkdirSync(SHOTS, { recursive: true });
@@ -1882,6 +1900,7 @@ async function main() {
     check((await page.textContent('#view')).includes('No such page'), 'an unknown address says so');
     check(await page.textContent('#status') !== 'Loading…', 'an unknown address: the status line still says "Loading…"');
     loadTimes.pop();
+    checkReadmeAddresses();
     step = 'console';
     check(consoleErrors.length === 0, `console errors:\n  ${consoleErrors.join('\n  ')}`);
   } finally {
