@@ -30,6 +30,10 @@
  *     shows POST /api/v1/model/predict's time, every intermediate of the
  *     prediction, each parameter with a link to the job that measured it,
  *     the per-warp counts and a chart of a repetition's formula and floors;
+ *     a parameter by its index from 0 predicts as by its name; the form's
+ *     and openapi.json's words on static shared memory (from the PTX's
+ *     .shared declarations when left out) and on parameters (names or
+ *     indexes, unknown or repeated ones refused) are the server's rules;
  *     an empty PTX shows the server's reason and field; a device without
  *     measurements (imported with no results) its 409 with a link to the
  *     device's page for the probe to run; at 390 px no sideways scroll;
@@ -1268,7 +1272,7 @@ async function checkPrediction(page, want) {
  * server's reason and marks the field; a device without measurements shows
  * the 409 naming the probe to run, with a link to the device's page; at
  * 390 px nothing scrolls the page sideways. */
-async function checkPredict(page, device) {
+async function checkPredict(page, device, openapi) {
   const ptx = fs.readFileSync(PREDICT_PTX, 'utf8');
   const want = await predictApi(device.uuid, { ...SGEMV, ptx });
   equal(want.status, 200, `POST predict (sgemv on ${device.name})`);
@@ -1293,6 +1297,28 @@ async function checkPredict(page, device) {
   await checkPrediction(page, want.body);
   check(page.url().endsWith(href), `the address does not name the device: ${page.url()}`);
   await screenshot(page, 'predict');
+
+  // what the form and the API's document say of the PTX's inputs, as
+  // model/predict.c takes them: static shared memory left out is what the
+  // PTX's .shared declarations hold (not 0), and a parameter is named by
+  // its .param name or its index from 0, an unknown or repeated one refused
+  step = 'predict: static shared memory and parameters, as the server takes them';
+  const placeholder = await page.getAttribute('#pr-static-smem', 'placeholder');
+  check(/\.shared/.test(placeholder || ''), `the static shared memory's placeholder does not say it comes from the PTX's .shared declarations: ${placeholder}`);
+  const paramsHint = await page.$eval('#pr-params', (i) => i.parentElement.textContent);
+  check(/index/.test(paramsHint), `the parameters' hint does not say a parameter goes by its index too: ${paramsHint}`);
+  const kd = openapi.components.schemas.KernelDescription.properties;
+  check(kd.static_smem.default === undefined && /\.shared/.test(kd.static_smem.description || ''),
+    `openapi.json's static_smem: ${JSON.stringify(kd.static_smem)}`);
+  check(/index/.test(kd.params.description || '') && /refuse/.test(kd.params.description || ''),
+    `openapi.json's params does not say it takes an index from 0 and refuses unknown or repeated ones: ${JSON.stringify(kd.params)}`);
+  const byIndex = await predictApi(device.uuid, { ...SGEMV, params: { 3: 8192 }, ptx });
+  equal(byIndex.status, 200, 'POST predict with p_n by its index, 3');
+  equal(byIndex.body.prediction.total_s, want.body.prediction.total_s, 'the prediction with p_n by its index');
+  await page.fill('#pr-params', '3=8192');
+  await predictSubmit(page);
+  check(await page.isHidden('#pr-error'), `p_n by its index from the page: ${await page.textContent('#pr-error')}`);
+  await checkPrediction(page, byIndex.body);
 
   step = 'predict: an empty PTX';
   allowedErrors = /status of 400/;
@@ -1886,7 +1912,7 @@ async function main() {
       console.log('SKIP device and compare views: no device in this database has all six results');
     }
     await checkOccupancy(page, inv);
-    if (withResults.length) await checkPredict(page, withResults[0].device);
+    if (withResults.length) await checkPredict(page, withResults[0].device, openapi);
     await checkTraces(page);
     await checkSubmitCancel(page);
     if (withResults.length) await checkExportImport(page, withResults, openapi);

@@ -35,7 +35,7 @@ const PER_WARP_FIELDS = [
 /* Optional numbers of the kernel, under "More". */
 const MORE_FIELDS = [
   ['smem', 'Dynamic shared memory per block (bytes)', '0'],
-  ['static_smem', 'Static shared memory per block (bytes)', '0'],
+  ['static_smem', 'Static shared memory per block (bytes)', 'the PTX\'s .shared declarations (per-warp counts: 0)'],
   ['launches', 'Launches', '1'],
   ['transfer_bytes', 'Bytes copied from the host', '0'],
   ['cache.l1_hit', 'L1 hit rate (0 to 1, from gpuprobe trace cache)', 'none: all from device memory'],
@@ -186,7 +186,7 @@ function predictForm(devices) {
           el('input', { id: 'pr-entry', type: 'text', placeholder: 'the module\'s only .entry' })),
         el('div', { class: 'field' }, el('label', { for: 'pr-params', text: 'Kernel parameters (integers)' }),
           el('input', { id: 'pr-params', type: 'text', placeholder: 'n=8192, iters=4', spellcheck: 'false' }),
-          el('p', { class: 'hint', text: 'What the loops\' trip counts need: name=value, by the .param names.' }))),
+          el('p', { class: 'hint', text: 'What the loops\' trip counts need: name=value, each by its .param name or its index from 0 (3=8192); the server refuses one the entry does not have, or one given twice.' }))),
       el('fieldset', { id: 'pr-per-warp', class: 'predict-grid', hidden: true },
         el('legend', { text: 'Instructions one warp executes' }),
         PER_WARP_FIELDS.map(([k, label]) => numberField(`pr-per-warp-${k}`, label)),
