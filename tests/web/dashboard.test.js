@@ -1556,6 +1556,9 @@ const modelSection = (model) => `section.fleet-model[data-model=${JSON.stringify
 
 const relativeText = (o) => (typeof o.relative === 'number' ? `${o.relative > 0 ? '+' : ''}${(o.relative * 100).toFixed(1)} %` : '—');
 
+/* The host the shipped reference data comes in under (docs/reference-data.md). */
+const REF = 'reference';
+
 /* A GPU's driver as the fleet page writes it (null: none of its results
  * names one), and a model's drivers: each with its GPU count, most first. */
 const driverText = (v) => v ?? 'unknown';
@@ -1572,15 +1575,34 @@ let unknownBesideOne = 0; // models seen with one known driver and GPUs of unkno
  * devices and their outlier counts. */
 async function checkFleetShown(page, query) {
   const fleet = await apiGet(`/api/v1/fleet${query}`);
+  const whole = query ? await apiGet('/api/v1/fleet') : fleet;
+  // the shipped reference data (host "reference") is no host: a model's
+  // hosts are the API's less that one, whatever the filter
+  const refGpus = (m) => whole.devices.filter((d) => d.model === m.model && d.host === REF).length;
+  const nodeHosts = (m) => m.hosts - (refGpus(m) ? 1 : 0);
   const rule = await page.textContent('#fleet-rule');
   check(rule.includes(fleet.rule.text), `the rule's text is not the API's: ${rule}`);
   for (const v of [`${fleet.rule.k} robust sigmas`, String(fleet.rule.mad_scale), `${Math.round(fleet.rule.min_relative * 100)} %`, `${fleet.rule.min_devices} GPUs`]) {
     check(rule.includes(v), `the rule lacks ${v}: ${rule}`);
   }
   const models = await cells(page, '#fleet-models tbody tr');
-  equal(models.map((r) => [r.text[0], ...[2, 3, 4, 5, 6].map((i) => Number(r.text[i]))]),
-    fleet.models.map((m) => [m.model, m.devices, m.hosts, m.devices_with_outliers, m.outliers.length, m.figures.length]),
-    'models: GPUs, hosts, GPUs with outliers, outliers, figures');
+  // the reference data is no node: not a host in the models table or a
+  // model's line, not a node in the nodes' heading, and its GPUs' column
+  // head names models (every such slip listed at once)
+  const wrong = [];
+  for (const [i, m] of fleet.models.entries()) {
+    if (Number(models[i]?.text[3]) !== nodeHosts(m)) wrong.push(`${m.model}: ${models[i]?.text[3]} hosts in the models table, not ${nodeHosts(m)}`);
+    const line = await page.$eval(`${modelSection(m.model)} > p.hint`, (p) => p.textContent);
+    const on = /on (\d+) hosts?\b/.exec(line);
+    if ((on ? Number(on[1]) : 0) !== nodeHosts(m) || (!on && nodeHosts(m)) || line.includes('reference data') !== refGpus(m) > 0) {
+      wrong.push(`${m.model}: ${nodeHosts(m)} hosts and ${refGpus(m)} GPUs of the reference data, but its line reads: ${line}`);
+    }
+  }
+  wrong.push(...await fleetNodesHeads(page, fleet, whole));
+  equal(wrong, [], 'the reference data counted as a node or host');
+  equal(models.map((r) => [r.text[0], ...[2, 4, 5, 6].map((i) => Number(r.text[i]))]),
+    fleet.models.map((m) => [m.model, m.devices, m.devices_with_outliers, m.outliers.length, m.figures.length]),
+    'models: GPUs, GPUs with outliers, outliers, figures');
   // each model's drivers (GET /api/v1/fleet's drivers), flagged where its
   // GPUs run more than one: a driver change can move figures
   // GPUs of unknown driver are listed, but are no second driver: a model
@@ -1629,6 +1651,37 @@ async function checkFleetShown(page, query) {
   return fleet;
 }
 
+const NODE_ROWS = '#fleet-nodes tbody tr[data-host], #fleet-reference tbody tr[data-host]';
+
+/* What is wrong with the nodes' heading and column heads: the heading counts
+ * the nodes (the reference data is none: "No nodes yet" when it is alone in
+ * the whole fleet, WHOLE: GET /api/v1/fleet unfiltered),
+ * and the head above a row's GPUs says what the row shows of them, a node's
+ * bus ids and NUMA nodes, the reference data's models. */
+async function fleetNodesHeads(page, fleet, whole) {
+  const shown = await page.$$eval(NODE_ROWS, (trs) => ({
+    heading: trs[0]?.closest('section')?.querySelector('h2')?.textContent ?? null,
+    heads: trs.map((tr) => [tr.dataset.host, tr.closest('table').tHead.rows[0].cells[2].textContent]),
+  }));
+  const nodeCount = new Set(fleet.devices.map((d) => d.host).filter((h) => h !== REF)).size;
+  const hasRef = fleet.devices.some((d) => d.host === REF);
+  const wrong = [];
+  if (fleet.devices.length) {
+    const heading = shown.heading || '';
+    const anyNode = whole.devices.some((d) => d.host !== REF);
+    if (nodeCount ? heading !== `Nodes (${nodeCount})${hasRef ? ' and the reference data' : ''}`
+      : anyNode ? heading !== 'The reference data' : !/^No nodes yet\b/.test(heading) || !heading.includes('reference data')) {
+      wrong.push(`the heading of ${nodeCount} nodes${hasRef ? ' and the reference data' : ''}: ${heading}`);
+    }
+  }
+  for (const [host, head] of shown.heads) {
+    if (host === REF ? !/model/i.test(head) || /PCI|slot/.test(head) : !/PCI bus id \(NUMA node\)/.test(head)) {
+      wrong.push(`the head above ${host}'s GPUs: ${head}`);
+    }
+  }
+  return wrong;
+}
+
 /* The fleet page's nodes: one row per host of the fleet shown, its GPUs side
  * by side in PCI bus order, each with the bus id and NUMA node its device
  * record (GET /api/v1/devices) gives and the warning colour when it is an
@@ -1638,14 +1691,13 @@ async function checkFleetShown(page, query) {
  * model, no slot or NUMA node (their records' bus ids, alike, would read as
  * two GPUs in one slot). */
 async function checkFleetNodes(page, fleet) {
-  const nodes = await page.$$eval('#fleet-nodes tbody tr', (trs) => trs.map((tr) => ({
+  const nodes = await page.$$eval(NODE_ROWS, (trs) => trs.map((tr) => ({
     host: tr.dataset.host,
     head: tr.cells[0].textContent,
     n: Number(tr.cells[1].textContent),
     gpus: [...tr.querySelectorAll('a')].map((a) => [a.dataset.uuid, a.textContent, a.classList.contains('warn')]),
   })));
   const records = new Map((await apiGet('/api/v1/devices')).devices.map((d) => [d.uuid, d]));
-  const REF = 'reference';
   const hosts = [...new Set(fleet.devices.map((d) => d.host))].filter((h) => h !== REF).sort();
   if (fleet.devices.some((d) => d.host === REF)) hosts.push(REF);
   const bus = (d) => records.get(d.uuid)?.pci_bus_id || '';
@@ -1752,6 +1804,7 @@ async function checkFleet(page) {
   // before the fleet: the reference data is no fleet, and the page says what to do
   await openView(page, '#/fleet', 'fleet', 'fleet (reference data only)');
   let fleet = await checkFleetShown(page, '');
+  await screenshot(page, 'fleet-reference');
   if (!fleet.models.some((m) => m.devices >= fleet.rule.min_devices)) {
     const text = await page.textContent('#fleet-empty');
     check(text.includes('/api/v1/import') && text.includes('docs/fleet.md'), `what to do without a fleet: ${text}`);

@@ -169,12 +169,39 @@ function fleetEmpty(all) {
 
 /* ---- tables ------------------------------------------------------------------ */
 
-function modelsTable(models, host) {
+/* How many of a model's GPUs are the shipped reference data's, by model
+ * (devices: the whole fleet's, GET /api/v1/fleet's devices). */
+function referenceGpus(devices) {
+  const n = new Map();
+  for (const d of devices) if (d.host === REFERENCE_HOST) n.set(d.model, (n.get(d.model) || 0) + 1);
+  return n;
+}
+
+/* A model's hosts, the reference data's not counted: it is no node (the
+ * API counts its host "reference" as one). */
+function modelHosts(m, refs) {
+  return m.hosts - (refs.get(m.model) ? 1 : 0);
+}
+
+/* "12 GPUs: 11 on 8 hosts, 1 of the reference data", "1 GPU of the
+ * reference data", "11 GPUs on 8 hosts". */
+function modelPlaces(m, refs) {
+  const ref = refs.get(m.model) || 0;
+  const hosts = modelHosts(m, refs);
+  if (!ref) return `${plural(m.devices, 'GPU')} on ${plural(hosts, 'host')}`;
+  if (ref >= m.devices) return `${plural(m.devices, 'GPU')} of the reference data`;
+  return `${plural(m.devices, 'GPU')}: ${fmtCount(m.devices - ref)} on ${plural(hosts, 'host')}, ${fmtCount(ref)} of the reference data`;
+}
+
+function modelsTable(models, host, refs) {
   const table = dataTable([
     { head: 'Model', value: (m) => el('a', { href: fleetHash(m.model, host), text: m.model }) },
     { head: 'CC', value: (m) => m.compute_capability },
     { head: 'GPUs', cls: 'num', value: (m) => m.devices },
-    { head: 'Hosts', cls: 'num', value: (m) => m.hosts },
+    {
+      head: 'Hosts', cls: 'num', value: (m) => modelHosts(m, refs),
+      title: (m) => (refs.get(m.model) ? `and ${plural(refs.get(m.model), 'GPU')} of the reference data, no host` : null),
+    },
     { head: 'GPUs with outliers', cls: 'num', value: (m) => outlierCount(m.devices_with_outliers) },
     { head: host ? `Outliers on ${host}` : 'Outliers', cls: 'num', value: (m) => outlierCount(m.outliers.length) },
     { head: 'Figures', cls: 'num', value: (m) => m.figures.length },
@@ -246,9 +273,10 @@ const REFERENCE_HOST = 'reference';
 
 /* One row per host, its GPUs side by side in PCI bus id order, each with
  * its NUMA node and drawn in the warning colour when it is an outlier
- * somewhere; the reference data last, its GPUs by model, with no slot or
- * NUMA node. records: uuid -> the device record (GET /api/v1/devices). */
-function nodesTable(devices, records) {
+ * somewhere; the reference data in a table of its own after it (null when
+ * there are no nodes, or no reference data), its GPUs by model, with no
+ * slot or NUMA node. records: uuid -> the device record (GET /api/v1/devices). */
+function nodesTables(devices, records) {
   const hosts = new Map();
   for (const d of devices) {
     const r = records.get(d.uuid) || {};
@@ -256,9 +284,7 @@ function nodesTable(devices, records) {
     hosts.get(d.host).push({ ...d, bus: r.pci_bus_id || '', numa: r.numa_node });
   }
   const outliers = (g) => `${g.outliers} outlier figure${g.outliers === 1 ? '' : 's'}`;
-  const order = [...hosts.keys()].filter((h) => h !== REFERENCE_HOST).sort();
-  if (hosts.has(REFERENCE_HOST)) order.push(REFERENCE_HOST);
-  const rows = order.map((host) => {
+  const row = (host) => {
     const ref = host === REFERENCE_HOST;
     const gpus = hosts.get(host).sort((a, b) => (ref ? a.model.localeCompare(b.model) : a.bus.localeCompare(b.bus)) || a.uuid.localeCompare(b.uuid));
     return el('tr', { 'data-host': host, class: ref ? 'reference' : null },
@@ -272,12 +298,18 @@ function nodesTable(devices, records) {
           : `${g.uuid} · ${g.model} · driver ${driverText(g.driver_version)} · ${outliers(g)}`,
         text: ref ? g.model : `${g.bus || '—'} (${fmtNumaNode(g.numa)})`,
       }))));
-  });
-  return el('table', { id: 'fleet-nodes', class: 'data' },
-    el('caption', { class: 'visually-hidden', text: "Each node's GPUs by PCI bus id, with their NUMA nodes" }),
-    el('thead', {}, el('tr', {}, ['Host', 'GPUs', 'PCI bus id (NUMA node), in slot order'].map((h) =>
-      el('th', { scope: 'col', text: h })))),
+  };
+  const table = (id, caption, heads, rows) => el('table', { id, class: 'data' },
+    el('caption', { class: 'visually-hidden', text: caption }),
+    el('thead', {}, el('tr', {}, heads.map((h) => el('th', { scope: 'col', text: h })))),
     el('tbody', {}, rows));
+  const nodes = [...hosts.keys()].filter((h) => h !== REFERENCE_HOST).sort();
+  return {
+    nodes: nodes.length ? table('fleet-nodes', "Each node's GPUs by PCI bus id, with their NUMA nodes",
+      ['Host', 'GPUs', 'PCI bus id (NUMA node), in slot order'], nodes.map(row)) : null,
+    reference: hosts.has(REFERENCE_HOST) ? table('fleet-reference', 'The reference data\'s GPUs, by model',
+      ['Host', 'GPUs', 'Model (each GPU measured on a machine of its own)'], [row(REFERENCE_HOST)]) : null,
+  };
 }
 
 /* ---- the view ---------------------------------------------------------------- */
@@ -292,11 +324,11 @@ function modelOutliers(m, rule, host, units) {
   return el('p', { class: 'hint', text: host ? `No outlier on host ${host}.` : 'No outlier: every GPU agrees with its peers on every figure.' });
 }
 
-function modelSection(m, rule, host, openFigures) {
+function modelSection(m, rule, host, openFigures, refs) {
   const units = new Map(m.figures.map((f) => [f.metric, f.unit]));
   return el('section', { class: 'fleet-model', 'data-model': m.model },
     el('h2', { text: m.model }),
-    el('p', { class: 'hint', text: `compute capability ${m.compute_capability} · ${plural(m.devices, 'GPU')} on ${plural(m.hosts, 'host')} · ${m.devices_with_outliers} with outliers` +
+    el('p', { class: 'hint', text: `compute capability ${m.compute_capability} · ${modelPlaces(m, refs)} · ${m.devices_with_outliers} with outliers` +
       `${host ? ` (the whole model's; the outliers listed are host ${host}'s)` : ''}` }),
     driverSplit(m),
     modelOutliers(m, rule, host, units),
@@ -323,10 +355,11 @@ async function renderFleet(main, route, ctx) {
     el('p', { class: 'hint', text: 'Every GPU whose results this daemon stores, compared with the other GPUs of its model: a GPU that differs from its peers is an outlier on that figure.' }),
     ruleBlock(all.rule), fleetFilter(all, model, host), fleetEmpty(all));
   const sections = [head];
+  const refs = referenceGpus(all.devices);
   if (shown.models.length) {
-    sections.push(el('section', {}, el('div', { class: 'scroll' }, modelsTable(shown.models, host))));
+    sections.push(el('section', {}, el('div', { class: 'scroll' }, modelsTable(shown.models, host, refs))));
     const open = shown.models.length === 1;
-    for (const m of shown.models) sections.push(modelSection(m, all.rule, host, open));
+    for (const m of shown.models) sections.push(modelSection(m, all.rule, host, open, refs));
   } else if (model) {
     sections.push(el('p', { class: 'empty', text: `No GPU of model “${model}” has fleet figures here.` }));
   }
@@ -334,8 +367,13 @@ async function renderFleet(main, route, ctx) {
     const records = new Map((inventory.devices || []).map((d) => [d.uuid, d]));
     const hosts = new Set(shown.devices.map((d) => d.host));
     const ref = hosts.delete(REFERENCE_HOST);
-    sections.push(el('section', {}, el('h2', { text: `Nodes (${hosts.size})${ref ? ' and the reference data' : ''}` }),
-      el('div', { class: 'scroll' }, nodesTable(shown.devices, records)),
+    const tables = nodesTables(shown.devices, records);
+    // no node shown: none at all yet, or a filter that keeps only the reference data
+    const heading = hosts.size ? `Nodes (${hosts.size})${ref ? ' and the reference data' : ''}`
+      : all.devices.some((d) => d.host !== REFERENCE_HOST) ? 'The reference data' : 'No nodes yet; the reference data';
+    sections.push(el('section', {}, el('h2', { text: heading }),
+      tables.nodes ? el('div', { class: 'scroll' }, tables.nodes) : null,
+      tables.reference ? el('div', { class: 'scroll' }, tables.reference) : null,
       ref ? el('p', { id: 'fleet-nodes-reference', class: 'hint' }, '“reference data” is gpuprobe\'s shipped results (host “reference”, ',
         el('code', { text: 'docs/reference-data.md' }), '): GPUs measured on different machines, not one node, so they have no slot order or NUMA node here. ',
         'A central daemon that compares a fleet leaves them out (', el('code', { text: 'reference = off' }), ', ', el('code', { text: 'docs/fleet.md' }), ').') : null));
