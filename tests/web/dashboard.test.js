@@ -396,6 +396,13 @@ async function checkLatency(page, doc) {
   check(!/issue latency/.test(titles[added].replace('not its issue latency', '')) && !/issue/i.test(heads[added]),
     `the issue_cycles column claims an issue latency: ${heads[added]}: ${titles[added]}`);
   equal(rows.map((r) => r[added]), doc.entries.map((e) => figureText(e.issue_cycles)), 'the issue_cycles column, row by row');
+  // exec_cycles: the cycles a step and one dependent use add between two
+  // clock reads (clock;op;op;clock less clock;clock, docs/api.md), said in
+  // the user's words: no name of the project's own history ("seed 003")
+  equal(titles.filter((t) => /\bseed\b/i.test(t)), [], 'column titles in words of the project\'s history');
+  const pair = titles.findIndex((t) => t.includes('clock;op;op;clock'));
+  check(pair >= 0 && /dependent/.test(titles[pair]), `no column says what exec_cycles is (clock;op;op;clock, a dependent use): ${JSON.stringify(titles)}`);
+  equal(rows.map((r) => r[pair]), doc.entries.map((e) => figureText(e.exec_cycles)), 'the exec_cycles column, row by row');
   // sorting by latency: ascending, then descending
   const latencies = doc.entries.map((e) => median(e.latency_cycles)).filter((v) => v !== null);
   const head = page.locator('#latency-table th', { hasText: 'Latency' }).locator('button');

@@ -76,7 +76,7 @@ function renderLatency(body, doc) {
     // issue_cycles and exec_cycles are what an instruction adds between two
     // clock reads (probes/latency.h; docs/hopper-figures.md, "issue_cycles of 0")
     fig('issue_cycles', 'Marginal cost', 'cycles one instruction adds between two clock reads (clock;op;clock less clock;clock): its marginal cost in that sequence, not its issue latency; 0 where it issues in the clock read\'s shadow'),
-    fig('exec_cycles', 'Execution', 'cycles an instruction and one dependent use add between two clock reads (clock;op;op;clock less clock;clock): seed 003\'s execution latency, close to one step\'s latency where the marginal cost is 0'),
+    fig('exec_cycles', 'Execution', 'cycles an instruction and one dependent use of its result add between two clock reads (clock;op;op;clock less clock;clock): about one step\'s latency plus the marginal cost, so close to the Latency column where the marginal cost is 0; for a few (DADD, F2F, RCP) it does not split that way: take the Latency column'),
     fig('throughput_per_clock_per_sm', 'Throughput /clk/SM', 'instructions per clock per SM (warp lanes; mma.sync steps: warp operations; wgmma: warpgroup operations)'),
     fig('tflops', 'TFLOP/s', 'tensor-core steps: the whole GPU at the clock the throughput ran at'),
     fig('throughput_one_warpgroup_per_clock_per_sm', '1 warpgroup /clk/SM', 'wgmma steps with one warpgroup an SM (the throughput column: several)'),
