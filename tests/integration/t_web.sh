@@ -16,11 +16,15 @@
 # t_fleet.sh makes it: 31 GPUs of 3 models on 8 hosts, 4 planted faults, and
 # a 32nd GPU on a newer driver, two of unknown driver) with each GPU's
 # driver, the model split over drivers flagged and the one whose GPUs run one
-# driver besides unknown not flagged, the reference data apart from the nodes, and
+# driver besides unknown not flagged, the reference data apart from the nodes
+# and counted as no host ("No nodes yet" before the push), and
 # its distributions, the kernel-time predictor (a PTX file's prediction with
-# every intermediate and each parameter's job, the server's reason for a bad
+# every intermediate and each parameter's job, a parameter by its index, the
+# form's and openapi.json's words on static shared memory and parameters,
+# the server's reason for a bad
 # kernel, the 409 of a device imported without measurements; at 390 px),
-# and no console errors. It prints each view's load time. Screenshots
+# README.md's dashboard table holding a row for every view, and no console
+# errors. It prints each view's load time. Screenshots
 # of every view go to GPUPROBE_SCREENSHOTS (default: this test's folder) and
 # must come out as real images.
 #
