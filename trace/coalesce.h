@@ -10,19 +10,20 @@
  * that PC takes part, and only those lanes advance. Without divergence every
  * lane's k-th record forms instruction k; with divergence lanes that took
  * another path wait, and each lane's own order is never changed.
- * Merging (the seed's 4a-4d). Participants are taken in lane order (the
- * seed's pending set). Policy line128: the instruction's width w (the widest
- * participant) decides the lane groups that may merge: 32 lanes for w <= 4,
- * 16 for 8, 8 for 16 (128 bytes of data per group); inside a group requests
- * with the same line (addr / line_bytes) merge. Policy sector32 (Volta and
- * later): the whole warp is one group and requests with the same 32-byte
- * sector (addr / 32) merge. A merge keeps the PC, the smaller thread id and
- * that thread's address, ORs the dependency flags (equal anyway when the
- * flag is a property of the PC) and widens the width to the smallest power
- * of two covering every merged byte (max end - min start). A load and a
- * store never merge, even at one PC and line (a malformed trace could put
- * both at one PC): the cache model treats them differently. Transactions come
- * out group by group, each group in order of first appearance.
+ * Merging (steps 4a-4d of Nugteren et al.'s method, HPCA 2014). Participants
+ * are taken in lane order (the method's pending set). Policy line128: the
+ * instruction's width w (the widest participant) decides the lane groups that
+ * may merge: 32 lanes for w <= 4, 16 for 8, 8 for 16 (128 bytes of data per
+ * group); inside a group requests with the same line (addr / line_bytes)
+ * merge. Policy sector32 (Volta and later): the whole warp is one group and
+ * requests with the same 32-byte sector (addr / 32) merge. A merge keeps the
+ * PC, the smaller thread id and that thread's address, ORs the dependency
+ * flags (equal anyway when the flag is a property of the PC) and widens the
+ * width to the smallest power of two covering every merged byte (max end -
+ * min start). A load and a store never merge, even at one PC and line (a
+ * malformed trace could put both at one PC): the cache model treats them
+ * differently. Transactions come out group by group, each group in order of
+ * first appearance.
  */
 #ifndef GPUPROBE_TRACE_COALESCE_H
 #define GPUPROBE_TRACE_COALESCE_H
@@ -66,7 +67,7 @@ struct trace_coalescer {
 /* p->line_bytes must be a power of two of at least 32 (validated parameters). */
 void trace_coalescer_init(struct trace_coalescer *c, const struct trace_params *p);
 
-/* The seed's merge of one instruction's requests, given in lane order:
+/* The method's merge of one instruction's requests, given in lane order:
  * req[i] is the request of lane lane[i], lane[] increasing, n <= 32 (none gives no
  * transaction), each of a valid width (trace_width_valid: a lone request's
  * transaction keeps it as it is). Writes the transactions to g and returns

@@ -1,6 +1,6 @@
 /*
  * Step 1d, event-driven (see order.h for the model and docs/trace-sort.md
- * for every rule the seed leaves open).
+ * for every rule Nugteren et al.'s method leaves open).
  *
  * DESIGN
  * State per resident warp slot (pos = slot * warps_per_block + warp): its

@@ -1,15 +1,16 @@
 /*
- * Step 1d, ordering one SM's task group (the seed's loop 6a-6f), event-driven.
+ * Step 1d, ordering one SM's task group (the loop 6a-6f of Nugteren et al.'s
+ * method, HPCA 2014), event-driven.
  *
  * DESIGN (docs/trace-sort.md, "Step 1d" states the model both loops follow)
- * The unit the loop schedules is a warp (after coalescing, the seed's
+ * The unit the loop schedules is a warp (after coalescing, the method's
  * "thread" of 6b is the warp: its threads issue in lockstep); what 6b takes
  * from it is its next instruction, whose transactions then go through
  * 6c-6e one by one. A warp whose instruction has the dependency flag is
  * blocked after it until every transaction of that instruction returned.
  * Time is a counter `clock` that advances by one per 6c; a request issued at
  * clock c with delay T leaves the in-flight set at clock c + T, which is the
- * tick at which the seed's decremented delay reaches 0.
+ * tick at which the method's decremented delay reaches 0.
  * This loop never decrements anything: in-flight requests sit in a timing
  * wheel (or, for delay ranges of 65536 ticks and more, a min-heap) by
  * completion time; a busy LSU (6d) or a time with every warp blocked

@@ -1,11 +1,11 @@
 /*
- * Step 1d, the literal loop: the seed's 6a-6f as written (a blocked flag per
- * warp, an in-flight set whose every delay is decremented at every 6c, 6d
- * repeating 6c while the set is full), over one SM's blocks collected in
- * memory beforehand. It is the reference the event-driven loop (order.h)
- * is tested against, byte for byte, and the baseline of bench/trace; it is
- * not meant for long traces (memory grows with the SM's requests, time with
- * in-flight requests times ticks).
+ * Step 1d, the literal loop: steps 6a-6f of Nugteren et al.'s method (HPCA
+ * 2014) as written (a blocked flag per warp, an in-flight set whose every
+ * delay is decremented at every 6c, 6d repeating 6c while the set is full),
+ * over one SM's blocks collected in memory beforehand. It is the reference
+ * the event-driven loop (order.h) is tested against, byte for byte, and the
+ * baseline of bench/trace; it is not meant for long traces (memory grows
+ * with the SM's requests, time with in-flight requests times ticks).
  *
  * DESIGN
  * Shares nothing with order.c but the coalescer that produced its input and

@@ -87,9 +87,9 @@ struct trace_params {
     uint32_t set;                 /* TRACE_P_* bits set explicitly */
 };
 
-/* The defaults: the seed's method as written (line128 coalescing, round-robin,
- * normal delays) on a Fermi-class machine, i.e. the "fermi" preset; the
- * input's format told from its content, CSV output. */
+/* The defaults: Nugteren et al.'s method (HPCA 2014) as written (line128
+ * coalescing, round-robin, normal delays) on a Fermi-class machine, i.e. the
+ * "fermi" preset; the input's format told from its content, CSV output. */
 void trace_params_default(struct trace_params *p);
 
 /* Applies the named preset to every field not in p->set; -1 if the name is

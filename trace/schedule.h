@@ -6,16 +6,17 @@
  * tid % threads_per_block; warps are cut inside a block (warp w holds the
  * block's threads 32w .. 32w+31), so a block whose size is not a multiple of
  * 32 ends in a partial warp. With threads_per_block a multiple of 32 this is
- * the seed's warp_id = tid / 32, block_id = warp_id / warps_per_block.
- * The seed's sm_id = block_id % num_blocks_per_sm cannot be meant literally
- * (it ignores the number of SMs); blocks are placed statically instead:
+ * the warp_id = tid / 32, block_id = warp_id / warps_per_block of Nugteren
+ * et al.'s method (HPCA 2014). The method's sm_id = block_id %
+ * num_blocks_per_sm cannot be meant literally (it ignores the number of
+ * SMs); blocks are placed statically instead:
  *   placement rr   (default): block b runs on SM b % sms — the hardware's
  *                   dealing of blocks to SMs one at a time, in order;
  *   placement fill: SMs are filled blocks_per_sm at a time: in wave
  *                   w = b / (sms * blocks_per_sm), block b goes to SM
  *                   (b % (sms * blocks_per_sm)) / blocks_per_sm.
  * The list of an SM's blocks is fixed before ordering (so SMs stay
- * independent, as the seed's task groups are); when each of them becomes
+ * independent, as the method's task groups are); when each of them becomes
  * resident is decided by the ordering loop (order.h): at most blocks_per_sm
  * at a time, the next one taking the slot of one that finished.
  */

@@ -1,12 +1,13 @@
 /*
  * Unit tests of the trace sorter's parameters (trace/params.c): the
- * defaults are the fermi preset with the seed's policies; each preset has
- * its documented numbers; name=value settings parse, refuse unknown names,
- * non-numbers, out-of-range values and unknown policy names with a message
- * naming the setting; a preset applied after explicit settings keeps them;
- * resolving takes threads_per_block from the input only when not set and
- * derives blocks_per_sm from the architecture's limits; validation names
- * the first problem; JSON round-trips, including a seed above 2^63.
+ * defaults are the fermi preset with the policies of Nugteren et al.'s
+ * method; each preset has its documented numbers; name=value settings
+ * parse, refuse unknown names, non-numbers, out-of-range values and unknown
+ * policy names with a message naming the setting; a preset applied after
+ * explicit settings keeps them; resolving takes threads_per_block from the
+ * input only when not set and derives blocks_per_sm from the architecture's
+ * limits; validation names the first problem; JSON round-trips, including a
+ * seed above 2^63.
  */
 #include <setjmp.h>
 #include <stdarg.h>

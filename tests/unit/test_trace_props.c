@@ -9,9 +9,9 @@
  *    per-thread buffers rather than in place;
  *  - the output holds exactly the coalesced requests: per warp, the
  *    transactions in output order are those an independent re-implementation
- *    of instruction forming and of the seed's merge computes, in order, and
- *    each SM holds exactly the warps of its blocks; loads, stores and
- *    instructions mixing both (lanes alternating: the binary format does
+ *    of instruction forming and of Nugteren et al.'s merge computes, in
+ *    order, and each SM holds exactly the warps of its blocks; loads, stores
+ *    and instructions mixing both (lanes alternating: the binary format does
  *    not forbid it) keep their kind, and a load never merges with a store;
  *  - each thread's requests keep their order: the (pc, addr) of the
  *    transactions a thread keeps form a subsequence of its input;
