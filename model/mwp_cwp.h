@@ -1,8 +1,9 @@
 /*
- * The kernel-time model: Hong and Kim's MWP/CWP analytical model (ISCA 2009),
- * as the thesis of seed 001 uses it (equations 14-17 and 26-39), with its
- * three cases, the synchronisation cost, repetitions, and the total time of
- * a program with its host transfers.
+ * The kernel-time model: Hong and Kim's MWP/CWP analytical model (ISCA
+ * 2009), as a thesis chapter on automatically mapping Fortran loops to GPUs
+ * uses it (its equations 14-17 and 26-39), with its three cases, the
+ * synchronisation cost, repetitions, and the total time of a program with
+ * its host transfers.
  *
  * DESIGN
  * Pure arithmetic on two plain inputs: the kernel (launch shape, resources,

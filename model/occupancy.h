@@ -1,7 +1,8 @@
 /*
  * Occupancy: how many blocks of a kernel can be resident on one SM at once
- * (the thesis's "outer parallelism" P_i, seed 001 equations 18-24),
- * generalised to the allocation rules of today's compute capabilities.
+ * (the "outer parallelism" P_i of a thesis chapter on automatically mapping
+ * Fortran loops to GPUs, its equations 18-24), generalised to the
+ * allocation rules of today's compute capabilities.
  *
  * DESIGN
  * The rules are data: one row per compute capability (struct occ_rules)

@@ -6,17 +6,17 @@
  * (server/jobs/kind_model.c, db/results_validation.c).
  *
  * DESIGN
- * The seed (the thesis chapter) gives the equations but no worked numbers,
- * so the model is checked against examples worked by hand here, one per
- * case of Hong and Kim's model, with every intermediate written out beside
- * the assertion; the toy hardware (10 SMs, 1 GHz, 400-cycle memory, 4 and
- * 10 cycles departure, 64 GB/s, every instruction 1 issue cycle) keeps the
- * arithmetic checkable by eye. The parameters are read from the real H200
- * probe documents of tests/fixtures/results/, stored through the same
- * savers the daemon uses; the validation saver gets a document shaped like
- * the worker's, with the real kernels' PTX and made-up times, first without
- * an L2 bandwidth (as documents from before it was measured), then with.
- * Run from the repository root.
+ * The thesis chapter (docs/model.md) gives the equations but no worked
+ * numbers, so the model is checked against examples worked by hand here,
+ * one per case of Hong and Kim's model, with every intermediate written out
+ * beside the assertion; the toy hardware (10 SMs, 1 GHz, 400-cycle memory,
+ * 4 and 10 cycles departure, 64 GB/s, every instruction 1 issue cycle)
+ * keeps the arithmetic checkable by eye. The parameters are read from the
+ * real H200 probe documents of tests/fixtures/results/, stored through the
+ * same savers the daemon uses; the validation saver gets a document shaped
+ * like the worker's, with the real kernels' PTX and made-up times, first
+ * without an L2 bandwidth (as documents from before it was measured), then
+ * with. Run from the repository root.
  */
 #include <setjmp.h>
 #include <stdarg.h>
