@@ -2,8 +2,8 @@
  * Synthetic memory traces: the global-memory requests of a described CUDA
  * kernel (matrix multiply naive / tiled / A x B^T, transpose, a 7-point
  * stencil, a reduction, streaming and strided copies), generated from its
- * index arithmetic rather than captured on a GPU (issue 13, seed 004;
- * docs/trace-synth.md).
+ * index arithmetic rather than captured on a GPU (the tile decomposition of
+ * the tile communication operator patent; docs/trace-synth.md).
  *
  * DESIGN
  * A pattern (struct synth_pattern) is a description of one kernel: how the

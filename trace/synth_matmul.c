@@ -1,6 +1,7 @@
 /*
  * Matrix multiply C = A x B and C = A x B^T, untiled and tiled
- * (tests/gpu/kernels/synth/matmul-*.cu), the seed-004 example.
+ * (tests/gpu/kernels/synth/matmul-*.cu), the worked example of the tile
+ * communication operator patent (docs/trace-synth.md).
  *
  * DESIGN
  * C is M x N, A is M x K, B is K x N (or N x K for the B^T forms), all

@@ -1,5 +1,6 @@
 /*
- * The tile decomposition of an index space (shared/spec/tiles.md, seed 004):
+ * The tile decomposition of an index space (after a patent on a "tile
+ * communication operator" for data-parallel languages of the C++ AMP family):
  * per dimension, index = tile_index * T + local_index with
  * 0 <= local_index < T, and a tile grid of extent (n + T - 1) / T, the last
  * tile partial when T does not divide n.

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Seed 004's claim, measured on synthesized traces (docs/trace-synth.md):
+# The tile communication operator patent's claim, measured on synthesized
+# traces (docs/trace-synth.md):
 # synthesizes each kernel (gpuprobe trace synth), sorts it (gpuprobe trace
 # sort) under each arch preset's coalescing rule, and prints the sorter's
 # figures: records in, requests out (L1 requests after coalescing), the
