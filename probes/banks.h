@@ -15,7 +15,8 @@
  * and no address or counter is clobbered), and the reuse flags are cleared
  * or set. The runner (banks_run.c) compares each test's FFMA rate with the
  * conflict-free rate of single-source FFMAs (Ra = r, Rb = Rc = RZ: one
- * register read cannot conflict) by the seed's rule: >= 99.5% no conflict.
+ * register read cannot conflict) by the rule of the Kepler microbenchmark
+ * method: >= 99.5% no conflict.
  * ptxas rotates the PTX's accumulators through more physical registers
  * than there are accumulators; all of them are candidate destinations.
  */

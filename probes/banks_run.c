@@ -13,7 +13,8 @@
  * Order of the run:
  *   1. reference: single-source FFMAs (Ra = r, Rb = Rc = RZ) on several
  *      registers; one register read cannot conflict, so their median rate
- *      is the conflict-free rate the seed's 99.5% rule compares with;
+ *      is the conflict-free rate the 99.5% rule of the Kepler
+ *      microbenchmark method compares with;
  *   2. classes: registers R0 up to the compiler's ceiling (compiler_ceiling:
  *      the highest register the JIT hands out to a 255-register kernel),
  *      in order, each timed as a two-source
@@ -48,7 +49,7 @@
 #include "util/clock.h"
 
 #define NREGS (BANKS_MAX_REG + 1)
-#define THRESHOLD 0.995          /* the seed's rule */
+#define THRESHOLD 0.995          /* the Kepler method's rule */
 #define ITERS 2000               /* loop trips: about 10^6 SM cycles a launch */
 #define REF_REGS 8
 #define SAMPLE_SEED 0x9e3779b97f4a7c15ULL

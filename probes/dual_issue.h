@@ -1,7 +1,8 @@
 /*
- * The dual-issue probe ("dual-issue"): the six single/dual FFMA orderings
- * of seed 000, encoded in the control codes of compiled FFMA streams with
- * operands chosen from the register banks (see dual_issue_run.c).
+ * The dual-issue probe ("dual-issue"): the six single/dual FFMA orderings of
+ * the Kepler (GK110) microbenchmark method, encoded in the control codes of
+ * compiled FFMA streams with operands chosen from the register banks (see
+ * dual_issue_run.c).
  *
  * DESIGN
  * Kepler grouped 7 instructions under one scheduling word; sm_70 and later
@@ -58,7 +59,7 @@
 
 /* The kernel's numbers (banks_ptx_shape makes it, banks_layout_shape reads it). */
 extern const struct banks_shape dual_shape;
-/* The six orderings of seed 000, then DUAL_REFERENCE. */
+/* The six orderings of the Kepler microbenchmark method, then DUAL_REFERENCE. */
 extern const char *const dual_patterns[DUAL_PATTERNS];
 
 /* ---- the compiled kernel (dual_issue_kernel.c) ---------------------------- */

@@ -9,7 +9,8 @@
  * regions, each between two clock64 reads, inside a loop run twice (the
  * second pass is kept, the first paid the instruction-cache misses):
  *   R0 clock;clock                 the clock reads' own cost
- *   R1 clock;step;clock            issue latency (seed 003's first style)
+ *   R1 clock;step;clock            issue latency (the first of the two timing
+ *                                  styles of the Kepler microbenchmark method)
  *   R2 clock;step;step;clock       execution latency (a dependent use)
  *   R3, R4 chains of N1 and N2 dependent steps
  * Chain latency = (R4 - R3) / (N2 - N1): the clock overhead cancels. Before

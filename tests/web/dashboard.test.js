@@ -398,7 +398,7 @@ async function checkLatency(page, doc) {
   equal(rows.map((r) => r[added]), doc.entries.map((e) => figureText(e.issue_cycles)), 'the issue_cycles column, row by row');
   // exec_cycles: the cycles a step and one dependent use add between two
   // clock reads (clock;op;op;clock less clock;clock, docs/api.md), said in
-  // the user's words: no name of the project's own history ("seed 003")
+  // the user's words: no name from the project's own history (no "seed")
   equal(titles.filter((t) => /\bseed\b/i.test(t)), [], 'column titles in words of the project\'s history');
   const pair = titles.findIndex((t) => t.includes('clock;op;op;clock'));
   check(pair >= 0 && /dependent/.test(titles[pair]), `no column says what exec_cycles is (clock;op;op;clock, a dependent use): ${JSON.stringify(titles)}`);
