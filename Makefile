@@ -29,7 +29,7 @@ DEB_WEB_PACKAGES   := chromium
 # and a real Prometheus scrapes it; Debian's prometheus package has both. On a
 # machine with systemd, installing it also starts its own service on :9090.
 DEB_TEST_PACKAGES  += prometheus
-# Hardening (issue 15): t_tls makes its certificates with openssl, t_slowloris
+# Hardening: t_tls makes its certificates with openssl, t_slowloris
 # drives its slow clients from python3, and tests/systemd/check.sh runs
 # systemd-analyze verify and security on the unit.
 DEB_TEST_PACKAGES  += openssl python3 systemd

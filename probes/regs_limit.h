@@ -1,10 +1,10 @@
 /*
- * The register-limit experiment (issue 14, item 7a): why naming R253 or
- * R254 faulted in a kernel the cubin reports with 255 registers, decided by
- * one GPU run of many single-variant processes (tests/gpu/regs_limit.sh).
- * A developer experiment, not a probe: a variant may fault, which ends the
- * CUDA context, so each runs in its own process (`gpuprobe regs-limit
- * --variant NAME`) and the script collects one JSON line per variant.
+ * The register-limit experiment: why naming R253 or R254 faulted in a
+ * kernel the cubin reports with 255 registers, decided by one GPU run of
+ * many single-variant processes (tests/gpu/regs_limit.sh). A developer
+ * experiment, not a probe: a variant may fault, which ends the CUDA
+ * context, so each runs in its own process (`gpuprobe regs-limit --variant
+ * NAME`) and the script collects one JSON line per variant.
  *
  * DESIGN
  * A variant edits ONE field of ONE instruction of a freshly compiled

@@ -22,7 +22,7 @@
 #      changed model); p50 and p99 of curl's time_total, and their ratio to
 #      /healthz.
 #   4. Whether every planted GPU and no other was flagged.
-# Targets (issue 12): ingest >= 500 bundles/s, fleet p99 <= 100 ms at 10,000
+# Targets: ingest >= 500 bundles/s, fleet p99 <= 100 ms at 10,000
 # GPUs, every planted outlier found and no false positive; each printed PASS
 # or MISS. A miss does not fail the script (a benchmark, not a test); it exits
 # non-zero only when it cannot run. Everything goes in $BENCH_TMP (default

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The cache model against the hardware (issue 13, items 2 and 4), on a GPU
-# machine with Nsight Compute, from the `make dist` bundle:
+# The cache model against the hardware, on a GPU machine with Nsight
+# Compute, from the `make dist` bundle:
 #   1. a synthesized trace equals the captured trace of the same kernel
 #      (tests/gpu/kernels/synth/compare.sh) for the tiled and naive matrix
 #      multiply, the transposes and the stream at sizes with partial tiles;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `gpuprobe trace capture` on a GPU (issue 13), from the relocatable bundle
+# `gpuprobe trace capture` on a GPU, from the relocatable bundle
 # that `make dist` built elsewhere. Captures the nvcc kernels of
 # tests/gpu/kernels/capture/ and the model-validation kernels (the
 # project's own PTX, at small sizes) and checks each with

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The register-limit experiment (probes/regs_limit.h, issue 14 item 7a) on a
-# GPU, from the relocatable bundle that `make dist` built elsewhere: every
-# variant of `gpuprobe regs-limit --list` in its own process (a variant may
-# fault, which ends its CUDA context and logs an Xid on the node), 60 s at
-# most each, then tests/gpu/regs_limit_summary.py decides the hypotheses.
+# The register-limit experiment (probes/regs_limit.h) on a GPU, from the
+# relocatable bundle that `make dist` built elsewhere: every variant of
+# `gpuprobe regs-limit --list` in its own process (a variant may fault, which
+# ends its CUDA context and logs an Xid on the node), 60 s at most each, then
+# tests/gpu/regs_limit_summary.py decides the hypotheses.
 # Writes to $OUT (default tests/gpu/results/latest-regs-limit):
 # variants.jsonl (one outcome a line), <variant>.err for a variant that
 # could not run, summary.md, nvidia-smi.txt, cubins/ (each variant's PTX and

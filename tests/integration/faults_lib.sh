@@ -25,7 +25,7 @@ mkdir -p "$UPLOADS"
 # synchronous sort blocks the HTTP thread that serves it until its job ends,
 # and a connection that thread accepted just before waits with it: a short
 # limit and a new connection (served by another thread) keep the polls
-# going. (The wait is the transport's, reported as a finding of issue 15.)
+# going. (The wait is the transport's, a finding of the server's hardening.)
 quick_get() {
     REQ_METHOD=GET REQ_PATH=$1
     HEADERS=$WORK/.quick.headers

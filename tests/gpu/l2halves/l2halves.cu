@@ -1,10 +1,10 @@
 /*
- * Exploratory measurement of Hopper's two L2 partitions (issue 14 item 4,
- * and the L2 figure of issue 13): which SMs share a partition, which lines
- * each partition is home to, and whether an SM's partition keeps a copy of
- * a line homed in the other one. Built with nvcc on the GPU machine by
- * run.sh; development evidence, not part of the daemon (the catalog's probe
- * is built from PTX through the Driver API).
+ * Exploratory measurement of Hopper's two L2 partitions (for the memory
+ * probe's l2_partitions and the cache model's L2 hit rates): which SMs
+ * share a partition, which lines each partition is home to, and whether an
+ * SM's partition keeps a copy of a line homed in the other one. Built with
+ * nvcc on the GPU machine by run.sh; development evidence, not part of the
+ * daemon (the catalog's probe is built from PTX through the Driver API).
  *
  * DESIGN
  * One thread on one chosen SM (blocks whose %smid is not the target leave at
