@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,4 +76,14 @@ void buf_free(struct buf *b)
 {
     free(b->data);
     *b = (struct buf){0};
+}
+
+void path_folder(const char *path, char *dir, size_t len)
+{
+    snprintf(dir, len, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, len, ".");
+    else
+        slash[slash == dir] = '\0'; /* "/x" -> "/" */
 }

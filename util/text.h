@@ -1,7 +1,7 @@
 /*
  * Small text utilities shared by the server: bounded integer and number parsers (for
- * settings and query arguments alike) and a growable byte buffer (for request
- * bodies and worker output alike).
+ * settings and query arguments alike), a path's folder, and a growable byte buffer
+ * (for request bodies and worker output alike).
  */
 #ifndef GPUPROBE_UTIL_TEXT_H
 #define GPUPROBE_UTIL_TEXT_H
@@ -23,6 +23,10 @@ static inline int char_is_control(unsigned char c)
 }
 /* 1 when s holds a control character. */
 int text_has_control(const char *s);
+
+/* The folder a file at path is (or would be) made in, into dir (len bytes):
+ * "a/b.db" -> "a", "b.db" -> ".", "/b.db" -> "/". */
+void path_folder(const char *path, char *dir, size_t len);
 
 /* Bytes with a length; data stays NUL-terminated once anything is appended. */
 struct buf {

@@ -15,8 +15,9 @@
  * A --db that exists is opened before the probe runs, and a new one's
  * folder is checked then, so an unusable path fails before minutes of
  * measuring; a new database is made when the first result is to be stored
- * (struct results), so a probe that stores nothing makes none. Output: the JSON document, or on a terminal
- * a table (probe_table.c) unless --json or --compact asks for JSON.
+ * (struct results), so a probe that stores nothing makes none. Output: the
+ * JSON document, or on a terminal a table (probe_table.c) unless --json or
+ * --compact asks for JSON.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -32,6 +33,7 @@
 #include "server/cli/push.h"
 #include "db/outbox.h"
 #include "probes/gpu/devices.h"
+#include "util/text.h"
 
 static const char usage[] =
     "usage: gpuprobe probe latency|memory|banks|control-codes|dual-issue|suite\n"
@@ -301,7 +303,7 @@ static int finish_probe(const struct job_kind *k, const json_t *params,
 
 /* Measures one device in this process, then finish_probe. */
 static int run_probe(const struct job_kind *k, const json_t *params, const struct probe_opts *o,
-                     const char *device, struct results *s, int64_t *id)
+                     const char *device, struct results *r, int64_t *id)
 {
     struct job_ctx ctx = {.job_id = 0, .device_uuid = device};
     char err[1024] = "";
@@ -309,7 +311,7 @@ static int run_probe(const struct job_kind *k, const json_t *params, const struc
     if (!result)
         return cli_fail("probe", 1, "%s%s%s", device, ": ",
                         err[0] ? err : "the probe failed without a reason");
-    int status = finish_probe(k, params, o, result, s, id);
+    int status = finish_probe(k, params, o, result, r, id);
     json_decref(result);
     return status;
 }
@@ -318,7 +320,7 @@ static int run_probe(const struct job_kind *k, const json_t *params, const struc
  * (probe_fanout.h), then finished one by one in device order; a device's
  * failure is reported and the others go on. *recorded counts the ids. */
 static int probe_concurrently(const struct job_kind *k, const json_t *params,
-                              const struct probe_opts *o, char **devices, size_t n, struct results *s,
+                              const struct probe_opts *o, char **devices, size_t n, struct results *r,
                               int64_t *ids, size_t *recorded)
 {
     struct probe_outcome *out = calloc(n, sizeof *out);
@@ -328,9 +330,9 @@ static int probe_concurrently(const struct job_kind *k, const json_t *params,
     probe_fanout(k, params, o->cubin_dir, devices, n, out);
     for (size_t i = 0; i < n; i++) {
         int rc = out[i].result
-                     ? finish_probe(k, params, o, out[i].result, s, &ids[*recorded])
+                     ? finish_probe(k, params, o, out[i].result, r, &ids[*recorded])
                      : cli_fail("probe", 1, "%s: %s", devices[i], out[i].error);
-        *recorded += rc == 0 && s->s;
+        *recorded += rc == 0 && r->s;
         status = status ? status : rc;
     }
     probe_outcomes_free(out, n);
@@ -370,22 +372,20 @@ static int devices_to_probe(const char *device, char ***list, size_t *n)
  * list concurrently (going on after a failure), then pushes what was
  * recorded; the first failure's status. */
 static int probe_devices(const struct job_kind *k, const json_t *params,
-                         const struct probe_opts *o, char **devices, size_t n, struct results *s,
-                         size_t *stored)
+                         const struct probe_opts *o, char **devices, size_t n, struct results *r)
 {
     int64_t *ids = calloc(n ? n : 1, sizeof *ids);
     size_t recorded = 0;
     int status = !ids ? cli_fail("probe", 1, "out of memory")
                  : strcmp(o->device, "all") == 0
-                     ? probe_concurrently(k, params, o, devices, n, s, ids, &recorded)
-                     : run_probe(k, params, o, devices[0], s, &ids[0]);
+                     ? probe_concurrently(k, params, o, devices, n, r, ids, &recorded)
+                     : run_probe(k, params, o, devices[0], r, &ids[0]);
     if (ids && strcmp(o->device, "all") != 0)
-        recorded = status == 0 && s->s;
+        recorded = status == 0 && r->s;
     if (ids && o->push.url && recorded) {
-        int rc = cli_push_results("probe", s->s, &o->target, o->tries, ids, recorded);
+        int rc = cli_push_results("probe", r->s, &o->target, o->tries, ids, recorded);
         status = status ? status : rc;
     }
-    *stored = recorded;
     free(ids);
     return status;
 }
@@ -445,14 +445,7 @@ static int usable_db(const char *db, struct results *r)
     if (access(db, F_OK) == 0)
         return results_store(r) ? 0 : 1;
     char dir[4200];
-    snprintf(dir, sizeof dir, "%s", db);
-    char *slash = strrchr(dir, '/');
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else if (slash == dir)
-        dir[1] = '\0';
-    else
-        *slash = '\0';
+    path_folder(db, dir, sizeof dir);
     if (access(dir, W_OK | X_OK) != 0)
         return cli_fail("probe", 1, "cannot make the database %s: %s: %s", db, dir, strerror(errno));
     return 0;
@@ -481,13 +474,12 @@ int cmd_probe(int argc, char **argv)
     json_t *params = make_params(k, &o, &status);
     if (!params)
         return status;
-    size_t stored = 0;
     struct results r = {.o = &o};
     status = usable_db(o.db, &r);
     if (status == 0)
         status = devices_to_probe(o.device, &devices, &ndevices);
     if (status == 0)
-        status = probe_devices(k, params, &o, devices, ndevices, &r, &stored);
+        status = probe_devices(k, params, &o, devices, ndevices, &r);
     free_list(devices, ndevices);
     json_decref(params);
     store_close(r.s);

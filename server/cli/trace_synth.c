@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "server/cli/cli.h"
+#include "util/text.h"
 #include "trace/binfmt.h"
 #include "trace/csv.h"
 #include "trace/synth.h"
@@ -223,12 +224,7 @@ static int space_free(const char *path, uint64_t *bytes, char *dir, size_t len)
     struct statvfs vfs;
     if (strcmp(path, "-") == 0 || (stat(path, &st) == 0 && !S_ISREG(st.st_mode)))
         return -1;
-    snprintf(dir, len, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (!slash)
-        snprintf(dir, len, ".");
-    else
-        slash[slash == dir] = '\0'; /* "/x" -> "/" */
+    path_folder(path, dir, len);
     if (statvfs(dir, &vfs) != 0)
         return -1;
     *bytes = (uint64_t)vfs.f_bavail * vfs.f_frsize;

@@ -50,11 +50,28 @@ static void test_parse_real(void **state)
     }
 }
 
+/* The folder a file is made in, as probe --db and trace synth's space check
+ * ask for it. */
+static void test_path_folder(void **state)
+{
+    (void)state;
+    char dir[64];
+    path_folder("a/b/c.db", dir, sizeof dir);
+    assert_string_equal(dir, "a/b");
+    path_folder("c.db", dir, sizeof dir);
+    assert_string_equal(dir, ".");
+    path_folder("/c.db", dir, sizeof dir);
+    assert_string_equal(dir, "/");
+    path_folder("/x/c.db", dir, sizeof dir);
+    assert_string_equal(dir, "/x");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_ll),
         cmocka_unit_test(test_parse_real),
+        cmocka_unit_test(test_path_folder),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
