@@ -26,16 +26,13 @@ static enum discovery_state discover(struct app *app, struct gpu_inventory *inv)
     struct worker_call call = {.mode = WORKER_DISCOVER};
     struct worker_argv wa;
     struct worker_reply r = {0};
-    char *out = NULL, err[512];
+    char *out = NULL, err[512], why[480];
     memset(inv, 0, sizeof *inv);
     worker_argv(&wa, app->self_exe, &call);
     int rc = child_run(app->self_exe, wa.argv, app->cfg.discovery_timeout_s,
-                       DISCOVERY_OUTPUT_LIMIT, &out, err, sizeof err);
-    if (rc != 0) {
-        char why[sizeof err];
-        snprintf(why, sizeof why, "%s", err);
-        snprintf(err, sizeof err, "the worker %.480s", why);
-    }
+                       DISCOVERY_OUTPUT_LIMIT, &out, why, sizeof why);
+    if (rc != 0) /* child_run says how it ended; what ran is said here */
+        snprintf(err, sizeof err, "the worker %s", why);
     if (rc == 0)
         rc = worker_reply_read(out, strlen(out), &r, err, sizeof err);
     if (rc == 0 && !r.ok) {

@@ -224,6 +224,16 @@ static int commit(struct run *r)
 static int sort_threads(uint64_t records);
 static uint64_t csv_records_at_most(const char *path);
 
+/* GPUPROBE_TRACE_THREADS: 1 or 2 as set, 0 when unset or empty (the
+ * sorter chooses), -1 for any other value. */
+static int threads_setting(void)
+{
+    const char *e = getenv("GPUPROBE_TRACE_THREADS");
+    if (!e || !*e)
+        return 0;
+    return strcmp(e, "1") == 0 || strcmp(e, "2") == 0 ? e[0] - '0' : -1;
+}
+
 static int setup(struct run *r, const struct trace_files *f, const struct trace_params *p,
                  struct trace_failure *failure)
 {
@@ -235,10 +245,10 @@ static int setup(struct run *r, const struct trace_files *f, const struct trace_
     r->fail = failure;
     /* a setting that means nothing is refused, not ignored: the user who
      * wrote 3 expects three threads */
-    const char *e = getenv("GPUPROBE_TRACE_THREADS");
-    if (e && *e && strcmp(e, "1") != 0 && strcmp(e, "2") != 0)
+    if (threads_setting() < 0)
         return fail(r, TRACE_FAULT_PARAMS, NULL,
-                    "GPUPROBE_TRACE_THREADS must be 1 or 2, not '%.40s' (unset it to let the sorter choose)", e);
+                    "GPUPROBE_TRACE_THREADS must be 1 or 2, not '%.40s' (unset it to let the sorter choose)",
+                    getenv("GPUPROBE_TRACE_THREADS"));
     if (!f->pc_flags)
         return 0;
     struct trace_err te = {0};
@@ -417,9 +427,9 @@ static int sort_outcome(struct run *r, int rc, const struct trace_err *te, int c
  * take turns on it. */
 static int sort_threads(uint64_t records)
 {
-    const char *e = getenv("GPUPROBE_TRACE_THREADS");
-    if (e && (strcmp(e, "1") == 0 || strcmp(e, "2") == 0))
-        return e[0] - '0';
+    int set = threads_setting(); /* a bad one was refused by setup */
+    if (set > 0)
+        return set;
     if (records <= TRACE_SORT_SPLIT_ABOVE)
         return 1;
     return cores_idle() >= 0.5 ? 2 : 1;

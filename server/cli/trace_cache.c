@@ -308,20 +308,17 @@ static int timing(const struct opts *o, const struct cache_input *in, struct cac
 static int sort_fits(const struct opts *o, const struct cache_input *in,
                      const struct cache_config *cfg)
 {
-    char why[256], as[16], fix[96] = "--arch hopper takes it as it is; --l1, --l2";
+    char why[256], as[16] = "", fix[96] = "--arch hopper takes it as it is; --l1, --l2";
     if (!in->has_params)
         return 0;
     if (o->device_sms) { /* --device: its own SMs, not the preset's */
         if (in->params.sms == o->device_sms && in->params.line_bytes == cfg->geom[0].line)
             return 0;
-        fprintf(stderr, "gpuprobe %s: warning: %s: sorted for %u SMs, %u-byte lines; device %s has %u SMs "
-                        "and %u-byte L1 lines: the hit rates are of that order on this geometry\n",
-                CMD, o->input, in->params.sms, in->params.line_bytes, o->device, o->device_sms,
-                cfg->geom[0].line);
+        snprintf(why, sizeof why, "sorted for %u SMs, %u-byte lines; device %s has %u SMs and %u-byte L1 lines",
+                 in->params.sms, in->params.line_bytes, o->device, o->device_sms, cfg->geom[0].line);
+    } else if (cache_arch_fits_sort(o->arch, &cfg->geom[0], &in->params, as, sizeof as, why, sizeof why) == 0) {
         return 0;
     }
-    if (cache_arch_fits_sort(o->arch, &cfg->geom[0], &in->params, as, sizeof as, why, sizeof why) == 0)
-        return 0;
     if (o->chosen) {
         fprintf(stderr, "gpuprobe %s: warning: %s: %s: the hit rates are of that order on this "
                         "geometry\n", CMD, o->input, why);
