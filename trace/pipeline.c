@@ -224,14 +224,21 @@ static int commit(struct run *r)
 static int sort_threads(uint64_t records);
 static uint64_t csv_records_at_most(const char *path);
 
-/* GPUPROBE_TRACE_THREADS: 1 or 2 as set, 0 when unset or empty (the
- * sorter chooses), -1 for any other value. */
 static int threads_setting(void)
 {
     const char *e = getenv("GPUPROBE_TRACE_THREADS");
-    if (!e || !*e)
+    if (!e || !*e || strcmp(e, "0") == 0)
         return 0;
     return strcmp(e, "1") == 0 || strcmp(e, "2") == 0 ? e[0] - '0' : -1;
+}
+
+int trace_threads_env_check(char *why, size_t len)
+{
+    if (threads_setting() >= 0)
+        return 0;
+    snprintf(why, len, "GPUPROBE_TRACE_THREADS must be 1 or 2, not '%.40s' (unset it, or set 0, to let the sorter choose)",
+             getenv("GPUPROBE_TRACE_THREADS"));
+    return -1;
 }
 
 static int setup(struct run *r, const struct trace_files *f, const struct trace_params *p,
@@ -243,12 +250,12 @@ static int setup(struct run *r, const struct trace_files *f, const struct trace_
     r->f = f;
     r->p = *p;
     r->fail = failure;
-    /* a setting that means nothing is refused, not ignored: the user who
-     * wrote 3 expects three threads */
-    if (threads_setting() < 0)
-        return fail(r, TRACE_FAULT_PARAMS, NULL,
-                    "GPUPROBE_TRACE_THREADS must be 1 or 2, not '%.40s' (unset it to let the sorter choose)",
-                    getenv("GPUPROBE_TRACE_THREADS"));
+    /* the commands that sort refused a bad setting when they started
+     * (trace_threads_env_check); a caller that did not is refused here,
+     * as a fault of its own, not of the trace or its parameters */
+    char why[160];
+    if (trace_threads_env_check(why, sizeof why))
+        return fail(r, TRACE_FAULT_OTHER, NULL, "%s", why);
     if (!f->pc_flags)
         return 0;
     struct trace_err te = {0};

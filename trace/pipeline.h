@@ -74,6 +74,14 @@ struct trace_outcome {
  * with the input's threads_per_block on a copy). On success returns 0 and
  * fills sum (free it with trace_summary_free) and out; else -1 with fail
  * filled and sum empty. */
+/* GPUPROBE_TRACE_THREADS, the sorting threads a user may force: unset,
+ * empty or 0 (the sorter chooses), 1 or 2 give 0; any other value gives
+ * -1 with the reason in why. A setting that means nothing is refused, not
+ * ignored (the user who wrote 3 expects three threads), and once, when a
+ * command that sorts starts: a daemon that took it would otherwise start
+ * and then fail every sort it is sent. */
+int trace_threads_env_check(char *why, size_t len);
+
 int trace_pipeline_sort(const struct trace_files *f, const struct trace_params *p,
                         struct trace_summary *sum, struct trace_outcome *out,
                         struct trace_failure *fail);

@@ -7,6 +7,7 @@
 
 #include "server/cli/cli.h"
 #include "server/jobs/worker.h"
+#include "trace/pipeline.h"
 #include "util/version.h"
 
 static const char usage[] =
@@ -35,19 +36,31 @@ static const char usage[] =
 static const struct {
     const char *name;
     int (*run)(int argc, char **argv);
+    int sorts; /* it may sort traces: the environment's setting is checked first */
 } commands[] = {
-    {"serve", cmd_serve},
-    {"devices", cmd_devices},
-    {"probe", cmd_probe},
-    {"model", cmd_model},
-    {"trace", cmd_trace},
-    {"export", cmd_export},
-    {"import", cmd_import},
-    {"push", cmd_push},
-    {"fleet", cmd_fleet},
-    {"worker", worker_main},
-    {"regs-limit", cmd_regs_limit},
+    {"serve", cmd_serve, 1},
+    {"devices", cmd_devices, 0},
+    {"probe", cmd_probe, 0},
+    {"model", cmd_model, 0},
+    {"trace", cmd_trace, 1},
+    {"export", cmd_export, 0},
+    {"import", cmd_import, 0},
+    {"push", cmd_push, 0},
+    {"fleet", cmd_fleet, 0},
+    {"worker", worker_main, 1},
+    {"regs-limit", cmd_regs_limit, 0},
 };
+
+/* 0, or 2 (bad usage) with the reason printed when the environment holds a
+ * sorting-thread setting that means nothing. */
+static int check_sort_env(void)
+{
+    char why[200];
+    if (trace_threads_env_check(why, sizeof why) == 0)
+        return 0;
+    fprintf(stderr, "gpuprobe: %s\n", why);
+    return 2;
+}
 
 int main(int argc, char **argv)
 {
@@ -65,8 +78,10 @@ int main(int argc, char **argv)
         return 0;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(argv[1], commands[i].name) == 0)
-            return commands[i].run(argc - 1, argv + 1);
+        if (strcmp(argv[1], commands[i].name) == 0) {
+            int bad = commands[i].sorts ? check_sort_env() : 0;
+            return bad ? bad : commands[i].run(argc - 1, argv + 1);
+        }
     fprintf(stderr, "gpuprobe: unknown command '%s' (see gpuprobe --help)\n", argv[1]);
     return 2;
 }

@@ -152,3 +152,17 @@ PATH="$WORK/fakeslurm:$PATH" refuses fleet slurm --central http://127.0.0.1:1 --
 assert_match "$ERR" "scontrol failed: exited with status 1: scontrol: error: Unable to contact slurm controller" \
     "the failing Slurm tool's status and words"
 [[ "$ERR" != *worker* ]] || fail "a Slurm tool called a worker: $ERR"
+# a sorting-thread setting that means nothing stops the commands that sort
+# when they start (exit 2, bad usage), before a daemon serves a request it
+# would then fail or a sort writes anything; 0 lets the sorter choose
+GPUPROBE_TRACE_THREADS=4 refuses trace sort "$REPO/tests/fixtures/traces/sample.csv" -o bad-env.csv
+[ "$RC" -eq 2 ] || fail "trace sort with GPUPROBE_TRACE_THREADS=4 exited $RC, expected 2"
+assert_match "$ERR" "GPUPROBE_TRACE_THREADS must be 1 or 2, not '4'" "the reason for GPUPROBE_TRACE_THREADS=4"
+[ ! -e bad-env.csv ] || fail "trace sort wrote its output with GPUPROBE_TRACE_THREADS=4"
+GPUPROBE_TRACE_THREADS=two refuses serve --listen 127.0.0.1:0 --db bad-env.db --token-file central-token
+[ "$RC" -eq 2 ] || fail "serve with GPUPROBE_TRACE_THREADS=two exited $RC, expected 2"
+[ ! -e bad-env.db ] && [ ! -e bad-env.db.lock ] || fail "serve with a bad GPUPROBE_TRACE_THREADS left a database"
+GPUPROBE_TRACE_THREADS=0 run_cli trace sort "$REPO/tests/fixtures/traces/sample.csv" -o zero-env.csv
+[ "$RC" -eq 0 ] || fail "trace sort with GPUPROBE_TRACE_THREADS=0 exited $RC: $ERR"
+GPUPROBE_TRACE_THREADS=4 run_cli devices --help
+[ "$RC" -eq 0 ] || fail "devices --help with GPUPROBE_TRACE_THREADS=4 exited $RC: the setting concerns sorting only"

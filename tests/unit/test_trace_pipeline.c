@@ -389,23 +389,36 @@ static void test_csv_copy_on_two_threads(void **state)
     assert_int_equal(offset[1], offset[0]);
 }
 
-/* GPUPROBE_TRACE_THREADS other than 1 or 2 is refused with its value, and
- * the output is not written; empty counts as unset. */
+/* GPUPROBE_TRACE_THREADS other than 0, 1 or 2 is refused with its value
+ * (trace_threads_env_check, and a sort whose caller did not check it, as a
+ * fault that is not the trace's or its parameters'), and the output is not
+ * written; empty and 0 count as unset. */
 static void test_threads_setting_refused(void **state)
 {
     struct tmp *t = *state;
     struct trace_failure fail;
+    char why[200];
     write_file(t->path, sample_csv);
     struct trace_files f = {.input = t->path, .output = tmp_path(t, "out.csv"), .tmpdir = t->dir};
-    const char *const bad[] = {"3", "0", "two", "1 "};
+    const char *const bad[] = {"3", "-1", "two", "1 "};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        setenv("GPUPROBE_TRACE_THREADS", bad[i], 1);
+        assert_int_equal(trace_threads_env_check(why, sizeof why), -1);
+        assert_non_null(strstr(why, bad[i]));
+        unsetenv("GPUPROBE_TRACE_THREADS");
         assert_int_equal(sort_with_threads(&f, "", bad[i], &fail), -1);
-        assert_int_equal(fail.fault, TRACE_FAULT_PARAMS);
+        assert_int_equal(fail.fault, TRACE_FAULT_OTHER);
         assert_non_null(strstr(fail.msg, "GPUPROBE_TRACE_THREADS must be 1 or 2"));
         assert_non_null(strstr(fail.msg, bad[i]));
         assert_int_equal(access(f.output, F_OK), -1);
     }
-    assert_int_equal(sort_with_threads(&f, "", "", &fail), 0);
+    const char *const good[] = {"", "0", "1", "2"};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        setenv("GPUPROBE_TRACE_THREADS", good[i], 1);
+        assert_int_equal(trace_threads_env_check(why, sizeof why), 0);
+        unsetenv("GPUPROBE_TRACE_THREADS");
+        assert_int_equal(sort_with_threads(&f, "", good[i], &fail), 0);
+    }
 }
 
 /* A successful sort replaces an OUTPUT that was there (swapped into place),
