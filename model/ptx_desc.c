@@ -28,7 +28,10 @@
 #include "util/errf.h"
 
 #define MAX_OPS 8
-#define OP_LEN 96
+/* an operand: a parameter's name as long as PD_PARAM_LEN allows, with its
+ * brackets and an offset ("[name+8]"); a shorter one cut such names and
+ * lost the parameter a loop bound was loaded from */
+#define OP_LEN (PD_PARAM_LEN + 32)
 #define NAME_LEN 64
 #define MAX_TRIPS 1000000000LL
 #define WARP 32

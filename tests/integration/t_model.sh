@@ -221,6 +221,14 @@ req POST /api/v1/model/predict "$(jq -n --arg d "$SEED" --rawfile p long.ptx --a
     '{device:$d, kernel:{ptx:$p, grid:64, block:128, regs:16, params:{($n):10}}}')"
 assert_status 200
 assert_json .kernel.description.per_warp.coalesced 10
+# the longest name taken (127 bytes) still reaches the loop bound it is loaded into
+longest=$long$(printf 'x%.0s' $(seq $((127 - ${#long}))))
+sed "s/p_n/$longest/g" k.ptx >longest.ptx
+run_cli model predict --db "$DB" --device "$SEED" --ptx longest.ptx --grid 64 --block 128 --regs 16 --param "$longest=10" --compact
+[ "$RC" -eq 0 ] || fail "model predict --param with a 127-byte name: exit $RC: $ERR"
+[ "$(printf '%s' "$OUT" | jq .kernel.description.per_warp.coalesced)" = 10 ] || fail "the 127-byte name's value: $OUT"
+run_cli model predict --db "$DB" --device "$SEED" --ptx longest.ptx --grid 64 --block 128 --regs 16 --param 1=10 --compact
+[ "$RC" -eq 0 ] || fail "model predict of the 127-byte name's PTX with --param 1=10: exit $RC: $ERR"
 # one the entry does not have is refused, listing the entry's; so is one given twice
 run_cli model predict --db "$DB" --device "$SEED" --ptx k.ptx --grid 64 --block 128 --regs 16 --param p_n=10 --param bogus=7
 [ "$RC" -eq 2 ] || fail "model predict --param bogus=7: exit $RC"
