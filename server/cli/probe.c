@@ -266,7 +266,7 @@ struct results {
     char tmp[4096];
 };
 
-static store *open_results_store(const struct probe_opts *o, char *tmp, size_t len, int *status);
+static store *open_results_store(const struct probe_opts *o, const char *tmp, int *status);
 
 /* The store, opened now if it is not yet; NULL when none is wanted or it
  * could not be opened (r->failed, after the message). */
@@ -274,7 +274,7 @@ static store *results_store(struct results *r)
 {
     if (!r->s && !r->failed && (r->o->db || r->o->push.url)) {
         int status;
-        r->s = open_results_store(r->o, r->tmp, sizeof r->tmp, &status);
+        r->s = open_results_store(r->o, r->tmp, &status);
         r->failed = !r->s;
     }
     return r->s;
@@ -391,22 +391,16 @@ static int probe_devices(const struct job_kind *k, const json_t *params,
 }
 
 /* The store results go to: --db, or with --push alone a temporary one in
- * tmp (a folder made for it); NULL without either, or after the message. */
-static store *open_results_store(const struct probe_opts *o, char *tmp, size_t len, int *status)
+ * tmp (the folder usable_db made); NULL without either, or after the
+ * message. */
+static store *open_results_store(const struct probe_opts *o, const char *tmp, int *status)
 {
     char path[4200], err[512];
     store *s = NULL;
     *status = 0;
-    tmp[0] = '\0';
     if (o->db)
         s = cli_open_store("probe", o->db);
-    else if (o->push.url) {
-        snprintf(tmp, len, "%s/gpuprobe-push-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-        if (!mkdtemp(tmp)) {
-            *status = cli_fail("probe", 1, "cannot make a temporary folder %s", tmp);
-            tmp[0] = '\0';
-            return NULL;
-        }
+    else if (o->push.url && tmp[0]) {
         snprintf(path, sizeof path, "%s/results.db", tmp);
         s = cli_open_store("probe", path);
     } else
@@ -435,19 +429,57 @@ static void remove_temporary(const char *tmp)
     rmdir(tmp);
 }
 
-/* Before any measuring: a --db that exists is opened (into r), a new one's
- * folder must let the database be made there. 0, or the status after the
- * message. */
-static int usable_db(const char *db, struct results *r)
+/* Where a new file at path is made: path, or the file a dangling symbolic
+ * link there names (followed up to 8 links, a relative target read from
+ * the link's folder). */
+#define MADE_AT_LEN 8200 /* a folder and a link's target, each under 4096 */
+static void made_at(const char *path, char out[MADE_AT_LEN])
 {
-    if (!db)
+    const size_t len = MADE_AT_LEN;
+    snprintf(out, len, "%s", path);
+    for (int i = 0; i < 8; i++) {
+        char target[4096], dir[4096];
+        ssize_t n = readlink(out, target, sizeof target - 1);
+        if (n < 0)
+            return;
+        target[n] = '\0';
+        path_folder(out, dir, sizeof dir);
+        if (target[0] == '/')
+            snprintf(out, len, "%s", target);
+        else
+            snprintf(out, len, "%s/%s", dir, target);
+    }
+}
+
+/* Before any measuring, so that nothing measured is lost for want of a
+ * place to keep it: a --db that exists is opened (into r), a new one's
+ * folder must let the database be made there, and with --push alone the
+ * temporary folder is made. 0, or the status after the message. */
+static int usable_db(const struct probe_opts *o, struct results *r)
+{
+    if (!o->db && o->push.url) {
+        snprintf(r->tmp, sizeof r->tmp, "%s/gpuprobe-push-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+        if (mkdtemp(r->tmp))
+            return 0;
+        int e = errno;
+        int status = cli_fail("probe", 1, "cannot make a temporary folder %s: %s", r->tmp, strerror(e));
+        r->tmp[0] = '\0';
+        return status;
+    }
+    if (!o->db)
         return 0;
-    if (access(db, F_OK) == 0)
+    if (!o->db[0])
+        return cli_fail("probe", 2, "--db: a database file path is needed");
+    if (access(o->db, F_OK) == 0)
         return results_store(r) ? 0 : 1;
-    char dir[4200];
-    path_folder(db, dir, sizeof dir);
+    char file[MADE_AT_LEN], dir[MADE_AT_LEN];
+    made_at(o->db, file);
+    path_folder(file, dir, sizeof dir);
     if (access(dir, W_OK | X_OK) != 0)
-        return cli_fail("probe", 1, "cannot make the database %s: %s: %s", db, dir, strerror(errno));
+        return strcmp(file, o->db) == 0
+                   ? cli_fail("probe", 1, "cannot make the database %s: %s: %s", o->db, dir, strerror(errno))
+                   : cli_fail("probe", 1, "cannot make the database %s (a link to %s): %s: %s", o->db, file, dir,
+                              strerror(errno));
     return 0;
 }
 
@@ -475,7 +507,7 @@ int cmd_probe(int argc, char **argv)
     if (!params)
         return status;
     struct results r = {.o = &o};
-    status = usable_db(o.db, &r);
+    status = usable_db(&o, &r);
     if (status == 0)
         status = devices_to_probe(o.device, &devices, &ndevices);
     if (status == 0)

@@ -288,6 +288,19 @@ if ls "$WORK"/cli.db* >/dev/null 2>&1; then fail "a failed probe left the databa
 "$GPUPROBE" import "$REPO/data/reference/h200.json" --db "$WORK/cli.db" >/dev/null || fail "importing into cli.db"
 cli_refuses 1 probe latency --device 0 --db "$WORK/cli.db"
 [ "$(sqlite3 "$WORK/cli.db" "SELECT count(*) FROM jobs WHERE kind = 'latency'")" = 0 ] || fail "a failed probe left a job in cli.db"
+# where the results would go is settled before the GPU is asked for, so a
+# place they cannot be kept is named rather than found after the measuring:
+# an empty --db, a link to a folder that is not there, a TMPDIR for --push
+# that is not there
+cli_refuses 2 probe latency --device 0 --db ""
+assert_match "$ERR" "--db: a database file path is needed" "the reason for an empty --db"
+ln -s /nonexistent/z.db "$WORK/dangling.db"
+cli_refuses 1 probe latency --device 0 --db "$WORK/dangling.db"
+assert_match "$ERR" "cannot make the database .*dangling\.db \(a link to /nonexistent/z\.db\): /nonexistent" \
+    "the reason for a --db that links to a missing folder"
+printf '%s\n' "$TOKEN" >"$WORK/push-token"
+TMPDIR=/nonexistent cli_refuses 1 probe latency --device 0 --push http://127.0.0.1:1 --token-file "$WORK/push-token"
+assert_match "$ERR" "cannot make a temporary folder /nonexistent/gpuprobe-push-" "the reason for a TMPDIR that is not there"
 
 # The worker refuses an unknown instruction before it touches a GPU, and reports no GPU as a result.
 cli_refuses 2 worker --kind latency --device 0 --params '{"instructions":"nope"}'
