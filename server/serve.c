@@ -83,6 +83,36 @@ static int lock_database(const char *db, char *err, size_t errlen)
     return fd; /* kept open, and so locked, until the process ends */
 }
 
+/* After a failed bind: when a live gpuprobe holds the database's lock (the
+ * pid its lock file names), err says so too, since starting a daemon twice
+ * fails on the port before it reaches the lock. The file is only read, not
+ * locked: a lock taken to look could make a daemon starting now fail. */
+static void name_holder(const char *db, char *err, size_t errlen)
+{
+    char path[1100], text[32] = "", comm[64] = "";
+    snprintf(path, sizeof path, "%s.lock", db);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = pread(fd, text, sizeof text - 1, 0);
+    close(fd);
+    text[n > 0 ? n : 0] = '\0';
+    long pid = strtol(text, NULL, 10);
+    if (pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) != 0)
+        return;
+    snprintf(path, sizeof path, "/proc/%ld/comm", pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    n = fd < 0 ? -1 : read(fd, comm, sizeof comm - 1);
+    if (fd >= 0)
+        close(fd);
+    comm[n > 0 ? n : 0] = '\0';
+    comm[strcspn(comm, "\n")] = '\0';
+    size_t used = strlen(err);
+    if (strcmp(comm, "gpuprobe") == 0 && used < errlen)
+        snprintf(err + used, errlen - used, "; database %.400s is in use by another gpuprobe serve (pid %ld)", db,
+                 pid);
+}
+
 static void warn_if_readable(const char *token_file)
 {
     struct stat st;
@@ -251,8 +281,10 @@ static int run(struct app *app, const sigset_t *sigs, char *err, size_t errlen)
     }
     warn_if_readable(app->cfg.token_file);
     struct http_server *http = http_bind(&app->cfg, &port, err, errlen);
-    if (!http)
+    if (!http) {
+        name_holder(app->cfg.db, err, errlen);
         return -1;
+    }
     if (fault_injection(0, err, errlen) < 0 || open_store(app, err, errlen) < 0) {
         http_stop(http);
         return -1;

@@ -73,6 +73,7 @@
 struct http_server {
     struct MHD_Daemon *daemon;   /* NULL until http_start */
     int tcp_fd;                  /* bound and listening, until libmicrohttpd takes it; -1 after */
+    int unix_fd;                 /* the same for listen_unix; -1 without one */
     struct http_setup setup;
     struct MHD_Daemon *unix_daemon; /* on listen_unix; NULL without one */
     struct conn_guard *guard;    /* admission and deadlines (conn_guard.h), of both daemons */
@@ -511,10 +512,34 @@ static int load_tls(struct http_server *s, const struct config *cfg, char *err, 
     return 0;
 }
 
+/* A TLS pair that does not match is refused when the daemon starts, after
+ * the database is open: a daemon with no listening socket tries the pair
+ * first, while nothing is made. */
+static int tls_pair_check(struct http_server *s, const struct config *cfg, char *err, size_t errlen)
+{
+    if (!s->tls_cert)
+        return 0;
+    struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_TLS | MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+                                            on_request, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
+                                            MHD_OPTION_HTTPS_MEM_CERT, s->tls_cert, MHD_OPTION_HTTPS_MEM_KEY,
+                                            s->tls_key, MHD_OPTION_END);
+    if (!d) {
+        snprintf(err, errlen, "tls_cert %.300s and tls_key %.300s are not a certificate and its key in PEM",
+                 cfg->tls_cert, cfg->tls_key);
+        return -1;
+    }
+    MHD_stop_daemon(d);
+    return 0;
+}
+
 static void free_server(struct http_server *s)
 {
     if (s->tcp_fd >= 0) /* bound, never served */
         close(s->tcp_fd);
+    if (s->unix_fd >= 0) { /* the socket file is this server's: made by open_unix */
+        close(s->unix_fd);
+        unlink(s->setup.cfg->listen_unix);
+    }
     guard_free(s->guard);
     free(s->tls_cert);
     if (s->tls_key) /* a private key: not left in freed memory */
@@ -677,11 +702,10 @@ static struct MHD_Daemon *start_daemon(struct http_server *s, int fd, int ipv6, 
 static int start_unix(struct http_server *s, unsigned limit, char *err, size_t errlen)
 {
     const struct config *cfg = s->setup.cfg;
-    if (!cfg->listen_unix[0])
+    if (s->unix_fd < 0)
         return 0;
-    int fd = open_unix(cfg, err, errlen);
-    if (fd < 0)
-        return -1;
+    int fd = s->unix_fd;
+    s->unix_fd = -1; /* libmicrohttpd's now, as the TCP socket */
     s->unix_daemon = start_daemon(s, fd, 0, 0, limit, 0);
     if (!s->unix_daemon) {
         snprintf(err, errlen, "listen_unix: libmicrohttpd cannot serve %s", cfg->listen_unix);
@@ -706,10 +730,10 @@ struct http_server *http_bind(const struct config *cfg, int *bound_port, char *e
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    s->tcp_fd = -1;
+    s->tcp_fd = s->unix_fd = -1;
     s->setup.cfg = cfg;
     s->ipv6 = ss.ss_family == AF_INET6;
-    if (load_tls(s, cfg, err, errlen) < 0) {
+    if (load_tls(s, cfg, err, errlen) < 0 || tls_pair_check(s, cfg, err, errlen) < 0) {
         free_server(s);
         return NULL;
     }
@@ -720,7 +744,7 @@ struct http_server *http_bind(const struct config *cfg, int *bound_port, char *e
         return NULL;
     }
     s->tcp_fd = open_tcp(&ss, cfg->listen, err, errlen);
-    if (s->tcp_fd < 0) {
+    if (s->tcp_fd < 0 || (cfg->listen_unix[0] && (s->unix_fd = open_unix(cfg, err, errlen)) < 0)) {
         free_server(s);
         return NULL;
     }

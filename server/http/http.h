@@ -35,9 +35,10 @@ struct http_setup {
                                       for this route table */
 };
 
-/* Binds cfg->listen (its socket listening, the TLS pair read, the guard
- * made) and serves nothing yet: a daemon binds before it opens its database,
- * so a port in use or a missing TLS file fails before anything is made.
+/* Binds cfg->listen and listen_unix (their sockets listening, the TLS pair
+ * read and tried, the guard made) and serves nothing yet: a daemon binds
+ * before it opens its database, so a port or socket path in use, a missing
+ * TLS file or a pair that does not match fails before anything is made.
  * Returns NULL with the reason in err. *bound_port receives the real port
  * (for port 0). A server that is never started is released by http_stop. */
 struct http_server *http_bind(const struct config *cfg, int *bound_port, char *err, size_t errlen);

@@ -116,6 +116,11 @@ quick_failure "a second daemon on port $port with an existing database"
 CLI_TIMEOUT=4 run_cli serve --listen 127.0.0.1:0 --db "$DB" --token-file "$TOKEN_FILE"
 quick_failure "a second daemon on the same database"
 assert_match "$ERR" "in use by another gpuprobe serve \(pid $DAEMON_PID\)" "the reason for a database in use"
+# started twice as it was, on the same port too: the port fails first, and
+# the database's holder is named with it
+CLI_TIMEOUT=4 run_cli serve --listen "${BASE_URL#http://}" --db "$DB" --token-file "$TOKEN_FILE"
+quick_failure "a second daemon on the same port and database"
+assert_match "$ERR" "in use by another gpuprobe serve \(pid $DAEMON_PID\)" "the holder named when the port is taken too"
 stop_daemon
 
 # A probe that stores nothing (no such GPU) leaves no database it made.

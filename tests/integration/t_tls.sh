@@ -32,6 +32,14 @@ if "$GPUPROBE" serve --listen 127.0.0.1:0 --no-reference --db "$WORK/half.db" --
 fi
 grep -q 'tls_key' half.err || fail "the refusal does not name tls_key: $(cat half.err)"
 
+# a certificate with another's key is refused before the database is made
+write_config "tls_cert=$WORK/central.pem" "tls_key=$WORK/stranger.key"
+if "$GPUPROBE" serve --listen 127.0.0.1:0 --no-reference --db "$WORK/pair.db" --config "$CONFIG" 2>pair.err; then
+    fail "the daemon started with a certificate and another certificate's key"
+fi
+grep -q 'are not a certificate and its key' pair.err || fail "the refusal of a mismatched pair: $(cat pair.err)"
+if ls "$WORK"/pair.db* >/dev/null 2>&1; then fail "a mismatched TLS pair left $(ls "$WORK"/pair.db*)"; fi
+
 # ---- the central serves HTTPS ------------------------------------------------------
 write_config "tls_cert=$WORK/central.pem" "tls_key=$WORK/central.key"
 start_daemon --config "$CONFIG"

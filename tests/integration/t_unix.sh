@@ -77,4 +77,7 @@ refused "a regular file at listen_unix" "not a socket" "listen_unix=$SOCK"
 rm -f "$SOCK"
 refused "a relative listen_unix" "absolute path" "listen_unix=api.sock"
 refused "listen_unix_mode 0999" "octal" "listen_unix=$SOCK" listen_unix_mode=0999
+# a socket path that cannot be made fails before the database is made
+refused "listen_unix in a missing folder" "listen_unix: $SOCKDIR/none/api.sock" "listen_unix=$SOCKDIR/none/api.sock"
+if ls "$WORK"/r.db* >/dev/null 2>&1; then fail "a refused listen_unix left $(ls "$WORK"/r.db*)"; fi
 echo "PASS t_unix"
