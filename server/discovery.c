@@ -32,7 +32,7 @@ static enum discovery_state discover(struct app *app, struct gpu_inventory *inv)
     int rc = child_run(app->self_exe, wa.argv, app->cfg.discovery_timeout_s,
                        DISCOVERY_OUTPUT_LIMIT, &out, why, sizeof why);
     if (rc != 0) /* child_run says how it ended; what ran is said here */
-        snprintf(err, sizeof err, "the worker %s", why);
+        snprintf(err, sizeof err, "its worker process: %s", why);
     if (rc == 0)
         rc = worker_reply_read(out, strlen(out), &r, err, sizeof err);
     if (rc == 0 && !r.ok) {
