@@ -18,37 +18,42 @@
 #     hits that sharing between blocks can give, for the measured placement
 #     and for rr.
 # DEVICE picks the GPU (CUDA_VISIBLE_DEVICES); exit status 0 when every
-# launch ran.
+# launch ran. `placement.sh --summary DIR` writes DIR/summary.md again from
+# DIR's files, without a GPU.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-out=${OUT:-$here/results/latest-placement}
-mkdir -p "$out"
-export CUDA_VISIBLE_DEVICES=${DEVICE:-0}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-nvcc -O2 -arch=sm_90 -o "$tmp/placement" "$here/kernels/placement/placement.cu"
-nvidia-smi --query-gpu=name,uuid,driver_version,clocks.max.sm --format=csv >"$out/nvidia-smi.txt" 2>&1 || true
-
 # grid block spin: one wave of 64-thread blocks (matmul-tiled t8's launch),
 # the same without the spin, 256- and 1024-thread blocks, two waves of
 # 128-thread blocks
 launches=("1024 64 200000" "1024 64 0" "1024 256 200000" "264 1024 200000" "4096 128 200000")
-for l in "${launches[@]}"; do
-    "$tmp/placement" $l >"$out/placement-${l// /-}.txt"
-done
+if [ "${1:-}" = --summary ]; then
+    out=${2:?usage: placement.sh --summary DIR}
+else
+    out=${OUT:-$here/results/latest-placement}
+    mkdir -p "$out"
+    export CUDA_VISIBLE_DEVICES=${DEVICE:-0}
+    tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' EXIT
+    nvcc -O2 -arch=sm_90 -o "$tmp/placement" "$here/kernels/placement/placement.cu"
+    nvidia-smi --query-gpu=name,uuid,driver_version,clocks.max.sm --format=csv >"$out/nvidia-smi.txt" 2>&1 || true
+    date -u '+%Y-%m-%d %H:%M UTC' >"$out/date.txt"
+    for l in "${launches[@]}"; do
+        "$tmp/placement" $l >"$out/placement-${l// /-}.txt"
+    done
+fi
 
 first=$out/placement-1024-64-200000.txt
 sms=$(tail -n +2 "$first" | awk '{print $2}' | sort -un | wc -l)
 {
     echo "# Block placement, $(tail -n 1 "$out/nvidia-smi.txt")"
     echo
-    echo "$(date -u '+%Y-%m-%d %H:%M UTC'); $sms SMs ran blocks of the first launch."
+    echo "$(cat "$out/date.txt" 2>/dev/null || echo "date not recorded"); $sms SMs ran blocks of the first launch."
     echo
     echo "The SMs the first $sms blocks of 1024 x 64 were dealt to, in order:"
     echo
     tail -n +2 "$first" | head -n "$sms" | awk '{printf "%s ", $2} END {print ""}'
     echo
-    echo "| launch (grid block spin) | same first $sms SMs as above | distinct SMs among the first $sms blocks | SMs used | gaps between the ids of one SM's blocks (gap: times) |"
+    echo "| launch (grid block spin) | same first $sms SMs as above | distinct SMs among the first $sms blocks | SMs used | gaps between the ids of one SM's blocks: fewest-most, the six most frequent (gap x times) |"
     echo "|---|---|---:|---:|---|"
     for l in "${launches[@]}"; do
         f=$out/placement-${l// /-}.txt
@@ -60,9 +65,17 @@ sms=$(tail -n +2 "$first" | awk '{print $2}' | sort -un | wc -l)
             { used[$2] = 1; if ($2 in last) gap[$1 - last[$2]]++; last[$2] = $1 }
             END {
                 nd = 0; for (s in d) nd++; nu = 0; for (s in used) nu++
-                g = ""; for (k in gap) g = g sprintf("%d:%d ", k, gap[k])
-                printf "| %s | %s | %d | %d | %s |\n", l, same, nd, nu, g
-            }' | sort -t: -k1n
+                lo = -1; hi = 0
+                for (k in gap) { k += 0; if (lo < 0 || k < lo) lo = k; if (k > hi) hi = k }
+                g = ""
+                for (i = 0; i < 6; i++) {
+                    best = -1
+                    for (k in gap) if (!(k in shown) && (best < 0 || gap[k] > gap[best])) best = k
+                    if (best < 0) break
+                    shown[best] = 1; g = g sprintf("%s%d x %d", i ? ", " : "", best, gap[best])
+                }
+                printf "| %s | %s | %d | %d | %d-%d: %s |\n", l, same, nd, nu, lo, hi, g
+            }'
     done
     echo
     echo "Blocks of matmul-tiled at TILE=8, n=256 (block b: row b / 32, column b % 32) whose A or B"
