@@ -14,6 +14,8 @@
 #      as the model starts cold.
 # tests/gpu/check_cache.py writes the table (cache.md) and the mean absolute
 # differences. Output in $OUT (default tests/gpu/results/latest-cache).
+# CACHE_ARGS (default none): more options for every `trace cache`, for an
+# experiment with the model's settings (e.g. "--merge 100000").
 #   tests/gpu/cache_check.sh [BUNDLE.tar.gz]
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -109,8 +111,8 @@ hits() {
     fi
     "$bin" trace sort "$c.trace" -o "$c.sorted" --out-format bin --arch hopper --quiet \
         --summary-json "$out/$case.sort.json" &&
-        "$bin" trace cache "$c.sorted" --arch hopper --json "${parts[@]}" > "$out/$case.cache.json" &&
-        "$bin" trace cache "$c.sorted" --arch hopper --json --engine exact > "$out/$case.cache1.json" ||
+        "$bin" trace cache "$c.sorted" --arch hopper --json "${parts[@]}" ${CACHE_ARGS:-} > "$out/$case.cache.json" &&
+        "$bin" trace cache "$c.sorted" --arch hopper --json --engine exact ${CACHE_ARGS:-} > "$out/$case.cache1.json" ||
         { echo "FAIL $case: sort or cache"; fail=$((fail + 1)); return; }
     echo "ran $case: $(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['records'])" "$out/$case.cache.json") records"
 }
