@@ -70,10 +70,6 @@ struct trace_outcome {
     int sort_threads;                /* threads that ordered SMs (sorts; see pipeline.c) */
 };
 
-/* Sorts f->input into f->output with p (formats included; p is resolved
- * with the input's threads_per_block on a copy). On success returns 0 and
- * fills sum (free it with trace_summary_free) and out; else -1 with fail
- * filled and sum empty. */
 /* GPUPROBE_TRACE_THREADS, the sorting threads a user may force: unset,
  * empty or 0 (the sorter chooses), 1 or 2 give 0; any other value gives
  * -1 with the reason in why. A setting that means nothing is refused, not
@@ -82,6 +78,10 @@ struct trace_outcome {
  * and then fail every sort it is sent. */
 int trace_threads_env_check(char *why, size_t len);
 
+/* Sorts f->input into f->output with p (formats included; p is resolved
+ * with the input's threads_per_block on a copy). On success returns 0 and
+ * fills sum (free it with trace_summary_free) and out; else -1 with fail
+ * filled and sum empty. */
 int trace_pipeline_sort(const struct trace_files *f, const struct trace_params *p,
                         struct trace_summary *sum, struct trace_outcome *out,
                         struct trace_failure *fail);
