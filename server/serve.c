@@ -58,10 +58,15 @@
 /* One daemon per database: a second one would re-run the first one's jobs
  * as "interrupted". The lock lives beside the database (never on the file
  * itself, whose POSIX locks belong to SQLite) and dies with the process. */
+static void lock_path(const char *db, char *path, size_t len)
+{
+    snprintf(path, len, "%s.lock", db);
+}
+
 static int lock_database(const char *db, char *err, size_t errlen)
 {
     char path[1100], holder[32] = "";
-    snprintf(path, sizeof path, "%s.lock", db);
+    lock_path(db, path, sizeof path);
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0640);
     if (fd < 0) {
         snprintf(err, errlen, "cannot create lock file %.900s: %s", path, strerror(errno));
@@ -90,7 +95,7 @@ static int lock_database(const char *db, char *err, size_t errlen)
 static void name_holder(const char *db, char *err, size_t errlen)
 {
     char path[1100], text[32] = "", comm[64] = "";
-    snprintf(path, sizeof path, "%s.lock", db);
+    lock_path(db, path, sizeof path);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return;
