@@ -266,15 +266,14 @@ struct results {
     char tmp[4096];
 };
 
-static store *open_results_store(const struct probe_opts *o, const char *tmp, int *status);
+static store *open_results_store(const struct probe_opts *o, const char *tmp);
 
 /* The store, opened now if it is not yet; NULL when none is wanted or it
  * could not be opened (r->failed, after the message). */
 static store *results_store(struct results *r)
 {
     if (!r->s && !r->failed && (r->o->db || r->o->push.url)) {
-        int status;
-        r->s = open_results_store(r->o, r->tmp, &status);
+        r->s = open_results_store(r->o, r->tmp);
         r->failed = !r->s;
     }
     return r->s;
@@ -393,11 +392,10 @@ static int probe_devices(const struct job_kind *k, const json_t *params,
 /* The store results go to: --db, or with --push alone a temporary one in
  * tmp (the folder usable_db made); NULL without either, or after the
  * message. */
-static store *open_results_store(const struct probe_opts *o, const char *tmp, int *status)
+static store *open_results_store(const struct probe_opts *o, const char *tmp)
 {
     char path[4200], err[512];
     store *s = NULL;
-    *status = 0;
     if (o->db)
         s = cli_open_store("probe", o->db);
     else if (o->push.url && tmp[0]) {
@@ -406,12 +404,10 @@ static store *open_results_store(const struct probe_opts *o, const char *tmp, in
     } else
         return NULL;
     if (s && o->push.url && outbox_set_upstream(s, o->push.url, err, sizeof err) != 0) {
-        *status = cli_fail("probe", 1, "%s", err);
+        cli_fail("probe", 1, "%s", err);
         store_close(s);
         return NULL;
     }
-    if (!s)
-        *status = 1;
     return s;
 }
 
