@@ -35,7 +35,13 @@
  *            "line_bytes","fill_bytes","sets","ways","capacity_bytes",
  *            "collision_stride_bytes","carveout_percent","set_index":{"function":
  *            "modulo"|"xor","masks":[..]}|null} (probes/l1_sets.h; determined: the
- *            sizes, the function and log2(sets) masks required)
+ *            sizes, the function and log2(sets) masks required),
+ *            "block_placement"?:{"status":"determined"|"not determined","reason",
+ *            "threads_per_block","blocks","blocks_per_sm","sms","spin_ns","launches",
+ *            "same_as_first","one_wave","deal_ns","order":[SM of each block]
+ *            (determined: required, one SM below sms per block),"check"?:{
+ *            "threads_per_block","blocks","blocks_per_sm","one_wave","predicted",
+ *            "error"?}} (probes/placement.h; the check's own order is not kept)
  *            where a curve, a level list, a figure, a clock reading or l1_sets may
  *            be an error: {"error":"..."} or a bare string; shared_cycles may wrap
  *            its figure as {"cycles": FIGURE, ...}. Other members are not kept.

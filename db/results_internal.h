@@ -259,6 +259,8 @@ int results_memory_read(struct conn *c, int64_t job_id, json_t *out, char *err, 
 int results_memory_l1_walk(struct rwalk *w, const json_t *doc);
 int results_memory_l2_walk(struct rwalk *w, const json_t *doc);
 int results_memory_l2_read(struct conn *c, int64_t job_id, json_t *out, char *err, size_t errlen);
+int results_memory_deal_walk(struct rwalk *w, const json_t *doc);
+int results_memory_deal_read(struct conn *c, int64_t job_id, json_t *out, char *err, size_t errlen);
 int results_memory_dsm_walk(struct rwalk *w, const json_t *doc);
 int results_memory_dsm_read(struct conn *c, int64_t job_id, json_t *out, char *err, size_t errlen);
 /* ... and "async_copy" (results_memory_async.c). */

@@ -20,7 +20,8 @@
  * The reader serves curves by size and levels by number, and every error in
  * the {"error": "..."} form. The L1 set mapping ("l1_sets") has its own
  * tables and file, results_memory_l1.c, the L2's partitions
- * ("l2_partitions") theirs, results_memory_l2.c, distributed shared memory
+ * ("l2_partitions") theirs, results_memory_l2.c, the block placement
+ * ("block_placement") its own, results_memory_deal.c, distributed shared memory
  * ("distributed_shared") its own, results_memory_dsm.c, the asynchronous
  * copies ("async_copy") theirs, results_memory_async.c.
  */
@@ -237,7 +238,8 @@ int results_memory_walk(struct rwalk *w, const json_t *doc)
     for (size_t i = 0; i < MEM_GROUPS; i++)
         if (group_walk(w, doc, i) != 0)
             return -1;
-    if (results_memory_l1_walk(w, doc) != 0 || results_memory_l2_walk(w, doc) != 0)
+    if (results_memory_l1_walk(w, doc) != 0 || results_memory_l2_walk(w, doc) != 0 ||
+        results_memory_deal_walk(w, doc) != 0)
         return -1;
     if (results_memory_dsm_walk(w, doc) != 0)
         return -1;
@@ -365,7 +367,8 @@ int results_memory_read(struct conn *c, int64_t job_id, json_t *out, char *err, 
     if (scalars_read(c, job_id, out, err, errlen) != 0)
         return -1;
     if (results_memory_l1_read(c, job_id, out, err, errlen) != 0 ||
-        results_memory_l2_read(c, job_id, out, err, errlen) != 0)
+        results_memory_l2_read(c, job_id, out, err, errlen) != 0 ||
+        results_memory_deal_read(c, job_id, out, err, errlen) != 0)
         return -1;
     if (results_memory_dsm_read(c, job_id, out, err, errlen) != 0)
         return -1;

@@ -550,6 +550,37 @@ static const char schema_v16_origin_kind[] =
 static const char schema_v17_figures_driver[] =
     "ALTER TABLE device_figures ADD COLUMN driver_version TEXT;\n";
 
+/* The memory probe's block placement (probes/placement.h,
+ * db/results_memory_deal.c): one row per run that has the member — its
+ * status and figures, with the dealing order as a JSON list when
+ * determined, or the error alone when it could not run. */
+static const char schema_v18_block_placement[] =
+    "CREATE TABLE memory_block_placement (\n"
+    "  job_id                  INTEGER NOT NULL PRIMARY KEY REFERENCES jobs(id) ON DELETE CASCADE,\n"
+    "  device                  TEXT NOT NULL,\n"
+    "  status                  TEXT CHECK (status IN ('determined', 'not determined')),\n"
+    "  reason                  TEXT,\n"
+    "  threads_per_block       INTEGER,\n"
+    "  blocks                  INTEGER,\n"
+    "  blocks_per_sm           INTEGER,\n"
+    "  sms                     INTEGER,\n"
+    "  spin_ns                 INTEGER,\n"
+    "  launches                INTEGER,\n"
+    "  same_as_first           INTEGER,\n"
+    "  one_wave                INTEGER CHECK (one_wave IN (0, 1)),\n"
+    "  deal_ns                 INTEGER,\n"
+    "  check_threads_per_block INTEGER,\n"
+    "  check_blocks            INTEGER,\n"
+    "  check_blocks_per_sm     INTEGER,\n"
+    "  check_one_wave          INTEGER CHECK (check_one_wave IN (0, 1)),\n"
+    "  check_predicted         INTEGER,\n"
+    "  check_error             TEXT,\n"
+    "  wall_s                  REAL,\n"
+    "  sm_order                TEXT,\n"
+    "  error                   TEXT,\n"
+    "  CHECK ((status IS NULL) <> (error IS NULL)),\n"
+    "  CHECK (status IS NOT 'determined' OR sm_order IS NOT NULL));\n";
+
 /* One entry per schema version; append only. */
 static const char *const migrations[] = {
     schema_v1_core,
@@ -569,6 +600,7 @@ static const char *const migrations[] = {
     schema_v15_async_copy,
     schema_v16_origin_kind,
     schema_v17_figures_driver,
+    schema_v18_block_placement,
 };
 
 int store_schema_latest(void)

@@ -27,6 +27,7 @@
  * The L1's set mapping ("l1_sets", probes/l1_sets.h) is searched last, with
  * kernels, carve-out and buffers of its own, so it changes nothing above;
  * then the L2's partitions ("l2_partitions", probes/l2_parts.h), likewise,
+ * the order blocks are dealt to SMs ("block_placement", probes/placement.h),
  * distributed shared memory ("distributed_shared", probes/dsmem.h), and,
  * after the closing clock reading, the asynchronous copies ("async_copy",
  * probes/async_copy.h: a faulting copy kernel would leave the context
@@ -51,6 +52,7 @@
 #include "probes/l1_sets.h"
 #include "probes/l2_parts.h"
 #include "probes/memory.h"
+#include "probes/placement.h"
 #include "probes/gpu/stats.h"
 #include "util/clock.h"
 
@@ -726,6 +728,7 @@ static json_t *run_open(struct mem_run *r, double t0, char *err, size_t errlen)
     measure_all(r, res, alloc_err);
     json_object_set_new(res, "l1_sets", l1s_probe(&r->g, r->repeats));
     json_object_set_new(res, "l2_partitions", l2p_probe(&r->g));
+    json_object_set_new(res, "block_placement", pl_probe(&r->g));
     json_object_set_new(res, "distributed_shared", dsm_probe(&r->g, r->repeats, before));
     if (gpu_clock_mhz(&r->g, &after, err, errlen) < 0) {
         json_decref(res);

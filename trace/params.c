@@ -43,7 +43,7 @@ void trace_params_default(struct trace_params *p)
 static const char *const coalesce_names[] = {"line128", "sector32", NULL};
 static const char *const schedule_names[] = {"rr", "gto", NULL};
 static const char *const delay_names[] = {"normal", "fixed", NULL};
-static const char *const placement_names[] = {"rr", "fill", NULL};
+static const char *const placement_names[] = {"rr", "fill", "dealt", NULL};
 static const char *const out_format_names[] = {"csv", "bin", NULL};
 
 /* names[i] for an in-range i, "?" otherwise. */
@@ -129,7 +129,8 @@ static const struct setting settings[] = {
       NULL},
      S_ENUM, TRACE_P_DELAY, OFF(delay)},
     {{"placement", CHOICE(placement_names), 0,
-      "blocks to SMs: round-robin (rr) or filling one SM before the next (fill)", "rr", NULL},
+      "blocks to SMs: round-robin (rr), filling one SM before the next (fill), or in the order "
+      "the device's memory probe measured (dealt; trace sort --device)", "rr", NULL},
      S_ENUM, TRACE_P_PLACEMENT, OFF(placement)},
 };
 #define NSETTINGS (sizeof settings / sizeof settings[0])

@@ -29,10 +29,12 @@
 
 #include "trace/readfile.h"
 
+struct trace_deal;
+
 enum trace_coalesce { TRACE_COALESCE_LINE128 = 0, TRACE_COALESCE_SECTOR32 = 1 };
 enum trace_schedule { TRACE_SCHEDULE_RR = 0, TRACE_SCHEDULE_GTO = 1 };
 enum trace_delay { TRACE_DELAY_NORMAL = 0, TRACE_DELAY_FIXED = 1 };
-enum trace_placement { TRACE_PLACEMENT_RR = 0, TRACE_PLACEMENT_FILL = 1 };
+enum trace_placement { TRACE_PLACEMENT_RR = 0, TRACE_PLACEMENT_FILL = 1, TRACE_PLACEMENT_DEALT = 2 };
 enum trace_out_format { TRACE_OUT_CSV = 0, TRACE_OUT_BIN = 1 };
 
 /* Bits of trace_params.set, one per settable field. */
@@ -84,6 +86,8 @@ struct trace_params {
     enum trace_schedule schedule;
     enum trace_delay delay;
     enum trace_placement placement;
+    const struct trace_deal *deal; /* placement dealt: the measured order (trace/deal.h), the
+                                      caller's; not a setting, never written to a file */
     uint32_t set;                 /* TRACE_P_* bits set explicitly */
 };
 

@@ -33,6 +33,7 @@
 
 #include "trace/binfmt.h"
 #include "trace/csv.h"
+#include "trace/deal.h"
 #include "util/cores.h"
 #include "util/fdio.h"
 #include "util/outfile.h"
@@ -459,8 +460,10 @@ static int sort_run(struct run *r, struct trace_summary *sum)
     if (open_input(r))
         return -1;
     trace_params_resolve(&r->p, r->in.bin.h.threads_per_block);
-    if (trace_params_validate(&r->p, msg, sizeof msg))
+    uint32_t *wave = NULL; /* only checked here, before the output is made: the sort deals again */
+    if (trace_params_validate(&r->p, msg, sizeof msg) || trace_deal_placement(&r->p, &wave, msg, sizeof msg))
         return fail(r, TRACE_FAULT_PARAMS, NULL, "%s", msg);
+    free(wave);
     trace_bin_header_init(&h, TRACE_BIN_SORTED, &r->p);
     struct out o = {.fd = -1};
     int rc = out_open(r, &o, r->p.out_format == TRACE_OUT_BIN ? &h : NULL);

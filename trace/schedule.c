@@ -14,19 +14,21 @@ uint32_t trace_sched_warp_threads(const struct trace_params *p, uint32_t w)
     return left < TRACE_WARP_SIZE ? left : TRACE_WARP_SIZE;
 }
 
-uint32_t trace_sched_block_sm(const struct trace_params *p, uint64_t b)
+uint32_t trace_sched_block_sm(const struct trace_params *p, const uint32_t *wave, uint64_t b)
 {
     assert(p->sms >= 1 && p->blocks_per_sm >= 1); /* resolved parameters */
-    if (p->placement == TRACE_PLACEMENT_FILL) {
-        uint64_t wave = (uint64_t)p->sms * p->blocks_per_sm;
-        return (uint32_t)((b % wave) / p->blocks_per_sm);
-    }
+    assert((p->placement == TRACE_PLACEMENT_DEALT) == (wave != NULL));
+    uint64_t wave_n = (uint64_t)p->sms * p->blocks_per_sm;
+    if (p->placement == TRACE_PLACEMENT_DEALT)
+        return wave[b % wave_n];
+    if (p->placement == TRACE_PLACEMENT_FILL)
+        return (uint32_t)((b % wave_n) / p->blocks_per_sm);
     return (uint32_t)(b % p->sms);
 }
 
 uint64_t trace_sched_sm_block(const struct trace_params *p, uint32_t sm, uint64_t k)
 {
-    assert(sm < p->sms && p->blocks_per_sm >= 1);
+    assert(sm < p->sms && p->blocks_per_sm >= 1 && p->placement != TRACE_PLACEMENT_DEALT);
     if (p->placement == TRACE_PLACEMENT_FILL) {
         uint64_t wave = (uint64_t)p->sms * p->blocks_per_sm;
         uint64_t w = k / p->blocks_per_sm;

@@ -14,7 +14,10 @@
  *                   dealing of blocks to SMs one at a time, in order;
  *   placement fill: SMs are filled blocks_per_sm at a time: in wave
  *                   w = b / (sms * blocks_per_sm), block b goes to SM
- *                   (b % (sms * blocks_per_sm)) / blocks_per_sm.
+ *                   (b % (sms * blocks_per_sm)) / blocks_per_sm;
+ *   placement dealt: block b goes to SM wave[b % (sms * blocks_per_sm)],
+ *                   the first wave dealt in the order the device's memory
+ *                   probe measured (trace/deal.h).
  * The list of an SM's blocks is fixed before ordering (so SMs stay
  * independent, as the method's task groups are); when each of them becomes
  * resident is decided by the ordering loop (order.h): at most blocks_per_sm
@@ -48,10 +51,12 @@ static inline uint32_t trace_sched_lane(const struct trace_params *p, uint64_t t
 /* Threads of warp w of a block (32, or fewer for the last warp). */
 uint32_t trace_sched_warp_threads(const struct trace_params *p, uint32_t w);
 
-/* The SM of block b. */
-uint32_t trace_sched_block_sm(const struct trace_params *p, uint64_t b);
+/* The SM of block b; wave is trace_deal_placement's table (NULL unless
+ * the placement is dealt). */
+uint32_t trace_sched_block_sm(const struct trace_params *p, const uint32_t *wave, uint64_t b);
 
-/* The k-th block (k from 0) placed on SM sm; UINT64_MAX when that overflows. */
+/* The k-th block (k from 0) placed on SM sm by rr or fill; UINT64_MAX when
+ * that overflows. */
 uint64_t trace_sched_sm_block(const struct trace_params *p, uint32_t sm, uint64_t k);
 
 #endif

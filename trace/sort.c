@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "util/fdio.h"
+#include "trace/deal.h"
 #include "trace/order_ref.h"
 #include "trace/schedule.h"
 #include "trace/spool.h"
@@ -336,22 +337,23 @@ static int blocks_of(const struct view *v, const struct trace_params *p, const s
     return blocks_end(x, v->n, err);
 }
 
-/* Lists the index entries SM by SM, each SM's in increasing block order. */
-static int bindex_by_sm(struct bindex *x, const struct trace_params *p)
+/* Lists the index entries SM by SM, each SM's in increasing block order;
+ * wave is trace_deal_placement's. */
+static int bindex_by_sm(struct bindex *x, const struct trace_params *p, const uint32_t *wave)
 {
     x->sm_first = calloc((size_t)p->sms + 1, sizeof *x->sm_first);
     x->by_sm = malloc((x->l.n ? x->l.n : 1) * sizeof *x->by_sm);
     if (!x->sm_first || !x->by_sm)
         return -1;
     for (size_t j = 0; j < x->l.n; j++)
-        x->sm_first[trace_sched_block_sm(p, x->l.id[j]) + 1]++;
+        x->sm_first[trace_sched_block_sm(p, wave, x->l.id[j]) + 1]++;
     for (uint32_t s = 0; s < p->sms; s++)
         x->sm_first[s + 1] += x->sm_first[s];
     size_t *fill = calloc((size_t)p->sms, sizeof *fill);
     if (!fill)
         return -1;
     for (size_t j = 0; j < x->l.n; j++) {
-        uint32_t s = trace_sched_block_sm(p, x->l.id[j]);
+        uint32_t s = trace_sched_block_sm(p, wave, x->l.id[j]);
         x->by_sm[x->sm_first[s] + fill[s]++] = j;
     }
     free(fill);
@@ -1086,25 +1088,29 @@ static int sort_view(const struct view *v, const struct trace_params *pin, const
     assert(v->recs || v->n == 0);
     struct trace_params p = *pin;
     char msg[200];
+    uint32_t *wave = NULL;
     trace_params_resolve(&p, 0);
-    if (trace_params_validate(&p, msg, sizeof msg)) {
+    if (trace_params_validate(&p, msg, sizeof msg) || trace_deal_placement(&p, &wave, msg, sizeof msg)) {
         memset(sum, 0, sizeof *sum);
         trace_err_set(err, 0, 0, "%s", msg);
         return TRACE_SORT_EINPUT;
     }
     int rc = summary_init(sum, &p, err);
-    if (rc)
+    if (rc) {
+        free(wave);
         return rc;
+    }
     sum->l1 = o && o->l1;
     struct bindex x = {0};
     rc = blocks_of(v, &p, o, &x.l, err);
-    if (rc == 0 && bindex_by_sm(&x, &p)) {
+    if (rc == 0 && bindex_by_sm(&x, &p, wave)) {
         trace_err_set(err, 0, 0, "out of memory for the block index");
         rc = TRACE_SORT_ESYS;
     }
     if (rc == 0)
         rc = sort_sms(v, &p, o, &x, sink, ctx, sum, err);
     bindex_free(&x);
+    free(wave);
     return rc;
 }
 
@@ -1315,10 +1321,10 @@ json_t *trace_summary_to_json(const struct trace_summary *s)
 void trace_summary_print(const struct trace_summary *s, FILE *f)
 {
     const struct trace_params *p = &s->params;
-    fprintf(f, "trace sort: %s coalescing, %s scheduling, %s delays (M=%u sigma=%g seed=%" PRIu64 "), %u SMs x %u blocks of %u threads, line %u, mshr %u\n",
+    fprintf(f, "trace sort: %s coalescing, %s scheduling, %s delays (M=%u sigma=%g seed=%" PRIu64 "), %u SMs x %u blocks of %u threads placed %s, line %u, mshr %u\n",
             trace_coalesce_name(p->coalesce), trace_schedule_name(p->schedule), trace_delay_name(p->delay),
-            p->lat_min, p->lat_sigma, p->seed, p->sms, p->blocks_per_sm, p->threads_per_block, p->line_bytes,
-            p->mshr);
+            p->lat_min, p->lat_sigma, p->seed, p->sms, p->blocks_per_sm, p->threads_per_block,
+            trace_placement_name(p->placement), p->line_bytes, p->mshr);
     fprintf(f, "requests in %" PRIu64 ", out %" PRIu64 " (coalescing ratio %.3f), %" PRIu64 " warp instructions, %" PRIu64 " blocks, %" PRIu64 " warps\n",
             s->records_in, s->requests_out, ratio(s->records_in, s->requests_out), s->instructions, s->blocks,
             s->warps);

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "db/results.h"
 #include "server/store_open.h"
 #include "util/text.h"
 
@@ -168,6 +169,34 @@ store *cli_read_store(const char *cmd, const char *path)
     if (stat(path, &st) != 0)
         return cli_fail(cmd, 1, "no database at %s: %s", path, strerror(errno)), NULL;
     return cli_open_store(cmd, path);
+}
+
+int cli_device_memory(const char *cmd, const char *db, const char *uuid, json_t **info,
+                      json_t **memory)
+{
+    char err[512];
+    *info = *memory = NULL;
+    if (!db)
+        return cli_fail(cmd, 2, "--device needs --db PATH (the database with its results)");
+    store *s = cli_read_store(cmd, db);
+    if (!s)
+        return 1;
+    struct device_row d;
+    int rc = store_device_get(s, uuid, &d, err, sizeof err);
+    if (rc == 0 && d.info_json)
+        *info = json_loads(d.info_json, 0, NULL);
+    if (rc == 0)
+        device_row_free(&d);
+    int got = rc == 0 ? store_probe_result(s, uuid, "memory", 0, memory, err, sizeof err) : rc;
+    store_close(s);
+    if (rc == 0 && got == 0)
+        return 0;
+    json_decref(*info);
+    *info = NULL;
+    return cli_fail(cmd, 1, "%s: %s", uuid,
+                    rc < 0 || got < 0 ? err
+                    : rc == 1         ? "no such device in the database"
+                                      : "no memory result for this device (run gpuprobe probe memory)");
 }
 
 int cli_print_json(json_t *j, int compact)

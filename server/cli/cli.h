@@ -91,6 +91,13 @@ store *cli_open_store(const char *cmd, const char *path);
  * is, a typo most likely, is refused rather than made a new empty one. */
 store *cli_read_store(const char *cmd, const char *path);
 
+/* What `trace sort` and `trace cache` take from --device UUID --db PATH:
+ * the device's stored info (gpuprobe devices) and its newest memory
+ * result. 0, or the exit status after the message (no --db: 2; no such
+ * device or no memory result: 1). */
+int cli_device_memory(const char *cmd, const char *db, const char *uuid, json_t **info,
+                      json_t **memory);
+
 /* Prints j on stdout (indented, or on one line when compact) and a newline,
  * flushes, and releases j. 0, or -1 when stdout cannot be written. */
 int cli_print_json(json_t *j, int compact);

@@ -22,12 +22,13 @@
 #include <unistd.h>
 
 #include "server/cli/cli.h"
+#include "server/cli/trace_sort_device.h"
 #include "server/cli/trace_sort_l1.h"
 #include "trace/params.h"
 #include "trace/pipeline.h"
 #include "util/outfile.h"
 
-#define NOPTS (5 + TRACE_SETTING_COUNT + TRACE_SORT_L1_NOPTS + 1)
+#define NOPTS (5 + TRACE_SETTING_COUNT + TRACE_SORT_L1_NOPTS + TRACE_SORT_DEVICE_NOPTS + 1)
 #define HELP_COLUMN 26
 #define HELP_WIDTH 79
 
@@ -50,6 +51,11 @@ static const char usage_head[] =
     "                          input's\n"
     "  --summary-json FILE     sort: also write the summary as JSON ('-': standard output)\n"
     "  --quiet                 sort: no summary on stderr\n"
+    "  --device UUID           sort: for this measured GPU, from its results in --db:\n"
+    "                          its SM count, threads and blocks per SM, and the order\n"
+    "                          its memory probe saw blocks dealt to SMs (placement\n"
+    "                          dealt); what is given explicitly wins\n"
+    "  --db PATH               the database holding the device's results\n"
     "settings (convert takes only the two formats; the presets: docs/trace-sort.md):\n";
 
 static const char usage_tail[] =
@@ -66,6 +72,7 @@ struct trace_opts {
     struct trace_params p;
     int sort_only;    /* a setting convert does not take was given */
     struct trace_sort_l1 l1;   /* the cache feedback options (sort only) */
+    struct trace_sort_device dev; /* --device and --db (sort only) */
 };
 
 /* Every trace command, the one list that dispatching and the refusal of an
@@ -160,7 +167,8 @@ void cli_trace_usage(FILE *f)
 /* ---- arguments ----------------------------------------------------------------- */
 
 /* The long options: the fixed ones, then one per setting (val 256 + i),
- * then the cache feedback ones (trace_sort_l1.h). */
+ * then the cache feedback ones (trace_sort_l1.h) and the device's
+ * (trace_sort_device.h). */
 static void build_options(struct option *opts, char names[][64])
 {
     static const struct option fixed[] = {
@@ -177,6 +185,8 @@ static void build_options(struct option *opts, char names[][64])
     }
     for (size_t i = 0; i < TRACE_SORT_L1_NOPTS; i++, k++)
         opts[k] = trace_sort_l1_options[i];
+    for (size_t i = 0; i < TRACE_SORT_DEVICE_NOPTS; i++, k++)
+        opts[k] = trace_sort_device_options[i];
     opts[k] = (struct option){0, 0, 0, 0};
 }
 
@@ -248,6 +258,10 @@ static int parse_args(int argc, char **argv, struct trace_opts *o, int *done)
         case 'q': o->quiet = 1; break;
         case 'h': cli_trace_usage(stdout); *done = 1; return 0;
         default:
+            if (c >= TRACE_SORT_DEVICE_OPT) {
+                trace_sort_device_take(&o->dev, c, optarg);
+                break;
+            }
             if (c >= TRACE_SORT_L1_OPT) {
                 trace_sort_l1_take(&o->l1, c, optarg);
                 break;
@@ -260,7 +274,8 @@ static int parse_args(int argc, char **argv, struct trace_opts *o, int *done)
     }
     if ((rc = take_positionals(o, argc, argv)) != 0)
         return rc;
-    if (strcmp(o->cmd, "convert") == 0 && (o->sort_only || o->summary_json || o->l1.given))
+    if (strcmp(o->cmd, "convert") == 0 &&
+        (o->sort_only || o->summary_json || o->l1.given || o->dev.uuid || o->dev.db))
         return cli_fail("trace", 2, "convert takes only -o, --in-format, --out-format and "
                                     "--pc-flags (the sort settings are for trace sort)");
     default_out_format(o);
@@ -323,10 +338,13 @@ static int run_sort(struct trace_opts *o, struct trace_files *files)
     int sfd = -1;
     if (o->summary_json && (sfd = outfile_open(&so, o->summary_json, err, sizeof err)) < 0)
         return cli_fail("trace", 1, "the summary: %s", err);
-    int rc = trace_sort_l1_setup(&o->l1, &o->p, &files->l1);
+    int rc = trace_sort_device_setup(&o->dev, &o->p);
+    if (rc == 0)
+        rc = trace_sort_l1_setup(&o->l1, &o->p, &files->l1);
     if (rc == 0)
         rc = trace_pipeline_sort(files, &o->p, &sum, &out, &fail);
     trace_sort_l1_free(&o->l1);
+    trace_sort_device_free(&o->dev);
     if (rc != 0) {
         if (sfd >= 0) {
             close(sfd);

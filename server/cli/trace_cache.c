@@ -122,28 +122,10 @@ static int resize(struct cache_geom *g, uint64_t bytes)
 static int device_geometry(struct opts *o, struct cache_config *cfg, json_t **l1_sets,
                            json_t **l2_parts)
 {
-    char err[512];
-    if (!o->db)
-        return cli_fail(CMD, 2, "--device needs --db PATH (the database with its results)");
-    store *s = cli_read_store(CMD, o->db);
-    if (!s)
-        return 1;
-    json_t *res = NULL, *info = NULL;
-    struct device_row d;
-    int rc = store_device_get(s, o->device, &d, err, sizeof err);
-    if (rc == 0 && d.info_json)
-        info = json_loads(d.info_json, 0, NULL);
-    if (rc == 0)
-        device_row_free(&d);
-    int got = rc == 0 ? store_probe_result(s, o->device, "memory", 0, &res, err, sizeof err) : rc;
-    store_close(s);
-    if (rc != 0 || got != 0) {
-        json_decref(info);
-        return cli_fail(CMD, 1, "%s: %s", o->device,
-                        rc < 0 || got < 0 ? err
-                        : rc == 1         ? "no such device in the database"
-                                          : "no memory result for this device (run gpuprobe probe memory)");
-    }
+    json_t *res, *info;
+    int rc = cli_device_memory(CMD, o->db, o->device, &info, &res);
+    if (rc)
+        return rc;
     uint64_t l1 = 0, l2 = member_u64(info, "l2_bytes"), sms = member_u64(info, "sm_count");
     o->device_sms = sms <= UINT32_MAX ? (unsigned)sms : 0;
     size_t i;

@@ -58,6 +58,13 @@ static int check_setting(const struct param_spec *p, const json_t *v, char *why,
     }
     json_t *ok = trace_setting_json(s, text, why, len);
     json_decref(ok);
+    if (ok && strcmp(s->name, "placement") == 0 && strcmp(text, "dealt") == 0) {
+        /* the order is a device's measurement, not a setting (trace/deal.h) */
+        snprintf(why, len, "dealt needs a device's measured dealing order, which a job's settings "
+                           "cannot carry: use rr or fill here, or sort with gpuprobe trace sort "
+                           "--device UUID --db PATH");
+        return -1;
+    }
     return ok ? 0 : -1;
 }
 

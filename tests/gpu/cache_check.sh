@@ -7,7 +7,9 @@
 #   2. for each kernel of tests/gpu/kernels/synth/ (and the vector add and
 #      matrix multiplies of tests/gpu/kernels/capture/): the trace captured
 #      (gpuprobe trace capture), sorted for Hopper (trace sort --arch
-#      hopper), its L1 and L2 hit rates predicted by both engines (trace
+#      hopper) with the blocks dealt to SMs in the order the memory probe
+#      measured on this device (--device: placement dealt; round-robin when
+#      it found none), its L1 and L2 hit rates predicted by both engines (trace
 #      cache --json), and the same launch measured by ncu: the capture's
 #      third launch is the original kernel (counting, recording, original),
 #      profiled alone with caches flushed (ncu's default --cache-control all),
@@ -15,7 +17,8 @@
 # tests/gpu/check_cache.py writes the table (cache.md) and the mean absolute
 # differences. Output in $OUT (default tests/gpu/results/latest-cache).
 # CACHE_ARGS (default none): more options for every `trace cache`, for an
-# experiment with the model's settings (e.g. "--merge 100000").
+# experiment with the model's settings (e.g. "--merge 100000"); SORT_ARGS
+# the same for every `trace sort` (e.g. "--placement rr").
 #   tests/gpu/cache_check.sh [BUNDLE.tar.gz]
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -49,6 +52,16 @@ if "$bin" probe memory --device "${DEVICE:-0}" --db "$work/memory.db" --json > "
     echo "L2 partitions: $(python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["l2_partitions"]; print(p["sms_per_partition"], "SMs, home bits", p["home"]["mask_bits"], "granule", p["home"]["granule_bytes"], "near/far cycles", p["cycles"]["near"], p["cycles"]["far"])' "$out/memory.json")"
 else
     echo "L2 partitions: not found ($(tail -c 300 "$out/memory.err"); see memory.json): one L2"
+fi
+# the order the block scheduler deals blocks in, likewise
+device=()
+if python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["block_placement"].get("status") != "determined")' \
+        "$out/memory.json" 2>/dev/null; then
+    device=(--device "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["device"]["uuid"])' "$out/memory.json")"
+            --db "$work/memory.db")
+    echo "block placement: determined (trace sort --device: placement dealt)"
+else
+    echo "block placement: not determined (see memory.json): placement rr"
 fi
 
 # ---- 1. synthesized = captured ---------------------------------------------------------
@@ -110,7 +123,7 @@ hits() {
         echo "FAIL $case: capture under ncu: $(tail -n2 "$c.err")"; fail=$((fail + 1)); return
     fi
     "$bin" trace sort "$c.trace" -o "$c.sorted" --out-format bin --arch hopper --quiet \
-        --summary-json "$out/$case.sort.json" &&
+        --summary-json "$out/$case.sort.json" "${device[@]}" ${SORT_ARGS:-} &&
         "$bin" trace cache "$c.sorted" --arch hopper --json "${parts[@]}" ${CACHE_ARGS:-} > "$out/$case.cache.json" &&
         "$bin" trace cache "$c.sorted" --arch hopper --json --engine exact ${CACHE_ARGS:-} > "$out/$case.cache1.json" ||
         { echo "FAIL $case: sort or cache"; fail=$((fail + 1)); return; }

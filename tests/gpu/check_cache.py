@@ -117,6 +117,10 @@ def main():
                 pct(near_meas),
             )
         )
+    placements = set()
+    for sort_path in glob.glob(os.path.join(d, "*.sort.json")):
+        placements.add(json.load(open(sort_path)).get("params", {}).get("placement", "?"))
+    print("Blocks placed on SMs by: %s (trace sort's placement)\n" % ", ".join(sorted(placements)))
     print("| kernel | sorted requests | L1 ld lookup hit, exact | L1 ld lookup hit, reuse "
           "| L1 ld data hit, exact | L1 ncu (global ld lookup hit) | L1 ncu (all traffic) "
           "| L2 ld exact | L2 ld reuse | L2 ncu (reads) | L2 all, exact | L2 ncu (all traffic) "

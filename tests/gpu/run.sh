@@ -68,6 +68,9 @@ check "latency and memory probes through the daemon" python3 tests/gpu/check_pro
 # ... the memory result's asynchronous copies, stored and served
 check "asynchronous copies (cp.async, TMA) in the memory result" python3 tests/gpu/check_async_copy.py \
     "$out/memory.json" "$out/api-results.json" "$out"
+# ... and its block placement: the dealing order, and a launch it predicts
+check "block placement (the order blocks are dealt to SMs) in the memory result" \
+    python3 tests/gpu/check_placement.py "$out/memory.json" "$out/api-results.json" "$out"
 # 4b. The machine-code editing probes on the same database (the latency
 #     endpoint then shows each instruction's smallest safe stall).
 check "banks, control-codes, dual-issue and suite through the daemon" \
@@ -145,6 +148,7 @@ cp "$work/probes.db" "$work/model.db" "$out/" 2>/dev/null || true
 python3 tests/gpu/summary.py "$out" > "$out/summary.md"
 [ ! -f "$out/probes-summary.md" ] || cat "$out/probes-summary.md" >> "$out/summary.md"
 [ ! -f "$out/async-copy-summary.md" ] || cat "$out/async-copy-summary.md" >> "$out/summary.md"
+[ ! -f "$out/placement-summary.md" ] || cat "$out/placement-summary.md" >> "$out/summary.md"
 [ ! -f "$out/edit-probes-summary.md" ] || cat "$out/edit-probes-summary.md" >> "$out/summary.md"
 [ ! -f "$out/sched-summary.md" ] || cat "$out/sched-summary.md" >> "$out/summary.md"
 [ ! -f "$out/dsmem-summary.md" ] || cat "$out/dsmem-summary.md" >> "$out/summary.md"

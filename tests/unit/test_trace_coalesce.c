@@ -326,19 +326,19 @@ static void test_schedule(void **state)
     /* rr: b % sms */
     uint32_t rr[8] = {0, 1, 2, 0, 1, 2, 0, 1};
     for (uint64_t b = 0; b < 8; b++)
-        assert_int_equal(trace_sched_block_sm(&p, b), rr[b]);
+        assert_int_equal(trace_sched_block_sm(&p, NULL, b), rr[b]);
     /* fill: two at a time per SM, waves of 6 */
     p.placement = TRACE_PLACEMENT_FILL;
     uint32_t fill[8] = {0, 0, 1, 1, 2, 2, 0, 0};
     for (uint64_t b = 0; b < 8; b++)
-        assert_int_equal(trace_sched_block_sm(&p, b), fill[b]);
+        assert_int_equal(trace_sched_block_sm(&p, NULL, b), fill[b]);
     /* trace_sched_sm_block is the inverse of both */
     for (int pl = 0; pl < 2; pl++) {
         p.placement = (enum trace_placement)pl;
         for (uint32_t sm = 0; sm < 3; sm++)
             for (uint64_t k = 0; k < 20; k++) {
                 uint64_t b = trace_sched_sm_block(&p, sm, k);
-                assert_int_equal(trace_sched_block_sm(&p, b), sm);
+                assert_int_equal(trace_sched_block_sm(&p, NULL, b), sm);
                 if (k)
                     assert_true(b > trace_sched_sm_block(&p, sm, k - 1));
             }

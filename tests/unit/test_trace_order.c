@@ -9,8 +9,8 @@
  * one warp first); every warp blocked advances time until one frees; a block
  * waits for a resident slot, which frees only once the finished block's
  * dependent loads returned; partial warps and blocks (48 threads) coalesce
- * and land on their SMs; a single thread; an empty trace; both block
- * placements.
+ * and land on their SMs; a single thread; an empty trace; the three block
+ * placements (dealt with an order that skips a full SM).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,6 +21,7 @@
 
 #include <string.h>
 
+#include "trace/deal.h"
 #include "trace/sort.h"
 
 #define MAXOUT 512
@@ -299,6 +300,31 @@ static void test_placement(void **state)
         assert_int_equal(result.o[i].tid, fill_tid[i]);
     }
     trace_summary_free(&s);
+    /* dealt: the order 1 0 1 1 0 with SM 1 full at its third entry gives
+     * blocks 0 and 2 to SM 1, 1 and 3 to SM 0 */
+    uint16_t order[] = {1, 0, 1, 1, 0};
+    struct trace_deal d = {5, order};
+    p.placement = TRACE_PLACEMENT_DEALT;
+    p.deal = &d;
+    both(r, 4, &p, &result, &s);
+    uint64_t dealt_tid[] = {32, 96, 0, 64};
+    for (size_t i = 0; i < 4; i++) {
+        assert_int_equal(result.o[i].sm, rr_sm[i]);
+        assert_int_equal(result.o[i].tid, dealt_tid[i]);
+    }
+    trace_summary_free(&s);
+    /* an order without SM 0, or none at all, is refused before any output */
+    uint16_t one[] = {1, 1};
+    struct trace_deal d1 = {2, one};
+    struct trace_err err;
+    p.deal = &d1;
+    result.n = 0;
+    assert_int_equal(trace_sort_records(r, 4, &p, NULL, collect, &result, &s, &err), TRACE_SORT_EINPUT);
+    assert_non_null(strstr(err.msg, "SM 0 is not in it"));
+    assert_int_equal(result.n, 0);
+    p.deal = NULL;
+    assert_int_equal(trace_sort_records(r, 4, &p, NULL, collect, &result, &s, &err), TRACE_SORT_EINPUT);
+    assert_non_null(strstr(err.msg, "--device"));
 }
 
 int main(void)
