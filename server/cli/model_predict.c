@@ -16,7 +16,8 @@
  * --hits first predicts without caches (for the occupancy and the
  * description's record count), then captures a sample of the kernel on the
  * attached GPU and runs the cache model over it (server/jobs/kernel_hits.h),
- * and predicts again with those hit rates; the answer carries them under
+ * (blocks on SMs in the order the device deals them, measured then, as the
+ * validation job does), and predicts again with those hit rates; the answer carries them under
  * "hits". Pointer parameters are then given as trace capture takes them
  * (NAME=buf:BYTES[:FILL]); they are the capture's alone.
  */
@@ -36,6 +37,7 @@
 #include "server/cli/model.h"
 #include "server/jobs/kernel_hits.h"
 #include "server/jobs/kind_model_sass.h"
+#include "trace/deal.h"
 #include "util/text.h"
 #include "util/textfile.h"
 
@@ -308,13 +310,21 @@ static json_t *sample_hits(const struct popts *o, const json_t *kernel, const js
         .blocks_per_sm = (int)json_integer_value(json_object_get(occ, "blocks_per_sm")),
         .l2_bytes = (uint64_t)json_integer_value(json_object_get(dev, "l2_bytes")),
     };
+    /* blocks on SMs as the device deals them, as the validation job's samples */
+    struct trace_deal deal;
+    json_t *placement = NULL;
+    if (kernel_hits_deal(o->device, &deal, &placement) == 0)
+        r.deal = &deal;
+    json_decref(placement);
     struct pd_launch l;
     pd_launch_from_json(kernel, &l);
     memcpy(r.grid, l.grid, sizeof r.grid);
     memcpy(r.block, l.block, sizeof r.block);
     r.records_per_block =
         kernel_hits_block_records(pw, r.block[0] * r.block[1] * r.block[2], hw->warp_size);
-    return kernel_hits(&r, err, errlen);
+    json_t *hits = kernel_hits(&r, err, errlen);
+    trace_deal_free(&deal);
+    return hits;
 }
 
 /* The kernel to predict with the sample's hit rates and, when the cubin could

@@ -11,6 +11,9 @@
 
 #include "cache/model.h"
 #include "probes/capture.h"
+#include "probes/gpu/gpu.h"
+#include "probes/placement.h"
+#include "trace/deal.h"
 #include "trace/pipeline.h"
 #include "util/errf.h"
 
@@ -78,8 +81,10 @@ static int sort(const struct kernel_hits_req *r, const char *in, const char *out
     if (trace_params_set(&p, "arch", "hopper", msg, sizeof msg) ||
         trace_params_set(&p, "sms", sms, msg, sizeof msg) ||
         trace_params_set(&p, "blocks_per_sm", per_sm, msg, sizeof msg) ||
-        trace_params_set(&p, "out_format", "bin", msg, sizeof msg))
+        trace_params_set(&p, "out_format", "bin", msg, sizeof msg) ||
+        (r->deal && trace_params_set(&p, "placement", "dealt", msg, sizeof msg)))
         return errf(err, errlen, "sorting the sample: %s", msg);
+    p.deal = r->deal;
     struct trace_files f = {.input = in, .output = out, .tmpdir = r->tmpdir};
     if (trace_pipeline_sort(&f, &p, &sum, &oc, &fail) < 0)
         return errf(err, errlen, "sorting the sample: %s", fail.msg);
@@ -110,6 +115,26 @@ static int model(const struct kernel_hits_req *r, const char *path, struct cache
     }
     cache_input_close(&in);
     return rc ? errf(err, errlen, "the cache model: %s", msg) : 0;
+}
+
+int kernel_hits_deal(const char *device, struct trace_deal *d, json_t **doc)
+{
+    struct gpu g;
+    char err[320];
+    memset(d, 0, sizeof *d);
+    if (gpu_open(&g, device, err, sizeof err) < 0) {
+        *doc = json_pack("{s:s}", "error", err);
+        return -1;
+    }
+    *doc = pl_probe(&g);
+    gpu_close(&g);
+    const char *status = json_string_value(json_object_get(*doc, "status"));
+    int rc = status && strcmp(status, "determined") == 0
+                 ? trace_deal_from_json(json_object_get(*doc, "order"), d, err, sizeof err)
+                 : -1;
+    json_object_del(*doc, "order");
+    json_object_del(json_object_get(*doc, "check"), "order");
+    return rc;
 }
 
 uint64_t kernel_hits_buffer_bytes(const char *const *args, size_t nargs)
@@ -150,11 +175,11 @@ json_t *kernel_hits_rates(const struct kernel_hits_req *r, const struct cache_co
     if (l2_hit < 0)
         l2_hit = 0;
     json_t *sample = json_pack(
-        "{s:[i,i,i], s:I, s:f, s:O, s:i, s:i, s:I, s:I, s:f, s:I, s:f, s:s}", "grid", g[0], g[1],
+        "{s:[i,i,i], s:I, s:f, s:O, s:i, s:i, s:s, s:I, s:I, s:f, s:I, s:f, s:s}", "grid", g[0], g[1],
         g[2], "blocks", (json_int_t)sampled, "fraction", f, "records",
         cap && json_object_get(cap, "records") ? json_object_get(cap, "records") : json_null(),
         "sms",
-        r->sm_count, "blocks_per_sm", r->blocks_per_sm, "l1_sectors", (json_int_t)l1->sectors,
+        r->sm_count, "blocks_per_sm", r->blocks_per_sm, "placement", r->deal ? "dealt" : "rr", "l1_sectors", (json_int_t)l1->sectors,
         "l1_to_l2_sectors", (json_int_t)l1->below_sectors, "footprint_sectors", footprint,
         "l2_bytes", (json_int_t)r->l2_bytes, "l2_sample_hit_rate", sample_l2, "l2_rule",
         fits ? "the kernel's data fits the L2: compulsory misses only"

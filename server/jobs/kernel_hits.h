@@ -38,6 +38,8 @@
 #define KERNEL_HITS_BUDGET (1u << 24)   /* thread records a sample may hold */
 #define KERNEL_HITS_SECTORS_PER_LINE 4  /* the hopper preset's 128-byte lines of 32-byte sectors */
 
+struct trace_deal;
+
 struct kernel_hits_req {
     const char *ptx, *entry;
     unsigned grid[3], block[3];
@@ -47,6 +49,8 @@ struct kernel_hits_req {
     int sm_count, blocks_per_sm;      /* the device's SMs; the kernel's occupancy */
     double records_per_block;         /* estimate; <= 0: one wave is sampled */
     uint64_t l2_bytes;                /* the device's L2 (the cache model's size) */
+    const struct trace_deal *deal;    /* the device's dealing order (placement dealt,
+                                         trace/deal.h); NULL: round-robin */
     uint64_t budget;                  /* records; 0: KERNEL_HITS_BUDGET */
     const char *tmpdir;               /* NULL: $TMPDIR, else /tmp */
 };
@@ -70,6 +74,13 @@ uint64_t kernel_hits_buffer_bytes(const char *const *args, size_t nargs);
  * count) or NULL. */
 json_t *kernel_hits_rates(const struct kernel_hits_req *r, const struct cache_counts *l1,
                           const struct cache_counts *l2, const unsigned g[3], const json_t *cap);
+
+/* The order device (index or UUID) deals blocks in, measured now
+ * (probes/placement.h: a few launches of a few milliseconds), for
+ * kernel_hits_req.deal: 0 when it was determined and d holds it (free it
+ * with trace_deal_free), else -1 and d empty. The probe's document,
+ * without the orders, into *doc (its error when the device would not open). */
+int kernel_hits_deal(const char *device, struct trace_deal *d, json_t **doc);
 
 /* {"l1_hit", "l2_hit", "l2_hit_store", "sample": {...}}, or NULL with the reason in err. */
 json_t *kernel_hits(const struct kernel_hits_req *r, char *err, size_t errlen);

@@ -12,6 +12,7 @@
 #include "probes/validation.h"
 #include "probes/validation_data.h"
 #include "server/jobs/kernel_hits.h"
+#include "trace/deal.h"
 
 #define ARG_LEN 96
 
@@ -70,7 +71,7 @@ static const json_t *per_warp(const json_t *desc)
 }
 
 static json_t *one_kernel(const json_t *doc, const json_t *k, const char *device, int sms,
-                          uint64_t l2, char *err, size_t errlen)
+                          uint64_t l2, const struct trace_deal *deal, char *err, size_t errlen)
 {
     int id = kernel_id(json_string_value(json_object_get(k, "name")));
     char text[VAL_MAX_PARAMS + 3][ARG_LEN];
@@ -98,7 +99,7 @@ static json_t *one_kernel(const json_t *doc, const json_t *k, const char *device
     struct kernel_hits_req r = {.ptx = json_string_value(json_object_get(k, "ptx")),
                                 .entry = json_string_value(json_object_get(k, "entry")),
                                 .args = args, .nargs = n, .device = device, .sm_count = sms,
-                                .l2_bytes = l2};
+                                .l2_bytes = l2, .deal = deal};
     struct pd_launch l;
     pd_launch_from_json(k, &l);
     memcpy(r.grid, l.grid, sizeof r.grid);
@@ -117,13 +118,19 @@ void model_hits_attach(json_t *doc, const char *device)
     size_t i;
     json_t *k;
     int known = device_sizes(device, &sms, &l2) == 0;
+    struct trace_deal deal = {0};
+    json_t *placement = NULL;
+    int dealt = known && kernel_hits_deal(device, &deal, &placement) == 0;
+    if (placement)
+        json_object_set_new(doc, "block_placement", placement);
     json_array_foreach(json_object_get(doc, "kernels"), i, k) {
         json_t *desc = json_object_get(k, "description"), *hits = NULL;
         char err[512] = "the device is not attached";
         if (!json_is_object(desc) || json_object_get(desc, "error"))
             continue;
         if (known)
-            hits = one_kernel(doc, k, device, sms, l2, err, sizeof err);
+            hits = one_kernel(doc, k, device, sms, l2, dealt ? &deal : NULL, err, sizeof err);
         json_object_set_new(desc, "cache", hits ? hits : json_pack("{s:s}", "error", err));
     }
+    trace_deal_free(&deal);
 }

@@ -13,6 +13,10 @@
  * estimated from the description's global accesses a warp (the SASS's when
  * the worker read them). A kernel whose sample fails keeps its description
  * with "cache": {"error": why}; the saver then predicts it without caches.
+ * Blocks are placed on SMs in the order the device deals them, measured
+ * once before the samples (probes/placement.h: "block_placement" in the
+ * document, without the order); round-robin when it was not determined,
+ * and each sample says which ("placement").
  */
 #ifndef GPUPROBE_SERVER_JOBS_KIND_MODEL_HITS_H
 #define GPUPROBE_SERVER_JOBS_KIND_MODEL_HITS_H

@@ -15,6 +15,7 @@
 
 #include "cache/counts.h"
 #include "server/jobs/kernel_hits.h"
+#include "trace/deal.h"
 
 static void dims(const unsigned grid[3], uint64_t n, unsigned a, unsigned b, unsigned c)
 {
@@ -86,6 +87,16 @@ static void test_rates(void **state)
     assert_non_null(strstr(json_string_value(json_object_get(json_object_get(a, "sample"),
                                                              "l2_rule")),
                            "sample"));
+    assert_string_equal(json_string_value(json_object_get(json_object_get(a, "sample"), "placement")),
+                        "rr");
+    json_decref(a);
+    /* a sample sorted with the device's dealing order says so */
+    uint16_t order[] = {0};
+    struct trace_deal d = {1, order};
+    r.deal = &d;
+    a = kernel_hits_rates(&r, &l1, &l2, g, NULL);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(a, "sample"), "placement")),
+                        "dealt");
     json_decref(a);
 }
 
