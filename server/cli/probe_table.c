@@ -216,6 +216,31 @@ static void l1_sets_rows(FILE *f, const json_t *l1)
     }
 }
 
+/* The block placement (probes/placement.h): whether the dealing order was
+ * found, and how well it predicted the launch it did not see. */
+static void placement_rows(FILE *f, const json_t *bp)
+{
+    const char *status = json_string_value(json_object_get(bp, "status"));
+    const json_t *check = json_object_get(bp, "check");
+    if (!bp || json_is_null(bp))
+        return;
+    if (pt_error_of(bp) && !status) {
+        fprintf(f, "block placement: error: %.*s\n", ERR_WIDTH, pt_error_of(bp));
+    } else if (!status || strcmp(status, "determined") != 0) {
+        fprintf(f, "block placement: %s: %s\n", status ? status : "?", pt_text(bp, "reason", ""));
+    } else {
+        fprintf(f, "block placement: %lld blocks dealt to %lld SMs in the order measured (%lld of %lld "
+                   "launches the same)",
+                int_member(bp, "blocks"), int_member(bp, "sms"), int_member(bp, "same_as_first"),
+                int_member(bp, "launches"));
+        if (json_is_integer(json_object_get(check, "predicted")))
+            fprintf(f, "; check: %lld of %lld blocks of %lld threads where the order predicts",
+                    int_member(check, "predicted"), int_member(check, "blocks"),
+                    int_member(check, "threads_per_block"));
+        fprintf(f, "\n                 gpuprobe trace sort --device UUID --db PATH deals in it\n");
+    }
+}
+
 static double median_of(const json_t *e, const char *group, const char *key)
 {
     const json_t *v = json_object_get(json_object_get(json_object_get(e, group), key), "median");
@@ -291,6 +316,7 @@ static void memory_table(FILE *f, const json_t *doc)
     for (size_t i = 0; i < 2; i++)
         level_rows(f, loads[i], json_object_get(json_object_get(doc, "levels"), loads[i]));
     l1_sets_rows(f, json_object_get(doc, "l1_sets"));
+    placement_rows(f, json_object_get(doc, "block_placement"));
     dsmem_rows(f, json_object_get(doc, "distributed_shared"));
     async_copy_rows(f, json_object_get(doc, "async_copy"));
     fputc('\n', f);

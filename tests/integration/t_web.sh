@@ -113,12 +113,25 @@ sqlite3 -batch "$DB" "PRAGMA foreign_keys = ON;
   DELETE FROM control_code_meanings WHERE job_id = $cc_job2 AND name = 'scheduler';
   UPDATE banks_runs SET reuse_cache_json = NULL WHERE job_id = $banks_job2;" ||
     fail "could not shape the reference results for the pages' rarer paths"
+# The reference results are from before the block placement probe: the
+# first device's gets the one an H200 measured in session 14
+# (tests/gpu/results/2026-12-02-h200-session14/block_placement.json), the
+# second stays without, as a result from before the probe.
+bp=$REPO/tests/gpu/results/2026-12-02-h200-session14/block_placement.json
+sqlite3 -batch "$DB" "INSERT INTO memory_block_placement (job_id, device, status, threads_per_block,
+    blocks, blocks_per_sm, sms, spin_ns, launches, same_as_first, one_wave, deal_ns,
+    check_threads_per_block, check_blocks, check_blocks_per_sm, check_one_wave, check_predicted, sm_order)
+  SELECT job_id, device, 'determined', $(jq -r '[.threads_per_block, .blocks, .blocks_per_sm, .sms, .spin_ns,
+    .launches, .same_as_first, (if .one_wave then 1 else 0 end), .deal_ns, .check.threads_per_block,
+    .check.blocks, .check.blocks_per_sm, (if .check.one_wave then 1 else 0 end), .check.predicted] | join(", ")' "$bp"),
+    '$(jq -c .order "$bp")' FROM probe_runs WHERE job_id = $mem_job AND probe = 'memory' LIMIT 1" ||
+    fail "could not add a block placement to the first memory result"
 
 rc=0
 BASE_URL=$BASE_URL TOKEN=$TOKEN FIXTURES=$REPO/tests/fixtures/traces CHROMIUM=$CHROMIUM \
     GPUPROBE_SCREENSHOTS=$SHOTS GPUPROBE_WEB_DEVICES=${GPUPROBE_WEB_DEVICES:-2} GPUPROBE_WEB_BOTH_SORTS=1 \
     GPUPROBE_WEB_FLEET=$WORK/fleet GPUPROBE_WEB_L2_PARTITIONS=1 GPUPROBE_WEB_DSMEM=1 \
-        GPUPROBE_WEB_ASYNC_COPY=1 GPUPROBE_WEB_COMPARE_SIDE=1 GPUPROBE_WEB_FAILED_FIGURES=1 \
+        GPUPROBE_WEB_ASYNC_COPY=1 GPUPROBE_WEB_PLACEMENT=1 GPUPROBE_WEB_COMPARE_SIDE=1 GPUPROBE_WEB_FAILED_FIGURES=1 \
     GPUPROBE_WEB_DRIVER_SPLIT=1 GPUPROBE_WEB_DRIVER_UNKNOWN=1 \
     timeout -k 5 100 node "$WEB/dashboard.test.js" || rc=$?
 [ "$rc" -eq 0 ] || fail "the browser test failed (status $rc)"

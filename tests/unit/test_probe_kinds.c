@@ -314,6 +314,32 @@ static void test_memory_table_l1_sets(void **state)
     free(t);
 }
 
+/* The block placement: the order's launch and its check, why it was not
+ * determined, an error alone. */
+static void test_memory_table_placement(void **state)
+{
+    (void)state;
+    static const char *const members[][2] = {
+        {"{\"status\":\"determined\",\"blocks\":4224,\"sms\":132,\"launches\":3,\"same_as_first\":2,"
+         "\"order\":[0],\"check\":{\"threads_per_block\":1024,\"blocks\":264,\"predicted\":264}}",
+         "block placement: 4224 blocks dealt to 132 SMs in the order measured (2 of 3 launches the same); "
+         "check: 264 of 264 blocks of 1024 threads where the order predicts"},
+        {"{\"status\":\"not determined\",\"reason\":\"the launch was not one wave\"}",
+         "block placement: not determined: the launch was not one wave"},
+        {"{\"error\":\"cuMemAlloc(out): out of memory\"}", "block placement: error: cuMemAlloc(out)"},
+    };
+    for (size_t i = 0; i < sizeof members / sizeof members[0]; i++) {
+        json_t *doc = parse(memory_doc);
+        json_object_set_new(doc, "block_placement", parse(members[i][0]));
+        char *text = json_dumps(doc, 0), *t = table_of(text);
+        if (!strstr(t, members[i][1]))
+            fail_msg("case %zu: no '%s' in:\n%s", i, members[i][1], t);
+        free(text);
+        free(t);
+        json_decref(doc);
+    }
+}
+
 static void expect_in(const char *table, const char *const *want, size_t n);
 
 /* Distributed shared memory: a line per cluster size, the medians of one
@@ -482,6 +508,7 @@ int main(void)
         cmocka_unit_test(test_latency_table),
         cmocka_unit_test(test_memory_and_suite_table),
         cmocka_unit_test(test_memory_table_l1_sets),
+        cmocka_unit_test(test_memory_table_placement),
         cmocka_unit_test(test_memory_table_dsmem),
         cmocka_unit_test(test_memory_table_async_copy),
         cmocka_unit_test(test_edit_probe_tables),

@@ -66,7 +66,7 @@
  * partition search the memory view must show), GPUPROBE_WEB_DSMEM (the
  * least number whose distributed shared memory table it must show),
  * GPUPROBE_WEB_ASYNC_COPY (how many results with asynchronous copies it
- * must show),
+ * must show), GPUPROBE_WEB_PLACEMENT (how many with a block placement),
  * GPUPROBE_SCREENSHOTS, GPUPROBE_WEB_DEVICES (the least number of devices
  * with all six results the database must hold; default 0),
  * GPUPROBE_WEB_BOTH_SORTS=1 (the daemon's trace_sync_limit answers
@@ -469,6 +469,7 @@ async function checkMemory(page, doc) {
   }
   await checkDistributedShared(page, doc.distributed_shared);
   await checkAsyncCopies(page, doc.async_copy);
+  await checkBlockPlacement(page, doc.block_placement);
   // the L2 partition search, when the result has one
   const kv = await kvText(page, '#result dl.l2-partitions');
   const parts = doc.l2_partitions;
@@ -484,7 +485,28 @@ async function checkMemory(page, doc) {
     equal(kv['L2 hit, near / far partition'], `${Math.round(parts.cycles.near)} / ${Math.round(parts.cycles.far)} cycles`, 'near and far cycles');
   }
 }
-let partitionResults = 0, failedCurveResults = 0, failedFigureResults = 0;
+let partitionResults = 0, failedCurveResults = 0, failedFigureResults = 0, placementResults = 0;
+
+/* The block placement: its verdict, the launches dealt alike, the check
+ * launch and the first SMs as the result has them; no rows without one. */
+async function checkBlockPlacement(page, bp) {
+  const kv = await kvText(page, '#result dl.block-placement');
+  if (!bp) {
+    equal(Object.keys(kv).length, 0, 'no block placement rows without the probe');
+    return;
+  }
+  placementResults++;
+  if (bp.status !== 'determined') {
+    check(kv.Verdict?.startsWith(bp.status), `the placement verdict shown: ${kv.Verdict}`);
+    return;
+  }
+  check(kv.Verdict?.startsWith(`determined: ${bp.blocks} blocks`), `the placement verdict shown: ${kv.Verdict}`);
+  equal(kv['Launches dealt alike'], `${bp.same_as_first} of ${bp.launches}`, 'launches dealt alike');
+  if (bp.check?.predicted != null) {
+    check(kv['Check launch']?.startsWith(`${bp.check.predicted} of ${bp.check.blocks} blocks`), `the check launch shown: ${kv['Check launch']}`);
+  }
+  check(kv['First SMs dealt']?.startsWith(bp.order.slice(0, 16).join(' ')), `the first SMs shown: ${kv['First SMs dealt']}`);
+}
 
 /* The distributed-shared-memory table: a row per size asked, its launch
  * and its medians as the result has them. */
@@ -1956,6 +1978,8 @@ async function main() {
       await checkDevices(page, withResults);
       const wantParts = Number(process.env.GPUPROBE_WEB_L2_PARTITIONS || 0);
       check(partitionResults >= wantParts, `${partitionResults} memory results showed an L2 partition search, expected ${wantParts}`);
+      const wantPlacement = Number(process.env.GPUPROBE_WEB_PLACEMENT || 0);
+      check(placementResults >= wantPlacement, `${placementResults} memory results showed a block placement, expected ${wantPlacement}`);
       const wantDsmem = Number(process.env.GPUPROBE_WEB_DSMEM || 0);
       check(dsmemResults >= wantDsmem, `${dsmemResults} memory results showed distributed shared memory, expected ${wantDsmem}`);
       const wantAsync = Number(process.env.GPUPROBE_WEB_ASYNC_COPY || 0);

@@ -161,6 +161,12 @@ function renderMemory(body, doc) {
       el('p', { class: 'hint', text: 'Single loads timed from every SM after one SM read the lines: SMs that find half the lines slower read through the other partition; those lines are homed in the first SM\'s.' }),
       kvList(parts, 'kv l2-partitions'));
   }
+  const deal = blockPlacementRows(doc.block_placement);
+  if (deal.length) {
+    body.append(el('h3', { text: 'Block placement' }),
+      el('p', { class: 'hint', text: 'The SM each block of one launch ran on (%smid), as many one-warp blocks as every SM holds at once: the order the block scheduler deals blocks in, which decides which blocks share an L1. gpuprobe trace sort --device deals a trace\'s blocks in it. The check: a launch of 1024-thread blocks, whose SMs the order predicts with full SMs skipped.' }),
+      kvList(deal, 'kv block-placement'));
+  }
   renderDistributedShared(body, doc.distributed_shared);
   renderAsyncCopies(body, doc.async_copy);
 }
@@ -300,6 +306,33 @@ function l2PartitionRows(p) {
       ? ['Miss homed near / far', `${cyc(c.memory_home_near)} / ${cyc(c.memory_home_far)} cycles`] : null,
     home.granule_bytes ? ['Home granule', fmtBytes(home.granule_bytes)] : null,
     Array.isArray(home.mask_bits) ? ['Home bits (below 2 MiB)', home.mask_bits.join(', ')] : null,
+  ].filter(Boolean);
+}
+
+/* The block placement (probes/placement.h): verdict, repeats, the check
+ * launch, the first SMs dealt and the commonest gaps between the blocks of
+ * one SM. Nothing for a result from before the probe. */
+function blockPlacementRows(p) {
+  if (!p) return [];
+  if (p.error) return [['Block placement', `failed: ${p.error}`]];
+  if (p.status !== 'determined') return [['Verdict', `${p.status}: ${p.reason || ''}`]];
+  const order = Array.isArray(p.order) ? p.order : [];
+  const last = new Map(), gaps = new Map();
+  order.forEach((sm, b) => {
+    if (last.has(sm)) gaps.set(b - last.get(sm), (gaps.get(b - last.get(sm)) || 0) + 1);
+    last.set(sm, b);
+  });
+  const common = [...gaps.entries()].sort((a, b) => b[1] - a[1]).slice(0, 4)
+    .map(([g, n]) => `${g} (${n}x)`).join(', ');
+  const c = p.check || {};
+  return [
+    ['Verdict', `determined: ${p.blocks} blocks of ${p.threads_per_block} threads on ${p.sms} SMs, ${p.blocks_per_sm} a SM`],
+    ['Launches dealt alike', `${p.same_as_first} of ${p.launches}`],
+    c.predicted !== undefined && c.predicted !== null
+      ? ['Check launch', `${c.predicted} of ${c.blocks} blocks of ${c.threads_per_block} threads on the SM predicted`]
+      : (c.error ? ['Check launch', `failed: ${c.error}`] : null),
+    order.length ? ['First SMs dealt', `${order.slice(0, 16).join(' ')} ...`] : null,
+    common ? ['Blocks apart on one SM (commonest)', common] : null,
   ].filter(Boolean);
 }
 
