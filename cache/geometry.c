@@ -145,6 +145,11 @@ int cache_geom_parse(const char *text, struct cache_geom *g, char *msg, size_t m
     return cache_geom_check(g, msg, msglen);
 }
 
+uint32_t cache_arch_merge(const char *arch)
+{
+    return arch && strcmp(arch, "hopper") == 0 ? 32 : 8;
+}
+
 int cache_arch_geometry(const char *arch, struct cache_geom *l1, struct cache_geom *l2, char *msg,
                         size_t msglen)
 {

@@ -136,6 +136,14 @@ int cache_geom_resize(struct cache_geom *g, uint64_t bytes, char *msg, size_t ms
 int cache_arch_geometry(const char *arch, struct cache_geom *l1, struct cache_geom *l2, char *msg,
                         size_t msglen);
 
+/* How many requests may merge into one fetch in flight in an
+ * architecture's L1 (the model applies the figure to the L2 too):
+ * hopper 32, measured (an H200's L1 made one fetch of 32 warps' loads of
+ * one sector, the most one block holds; more were not tried:
+ * tests/gpu/results/2026-12-02-h200-merge-exp/); fermi and any other name
+ * 8, GPGPU-Sim's and Accel-Sim's limit. docs/cache-model.md, "Geometry". */
+uint32_t cache_arch_merge(const char *arch);
+
 /* The names cache_arch_geometry knows, NULL-terminated. */
 extern const char *const cache_arch_names[];
 

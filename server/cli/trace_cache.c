@@ -64,8 +64,9 @@ static const char usage[] =
     "                      the sort's lat_min from the binary header, else the\n"
     "                      architecture's trace preset)\n"
     "  --mshr N            L1 MSHRs per SM (default: the sort's mshr, as --latency)\n"
-    "  --merge N           requests that may merge into one fetch in flight (default 8;\n"
-    "                      0: every request to a line in flight is an mshr miss)\n"
+    "  --merge N           requests that may merge into one fetch in flight (default:\n"
+    "                      hopper 32, measured on an H200; fermi 8, GPGPU-Sim's; 0:\n"
+    "                      every request to a line in flight is an mshr miss)\n"
     "  --l2-latency N      L2 fetch latency in L2 requests (default 0: not modelled)\n"
     "  --l2-partitions F   the L2 as two partitions (docs/cache-model.md, \"The L2's\n"
     "                      partitions\"): F is a memory probe result (gpuprobe probe\n"
@@ -271,8 +272,8 @@ static int timing(const struct opts *o, const struct cache_input *in, struct cac
         p = in->params;
     else if (trace_params_preset(&p, o->arch, msg, sizeof msg))
         return cli_fail(CMD, 2, "--arch: %s", msg);
-    cfg->timing[0] = (struct cache_timing){p.lat_min, p.mshr, 8};
-    cfg->timing[1] = (struct cache_timing){0, 0, 8};
+    cfg->timing[0] = (struct cache_timing){p.lat_min, p.mshr, cache_arch_merge(o->arch)};
+    cfg->timing[1] = (struct cache_timing){0, 0, cache_arch_merge(o->arch)};
     if (number("latency", o->latency, 1000000, &cfg->timing[0].latency) ||
         number("mshr", o->mshr, 65536, &cfg->timing[0].mshr) ||
         number("merge", o->merge, 1000000, &cfg->timing[0].max_merge) ||

@@ -9,7 +9,6 @@
 #include "server/cli/cli.h"
 
 #define CMD "trace"
-#define DEFAULT_MERGE 8u /* as `trace cache --merge`: GPGPU-Sim's and Accel-Sim's merge limit */
 
 enum { FEEDBACK, MSHR_MERGE, L1, SET_INDEX, HIT_LATENCY, MERGE };
 
@@ -37,7 +36,8 @@ void trace_sort_l1_usage(FILE *f)
           "  --hit-latency N         ticks a hit is in flight (default lat_min x 32 / 500,\n"
           "                          at least 1; 0: a hit never holds its warp)\n"
           "  --merge N               requests that may merge into one fetch in flight (with\n"
-          "                          --mshr-merge; default 8)\n",
+          "                          --mshr-merge; default as trace cache --merge: hopper\n"
+          "                          32, others 8)\n",
           f);
 }
 
@@ -110,7 +110,8 @@ int trace_sort_l1_setup(struct trace_sort_l1 *o, const struct trace_params *p, c
     if (rc)
         return rc;
     fb->keep = o->feedback;
-    fb->max_merge = o->mshr_merge ? DEFAULT_MERGE : 0;
+    /* as `trace cache --merge`: the architecture's figure */
+    fb->max_merge = o->mshr_merge ? cache_arch_merge(p->arch[0] ? p->arch : "fermi") : 0;
     fb->hit_latency = o->feedback ? cache_feedback_hit_latency(p->lat_min) : 0; /* nothing hits without it */
     if (number("hit-latency", o->hit_latency, 0, TRACE_MAX_LAT_MIN, &fb->hit_latency) ||
         number("merge", o->merge, 1, 1000000, &fb->max_merge))

@@ -106,8 +106,8 @@ static int model(const struct kernel_hits_req *r, const char *path, struct cache
     if (rc == 0 && r->l2_bytes)
         rc = cache_geom_resize(&cfg.geom[1], r->l2_bytes, msg, sizeof msg);
     if (rc == 0) {
-        cfg.timing[0] = (struct cache_timing){in.params.lat_min, in.params.mshr, 8};
-        cfg.timing[1] = (struct cache_timing){0, 0, 8};
+        cfg.timing[0] = (struct cache_timing){in.params.lat_min, in.params.mshr, cache_arch_merge("hopper")};
+        cfg.timing[1] = (struct cache_timing){0, 0, cache_arch_merge("hopper")};
         cfg.engines = CACHE_ENGINE_EXACT;
         cfg.l2 = 1;
         cfg.tmpdir = r->tmpdir;
