@@ -56,19 +56,34 @@ static const char row_sql[] =
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 enum { P_ORDER = 2 + DEAL_MEMBERS, P_ERROR, P_COUNT };
 
-/* A determined order: blocks entries, each an SM below sms. */
+/* A determined order: blocks entries, each an SM below sms, every SM
+ * the same number of times (what the probe's verdict requires: a launch
+ * that filled every SM alike), so the sorter can deal any kernel in it. */
 static int order_check(struct rwalk *w, const json_t *order, const char *const *p)
 {
     long long blocks = p[2 + M_BLOCKS] ? atoll(p[2 + M_BLOCKS]) : -1;
     long long sms = p[2 + M_SMS] ? atoll(p[2 + M_SMS]) : -1;
-    if (!json_is_array(order) || blocks < 1 || sms < 1 || (long long)json_array_size(order) != blocks)
-        return rw_fail(w, DEAL, "order", "must be a list of one SM per block (blocks and sms given)");
-    for (size_t i = 0; i < json_array_size(order); i++) {
+    if (!json_is_array(order) || blocks < 1 || sms < 1 || (long long)json_array_size(order) != blocks ||
+        blocks % sms)
+        return rw_fail(w, DEAL, "order", "must be a list of one SM per block, blocks a multiple of sms "
+                       "(both given)");
+    unsigned *held = calloc((size_t)sms, sizeof *held);
+    if (!held)
+        return rw_fail(w, DEAL, "order", "out of memory");
+    int rc = 0;
+    for (size_t i = 0; i < json_array_size(order) && rc == 0; i++) {
         const json_t *v = json_array_get(order, i);
         if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) >= sms)
-            return rw_fail(w, DEAL, "order", "entry %zu must be an SM from 0 to %lld", i, sms - 1);
+            rc = rw_fail(w, DEAL, "order", "entry %zu must be an SM from 0 to %lld", i, sms - 1);
+        else
+            held[json_integer_value(v)]++;
     }
-    return 0;
+    for (long long s = 0; s < sms && rc == 0; s++)
+        if (held[s] != blocks / sms)
+            rc = rw_fail(w, DEAL, "order", "SM %lld holds %u blocks of it, not %lld as every SM", s,
+                         held[s], blocks / sms);
+    free(held);
+    return rc;
 }
 
 static int deal_walk(struct rwalk *w, const json_t *d)

@@ -59,7 +59,8 @@ struct pl_input {
 };
 
 /* {"status", "reason"?, "threads_per_block", "blocks", "blocks_per_sm",
- * "sms", "spin_ns", "launches", "same_as_first", "one_wave", "deal_ns" (the
+ * "sms", "spin_ns", "launches", "same_as_first" (the launches, the first
+ * included, that put every block where the first did), "one_wave", "deal_ns" (the
  * first launch's last start after its first), "order" [SM of block b],
  * "check"? {"threads_per_block", "blocks", "blocks_per_sm", "one_wave",
  * "predicted", "order"}}. NULL out of memory. */

@@ -8,8 +8,7 @@
 
 #include "util/errf.h"
 
-/* Every entry below sms, and every SM below sms present. */
-static int covers(const struct trace_deal *d, uint32_t sms, char *why, size_t whylen)
+int trace_deal_check(const struct trace_deal *d, uint32_t sms, char *why, size_t whylen)
 {
     unsigned char *seen = calloc(sms, 1);
     if (!seen)
@@ -39,7 +38,7 @@ int trace_deal_wave(const struct trace_deal *d, uint32_t sms, uint32_t bps, uint
 {
     if (!d || !d->n)
         return errf(why, whylen, "no dealing order");
-    if (covers(d, sms, why, whylen))
+    if (trace_deal_check(d, sms, why, whylen))
         return -1;
     uint32_t *held = calloc(sms, sizeof *held);
     if (!held)

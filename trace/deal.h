@@ -36,6 +36,10 @@ struct trace_deal {
 /* Largest SM id an order may hold, plus one. */
 #define TRACE_DEAL_MAX_SMS 4096u
 
+/* 0 when the order deals to exactly SMs 0 .. sms-1 (each present, none
+ * beyond), which a sort of sms SMs needs; -1 with why. */
+int trace_deal_check(const struct trace_deal *d, uint32_t sms, char *why, size_t whylen);
+
 /* The first wave for a kernel of bps blocks per SM on sms SMs: wave[i]
  * (sms * bps entries) the SM of the wave's block i. 0, or -1 with why:
  * the order names an SM not below sms, or leaves one out. */

@@ -217,8 +217,9 @@ static void l1_sets_rows(FILE *f, const json_t *l1)
 }
 
 /* The block placement (probes/placement.h): whether the dealing order was
- * found, and how well it predicted the launch it did not see. */
-static void placement_rows(FILE *f, const json_t *bp)
+ * found, how well it predicted the launch it did not see, and the command
+ * that deals a trace in it (doc_device: the document, for its device). */
+static void placement_rows(FILE *f, const json_t *bp, const json_t *doc_device)
 {
     const char *status = json_string_value(json_object_get(bp, "status"));
     const json_t *check = json_object_get(bp, "check");
@@ -230,14 +231,15 @@ static void placement_rows(FILE *f, const json_t *bp)
         fprintf(f, "block placement: %s: %s\n", status ? status : "?", pt_text(bp, "reason", ""));
     } else {
         fprintf(f, "block placement: %lld blocks dealt to %lld SMs in the order measured (%lld of %lld "
-                   "launches the same)",
+                   "launches dealt as the first, itself included)",
                 int_member(bp, "blocks"), int_member(bp, "sms"), int_member(bp, "same_as_first"),
                 int_member(bp, "launches"));
         if (json_is_integer(json_object_get(check, "predicted")))
             fprintf(f, "; check: %lld of %lld blocks of %lld threads where the order predicts",
                     int_member(check, "predicted"), int_member(check, "blocks"),
                     int_member(check, "threads_per_block"));
-        fprintf(f, "\n                 gpuprobe trace sort --device UUID --db PATH deals in it\n");
+        fprintf(f, "\n                 gpuprobe trace sort --device %s --db PATH deals in it\n",
+                pt_text(json_object_get(doc_device, "device"), "uuid", "UUID"));
     }
 }
 
@@ -316,7 +318,7 @@ static void memory_table(FILE *f, const json_t *doc)
     for (size_t i = 0; i < 2; i++)
         level_rows(f, loads[i], json_object_get(json_object_get(doc, "levels"), loads[i]));
     l1_sets_rows(f, json_object_get(doc, "l1_sets"));
-    placement_rows(f, json_object_get(doc, "block_placement"));
+    placement_rows(f, json_object_get(doc, "block_placement"), doc);
     dsmem_rows(f, json_object_get(doc, "distributed_shared"));
     async_copy_rows(f, json_object_get(doc, "async_copy"));
     fputc('\n', f);

@@ -78,6 +78,10 @@ int trace_sort_device_setup(struct trace_sort_device *d, struct trace_params *p)
     rc = take_order(d, memory, why, sizeof why);
     json_decref(info);
     json_decref(memory);
+    if (rc == 0 && trace_deal_check(&d->deal, p->sms, why, sizeof why) != 0) {
+        trace_deal_free(&d->deal); /* an order for another machine than the sort's */
+        rc = -1;
+    }
     if (rc == 0) {
         p->deal = &d->deal;
         if (!(p->set & TRACE_P_PLACEMENT))

@@ -8,9 +8,10 @@
  * order its block scheduler deals blocks in (block_placement,
  * probes/placement.h), which becomes placement dealt (trace/deal.h). What
  * the user set explicitly wins, the device comes next, the --arch preset
- * last. A device whose memory result has no determined order keeps the
- * placement it had, with a warning that says why; --placement dealt then
- * fails with that reason.
+ * last. A device whose memory result has no determined order, or one that
+ * does not deal to exactly the sort's SMs (--sms given otherwise), keeps
+ * the placement it had, with a warning that says why; --placement dealt
+ * then fails with that reason.
  */
 #ifndef GPUPROBE_SERVER_CLI_TRACE_SORT_DEVICE_H
 #define GPUPROBE_SERVER_CLI_TRACE_SORT_DEVICE_H

@@ -58,13 +58,6 @@ static int check_setting(const struct param_spec *p, const json_t *v, char *why,
     }
     json_t *ok = trace_setting_json(s, text, why, len);
     json_decref(ok);
-    if (ok && strcmp(s->name, "placement") == 0 && strcmp(text, "dealt") == 0) {
-        /* the order is a device's measurement, not a setting (trace/deal.h) */
-        snprintf(why, len, "dealt needs a device's measured dealing order, which a job's settings "
-                           "cannot carry: use rr or fill here, or sort with gpuprobe trace sort "
-                           "--device UUID --db PATH");
-        return -1;
-    }
     return ok ? 0 : -1;
 }
 
@@ -84,19 +77,40 @@ static const enum param_type param_types[] = {
     [TRACE_SETTING_INT] = PARAM_INT, [TRACE_SETTING_U64] = PARAM_STRING,
     [TRACE_SETTING_NUMBER] = PARAM_NUMBER, [TRACE_SETTING_CHOICE] = PARAM_ENUM};
 
+/* The placements a job can take: the setting's, less dealt, whose order
+ * is a device's measurement that no setting carries (trace/deal.h). */
+static const char *job_placements[8];
+
+/* s's choices as the job offers them. */
+static const char *const *job_choices(const struct trace_setting *s)
+{
+    if (!s->choices || strcmp(s->name, "placement") != 0)
+        return s->choices;
+    size_t k = 0;
+    for (const char *const *c = s->choices; *c && k + 1 < sizeof job_placements / sizeof *job_placements; c++)
+        if (strcmp(*c, "dealt") != 0)
+            job_placements[k++] = *c;
+    job_placements[k] = NULL;
+    return job_placements;
+}
+
 /* One schema entry per trace setting, from the table, before main runs:
  * the kind's descriptor is constant and the table is known at build time. */
 __attribute__((constructor)) static void build_schema(void)
 {
     for (size_t i = 0; i < TRACE_SETTING_COUNT; i++) {
         const struct trace_setting *s = trace_setting_at(i);
+        const char *const *choices = job_choices(s);
         char bounds[160];
-        trace_setting_bounds(s, bounds, sizeof bounds);
-        snprintf(descriptions[i], sizeof descriptions[i], "%s (default: %s; %s)", s->meaning,
-                 s->default_text, bounds);
+        struct trace_setting shown = *s;
+        shown.choices = choices;
+        trace_setting_bounds(&shown, bounds, sizeof bounds);
+        snprintf(descriptions[i], sizeof descriptions[i], "%s (default: %s; %s%s)", s->meaning,
+                 s->default_text, bounds,
+                 choices != s->choices ? "; dealt only from the command line" : "");
         schema[NFILE_PARAMS + i] = (struct param_spec){
             .name = s->name, .type = param_types[s->type], .min = s->min, .max = s->max,
-            .choices = s->choices, .default_json = s->fixed_default,
+            .choices = choices, .default_json = s->fixed_default,
             .description = descriptions[i], .check = check_setting};
     }
 }

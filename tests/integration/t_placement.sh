@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Proves `gpuprobe trace sort --device` end to end: over the imported H100 reference result with an H200's measured dealing order stored as its memory result's block placement, every block of a synthesized 8-wide tiled multiply (1,024 blocks of 64 threads, one wave) lands on the SM the order gives it, the summary says placement dealt and the device's SM count, and the cache model then finds the L1 hits that blocks sharing tiles on one SM give (none under round-robin, as before); an explicit --placement wins over the device; a device with no order keeps round-robin with a warning, and --placement dealt then fails with the reason; usage errors (dealt without --device, --db alone, --device without --db, convert with --device) exit 2 with one line; an HTTP sort asking for placement dealt is refused with a problem+json that names the reason.
+# Proves `gpuprobe trace sort --device` end to end: over the imported H100 reference result with an H200's measured dealing order stored as its memory result's block placement, every block of a synthesized 8-wide tiled multiply (1,024 blocks of 64 threads, one wave) lands on the SM the order gives it, and every block of a stream of 264 blocks of 1,024 threads (two an SM) on the SM the H200 ran it on (full SMs skipped), an order for another SM count than the sort's (--sms 64) keeps round-robin with the reason, the summary says placement dealt and the device's SM count, and the cache model then finds the L1 hits that blocks sharing tiles on one SM give (none under round-robin, as before); an explicit --placement wins over the device; a device with no order keeps round-robin with a warning, and --placement dealt then fails with the reason; usage errors (dealt without --device, --db alone, --device without --db, convert with --device) exit 2 with one line; an HTTP sort asking for placement dealt is refused with a problem+json naming the setting, and the trace-sort job kind's schema does not offer dealt.
 . "$(dirname "$0")/lib.sh"
 
 sql() { sqlite3 -batch -bail -cmd ".timeout 5000" ref.db "$1"; }
@@ -53,6 +53,20 @@ sort_cli t8.bin -o dealt.csv --arch hopper --quiet --summary-json dealt.json --d
 awk -F, -v order="$order" 'BEGIN { n = split(order, sm, ",") }
      NR > 1 { b = int($3 / 64); if ($1 != sm[b + 1]) { print "tid " $3 " (block " b ") on SM " $1 ", dealt to " sm[b + 1]; bad++ } }
      END { exit bad > 0 }' dealt.csv >misplaced.txt || fail "records off their dealt SM: $(head -3 misplaced.txt)"
+# two 1024-thread blocks an SM: the order dealt with full SMs skipped gives
+# the SM each block of the H200's measured 264-block launch ran on
+"$GPUPROBE" trace synth --pattern stream --size $((264 * 1024)) --block 1024 -o big.bin 2>/dev/null ||
+    fail "trace synth stream"
+sort_cli big.bin -o big.csv --arch hopper --quiet --device "$uuid" --db ref.db
+[ "$RC" -eq 0 ] || fail "trace sort --device of 1024-thread blocks: exit $RC: $ERR"
+ran=$(awk 'NR > 1 { printf "%s%s", sep, $2; sep = "," }' "$REPO/tests/fixtures/placement/h200-264x1024.txt")
+awk -F, -v ran="$ran" 'BEGIN { split(ran, sm, ",") }
+     NR > 1 { b = int($3 / 1024); if ($1 != sm[b + 1]) { print "block " b " on SM " $1 ", ran on " sm[b + 1]; bad++ } }
+     END { exit bad > 0 }' big.csv >misplaced.txt || fail "1024-thread blocks off the measured SMs: $(head -3 misplaced.txt)"
+# an order for another SM count than the sort's: round-robin, with the reason
+sort_cli t8.bin -o other.bin --arch hopper --quiet --summary-json other.json --device "$uuid" --db ref.db --sms 64
+[ "$RC" -eq 0 ] && [ "$(jq -r .params.placement other.json)" = rr ] || fail "--sms 64 with a 132-SM order: exit $RC, $ERR"
+assert_match "$ERR" 'names SM 1[0-9][0-9], and the sort has 64 SMs' "the warning for an order of other SMs"
 sort_cli t8.bin -o dealt.bin --arch hopper --quiet --device "$uuid" --db ref.db
 dealt_hits=$(l1_hits dealt.bin)
 [ "$(jq -n "$dealt_hits > 0.05")" = true ] || fail "dealt: L1 hits $dealt_hits, expected those of tiles shared on one SM"
@@ -74,5 +88,10 @@ start_daemon
 REQ_BODY_FILE=$WORK/t8.bin req POST "/api/v1/traces/sort?placement=dealt&arch=hopper"
 unset REQ_BODY_FILE
 assert_problem 400
-assert_match "$BODY" 'dealt needs a device' "the HTTP sort refused"
+assert_field placement
+assert_match "$BODY" 'must be one of: rr, fill' "the HTTP sort refused"
+req GET /api/v1/job-kinds
+assert_status 200
+assert_true '[.. | objects | select(has("placement")) | .placement | select(type == "object") | .enum] | length > 0 and all(index("dealt") == null)'
+assert_match "$BODY" 'dealt only from the command line' "the job kind's placement description"
 stop_daemon

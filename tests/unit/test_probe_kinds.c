@@ -322,7 +322,7 @@ static void test_memory_table_placement(void **state)
     static const char *const members[][2] = {
         {"{\"status\":\"determined\",\"blocks\":4224,\"sms\":132,\"launches\":3,\"same_as_first\":2,"
          "\"order\":[0],\"check\":{\"threads_per_block\":1024,\"blocks\":264,\"predicted\":264}}",
-         "block placement: 4224 blocks dealt to 132 SMs in the order measured (2 of 3 launches the same); "
+         "block placement: 4224 blocks dealt to 132 SMs in the order measured (2 of 3 launches dealt as the first, itself included); "
          "check: 264 of 264 blocks of 1024 threads where the order predicts"},
         {"{\"status\":\"not determined\",\"reason\":\"the launch was not one wave\"}",
          "block placement: not determined: the launch was not one wave"},

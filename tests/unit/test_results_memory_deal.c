@@ -105,6 +105,7 @@ static void sm_text(json_t *d) { json_array_set_new(json_object_get(bp(d), "orde
 static void no_reason(json_t *d) { json_object_set_new(bp(d), "status", json_string("not determined")); }
 static void blocks_text(json_t *d) { json_object_set_new(bp(d), "blocks", json_string("4")); }
 static void wave_number(json_t *d) { json_object_set_new(bp(d), "one_wave", json_integer(1)); }
+static void sm_twice(json_t *d) { json_array_set_new(json_object_get(bp(d), "order"), 1, json_integer(2)); }
 
 static const struct {
     const char *field;
@@ -114,6 +115,7 @@ static const struct {
     {"block_placement.order", short_order}, {"block_placement.order", sm_high},
     {"block_placement.order", sm_text},     {"block_placement.reason", no_reason},
     {"block_placement.blocks", blocks_text}, {"block_placement.one_wave", wave_number},
+    {"block_placement.order", sm_twice},
 };
 
 static void test_malformed_refused(void **state)

@@ -40,6 +40,7 @@
 
 #include "cache/feedback.h"
 #include "trace/binfmt.h"
+#include "trace/deal.h"
 #include "trace/rng.h"
 #include "trace/sort.h"
 
@@ -70,6 +71,26 @@ static uint64_t rnd(struct trace_rng *g, uint64_t n)
 
 /* ---- random parameters and traces -------------------------------------- */
 
+/* The dealing order of placement dealt: every SM below sms in a random
+ * order, then random SMs (some come round more often, as on the H200). */
+static uint16_t deal_sm[16];
+static struct trace_deal deal = {0, deal_sm};
+
+static void random_deal(struct trace_rng *g, uint32_t sms)
+{
+    deal.n = sms + (uint32_t)rnd(g, 8);
+    for (uint32_t i = 0; i < sms; i++)
+        deal_sm[i] = (uint16_t)i;
+    for (uint32_t i = sms; i > 1; i--) {
+        uint32_t j = (uint32_t)rnd(g, i);
+        uint16_t t = deal_sm[i - 1];
+        deal_sm[i - 1] = deal_sm[j];
+        deal_sm[j] = t;
+    }
+    for (uint32_t i = sms; i < deal.n; i++)
+        deal_sm[i] = (uint16_t)rnd(g, sms);
+}
+
 static struct trace_params random_params(struct trace_rng *g)
 {
     static const uint32_t tpbs[] = {32, 64, 96, 256, 48, 1, 33, 100, 130};
@@ -88,7 +109,11 @@ static struct trace_params random_params(struct trace_rng *g)
     p.coalesce = (enum trace_coalesce)rnd(g, 2);
     p.schedule = (enum trace_schedule)rnd(g, 2);
     p.delay = rnd(g, 4) ? TRACE_DELAY_NORMAL : TRACE_DELAY_FIXED;
-    p.placement = (enum trace_placement)rnd(g, 2);
+    p.placement = (enum trace_placement)rnd(g, 3);
+    if (p.placement == TRACE_PLACEMENT_DEALT) {
+        random_deal(g, p.sms);
+        p.deal = &deal;
+    }
     p.set = TRACE_P_THREADS_PER_BLOCK | TRACE_P_BLOCKS_PER_SM;
     return p;
 }
@@ -251,6 +276,11 @@ static void check_coalesced(const struct trace_params *p, const struct trace_rec
             size_t k = 0;
             uint32_t sm = (uint32_t)(p->placement == TRACE_PLACEMENT_RR ? block % p->sms
                                      : (block % ((uint64_t)p->sms * p->blocks_per_sm)) / p->blocks_per_sm);
+            if (p->placement == TRACE_PLACEMENT_DEALT) {
+                uint32_t wave[4 * 4];
+                assert_int_equal(trace_deal_wave(p->deal, p->sms, p->blocks_per_sm, wave, NULL, 0), 0);
+                sm = wave[block % ((uint64_t)p->sms * p->blocks_per_sm)];
+            }
             for (size_t o = 0; o < out->n; o++) {
                 const struct trace_out *t = &out->o[o];
                 if (t->tid / tpb != block || (t->tid % tpb) / 32 != w)

@@ -496,12 +496,16 @@ async function checkBlockPlacement(page, bp) {
     return;
   }
   placementResults++;
+  if (bp.error) {
+    check(kv['Block placement']?.startsWith(`failed: ${bp.error}`), `the placement error shown: ${kv['Block placement']}`);
+    return;
+  }
   if (bp.status !== 'determined') {
     check(kv.Verdict?.startsWith(bp.status), `the placement verdict shown: ${kv.Verdict}`);
     return;
   }
   check(kv.Verdict?.startsWith(`determined: ${bp.blocks} blocks`), `the placement verdict shown: ${kv.Verdict}`);
-  equal(kv['Launches dealt alike'], `${bp.same_as_first} of ${bp.launches}`, 'launches dealt alike');
+  equal(kv['Launches dealt as the first'], `${bp.same_as_first} of ${bp.launches}, the first included`, 'launches dealt as the first');
   if (bp.check?.predicted != null) {
     check(kv['Check launch']?.startsWith(`${bp.check.predicted} of ${bp.check.blocks} blocks`), `the check launch shown: ${kv['Check launch']}`);
   }

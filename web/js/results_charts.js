@@ -327,7 +327,7 @@ function blockPlacementRows(p) {
   const c = p.check || {};
   return [
     ['Verdict', `determined: ${p.blocks} blocks of ${p.threads_per_block} threads on ${p.sms} SMs, ${p.blocks_per_sm} a SM`],
-    ['Launches dealt alike', `${p.same_as_first} of ${p.launches}`],
+    ['Launches dealt as the first', `${p.same_as_first} of ${p.launches}, the first included`],
     c.predicted !== undefined && c.predicted !== null
       ? ['Check launch', `${c.predicted} of ${c.blocks} blocks of ${c.threads_per_block} threads on the SM predicted`]
       : (c.error ? ['Check launch', `failed: ${c.error}`] : null),
