@@ -49,7 +49,16 @@ static void test_schema_is_the_table(void **state)
             fail_msg("setting %s is not in the trace-sort schema", s->name);
         assert_int_equal(p->type, types[s->type]);
         assert_true(p->min == s->min && p->max == s->max);
-        assert_ptr_equal(p->choices, s->choices);
+        /* the table's choices, but placement's dealt (a measured order no
+         * setting carries: server/jobs/kind_trace.c) */
+        size_t k = 0;
+        for (size_t c = 0; s->choices && s->choices[c]; c++) {
+            if (strcmp(s->name, "placement") == 0 && strcmp(s->choices[c], "dealt") == 0)
+                continue;
+            assert_non_null(p->choices[k]);
+            assert_string_equal(p->choices[k++], s->choices[c]);
+        }
+        assert_true(!s->choices ? p->choices == NULL : p->choices[k] == NULL);
         if ((p->default_json == NULL) != (s->fixed_default == NULL) ||
             (p->default_json && strcmp(p->default_json, s->fixed_default) != 0))
             fail_msg("%s: the schema's default differs from the table's", s->name);
