@@ -100,10 +100,7 @@ static void no_map_state(json_t *d) { json_object_del(ac_of(d), "tensor_map"); }
 static void bytes_zero(json_t *d) { json_object_set_new(lat0(d), "bytes", json_integer(0)); }
 static void no_points(json_t *d) { json_object_del(ac_of(d), "latency"); }
 
-static const struct {
-    const char *field;
-    void (*mutate)(json_t *);
-} damage[] = {
+static const struct rdb_damage damage[] = {
     {"async_copy.latency[0].method", bad_method},  {"async_copy.bandwidth[0].level", bad_level},
     {"async_copy.latency[0].cycles", no_median},   {"async_copy.bandwidth[0].bytes_per_clk_per_sm", no_rate},
     {"async_copy.bandwidth[3].bytes", twice},      {"async_copy.tensor_map", no_map_state},
@@ -112,15 +109,7 @@ static const struct {
 
 static void test_malformed_refused(void **state)
 {
-    struct rdb *f = *state;
-    char what[32];
-    for (size_t i = 0; i < sizeof damage / sizeof damage[0]; i++) {
-        json_t *doc = rdb_memory_with("async_copy", AC);
-        damage[i].mutate(doc);
-        snprintf(what, sizeof what, "damage %zu", i);
-        rdb_refused(f, "memory", doc, results_memory_check, results_memory_save, damage[i].field, what);
-        json_decref(doc);
-    }
+    rdb_memory_damages_refused(*state, "async_copy", AC, damage, sizeof damage / sizeof damage[0]);
 }
 
 static void test_bundle_carries_it(void **state)

@@ -107,10 +107,7 @@ static void blocks_text(json_t *d) { json_object_set_new(bp(d), "blocks", json_s
 static void wave_number(json_t *d) { json_object_set_new(bp(d), "one_wave", json_integer(1)); }
 static void sm_twice(json_t *d) { json_array_set_new(json_object_get(bp(d), "order"), 1, json_integer(2)); }
 
-static const struct {
-    const char *field;
-    void (*mutate)(json_t *);
-} damage[] = {
+static const struct rdb_damage damage[] = {
     {"block_placement.status", bad_status}, {"block_placement.order", no_order},
     {"block_placement.order", short_order}, {"block_placement.order", sm_high},
     {"block_placement.order", sm_text},     {"block_placement.reason", no_reason},
@@ -120,15 +117,8 @@ static const struct {
 
 static void test_malformed_refused(void **state)
 {
-    struct rdb *f = *state;
-    char what[32];
-    for (size_t i = 0; i < sizeof damage / sizeof damage[0]; i++) {
-        json_t *doc = memory_with(DETERMINED);
-        damage[i].mutate(doc);
-        snprintf(what, sizeof what, "damage %zu", i);
-        rdb_refused(f, "memory", doc, results_memory_check, results_memory_save, damage[i].field, what);
-        json_decref(doc);
-    }
+    rdb_memory_damages_refused(*state, "block_placement", DETERMINED, damage,
+                               sizeof damage / sizeof damage[0]);
 }
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, rdb_setup, rdb_teardown)

@@ -143,10 +143,7 @@ static void no_median(json_t *d)
 static void launched_text(json_t *d) { json_object_set_new(size_of(d, 2), "launched", json_string("yes")); }
 static void no_sizes(json_t *d) { json_object_del(json_object_get(d, DSM), "sizes"); }
 
-static const struct {
-    const char *field;
-    void (*mutate)(json_t *);
-} damage[] = {
+static const struct rdb_damage damage[] = {
     {"distributed_shared.sizes[0].asked", asked_big},
     {"distributed_shared.sizes[1].asked", asked_twice},
     {"distributed_shared.sizes[3].error", no_reason},
@@ -158,15 +155,8 @@ static const struct {
 
 static void test_malformed_refused(void **state)
 {
-    struct rdb *f = *state;
-    char what[32], *text = made_member();
-    for (size_t i = 0; i < sizeof damage / sizeof damage[0]; i++) {
-        json_t *doc = rdb_memory_with(DSM, text);
-        damage[i].mutate(doc);
-        snprintf(what, sizeof what, "damage %zu", i);
-        rdb_refused(f, "memory", doc, results_memory_check, results_memory_save, damage[i].field, what);
-        json_decref(doc);
-    }
+    char *text = made_member();
+    rdb_memory_damages_refused(*state, DSM, text, damage, sizeof damage / sizeof damage[0]);
     free(text);
 }
 

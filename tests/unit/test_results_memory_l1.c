@@ -154,10 +154,7 @@ static void undetermined_no_reason(json_t *d)
     json_object_set_new(l1_of(d), "reason", json_null());
 }
 
-static const struct {
-    const char *field;
-    void (*mutate)(json_t *);
-} damage[] = {
+static const struct rdb_damage damage[] = {
     {"l1_sets.status", bad_status},
     {"l1_sets.status", no_status},
     {"l1_sets.set_index.masks", no_masks},
@@ -172,16 +169,7 @@ static const struct {
 
 static void test_malformed_refused(void **state)
 {
-    struct rdb *f = *state;
-    char what[32];
-    for (size_t i = 0; i < sizeof damage / sizeof damage[0]; i++) {
-        json_t *doc = memory_with(DETERMINED);
-        damage[i].mutate(doc);
-        snprintf(what, sizeof what, "damage %zu", i);
-        rdb_refused(f, "memory", doc, results_memory_check, results_memory_save, damage[i].field,
-                    what);
-        json_decref(doc);
-    }
+    rdb_memory_damages_refused(*state, "l1_sets", DETERMINED, damage, sizeof damage / sizeof damage[0]);
 }
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, rdb_setup, rdb_teardown)

@@ -136,10 +136,7 @@ static void bit_high(json_t *d)
 static void no_reason(json_t *d) { json_object_set_new(l2_of(d), "verdict", json_string("not determined")); }
 static void lines_text(json_t *d) { json_object_set_new(l2_of(d), "lines", json_string("2048")); }
 
-static const struct {
-    const char *field;
-    void (*mutate)(json_t *);
-} damage[] = {
+static const struct rdb_damage damage[] = {
     {"l2_partitions.verdict", bad_verdict}, {"l2_partitions.verdict", no_map},
     {"l2_partitions.sm_partition", sm_two}, {"l2_partitions.home.mask_bits", bit_high},
     {"l2_partitions.reason", no_reason},    {"l2_partitions.lines", lines_text},
@@ -147,15 +144,7 @@ static const struct {
 
 static void test_malformed_refused(void **state)
 {
-    struct rdb *f = *state;
-    char what[32];
-    for (size_t i = 0; i < sizeof damage / sizeof damage[0]; i++) {
-        json_t *doc = memory_with(TWO);
-        damage[i].mutate(doc);
-        snprintf(what, sizeof what, "damage %zu", i);
-        rdb_refused(f, "memory", doc, results_memory_check, results_memory_save, damage[i].field, what);
-        json_decref(doc);
-    }
+    rdb_memory_damages_refused(*state, "l2_partitions", TWO, damage, sizeof damage / sizeof damage[0]);
 }
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, rdb_setup, rdb_teardown)

@@ -289,6 +289,19 @@ json_t *rdb_memory_with(const char *key, const char *member)
     return doc;
 }
 
+void rdb_memory_damages_refused(struct rdb *f, const char *key, const char *member,
+                                const struct rdb_damage *damages, size_t n)
+{
+    char what[32];
+    for (size_t i = 0; i < n; i++) {
+        json_t *doc = rdb_memory_with(key, member);
+        damages[i].mutate(doc);
+        snprintf(what, sizeof what, "damage %zu", i);
+        rdb_refused(f, "memory", doc, results_memory_check, results_memory_save, damages[i].field, what);
+        json_decref(doc);
+    }
+}
+
 json_t *rdb_memory_round_trip(struct rdb *f, json_t *doc, const char *key)
 {
     char err[512];

@@ -75,6 +75,17 @@ json_t *rdb_memory_with(const char *key, const char *member);
  * key (a new reference, never NULL). */
 json_t *rdb_memory_round_trip(struct rdb *f, json_t *doc, const char *key);
 
+/* One damage to a memory document: what it does, and the field its
+ * refusal must name. */
+struct rdb_damage {
+    const char *field;
+    void (*mutate)(json_t *doc);
+};
+/* Each of damages[0..n), done to a fresh rdb_memory_with(key, member), is
+ * refused by check and save naming its field (rdb_refused). */
+void rdb_memory_damages_refused(struct rdb *f, const char *key, const char *member,
+                                const struct rdb_damage *damages, size_t n);
+
 /* ---- comparing (what names the member in a failure) ----------------------------- */
 
 /* A number; want absent or null expects null. */

@@ -16,6 +16,8 @@
 #include <cstdlib>
 #include <cuda_runtime.h>
 
+#include "../check.cuh"
+
 __global__ void merge(const float *buf, float *out, int spread, unsigned *count,
                       unsigned long long *instant)
 {
@@ -37,14 +39,6 @@ __global__ void merge(const float *buf, float *out, int spread, unsigned *count,
     float v;
     asm volatile("ld.global.ca.f32 %0, [%1];" : "=f"(v) : "l"(p));
     out[blockIdx.x * blockDim.x + threadIdx.x] = v + pad[0] * 0.0f;
-}
-
-static void check(cudaError_t e, const char *what)
-{
-    if (e != cudaSuccess) {
-        fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
-        exit(1);
-    }
 }
 
 int main(int argc, char **argv)

@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <cuda_runtime.h>
 
+#include "../check.cuh"
+
 __global__ void place(unsigned *sm, unsigned long long *start, long long spin)
 {
     if (threadIdx.x == 0) {
@@ -22,14 +24,6 @@ __global__ void place(unsigned *sm, unsigned long long *start, long long spin)
     }
     long long c = clock64();
     while (clock64() - c < spin) {
-    }
-}
-
-static void check(cudaError_t e, const char *what)
-{
-    if (e != cudaSuccess) {
-        fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
-        exit(1);
     }
 }
 
