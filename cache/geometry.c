@@ -147,7 +147,7 @@ int cache_geom_parse(const char *text, struct cache_geom *g, char *msg, size_t m
 
 uint32_t cache_arch_merge(const char *arch)
 {
-    return arch && strcmp(arch, "hopper") == 0 ? 32 : 8;
+    return arch && strcmp(arch, "hopper") == 0 ? 64 : 8;
 }
 
 int cache_arch_geometry(const char *arch, struct cache_geom *l1, struct cache_geom *l2, char *msg,

@@ -138,10 +138,11 @@ int cache_arch_geometry(const char *arch, struct cache_geom *l1, struct cache_ge
 
 /* How many requests may merge into one fetch in flight in an
  * architecture's L1 (the model applies the figure to the L2 too):
- * hopper 32, measured (an H200's L1 made one fetch of 32 warps' loads of
- * one sector, the most one block holds; more were not tried:
- * tests/gpu/results/2026-12-02-h200-merge-exp/); fermi and any other name
- * 8, GPGPU-Sim's and Accel-Sim's limit. docs/cache-model.md, "Geometry". */
+ * hopper 64, measured (an H200's L1 made one fetch of 64 warps' loads of
+ * one sector, every warp an SM holds; more, from several loads of a warp
+ * in flight, were not tried: tests/gpu/results/2026-12-02-h200-merge-exp64/);
+ * fermi and any other name 8, GPGPU-Sim's and Accel-Sim's limit.
+ * docs/cache-model.md, "Geometry". */
 uint32_t cache_arch_merge(const char *arch);
 
 /* The names cache_arch_geometry knows, NULL-terminated. */

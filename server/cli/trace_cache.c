@@ -65,7 +65,7 @@ static const char usage[] =
     "                      architecture's trace preset)\n"
     "  --mshr N            L1 MSHRs per SM (default: the sort's mshr, as --latency)\n"
     "  --merge N           requests that may merge into one fetch in flight (default:\n"
-    "                      hopper 32, measured on an H200; fermi 8, GPGPU-Sim's; 0:\n"
+    "                      hopper 64, measured on an H200; fermi 8, GPGPU-Sim's; 0:\n"
     "                      every request to a line in flight is an mshr miss)\n"
     "  --l2-latency N      L2 fetch latency in L2 requests (default 0: not modelled)\n"
     "  --l2-partitions F   the L2 as two partitions (docs/cache-model.md, \"The L2's\n"

@@ -37,7 +37,7 @@ void trace_sort_l1_usage(FILE *f)
           "                          at least 1; 0: a hit never holds its warp)\n"
           "  --merge N               requests that may merge into one fetch in flight (with\n"
           "                          --mshr-merge; default as trace cache --merge: hopper\n"
-          "                          32, others 8)\n",
+          "                          64, others 8)\n",
           f);
 }
 

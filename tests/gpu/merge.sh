@@ -12,9 +12,10 @@
 # `merge.sh --summary DIR` writes DIR/summary.md again without a GPU.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-# blocks warps spread: one SM, 1..32 warps on one sector; 1 warp a block on
+# blocks warps spread [sm meet]: one SM, 1..32 warps on one sector, and 64
+# (two blocks of 32 on SM 0, of 264 at two an SM); 1 warp a block on
 # 1..132 SMs, one sector for all; the same 132 SMs, a sector each (control)
-launches=("1 1 1" "1 2 1" "1 4 1" "1 8 1" "1 16 1" "1 32 1"
+launches=("1 1 1" "1 2 1" "1 4 1" "1 8 1" "1 16 1" "1 32 1" "264 32 0 0 2"
           "2 1 0" "8 1 0" "33 1 0" "66 1 0" "132 1 0" "132 1 1" "132 32 0" "132 32 1")
 metrics=l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,\
 l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum,l1tex__m_xbar2l1tex_read_sectors.sum,\
@@ -37,7 +38,7 @@ else
     done
 fi
 python3 - "$out" "${launches[@]}" <<'PY' >"$out/summary.md"
-import csv, sys
+import csv, os, sys
 out, launches = sys.argv[1], sys.argv[2:]
 names = {"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": "L1 requests",
          "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": "L1 sectors",
@@ -53,8 +54,12 @@ except OSError:
 print("| blocks (SMs) | warps a block | sector | blocks not at block 0's instant | " + " | ".join(names.values()) + " |")
 print("|---:|---:|---|---:|" + "---:|" * len(names))
 for l in launches:
-    b, w, s = l.split()
-    f = f"{out}/merge-{b}-{w}-{s}"
+    b, w, s, *on = l.split()
+    f = f"{out}/merge-" + l.replace(" ", "-")
+    if not os.path.exists(f + ".csv"):
+        continue  # a launch this run did not make
+    if on:
+        b, w = f"{on[1]} on SM {on[0]}", f"{w}"
     vals = {}
     with open(f + ".csv") as fh:
         rows = [r for r in csv.reader(line for line in fh if not line.startswith("=="))]

@@ -85,7 +85,7 @@ jq -e '.params.arch == "volta" and .l1.size == 131072' volta.json >/dev/null || 
 
 # ---- --mshr-merge: fewer fetches, no hits; with --feedback, both -----------------------------
 sort_mmn mg --mshr-merge
-jq -e '.l1.mshr_merge and (.l1.feedback | not) and .l1.hits == 0 and .l1.merged > 0 and .l1.max_merge == 32
+jq -e '.l1.mshr_merge and (.l1.feedback | not) and .l1.hits == 0 and .l1.merged > 0 and .l1.max_merge == 64
        and .l1.fetches < .requests_out' mg.json >/dev/null || fail "--mshr-merge summary: $(jq -c .l1 mg.json)"
 [ "$(requests_of off.csv)" = "$(requests_of mg.csv)" ] || fail "--mshr-merge changed the requests"
 sort_mmn mg2 --mshr-merge --merge 2

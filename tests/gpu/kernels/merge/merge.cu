@@ -11,7 +11,10 @@
 // 0's. SPREAD 1 gives each block its own sector (4 KiB apart), so only the
 // warps of one SM can merge; SPREAD 0 one sector for all, so the SMs'
 // fetches meet below the L1s. One block per SM: dynamic shared memory of
-// 120 KiB. Prints "blocks B warps W spread S apart A".
+// 120 KiB. With SM and MEET given, 100 KiB (two blocks an SM) and only the
+// MEET blocks that land on SM take part (the others leave before any
+// load): 2 x 32 warps of one SM, every warp an SM holds. Prints "blocks B
+// warps W spread S apart A" (A among the blocks that took part).
 #include <cstdio>
 #include <cstdlib>
 #include <cuda_runtime.h>
@@ -19,13 +22,17 @@
 #include "../check.cuh"
 
 __global__ void merge(const float *buf, float *out, int spread, unsigned *count,
-                      unsigned long long *instant)
+                      unsigned long long *instant, int sm, unsigned meet)
 {
     extern __shared__ float pad[];
+    unsigned smid;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+    if (sm >= 0 && smid != (unsigned)sm)
+        return;
     if (threadIdx.x == 0) {
         unsigned long long now;
         atomicAdd(count, 1u);
-        while (atomicAdd(count, 0u) < gridDim.x) {
+        while (atomicAdd(count, 0u) < meet) {
         }
         asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
         unsigned long long at = ((now >> 13) + 2) << 13;
@@ -43,12 +50,14 @@ __global__ void merge(const float *buf, float *out, int spread, unsigned *count,
 
 int main(int argc, char **argv)
 {
-    if (argc != 4) {
-        fprintf(stderr, "usage: merge BLOCKS WARPS SPREAD\n");
+    if (argc != 4 && argc != 6) {
+        fprintf(stderr, "usage: merge BLOCKS WARPS SPREAD [SM MEET]\n");
         return 2;
     }
     int blocks = atoi(argv[1]), warps = atoi(argv[2]), spread = atoi(argv[3]);
-    const int smem = 120 << 10;
+    int sm = argc == 6 ? atoi(argv[4]) : -1;
+    unsigned meet = argc == 6 ? (unsigned)atoi(argv[5]) : (unsigned)blocks;
+    const int smem = (sm >= 0 ? 100 : 120) << 10;
     float *buf, *out;
     unsigned long long *instant, *h_instant = (unsigned long long *)calloc(blocks, 8);
     unsigned *count;
@@ -59,12 +68,18 @@ int main(int argc, char **argv)
     check(cudaMalloc(&instant, (size_t)blocks * 8), "cudaMalloc");
     check(cudaMalloc(&count, 4), "cudaMalloc");
     check(cudaMemset(count, 0, 4), "cudaMemset");
-    merge<<<blocks, warps * 32, smem>>>(buf, out, spread, count, instant);
+    check(cudaMemset(instant, 0, (size_t)blocks * 8), "cudaMemset");
+    merge<<<blocks, warps * 32, smem>>>(buf, out, spread, count, instant, sm, meet);
     check(cudaDeviceSynchronize(), "launch");
     check(cudaMemcpy(h_instant, instant, (size_t)blocks * 8, cudaMemcpyDeviceToHost), "copy");
     int apart = 0;
-    for (int b = 0; b < blocks; b++)
-        apart += h_instant[b] != h_instant[0];
+    unsigned long long first = 0;
+    for (int b = 0; b < blocks; b++) {
+        if (!h_instant[b])
+            continue; /* did not take part */
+        first = first ? first : h_instant[b];
+        apart += h_instant[b] != first;
+    }
     printf("blocks %d warps %d spread %d apart %d\n", blocks, warps, spread, apart);
     return 0;
 }
