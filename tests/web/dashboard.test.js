@@ -699,6 +699,7 @@ async function checkCompare(page, withResults) {
     equal(levels[i][3], `${figureText(dm.ca)} / ${figureText(dm.cg)} cyc`, `${w.device.name}: device memory, caches evicted`);
   });
   await checkSideBySide(page, 'compare-l2-partitions', withResults, (w) => w.docs.memory.l2_partitions, expectL2Partitions);
+  await checkSideBySide(page, 'compare-block-placement', withResults, (w) => w.docs.memory.block_placement, expectBlockPlacement);
   await checkSideBySide(page, 'compare-dsmem', withResults, (w) => w.docs.memory.distributed_shared, expectDsmem);
   await checkSideBySide(page, 'compare-async-copy', withResults, (w) => w.docs.memory.async_copy, expectAsyncCopy);
   await screenshot(page, 'compare-memory');
@@ -792,6 +793,26 @@ async function checkSideBySide(page, id, withResults, member, expect) {
 
 /* The expectations answer how many cells of the device's column they
  * checked: the test fails when the column holds a value they did not. */
+function expectBlockPlacement(bp, cell, what) {
+  if (bp.error) {
+    check(cell('Block placement').text.includes(bp.error), `${what}: the probe's error`);
+    return 1;
+  }
+  if (bp.status !== 'determined') {
+    check(cell('Verdict').text.startsWith(bp.status), `${what}: verdict ${cell('Verdict').text}`);
+    return 1;
+  }
+  check(cell('Verdict').text.startsWith(`determined: ${bp.blocks} blocks`), `${what}: verdict ${cell('Verdict').text}`);
+  equal(cell('Launches dealt as the first').text, `${bp.same_as_first} of ${bp.launches}, the first included`, `${what}: launches`);
+  check(cell('First SMs dealt').text.startsWith(bp.order.slice(0, 16).join(' ')), `${what}: first SMs ${cell('First SMs dealt').text}`);
+  check(/^\d+ \(\d+x\)/.test(cell('Blocks apart on one SM (commonest)').text), `${what}: gaps ${cell('Blocks apart on one SM (commonest)').text}`);
+  let n = 4;
+  if (bp.check?.predicted != null) {
+    n++;
+    check(cell('Check launch').text.startsWith(`${bp.check.predicted} of ${bp.check.blocks} blocks`), `${what}: check ${cell('Check launch').text}`);
+  }
+  return n;
+}
 function expectL2Partitions(p, cell, what) {
   if (p.error) {
     check(cell('Partition search').text.includes(p.error), `${what}: the search's error`);

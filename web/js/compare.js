@@ -47,6 +47,7 @@ function compareMemory(body, docs) {
   el('p', { class: 'hint', text: 'A load\'s last level, past the L2, is the curve\'s end: a chase over data read just before, which still hits the L2 now and then, so a lower bound of device memory\'s latency. Device memory is a chase after the L2 was evicted.' }));
   body.append(el('h3', { text: 'Hopper memory features' }),
     sideBySide(docs, (d) => (d.doc.l2_partitions ? l2PartitionRows(d.doc.l2_partitions) : null), 'L2 partitions', 'compare-l2-partitions'),
+    sideBySide(docs, (d) => (d.doc.block_placement ? blockPlacementRows(d.doc.block_placement) : null), 'Block placement (the order SMs get blocks)', 'compare-block-placement'),
     sideBySide(docs, (d) => dsmemPairs(d.doc.distributed_shared), 'Distributed shared memory (cycles a load; bytes a clock an SM)', 'compare-dsmem'),
     sideBySide(docs, (d) => asyncPairs(d.doc.async_copy), 'Asynchronous copies, global to shared', 'compare-async-copy'));
 }
