@@ -315,7 +315,6 @@ static json_t *sample_hits(const struct popts *o, const json_t *kernel, const js
     json_t *placement = NULL;
     if (kernel_hits_deal(o->device, &deal, &placement) == 0)
         r.deal = &deal;
-    json_decref(placement);
     struct pd_launch l;
     pd_launch_from_json(kernel, &l);
     memcpy(r.grid, l.grid, sizeof r.grid);
@@ -323,6 +322,13 @@ static json_t *sample_hits(const struct popts *o, const json_t *kernel, const js
     r.records_per_block =
         kernel_hits_block_records(pw, r.block[0] * r.block[1] * r.block[2], hw->warp_size);
     json_t *hits = kernel_hits(&r, err, errlen);
+    const char *why = json_string_value(json_object_get(placement, "reason"));
+    if (!why)
+        why = json_string_value(json_object_get(placement, "error"));
+    if (hits && !r.deal) /* round-robin: say why the order was not used */
+        json_object_set_new(json_object_get(hits, "sample"), "placement_reason",
+                            json_string(why ? why : "the block placement was not determined"));
+    json_decref(placement);
     trace_deal_free(&deal);
     return hits;
 }
