@@ -114,18 +114,21 @@ sqlite3 -batch "$DB" "PRAGMA foreign_keys = ON;
   UPDATE banks_runs SET reuse_cache_json = NULL WHERE job_id = $banks_job2;" ||
     fail "could not shape the reference results for the pages' rarer paths"
 # The reference results are from before the block placement probe: the
-# first device's gets the one an H200 measured in session 14
+# H200's gets the one another H200 measured in session 14
 # (tests/gpu/results/2026-12-02-h200-session14/block_placement.json), the
-# second stays without, as a result from before the probe.
+# H100's stays without, as a result from before the probe.
 bp=$REPO/tests/gpu/results/2026-12-02-h200-session14/block_placement.json
+h200_mem=$(sqlite3 -batch "$DB" "SELECT p.job_id FROM probe_runs p JOIN devices d ON d.uuid = p.device
+    WHERE p.probe = 'memory' AND d.name LIKE '%H200%' ORDER BY p.job_id LIMIT 1")
+[ -n "$h200_mem" ] || fail "the reference data lacks an H200 memory result"
 sqlite3 -batch "$DB" "INSERT INTO memory_block_placement (job_id, device, status, threads_per_block,
     blocks, blocks_per_sm, sms, spin_ns, launches, same_as_first, one_wave, deal_ns,
     check_threads_per_block, check_blocks, check_blocks_per_sm, check_one_wave, check_predicted, sm_order)
   SELECT job_id, device, 'determined', $(jq -r '[.threads_per_block, .blocks, .blocks_per_sm, .sms, .spin_ns,
     .launches, .same_as_first, (if .one_wave then 1 else 0 end), .deal_ns, .check.threads_per_block,
     .check.blocks, .check.blocks_per_sm, (if .check.one_wave then 1 else 0 end), .check.predicted] | join(", ")' "$bp"),
-    '$(jq -c .order "$bp")' FROM probe_runs WHERE job_id = $mem_job AND probe = 'memory' LIMIT 1" ||
-    fail "could not add a block placement to the first memory result"
+    '$(jq -c .order "$bp")' FROM probe_runs WHERE job_id = $h200_mem AND probe = 'memory' LIMIT 1" ||
+    fail "could not add a block placement to the H200's memory result"
 
 rc=0
 BASE_URL=$BASE_URL TOKEN=$TOKEN FIXTURES=$REPO/tests/fixtures/traces CHROMIUM=$CHROMIUM \
