@@ -188,15 +188,21 @@ json_t *kernel_hits_rates(const struct kernel_hits_req *r, const struct cache_co
                      l2_store, "sample", sample);
 }
 
-json_t *kernel_hits(const struct kernel_hits_req *r, char *err, size_t errlen)
+json_t *kernel_hits(const struct kernel_hits_req *req, char *err, size_t errlen)
 {
-    const char *base = r->tmpdir ? r->tmpdir : getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-    char dir[512], trace[600], sorted[600];
+    const char *base = req->tmpdir ? req->tmpdir : getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    char dir[512], trace[600], sorted[600], why[256];
     unsigned g[3];
-    if (r->sm_count < 1 || r->blocks_per_sm < 1) {
+    if (req->sm_count < 1 || req->blocks_per_sm < 1) {
         errf(err, errlen, "no SM count or occupancy for the sample");
         return NULL;
     }
+    /* an order that does not deal to the sample's SMs: round-robin, as
+     * without one, rather than no hit rates */
+    struct kernel_hits_req fit = *req;
+    if (fit.deal && trace_deal_check(fit.deal, (uint32_t)fit.sm_count, why, sizeof why) != 0)
+        fit.deal = NULL;
+    const struct kernel_hits_req *r = &fit;
     uint64_t total = (uint64_t)r->grid[0] * r->grid[1] * r->grid[2];
     kernel_hits_prefix(r->grid, sample_blocks(r, total), g);
     snprintf(dir, sizeof dir, "%s/gpuprobe-hits-XXXXXX", base);
