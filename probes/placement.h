@@ -58,6 +58,10 @@ struct pl_input {
     const uint64_t *check;
 };
 
+/* 1 when every block of a launch of blocks records (rec: PL_REC u64 a
+ * block) began before any ended; the span of their starts into *deal_ns. */
+int pl_one_wave(const uint64_t *rec, uint32_t blocks, uint64_t *deal_ns);
+
 /* {"status", "reason"?, "threads_per_block", "blocks", "blocks_per_sm",
  * "sms", "spin_ns", "launches", "same_as_first" (the launches, the first
  * included, that put every block where the first did), "one_wave", "deal_ns" (the

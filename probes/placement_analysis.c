@@ -11,9 +11,7 @@
 
 #include "trace/deal.h"
 
-/* 1 when every block of the launch began before any ended; the span of the
- * starts into *deal_ns. */
-static int one_wave(const uint64_t *rec, uint32_t blocks, uint64_t *deal_ns)
+int pl_one_wave(const uint64_t *rec, uint32_t blocks, uint64_t *deal_ns)
 {
     uint64_t first_start = UINT64_MAX, last_start = 0, first_end = UINT64_MAX;
     for (uint32_t b = 0; b < blocks; b++) {
@@ -69,7 +67,7 @@ static json_t *sm_list(const uint64_t *rec, uint32_t blocks)
 static json_t *check_json(const struct pl_input *in, const struct trace_deal *d)
 {
     uint64_t deal_ns;
-    int wave = one_wave(in->check, in->check_blocks, &deal_ns);
+    int wave = pl_one_wave(in->check, in->check_blocks, &deal_ns);
     json_t *c = json_pack("{s:i,s:i,s:i,s:b,s:o}", "threads_per_block", (int)in->check_threads,
                           "blocks", (int)in->check_blocks, "blocks_per_sm", (int)in->check_per_sm,
                           "one_wave", wave, "order", sm_list(in->check, in->check_blocks));
@@ -91,7 +89,7 @@ static json_t *check_json(const struct pl_input *in, const struct trace_deal *d)
 json_t *pl_analyze(const struct pl_input *in)
 {
     uint64_t deal_ns = 0;
-    int wave = in->blocks && in->sms && in->rec && one_wave(in->rec, in->blocks, &deal_ns);
+    int wave = in->blocks && in->sms && in->rec && pl_one_wave(in->rec, in->blocks, &deal_ns);
     char why[256] = "no launch ran";
     if (in->blocks && in->sms && in->rec)
         order_fault(in, wave, why, sizeof why);
@@ -117,12 +115,12 @@ json_t *pl_analyze(const struct pl_input *in)
         return doc;
     }
     json_t *order = sm_list(in->rec, in->blocks);
-    struct trace_deal d = {.n = in->blocks, .sm = malloc((size_t)in->blocks * sizeof *d.sm)};
-    for (uint32_t b = 0; d.sm && b < in->blocks; b++)
-        d.sm[b] = (uint16_t)in->rec[b * PL_REC];
+    struct trace_deal d;
+    char why_deal[256];
     json_object_set_new(doc, "order", order);
-    if (in->check && d.sm)
+    if (in->check && trace_deal_from_json(order, &d, why_deal, sizeof why_deal) == 0) {
         json_object_set_new(doc, "check", check_json(in, &d));
-    trace_deal_free(&d);
+        trace_deal_free(&d);
+    }
     return doc;
 }

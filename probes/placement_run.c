@@ -50,12 +50,8 @@ static int order_launches(struct pl_gpu *x, struct pl_input *in, uint64_t *rec, 
             if (launch(x, in->blocks, in->threads, spin, rec + (size_t)l * in->blocks * PL_REC, err,
                        errlen) < 0)
                 return -1;
-        json_t *a = pl_analyze(&(struct pl_input){.sms = in->sms, .threads = in->threads,
-                                                  .blocks = in->blocks, .launches = 1, .rec = rec,
-                                                  .spin_ns = spin});
-        int wave = json_is_true(json_object_get(a, "one_wave"));
-        json_decref(a);
-        if (wave)
+        uint64_t deal_ns;
+        if (pl_one_wave(rec, in->blocks, &deal_ns))
             break;
     }
     return 0;
