@@ -209,15 +209,36 @@ static void computation(const struct mwp_kernel *k, const struct mwp_hw *hw, str
                          : r->comp_serial;
 }
 
+/* The expected longest latency among n loads issued together, each served by
+ * the L1, the L2 or device memory with the hit rates' odds, independently: a
+ * warp waits for its last load, and one miss among several is likely where
+ * one load's is not (n = 1: lat_load). */
+static double longest_latency(const struct mwp_kernel *k, const struct mwp_hw *hw,
+                              const struct mwp_result *r, double n)
+{
+    if (!k->has_hits || n <= 1)
+        return r->lat_load;
+    double h1 = k->l1_hit, below_dram = h1 + (1 - h1) * k->l2_hit;
+    double all_l1 = pow(h1, n), none_dram = pow(below_dram, n);
+    return all_l1 * hw->l1_latency.value + (none_dram - all_l1) * hw->l2_latency.value +
+           (1 - none_dram) * hw->mem_latency.value;
+}
+
 /* Equations 37-39: computation, memory cycles, computation warp parallelism. */
 static void cwp(const struct mwp_kernel *k, const struct mwp_hw *hw, struct mwp_result *r)
 {
     computation(k, hw, r);
     /* a period waits one latency; the other requests of it leave a departure delay
-     * apart behind its first (the paper: every instruction a period) */
+     * apart behind its first (the paper: every instruction a period). Stores are
+     * periods of their own; the rest are loads, and a period of several loads waits
+     * for the slowest of them rather than for a mean one. */
     r->periods = k->mem_periods > 0 && k->mem_periods < r->mem_insts ? k->mem_periods
                                                                       : r->mem_insts;
-    r->mem_cycles = r->mem_l * r->periods + r->departure_delay * (r->mem_insts - r->periods);
+    double loads = r->mem_insts - k->stores, load_periods = r->periods - k->stores;
+    r->loads_per_period = load_periods > 0 && loads > load_periods ? loads / load_periods : 1;
+    r->lat_period = longest_latency(k, hw, r, r->loads_per_period);
+    r->mem_cycles = r->mem_l * r->periods + r->departure_delay * (r->mem_insts - r->periods) +
+                    (load_periods > 0 ? load_periods * (r->lat_period - r->lat_load) : 0);
     r->cwp_full = r->comp_cycles > 0 ? (r->mem_cycles + r->comp_cycles) / r->comp_cycles : r->n;
     r->cwp = min2(r->cwp_full, r->n);
 }

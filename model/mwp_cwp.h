@@ -137,6 +137,8 @@ struct mwp_result {
     double sync_barriers;        /* the barriers charged: sync_mem when known, else sync */
     double comp_cycles, mem_cycles, mem_insts, cwp_full, cwp;
     double periods;              /* memory periods per warp the model charged */
+    double loads_per_period;     /* global loads a load period waits for (1: the paper's) */
+    double lat_period;           /* the longest of them, expected: what the period waits */
     double comp_serial;          /* the paper's Comp: every class's issue cycles summed */
     double comp_dispatch;        /* all instructions at the dispatch ports' rate */
     double comp_pipe;            /* the busiest pipe (load/store: shared and global together) */

@@ -345,6 +345,8 @@ static json_t *prediction_json(const struct mwp_result *p)
                      p->mwp_peak_dram, "mwp_peak_l2", p->mwp_peak_l2, "sync_barriers",
                      p->sync_barriers);
     json_object_set_new(o, "periods", json_real(p->periods));
+    json_object_set_new(o, "loads_per_period", json_real(p->loads_per_period));
+    json_object_set_new(o, "lat_period", json_real(p->lat_period));
     json_object_set_new(o, "comp_serial", json_real(p->comp_serial));
     json_object_set_new(o, "comp_dispatch", json_real(p->comp_dispatch));
     json_object_set_new(o, "comp_pipe", json_real(p->comp_pipe));

@@ -286,10 +286,11 @@ static void count_group(struct ctx *c, int gi)
     if (st == SK_NOT_REACHED || m == 0)
         return;
     if (c->copy_of[gi] >= 0 && !c->chosen[gi] && g->guarded) {
-        add(c->out->off, g->n, m);
+        add(c->out->off, g->n, m); /* its loads go nowhere: nothing waits on them */
         return;
     }
     add(c->out->run, g->n, m);
+    c->out->waits += g->waits * m;
     if (c->copy_of[gi] >= 0 && !c->chosen[gi])
         c->unchosen_run += total(g->n) * m;
     else if (c->copy_of[gi] < 0 && st == SK_UNKNOWN)
@@ -347,6 +348,7 @@ int sc_count(const json_t *sass, const struct pd_loop *ptx_loops, int n, struct 
     if (rc == 0 && (rc = pair_loops(&c)) == 0) {
         find_copies(&c);
         choose_copies(&c);
+        out->has_waits = s.has_waits;
         for (int gi = 0; gi < s.ngroups; gi++)
             count_group(&c, gi);
         count_notes(&c);

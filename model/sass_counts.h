@@ -36,6 +36,11 @@
  * Global accesses keep the PTX's split into coalesced and uncoalesced (the
  * address analysis is the PTX's), scaled to the SASS's count when the two
  * differ (noted), with the PTX's bytes and transactions per access.
+ * Memory periods are the SASS's: its waits on global loads' scoreboards
+ * (probes/gpu/sass_cfg.h), counted by the same rules, plus one a store as
+ * the paper charges it; ptxas hoists loads above the uses the PTX put
+ * between them, so the PTX's first uses overcount the waits. An object
+ * without waits (written before they were counted) keeps the PTX's periods.
  * Everything assumed is said in the notes.
  */
 #ifndef GPUPROBE_MODEL_SASS_COUNTS_H
@@ -77,6 +82,8 @@ struct sc_desc {
     int nloops;
     struct sc_loop loops[SC_MAX_LOOPS];
     int copies, copies_run;      /* remainder/peel copies found, and chosen */
+    double waits;                /* per warp: waits on global loads that run */
+    int has_waits;               /* 0: the object predates them, the PTX's periods stand */
     char notes[SC_MAX_NOTES][SC_NOTE_LEN];
     int nnotes;
 };

@@ -68,6 +68,24 @@ static void split_global(const struct sc_desc *d, const struct pd_desc *pd, doub
     json_array_append_new(notes, json_string(why));
 }
 
+/* Memory periods a warp: the SASS's waits on loads plus the stores (the
+ * PTX's count scaled, for an object without waits). Loads that nothing
+ * waits on still hold the warp once before it exits, as the PTX rule has it. */
+static double mem_periods(const struct sc_desc *d, const struct pd_desc *pd, double gs,
+                          json_t *notes)
+{
+    if (!d->has_waits)
+        return pd->mem_periods * gs;
+    double stores = pd->stores * gs, loads = (pd->coal + pd->uncoal - pd->stores) * gs;
+    double periods = d->waits + stores + (d->waits == 0 && loads > 0 ? 1 : 0);
+    char why[200];
+    snprintf(why, sizeof why, "memory periods from the SASS: %g waits on global loads a warp "
+             "and %g stores (the PTX's first uses gave %g periods)", d->waits, stores,
+             pd->mem_periods * gs);
+    json_array_append_new(notes, json_string(why));
+    return periods;
+}
+
 json_t *sc_desc_json(const struct sc_desc *d, const struct pd_desc *pd,
                      const struct pd_loop *pl)
 {
@@ -99,7 +117,7 @@ json_t *sc_desc_json(const struct sc_desc *d, const struct pd_desc *pd,
     double g = pd->coal + pd->uncoal, gs = g > 0 ? (coal + uncoal) / g : 0;
     double ss = pd->sync > 0 ? d->run[SC_SYNC] / pd->sync : 0;
     json_object_set_new(pw, "stores", json_real(pd->stores * gs));
-    json_object_set_new(pw, "mem_periods", json_real(pd->mem_periods * gs));
+    json_object_set_new(pw, "mem_periods", json_real(mem_periods(d, pd, gs, notes)));
     json_object_set_new(pw, "sync_mem", json_real(pd->sync_mem * ss));
     return json_pack("{s:s, s:o, s:f, s:f, s:i, s:o, s:o, s:o, s:i, s:i, s:o}", "source", "sass",
                      "per_warp", pw, "uncoal_per_access", per_access, "coal_bytes",

@@ -134,12 +134,26 @@ static int check_skips(const struct si_sass *s, char *err, size_t errlen)
     return 0;
 }
 
+/* A group's optional "waits" (absent from objects written before it was
+ * counted): 1 when present, 0 when absent, -1 when malformed. */
+static int group_waits(const json_t *e, int i, double *waits, char *err, size_t errlen)
+{
+    const json_t *w = json_object_get(e, "waits");
+    if (!w)
+        return 0;
+    if (!json_is_integer(w) || json_integer_value(w) < 0)
+        return errf(err, errlen, "sass: groups[%d].waits must be a count", i);
+    *waits = (double)json_integer_value(w);
+    return 1;
+}
+
 static int read_groups(const json_t *o, struct si_sass *s, char *err, size_t errlen)
 {
     static const char *const names[] = {"at", "loop", "skip", NULL};
     const json_t *a = array(o, "groups", &s->ngroups, err, errlen);
     if (!a || !(s->groups = calloc((size_t)s->ngroups + 1, sizeof *s->groups)))
         return a ? errf(err, errlen, "out of memory") : -1;
+    int with_waits = 0;
     for (int i = 0; i < s->ngroups; i++) {
         const json_t *e = json_array_get(a, (size_t)i), *guard = json_object_get(e, "guard");
         struct si_group *g = &s->groups[i];
@@ -149,6 +163,10 @@ static int read_groups(const json_t *o, struct si_sass *s, char *err, size_t err
             return -1;
         if (!json_is_string(guard))
             return errf(err, errlen, "sass: groups[%d].guard must be a string", i);
+        int w = group_waits(e, i, &g->waits, err, errlen);
+        if (w < 0)
+            return -1;
+        with_waits += w;
         g->at = (uint32_t)v[0];
         g->loop = (int)v[1];
         g->skip = (int)v[2];
@@ -157,6 +175,10 @@ static int read_groups(const json_t *o, struct si_sass *s, char *err, size_t err
             (g->skip >= 0 && s->skips[g->skip].loop != g->loop))
             return errf(err, errlen, "sass: groups[%d]: loop or skip out of range", i);
     }
+    if (with_waits && with_waits < s->ngroups)
+        return errf(err, errlen, "sass: %d of %d groups say their waits: all or none must",
+                    with_waits, s->ngroups);
+    s->has_waits = with_waits > 0;
     return 0;
 }
 

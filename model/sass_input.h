@@ -25,6 +25,7 @@ struct si_group {
     int loop, skip;              /* -1: outside every loop / behind no branch */
     int guarded;
     double n[SC_NCLASS];
+    double waits;                /* instructions waiting on a global load */
 };
 
 struct si_loop {
@@ -46,6 +47,7 @@ struct si_sass {
     struct si_skip *skips;
     int nskips;
     int unreachable, guarded_exits, calls, unknown_ops;
+    int has_waits;               /* every group says its waits (objects older than them do not) */
 };
 
 /* The class index of a name (enum mwp_class, then enum sc_class), or -1. */

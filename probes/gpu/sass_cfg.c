@@ -29,6 +29,7 @@ struct build {
     char *retreat;                   /* per block and successor: 1 for a back edge */
     char *body;                      /* loop l's body: body[l * nblocks + b] */
     size_t *body_size;
+    unsigned loads_pending;          /* scoreboards a global load set, not yet waited on */
     char *err;
     size_t errlen;
 };
@@ -399,6 +400,23 @@ static struct sass_group *group_for(struct sass_cfg *c, int block, int guard, in
     return gr;
 }
 
+/* 1 when in waits on a scoreboard of a pending global load (the end of a
+ * memory period, sass_cfg.h); then updates what is pending. */
+static int waits_on_load(struct build *b, const struct sass_insn *in, const char *mnemonic,
+                         enum sass_class cls)
+{
+    unsigned pending = b->loads_pending, wbar = sass_field(in, SASS_WBAR);
+    int waits = pending && ((sass_field(in, SASS_WAIT) & pending) || !strcmp(mnemonic, "DEPBAR"));
+    if (waits)
+        b->loads_pending = 0;
+    /* only loads and returning atomics of the class set one; a scoreboard counts
+     * every instruction that set it, so another's setting it too leaves the load
+     * pending on it */
+    if (wbar != SASS_SCOREBOARD_NONE && cls == SASS_CLASS_GLOBAL)
+        b->loads_pending |= 1u << wbar;
+    return waits;
+}
+
 static void count_insn(struct build *b, int block, const struct sass_insn *in)
 {
     struct sass_cfg *c = b->cfg;
@@ -410,12 +428,18 @@ static void count_insn(struct build *b, int block, const struct sass_insn *in)
     int g = guarded(in) && !control ? (int)sass_field(in, SASS_PRED) : -1;
     int neg = g >= 0 && sass_field(in, SASS_PRED_NEG);
     enum sass_class cls = sass_class_of(m);
-    group_for(c, block, g, neg, in->offset)->count[cls]++;
+    int waits = waits_on_load(b, in, m, cls);
+    struct sass_group *gr = group_for(c, block, g, neg, in->offset);
+    gr->count[cls]++;
+    gr->waits += waits;
     int loop = c->blocks[block].loop;
-    if (loop >= 0)
+    if (loop >= 0) {
         c->loops[loop].count[cls]++;
-    else
+        c->loops[loop].waits += waits;
+    } else {
         c->straight[cls]++;
+        c->straight_waits += waits;
+    }
     c->unknown += !sass_opcode_known(in);
     c->calls += strcmp(m, "CALL") == 0;
     c->guarded_exits += strcmp(m, "EXIT") == 0 && guarded(in);

@@ -38,6 +38,17 @@
  * told apart by predicate and sense only: a predicate written again inside
  * the block joins two conditions into one group.)
  *
+ * Waits on memory: an instruction whose scoreboard wait mask (or a
+ * DEPBAR) names a scoreboard a global load set, and no instruction has
+ * waited on since, is where the warp waits for global memory: the end of
+ * a memory period (docs/model.md). Every load still pending is taken to
+ * arrive then (ptxas issues the loads it hoisted back to back), so the
+ * next period starts at the next load. The scan follows the text's order,
+ * block after block, not the branches: a loop's header sees what the code
+ * before the loop left pending (its prologue's loads, when ptxas pipelined
+ * the loop), not its own latch. Each group, loop and `straight` counts its
+ * `waits`.
+ *
  * Everything here is static: one instruction counts once, whatever the
  * trip counts; a loop's `count` is one trip of its own body, nested loops
  * excluded; `straight` is what lies outside every loop.
@@ -74,6 +85,7 @@ struct sass_loop {
     int parent, depth;
     int skip;                        /* innermost skip of the parent's region holding the header */
     unsigned count[SASS_CLASS_COUNT];  /* one trip, nested loops excluded */
+    unsigned waits;                  /* waits on global loads, the same way */
 };
 
 struct sass_skip {
@@ -90,6 +102,7 @@ struct sass_group {
     int guard;                       /* predicate 0..6, or -1 when unguarded */
     int guard_neg;
     unsigned count[SASS_CLASS_COUNT];
+    unsigned waits;                  /* its instructions that wait on a global load */
 };
 
 struct sass_cfg {
@@ -104,6 +117,7 @@ struct sass_cfg {
     struct sass_group *groups;       /* in order of their blocks, then first instruction */
     size_t ngroups;
     unsigned straight[SASS_CLASS_COUNT];
+    unsigned straight_waits;
     unsigned unreachable;            /* instructions no path reaches */
     unsigned guarded_exits, calls;
     unsigned unknown;                /* operations outside sass.c's opcode table */
@@ -120,10 +134,11 @@ void sass_cfg_free(struct sass_cfg *cfg);
 /* The plain-data form the model reads (model/sass_counts.h), offsets as
  * integers and counts as {class: n} with zero classes left out:
  * {"sm":90,"instructions":N,"unreachable":n,"guarded_exits":n,"calls":n,
- *  "unknown_ops":n,"straight":{..},
- *  "loops":[{"head":o,"latch":o,"end":o,"parent":i,"depth":d,"skip":i,"counts":{..}}],
+ *  "unknown_ops":n,"straight":{..},"straight_waits":n,
+ *  "loops":[{"head":o,"latch":o,"end":o,"parent":i,"depth":d,"skip":i,"counts":{..},
+ *            "waits":n}],
  *  "skips":[{"branch":o,"from":o,"to":o,"conditional":b,"loop":i,"parent":i}],
- *  "groups":[{"at":o,"loop":i,"skip":i,"guard":"!P0" or "","counts":{..}}]}
+ *  "groups":[{"at":o,"loop":i,"skip":i,"guard":"!P0" or "","counts":{..},"waits":n}]}
  * NULL when memory runs out. */
 json_t *sass_cfg_json(const struct sass_cfg *cfg);
 

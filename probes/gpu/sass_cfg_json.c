@@ -24,11 +24,11 @@ static json_t *loops_json(const struct sass_cfg *c)
     json_t *a = json_array();
     for (size_t i = 0; i < c->nloops && a; i++) {
         const struct sass_loop *l = &c->loops[i];
-        json_array_append_new(a, json_pack("{s:I, s:I, s:I, s:i, s:i, s:i, s:o}", "head",
+        json_array_append_new(a, json_pack("{s:I, s:I, s:I, s:i, s:i, s:i, s:o, s:I}", "head",
                                            (json_int_t)l->head, "latch", (json_int_t)l->latch,
                                            "end", (json_int_t)l->end, "parent", l->parent,
                                            "depth", l->depth, "skip", l->skip, "counts",
-                                           counts_json(l->count)));
+                                           counts_json(l->count), "waits", (json_int_t)l->waits));
     }
     return a;
 }
@@ -55,19 +55,21 @@ static json_t *groups_json(const struct sass_cfg *c)
         char guard[16] = "";
         if (g->guard >= 0)
             snprintf(guard, sizeof guard, "%sP%d", g->guard_neg ? "!" : "", g->guard);
-        json_array_append_new(a, json_pack("{s:I, s:i, s:i, s:s, s:o}", "at", (json_int_t)g->at,
-                                           "loop", g->loop, "skip", g->skip, "guard", guard,
-                                           "counts", counts_json(g->count)));
+        json_array_append_new(a, json_pack("{s:I, s:i, s:i, s:s, s:o, s:I}", "at",
+                                           (json_int_t)g->at, "loop", g->loop, "skip", g->skip,
+                                           "guard", guard, "counts", counts_json(g->count),
+                                           "waits", (json_int_t)g->waits));
     }
     return a;
 }
 
 json_t *sass_cfg_json(const struct sass_cfg *c)
 {
-    return json_pack("{s:i, s:I, s:i, s:i, s:i, s:i, s:o, s:o, s:o, s:o}", "sm", (int)c->sm,
-                     "instructions", (json_int_t)c->ninsns, "unreachable", (int)c->unreachable,
-                     "guarded_exits", (int)c->guarded_exits, "calls", (int)c->calls,
-                     "unknown_ops", (int)c->unknown, "straight", counts_json(c->straight),
+    return json_pack("{s:i, s:I, s:i, s:i, s:i, s:i, s:o, s:I, s:o, s:o, s:o}", "sm",
+                     (int)c->sm, "instructions", (json_int_t)c->ninsns, "unreachable",
+                     (int)c->unreachable, "guarded_exits", (int)c->guarded_exits, "calls",
+                     (int)c->calls, "unknown_ops", (int)c->unknown, "straight",
+                     counts_json(c->straight), "straight_waits", (json_int_t)c->straight_waits,
                      "loops", loops_json(c), "skips", skips_json(c), "groups", groups_json(c));
 }
 

@@ -363,6 +363,47 @@ static void test_memory_periods_and_departure_floor(void **state)
     assert_true(f.case_cycles_per_rep < f.floor_departure);
 }
 
+/* A period of several loads waits for the slowest: with hit rates, the
+ * expected longest latency of its loads, each hitting independently. */
+static void test_period_waits_for_its_slowest_load(void **state)
+{
+    (void)state;
+    struct mwp_hw hw;
+    struct mwp_kernel k;
+    toy_hw(&hw);
+    hw.l1_latency.value = 30;
+    hw.l2_latency.value = 200;
+    toy_kernel(&k, 80, 256, 4);
+    k.insts[MC_FP32] = 2000;
+    k.coal = 9; /* 8 loads and a store */
+    k.stores = 1;
+    k.sync_mem = -1;
+    k.has_hits = 1;
+    k.l1_hit = 0.5;
+    k.l2_hit = 0.5;
+    k.l2_hit_store = 1;
+    k.mem_periods = 9; /* every load a period of its own: as before */
+    struct mwp_result each = predict(&k, &hw);
+    near(each.loads_per_period, 1, "one load a period");
+    near(each.lat_period, each.lat_load, "a lone load waits its own latency");
+    near(each.mem_cycles, each.mem_l * 9, "the paper's sum");
+    k.mem_periods = 3; /* two periods of four loads, and the store */
+    struct mwp_result two = predict(&k, &hw);
+    near(two.loads_per_period, 4, "8 loads over 2 load periods");
+    /* all four in the L1: 0.5^4; none from device memory: 0.75^4 */
+    double all_l1 = 0.0625, none_dram = 0.31640625;
+    double want = all_l1 * 30 + (none_dram - all_l1) * 200 + (1 - none_dram) * 400;
+    near(two.lat_period, want, "the expected longest of four");
+    near(two.mem_cycles, two.mem_l * 3 + two.departure_delay * 6 + 2 * (want - two.lat_load),
+         "each load period waits its longest load; the store its own latency");
+    assert_true(two.lat_period > two.lat_load);
+    /* without hit rates every load is a device-memory load: the longest is one */
+    k.has_hits = 0;
+    struct mwp_result dram = predict(&k, &hw);
+    near(dram.lat_period, 400, "device memory every time");
+    near(dram.mem_cycles, dram.mem_l * 3 + dram.departure_delay * 6, "no excess");
+}
+
 static void test_barriers_charged_when_waiting_on_memory(void **state)
 {
     (void)state;
@@ -910,6 +951,7 @@ int main(void)
         cmocka_unit_test(test_compute_only_and_bad_input),
         cmocka_unit_test(test_hit_rates_weight_latency_and_traffic),
         cmocka_unit_test(test_memory_periods_and_departure_floor),
+        cmocka_unit_test(test_period_waits_for_its_slowest_load),
         cmocka_unit_test(test_dram_granule),
         cmocka_unit_test(test_computation_dispatch_and_pipes),
         cmocka_unit_test(test_barriers_charged_when_waiting_on_memory),

@@ -285,7 +285,7 @@ static void test_description(void **state)
     /* integer: 35 run, 2 off, and the 8 uniform-datapath and 1 other instructions, each
      * an issue slot at the integer rate */
     assert_true(json_number_value(json_object_get(pw, "int")) == 35 + 2 + 8 + 1);
-    /* the memory structure is the PTX's: one store, the load waits once, the store once */
+    /* one store; the load waits once (the SASS's wait at the FADD), the store once */
     assert_true(json_number_value(json_object_get(pw, "stores")) == 1);
     assert_true(json_number_value(json_object_get(pw, "mem_periods")) == 2);
     assert_true(json_number_value(json_object_get(pw, "coalesced")) == 2);
@@ -516,10 +516,61 @@ static void test_malformed_objects(void **state)
     expect_refused("{" HEAD "'loops':{},'skips':[],'groups':[]}", "loops must be an array");
     expect_refused("{" HEAD "'loops':[],'skips':[],'groups':[{'at':0,'loop':-1,'skip':-1,"
                    "'counts':{}}]}", "guard must be a string");
+    expect_refused("{" HEAD "'loops':[],'skips':[],'groups':[{'at':0,'loop':-1,'skip':-1,"
+                   "'guard':'','counts':{},'waits':-1}]}", "waits must be a count");
+    expect_refused("{" HEAD "'loops':[],'skips':[],'groups':[{'at':0,'loop':-1,'skip':-1,"
+                   "'guard':'','counts':{},'waits':1},{'at':16,'loop':-1,'skip':-1,"
+                   "'guard':'','counts':{}}]}", "1 of 2 groups say their waits");
     /* a loop no PTX loop explains */
     expect_refused("{" HEAD "'loops':[{'head':0,'latch':16,'end':32,'parent':-1,'depth':1,"
                    "'skip':-1,'counts':{'int':3}}],'skips':[],'groups':[]}",
                    "matches no PTX loop");
+}
+
+/* Memory periods from the SASS's waits on loads, trips applied as to the
+ * counts; the PTX's periods where the object predates waits. */
+static double periods_of(const struct kernel *k, json_t *sass, long long value)
+{
+    char *ptx = ptx_of(k);
+    struct pd_launch l = launch_of(k, value);
+    json_t *d = sc_describe(sass, ptx, k->entry, &l, err, sizeof err);
+    if (!d)
+        fail_msg("%s", err);
+    double p = json_number_value(json_object_get(json_object_get(d, "per_warp"), "mem_periods"));
+    json_decref(d);
+    free(ptx);
+    return p;
+}
+
+static void drop_waits(json_t *sass)
+{
+    size_t i;
+    json_t *g;
+    json_array_foreach(json_object_get(sass, "groups"), i, g) json_object_del(g, "waits");
+}
+
+static void test_periods_from_waits(void **state)
+{
+    (void)state;
+    const struct kernel *strided = &expected[1].k, *naive = &expected[5].k;
+    json_t *sass = sass_of(strided);
+    /* strided at 16 trips: the loop's four LDG wait once a trip (at the FADD at
+     * 280), 4 trips; the peeled trip's LDG at 0d0 is issued with P0 false and
+     * waits on nothing; the STG is a period of its own. The PTX adds each load
+     * before the next: 16 periods and the store. */
+    assert_true(periods_of(strided, sass, 16) == 4 + 1);
+    assert_true(periods_of(strided, sass, 64) == 16 + 1);
+    drop_waits(sass);
+    assert_true(periods_of(strided, sass, 16) == 16 + 1);
+    json_decref(sass);
+    /* matmul_naive at p_n 2048: the loop's eight LDG wait once a trip (the FFMA
+     * at 300), 512 trips, the remainder copies not run; the PTX's two loads a
+     * trip wait once: 2048 */
+    sass = sass_of(naive);
+    assert_true(periods_of(naive, sass, 2048) == 512 + 1);
+    drop_waits(sass);
+    assert_true(periods_of(naive, sass, 2048) == 2048 + 1);
+    json_decref(sass);
 }
 
 static void test_class_names(void **state)
@@ -545,6 +596,7 @@ int main(void)
         cmocka_unit_test(test_nested_with_guarded_copy),
         cmocka_unit_test(test_assumptions_are_noted),
         cmocka_unit_test(test_malformed_objects),
+        cmocka_unit_test(test_periods_from_waits),
         cmocka_unit_test(test_class_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

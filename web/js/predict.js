@@ -58,6 +58,8 @@ const PREDICTION_GROUPS = [
   ['Memory', [
     ['mem_insts', 'Global memory instructions per warp', ''],
     ['periods', 'Memory periods per warp', ''],
+    ['loads_per_period', 'Loads a load period waits for', ''],
+    ['lat_period', 'A load period\'s wait: its slowest load, expected', 'cycles'],
     ['lat_load', 'A load\'s latency over the levels', 'cycles'],
     ['lat_store', 'A store\'s latency', 'cycles'],
     ['l2_fraction', 'Sectors crossing the L2', '%'],
