@@ -67,6 +67,7 @@ struct opcode_entry {
  * CGAERRBAR, 0x1c7 UCGABAR_ARV and UCGABAR_WAIT) that the 9-bit base cannot tell apart. */
 static const struct opcode_entry opcodes[] = {
     {0x002, "MOV"},   {0x005, "CS2R"},  {0x006, "VOTE"},   {0x007, "SEL"},
+    {0x008, "FSEL"},  /* capture-validation_saxpy_sfu (the sin range reduction) */
     {0x009, "FMNMX"}, {0x00b, "FSETP"}, {0x00c, "ISETP"},  {0x010, "IADD3"},
     {0x011, "LEA"},   {0x012, "LOP3"},  {0x016, "PRMT"},   {0x019, "SHF"},
     {0x01c, "PLOP3"}, {0x020, "FMUL"},  {0x021, "FADD"},   {0x023, "FFMA"},
@@ -90,6 +91,7 @@ static const struct opcode_entry opcodes[] = {
     {0x181, "LDG"},
     {0x182, "LDC"},   {0x183, "LDL"},   {0x184, "LDS"},    {0x186, "STG"},
     {0x187, "STL"},   {0x188, "STS"},   {0x189, "SHFL"},   {0x18c, "ATOMS"},
+    {0x18e, "REDG"},  /* red.global (no value back): capture-validation_histogram */
     {0x18f, "CCTL"},  {0x192, "MEMBAR"},
     {0x1a7, "SYNCS"}, /* mbarrier arrive.expect_tx and try_wait.parity */
     {0x1a8, "ATOMG"},

@@ -70,7 +70,7 @@ static const struct class_entry classes[] = {
     {"LDG", GLB},     {"LDGDEPBAR", OTH}, {"LDGSTS", GLB},  {"LDL", GLB},     {"LDS", SHR},     {"LDSM", SHR},
     {"LEA", INT},     {"LOP3", INT},    {"MEMBAR", OTH},  {"MOV", INT},     {"MUFU", SFU},
     {"NANOSLEEP", OTH}, {"NOP", OTH},   {"P2R", INT},     {"PLOP3", INT},   {"POPC", INT},
-    {"PRMT", INT},    {"QGMMA", TNS},   {"R2P", INT},     {"R2UR", UNI},    {"RED", GLB},     {"RET", INT},
+    {"PRMT", INT},    {"QGMMA", TNS},   {"R2P", INT},     {"R2UR", UNI},    {"RED", GLB},     {"REDG", GLB},    {"RET", INT},
     {"S2R", INT},     {"S2UR", UNI},    {"SEL", INT},     {"SGXT", INT},    {"SHF", INT},
     {"SHFL", SHR},    {"ST", GLB},      {"STG", GLB},     {"STL", GLB},     {"STS", SHR},
     {"STSM", SHR},    {"SYNCS", SHR},   {"UBLKCP", GLB},  {"UBMSK", UNI},   {"UBREV", UNI},   {"UFLO", UNI},    {"UIADD3", UNI},

@@ -66,7 +66,11 @@ static const char *const model_fixtures[] = {
     "model/synth-matmul-naive", "model/synth-matmul-naive-bt", "model/synth-matmul-tiled",
     "model/synth-matmul-tiled-bt", "model/synth-reduce", "model/synth-stencil7",
     "model/synth-stream", "model/synth-strided", "model/synth-transpose-naive",
-    "model/synth-transpose-tiled",
+    "model/synth-transpose-tiled", "model/capture-validation_transpose_naive",
+    "model/capture-validation_transpose_tiled", "model/capture-validation_stencil7",
+    "model/capture-validation_gather", "model/capture-validation_histogram",
+    "model/capture-validation_matmul_tiled32", "model/capture-validation_saxpy_sfu",
+    "model/capture-validation_sgemv",
 };
 #define N_MODEL_FIXTURES (sizeof model_fixtures / sizeof model_fixtures[0])
 

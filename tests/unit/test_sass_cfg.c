@@ -330,7 +330,7 @@ static void test_model_fixture_instructions(void **state)
     glob_t g;
     size_t n = 0;
     assert_int_equal(glob(MODEL "*.sass", 0, NULL, &g), 0);
-    assert_int_equal(g.gl_pathc, 21);
+    assert_int_equal(g.gl_pathc, 29);
     for (size_t i = 0; i < g.gl_pathc; i++) {
         struct fixture f;
         fixture_open(&f, g.gl_pathv[i]);
