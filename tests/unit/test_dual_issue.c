@@ -91,7 +91,7 @@ static void test_layout(void **state)
     assert_int_equal(L.stall_sum, DUAL_TIMED);        /* every compiled FFMA stall 1 */
     char mn[SASS_MNEMONIC_MAX];
     struct sass_insn in = {0, 0, 0};
-    static const char *const head[DUAL_HEAD] = {"UIADD3", "ISETP", "?0x208"}; /* FSEL */
+    static const char *const head[DUAL_HEAD] = {"UIADD3", "ISETP", "FSEL"};
     for (int i = 0; i < DUAL_HEAD; i++) {
         sass_set_field(&in, SASS_OPCODE, L.head_op[i]);
         assert_string_equal(sass_mnemonic(&in, mn), head[i]);
