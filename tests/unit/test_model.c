@@ -241,18 +241,25 @@ static void test_uncoalesced_sync_and_transfers(void **state)
 
 /* ---- caches, memory periods, barriers on memory, throughput floors ------------------ */
 
+/* The toy device with L1 and L2 latencies, and a kernel of fp32 work and
+ * coal coalesced accesses whose barriers (none) all count. */
+static void toy_cached(struct mwp_hw *hw, struct mwp_kernel *k, double fp32, double coal)
+{
+    toy_hw(hw);
+    hw->l1_latency.value = 30;
+    hw->l2_latency.value = 200;
+    toy_kernel(k, 80, 256, 4);
+    k->insts[MC_FP32] = fp32;
+    k->coal = coal;
+    k->sync_mem = -1;
+}
+
 static void test_hit_rates_weight_latency_and_traffic(void **state)
 {
     (void)state;
     struct mwp_hw hw;
     struct mwp_kernel k;
-    toy_hw(&hw);
-    hw.l1_latency.value = 30;
-    hw.l2_latency.value = 200;
-    toy_kernel(&k, 80, 256, 4);
-    k.insts[MC_FP32] = 20;
-    k.coal = 4;
-    k.sync_mem = -1;
+    toy_cached(&hw, &k, 20, 4);
     struct mwp_result none = predict(&k, &hw);
     near(none.lat_load, 400, "no hit rates: every load from device memory");
     near(none.dram_fraction, 1, "all traffic reaches device memory");
@@ -370,14 +377,8 @@ static void test_period_waits_for_its_slowest_load(void **state)
     (void)state;
     struct mwp_hw hw;
     struct mwp_kernel k;
-    toy_hw(&hw);
-    hw.l1_latency.value = 30;
-    hw.l2_latency.value = 200;
-    toy_kernel(&k, 80, 256, 4);
-    k.insts[MC_FP32] = 2000;
-    k.coal = 9; /* 8 loads and a store */
+    toy_cached(&hw, &k, 2000, 9); /* 8 loads and a store */
     k.stores = 1;
-    k.sync_mem = -1;
     k.has_hits = 1;
     k.l1_hit = 0.5;
     k.l2_hit = 0.5;

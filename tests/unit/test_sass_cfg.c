@@ -418,11 +418,100 @@ static void check_consistent(const struct sass_cfg *cfg, const uint8_t *text, co
     assert_memory_equal(groups, parts, sizeof groups);
 }
 
+/* ---- waits on global loads, against the text's registers ------------------------------ */
+
+/* The registers an instruction's text names ("R7", "R10.64" = R10-R11,
+ * "[R4.64+0x8]"; RZ is none) as a bitmask of 256, plus the registers of its
+ * first operand that names any (what a load writes: widened by .64 / .128
+ * of the mnemonic). */
+struct regset {
+    uint64_t w[4];
+};
+
+static int regs_overlap(const struct regset *a, const struct regset *b)
+{
+    return (a->w[0] & b->w[0]) | (a->w[1] & b->w[1]) | (a->w[2] & b->w[2]) | (a->w[3] & b->w[3]);
+}
+
+static void regs_add(struct regset *r, unsigned reg, unsigned n)
+{
+    for (unsigned i = 0; i < n && reg + i < 255; i++)
+        r->w[(reg + i) / 64] |= 1ull << ((reg + i) % 64);
+}
+
+static void text_regs(const char *text, struct regset *all, struct regset *first)
+{
+    memset(all, 0, sizeof *all);
+    memset(first, 0, sizeof *first);
+    const char *ops = text[0] == '@' ? strchr(text, ' ') + 1 : text;
+    size_t oplen = strcspn(ops, " ");
+    unsigned width = strstr(ops, ".128") && (size_t)(strstr(ops, ".128") - ops) < oplen ? 4
+                     : strstr(ops, ".64") && (size_t)(strstr(ops, ".64") - ops) < oplen ? 2
+                                                                                         : 1;
+    ops += oplen;
+    int operand = 0, written = -1; /* the first operand naming a register (ATOMG's follows a predicate) */
+    for (const char *p = ops; *p && *p != ';'; p++) {
+        if (*p == ',')
+            operand++;
+        int word_start = p == ops || !(p[-1] == 'U' || (p[-1] >= 'A' && p[-1] <= 'Z') ||
+                                       (p[-1] >= '0' && p[-1] <= '9') || p[-1] == '_');
+        if (*p != 'R' || !word_start || p[1] < '0' || p[1] > '9')
+            continue;
+        size_t digits = strspn(p + 1, "0123456789");
+        unsigned reg = (unsigned)strtoul(p + 1, NULL, 10);
+        unsigned n = strncmp(p + 1 + digits, ".64", 3) == 0 ? 2 : 1;
+        regs_add(all, reg, n);
+        if (written < 0)
+            written = operand;
+        if (operand == written)
+            regs_add(first, reg, width > n ? width : n);
+    }
+    for (int i = 0; i < 4; i++)
+        all->w[i] |= first->w[i];
+}
+
+/* The waits of a listed function by register use: after global loads (LDG,
+ * LD, ATOMG, LDL), the first instruction naming a register one of them
+ * writes waits (a read, or a write over it), and every pending load counts
+ * as arrived, the rule sass_cfg.h states for the scoreboards. */
+static unsigned text_waits(const struct ofunc *fn)
+{
+    struct regset pending = {{0}};
+    int any = 0;
+    unsigned waits = 0;
+    for (size_t i = 0; i < fn->n; i++) {
+        char m[32];
+        int guarded;
+        struct regset all, first;
+        text_op(fn->insns[i].text, m, sizeof m, &guarded);
+        text_regs(fn->insns[i].text, &all, &first);
+        if (any && (regs_overlap(&all, &pending) || !strcmp(m, "DEPBAR"))) {
+            waits++;
+            memset(&pending, 0, sizeof pending);
+            any = 0;
+        }
+        if (!strcmp(m, "LDG") || !strcmp(m, "LD") || !strcmp(m, "ATOMG") || !strcmp(m, "LDL")) {
+            for (int w = 0; w < 4; w++)
+                pending.w[w] |= first.w[w];
+            any = 1;
+        }
+    }
+    return waits;
+}
+
+static unsigned cfg_waits(const struct sass_cfg *c)
+{
+    unsigned n = 0;
+    for (size_t g = 0; g < c->ngroups; g++)
+        n += c->groups[g].waits;
+    return n;
+}
+
 static void test_fixture_control_flow(void **state)
 {
     (void)state;
     glob_t g;
-    size_t kernels = 0, loops = 0;
+    size_t kernels = 0, loops = 0, waits = 0;
     fixtures_glob(&g);
     for (size_t i = 0; i < g.gl_pathc; i++) {
         struct fixture f;
@@ -437,6 +526,12 @@ static void test_fixture_control_flow(void **state)
             check_consistent(&cfg, kn->text, kn->name);
             assert_int_equal(cfg.nloops, text_loops(sass_oracle_func(&f.o, kn->name)));
             assert_true(cfg.unreachable >= 1);           /* the trap after the last EXIT */
+            /* the waits on loads the scoreboards give are those the registers show */
+            unsigned by_text = text_waits(sass_oracle_func(&f.o, kn->name));
+            if (cfg_waits(&cfg) != by_text)
+                fail_msg("%s/%s: %u waits by scoreboard, %u by register use", f.path, kn->name,
+                         cfg_waits(&cfg), by_text);
+            waits += by_text;
             loops += cfg.nloops;
             kernels++;
             sass_cfg_free(&cfg);
@@ -444,8 +539,9 @@ static void test_fixture_control_flow(void **state)
         fixture_close(&f);
     }
     globfree(&g);
-    print_message("sass_cfg: %zu kernels, %zu loops, as the text shows them\n", kernels, loops);
-    assert_true(kernels >= 100 && loops >= 10);
+    print_message("sass_cfg: %zu kernels, %zu loops and %zu waits on global loads, as the "
+                  "text shows them\n", kernels, loops, waits);
+    assert_true(kernels >= 100 && loops >= 10 && waits >= 60);
 }
 
 static const struct sass_group *group_at(const struct sass_cfg *c, uint32_t at)
@@ -718,126 +814,11 @@ static void test_contracts(void **state)
     sass_cfg_free(NULL);                               /* a no-op */
 }
 
-/* ---- waits on global loads, against the text's registers ------------------------------ */
-
-/* The registers an instruction's text names ("R7", "R10.64" = R10-R11,
- * "[R4.64+0x8]"; RZ is none) as a bitmask of 256, plus the registers of its
- * first operand that names any (what a load writes: widened by .64 / .128
- * of the mnemonic). */
-struct regset {
-    uint64_t w[4];
-};
-
-static int regs_overlap(const struct regset *a, const struct regset *b)
-{
-    return (a->w[0] & b->w[0]) | (a->w[1] & b->w[1]) | (a->w[2] & b->w[2]) | (a->w[3] & b->w[3]);
-}
-
-static void regs_add(struct regset *r, unsigned reg, unsigned n)
-{
-    for (unsigned i = 0; i < n && reg + i < 255; i++)
-        r->w[(reg + i) / 64] |= 1ull << ((reg + i) % 64);
-}
-
-static void text_regs(const char *text, struct regset *all, struct regset *first)
-{
-    memset(all, 0, sizeof *all);
-    memset(first, 0, sizeof *first);
-    const char *ops = text[0] == '@' ? strchr(text, ' ') + 1 : text;
-    size_t oplen = strcspn(ops, " ");
-    unsigned width = strstr(ops, ".128") && (size_t)(strstr(ops, ".128") - ops) < oplen ? 4
-                     : strstr(ops, ".64") && (size_t)(strstr(ops, ".64") - ops) < oplen ? 2
-                                                                                         : 1;
-    ops += oplen;
-    int operand = 0, written = -1; /* the first operand naming a register (ATOMG's follows a predicate) */
-    for (const char *p = ops; *p && *p != ';'; p++) {
-        if (*p == ',')
-            operand++;
-        int word_start = p == ops || !(p[-1] == 'U' || (p[-1] >= 'A' && p[-1] <= 'Z') ||
-                                       (p[-1] >= '0' && p[-1] <= '9') || p[-1] == '_');
-        if (*p != 'R' || !word_start || p[1] < '0' || p[1] > '9')
-            continue;
-        size_t digits = strspn(p + 1, "0123456789");
-        unsigned reg = (unsigned)strtoul(p + 1, NULL, 10);
-        unsigned n = strncmp(p + 1 + digits, ".64", 3) == 0 ? 2 : 1;
-        regs_add(all, reg, n);
-        if (written < 0)
-            written = operand;
-        if (operand == written)
-            regs_add(first, reg, width > n ? width : n);
-    }
-    for (int i = 0; i < 4; i++)
-        all->w[i] |= first->w[i];
-}
-
-/* The waits of a listed function by register use: after global loads (LDG,
- * LD, ATOMG, LDL), the first instruction naming a register one of them
- * writes waits (a read, or a write over it), and every pending load counts
- * as arrived, the rule sass_cfg.h states for the scoreboards. */
-static unsigned text_waits(const struct ofunc *fn)
-{
-    struct regset pending = {{0}};
-    int any = 0;
-    unsigned waits = 0;
-    for (size_t i = 0; i < fn->n; i++) {
-        char m[32];
-        int guarded;
-        struct regset all, first;
-        text_op(fn->insns[i].text, m, sizeof m, &guarded);
-        text_regs(fn->insns[i].text, &all, &first);
-        if (any && (regs_overlap(&all, &pending) || !strcmp(m, "DEPBAR"))) {
-            waits++;
-            memset(&pending, 0, sizeof pending);
-            any = 0;
-        }
-        if (!strcmp(m, "LDG") || !strcmp(m, "LD") || !strcmp(m, "ATOMG") || !strcmp(m, "LDL")) {
-            for (int w = 0; w < 4; w++)
-                pending.w[w] |= first.w[w];
-            any = 1;
-        }
-    }
-    return waits;
-}
-
-static unsigned cfg_waits(const struct sass_cfg *c)
-{
-    unsigned n = 0;
-    for (size_t g = 0; g < c->ngroups; g++)
-        n += c->groups[g].waits;
-    return n;
-}
-
-/* Every fixture kernel's waits from its scoreboards equal the waits its
- * registers show; and the loops of two kernels read by hand. */
+/* The loops of two kernels read by hand (every fixture's waits are checked
+ * against its registers in test_fixture_control_flow). */
 static void test_load_waits(void **state)
 {
     (void)state;
-    glob_t g;
-    size_t kernels = 0, waits = 0;
-    fixtures_glob(&g);
-    for (size_t i = 0; i < g.gl_pathc; i++) {
-        struct fixture f;
-        fixture_open(&f, g.gl_pathv[i]);
-        for (size_t k = 0; k < f.c.nkernels; k++) {
-            const struct cubin_kernel *kn = &f.c.kernels[k];
-            struct sass_cfg cfg;
-            if (!kn->entry)
-                continue;
-            if (sass_cfg_build(&cfg, kn->text, kn->text_size, f.c.sm, err, sizeof err) != 0)
-                fail_msg("%s/%s: %s", f.path, kn->name, err);
-            unsigned by_text = text_waits(sass_oracle_func(&f.o, kn->name));
-            if (cfg_waits(&cfg) != by_text)
-                fail_msg("%s/%s: %u waits by scoreboard, %u by register use", f.path, kn->name,
-                         cfg_waits(&cfg), by_text);
-            waits += by_text;
-            kernels++;
-            sass_cfg_free(&cfg);
-        }
-        fixture_close(&f);
-    }
-    globfree(&g);
-    print_message("sass_cfg: %zu kernels, %zu waits on global loads\n", kernels, waits);
-    assert_true(kernels >= 100 && waits >= 60);
     /* synth-stencil7.sass, loop 570-790: five LDG at 5a0-610, the FADD at 620
      * waits; two more at 690 and 6a0, the FADD at 6e0 waits; the STG at 770
      * stores a sum */
