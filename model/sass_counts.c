@@ -35,8 +35,14 @@ struct ctx {
     size_t errlen;
 };
 
-/* The unroll factor's markers, in the order they are tried. */
-static const int markers[] = {MC_GLOBAL, SC_SYNC, MC_SHARED, MC_FP32, MC_FP64, MC_SFU, MC_CONV};
+/* The unroll factor's markers, in the order they are tried: the classes
+ * ptxas keeps one to one first (a global access, a barrier, a MUFU for each
+ * approximate function), shared next (it may merge loads into LDS.128),
+ * fp32 last: ptxas expands approximate functions into FP32 helpers
+ * (sin.approx takes an FMUL.RZ, ex2.approx an FSETP, FSEL and two FMULs) and
+ * contracts a mul and an add into one FFMA, so its ratio can be a whole
+ * number that is not the unroll (saxpy_sfu: 8 where the MUFUs say 4). */
+static const int markers[] = {MC_GLOBAL, SC_SYNC, MC_SFU, MC_SHARED, MC_CONV, MC_FP64, MC_FP32};
 #define N_MARKERS (sizeof markers / sizeof markers[0])
 
 static const char *const extra_names[] = {"sync", "uniform", "tensor", "other"};

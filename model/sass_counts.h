@@ -14,7 +14,7 @@
  *   1. Loops are paired by nesting, in order: a SASS loop belongs to a PTX
  *      loop whose parent is its own parent's PTX loop. Its unroll factor
  *      u = SASS body / PTX body of the first marker class (global, sync,
- *      shared, fp32, fp64, sfu, conv) that gives a whole number >= 1;
+ *      sfu, shared, conv, fp64, fp32) that gives a whole number >= 1;
  *      markers that disagree are noted. A later SASS loop of u = 1 with
  *      the same PTX loop is its remainder loop. A PTX loop without a SASS
  *      loop was unrolled in full: its code counts as it stands.
