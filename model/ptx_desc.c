@@ -21,6 +21,7 @@
 
 #include <ctype.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,7 +66,13 @@ struct val {
 struct reg {
     char name[NAME_LEN];
     int defs;
+    int *at;                    /* the instructions writing it, in program order */
     struct val v;
+};
+
+/* A branch: where it is and the instruction its label precedes. */
+struct branch {
+    int at, target;
 };
 
 struct loop {
@@ -90,6 +97,10 @@ struct pd {
     struct reg *regs;
     int nregs, capregs;
     struct val *written;        /* per instruction: the value it wrote */
+    int cur;                    /* the instruction whose operands are being read; -1: none */
+    struct branch *br;
+    int nbr;
+    unsigned char *dead;        /* per instruction: skipped by a branch the launch decides */
     struct loop *loops;
     int nloops;
     long long smem;             /* static shared bytes laid out so far (the entry's own,
@@ -101,7 +112,7 @@ struct pd {
     struct pd_desc *out;
     char *err;
     size_t errlen;
-    int forward_branches, generic_access, local_access, nonaffine, macro_ops;
+    int forward_branches, decided_branches, generic_access, local_access, nonaffine, macro_ops;
 };
 
 static void *grow(void *ptr, int *cap, size_t elem)
@@ -687,6 +698,43 @@ static struct val special(struct pd *p, const char *s)
     return v; /* %ctaid, %warpid, %smid, %clock...: the same for every lane of a warp */
 }
 
+/* Whether the write of r at r->at[k] (its last before instruction i in
+ * program order) is the only one that can reach i: it is not predicated,
+ * no branch taken after an earlier write lands between it and i (passing
+ * it by), and no backward branch after a later write (at i or beyond)
+ * lands there either (bringing that write back round a loop). */
+static int sole_reaching(const struct pd *p, const struct reg *r, int k, int i)
+{
+    int d = r->at[k];
+    if (p->in[d].guard[0])
+        return 0;
+    for (int b = 0; b < p->nbr; b++) {
+        const struct branch *x = &p->br[b];
+        if (x->target <= d || x->target > i)
+            continue;
+        if (k > 0 && x->at > r->at[0] && x->at < d)
+            return 0;
+        if (k + 1 < r->defs && x->at >= r->at[k + 1])
+            return 0;
+    }
+    return 1;
+}
+
+/* A register's value as read at the current instruction: the value its one
+ * reaching write gave, constant included; else what the register holds
+ * over the whole entry (not a constant once written twice). */
+static struct val reaching(const struct pd *p, const struct reg *r)
+{
+    if (p->cur < 0 || r->defs < 2 || !r->at)
+        return r->v;
+    int k = -1;
+    for (int j = 0; j < r->defs && r->at[j] < p->cur; j++)
+        k = j;
+    if (k < 0 || !sole_reaching(p, r, k, p->cur))
+        return r->v;
+    return p->written[r->at[k]];
+}
+
 /* The value of an operand as read. */
 static struct val operand(struct pd *p, const char *s)
 {
@@ -699,7 +747,7 @@ static struct val operand(struct pd *p, const char *s)
         return special(p, s);
     if (*s == '%') {
         struct reg *r = find_reg(p, s);
-        return r ? r->v : unknown;
+        return r ? reaching(p, r) : unknown;
     }
     return uniform(); /* a symbol: parameter or variable address */
 }
@@ -864,44 +912,42 @@ static void dest_name(const struct insn *in, char *buf, size_t len)
     copy_trim(buf, len, in->arg[0], strcspn(in->arg[0], "|"));
 }
 
+/* Every register's writes, in program order (reg.defs, reg.at). */
 static int count_defs(struct pd *p)
 {
     char name[NAME_LEN];
+    int *reg_of = malloc((p->n > 0 ? (size_t)p->n : 1) * sizeof *reg_of);
+    if (!reg_of)
+        return errf(p->err, p->errlen, "out of memory");
     for (int i = 0; i < p->n; i++) {
+        reg_of[i] = -1;
         if (!writes_first(&p->in[i]))
             continue;
         dest_name(&p->in[i], name, sizeof name);
         struct reg *r = get_reg(p, name);
-        if (!r)
+        if (!r) {
+            free(reg_of);
             return errf(p->err, p->errlen, "out of memory");
+        }
         r->defs++;
+        reg_of[i] = (int)(r - p->regs);
     }
+    for (int k = 0; k < p->nregs; k++) {
+        p->regs[k].at = malloc((size_t)p->regs[k].defs * sizeof *p->regs[k].at);
+        if (!p->regs[k].at) {
+            free(reg_of);
+            return errf(p->err, p->errlen, "out of memory");
+        }
+        p->regs[k].defs = 0;
+    }
+    for (int i = 0; i < p->n; i++)
+        if (reg_of[i] >= 0) {
+            struct reg *r = &p->regs[reg_of[i]];
+            r->at[r->defs++] = i;
+        }
+    free(reg_of);
     return 0;
 }
-
-static int values(struct pd *p)
-{
-    char name[NAME_LEN];
-    if (count_defs(p) < 0)
-        return -1;
-    p->written = calloc(p->n > 0 ? (size_t)p->n : 1, sizeof *p->written);
-    if (!p->written)
-        return errf(p->err, p->errlen, "out of memory");
-    for (int i = 0; i < p->n; i++) {
-        if (!writes_first(&p->in[i]))
-            continue;
-        struct val v = evaluate(p, &p->in[i]);
-        p->written[i] = v;
-        dest_name(&p->in[i], name, sizeof name);
-        struct reg *r = find_reg(p, name);
-        if (r->defs > 1)
-            v.is_const = 0; /* a register written twice has no one value */
-        r->v = v;
-    }
-    return 0;
-}
-
-/* ---- loops ---------------------------------------------------------------------- */
 
 static int label_at(const struct pd *p, const char *name)
 {
@@ -910,6 +956,49 @@ static int label_at(const struct pd *p, const char *name)
             return p->lb[i].at;
     return -1;
 }
+
+/* Every branch with the instruction its label precedes. */
+static int list_branches(struct pd *p)
+{
+    p->br = malloc((p->n > 0 ? (size_t)p->n : 1) * sizeof *p->br);
+    if (!p->br)
+        return errf(p->err, p->errlen, "out of memory");
+    for (int i = 0; i < p->n; i++) {
+        if (strncmp(p->in[i].op, "bra", 3) || p->in[i].nargs < 1)
+            continue;
+        int at = label_at(p, p->in[i].arg[0]);
+        if (at < 0)
+            return errf(p->err, p->errlen, "branch to unknown label %s", p->in[i].arg[0]);
+        p->br[p->nbr++] = (struct branch){i, at};
+    }
+    return 0;
+}
+
+static int values(struct pd *p)
+{
+    char name[NAME_LEN];
+    if (count_defs(p) < 0 || list_branches(p) < 0)
+        return -1;
+    p->written = calloc(p->n > 0 ? (size_t)p->n : 1, sizeof *p->written);
+    if (!p->written)
+        return errf(p->err, p->errlen, "out of memory");
+    for (int i = 0; i < p->n; i++) {
+        if (!writes_first(&p->in[i]))
+            continue;
+        p->cur = i;
+        struct val v = evaluate(p, &p->in[i]);
+        p->written[i] = v;
+        dest_name(&p->in[i], name, sizeof name);
+        struct reg *r = find_reg(p, name);
+        if (r->defs > 1)
+            v.is_const = 0; /* a register written twice has no one value */
+        r->v = v;
+    }
+    p->cur = -1;
+    return 0;
+}
+
+/* ---- loops ---------------------------------------------------------------------- */
 
 /* The last instruction in [from, to) writing reg, or -1. */
 static int last_def(const struct pd *p, const char *reg, int from, int to)
@@ -1003,7 +1092,9 @@ static int induction(struct pd *p, const struct loop *l, int s, struct counted *
         int at = find_step(p, iv, l->from, l->to, &c->step);
         if (at < 0)
             continue;
+        p->cur = s;
         struct val b = operand(p, bound);
+        p->cur = -1;
         int init_at = last_def(p, iv, 0, l->from);
         if (!b.is_const || init_at < 0 || !p->written[init_at].is_const)
             return -1;
@@ -1053,6 +1144,10 @@ static int trip_count(struct pd *p, struct loop *l)
     memset(&c, 0, sizeof c);
     int s = br->guard[0] ? last_def(p, br->guard, l->from, l->to) : -1;
     int ok = 0;
+    if (p->dead[l->from] && p->dead[l->to]) {
+        l->trips = 0; /* skipped whole by a branch the launch decides */
+        return 0;
+    }
     c.neg = br->guard_neg;
     if (s >= 0 && !strncmp(p->in[s].op, "setp", 4) && p->in[s].nargs == 3 &&
         induction(p, l, s, &c) == 0)
@@ -1060,8 +1155,10 @@ static int trip_count(struct pd *p, struct loop *l)
     if (ok)
         return 0;
     unsigned long long needs = 0;
+    p->cur = s;
     if (s >= 0 && !strncmp(p->in[s].op, "setp", 4) && p->in[s].nargs == 3)
         needs = operand(p, p->in[s].arg[1]).needs | operand(p, p->in[s].arg[2]).needs;
+    p->cur = -1;
     if (needs)
         return missing_params(p, l, needs);
     return errf(p->err, p->errlen,
@@ -1072,18 +1169,95 @@ static int trip_count(struct pd *p, struct loop *l)
                 l->label);
 }
 
-static int find_loops(struct pd *p)
+/* The outcome of the setp at s where both operands are constants at that
+ * point: 1 or 0, compared as its type says; -1 when not known. */
+static int setp_outcome(struct pd *p, int s)
 {
-    for (int i = 0; i < p->n; i++) {
-        if (strncmp(p->in[i].op, "bra", 3) || p->in[i].nargs < 1)
+    const struct insn *st = &p->in[s];
+    if (strncmp(st->op, "setp", 4) || st->nargs != 3 || st->guard[0] ||
+        has_mod(st->op, "f32") || has_mod(st->op, "f64") || has_mod(st->op, "f16"))
+        return -1;
+    p->cur = s;
+    struct val a = operand(p, st->arg[1]), b = operand(p, st->arg[2]);
+    p->cur = -1;
+    if (!a.is_const || !b.is_const)
+        return -1;
+    long long x = a.c, y = b.c;
+    if (has_mod(st->op, "u32") || has_mod(st->op, "b32")) {
+        x = (long long)(uint32_t)x;
+        y = (long long)(uint32_t)y;
+    } else if (has_mod(st->op, "s32")) {
+        x = (int32_t)x;
+        y = (int32_t)y;
+    } else if ((has_mod(st->op, "u64") || has_mod(st->op, "b64")) && (x < 0 || y < 0)) {
+        return -1;
+    }
+    int ok;
+    int v = compare(st->op, x, y, &ok);
+    return ok ? v : -1;
+}
+
+/* Whether a branch's guard is decided by the launch: 1 taken, 0 not, -1 unknown. */
+static int branch_outcome(struct pd *p, int at)
+{
+    const struct insn *br = &p->in[at];
+    struct reg *r = br->guard[0] ? find_reg(p, br->guard) : NULL;
+    if (!r || !r->defs)
+        return -1;
+    int k = -1;
+    for (int j = 0; j < r->defs && r->at[j] < at; j++)
+        k = j;
+    if (k < 0 || !sole_reaching(p, r, k, at))
+        return -1;
+    int v = setp_outcome(p, r->at[k]);
+    return v < 0 ? -1 : v ^ br->guard_neg;
+}
+
+/* The first instruction of (from, to) that a live branch from outside the
+ * range lands on; to when none does. */
+static int first_entry(const struct pd *p, int from, int to)
+{
+    int end = to;
+    for (int b = 0; b < p->nbr; b++) {
+        const struct branch *x = &p->br[b];
+        if ((x->at <= from || x->at >= to) && !p->dead[x->at] && x->target > from &&
+            x->target < end)
+            end = x->target;
+    }
+    return end;
+}
+
+/* Forward branches whose guard the launch's values decide (nvcc's guards
+ * around an unrolled loop's remainder, say): the code a taken one skips is
+ * marked dead, counted by no warp; the rest stay upper bounds (noted). */
+static int decide_branches(struct pd *p)
+{
+    p->dead = calloc(p->n > 0 ? (size_t)p->n : 1, 1);
+    if (!p->dead)
+        return errf(p->err, p->errlen, "out of memory");
+    for (int b = 0; b < p->nbr; b++) {
+        int at = p->br[b].at, to = p->br[b].target;
+        if (to <= at || p->dead[at])
             continue;
-        int at = label_at(p, p->in[i].arg[0]);
-        if (at < 0)
-            return errf(p->err, p->errlen, "branch to unknown label %s", p->in[i].arg[0]);
-        if (at > i) {
+        int taken = p->in[at].guard[0] ? branch_outcome(p, at) : -1;
+        if (taken < 0) {
             p->forward_branches++;
             continue;
         }
+        p->decided_branches++;
+        if (taken)
+            for (int i = at + 1, end = first_entry(p, at, to); i < end; i++)
+                p->dead[i] = 1;
+    }
+    return 0;
+}
+
+static int find_loops(struct pd *p)
+{
+    for (int b = 0; b < p->nbr; b++) {
+        int i = p->br[b].at, at = p->br[b].target;
+        if (at > i)
+            continue;
         struct loop *q = realloc(p->loops, (size_t)(p->nloops + 1) * sizeof *q);
         if (!q)
             return errf(p->err, p->errlen, "out of memory");
@@ -1109,6 +1283,8 @@ static int find_loops(struct pd *p)
 
 static double multiplicity(const struct pd *p, int i)
 {
+    if (p->dead[i])
+        return 0;
     double m = 1;
     for (int k = 0; k < p->nloops; k++)
         if (p->loops[k].from <= i && i <= p->loops[k].to)
@@ -1353,8 +1529,9 @@ static void count(struct pd *p)
         double m = multiplicity(p, i);
         char b[NAME_LEN];
         base_of(in->op, b, sizeof b);
-        if (!strcmp(b, "ret") || !strcmp(b, "exit"))
+        if (p->dead[i] || !strcmp(b, "ret") || !strcmp(b, "exit"))
             continue;
+        p->cur = i;
         if (!strcmp(b, "bar") || !strcmp(b, "barrier")) {
             d->sync += m;
             d->sync_mem += loaded ? m : 0;
@@ -1371,6 +1548,7 @@ static void count(struct pd *p)
             period_step(&w, in, m, 0, 0);
         }
     }
+    p->cur = -1;
     if (w.n)
         w.count += 1; /* loads never used: the warp still waits before it exits */
     d->mem_periods = w.count;
@@ -1388,6 +1566,9 @@ static void notes(struct pd *p)
     if (p->forward_branches)
         note(d, "%d forward branch(es): the code they skip is counted as executed by every warp "
                 "(an upper bound)", p->forward_branches);
+    if (p->decided_branches)
+        note(d, "%d forward branch(es) decided by the launch's values: the code they skip is "
+                "not counted", p->decided_branches);
     if (p->nonaffine)
         note(d, "%d global access(es) with an address not affine in the thread index: counted "
                 "uncoalesced, one transaction per lane", p->nonaffine);
@@ -1406,8 +1587,12 @@ static void pd_release(struct pd *p)
     free(p->ep);
     free(p->in);
     free(p->lb);
+    for (int k = 0; k < p->nregs; k++)
+        free(p->regs[k].at);
     free(p->regs);
     free(p->written);
+    free(p->br);
+    free(p->dead);
     free(p->loops);
 }
 
@@ -1417,6 +1602,7 @@ int pd_describe(const char *ptx, const char *entry, const struct pd_launch *laun
     struct pd p;
     memset(&p, 0, sizeof p);
     memset(out, 0, sizeof *out);
+    p.cur = -1;
     p.launch = launch;
     p.out = out;
     p.err = err;
@@ -1424,7 +1610,8 @@ int pd_describe(const char *ptx, const char *entry, const struct pd_launch *laun
     int rc = -1;
     if (!ptx || !launch || !launch->block[0] || !launch->block[1] || !launch->block[2])
         errf(err, errlen, "no PTX, or a block with a zero dimension");
-    else if (parse(&p, ptx, entry) == 0 && values(&p) == 0 && find_loops(&p) == 0) {
+    else if (parse(&p, ptx, entry) == 0 && values(&p) == 0 && decide_branches(&p) == 0 &&
+             find_loops(&p) == 0) {
         count(&p);
         notes(&p);
         rc = 0;
@@ -1482,8 +1669,9 @@ static void body_counts(struct pd *p, const struct loop *l, struct pd_loop *out)
         const struct insn *in = &p->in[i];
         char b[NAME_LEN];
         base_of(in->op, b, sizeof b);
-        if (!own_body(p, l, i) || !strcmp(b, "ret") || !strcmp(b, "exit"))
+        if (!own_body(p, l, i) || p->dead[i] || !strcmp(b, "ret") || !strcmp(b, "exit"))
             continue;
+        p->cur = i;
         if (!strcmp(b, "bar") || !strcmp(b, "barrier"))
             d.sync += 1;
         else if (is_memory(in->op))
@@ -1491,6 +1679,7 @@ static void body_counts(struct pd *p, const struct loop *l, struct pd_loop *out)
         else
             d.insts[compute_class(p, in)] += 1;
     }
+    p->cur = -1;
     memcpy(out->body, d.insts, sizeof out->body);
     out->body[MC_GLOBAL] = d.coal + d.uncoal;
     out->sync = d.sync;
@@ -1534,6 +1723,7 @@ int pd_loops(const char *ptx, const char *entry, const struct pd_launch *launch,
     struct pd_desc scratch;
     memset(&p, 0, sizeof p);
     memset(&scratch, 0, sizeof scratch);
+    p.cur = -1;
     p.launch = launch;
     p.out = &scratch;
     p.err = err;
@@ -1542,7 +1732,8 @@ int pd_loops(const char *ptx, const char *entry, const struct pd_launch *launch,
     int rc = -1;
     if (!ptx || !launch || !launch->block[0] || !launch->block[1] || !launch->block[2])
         errf(err, errlen, "no PTX, or a block with a zero dimension");
-    else if (parse(&p, ptx, entry) == 0 && values(&p) == 0 && find_loops(&p) == 0) {
+    else if (parse(&p, ptx, entry) == 0 && values(&p) == 0 && decide_branches(&p) == 0 &&
+             find_loops(&p) == 0) {
         if (p.nloops > max) {
             errf(err, errlen, "%d loops: more than the %d asked for", p.nloops, max);
         } else {

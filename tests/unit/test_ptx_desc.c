@@ -400,6 +400,93 @@ static void test_loops_that_cannot_be_counted(void **state)
     assert_non_null(strstr(err, "Nowhere"));
 }
 
+/* nvcc's form of a loop whose bound is a parameter: unrolled by 4, the main
+ * loop counting n - n % 4 down, then a remainder loop counting n % 4 down,
+ * behind a guard skipping it when n % 4 is 0. Each count register is
+ * written before its loop and again inside it: the value before the loop
+ * is the one that reaches the loop's start. */
+#define UNROLLED_BY_4                                                                          \
+    "\tand.b32 %j, %n, 3;\n\tsub.s32 %i, %n, %j;\n\tsetp.lt.u32 %q, %n, 4;\n\t@%q bra $R;\n" \
+    "$M:\n\tadd.f32 %v, %v, %v;\n\tadd.f32 %v, %v, %v;\n\tadd.f32 %v, %v, %v;\n"              \
+    "\tadd.f32 %v, %v, %v;\n\tadd.s32 %i, %i, -4;\n\tsetp.ne.s32 %q, %i, 0;\n\t@%q bra $M;\n"  \
+    "$R:\n\tsetp.eq.s32 %r, %j, 0;\n\t@%r bra $E;\n"                                         \
+    "$T:\n\tmul.f32 %v, %v, %v;\n\tadd.s32 %j, %j, -1;\n\tsetp.ne.s32 %r, %j, 0;\n"           \
+    "\t@%r bra $T;\n$E:\n"
+
+static int loops_of_text(const char *body, long long n, struct pd_loop *q, int *nq)
+{
+    struct pd_desc d;
+    if (describe_text(body, 32, 1, n, &d) != 0)
+        return -1;
+    char ptx[4096];
+    struct pd_launch l;
+    memset(&l, 0, sizeof l);
+    l.grid[0] = l.grid[1] = l.grid[2] = 1;
+    l.block[0] = 32;
+    l.block[1] = l.block[2] = 1;
+    l.nparams = 1;
+    snprintf(l.params[0].name, sizeof l.params[0].name, "p_n");
+    l.params[0].value = n;
+    snprintf(ptx, sizeof ptx,
+             ".version 8.0\n.target sm_90\n.address_size 64\n"
+             ".visible .entry k(.param .u64 p_a, .param .u32 p_n)\n{\n"
+             "\tld.param.u64 %%a, [p_a];\n\tld.param.u32 %%n, [p_n];\n%s\tret;\n}\n",
+             body);
+    return pd_loops(ptx, "k", &l, q, 4, nq, err, sizeof err);
+}
+
+static void test_unrolled_loop_with_a_remainder(void **state)
+{
+    (void)state;
+    struct pd_desc d;
+    struct pd_loop q[4];
+    int n;
+    /* n = 18: 4 trips of 4 adds, then 2 of the remainder's multiply */
+    assert_int_equal(describe_text(UNROLLED_BY_4, 32, 1, 18, &d), 0);
+    near(d.insts[MC_FP32], 16 + 2, "18 = 4 x 4 + 2");
+    assert_int_equal(loops_of_text(UNROLLED_BY_4, 18, q, &n), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(q[0].trips, 4);
+    assert_int_equal(q[1].trips, 2);
+    /* n = 16: the guard is taken, the remainder never runs: counted by no warp */
+    assert_int_equal(describe_text(UNROLLED_BY_4, 32, 1, 16, &d), 0);
+    near(d.insts[MC_FP32], 16, "16 = 4 x 4");
+    assert_int_equal(loops_of_text(UNROLLED_BY_4, 16, q, &n), 0);
+    assert_int_equal(q[0].trips, 4);
+    assert_int_equal(q[1].trips, 0);
+    int decided = 0;
+    for (int i = 0; i < d.nnotes; i++)
+        decided |= strstr(d.notes[i], "2 forward branch(es) decided") != NULL;
+    assert_true(decided);
+}
+
+/* A value is a constant only where one write of it reaches: not where a later
+ * write comes back round a loop, nor where a branch passes the last write by.
+ * Either way the guard it feeds stays undecided and its code is counted. */
+static void test_constants_only_where_one_write_reaches(void **state)
+{
+    (void)state;
+    struct pd_desc d;
+    /* w = i + 5 is 5 on the first trip only: the add behind the guard runs on the others */
+    assert_int_equal(describe_text("\tmov.u32 %i, 0;\n$L:\n\tadd.u32 %w, %i, 5;\n"
+                                   "\tsetp.eq.u32 %r, %w, 5;\n\t@%r bra $S;\n"
+                                   "\tadd.f32 %v, %v, %v;\n$S:\n\tadd.u32 %i, %i, 1;\n"
+                                   "\tsetp.lt.u32 %q, %i, %n;\n\t@%q bra $L;\n",
+                                   32, 1, 10, &d), 0);
+    near(d.insts[MC_FP32], 10, "the add counted on every trip (an upper bound)");
+    /* j is 1 or 2 at the compare, as the first branch goes */
+    assert_int_equal(describe_text("\tmov.u32 %j, 1;\n\tsetp.lt.u32 %q, %t, 7;\n\t@%q bra $X;\n"
+                                   "\tmov.u32 %j, 2;\n$X:\n\tsetp.eq.u32 %r, %j, 2;\n"
+                                   "\t@%r bra $S;\n\tadd.f32 %v, %v, %v;\n$S:\n",
+                                   32, 1, 0, &d), 0);
+    near(d.insts[MC_FP32], 1, "the add counted");
+    /* and where one write does reach, the guard is decided: j is 2 */
+    assert_int_equal(describe_text("\tmov.u32 %j, 1;\n\tmov.u32 %j, 2;\n"
+                                   "\tsetp.eq.u32 %r, %j, 2;\n\t@%r bra $S;\n"
+                                   "\tadd.f32 %v, %v, %v;\n$S:\n", 32, 1, 0, &d), 0);
+    near(d.insts[MC_FP32], 0, "the add skipped");
+}
+
 /* describe_text's module with the parameters given as names[i] = values[i]. */
 static int describe_given(const char *body, const char *const *names, const long long *values,
                           int n, struct pd_desc *d)
@@ -755,6 +842,8 @@ int main(void)
         cmocka_unit_test(test_kernels_compile),
         cmocka_unit_test(test_nested_loops_and_comparisons),
         cmocka_unit_test(test_loops_that_cannot_be_counted),
+        cmocka_unit_test(test_unrolled_loop_with_a_remainder),
+        cmocka_unit_test(test_constants_only_where_one_write_reaches),
         cmocka_unit_test(test_parameters_by_name_or_index),
         cmocka_unit_test(test_matmul_tiled_parameters),
         cmocka_unit_test(test_static_smem_as_the_driver_reports),
