@@ -61,6 +61,9 @@ struct val {
     int affine;
     long long coef[3];
     unsigned long long needs;
+    /* lin: exactly lc + lt . tid + lb . ctaid (a grid-stride loop's start) */
+    int lin;
+    long long lc, lt[3], lb[3];
 };
 
 struct reg {
@@ -623,17 +626,17 @@ static int parse(struct pd *p, const char *ptx, const char *entry)
 
 /* ---- values ------------------------------------------------------------------- */
 
-static const struct val unknown = {0, 0, 0, {0, 0, 0}, 0};
+static const struct val unknown = {0, 0, 0, {0, 0, 0}, 0, 0, 0, {0, 0, 0}, {0, 0, 0}};
 
 static struct val uniform(void)
 {
-    struct val v = {0, 0, 1, {0, 0, 0}, 0};
+    struct val v = {0, 0, 1, {0, 0, 0}, 0, 0, 0, {0, 0, 0}, {0, 0, 0}};
     return v;
 }
 
 static struct val constant(long long c)
 {
-    struct val v = {1, c, 1, {0, 0, 0}, 0};
+    struct val v = {1, c, 1, {0, 0, 0}, 0, 1, c, {0, 0, 0}, {0, 0, 0}};
     return v;
 }
 
@@ -687,6 +690,13 @@ static struct val special(struct pd *p, const char *s)
     struct val v = uniform();
     if (n == 4 && strncmp(s, "%tid", 4) == 0 && axis >= 'x' && axis <= 'z') {
         v.coef[axis - 'x'] = 1;
+        v.lin = 1;
+        v.lt[axis - 'x'] = 1;
+        return v;
+    }
+    if (n == 6 && strncmp(s, "%ctaid", 6) == 0 && axis >= 'x' && axis <= 'z') {
+        v.lin = 1;
+        v.lb[axis - 'x'] = 1;
         return v;
     }
     if (n == 5 && strncmp(s, "%ntid", 5) == 0)
@@ -765,6 +775,14 @@ static struct val add_vals(struct val a, struct val b, int sign)
         v.is_const = 1;
         v.c = a.c + sign * b.c;
     }
+    if (a.lin && b.lin) {
+        v.lin = 1;
+        v.lc = a.lc + sign * b.lc;
+        for (int i = 0; i < 3; i++) {
+            v.lt[i] = a.lt[i] + sign * b.lt[i];
+            v.lb[i] = a.lb[i] + sign * b.lb[i];
+        }
+    }
     return v;
 }
 
@@ -776,9 +794,13 @@ static int is_uniform(struct val a)
 static struct val scale(struct val a, long long k)
 {
     struct val v = a;
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 3; i++) {
         v.coef[i] *= k;
+        v.lt[i] *= k;
+        v.lb[i] *= k;
+    }
     v.c *= k;
+    v.lc *= k;
     return v;
 }
 
@@ -991,7 +1013,7 @@ static int values(struct pd *p)
         dest_name(&p->in[i], name, sizeof name);
         struct reg *r = find_reg(p, name);
         if (r->defs > 1)
-            v.is_const = 0; /* a register written twice has no one value */
+            v.is_const = v.lin = 0; /* a register written twice has no one value */
         r->v = v;
     }
     p->cur = -1;
@@ -1033,8 +1055,16 @@ static int compare(const char *op, long long a, long long b, int *ok)
     return 0;
 }
 
-/* The step of reg inside [from, to]: "add reg, reg, K" (or sub); its index or -1. */
-static int find_step(const struct pd *p, const char *reg, int from, int to, long long *step)
+/* floor(a / b) for b > 0. */
+static long long floordiv(long long a, long long b)
+{
+    return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+/* The step of reg inside [from, to]: "add reg, reg, K" (or sub), K an
+ * immediate or a register constant there (a grid-stride loop's ntid x
+ * nctaid); its index or -1. */
+static int find_step(struct pd *p, const char *reg, int from, int to, long long *step)
 {
     for (int i = from; i <= to; i++) {
         const struct insn *in = &p->in[i];
@@ -1043,10 +1073,14 @@ static int find_step(const struct pd *p, const char *reg, int from, int to, long
         if ((strcmp(b, "add") && strcmp(b, "sub")) || in->nargs != 3 || strcmp(in->arg[0], reg))
             continue;
         int other = !strcmp(in->arg[1], reg) ? 2 : !strcmp(in->arg[2], reg) ? 1 : 0;
-        long long k;
-        if (!other || parse_int(in->arg[other], &k) < 0 || (other == 1 && b[0] == 's'))
+        if (!other || (other == 1 && b[0] == 's'))
             continue;
-        *step = b[0] == 's' ? -k : k;
+        p->cur = i;
+        struct val k = operand(p, in->arg[other]);
+        p->cur = -1;
+        if (!k.is_const)
+            continue;
+        *step = b[0] == 's' ? -k.c : k.c;
         return i;
     }
     return -1;
@@ -1058,6 +1092,7 @@ struct counted {
     long long init, step, bound;
     int step_first;             /* stepped before the comparison */
     int neg;                    /* the branch is taken when the predicate is false */
+    struct val start;           /* the start when it differs by thread (lin), else unused */
 };
 
 static long long simulate(const struct counted *c, int *ok)
@@ -1083,6 +1118,106 @@ static long long simulate(const struct counted *c, int *ok)
     }
 }
 
+
+static void note(struct pd_desc *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+enum rel { REL_LT, REL_LE, REL_GT, REL_GE, REL_NE, REL_EQ, REL_NONE };
+
+/* The relation under which the loop goes round again: iv REL bound. */
+static enum rel loop_relation(const struct counted *c)
+{
+    static const enum rel mirror[] = {REL_GT, REL_GE, REL_LT, REL_LE, REL_NE, REL_EQ};
+    static const enum rel invert[] = {REL_GE, REL_GT, REL_LE, REL_LT, REL_EQ, REL_NE};
+    const char *op = c->op;
+    enum rel r = has_mod(op, "lt") || has_mod(op, "lo")   ? REL_LT
+                 : has_mod(op, "le") || has_mod(op, "ls") ? REL_LE
+                 : has_mod(op, "gt") || has_mod(op, "hi") ? REL_GT
+                 : has_mod(op, "ge") || has_mod(op, "hs") ? REL_GE
+                 : has_mod(op, "ne")                      ? REL_NE
+                 : has_mod(op, "eq")                      ? REL_EQ
+                                                          : REL_NONE;
+    if (r == REL_NONE)
+        return r;
+    if (!c->iv_first)
+        r = mirror[r];
+    return c->neg ? invert[r] : r;
+}
+
+/* simulate's count for a start of init, in closed form: trip t compares
+ * a + t x step, and the first t >= 1 whose comparison fails is the last
+ * trip. -1 (ok 0) when the loop never ends. */
+static long long closed_trips(const struct counted *c, long long init, int *ok)
+{
+    long long S = c->step, B = c->bound, a = init - (c->step_first ? 0 : S), t = -1;
+    enum rel r = loop_relation(c);
+    int again;
+    *ok = 1;
+    if (r == REL_NONE || S == 0)
+        return *ok = 0, -1;
+    long long v = a + S; /* the first trip's comparison */
+    again = r == REL_LT ? v < B : r == REL_LE ? v <= B : r == REL_GT ? v > B
+          : r == REL_GE ? v >= B : r == REL_NE ? v != B : v == B;
+    if (!again)
+        return 1;
+    if (r == REL_LT && S > 0)
+        t = -floordiv(a - B, S);            /* ceil((B - a) / S) */
+    else if (r == REL_LE && S > 0)
+        t = floordiv(B - a, S) + 1;
+    else if (r == REL_GT && S < 0)
+        t = -floordiv(B - a, -S);           /* ceil((a - B) / -S) */
+    else if (r == REL_GE && S < 0)
+        t = floordiv(a - B, -S) + 1;
+    else if (r == REL_NE && (B - a) % S == 0 && (B - a) / S >= 1)
+        t = (B - a) / S;
+    else if (r == REL_EQ)
+        t = 2;                              /* equal once, then stepped past */
+    if (t < 1 || t > MAX_TRIPS)
+        return *ok = 0, -1;
+    return t;
+}
+
+#define MAX_SAMPLED_BLOCKS 4096
+
+/* A loop whose start differs by thread (i = blockIdx x blockDim + threadIdx,
+ * stepping by the grid): a warp runs as many trips as its longest lane, and
+ * the loop is counted at the mean over the launch's warps (its blocks
+ * sampled evenly past MAX_SAMPLED_BLOCKS), the spread noted. */
+static long long trips_by_warp(struct pd *p, const struct loop *l, const struct counted *c,
+                               int *ok)
+{
+    const unsigned *g = p->launch->grid, *bk = p->launch->block;
+    long long blocks = (long long)g[0] * g[1] * g[2], threads = (long long)bk[0] * bk[1] * bk[2];
+    long long every = blocks > MAX_SAMPLED_BLOCKS ? blocks / MAX_SAMPLED_BLOCKS : 1;
+    long long lo = -1, hi = -1, warps = 0;
+    double sum = 0;
+    const struct val *v = &c->start;
+    *ok = 1;
+    for (long long b = 0; b < blocks && *ok; b += every) {
+        long long cta[3] = {b % g[0], b / g[0] % g[1], b / ((long long)g[0] * g[1])};
+        long long base = v->lc + v->lb[0] * cta[0] + v->lb[1] * cta[1] + v->lb[2] * cta[2];
+        for (long long w = 0; w < threads && *ok; w += WARP) {
+            long long most = 0;
+            for (long long t = w; t < w + WARP && t < threads && *ok; t++) {
+                long long tid[3] = {t % bk[0], t / bk[0] % bk[1], t / ((long long)bk[0] * bk[1])};
+                long long n = closed_trips(c, base + v->lt[0] * tid[0] + v->lt[1] * tid[1] +
+                                                  v->lt[2] * tid[2], ok);
+                most = n > most ? n : most;
+            }
+            lo = lo < 0 || most < lo ? most : lo;
+            hi = most > hi ? most : hi;
+            sum += (double)most;
+            warps++;
+        }
+    }
+    if (!*ok || !warps)
+        return *ok = 0, -1;
+    long long mean = (long long)(sum / (double)warps + 0.5);
+    if (lo != hi)
+        note(p->out, "loop at label %s: %lld to %lld trips a warp, as its start differs by thread; "
+                     "counted at their mean, %lld", l->label, lo, hi, mean);
+    return mean;
+}
+
 /* Fills the induction variable's facts from the setp at index s; -1 if it is not counted. */
 static int induction(struct pd *p, const struct loop *l, int s, struct counted *c)
 {
@@ -1096,8 +1231,10 @@ static int induction(struct pd *p, const struct loop *l, int s, struct counted *
         struct val b = operand(p, bound);
         p->cur = -1;
         int init_at = last_def(p, iv, 0, l->from);
-        if (!b.is_const || init_at < 0 || !p->written[init_at].is_const)
+        if (!b.is_const || init_at < 0 ||
+            !(p->written[init_at].is_const || p->written[init_at].lin))
             return -1;
+        c->start = p->written[init_at];
         c->op = st->op;
         c->iv_first = k == 1;
         c->bound = b.c;
@@ -1151,7 +1288,7 @@ static int trip_count(struct pd *p, struct loop *l)
     c.neg = br->guard_neg;
     if (s >= 0 && !strncmp(p->in[s].op, "setp", 4) && p->in[s].nargs == 3 &&
         induction(p, l, s, &c) == 0)
-        l->trips = simulate(&c, &ok);
+        l->trips = c.start.is_const ? simulate(&c, &ok) : trips_by_warp(p, l, &c, &ok);
     if (ok)
         return 0;
     unsigned long long needs = 0;
@@ -1341,11 +1478,6 @@ static enum mwp_class compute_class(struct pd *p, const struct insn *in)
     return MC_INT;
 }
 
-static long long floordiv(long long a, long long b)
-{
-    return a >= 0 ? a / b : -((-a + b - 1) / b);
-}
-
 /* Distinct values among n sorted-or-not numbers. */
 static int distinct(long long *v, int n)
 {
@@ -1446,8 +1578,6 @@ static int is_memory(const char *op)
     return !strcmp(b, "ld") || !strcmp(b, "st") || !strcmp(b, "ldu") || !strcmp(b, "atom") ||
            !strcmp(b, "red");
 }
-
-static void note(struct pd_desc *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void note(struct pd_desc *d, const char *fmt, ...)
 {

@@ -487,6 +487,88 @@ static void test_constants_only_where_one_write_reaches(void **state)
     near(d.insts[MC_FP32], 0, "the add skipped");
 }
 
+/* The trips a warp of a grid-stride loop runs, worked out by running each
+ * lane's loop: start g (its global index, or n - 1 - g counting down), step
+ * the grid's thread count; the longest lane sets the warp's. */
+static double mean_warp_trips(unsigned grid, unsigned block, long long n, int down,
+                              long long *lo, long long *hi)
+{
+    long long stride = (long long)grid * block, sum = 0, warps = 0;
+    *lo = -1;
+    *hi = -1;
+    for (long long w = 0; w < stride; w += 32) {
+        long long most = 0;
+        for (long long g = w; g < w + 32 && g < stride; g++) {
+            long long t = 0, i = down ? n - 1 - g : g;
+            do { /* do-while, as the PTX below: the guard before it is counted as not taken */
+                t++;
+                i += down ? -stride : stride;
+            } while (down ? i >= 0 : i < n);
+            most = t > most ? t : most;
+        }
+        *lo = *lo < 0 || most < *lo ? most : *lo;
+        *hi = most > *hi ? most : *hi;
+        sum += most;
+        warps++;
+    }
+    return (double)sum / (double)warps;
+}
+
+static int describe_grid(const char *body, unsigned grid, unsigned block, long long n,
+                         struct pd_desc *d)
+{
+    char ptx[4096];
+    struct pd_launch l;
+    memset(&l, 0, sizeof l);
+    l.grid[0] = grid;
+    l.grid[1] = l.grid[2] = 1;
+    l.block[0] = block;
+    l.block[1] = l.block[2] = 1;
+    l.nparams = 1;
+    snprintf(l.params[0].name, sizeof l.params[0].name, "p_n");
+    l.params[0].value = n;
+    snprintf(ptx, sizeof ptx,
+             ".version 8.0\n.target sm_90\n.address_size 64\n"
+             ".visible .entry k(.param .u32 p_n)\n{\n\tld.param.u32 %%n, [p_n];\n"
+             "\tmov.u32 %%b, %%ntid.x;\n\tmov.u32 %%c, %%ctaid.x;\n\tmov.u32 %%t, %%tid.x;\n"
+             "\tmov.u32 %%g, %%nctaid.x;\n\tmul.lo.s32 %%s, %%b, %%g;\n%s\tret;\n}\n",
+             body);
+    return pd_describe(ptx, "k", &l, d, err, sizeof err);
+}
+
+/* A grid-stride loop (nvcc's form: i = blockIdx x blockDim + threadIdx, i +=
+ * blockDim x gridDim): its trips differ by warp, and it is counted at their
+ * mean over the launch's warps, rounded, the spread noted; up or down. */
+static void test_grid_stride_loops(void **state)
+{
+    (void)state;
+    static const char up[] = "\tmad.lo.s32 %i, %c, %b, %t;\n$L:\n\tadd.f32 %v, %v, %v;\n"
+                             "\tadd.s32 %i, %i, %s;\n\tsetp.lt.s32 %q, %i, %n;\n\t@%q bra $L;\n";
+    static const char down[] = "\tmad.lo.s32 %j, %c, %b, %t;\n\tsub.s32 %i, %n, %j;\n"
+                               "\tadd.s32 %i, %i, -1;\n$L:\n\tadd.f32 %v, %v, %v;\n"
+                               "\tsetp.ge.s32 %q, %i, %s;\n\tsub.s32 %i, %i, %s;\n"
+                               "\t@%q bra $L;\n";
+    const struct { unsigned grid, block; long long n; } shapes[] = {
+        {4, 64, 1100}, {4, 64, 1024}, {132, 256, 1 << 20}, {7, 96, 5000}, {3, 32, 10},
+    };
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++)
+        for (int dn = 0; dn < 2; dn++) {
+            struct pd_desc d;
+            long long lo, hi;
+            double want = mean_warp_trips(shapes[k].grid, shapes[k].block, shapes[k].n, dn, &lo,
+                                          &hi);
+            if (describe_grid(dn ? down : up, shapes[k].grid, shapes[k].block, shapes[k].n, &d))
+                fail_msg("shape %zu %s: %s", k, dn ? "down" : "up", err);
+            /* the down loop compares i >= stride before stepping: the same trips as i >= 0 after */
+            near(d.insts[MC_FP32], (double)(long long)(want + 0.5), dn ? "down" : "up");
+            int noted = 0;
+            for (int i = 0; i < d.nnotes; i++)
+                noted |= strstr(d.notes[i], "trips a warp") != NULL;
+            if (noted != (lo != hi))
+                fail_msg("shape %zu: trips %lld to %lld, noted %d", k, lo, hi, noted);
+        }
+}
+
 /* describe_text's module with the parameters given as names[i] = values[i]. */
 static int describe_given(const char *body, const char *const *names, const long long *values,
                           int n, struct pd_desc *d)
@@ -844,6 +926,7 @@ int main(void)
         cmocka_unit_test(test_loops_that_cannot_be_counted),
         cmocka_unit_test(test_unrolled_loop_with_a_remainder),
         cmocka_unit_test(test_constants_only_where_one_write_reaches),
+        cmocka_unit_test(test_grid_stride_loops),
         cmocka_unit_test(test_parameters_by_name_or_index),
         cmocka_unit_test(test_matmul_tiled_parameters),
         cmocka_unit_test(test_static_smem_as_the_driver_reports),
