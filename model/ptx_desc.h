@@ -14,12 +14,19 @@
  *
  * Loops. A loop is the code between a label and a later branch back to
  * it. Its trip count is derived only for a counted loop: an induction
- * register stepped by an immediate inside the loop (add IV, IV, STEP),
- * compared (setp.lt/le/gt/ge/ne) with a bound whose value is known (an
- * immediate, or a register computed from immediates, launch dimensions
- * and given parameters), the comparison guarding the branch back; its
- * value before the loop must be known too. The count is found by stepping
- * the induction variable as the loop would (at most 1e9 iterations).
+ * register stepped inside the loop (add IV, IV, STEP) by an immediate or
+ * a register known where it stands, compared (setp.lt/le/gt/ge/ne) with a
+ * bound whose value is known (an immediate, or a register computed from
+ * immediates, launch dimensions and given parameters), the comparison
+ * guarding the branch back; its value before the loop must be known too,
+ * or exactly linear in %tid and %ctaid (a grid-stride loop), which is
+ * counted per warp (its longest lane) at the mean over the launch's warps,
+ * the spread noted. The count is found by stepping the induction variable
+ * as the loop would (at most 1e9 iterations), or in closed form per warp.
+ * A register written more than once is known where one write reaches the
+ * read (not predicated, not passed by a branch, not brought back round a
+ * loop); a forward branch comparing two known values is decided, and the
+ * code a taken one skips counts for no warp.
  * Anything else is an error naming the loop's label: the description is
  * never guessed. When the bound (or the start) was computed from kernel
  * parameters whose values are not given, the error names them (each
@@ -48,7 +55,7 @@
  * shared-memory work only (a reduction's tree steps) does not.
  *
  * Limits (each is a note in the description when it applies): code under a
- * forward branch is counted as executed by every warp (an upper bound, as
+ * forward branch the launch does not decide is counted as executed by every warp (an upper bound, as
  * for a warp where any lane takes it); predicated instructions are counted
  * as executed; generic-space loads and stores count as global; local
  * (spill) accesses count as uncoalesced global ones; the lane mapping is that
