@@ -340,20 +340,26 @@ static void test_kernels_compile(void **state)
 
 /* ---- rules on small modules ------------------------------------------------------------ */
 
-static int describe_text(const char *body, unsigned bx, unsigned by, long long n,
-                         struct pd_desc *d)
+/* A launch of grid x (bx, by) threads with p_n = n. */
+static struct pd_launch launch_n(unsigned grid, unsigned bx, unsigned by, long long n)
 {
-    char ptx[4096];
     struct pd_launch l;
     memset(&l, 0, sizeof l);
-    l.grid[0] = l.grid[1] = l.grid[2] = 1;
+    l.grid[0] = grid;
+    l.grid[1] = l.grid[2] = 1;
     l.block[0] = bx;
     l.block[1] = by;
     l.block[2] = 1;
     l.nparams = 1;
     snprintf(l.params[0].name, sizeof l.params[0].name, "p_n");
     l.params[0].value = n;
-    snprintf(ptx, sizeof ptx,
+    return l;
+}
+
+/* A module whose entry k runs body after loading p_a, p_n, tid.x and tid.y. */
+static void text_module(char *ptx, size_t len, const char *body)
+{
+    snprintf(ptx, len,
              ".version 8.0\n.target sm_90\n.address_size 64\n"
              ".visible .entry other(.param .u32 p_n)\n{\n\tret;\n}\n"
              ".visible .entry k(.param .u64 p_a, .param .u32 p_n)\n{\n"
@@ -362,6 +368,14 @@ static int describe_text(const char *body, unsigned bx, unsigned by, long long n
              "\tld.param.u64 %%a, [p_a];\n\tld.param.u32 %%n, [p_n];\n"
              "\tmov.u32 %%t, %%tid.x;\n\tmov.u32 %%y, %%tid.y;\n%s\tret;\n}\n",
              body);
+}
+
+static int describe_text(const char *body, unsigned bx, unsigned by, long long n,
+                         struct pd_desc *d)
+{
+    char ptx[4096];
+    struct pd_launch l = launch_n(1, bx, by, n);
+    text_module(ptx, sizeof ptx, body);
     return pd_describe(ptx, "k", &l, d, err, sizeof err);
 }
 
@@ -415,23 +429,9 @@ static void test_loops_that_cannot_be_counted(void **state)
 
 static int loops_of_text(const char *body, long long n, struct pd_loop *q, int *nq)
 {
-    struct pd_desc d;
-    if (describe_text(body, 32, 1, n, &d) != 0)
-        return -1;
     char ptx[4096];
-    struct pd_launch l;
-    memset(&l, 0, sizeof l);
-    l.grid[0] = l.grid[1] = l.grid[2] = 1;
-    l.block[0] = 32;
-    l.block[1] = l.block[2] = 1;
-    l.nparams = 1;
-    snprintf(l.params[0].name, sizeof l.params[0].name, "p_n");
-    l.params[0].value = n;
-    snprintf(ptx, sizeof ptx,
-             ".version 8.0\n.target sm_90\n.address_size 64\n"
-             ".visible .entry k(.param .u64 p_a, .param .u32 p_n)\n{\n"
-             "\tld.param.u64 %%a, [p_a];\n\tld.param.u32 %%n, [p_n];\n%s\tret;\n}\n",
-             body);
+    struct pd_launch l = launch_n(1, 32, 1, n);
+    text_module(ptx, sizeof ptx, body);
     return pd_loops(ptx, "k", &l, q, 4, nq, err, sizeof err);
 }
 
@@ -518,15 +518,7 @@ static int describe_grid(const char *body, unsigned grid, unsigned block, long l
                          struct pd_desc *d)
 {
     char ptx[4096];
-    struct pd_launch l;
-    memset(&l, 0, sizeof l);
-    l.grid[0] = grid;
-    l.grid[1] = l.grid[2] = 1;
-    l.block[0] = block;
-    l.block[1] = l.block[2] = 1;
-    l.nparams = 1;
-    snprintf(l.params[0].name, sizeof l.params[0].name, "p_n");
-    l.params[0].value = n;
+    struct pd_launch l = launch_n(grid, block, 1, n);
     snprintf(ptx, sizeof ptx,
              ".version 8.0\n.target sm_90\n.address_size 64\n"
              ".visible .entry k(.param .u32 p_n)\n{\n\tld.param.u32 %%n, [p_n];\n"
