@@ -1,5 +1,5 @@
 // Hold-out kernels for the kernel-time model: written after its rules were
-// fixed and never used to set them (tests/gpu/holdout/README.md). Ordinary
+// fixed and never used to set them (docs/model.md, "Hold-out kernels"). Ordinary
 // CUDA C as a user would write it, compiled with nvcc -ptx; holdout.sh times
 // each through the Driver API and asks `gpuprobe model predict --hits`.
 #include <cstdint>
