@@ -705,7 +705,7 @@ static struct val special(struct pd *p, const char *s)
         return constant(launch_dim(p->launch->grid, axis));
     if (strncmp(s, "%laneid", 7) == 0)
         return unknown;
-    return v; /* %ctaid, %warpid, %smid, %clock...: the same for every lane of a warp */
+    return v; /* %warpid, %smid, %clock...: the same for every lane of a warp */
 }
 
 /* Whether the write of r at r->at[k] (its last before instruction i in
@@ -730,22 +730,38 @@ static int sole_reaching(const struct pd *p, const struct reg *r, int k, int i)
     return 1;
 }
 
+/* The instruction of r's one write that reaches instruction i, or -1 when
+ * none does or more than one can. */
+static int sole_write(const struct pd *p, const struct reg *r, int i)
+{
+    int k = -1;
+    for (int j = 0; j < r->defs && r->at[j] < i; j++)
+        k = j;
+    return k >= 0 && sole_reaching(p, r, k, i) ? r->at[k] : -1;
+}
+
 /* A register's value as read at the current instruction: the value its one
  * reaching write gave, constant included; else what the register holds
  * over the whole entry (not a constant once written twice). */
 static struct val reaching(const struct pd *p, const struct reg *r)
 {
-    if (p->cur < 0 || r->defs < 2 || !r->at)
-        return r->v;
-    int k = -1;
-    for (int j = 0; j < r->defs && r->at[j] < p->cur; j++)
-        k = j;
-    if (k < 0 || !sole_reaching(p, r, k, p->cur))
-        return r->v;
-    return p->written[r->at[k]];
+    int d = p->cur >= 0 && r->defs > 1 && r->at ? sole_write(p, r, p->cur) : -1;
+    return d >= 0 ? p->written[d] : r->v;
 }
 
-/* The value of an operand as read. */
+static struct val operand(struct pd *p, const char *s);
+
+/* The value of operand s as read by instruction `at`. */
+static struct val operand_at(struct pd *p, const char *s, int at)
+{
+    int was = p->cur;
+    p->cur = at;
+    struct val v = operand(p, s);
+    p->cur = was;
+    return v;
+}
+
+/* The value of an operand as read (at p->cur). */
 static struct val operand(struct pd *p, const char *s)
 {
     long long c;
@@ -1036,23 +1052,31 @@ static int last_def(const struct pd *p, const char *reg, int from, int to)
     return -1;
 }
 
+enum rel { REL_LT, REL_LE, REL_GT, REL_GE, REL_NE, REL_EQ, REL_NONE };
+
+/* The relation a setp's modifiers name (unsigned ones as their signed twins). */
+static enum rel relation_of(const char *op)
+{
+    return has_mod(op, "lt") || has_mod(op, "lo")   ? REL_LT
+           : has_mod(op, "le") || has_mod(op, "ls") ? REL_LE
+           : has_mod(op, "gt") || has_mod(op, "hi") ? REL_GT
+           : has_mod(op, "ge") || has_mod(op, "hs") ? REL_GE
+           : has_mod(op, "ne")                      ? REL_NE
+           : has_mod(op, "eq")                      ? REL_EQ
+                                                    : REL_NONE;
+}
+
+static int holds(enum rel r, long long a, long long b)
+{
+    return r == REL_LT ? a < b : r == REL_LE ? a <= b : r == REL_GT ? a > b
+         : r == REL_GE ? a >= b : r == REL_NE ? a != b : a == b;
+}
+
 static int compare(const char *op, long long a, long long b, int *ok)
 {
-    *ok = 1;
-    if (has_mod(op, "lt") || has_mod(op, "lo"))
-        return a < b;
-    if (has_mod(op, "le") || has_mod(op, "ls"))
-        return a <= b;
-    if (has_mod(op, "gt") || has_mod(op, "hi"))
-        return a > b;
-    if (has_mod(op, "ge") || has_mod(op, "hs"))
-        return a >= b;
-    if (has_mod(op, "ne"))
-        return a != b;
-    if (has_mod(op, "eq"))
-        return a == b;
-    *ok = 0;
-    return 0;
+    enum rel r = relation_of(op);
+    *ok = r != REL_NONE;
+    return *ok && holds(r, a, b);
 }
 
 /* floor(a / b) for b > 0. */
@@ -1075,9 +1099,7 @@ static int find_step(struct pd *p, const char *reg, int from, int to, long long 
         int other = !strcmp(in->arg[1], reg) ? 2 : !strcmp(in->arg[2], reg) ? 1 : 0;
         if (!other || (other == 1 && b[0] == 's'))
             continue;
-        p->cur = i;
-        struct val k = operand(p, in->arg[other]);
-        p->cur = -1;
+        struct val k = operand_at(p, in->arg[other], i);
         if (!k.is_const)
             continue;
         *step = b[0] == 's' ? -k.c : k.c;
@@ -1118,24 +1140,14 @@ static long long simulate(const struct counted *c, int *ok)
     }
 }
 
-
 static void note(struct pd_desc *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-enum rel { REL_LT, REL_LE, REL_GT, REL_GE, REL_NE, REL_EQ, REL_NONE };
 
 /* The relation under which the loop goes round again: iv REL bound. */
 static enum rel loop_relation(const struct counted *c)
 {
     static const enum rel mirror[] = {REL_GT, REL_GE, REL_LT, REL_LE, REL_NE, REL_EQ};
     static const enum rel invert[] = {REL_GE, REL_GT, REL_LE, REL_LT, REL_EQ, REL_NE};
-    const char *op = c->op;
-    enum rel r = has_mod(op, "lt") || has_mod(op, "lo")   ? REL_LT
-                 : has_mod(op, "le") || has_mod(op, "ls") ? REL_LE
-                 : has_mod(op, "gt") || has_mod(op, "hi") ? REL_GT
-                 : has_mod(op, "ge") || has_mod(op, "hs") ? REL_GE
-                 : has_mod(op, "ne")                      ? REL_NE
-                 : has_mod(op, "eq")                      ? REL_EQ
-                                                          : REL_NONE;
+    enum rel r = relation_of(c->op);
     if (r == REL_NONE)
         return r;
     if (!c->iv_first)
@@ -1150,14 +1162,10 @@ static long long closed_trips(const struct counted *c, long long init, int *ok)
 {
     long long S = c->step, B = c->bound, a = init - (c->step_first ? 0 : S), t = -1;
     enum rel r = loop_relation(c);
-    int again;
     *ok = 1;
     if (r == REL_NONE || S == 0)
         return *ok = 0, -1;
-    long long v = a + S; /* the first trip's comparison */
-    again = r == REL_LT ? v < B : r == REL_LE ? v <= B : r == REL_GT ? v > B
-          : r == REL_GE ? v >= B : r == REL_NE ? v != B : v == B;
-    if (!again)
+    if (!holds(r, a + S, B)) /* the first trip's comparison */
         return 1;
     if (r == REL_LT && S > 0)
         t = -floordiv(a - B, S);            /* ceil((B - a) / S) */
@@ -1227,9 +1235,7 @@ static int induction(struct pd *p, const struct loop *l, int s, struct counted *
         int at = find_step(p, iv, l->from, l->to, &c->step);
         if (at < 0)
             continue;
-        p->cur = s;
-        struct val b = operand(p, bound);
-        p->cur = -1;
+        struct val b = operand_at(p, bound, s);
         int init_at = last_def(p, iv, 0, l->from);
         if (!b.is_const || init_at < 0 ||
             !(p->written[init_at].is_const || p->written[init_at].lin))
@@ -1292,10 +1298,8 @@ static int trip_count(struct pd *p, struct loop *l)
     if (ok)
         return 0;
     unsigned long long needs = 0;
-    p->cur = s;
     if (s >= 0 && !strncmp(p->in[s].op, "setp", 4) && p->in[s].nargs == 3)
-        needs = operand(p, p->in[s].arg[1]).needs | operand(p, p->in[s].arg[2]).needs;
-    p->cur = -1;
+        needs = operand_at(p, p->in[s].arg[1], s).needs | operand_at(p, p->in[s].arg[2], s).needs;
     if (needs)
         return missing_params(p, l, needs);
     return errf(p->err, p->errlen,
@@ -1314,9 +1318,7 @@ static int setp_outcome(struct pd *p, int s)
     if (strncmp(st->op, "setp", 4) || st->nargs != 3 || st->guard[0] ||
         has_mod(st->op, "f32") || has_mod(st->op, "f64") || has_mod(st->op, "f16"))
         return -1;
-    p->cur = s;
-    struct val a = operand(p, st->arg[1]), b = operand(p, st->arg[2]);
-    p->cur = -1;
+    struct val a = operand_at(p, st->arg[1], s), b = operand_at(p, st->arg[2], s);
     if (!a.is_const || !b.is_const)
         return -1;
     long long x = a.c, y = b.c;
@@ -1339,14 +1341,8 @@ static int branch_outcome(struct pd *p, int at)
 {
     const struct insn *br = &p->in[at];
     struct reg *r = br->guard[0] ? find_reg(p, br->guard) : NULL;
-    if (!r || !r->defs)
-        return -1;
-    int k = -1;
-    for (int j = 0; j < r->defs && r->at[j] < at; j++)
-        k = j;
-    if (k < 0 || !sole_reaching(p, r, k, at))
-        return -1;
-    int v = setp_outcome(p, r->at[k]);
+    int d = r && r->defs ? sole_write(p, r, at) : -1;
+    int v = d >= 0 ? setp_outcome(p, d) : -1;
     return v < 0 ? -1 : v ^ br->guard_neg;
 }
 
