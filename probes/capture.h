@@ -20,13 +20,21 @@
  * Every buffer after (2) and after (1) is compared byte for byte with its
  * bytes after (3): the instrumented kernels must compute what the original
  * does ("same_answer"; a difference fails the capture, naming the buffer
- * and the first differing byte). The records are then ordered by thread,
+ * and the first differing byte). The one difference let through is the
+ * rounding of float atomic adds, whose order the hardware picks
+ * (capture_compare.c: within a bound from the number of adds each element
+ * took, and reported).
+ * A sample: with sample_blocks set, every pass still runs the whole launch,
+ * but only the threads of its first sample_blocks blocks (linear block
+ * index, x fastest) count and record — each doing what it does in the
+ * whole launch, which a smaller grid would not give a kernel that strides
+ * by the grid's size. The records are then ordered by thread,
  * keeping each thread's slots in increasing order, which is its program
  * order: a thread's atomic adds on the one counter are ordered as it
  * issued them (same-address coherence), so its later access always holds
  * a later slot. The trace is the binary requests format (trace/binfmt.h),
  * thread-major, each record's width and dependency flag from its site.
- * What is not kept: a kernel over 2^32 threads, or over max_records
+ * What is not kept: a kernel recording over 2^32 threads, or over max_records
  * accesses, is refused (the records are not streamed in chunks).
  */
 #ifndef GPUPROBE_PROBES_CAPTURE_H
@@ -89,6 +97,7 @@ struct capture_req {
     const char *device;          /* index or UUID */
     const char *output;          /* the trace (written as OUTPUT.part, renamed) */
     uint64_t max_records;        /* 0: CAPTURE_MAX_RECORDS_DEFAULT */
+    uint64_t sample_blocks;      /* 0: every block records; else the first this many */
 };
 
 /* Captures (see DESIGN). The result document: the kernel, its sites, the
@@ -102,6 +111,23 @@ json_t *capture_run(const struct capture_req *r, char *err, size_t errlen, int *
  * increasing. order holds n entries. 0, or -1 when memory runs out or n is
  * over 2^32-1 (capture_order.c). */
 int capture_order(const unsigned char *recs, uint64_t n, uint32_t *order);
+
+/* How one buffer compared (capture_compare). */
+struct capture_diff {
+    uint64_t first;    /* the first byte that differs past any allowance; bytes: none */
+    uint64_t rounded;  /* elements let through: float-add rounding within its bound */
+    double worst;      /* the largest |a - b| / bound among them (0 when none) */
+};
+
+/* Compares x (an instrumented pass's bytes of a buffer at device address
+ * base) with y (the original's): equal, or differing only in elements
+ * that float atomic adds alone wrote, by no more than their reordering can
+ * round (see capture_compare.c). recs are the recording pass's nrecs
+ * records, k the kernel they came from. 0 with d filled, -1 when memory
+ * runs out. */
+int capture_compare(const unsigned char *x, const unsigned char *y, uint64_t bytes, uint64_t base,
+                    const struct ptxi_kernel *k, const unsigned char *recs, uint64_t nrecs,
+                    struct capture_diff *d);
 
 /* The sites and uncovered accesses of k as JSON (also part of the result). */
 json_t *capture_sites_json(const struct ptxi_kernel *k);

@@ -46,6 +46,7 @@ struct run {
     CUdeviceptr records, control;
     unsigned char *host_records;
     uint64_t count, threads, recorded;
+    uint64_t limit;                 /* threads at or past it do not record */
     double ms[PASSES], jit_ms[PASSES], write_ms;
 };
 
@@ -123,7 +124,7 @@ static int upload(struct run *r, uint64_t capacity, char *err, size_t errlen)
             gpu_check(&r->g, r->g.cu->cuMemcpyHtoD(r->dev[i], r->init[i], r->values[i].bytes),
                       "cuMemcpyHtoD", err, errlen) < 0)
             return -1;
-    uint64_t ctl[2] = {0, capacity};
+    uint64_t ctl[3] = {0, capacity, r->limit};
     return gpu_check(&r->g, r->g.cu->cuMemcpyHtoD(r->control, ctl, sizeof ctl), "cuMemcpyHtoD",
                      err, errlen);
 }
@@ -178,8 +179,8 @@ static int run_passes(struct run *r, char *err, size_t errlen)
         return -1;
     if (r->count > max)
         return snprintf(err, errlen,
-                        "the kernel makes %llu global accesses, over the limit of %llu records "
-                        "(raise it, or capture a smaller launch)",
+                        "the recorded threads make %llu global accesses, over the limit of %llu "
+                        "records (raise it, capture a smaller launch, or sample fewer blocks)",
                         (unsigned long long)r->count, (unsigned long long)max), -1;
     size_t bytes = (size_t)(r->count ? r->count : 1) * PTXI_RECORD_BYTES;
     if (gpu_check(&r->g, r->g.cu->cuMemAlloc(&r->records, bytes), "cuMemAlloc (records)", err,
@@ -216,17 +217,27 @@ static json_t *compare(const struct run *r, int *same)
                               (json_int_t)r->values[i].bytes, "address",
                               (json_int_t)r->dev[i]); /* where the trace's addresses point */
         for (int p = PASS_COUNT; p <= PASS_RECORD; p++) {
-            const unsigned char *x = r->after[p][i], *y = r->after[PASS_ORIGINAL][i];
-            uint64_t n = r->values[i].bytes, at = 0;
-            while (at < n && x[at] == y[at])
-                at++;
+            uint64_t n = r->values[i].bytes;
+            struct capture_diff d;
             char key[48];
             snprintf(key, sizeof key, "%s_same", pass_names[p]);
-            json_object_set_new(b, key, json_boolean(at == n));
-            if (at < n) {
+            if (capture_compare(r->after[p][i], r->after[PASS_ORIGINAL][i], n, r->dev[i], &r->k,
+                                r->host_records, r->count, &d) < 0) {
+                *same = 0;
+                json_object_set_new(b, key, json_string("out of memory for comparing"));
+                continue;
+            }
+            json_object_set_new(b, key, json_boolean(d.first == n));
+            if (d.first < n) {
                 *same = 0;
                 snprintf(key, sizeof key, "%s_first_difference", pass_names[p]);
-                json_object_set_new(b, key, json_integer((json_int_t)at));
+                json_object_set_new(b, key, json_integer((json_int_t)d.first));
+            }
+            if (d.rounded) {
+                snprintf(key, sizeof key, "%s_float_add_rounding", pass_names[p]);
+                json_object_set_new(b, key,
+                                    json_pack("{s:I, s:f}", "elements", (json_int_t)d.rounded,
+                                              "largest_share_of_bound", d.worst));
             }
         }
         json_object_set_new(b, "changed_by_kernel",
@@ -333,11 +344,12 @@ static json_t *result(const struct run *r, json_t *buffers, int same)
     json_t *doc = capture_sites_json(&r->k);
     const unsigned *gd = r->req->grid, *bd = r->req->block;
     json_object_update_new(
-        doc, json_pack("{s:o, s:s, s:[i,i,i], s:[i,i,i], s:i, s:I, s:I, s:o, s:b, s:o, s:s, "
+        doc, json_pack("{s:o, s:s, s:[i,i,i], s:[i,i,i], s:i, s:I, s:I, s:I, s:o, s:b, s:o, s:s, "
                        "s:I, s:{s:f, s:f, s:f, s:f, s:f, s:f, s:f}}",
                        "device", gpu_json(&r->g), "driver_version", r->g.driver_version, "grid",
                        gd[0], gd[1], gd[2], "block", bd[0], bd[1], bd[2], "shared_bytes",
-                       r->req->shared_bytes, "threads", (json_int_t)r->threads, "records",
+                       r->req->shared_bytes, "threads", (json_int_t)r->threads,
+                       "recorded_threads", (json_int_t)r->limit, "records",
                        (json_int_t)r->count, "records_per_site", per_site_counts(r),
                        "same_answer", same, "buffers", buffers, "output", r->req->output,
                        "trace_bytes",
@@ -389,11 +401,16 @@ static int check_input(struct run *r, char *err, size_t errlen)
     if (alloc_host(r, err, errlen) < 0 ||
         capture_args_bind(&r->k, q->args, q->nargs, r->values, err, errlen) < 0)
         return -1;
-    r->threads = (uint64_t)q->grid[0] * q->grid[1] * q->grid[2] * q->block[0] * q->block[1] *
-                 q->block[2];
-    if (r->threads == 0 || r->threads > UINT32_MAX)
-        return snprintf(err, errlen, "the launch has %llu threads: a capture takes 1 to 2^32-1",
-                        (unsigned long long)r->threads), -1;
+    uint64_t tpb = (uint64_t)q->block[0] * q->block[1] * q->block[2];
+    r->threads = (uint64_t)q->grid[0] * q->grid[1] * q->grid[2] * tpb;
+    r->limit = q->sample_blocks && q->sample_blocks < r->threads / (tpb ? tpb : 1)
+                   ? q->sample_blocks * tpb
+                   : r->threads;
+    if (r->limit == 0 || r->limit > UINT32_MAX)
+        return snprintf(err, errlen,
+                        "the capture would record %llu threads: it records 1 to 2^32-1 (a "
+                        "sample of blocks records fewer)",
+                        (unsigned long long)r->limit), -1;
     if (r->k.nsites == 0)
         return snprintf(err, errlen, "%s has no global load or store to record", r->k.entry), -1;
     return 0;

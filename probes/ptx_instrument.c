@@ -647,12 +647,14 @@ void ptxi_kernel_free(struct ptxi_kernel *k)
 
 static const char decls[] =
     "\n\t// gpuprobe trace capture: added registers\n"
-    "\t.reg .b64 %gpc_tid, %gpc_a, %gpc_s, %gpc_q, %gpc_rec, %gpc_ctl, %gpc_cap;\n"
+    "\t.reg .b64 %gpc_tid, %gpc_a, %gpc_s, %gpc_q, %gpc_rec, %gpc_ctl, %gpc_cap, %gpc_lim;\n"
     "\t.reg .b32 %gpc_w<8>;\n"
-    "\t.reg .pred %gpc_ok;\n";
+    "\t.reg .pred %gpc_ok, %gpc_out;\n";
 
 /* Loads the parameters; the linear thread id into %gpc_tid (block-linear id
- * times threads per block, plus the thread's index in its block, x fastest). */
+ * times threads per block, plus the thread's index in its block, x fastest);
+ * %gpc_out: the thread is at or past the control block's thread limit, so
+ * none of its accesses is counted or recorded. */
 static const char prologue[] =
     "// gpuprobe trace capture: prologue\n"
     "\tld.param.u64 %gpc_rec, [" PTXI_PARAM_RECORDS "];\n"
@@ -676,7 +678,9 @@ static const char prologue[] =
     "\tmad.lo.u32 %gpc_w6, %gpc_w5, %gpc_w2, %gpc_w6;\n"
     "\tmov.u32 %gpc_w5, %tid.x;\n\tmad.lo.u32 %gpc_w6, %gpc_w6, %gpc_w1, %gpc_w5;\n"
     "\tcvt.u64.u32 %gpc_s, %gpc_w6;\n\tadd.u64 %gpc_tid, %gpc_tid, %gpc_s;\n"
-    "\tcvt.u32.u64 %gpc_w7, %gpc_tid;\n";
+    "\tcvt.u32.u64 %gpc_w7, %gpc_tid;\n"
+    "\tld.global.u64 %gpc_lim, [%gpc_ctl+16];\n"
+    "\tsetp.ge.u64 %gpc_out, %gpc_tid, %gpc_lim;\n";
 
 /* The address of site s into %gpc_a. */
 static void emit_address(struct ptx *o, const struct ptxi_site *s)
@@ -696,6 +700,7 @@ static void emit_address(struct ptx *o, const struct ptxi_site *s)
 static void emit_site(struct ptx *o, const struct ptxi_site *s, enum ptxi_mode mode)
 {
     ptx_add(o, "// gpuprobe trace capture: pc %u, %s of %u bytes\n", s->pc, ptxi_kind_name(s->kind), s->width);
+    ptx_add(o, "\t@%%gpc_out bra $gpcap_skip_%u;\n", s->pc);
     if (s->guard[0])
         ptx_add(o, "\t@%s%s bra $gpcap_skip_%u;\n", s->guard[0] == '!' ? "" : "!",
                 s->guard[0] == '!' ? s->guard + 1 : s->guard, s->pc);
@@ -713,8 +718,7 @@ static void emit_site(struct ptx *o, const struct ptxi_site *s, enum ptxi_mode m
                 "\t@%%gpc_ok st.global.v2.u32 [%%gpc_q+8], {%%gpc_w7, %%gpc_w0};\n",
                 s->pc);
     }
-    if (s->guard[0])
-        ptx_add(o, "$gpcap_skip_%u:\n", s->pc);
+    ptx_add(o, "$gpcap_skip_%u:\n", s->pc);
     ptx_add(o, "\t");
 }
 

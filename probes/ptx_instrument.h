@@ -13,18 +13,21 @@
  * skipped; only the chosen entry is touched, and the rewrite inserts text
  * at three kinds of places, leaving every original byte as it was:
  *   - two .u64 parameters appended to the entry's list: the record buffer
- *     and a control block {u64 counter, u64 capacity};
+ *     and a control block {u64 counter, u64 capacity, u64 thread limit};
  *   - after the body's opening brace, the added registers; before the
  *     body's first instruction, the prologue that loads the parameters and
  *     computes the linear thread id once
- *     ((ctaid linear) * threads-per-block + (tid linear), x fastest);
+ *     ((ctaid linear) * threads-per-block + (tid linear), x fastest) and
+ *     whether it is below the thread limit;
  *   - BEFORE each access (before, so that a load that overwrites its own
  *     address register, a pointer chase, is still recorded with the
  *     address it used): the address into a register, a slot reserved with
  *     atom.global.add on the counter, and — when the slot is below the
- *     capacity — a 16-byte record {u64 addr, u32 tid, u32 pc}. A
+ *     capacity — a 16-byte record {u64 addr, u32 tid, u32 pc}. A thread
+ *     at or past the limit branches over all of it; a
  *     predicated access (@%p / @!%p) is skipped over with a branch on the
- *     inverted guard, so a record exists exactly when the access executes.
+ *     inverted guard, so a record exists exactly when the access executes
+ *     (in a thread below the limit).
  * In counting mode the sequence is only the guard and a red.global.add on
  * the counter (the first pass sizes the buffer).
  * A site's pc is its index, from 0, among the entry's global accesses in
@@ -61,8 +64,11 @@
 
 /* Each recorded access on the device: 16 bytes {u64 addr, u32 tid, u32 pc}. */
 #define PTXI_RECORD_BYTES 16u
-/* The control block the second added parameter points to: {counter, capacity}. */
-#define PTXI_CONTROL_BYTES 16u
+/* The control block the second added parameter points to: {u64 counter,
+ * u64 capacity, u64 thread limit}; threads whose linear id is at or past
+ * the limit neither count nor record (a sample of the launch's first
+ * blocks, each doing what it does in the whole launch). */
+#define PTXI_CONTROL_BYTES 24u
 /* The added parameters' names (appended to the entry's list, in this order). */
 #define PTXI_PARAM_RECORDS "gpcap_records"
 #define PTXI_PARAM_CONTROL "gpcap_control"

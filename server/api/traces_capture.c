@@ -5,8 +5,8 @@
  * DESIGN
  * A spool route like the trace sort: the body (the PTX module) is already
  * in a file of upload_dir. The query arguments become the trace-capture
- * kind's parameters — entry, grid, block, shared_bytes, max_records, and
- * one param=NAME=VALUE per kernel parameter, in order — and device names
+ * kind's parameters — entry, grid, block, shared_bytes, max_records,
+ * sample_blocks, and one param=NAME=VALUE per kernel parameter, in order — and device names
  * the GPU (UUID or index; the first GPU when left out). Everything is
  * checked before anything is stored (400 naming the argument, 422 for a
  * device not attached); then the body is renamed to
@@ -58,7 +58,7 @@ static int bad(struct capture_query *q, const char *key, const char *fmt, ...)
 static int take_arg(void *ctx, const char *key, const char *value)
 {
     static const char *const texts[] = {"entry", "grid", "block", NULL};
-    static const char *const ints[] = {"shared_bytes", "max_records", NULL};
+    static const char *const ints[] = {"shared_bytes", "max_records", "sample_blocks", NULL};
     struct capture_query *q = ctx;
     const char *v = value; /* never NULL: the transport refuses a bare "?key" (message.h) */
     long long n;
@@ -89,7 +89,7 @@ static int take_arg(void *ctx, const char *key, const char *value)
         return 0;
     }
     return bad(q, key, "'%s' is not an argument (entry, grid, block, param, device, "
-                       "shared_bytes, max_records)", key);
+                       "shared_bytes, max_records, sample_blocks)", key);
 }
 
 /* The job's parameters from the query; NULL after answering 400. */

@@ -46,6 +46,8 @@ static const char usage[] =
     "  -o, --output TRACE    the trace, written as TRACE.part and renamed (a device\n"
     "                        such as /dev/null is written in place)\n"
     "  --max-records N       refuse a kernel making more accesses (default 134217728)\n"
+    "  --sample-blocks N     record only the launch's first N blocks (linear index, x\n"
+    "                        fastest); the whole launch still runs (default: all)\n"
     "  --emit-ptx OUT        also write the instrumented (recording) PTX; alone, print\n"
     "                        the sites and run nothing (no GPU needed)\n"
     "  --emit-count          with --emit-ptx: write the counting rewrite instead\n"
@@ -55,7 +57,7 @@ static const char usage[] =
     "Exit status: 0 done; 1 the capture failed (the reason on stderr); 2 bad usage.\n";
 
 struct capture_opts {
-    const char *ptx, *entry, *grid, *block, *shared, *device, *output, *max_records, *emit;
+    const char *ptx, *entry, *grid, *block, *shared, *device, *output, *max_records, *sample, *emit;
     struct cli_list params;
     int emit_count;
 };
@@ -107,6 +109,9 @@ static int fill_request(const struct capture_opts *o, struct capture_req *q)
     if (o->max_records && parse_ll(o->max_records, 1, UINT32_MAX, &v) < 0)
         return cli_fail("trace capture", 2, "--max-records must be from 1 to 2^32-1");
     q->max_records = o->max_records ? (uint64_t)v : 0;
+    if (o->sample && parse_ll(o->sample, 1, UINT32_MAX, &v) < 0)
+        return cli_fail("trace capture", 2, "--sample-blocks must be from 1 to 2^32-1");
+    q->sample_blocks = o->sample ? (uint64_t)v : 0;
     q->entry = o->entry;
     for (int i = 0; i < o->params.n; i++) /* what can be told without the PTX is bad usage */
         if (capture_arg_check(o->params.item[i], err, sizeof err) < 0)
@@ -127,6 +132,7 @@ int cmd_trace_capture(int argc, char **argv)
         {"param", 0, NULL, NULL, &o.params},    {"shared", 0, &o.shared, NULL, NULL},
         {"device", 0, &o.device, NULL, NULL},   {"output", 'o', &o.output, NULL, NULL},
         {"max-records", 0, &o.max_records, NULL, NULL},
+        {"sample-blocks", 0, &o.sample, NULL, NULL},
         {"emit-ptx", 0, &o.emit, NULL, NULL},   {"emit-count", 0, NULL, &o.emit_count, NULL},
         {NULL, 0, NULL, NULL, NULL}};
     int status;

@@ -25,26 +25,9 @@ double kernel_hits_block_records(const json_t *per_warp, unsigned threads, int w
            warps * warp_size;
 }
 
-void kernel_hits_prefix(const unsigned grid[3], uint64_t n, unsigned out[3])
+uint64_t kernel_hits_sample_blocks(const struct kernel_hits_req *r)
 {
-    uint64_t row = grid[0], plane = (uint64_t)grid[0] * grid[1];
-    out[0] = grid[0];
-    out[1] = grid[1];
-    out[2] = grid[2];
-    if (n <= row) {
-        out[0] = (unsigned)(n ? n : 1);
-        out[1] = out[2] = 1;
-    } else if (n <= plane) {
-        out[1] = (unsigned)((n + row - 1) / row);
-        out[2] = 1;
-    } else if ((n + plane - 1) / plane < grid[2]) {
-        out[2] = (unsigned)((n + plane - 1) / plane);
-    }
-}
-
-/* Blocks in the sample: the budget's worth, at most one wave, at most the grid. */
-static uint64_t sample_blocks(const struct kernel_hits_req *r, uint64_t total)
-{
+    uint64_t total = (uint64_t)r->grid[0] * r->grid[1] * r->grid[2];
     uint64_t wave = (uint64_t)r->sm_count * (uint64_t)r->blocks_per_sm;
     uint64_t budget = r->budget ? r->budget : KERNEL_HITS_BUDGET, n = wave;
     if (r->records_per_block > 0 && budget / r->records_per_block < (double)n)
@@ -53,14 +36,15 @@ static uint64_t sample_blocks(const struct kernel_hits_req *r, uint64_t total)
     return n < total ? n : total;
 }
 
-static int capture(const struct kernel_hits_req *r, const unsigned grid[3], const char *path,
+static int capture(const struct kernel_hits_req *r, uint64_t blocks, const char *path,
                    json_t **doc, char *err, size_t errlen)
 {
     struct capture_req c = {.ptx = r->ptx, .entry = r->entry, .args = r->args,
                             .nargs = r->nargs, .device = r->device, .output = path,
-                            .max_records = 4ull * (r->budget ? r->budget : KERNEL_HITS_BUDGET)};
+                            .max_records = 4ull * (r->budget ? r->budget : KERNEL_HITS_BUDGET),
+                            .sample_blocks = blocks};
     int input_fault = 0;
-    memcpy(c.grid, grid, sizeof c.grid);
+    memcpy(c.grid, r->grid, sizeof c.grid);
     memcpy(c.block, r->block, sizeof c.block);
     char why[512];
     *doc = capture_run(&c, why, sizeof why, &input_fault);
@@ -149,9 +133,8 @@ uint64_t kernel_hits_buffer_bytes(const char *const *args, size_t nargs)
 }
 
 json_t *kernel_hits_rates(const struct kernel_hits_req *r, const struct cache_counts *l1,
-                          const struct cache_counts *l2, const unsigned g[3], const json_t *cap)
+                          const struct cache_counts *l2, uint64_t sampled, const json_t *cap)
 {
-    uint64_t sampled = (uint64_t)g[0] * g[1] * g[2];
     uint64_t total = (uint64_t)r->grid[0] * r->grid[1] * r->grid[2];
     /* loads alone: a store is written through the L1 with all its sectors */
     double load_sectors = (double)(l1->sectors - l1->stores.sectors);
@@ -175,8 +158,7 @@ json_t *kernel_hits_rates(const struct kernel_hits_req *r, const struct cache_co
     if (l2_hit < 0)
         l2_hit = 0;
     json_t *sample = json_pack(
-        "{s:[i,i,i], s:I, s:f, s:O, s:i, s:i, s:s, s:I, s:I, s:f, s:I, s:f, s:s}", "grid", g[0], g[1],
-        g[2], "blocks", (json_int_t)sampled, "fraction", f, "records",
+        "{s:I, s:f, s:O, s:i, s:i, s:s, s:I, s:I, s:f, s:I, s:f, s:s}", "blocks", (json_int_t)sampled, "fraction", f, "records",
         cap && json_object_get(cap, "records") ? json_object_get(cap, "records") : json_null(),
         "sms",
         r->sm_count, "blocks_per_sm", r->blocks_per_sm, "placement", r->deal ? "dealt" : "rr", "l1_sectors", (json_int_t)l1->sectors,
@@ -192,7 +174,6 @@ json_t *kernel_hits(const struct kernel_hits_req *req, char *err, size_t errlen)
 {
     const char *base = req->tmpdir ? req->tmpdir : getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     char dir[512], trace[600], sorted[600], why[256];
-    unsigned g[3];
     if (req->sm_count < 1 || req->blocks_per_sm < 1) {
         errf(err, errlen, "no SM count or occupancy for the sample");
         return NULL;
@@ -203,8 +184,7 @@ json_t *kernel_hits(const struct kernel_hits_req *req, char *err, size_t errlen)
     if (fit.deal && trace_deal_check(fit.deal, (uint32_t)fit.sm_count, why, sizeof why) != 0)
         fit.deal = NULL;
     const struct kernel_hits_req *r = &fit;
-    uint64_t total = (uint64_t)r->grid[0] * r->grid[1] * r->grid[2];
-    kernel_hits_prefix(r->grid, sample_blocks(r, total), g);
+    uint64_t blocks = kernel_hits_sample_blocks(r);
     snprintf(dir, sizeof dir, "%s/gpuprobe-hits-XXXXXX", base);
     if (!mkdtemp(dir)) {
         errf(err, errlen, "a folder for the sample in %s: %m", base);
@@ -215,10 +195,10 @@ json_t *kernel_hits(const struct kernel_hits_req *req, char *err, size_t errlen)
     json_t *cap = NULL, *out = NULL;
     struct cache_result res;
     memset(&res, 0, sizeof res);
-    if (capture(r, g, trace, &cap, err, errlen) == 0 && sort(r, trace, sorted, err, errlen) == 0 &&
+    if (capture(r, blocks, trace, &cap, err, errlen) == 0 && sort(r, trace, sorted, err, errlen) == 0 &&
         model(r, sorted, &res, err, errlen) == 0) {
         out = kernel_hits_rates(r, &res.r[CACHE_EXACT][CACHE_L1].total,
-                                &res.r[CACHE_EXACT][CACHE_L2].total, g, cap);
+                                &res.r[CACHE_EXACT][CACHE_L2].total, blocks, cap);
         cache_result_free(&res);
     }
     json_decref(cap);

@@ -5,11 +5,14 @@
  * (cache/model.h), run one after the other on a GPU machine.
  *
  * DESIGN
- * The sample is a prefix of the grid: as many blocks as a budget of
- * thread records allows (the description's global accesses a warp times
- * the block's warps times 32 estimate a block's records), at most one wave
- * (SM count x blocks per SM), rounded up to whole grid rows so the launch
- * is a smaller grid of the same kernel. It is sorted for all the device's
+ * The sample is the launch's first blocks (linear index, x fastest): as
+ * many as a budget of thread records allows (the description's global
+ * accesses a warp times the block's warps times 32 estimate a block's
+ * records), at most one wave (SM count x blocks per SM). The whole launch
+ * runs and only those blocks record (capture_req.sample_blocks), so each
+ * does what it does in the whole launch: a kernel that strides by the
+ * grid's size (a grid-stride loop) does its share, not all of n as it
+ * would in a smaller grid. It is sorted for all the device's
  * SMs with the kernel's blocks per SM, placed round-robin as the GPU places
  * blocks, so each SM holds the blocks it would hold and never neighbours
  * the prefix made. The geometry is the hopper preset with the L2 set to the
@@ -60,9 +63,9 @@ struct kernel_hits_req {
  * and warps of warp_size threads: every lane of every warp making each. */
 double kernel_hits_block_records(const json_t *per_warp, unsigned threads, int warp_size);
 
-/* The prefix of grid holding at least n blocks: whole rows (x), then whole
- * planes (x y); at most the grid. */
-void kernel_hits_prefix(const unsigned grid[3], uint64_t n, unsigned out[3]);
+/* Blocks in r's sample: the budget's worth (budget / records_per_block,
+ * at least 1), at most one wave (sm_count x blocks_per_sm), at most the grid. */
+uint64_t kernel_hits_sample_blocks(const struct kernel_hits_req *r);
 
 struct cache_counts;
 
@@ -70,10 +73,10 @@ struct cache_counts;
 uint64_t kernel_hits_buffer_bytes(const char *const *args, size_t nargs);
 
 /* The answer from the sample's exact-engine counts of the L1s (all SMs) and
- * the L2, for the sample grid g; cap is the capture's document (its record
+ * the L2, for a sample of `sampled` blocks; cap is the capture's document (its record
  * count) or NULL. */
 json_t *kernel_hits_rates(const struct kernel_hits_req *r, const struct cache_counts *l1,
-                          const struct cache_counts *l2, const unsigned g[3], const json_t *cap);
+                          const struct cache_counts *l2, uint64_t sampled, const json_t *cap);
 
 /* The order device (index or UUID) deals blocks in, measured now
  * (probes/placement.h: a few launches of a few milliseconds), for

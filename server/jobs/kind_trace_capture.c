@@ -90,6 +90,10 @@ static const struct param_spec schema[] = {
     {.name = "max_records", .type = PARAM_INT, .min = 1, .max = 4294967295.0,
      .default_json = "134217728",
      .description = "a kernel making more global accesses than this is refused"},
+    {.name = "sample_blocks", .type = PARAM_INT, .min = 0, .max = 4294967295.0,
+     .default_json = "0",
+     .description = "record only the launch's first this many blocks (linear index, x "
+                    "fastest; the whole launch still runs); 0: every block"},
 };
 
 /* ---- running ---------------------------------------------------------------------- */
@@ -150,6 +154,7 @@ static json_t *run_kind(const struct job_ctx *ctx, const json_t *params, char *e
         q.nargs = (size_t)nargs;
         q.shared_bytes = (unsigned)json_integer_value(json_object_get(params, "shared_bytes"));
         q.max_records = (uint64_t)json_integer_value(json_object_get(params, "max_records"));
+        q.sample_blocks = (uint64_t)json_integer_value(json_object_get(params, "sample_blocks"));
         q.device = ctx->device_uuid ? ctx->device_uuid : "0";
         q.output = p->output;
         doc = capture_run(&q, err, errlen, &input_fault);

@@ -46,6 +46,14 @@ capture copy4 --ptx $fx/chase_vec4.ptx --entry copy4 --grid 4 --block 256 \
 capture fixture_tiled16 --ptx $fx/matmul_tiled.ptx --grid 1,1 --block 16,16 \
     --param 0=buf:1024:randf:1 --param 1=buf:1024:randf:2 --param 2=buf:1024 --param 3=16
 cp "$work/fixture_tiled16.trace" "$out/capture-matmul-tiled-n16.bin"
+# a grid-stride loop, whole and with only its first 3 of 8 blocks recording
+gs="--ptx $fx/gridstride.ptx --entry saxpy_gs --grid 8 --block 128 --param 0=2.5
+    --param 1=buf:40000:randf:1 --param 2=buf:40000:randf:2 --param 3=10000"
+capture saxpy_gs $gs
+capture saxpy_gs_sample3 $gs --sample-blocks 3
+# float atomic adds: their rounding may differ run to run, within its bound
+capture sum4_f32 --ptx $fx/gridstride.ptx --entry sum4_f32 --grid 40 --block 256 \
+    --param 0=buf:40000:randf:3 --param 1=buf:16 --param 2=10000
 b256=262144 # 256 x 256 floats: 33.6 M records, for the passes' times
 capture naive256 --ptx $fx/matmul_naive.ptx --grid 16,16 --block 16,16 \
     --param 0=buf:$b256:randf:1 --param 1=buf:$b256:randf:2 --param 2=buf:$b256 --param 3=256

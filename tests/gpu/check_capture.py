@@ -80,6 +80,19 @@ def copy4(res, n=1000, threads=1024):
             for t in range(threads)}
 
 
+def saxpy_gs(res, n=10000, threads=8 * 128, recorded=None):
+    """A grid-stride loop over n: thread t does t, t + threads, ...; only the
+    first `recorded` threads record when the capture samples blocks."""
+    x, y = base(res, p("saxpy_gs", 1)), base(res, p("saxpy_gs", 2))
+    return {t: [r for i in range(t, n, threads) for r in ((0, x + 4 * i), (1, y + 4 * i), (2, y + 4 * i))]
+            for t in range(recorded if recorded is not None else threads)}
+
+
+def sum4(res, n=10000, threads=40 * 256):
+    i, o = base(res, p("sum4_f32", 0)), base(res, p("sum4_f32", 1))
+    return {t: [(0, i + 4 * t), (1, o + 4 * (t & 3))] if t < n else [] for t in range(threads)}
+
+
 CASES = {
     "vecadd": (3 * 1000, vecadd),
     "matmul_naive": (64 * 64 * (2 * 64 + 1), naive),
@@ -88,6 +101,11 @@ CASES = {
     "copy4": (4 * 1000, copy4),
     "fixture_tiled16": (16 * 16 * (2 * 16 // 16 + 1), lambda res: tiled(res, 16)),
     "naive256": (256 * 256 * (2 * 256 + 1), None),
+    "saxpy_gs": (3 * 10000, saxpy_gs),
+    # --sample-blocks 3 of 8: threads 0..383 record, each its share of the whole launch's loop
+    "saxpy_gs_sample3": (3 * sum(len(range(t, 10000, 1024)) for t in range(384)),
+                         lambda res: saxpy_gs(res, recorded=384)),
+    "sum4_f32": (2 * 10000, sum4),
     "val_copy": (64 * 256 * 2, None),
     "val_mixed": (64 * 256 * 2, None),
     "val_reduce": (16 * (256 * 4 + 1), None),
@@ -148,9 +166,11 @@ def main():
                 t = bad[0]
                 problems.append("%d threads differ from program order; thread %d: got %s..., want %s..."
                                 % (len(bad), t, seqs.get(t, [])[:4], want_seq.get(t, [])[:4]))
-    print("%s %s: %d records (hand count %d), header count %d, same_answer %s, ms %s%s" % (
+    rounding = [(b["param"], b[k]) for b in res.get("buffers", []) for k in b if k.endswith("_float_add_rounding")]
+    print("%s %s: %d records (hand count %d), header count %d, same_answer %s%s, ms %s%s" % (
         "FAIL" if problems else "PASS", case, res.get("records", -1), want, count,
-        res.get("same_answer"), json.dumps(res.get("ms")), "; " + "; ".join(problems) if problems else ""))
+        res.get("same_answer"), " (float-add rounding let through: %s)" % json.dumps(rounding) if rounding else "",
+        json.dumps(res.get("ms")), "; " + "; ".join(problems) if problems else ""))
     return 1 if problems else 0
 
 

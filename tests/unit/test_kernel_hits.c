@@ -17,26 +17,22 @@
 #include "server/jobs/kernel_hits.h"
 #include "trace/deal.h"
 
-static void dims(const unsigned grid[3], uint64_t n, unsigned a, unsigned b, unsigned c)
-{
-    unsigned out[3];
-    kernel_hits_prefix(grid, n, out);
-    assert_int_equal(out[0], a);
-    assert_int_equal(out[1], b);
-    assert_int_equal(out[2], c);
-}
-
-static void test_prefix_whole_rows(void **state)
+static void test_sample_blocks(void **state)
 {
     (void)state;
-    const unsigned g1[3] = {4096, 1, 1}, g2[3] = {128, 128, 1}, g3[3] = {8, 8, 8};
-    dims(g1, 100, 100, 1, 1);
-    dims(g1, 9999, 4096, 1, 1);
-    dims(g2, 16, 16, 1, 1);        /* within the first row */
-    dims(g2, 1056, 128, 9, 1);     /* one wave of 132 SMs x 8: nine rows */
-    dims(g2, 1u << 20, 128, 128, 1);
-    dims(g3, 65, 8, 8, 2);         /* whole planes */
-    dims(g3, 0, 1, 1, 1);
+    struct kernel_hits_req r = {.grid = {128, 128, 1}, .sm_count = 132, .blocks_per_sm = 8};
+    assert_int_equal(kernel_hits_sample_blocks(&r), 1056);     /* one wave: no estimate */
+    r.records_per_block = 1u << 16;
+    assert_int_equal(kernel_hits_sample_blocks(&r), 256);      /* 2^24 records' worth */
+    r.budget = 1000;
+    assert_int_equal(kernel_hits_sample_blocks(&r), 1);        /* never none */
+    r.budget = 0;
+    r.records_per_block = 1;
+    r.grid[1] = 2;
+    assert_int_equal(kernel_hits_sample_blocks(&r), 256);      /* never past the grid */
+    r.grid[0] = 8, r.grid[1] = 8, r.grid[2] = 8;
+    r.records_per_block = 1u << 18;
+    assert_int_equal(kernel_hits_sample_blocks(&r), 64);       /* any shape: linear blocks */
 }
 
 static double num(const json_t *o, const char *k)
@@ -59,7 +55,7 @@ static void test_rates(void **state)
     l2.sectors = 100;
     l2.sector_hits = 10;
     l2.miss[CACHE_MISS_COMPULSORY] = 50; /* lines: 200 sectors */
-    const unsigned g[3] = {128, 1, 1}; /* one row of 128: f = 1/128 */
+    const uint64_t g = 128; /* f = 1/128 */
     json_t *a = kernel_hits_rates(&r, &l1, &l2, g, NULL);
 
     assert_true(fabs(num(a, "l1_hit") - 0.9) < 1e-12);
@@ -103,7 +99,7 @@ static void test_rates(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_prefix_whole_rows),
+        cmocka_unit_test(test_sample_blocks),
         cmocka_unit_test(test_rates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

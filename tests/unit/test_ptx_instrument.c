@@ -272,6 +272,11 @@ static void test_rewrite_modes(void **state)
     assert_int_equal(occurrences(cnt, "red.global.add.u64 [%gpc_ctl], 1;"), k.nsites);
     assert_int_equal(occurrences(cnt, "@%gpc_ok st.global"), 0);
     assert_int_equal(occurrences(rec, ".param .u64 " PTXI_PARAM_RECORDS), 1);
+    /* threads past the control block's limit skip every site, in both modes */
+    assert_int_equal(occurrences(rec, "@%gpc_out bra $gpcap_skip_"), k.nsites);
+    assert_int_equal(occurrences(cnt, "@%gpc_out bra $gpcap_skip_"), k.nsites);
+    assert_int_equal(occurrences(rec, "ld.global.u64 %gpc_lim, [%gpc_ctl+16];"), 1);
+    assert_int_equal(occurrences(rec, "setp.ge.u64 %gpc_out, %gpc_tid, %gpc_lim;"), 1);
     /* the guarded sites are skipped with the inverted guard */
     assert_non_null(strstr(rec, "@!%p1 bra $gpcap_skip_0;"));
     assert_non_null(strstr(rec, "@%p1 bra $gpcap_skip_1;"));
