@@ -5,7 +5,8 @@
  * Byte for byte first: almost every buffer is equal, and then nothing
  * else is read. Only when bytes differ are the recording pass's records
  * walked once, to learn per 4-byte word of the buffer how many float
- * atomic adds (atom/red .add.f32 or .f64, vector forms too) reached it, of
+ * atomic adds (the sites whose float_add the analyser set: atom/red
+ * .add.f32 or .f64, vector forms too) reached it, of
  * which element width, and whether any other write did. A differing
  * element is let through only when float adds alone wrote it: the atomics
  * of a run land in an order the hardware picks, each order rounds
@@ -31,33 +32,6 @@ struct word {
     uint8_t other;
 };
 
-/* The element width of a float add's type, or 0 when site s is not one. */
-static unsigned float_add_width(const struct ptxi_site *s)
-{
-    if (s->kind != PTXI_ATOMIC && s->kind != PTXI_REDUCE)
-        return 0;
-    const char *t = s->text;
-    if (*t == '@') /* a guard before the opcode */
-        while (*t && *t != ' ')
-            t++;
-    while (*t == ' ')
-        t++;
-    size_t n = strcspn(t, " ");
-    int add = 0;
-    unsigned width = 0;
-    for (size_t i = 0; i < n;) {
-        size_t m = strcspn(t + i, ". ");
-        if (m == 3 && strncmp(t + i, "add", 3) == 0)
-            add = 1;
-        else if (m == 3 && strncmp(t + i, "f32", 3) == 0)
-            width = 4;
-        else if (m == 3 && strncmp(t + i, "f64", 3) == 0)
-            width = 8;
-        i += m + 1;
-    }
-    return add ? width : 0;
-}
-
 /* The words of a buffer of `bytes` at device address base, as the records
  * say they were written; NULL when memory runs out. */
 static struct word *words_of(uint64_t bytes, uint64_t base, const struct ptxi_kernel *k,
@@ -68,15 +42,14 @@ static struct word *words_of(uint64_t bytes, uint64_t base, const struct ptxi_ke
     if (!w)
         return NULL;
     for (uint64_t i = 0; i < nrecs; i++) {
-        uint64_t addr;
-        uint32_t pc;
-        memcpy(&addr, recs + i * PTXI_RECORD_BYTES, 8);
-        memcpy(&pc, recs + i * PTXI_RECORD_BYTES + 12, 4);
-        if (pc >= k->nsites || !k->sites[pc].is_store || addr < base || addr - base >= bytes)
+        struct ptxi_record rec = ptxi_record_at(recs, i);
+        if (rec.pc >= k->nsites || !k->sites[rec.pc].is_store || rec.addr < base ||
+            rec.addr - base >= bytes)
             continue;
-        const struct ptxi_site *s = &k->sites[pc];
-        unsigned fw = float_add_width(s);
-        for (uint64_t at = addr - base; at < addr - base + s->width && at < bytes; at += 4) {
+        const struct ptxi_site *s = &k->sites[rec.pc];
+        unsigned fw = s->float_add;
+        uint64_t from = rec.addr - base;
+        for (uint64_t at = from; at < from + s->width && at < bytes; at += 4) {
             struct word *x = &w[at / 4];
             if (fw && (x->width == 0 || x->width == fw)) {
                 x->width = (uint8_t)fw;
@@ -131,7 +104,7 @@ int capture_compare(const unsigned char *x, const unsigned char *y, uint64_t byt
         uint64_t start = fw ? at - (base + at) % fw : at;
         uint32_t m = fw == 8 ? w[start / 4].adds : e->adds;
         int whole = fw && start + fw <= bytes && !w[start / 4].other &&
-                    !(fw == 8 && (start / 4 + 1 >= (bytes + 3) / 4 || w[start / 4 + 1].other));
+                    !(fw == 8 && w[start / 4 + 1].other);
         double r = whole ? over_allowance(x + start, y + start, fw, m) : INFINITY;
         if (r > 1.0) {
             d->first = at;

@@ -20,9 +20,7 @@
 
 static uint32_t tid_of(const unsigned char *recs, uint32_t slot)
 {
-    uint32_t tid;
-    memcpy(&tid, recs + (size_t)slot * PTXI_RECORD_BYTES + 8, 4);
-    return tid;
+    return ptxi_record_at(recs, slot).tid;
 }
 
 int capture_order(const unsigned char *recs, uint64_t n, uint32_t *order)

@@ -272,19 +272,17 @@ static int write_trace(struct run *r, char *err, size_t errlen)
     struct trace_bin_writer *w = fd >= 0 ? trace_bin_writer_fd(fd, 1, &h, &terr) : NULL;
     int rc = w ? 0 : -1;
     for (uint64_t i = 0; i < n && rc == 0; i++) {
-        const unsigned char *rec = r->host_records + (size_t)order[i] * PTXI_RECORD_BYTES;
-        uint32_t tid, pc;
+        struct ptxi_record rec = ptxi_record_at(r->host_records, order[i]);
+        uint32_t pc = rec.pc;
         struct trace_rec t = {0};
-        memcpy(&t.addr, rec, 8);
-        memcpy(&tid, rec + 8, 4);
-        memcpy(&pc, rec + 12, 4);
+        t.addr = rec.addr;
         if (pc >= r->k.nsites) {
             snprintf(terr.msg, sizeof terr.msg, "record %llu has pc %u: no such site",
                      (unsigned long long)i, pc);
             rc = -1;
             break;
         }
-        t.tid = tid;
+        t.tid = rec.tid;
         t.pc = pc;
         t.width = r->k.sites[pc].width;
         t.dep = (uint8_t)r->k.sites[pc].dep;
@@ -329,8 +327,7 @@ static json_t *per_site_counts(const struct run *r)
     json_t *a = json_array();
     uint64_t *c = calloc(r->k.nsites + 1, sizeof *c);
     for (uint64_t s = 0; c && s < r->count; s++) {
-        uint32_t pc;
-        memcpy(&pc, r->host_records + s * PTXI_RECORD_BYTES + 12, 4);
+        uint32_t pc = ptxi_record_at(r->host_records, s).pc;
         c[pc < r->k.nsites ? pc : r->k.nsites]++;
     }
     for (size_t i = 0; c && i < r->k.nsites; i++)

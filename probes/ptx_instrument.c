@@ -510,6 +510,8 @@ static int add_site(const char *t, const struct stmts *ss, struct ptxs *s, enum 
     snprintf(site->guard, sizeof site->guard, "%s", s->guard);
     squeeze(t, s, site->text, sizeof site->text);
     site->width = access_width(s);
+    if (kind != PTXI_LOAD && kind != PTXI_STORE && ptxs_op_has(s, "add"))
+        site->float_add = ptxs_op_has(s, "f32") ? 4 : ptxs_op_has(s, "f64") ? 8 : 0;
     if (site->width != 1 && site->width != 2 && site->width != 4 && site->width != 8 &&
         site->width != 16)
         return fail(err, errlen,

@@ -61,6 +61,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Each recorded access on the device: 16 bytes {u64 addr, u32 tid, u32 pc}. */
 #define PTXI_RECORD_BYTES 16u
@@ -85,6 +86,8 @@ struct ptxi_site {
     int is_store;         /* 1: it writes memory (st, atom, red): the trace's store flag */
     uint32_t width;       /* bytes: 1, 2, 4, 8 or 16 */
     uint32_t dep;         /* loads and atoms: the dependency flag (see DESIGN); else 0 */
+    uint32_t float_add;   /* atom/red .add on .f32 or .f64: the element's bytes (4, 8);
+                             else 0 (the same-answer check lets their rounding through) */
     unsigned line;        /* 1-based line of the access in the PTX text */
     char text[120];       /* the instruction, whitespace squeezed (truncated) */
     /* private to the rewriter */
@@ -119,6 +122,22 @@ struct ptxi_kernel {
     size_t decls_at;      /* just after the body's '{' */
     size_t prologue_at;   /* the body's first instruction or label */
 };
+
+/* Record i of a recording pass's records (PTXI_RECORD_BYTES each). */
+struct ptxi_record {
+    uint64_t addr;
+    uint32_t tid, pc;
+};
+
+static inline struct ptxi_record ptxi_record_at(const unsigned char *recs, uint64_t i)
+{
+    struct ptxi_record r;
+    const unsigned char *p = recs + (size_t)i * PTXI_RECORD_BYTES;
+    memcpy(&r.addr, p, 8);
+    memcpy(&r.tid, p + 8, 4);
+    memcpy(&r.pc, p + 12, 4);
+    return r;
+}
 
 /* "load", "store", "atomic", "reduction". */
 const char *ptxi_kind_name(enum ptxi_kind k);

@@ -63,6 +63,10 @@ static int setup(void **state)
     char err[256];
     assert_int_equal(ptxi_analyze(module, NULL, &f->k, err, sizeof err), 0);
     assert_int_equal(f->k.nsites, 5);
+    /* the analyser tells float adds (their element's bytes) from the rest */
+    const unsigned float_add[5] = {4, 0, 8, 0, 0};
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(f->k.sites[i].float_add, float_add[i]);
     *state = f;
     return 0;
 }
